@@ -1,0 +1,298 @@
+"""The one place that knows NumPy from CuPy.
+
+Every array the engine computes with belongs to a *backend*: NumPy on the CPU (the default) or
+CuPy on an NVIDIA GPU. Ops never import NumPy or CuPy themselves; they ask for the array module
+of their input with :func:`get_array_module` and call ``xp.exp``, ``xp.zeros`` and so on.
+That single rule is what lets the same notebook run on a laptop and on a GPU.
+
+>>> import dltutor as dt
+>>> dt.backend.current().name
+'numpy'
+>>> with dt.backend.use("numpy"):
+...     dt.ones(2).device
+'cpu'
+
+CuPy is imported only when the GPU is asked for, so ``import dltutor`` stays light.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = [
+    "Backend",
+    "GPUUnavailableError",
+    "register",
+    "use",
+    "current",
+    "get",
+    "gpu_available",
+    "backend_of",
+    "get_array_module",
+    "to_numpy",
+    "scatter_add",
+]
+
+INSTALL_HINT = 'pip install "dltutor[gpu]"'
+
+
+class GPUUnavailableError(RuntimeError):
+    """Raised when the GPU backend is asked for but CuPy or a usable GPU is missing."""
+
+
+class Backend:
+    """An array library the engine can compute with.
+
+    ``xp`` is the array module (``numpy`` or ``cupy``), ``array_type`` the class of its arrays,
+    ``device`` the name tensors report (``"cpu"`` or ``"gpu"``).
+
+    >>> b = current()
+    >>> b.name, b.device, b.xp.__name__
+    ('numpy', 'cpu', 'numpy')
+    """
+
+    def __init__(self, name: str, device: str, xp: Any, array_type: type,
+                 to_numpy: Callable[[Any], np.ndarray], from_numpy: Callable[[np.ndarray], Any]):
+        self.name = name
+        self.device = device
+        self.xp = xp
+        self.array_type = array_type
+        self._to_numpy = to_numpy
+        self._from_numpy = from_numpy
+
+    def asarray(self, data: Any, dtype: Any = None) -> Any:
+        """Make an array of this backend from a list, scalar or array of any backend."""
+        owner = backend_of(data)
+        if owner is not None and owner is not self:
+            data = owner.to_numpy(data)
+        if isinstance(data, np.ndarray) and self.array_type is not np.ndarray:
+            data = self._from_numpy(data)
+        return self.xp.asarray(data, dtype=dtype)
+
+    def ignore_float_errors(self) -> Any:
+        """A context in which log(0), 1/0 and overflow give inf/nan silently, as in PyTorch.
+
+        NumPy would print a RuntimeWarning; ``dt.detect_anomaly()`` is the kit's way to find them.
+        """
+        if issubclass(self.array_type, np.ndarray):
+            return np.errstate(all="ignore")
+        return contextlib.nullcontext()
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        """Copy (or view, on the CPU) an array of this backend as a NumPy array."""
+        return self._to_numpy(array)
+
+    def __repr__(self) -> str:
+        return f"Backend({self.name!r}, device={self.device!r})"
+
+    def __eq__(self, other: object) -> bool:
+        # ``dt.backend.current() == "numpy"`` reads naturally in a notebook.
+        if isinstance(other, str):
+            return other in (self.name, self.device)
+        return self is other
+
+    __hash__ = object.__hash__
+
+
+NUMPY = Backend("numpy", "cpu", np, np.ndarray, to_numpy=np.asarray, from_numpy=lambda a: a)
+
+_registry: dict[str, Backend] = {"numpy": NUMPY}
+_by_array_type: dict[type, Backend] = {np.ndarray: NUMPY}
+_current: Backend = NUMPY
+
+# Names a learner may use for a device, mapped to the backend that serves it.
+_DEVICE_ALIASES = {"cpu": "numpy", "gpu": "cupy", "cuda": "cupy"}
+
+
+def register(backend: Backend) -> Backend:
+    """Make a backend known by its name (the tests register a marker backend this way).
+
+    >>> b = register(Backend("numpy2", "cpu2", np, np.ndarray, np.asarray, lambda a: a))
+    >>> get("numpy2") is b
+    True
+    >>> unregister("numpy2")
+    """
+    _registry[backend.name] = backend
+    if backend.array_type not in _by_array_type:
+        _by_array_type[backend.array_type] = backend
+    return backend
+
+
+def unregister(name: str) -> None:
+    """Forget a backend registered with :func:`register` (NumPy stays)."""
+    global _current
+    if name == "numpy":
+        raise ValueError("the NumPy backend cannot be unregistered")
+    backend = _registry.pop(name)
+    if _by_array_type.get(backend.array_type) is backend:
+        del _by_array_type[backend.array_type]
+    if _current is backend:
+        _current = NUMPY
+
+
+def _load_cupy() -> Backend:
+    """Import CuPy and check for a GPU, or explain exactly what is missing."""
+    try:
+        cupy = importlib.import_module("cupy")
+    except ImportError as exc:
+        raise GPUUnavailableError(
+            f"The GPU backend needs CuPy, which is not installed ({exc}). "
+            f"Install it with: {INSTALL_HINT} (CuPy for CUDA 12), or keep using the CPU "
+            f"with dt.backend.use('numpy')."
+        ) from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # CUDA driver missing or broken
+        raise GPUUnavailableError(
+            f"CuPy is installed but no usable GPU was found ({type(exc).__name__}: {exc}). "
+            "Check `nvidia-smi`, or keep using the CPU with dt.backend.use('numpy')."
+        ) from None
+    if count < 1:
+        raise GPUUnavailableError(
+            "CuPy is installed but the machine has no GPU. Keep using the CPU with "
+            "dt.backend.use('numpy')."
+        )
+    return register(Backend("cupy", "gpu", cupy, cupy.ndarray,
+                            to_numpy=cupy.asnumpy, from_numpy=cupy.asarray))
+
+
+def get(name: str) -> Backend:
+    """The backend called ``name`` ("numpy", "cupy") or serving a device ("cpu", "gpu", "cuda").
+
+    >>> get("cpu").name
+    'numpy'
+    """
+    if isinstance(name, Backend):
+        return name
+    key = _DEVICE_ALIASES.get(name, name)
+    if key in _registry:
+        return _registry[key]
+    for backend in _registry.values():
+        if backend.device == name:
+            return backend
+    if key == "cupy":
+        return _load_cupy()
+    known = sorted(set(_registry) | set(_DEVICE_ALIASES))
+    raise ValueError(f"unknown backend or device {name!r}; choose one of {known}")
+
+
+class _Restore:
+    """What :func:`use` returns: the switch is already made; ``with`` undoes it on exit."""
+
+    def __init__(self, previous: Backend):
+        self.previous = previous
+
+    def __enter__(self) -> Backend:
+        return _current
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _current
+        _current = self.previous
+
+
+def use(name: str) -> _Restore:
+    """Switch the backend that new tensors are made on. Works as a call or a ``with`` block.
+
+    >>> use("numpy")            # doctest: +ELLIPSIS
+    <...>
+    >>> with use("cpu"):
+    ...     current().name
+    'numpy'
+    """
+    global _current
+    backend = get(name)
+    previous, _current = _current, backend
+    return _Restore(previous)
+
+
+def current() -> Backend:
+    """The backend new tensors are made on.
+
+    >>> current()
+    Backend('numpy', device='cpu')
+    """
+    return _current
+
+
+def gpu_available() -> bool:
+    """True when CuPy imports and sees at least one GPU. Never raises.
+
+    >>> isinstance(gpu_available(), bool)
+    True
+    """
+    try:
+        get("cupy")
+    except GPUUnavailableError:
+        return False
+    return True
+
+
+def backend_of(array: Any) -> Backend | None:
+    """The backend that owns ``array``, or None for lists, scalars and foreign objects.
+
+    >>> backend_of(np.zeros(2)).name
+    'numpy'
+    """
+    backend = _by_array_type.get(type(array))
+    if backend is not None:
+        return backend
+    for array_type, candidate in list(_by_array_type.items()):
+        if isinstance(array, array_type) and array_type is not np.ndarray:
+            return candidate
+    if isinstance(array, np.ndarray):
+        return NUMPY
+    return None
+
+
+def get_array_module(array: Any) -> Any:
+    """The array module (``numpy`` or ``cupy``) to compute on ``array`` with.
+
+    >>> get_array_module(np.ones(3)).__name__
+    'numpy'
+    """
+    backend = _by_array_type.get(type(array))
+    if backend is None:
+        backend = backend_of(array) or NUMPY
+    return backend.xp
+
+
+def to_numpy(array: Any) -> np.ndarray:
+    """A NumPy copy of an array of any backend (a view for NumPy arrays).
+
+    >>> to_numpy(np.arange(3))
+    array([0, 1, 2])
+    """
+    backend = backend_of(array)
+    if backend is None:
+        return np.asarray(array)
+    return backend.to_numpy(array)
+
+
+def scatter_add(target: Any, index: Any, values: Any) -> None:
+    """``target[index] += values`` in place, where repeated indices add up (not overwrite).
+
+    NumPy spells it ``np.add.at``; older CuPy ``cupyx.scatter_add``.
+
+    >>> t = np.zeros(3)
+    >>> scatter_add(t, np.array([0, 0, 2]), np.ones(3))
+    >>> t
+    array([2., 0., 1.])
+    """
+    add_at = getattr(get_array_module(target).add, "at", None)
+    if add_at is not None:
+        add_at(target, index, values)
+    else:  # pragma: no cover - CuPy before ufunc.at
+        importlib.import_module("cupyx").scatter_add(target, index, values)
+
+
+def ignore_float_errors(array: Any) -> Any:
+    """:meth:`Backend.ignore_float_errors` of the backend that owns ``array``.
+
+    >>> with ignore_float_errors(np.zeros(1)):
+    ...     np.log(np.zeros(1))
+    array([-inf])
+    """
+    return (backend_of(array) or NUMPY).ignore_float_errors()
