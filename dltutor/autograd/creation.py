@@ -59,7 +59,8 @@ def _to_array(data: Any, dtype: Any = None) -> Any:
     if isinstance(data, Tensor):
         data = data.data
     owner = B.backend_of(data)
-    backend = owner if owner is not None else B.current()
+    # Lists, scalars and NumPy arrays go to the current backend; a GPU array stays where it is.
+    backend = owner if owner not in (None, B.NUMPY) else B.current()
     if owner is None and dtype is None:
         probe = np.asarray(data)
         if probe.dtype == np.float64:
@@ -68,7 +69,7 @@ def _to_array(data: Any, dtype: Any = None) -> Any:
             raise TypeError(f"cannot make a tensor from {type(data).__name__} data: use numbers, "
                             "(nested) lists of numbers or an array")
     array = backend.asarray(data, dtype=dtype)
-    if owner is not None and array is data:
+    if owner is not None and (array is data or getattr(array, "base", None) is data):
         array = array.copy()  # dt.tensor copies, as torch.tensor does
     return array
 

@@ -628,7 +628,8 @@ class LogSumExp(Reduction):
         self.shape, self.a = a.shape, a
         shift = a.max(axis=self.axes, keepdims=True)
         shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf: avoid inf - inf
-        self.out = xp.log(xp.exp(a - shift).sum(axis=self.axes, keepdims=True)) + shift
+        with quiet(a):
+            self.out = xp.log(xp.exp(a - shift).sum(axis=self.axes, keepdims=True)) + shift
         return self.finish(self.out)
 
     def backward(self, g):

@@ -1,0 +1,45 @@
+# dltutor: the two commands a learner needs are `make lab` and `make test`.
+# Both create the virtual environment .venv on first use (Python 3.10 or newer).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# Stamps remember what was installed, so a changed pyproject.toml reinstalls.
+LAB_STAMP  := $(VENV)/.installed-lab
+TEST_STAMP := $(VENV)/.installed-test
+LAB_PORT ?= 8888
+
+.PHONY: lab test bench clean help
+
+help:
+	@echo "make lab    - install the kit in .venv and open JupyterLab on notebooks/"
+	@echo "make test   - install the test extras in .venv and run the whole suite"
+	@echo "make bench  - run the speed benchmarks (benchmarks/RESULTS.md records them)"
+	@echo "make clean  - remove .venv and caches"
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || \
+	  { echo "dltutor needs Python 3.10 or newer; run: make PYTHON=python3.12 ..."; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(LAB_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	@touch $@ $(LAB_STAMP)
+
+lab: $(LAB_STAMP)
+	@echo "Starting JupyterLab on notebooks/ - open the URL it prints below (Ctrl-C stops it)."
+	$(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser
+
+test: $(TEST_STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(LAB_STAMP)
+	$(BIN)/python benchmarks/engine_bench.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,56 @@
+"""Shared fixtures: run op tests under NumPy and under the marked stand-in GPU backend."""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import dltutor as dt  # noqa: E402
+from dltutor import backend as B  # noqa: E402
+from dltutor.autograd.tensor import Function  # noqa: E402
+
+import marked_backend  # noqa: E402
+
+
+def _checking_call(original):
+    """Wrap Function.__call__ so every forward output and backward gradient is checked."""
+
+    def call(self, *inputs):
+        out = original(self, *inputs)
+        marked_backend.assert_marked(out.data, f"the forward output of {self.op_name}")
+        if out.grad_fn is self:
+            backward = self.backward
+
+            def checked_backward(grad):
+                grads = backward(grad)
+                for i, g in enumerate(grads):
+                    if g is not None:
+                        marked_backend.assert_marked(g, f"{self.op_name}'s gradient for input {i}")
+                return grads
+
+            self.backward = checked_backward
+        return out
+
+    return call
+
+
+@pytest.fixture(params=["numpy", "marked"])
+def backend(request, monkeypatch):
+    """The name of the backend the test runs under; 'marked' checks every array's backend."""
+    if request.param == "marked":
+        marked_backend.register()
+        monkeypatch.setattr(Function, "__call__", _checking_call(Function.__call__))
+    with B.use(request.param):
+        yield request.param
+
+
+@pytest.fixture(autouse=True)
+def _seeded():
+    """Every test starts from the same random state."""
+    dt.manual_seed(0)
+    np.random.seed(0)
+    yield

@@ -1,0 +1,176 @@
+"""A stand-in GPU backend for machines without one: NumPy arrays of a marker subclass.
+
+The CI machines have no GPU, so this is how the suite proves that every op stays on its
+backend. It is stricter than CuPy:
+
+* Arrays are :class:`Marked`, an ``ndarray`` subclass registered as its own backend.
+* The backend's array module (:data:`XP`) wraps NumPy: its functions take Marked arrays and
+  return Marked arrays.
+* Calling a NumPy function directly on a Marked array (``np.exp(x)`` inside an op instead of
+  ``xp.exp(x)``) raises :class:`StrayNumpyCall`. Array methods and operators stay allowed,
+  as they are on CuPy arrays.
+* A NumPy function that makes a new array (``np.zeros``) returns a plain ndarray, which the
+  tests catch when they check the class of every array an op produces.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any
+
+import numpy as np
+
+from dltutor import backend as B
+
+_state = threading.local()
+
+
+class StrayNumpyCall(TypeError):
+    """A NumPy function was called on a marked array outside the backend's array module."""
+
+
+@contextlib.contextmanager
+def _allowed():
+    previous = getattr(_state, "allowed", False)
+    _state.allowed = True
+    try:
+        yield
+    finally:
+        _state.allowed = previous
+
+
+def _is_allowed() -> bool:
+    return getattr(_state, "allowed", False)
+
+
+def _plain(value: Any) -> Any:
+    """Marked arrays (also inside lists and tuples) as plain ndarrays."""
+    if isinstance(value, Marked):
+        return value.view(np.ndarray)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
+def _mark(value: Any) -> Any:
+    """Results as Marked arrays; NumPy scalars become 0-d Marked arrays (CuPy never returns scalars)."""
+    if isinstance(value, np.ndarray):
+        return value if isinstance(value, Marked) else value.view(Marked)
+    if isinstance(value, np.generic):
+        return np.asarray(value).view(Marked)
+    if isinstance(value, tuple):
+        return tuple(_mark(v) for v in value)
+    return value
+
+
+class Marked(np.ndarray):
+    """An ndarray that belongs to the marked test backend."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if not _is_allowed():
+            raise StrayNumpyCall(f"np.{ufunc.__name__} ({method}) was called directly on a marked "
+                                 "array: ops must use the backend's array module (xp)")
+        if "out" in kwargs:
+            kwargs["out"] = _plain(kwargs["out"])
+        with _allowed():
+            return _mark(getattr(ufunc, method)(*_plain(inputs), **kwargs))
+
+    def __array_function__(self, func, types, args, kwargs):
+        if not _is_allowed():
+            raise StrayNumpyCall(f"np.{func.__name__} was called directly on a marked array: ops "
+                                 "must use the backend's array module (xp)")
+        with _allowed():
+            return _mark(func(*_plain(args), **_plain(kwargs)))
+
+
+def _allowing(name: str):
+    base = getattr(np.ndarray, name)
+
+    def method(self, *args, **kwargs):
+        with _allowed():
+            result = base(self.view(np.ndarray), *_plain(args), **_plain(kwargs))
+        if result is NotImplemented:
+            return result
+        if name.startswith("__i") and name not in ("__invert__", "__index__", "__int__"):
+            return self  # in-place operators change self
+        return _mark(result)
+
+    method.__name__ = name
+    return method
+
+
+# Methods and operators of an array are part of the array API (CuPy has them too).
+_ARRAY_METHODS = [
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__",
+    "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__invert__", "__and__",
+    "__or__", "__xor__", "__rand__", "__ror__", "__iadd__", "__isub__", "__imul__",
+    "__itruediv__", "__ipow__", "__iand__", "__ior__", "__getitem__", "__setitem__",
+    "sum", "mean", "max", "min", "argmax", "argmin", "var", "std", "prod", "all", "any",
+    "reshape", "transpose", "swapaxes", "astype", "copy", "ravel", "squeeze", "clip", "fill",
+    "cumsum", "dot", "nonzero", "round", "take",
+]
+for _name in _ARRAY_METHODS:
+    setattr(Marked, _name, _allowing(_name))
+
+
+class _MarkedUfunc:
+    """A ufunc of the marked module: calls and ``.at``/``.reduce`` take and give Marked arrays."""
+
+    def __init__(self, ufunc: np.ufunc):
+        self._ufunc = ufunc
+
+    def __call__(self, *args, **kwargs):
+        with _allowed():
+            return _mark(self._ufunc(*_plain(args), **_plain(kwargs)))
+
+    def __getattr__(self, method: str):
+        target = getattr(self._ufunc, method)
+        if not callable(target):
+            return target
+
+        def call(*args, **kwargs):
+            with _allowed():
+                return _mark(target(*_plain(args), **_plain(kwargs)))
+
+        return call
+
+
+class _MarkedModule:
+    """The marked backend's ``xp``: NumPy's namespace, with Marked arrays in and out."""
+
+    __name__ = "marked_numpy"
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(np, name)
+        if isinstance(target, np.ufunc):
+            return _MarkedUfunc(target)
+        if callable(target) and not isinstance(target, type):
+            def call(*args, **kwargs):
+                with _allowed():
+                    return _mark(target(*_plain(args), **_plain(kwargs)))
+
+            call.__name__ = name
+            return call
+        return target  # constants (inf, pi), dtypes, submodules
+
+
+XP = _MarkedModule()
+
+MARKED = B.Backend(
+    "marked", "marked", XP, Marked,
+    to_numpy=lambda a: np.array(a.view(np.ndarray)),
+    from_numpy=lambda a: np.asarray(a).view(Marked),
+)
+
+
+def register() -> B.Backend:
+    """Register the marked backend (idempotent)."""
+    return B.register(MARKED)
+
+
+def assert_marked(array: Any, what: str) -> None:
+    """Fail with a readable message unless ``array`` is a Marked array."""
+    if not isinstance(array, Marked):
+        raise AssertionError(f"{what} is a {type(array).__module__}.{type(array).__name__}, not a "
+                             "marked array: some op made it with NumPy instead of the backend")
