@@ -13,19 +13,21 @@ from typing import Any
 
 from . import nn_ops, ops
 from .creation import as_dtype
+from .ops import Add, Mul
 from .tensor import Tensor
 
 
 def _add(self: Tensor, other: Any) -> Tensor:
     # The hot path of every training loop: skip the generic promotion when it is not needed.
-    if isinstance(other, Tensor) and other.data.dtype == self.data.dtype:
-        return ops.Add()(self, other)
+    # (Built-in dtypes are singletons, so ``is`` is a cheap first test; ``add`` does the rest.)
+    if isinstance(other, Tensor) and other.data.dtype is self.data.dtype:
+        return Add()(self, other)
     return ops.add(self, other)
 
 
 def _mul(self: Tensor, other: Any) -> Tensor:
-    if isinstance(other, Tensor) and other.data.dtype == self.data.dtype:
-        return ops.Mul()(self, other)
+    if isinstance(other, Tensor) and other.data.dtype is self.data.dtype:
+        return Mul()(self, other)
     return ops.mul(self, other)
 
 

@@ -158,6 +158,9 @@ def _anomaly_report(fn: "Function", where: str, bad: Any, inputs: Sequence["Tens
     return AnomalyError("\n".join(lines))
 
 
+# Classes of the registered backends' arrays (the registry's own dict, so it stays current).
+_ARRAY_TYPES = B._by_array_type
+
 # ---------------------------------------------------------------------------------------------
 # Function: one differentiable op.
 # ---------------------------------------------------------------------------------------------
@@ -204,8 +207,14 @@ class Function:
         return type(self).__name__.lower()
 
     def __call__(self, *inputs: "Tensor") -> "Tensor":
-        out = self.forward(*[t.data for t in inputs])
-        if not hasattr(out, "shape") or out.__class__ not in B._by_array_type:
+        # Unpacked by hand for one and two inputs: this line runs for every op of every step.
+        if len(inputs) == 2:
+            out = self.forward(inputs[0].data, inputs[1].data)
+        elif len(inputs) == 1:
+            out = self.forward(inputs[0].data)
+        else:
+            out = self.forward(*[t.data for t in inputs])
+        if out.__class__ not in _ARRAY_TYPES:
             out = _as_array(out, inputs)
         if _anomaly_enabled and not _is_finite(out):
             raise _anomaly_report(self, "forward", out, inputs)
@@ -616,11 +625,27 @@ def _accumulate(t: Tensor, grad: Any) -> None:
         t.grad.data = t.grad.data + grad
 
 
+# Gradients of leaves up to this many elements are collected during a backward pass and
+# summed in one call at the end: for small arrays the cost of each NumPy call is overhead,
+# not arithmetic. Larger ones are added as they arrive, so memory stays bounded.
+_COLLECT_MAX_SIZE = 4096
+
+
+def _sum_collected(grads: list) -> Any:
+    if len(grads) > 4:
+        return B.get_array_module(grads[0]).stack(grads).sum(axis=0)
+    total = grads[0] + grads[1]
+    for g in grads[2:]:
+        total += g  # ``total`` is a fresh array, so adding in place is safe
+    return total
+
+
 def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None:
     """Backpropagate from ``root``: the engine behind ``Tensor.backward``.
 
     Iterative: each function runs once all the functions that use its output have passed their
-    gradient back, so chains of any length work without recursion.
+    gradient back, so chains of any length work without recursion. A leaf's gradients from all
+    its uses are summed before its hooks run and before they are added to ``.grad``.
     """
     if not root.requires_grad:
         raise RuntimeError("backward() on a tensor that does not require grad: none of the "
@@ -635,7 +660,7 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
         return
 
     consumers = _count_consumers(root_fn)
-    leaf_grads: dict[int, list] = {}
+    leaf_grads: dict[Tensor, list] = {}  # leaf -> [leaf, grad, more grads...]
     root_fn.pending = seed
     ready = [root_fn]
     while ready:
@@ -654,10 +679,10 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
                     _accumulate(out, g)
             grads = fn.backward(g)
         if not retain_graph:
-            fn.release()
+            fn.__dict__ = {"released": True}  # Function.release, inlined on this hot path
         for t, gi in zip(inputs, grads):
+            child = t._fn
             if gi is None or not t.requires_grad:
-                child = t._fn
                 if child is not None:  # still count the edge, or child would wait forever
                     consumers[child] -= 1
                     if consumers[child] == 0:
@@ -667,20 +692,25 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
                 gi = _reduce_to_shape(gi, t.data.shape, fn)
             if _anomaly_enabled and not _is_finite(gi):
                 raise _anomaly_report(fn, "backward", gi, inputs)
-            child = t._fn
             if child is None:
-                entry = leaf_grads.get(id(t))
+                entry = leaf_grads.get(t)
                 if entry is None:
-                    leaf_grads[id(t)] = [t, gi]
+                    leaf_grads[t] = [t, gi]
+                elif gi.size <= _COLLECT_MAX_SIZE:
+                    entry.append(gi)
                 else:
                     entry[1] = entry[1] + gi
             else:
-                child.pending = gi if child.pending is None else child.pending + gi
-                consumers[child] -= 1
-                if consumers[child] == 0:
+                pending = child.pending
+                child.pending = gi if pending is None else pending + gi
+                count = consumers[child] - 1
+                consumers[child] = count
+                if count == 0:
                     ready.append(child)
 
-    for t, g in leaf_grads.values():
+    for entry in leaf_grads.values():
+        t = entry[0]
+        g = entry[1] if len(entry) == 2 else _sum_collected(entry[1:])
         if t._hooks:
             g = _run_hooks(t._hooks, g, t.data.shape)
         _accumulate(t, g)
