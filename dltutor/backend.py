@@ -55,13 +55,22 @@ class Backend:
     """
 
     def __init__(self, name: str, device: str, xp: Any, array_type: type,
-                 to_numpy: Callable[[Any], np.ndarray], from_numpy: Callable[[np.ndarray], Any]):
+                 to_numpy: Callable[[Any], np.ndarray], from_numpy: Callable[[np.ndarray], Any],
+                 erf: Callable[[Any], Any] | None = None):
         self.name = name
         self.device = device
         self.xp = xp
         self.array_type = array_type
         self._to_numpy = to_numpy
         self._from_numpy = from_numpy
+        self._erf = erf
+
+    def erf(self, array: Any) -> Any:
+        """The error function elementwise (NumPy has none: SciPy's or CuPy's is used)."""
+        if self._erf is None:
+            raise NotImplementedError(f"the {self.name} backend has no erf; pass erf= when "
+                                      "creating the Backend")
+        return self._erf(array)
 
     def asarray(self, data: Any, dtype: Any = None) -> Any:
         """Make an array of this backend from a list, scalar or array of any backend."""
@@ -97,7 +106,14 @@ class Backend:
     __hash__ = object.__hash__
 
 
-NUMPY = Backend("numpy", "cpu", np, np.ndarray, to_numpy=np.asarray, from_numpy=lambda a: a)
+def _scipy_erf(array: np.ndarray) -> np.ndarray:
+    from scipy.special import erf  # SciPy comes with scikit-learn; imported only when needed
+
+    return erf(array)
+
+
+NUMPY = Backend("numpy", "cpu", np, np.ndarray, to_numpy=np.asarray, from_numpy=lambda a: a,
+                erf=_scipy_erf)
 
 _registry: dict[str, Backend] = {"numpy": NUMPY}
 _by_array_type: dict[type, Backend] = {np.ndarray: NUMPY}
@@ -155,8 +171,11 @@ def _load_cupy() -> Backend:
             "CuPy is installed but the machine has no GPU. Keep using the CPU with "
             "dt.backend.use('numpy')."
         )
+    def cupy_erf(array: Any) -> Any:
+        return importlib.import_module("cupyx.scipy.special").erf(array)
+
     return register(Backend("cupy", "gpu", cupy, cupy.ndarray,
-                            to_numpy=cupy.asnumpy, from_numpy=cupy.asarray))
+                            to_numpy=cupy.asnumpy, from_numpy=cupy.asarray, erf=cupy_erf))
 
 
 def get(name: str) -> Backend:

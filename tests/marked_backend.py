@@ -157,10 +157,18 @@ class _MarkedModule:
 
 XP = _MarkedModule()
 
+def _erf(array: Marked) -> Marked:
+    from scipy.special import erf
+
+    with _allowed():
+        return _mark(erf(_plain(array)))
+
+
 MARKED = B.Backend(
     "marked", "marked", XP, Marked,
     to_numpy=lambda a: np.array(a.view(np.ndarray)),
     from_numpy=lambda a: np.asarray(a).view(Marked),
+    erf=_erf,
 )
 
 

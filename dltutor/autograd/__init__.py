@@ -7,7 +7,7 @@ from .creation import (arange, as_dtype, bool_, eye, float16, float32, float64, 
                        int64, manual_seed, ones, ones_like, rand, randint, randn, tensor, zeros,
                        zeros_like)
 from .ops import (abs, add, argmax, argmin, broadcast_to, cast, cat, clamp, clip, concat, div,
-                  exp, expand, flatten, getitem, leaky_relu, linear, log, log_softmax, logsumexp,
+                  erf, exp, expand, flatten, gelu, getitem, leaky_relu, linear, log, log_softmax, logsumexp,
                   matmul, max, maximum, mean, min, minimum, mul, neg, permute, pow, relu, reshape,
                   sigmoid, softmax, sqrt, squeeze, stack, std, sub, sum, tanh, transpose,
                   unsqueeze, var, where)
@@ -45,7 +45,9 @@ __all__ = [
     "clip",
     "concat",
     "div",
+    "erf",
     "exp",
+    "gelu",
     "expand",
     "flatten",
     "getitem",

@@ -55,7 +55,8 @@ class CrossEntropy(Function):
         total = losses.sum(keepdims=True).reshape(())
         if self.reduction == "sum":
             return total
-        self.count = self.valid.sum()
+        # A Python int: dividing a float32 array by a NumPy int64 scalar would give float64.
+        self.count = int(self.valid.sum())
         return total / self.count
 
     def backward(self, g):
@@ -433,9 +434,9 @@ class BatchNorm(Function):
         if self.use_batch_stats:
             self.mean = x.mean(axis=self.axes, keepdims=True)
             self.var = x.var(axis=self.axes, keepdims=True)
-        else:
-            self.mean = self.mean.reshape(self.channel_shape)
-            self.var = self.var.reshape(self.channel_shape)
+        else:  # running statistics, in the input's dtype
+            self.mean = self.mean.reshape(self.channel_shape).astype(x.dtype, copy=False)
+            self.var = self.var.reshape(self.channel_shape).astype(x.dtype, copy=False)
         self.inv_std = 1 / xp.sqrt(self.var + self.eps)
         self.xhat = (x - self.mean) * self.inv_std
         self.w = w.reshape(self.channel_shape)

@@ -179,7 +179,7 @@ class Maximum(Function):
         return _binary_forward("maximum", get_array_module(a).maximum, a, b)
 
     def backward(self, g):
-        share = (self.a > self.b) + 0.5 * (self.a == self.b)
+        share = ((self.a > self.b) + 0.5 * (self.a == self.b)).astype(g.dtype)
         return g * share, g * (1 - share)
 
 
@@ -191,7 +191,7 @@ class Minimum(Function):
         return _binary_forward("minimum", get_array_module(a).minimum, a, b)
 
     def backward(self, g):
-        share = (self.a < self.b) + 0.5 * (self.a == self.b)
+        share = ((self.a < self.b) + 0.5 * (self.a == self.b)).astype(g.dtype)
         return g * share, g * (1 - share)
 
 
@@ -422,6 +422,18 @@ class Clip(Function):
         return (g * keep,)
 
 
+class Erf(Function):
+    """The error function; its derivative is ``2 / sqrt(pi) * exp(-a**2)``."""
+
+    def forward(self, a):
+        self.a = a
+        return B.backend_of(a).erf(a)
+
+    def backward(self, g):
+        xp = get_array_module(g)
+        return (g * (2 / math.sqrt(math.pi)) * xp.exp(-self.a * self.a),)
+
+
 def neg(a: Tensor) -> Tensor:
     """``-a``."""
     return Neg()(a)
@@ -505,6 +517,32 @@ def leaky_relu(a: Tensor, negative_slope: float = 0.01) -> Tensor:
     tensor([-0.1,  2. ])
     """
     return LeakyRelu(negative_slope)(a)
+
+
+def erf(a: Tensor) -> Tensor:
+    """The error function ``2/sqrt(pi) * integral_0^a exp(-t**2) dt`` elementwise.
+
+    >>> import dltutor as dt
+    >>> round(dt.erf(dt.tensor([1.0])).item(), 4)
+    0.8427
+    """
+    return Erf()(a)
+
+
+def gelu(a: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit ``a * Phi(a)`` (Phi: standard normal CDF), as in PyTorch;
+    ``approximate="tanh"`` uses ``0.5 * a * (1 + tanh(sqrt(2/pi) * (a + 0.044715 * a**3)))``.
+
+    >>> import dltutor as dt
+    >>> [round(v, 4) for v in dt.gelu(dt.tensor([-1.0, 0.0, 1.0])).tolist()]
+    [-0.1587, 0.0, 0.8413]
+    """
+    if approximate == "tanh":
+        inner = (a + 0.044715 * a ** 3) * math.sqrt(2 / math.pi)
+        return a * (tanh(inner) + 1) * 0.5
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return a * (erf(a * (1 / math.sqrt(2))) + 1) * 0.5
 
 
 def clip(a: Tensor, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
@@ -594,7 +632,8 @@ class Max(Reduction):
 
     def backward(self, g):
         mask = self.a == self.out
-        return (self.expand(g) * mask / mask.sum(axis=self.axes, keepdims=True),)
+        ties = mask.sum(axis=self.axes, keepdims=True).astype(g.dtype)  # int counts -> g's dtype
+        return (self.expand(g) / ties * mask,)
 
 
 class Min(Max):

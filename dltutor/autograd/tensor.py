@@ -21,6 +21,8 @@ Two rules keep the engine easy to trust:
 """
 from __future__ import annotations
 
+import heapq
+import itertools
 import weakref
 from typing import Any, Callable, Iterable, Sequence
 
@@ -161,6 +163,10 @@ def _anomaly_report(fn: "Function", where: str, bad: Any, inputs: Sequence["Tens
 # Classes of the registered backends' arrays (the registry's own dict, so it stays current).
 _ARRAY_TYPES = B._by_array_type
 
+# Every recorded op gets the next number. An op's inputs were made before it, so they always
+# have smaller numbers: running the pending ops largest number first is a topological order.
+_next_seq = itertools.count().__next__
+
 # ---------------------------------------------------------------------------------------------
 # Function: one differentiable op.
 # ---------------------------------------------------------------------------------------------
@@ -222,6 +228,7 @@ class Function:
             for t in inputs:
                 if t.requires_grad:
                     self.inputs = inputs
+                    self.seq = _next_seq()
                     return _make(out, True, self)
         return _make(out, False, None)
 
@@ -581,26 +588,11 @@ def _root_gradient(root: Tensor, grad: Any) -> Any:
     return data.astype(root.dtype, copy=False)
 
 
-def _count_consumers(root_fn: Function) -> dict:
-    """How many edges of the graph feed each function (so we know when its gradient is whole)."""
-    consumers = {root_fn: 0}
-    stack = [root_fn]
-    while stack:
-        fn = stack.pop()
-        if fn.released:
-            raise RuntimeError(
-                f"backward through the graph a second time: the graph of {fn.op_name} was freed by "
-                "the first backward. Pass retain_graph=True to the first backward() if you need "
-                "two, or recompute the forward pass.")
-        for t in fn.inputs:
-            child = t._fn
-            if child is not None:
-                if child in consumers:
-                    consumers[child] += 1
-                else:
-                    consumers[child] = 1
-                    stack.append(child)
-    return consumers
+def _freed_graph_error(fn: Function) -> RuntimeError:
+    return RuntimeError(
+        f"backward through the graph a second time: the graph of {fn.op_name} was freed by the "
+        "first backward. Pass retain_graph=True to the first backward() if you need two, or "
+        "recompute the forward pass.")
 
 
 def _run_hooks(hooks: list, grad: Any, shape: tuple[int, ...]) -> Any:
@@ -644,8 +636,9 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
     """Backpropagate from ``root``: the engine behind ``Tensor.backward``.
 
     Iterative: each function runs once all the functions that use its output have passed their
-    gradient back, so chains of any length work without recursion. A leaf's gradients from all
-    its uses are summed before its hooks run and before they are added to ``.grad``.
+    gradient back (ops run newest first), so chains of any length work without recursion.
+    A leaf's gradients from all its uses are summed before its hooks run and before they are
+    added to ``.grad``.
     """
     if not root.requires_grad:
         raise RuntimeError("backward() on a tensor that does not require grad: none of the "
@@ -659,39 +652,36 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
         _accumulate(root, seed)
         return
 
-    consumers = _count_consumers(root_fn)
+    if root_fn.released:
+        raise _freed_graph_error(root_fn)
     leaf_grads: dict[Tensor, list] = {}  # leaf -> [leaf, grad, more grads...]
     root_fn.pending = seed
-    ready = [root_fn]
+    # A max-heap of (-seq, fn): the op made last runs first, so by the time an op runs, every
+    # op that used its output has passed its gradient back (see _next_seq).
+    ready = [(-root_fn.seq, root_fn)]
+    pop, push = heapq.heappop, heapq.heappush
     while ready:
-        fn = ready.pop()
+        fn = pop(ready)[1]
         g = fn.pending
         fn.pending = None
         inputs = fn.inputs
-        if g is None:  # every use of this output passed back no gradient
-            grads = (None,) * len(inputs)
-        else:
-            if fn.hooks:
-                g = _run_hooks(fn.hooks, g, g.shape)
-            if fn.retained is not None:
-                out = fn.retained()
-                if out is not None:
-                    _accumulate(out, g)
-            grads = fn.backward(g)
+        if fn.hooks:
+            g = _run_hooks(fn.hooks, g, g.shape)
+        if fn.retained is not None:
+            out = fn.retained()
+            if out is not None:
+                _accumulate(out, g)
+        grads = fn.backward(g)
         if not retain_graph:
             fn.__dict__ = {"released": True}  # Function.release, inlined on this hot path
         for t, gi in zip(inputs, grads):
-            child = t._fn
             if gi is None or not t.requires_grad:
-                if child is not None:  # still count the edge, or child would wait forever
-                    consumers[child] -= 1
-                    if consumers[child] == 0:
-                        ready.append(child)
                 continue
             if gi.shape != t.data.shape:
                 gi = _reduce_to_shape(gi, t.data.shape, fn)
             if _anomaly_enabled and not _is_finite(gi):
                 raise _anomaly_report(fn, "backward", gi, inputs)
+            child = t._fn
             if child is None:
                 entry = leaf_grads.get(t)
                 if entry is None:
@@ -700,13 +690,13 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
                     entry.append(gi)
                 else:
                     entry[1] = entry[1] + gi
+            elif child.pending is None:  # first gradient for this op: queue it
+                if child.released:
+                    raise _freed_graph_error(child)
+                child.pending = gi
+                push(ready, (-child.seq, child))
             else:
-                pending = child.pending
-                child.pending = gi if pending is None else pending + gi
-                count = consumers[child] - 1
-                consumers[child] = count
-                if count == 0:
-                    ready.append(child)
+                child.pending = child.pending + gi
 
     for entry in leaf_grads.values():
         t = entry[0]
