@@ -1,0 +1,24 @@
+"""Building networks: Parameter, Module, containers, layers, initializers, functional ops.
+
+>>> from dltutor import nn
+>>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+>>> net
+Sequential(
+  (0): Linear(in_features=4, out_features=8, bias=True)
+  (1): ReLU()
+  (2): Linear(in_features=8, out_features=1, bias=True)
+)
+"""
+from . import functional, init
+from .containers import ModuleDict, ModuleList, Sequential
+from .layers import (GELU, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv2d, Dropout, Embedding, Flatten,
+                     GlobalAvgPool2d, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax, MaxPool2d,
+                     ReLU, Sigmoid, Softmax, Tanh)
+from .module import LoadResult, Module, StateDictError
+from .parameter import Parameter
+
+__all__ = ["functional", "init", "Parameter", "Module", "LoadResult", "StateDictError",
+           "Sequential", "ModuleList", "ModuleDict", "Linear", "Conv2d", "Embedding", "BatchNorm1d",
+           "BatchNorm2d", "LayerNorm", "Dropout", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d",
+           "Flatten", "Identity", "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "Softmax",
+           "LogSoftmax"]

@@ -1,0 +1,15 @@
+"""The functional form of layers: plain functions on tensors (PyTorch's ``torch.nn.functional``).
+
+>>> import dltutor as dt
+>>> from dltutor.nn import functional as F
+>>> F.relu(dt.tensor([-1.0, 2.0]))
+tensor([0., 2.])
+"""
+from ..autograd.nn_ops import (avg_pool2d, batch_norm, conv2d, cross_entropy, dropout, embedding,
+                               layer_norm, max_pool2d, mse_loss)
+from ..autograd.ops import (gelu, leaky_relu, linear, log_softmax, logsumexp, relu, sigmoid, softmax,
+                            tanh)
+
+__all__ = ["avg_pool2d", "batch_norm", "conv2d", "cross_entropy", "dropout", "embedding",
+           "layer_norm", "max_pool2d", "mse_loss", "gelu", "leaky_relu", "linear", "log_softmax",
+           "logsumexp", "relu", "sigmoid", "softmax", "tanh"]

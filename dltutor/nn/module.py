@@ -1,0 +1,493 @@
+"""Module: the building block of networks, and the owner of their parameters.
+
+A module registers every :class:`Parameter`, buffer and submodule you assign to it, in the order
+you assign them, and names them with dots: the bias of the first layer of a Sequential is
+``"0.bias"``. Everything about parameter management starts from those names.
+
+>>> from dltutor import nn
+>>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+>>> [name for name, _ in net.named_parameters()]
+['0.weight', '0.bias', '2.weight', '2.bias']
+>>> net[2].state_dict()['bias'].shape
+(1,)
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, NamedTuple
+
+from .. import backend as B
+from ..autograd.tensor import HookHandle, Tensor, _make, no_grad
+from .parameter import Parameter
+
+
+class LoadResult(NamedTuple):
+    """What ``load_state_dict`` returns: the keys that were missing and the ones it ignored."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+class StateDictError(KeyError):
+    """``load_state_dict`` found keys or shapes that do not fit; nothing was changed."""
+
+    def __str__(self) -> str:  # KeyError would show the message in quotes
+        return str(self.args[0])
+
+
+def _check_name(kind: str, name: Any, owner: "Module") -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name must be a string, got {type(name).__name__}")
+    if name == "" or "." in name:
+        raise KeyError(f"{kind} name {name!r} is not allowed: it must be non-empty and contain no "
+                       "'.', because dots separate the levels of a structured name")
+    if hasattr(type(owner), name):
+        raise KeyError(f"{kind} name {name!r} would hide the method or attribute "
+                       f"{type(owner).__name__}.{name}; choose another name")
+
+
+class Module:
+    """Base class of every layer and network.
+
+    Subclass it, create parameters and submodules in ``__init__`` (after
+    ``super().__init__()``), and compute the output in ``forward``:
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> class Scale(nn.Module):
+    ...     def __init__(self, n):
+    ...         super().__init__()
+    ...         self.gain = nn.Parameter(dt.ones(n))
+    ...     def forward(self, x):
+    ...         return x * self.gain
+    >>> Scale(3)(dt.tensor([1.0, 2.0, 3.0]))
+    tensor([1., 2., 3.], grad_fn=<MulBackward>)
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_non_persistent", set())
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_forward_hooks", [])
+        object.__setattr__(self, "training", True)
+
+    # -- computing ------------------------------------------------------------------------------
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Compute the module's output. Every subclass defines it."""
+        raise NotImplementedError(f"{type(self).__name__} must define forward() (subclass it)")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        output = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks):
+            result = hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def register_forward_hook(self, hook: Callable[["Module", tuple, Any], Any]) -> HookHandle:
+        """Call ``hook(module, inputs, output)`` after every forward; it may return a new output.
+
+        >>> from dltutor import nn
+        >>> import dltutor as dt
+        >>> layer = nn.ReLU()
+        >>> seen = []
+        >>> handle = layer.register_forward_hook(lambda m, inputs, out: seen.append(out.shape))
+        >>> _ = layer(dt.ones(2, 3)); handle.remove(); _ = layer(dt.ones(1))
+        >>> seen
+        [(2, 3)]
+        """
+        self._forward_hooks.append(hook)
+        return HookHandle(self._forward_hooks, hook)
+
+    # -- registration ---------------------------------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "_parameters" not in self.__dict__ and isinstance(value, (Parameter, Module)):
+            raise AttributeError(f"cannot assign {type(value).__name__} {name!r} before "
+                                 f"Module.__init__(): call super().__init__() first in "
+                                 f"{type(self).__name__}.__init__")
+        params, buffers, modules = (self.__dict__.get(k) for k in
+                                    ("_parameters", "_buffers", "_modules"))
+        if isinstance(value, Parameter):
+            self._forget(name)
+            params[name] = value
+        elif isinstance(value, Module):
+            self._forget(name)
+            modules[name] = value
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign a {type(value).__name__} to parameter {name!r} of "
+                                f"{type(self).__name__}: assign an nn.Parameter, or change its "
+                                f"values with {name}.set_value(...)")
+            params[name] = None
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"buffer {name!r} must be a Tensor or None, got "
+                                f"{type(value).__name__}")
+            buffers[name] = value
+        elif modules is not None and name in modules and value is None:
+            modules[name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str) -> None:
+        for store in ("_parameters", "_buffers", "_modules"):
+            self.__dict__[store].pop(name, None)
+        self.__dict__.pop(name, None)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails: look in the registries.
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        known = [n for store in ("_parameters", "_buffers", "_modules") for n in d.get(store, ())]
+        hint = f"; it has: {', '.join(known)}" if known else ""
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}{hint}")
+
+    def __delattr__(self, name: str) -> None:
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(store, {}):
+                del self.__dict__[store][name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register ``param`` under ``name`` (same as assigning ``self.name = param``).
+
+        >>> from dltutor import nn
+        >>> m = nn.Module(); m.register_parameter("w", nn.Parameter([1.0]))
+        >>> list(m.state_dict())
+        ['w']
+        """
+        _check_name("parameter", name, self)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"register_parameter({name!r}) needs an nn.Parameter or None, got "
+                            f"{type(param).__name__}")
+        self._forget(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register a tensor that is state but not learned (BatchNorm's running mean).
+
+        Buffers are saved in the state dict (unless ``persistent=False``) and moved by ``to``,
+        but optimizers never see them.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn
+        >>> m = nn.Module(); m.register_buffer("count", dt.zeros(1))
+        >>> list(m.state_dict()), list(m.parameters())
+        (['count'], [])
+        """
+        _check_name("buffer", name, self)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"buffer {name!r} must be a Tensor or None, got {type(tensor).__name__}")
+        self._forget(name)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent.add(name)
+
+    def add_module(self, name: str, module: "Module | None") -> None:
+        """Register a submodule under ``name``; names may contain spaces (``"block 0"``).
+
+        >>> from dltutor import nn
+        >>> net = nn.Sequential()
+        >>> net.add_module("block 0", nn.Linear(2, 2))
+        >>> [n for n, _ in net.named_parameters()]
+        ['block 0.weight', 'block 0.bias']
+        """
+        _check_name("module", name, self)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module({name!r}) needs a Module, got {type(module).__name__}")
+        self._forget(name)
+        self._modules[name] = module
+
+    # -- walking the tree -----------------------------------------------------------------------
+    def named_children(self) -> Iterator[tuple[str, "Module"]]:
+        """The direct submodules with their names."""
+        seen: set[int] = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
+
+    def children(self) -> Iterator["Module"]:
+        """The direct submodules."""
+        for _, module in self.named_children():
+            yield module
+
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, "Module"]]:
+        """Every module in the tree, this one first (named ``""``), depth first.
+
+        >>> from dltutor import nn
+        >>> [name for name, _ in nn.Sequential(nn.Linear(1, 1), nn.ReLU()).named_modules()]
+        ['', '0', '1']
+        """
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = f"{prefix}.{name}" if prefix else name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self) -> Iterator["Module"]:
+        """Every module in the tree, this one first."""
+        for _, module in self.named_modules():
+            yield module
+
+    def _named_members(self, store: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool) -> Iterator[tuple[str, Any]]:
+        seen: set[int] = set()
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
+        for module_prefix, module in modules:
+            for name, value in getattr(module, store).items():
+                if value is None:
+                    continue
+                if remove_duplicate:
+                    if id(value) in seen:
+                        continue
+                    seen.add(id(value))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Every parameter with its structured name. A tied parameter appears once, under the
+        first name it was reached by, unless ``remove_duplicate=False``.
+
+        >>> from dltutor import nn
+        >>> shared = nn.Linear(2, 2)
+        >>> net = nn.Sequential(shared, nn.ReLU(), shared)
+        >>> [n for n, _ in net.named_parameters()]
+        ['0.weight', '0.bias']
+        >>> [n for n, _ in net.named_parameters(remove_duplicate=False)]
+        ['0.weight', '0.bias', '2.weight', '2.bias']
+        """
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter (each tied one once).
+
+        >>> from dltutor import nn
+        >>> sum(p.numel() for p in nn.Linear(3, 2).parameters())
+        8
+        """
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """Every buffer with its structured name."""
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every buffer."""
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    def get_submodule(self, target: str) -> "Module":
+        """The submodule at a dotted path (``""`` is this module).
+
+        >>> from dltutor import nn
+        >>> net = nn.Sequential(nn.Sequential(nn.Linear(1, 2)))
+        >>> net.get_submodule("0.0")
+        Linear(in_features=1, out_features=2, bias=True)
+        """
+        module = self
+        if target == "":
+            return module
+        walked = []
+        for part in target.split("."):
+            children = module.__dict__["_modules"]
+            if part not in children or children[part] is None:
+                where = ".".join(walked) or "the root"
+                raise AttributeError(f"no submodule {part!r} in {where} "
+                                     f"({type(module).__name__}); it has: "
+                                     f"{', '.join(children) or 'no submodules'}")
+            module = children[part]
+            walked.append(part)
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at a dotted path such as ``"0.bias"``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        params = module.__dict__["_parameters"]
+        if params.get(name) is None:
+            raise AttributeError(f"{type(module).__name__} at {module_path or 'the root'!r} has no "
+                                 f"parameter {name!r}; it has: {', '.join(params) or 'none'}")
+        return params[name]
+
+    # -- state -----------------------------------------------------------------------------------
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
+        """Every parameter and persistent buffer by name, tied parameters under EVERY alias.
+
+        Values are detached tensors sharing memory with the parameters (``keep_vars=True``
+        gives the Parameter objects themselves).
+
+        >>> from dltutor import nn
+        >>> list(nn.BatchNorm1d(3).state_dict())
+        ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
+        """
+        state: dict[str, Tensor] = {}
+        for module_prefix, module in self.named_modules(prefix=prefix, remove_duplicate=False):
+            dot = f"{module_prefix}." if module_prefix else ""
+            for name, param in module._parameters.items():
+                if param is not None:
+                    state[dot + name] = param if keep_vars else _make(param.data, False, None)
+            for name, buffer in module._buffers.items():
+                if buffer is not None and name not in module._non_persistent:
+                    state[dot + name] = buffer if keep_vars else _make(buffer.data, False, None)
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> LoadResult:
+        """Copy values into the parameters and buffers, in place (so ties and optimizers keep
+        working). Everything is checked first: missing keys, unexpected keys and shape
+        mismatches are reported together, and on any error nothing changes.
+
+        ``strict=False`` loads the keys that match and returns the ones that did not;
+        a shape mismatch is an error either way.
+
+        >>> from dltutor import nn
+        >>> a, b = nn.Linear(2, 3), nn.Linear(2, 3)
+        >>> b.load_state_dict(a.state_dict())
+        LoadResult(missing_keys=[], unexpected_keys=[])
+        >>> bool((a.weight == b.weight).all())
+        True
+        """
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"load_state_dict expects a dict of name -> tensor, got "
+                            f"{type(state_dict).__name__}")
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        mismatched = []
+        for key, target in own.items():
+            if key in state_dict:
+                shape = _shape_of(state_dict[key])
+                if shape != tuple(target.shape):
+                    mismatched.append(f"{key!r}: model {tuple(target.shape)}, state dict {shape}")
+        if mismatched or (strict and (missing or unexpected)):
+            raise StateDictError(_load_report(type(self).__name__, missing, unexpected,
+                                              mismatched, strict))
+        with no_grad():
+            for key, target in own.items():
+                if key in state_dict:
+                    value = state_dict[key]
+                    value = value.data if isinstance(value, Tensor) else value
+                    target.data[...] = B.backend_of(target.data).asarray(value, dtype=target.dtype)
+        return LoadResult(missing, unexpected)
+
+    # -- modes and bulk changes ----------------------------------------------------------------
+    def apply(self, fn: Callable[["Module"], Any]) -> "Module":
+        """Call ``fn`` on every submodule (children first) and then on this one.
+
+        The usual way to initialize a whole network:
+
+        >>> from dltutor import nn
+        >>> from dltutor.nn import init
+        >>> def init_linear(m):
+        ...     if isinstance(m, nn.Linear):
+        ...         init.constant_(m.weight, 1.0)
+        >>> net = nn.Sequential(nn.Linear(2, 2), nn.ReLU()).apply(init_linear)
+        >>> net[0].weight.tolist()
+        [[1.0, 1.0], [1.0, 1.0]]
+        """
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def train(self, mode: bool = True) -> "Module":
+        """Switch this module and every submodule to training mode (or evaluation with False)."""
+        for module in self.modules():
+            object.__setattr__(module, "training", bool(mode))
+        return self
+
+    def eval(self) -> "Module":
+        """Switch to evaluation mode: Dropout off, BatchNorm uses its running statistics."""
+        return self.train(False)
+
+    def zero_grad(self) -> None:
+        """Set every parameter's gradient to None (the next backward starts afresh)."""
+        for param in self.parameters():
+            param.grad = None
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Switch gradients of every parameter on or off (False freezes the module).
+
+        >>> from dltutor import nn
+        >>> layer = nn.Linear(2, 2).requires_grad_(False)
+        >>> [p.requires_grad for p in layer.parameters()]
+        [False, False]
+        """
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    def to(self, device: str) -> "Module":
+        """Move every parameter and buffer to ``device`` ("cpu" or "gpu") in place.
+
+        The Parameter objects stay the same, so an optimizer made before the move still sees
+        them. Returns the module.
+
+        >>> from dltutor import nn
+        >>> nn.Linear(2, 2).to("cpu").weight.device
+        'cpu'
+        """
+        target = B.get(device)
+        for tensor in list(self.parameters()) + list(self.buffers()):
+            tensor.data = target.asarray(tensor.data)
+            if tensor.grad is not None:
+                tensor.grad.data = target.asarray(tensor.grad.data)
+        return self
+
+    # -- printing --------------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        """The text inside the parentheses of this module's line in ``repr`` (layers set it)."""
+        return ""
+
+    def __repr__(self) -> str:
+        lines = []
+        for name, param in self._parameters.items():
+            if param is not None and not self.extra_repr():
+                lines.append(f"({name}): Parameter(shape={tuple(param.shape)})")
+        for name, module in self._modules.items():
+            child = repr(module).replace("\n", "\n  ")
+            lines.append(f"({name}): {child}")
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        if not lines:
+            return head + ")"
+        return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _shape_of(value: Any) -> tuple[int, ...]:
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        raise TypeError(f"state dict values must be tensors or arrays, got {type(value).__name__}")
+    return tuple(shape)
+
+
+def _load_report(owner: str, missing: list[str], unexpected: list[str], mismatched: list[str],
+                 strict: bool) -> str:
+    lines = [f"load_state_dict: the state dict does not fit this {owner}; nothing was changed."]
+    if missing and strict:
+        lines.append("  missing keys (in the model, not in the state dict): "
+                     + ", ".join(repr(k) for k in missing))
+    if unexpected and strict:
+        lines.append("  unexpected keys (in the state dict, not in the model): "
+                     + ", ".join(repr(k) for k in unexpected))
+    if mismatched:
+        lines.append("  shape mismatches: " + "; ".join(mismatched))
+    if strict and (missing or unexpected):
+        lines.append("Compare the names with model.state_dict().keys(); strict=False loads the "
+                     "keys that match.")
+    return "\n".join(lines)
