@@ -35,35 +35,38 @@ def _check_reduction(op: str, reduction: str) -> None:
 
 
 class CrossEntropy(Function):
-    """Softmax + negative log-likelihood of integer labels, fused and stable."""
+    """Softmax + negative log-likelihood of integer labels, fused and stable.
 
-    def __init__(self, labels: Any, reduction: str, ignore_index: int):
-        self.labels, self.reduction, self.ignore_index = labels, reduction, ignore_index
+    ``valid`` is a mask of the labels that count (None when no label is ``ignore_index``,
+    which skips the masking work on the usual path).
+    """
+
+    def __init__(self, labels: Any, reduction: str, valid: Any):
+        self.labels, self.reduction, self.valid = labels, reduction, valid
 
     def forward(self, logits):
         xp = get_array_module(logits)
-        n = logits.shape[0]
         shifted = logits - logits.max(axis=1, keepdims=True)
         self.log_probs = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
-        self.valid = self.labels != self.ignore_index
-        safe = xp.where(self.valid, self.labels, 0)
-        self.rows = xp.arange(n)
-        self.safe_labels = safe
-        losses = -self.log_probs[self.rows, safe] * self.valid
+        self.rows = xp.arange(logits.shape[0])
+        losses = -self.log_probs[self.rows, self.labels]
+        if self.valid is not None:
+            losses *= self.valid
         if self.reduction == "none":
             return losses
         total = losses.sum(keepdims=True).reshape(())
         if self.reduction == "sum":
             return total
         # A Python int: dividing a float32 array by a NumPy int64 scalar would give float64.
-        self.count = int(self.valid.sum())
+        self.count = logits.shape[0] if self.valid is None else int(self.valid.sum())
         return total / self.count
 
     def backward(self, g):
         xp = get_array_module(g)
-        grad = xp.exp(self.log_probs)
-        grad[self.rows, self.safe_labels] -= 1
-        grad *= self.valid[:, None]
+        grad = xp.exp(self.log_probs)                 # softmax
+        grad[self.rows, self.labels] -= 1             # minus the one-hot labels
+        if self.valid is not None:
+            grad *= self.valid[:, None]
         if self.reduction == "none":
             return (grad * g[:, None],)
         if self.reduction == "mean":
@@ -71,18 +74,23 @@ class CrossEntropy(Function):
         return (grad * g,)
 
 
-def _check_labels(labels: Any, n: int, classes: int, ignore_index: int) -> None:
+def _check_labels(labels: Any, n: int, classes: int, ignore_index: int) -> Any:
+    """Check the labels; return the mask of labels that count, or None if all of them do."""
     if labels.dtype.kind not in "iu":
         raise TypeError(f"cross_entropy: labels must be integer class indices (got {labels.dtype});"
                         " make them with dt.tensor(labels, dtype=dt.int64)")
     if labels.shape != (n,):
         raise ValueError(f"cross_entropy: logits of shape ({n}, {classes}) need labels of shape "
                          f"({n},), got {tuple(labels.shape)}")
-    used = labels[labels != ignore_index]
+    if n == 0 or (0 <= int(labels.min()) and int(labels.max()) < classes):
+        return None  # the usual case, found with two cheap reductions
+    valid = labels != ignore_index
+    used = labels[valid]
     if used.size and (int(used.min()) < 0 or int(used.max()) >= classes):
         bad = int(used.min()) if int(used.min()) < 0 else int(used.max())
         raise ValueError(f"cross_entropy: label {bad} is out of range for {classes} classes "
                          f"(labels must be in 0..{classes - 1})")
+    return valid
 
 
 def cross_entropy(logits: Tensor, labels: Any, reduction: str = "mean",
@@ -107,8 +115,10 @@ def cross_entropy(logits: Tensor, labels: Any, reduction: str = "mean",
         logits = reshape(permute(logits, order), -1, classes)
         label_data = label_data.reshape(-1)
     n, classes = logits.shape
-    _check_labels(label_data, n, classes, ignore_index)
-    return CrossEntropy(label_data, reduction, ignore_index)(logits)
+    valid = _check_labels(label_data, n, classes, ignore_index)
+    if valid is not None:  # ignored rows look up class 0, then count for nothing
+        label_data = get_array_module(label_data).where(valid, label_data, 0)
+    return CrossEntropy(label_data, reduction, valid)(logits)
 
 
 class MSELoss(Function):
@@ -264,7 +274,11 @@ def _window(kernel_row: int, kernel_col: int, out: tuple[int, int],
 
 
 class Conv2d(Function):
-    """2-D cross-correlation as one matrix product over unfolded patches (im2col)."""
+    """2-D cross-correlation as ONE matrix product over unfolded patches (im2col).
+
+    The patches of the whole batch are laid out as a (C*KH*KW, N*OH*OW) matrix, so the
+    convolution is a single large matrix product instead of N small ones.
+    """
 
     def __init__(self, stride: tuple[int, int], padding: tuple[int, int]):
         self.stride, self.padding = stride, padding
@@ -275,16 +289,16 @@ class Conv2d(Function):
         o, _, kh, kw = w.shape
         self.x_shape, self.w = x.shape, w
         self.out_hw = oh, ow = _output_size("conv2d", (h, wd), (kh, kw), self.stride, self.padding)
-        padded = _pad(x, self.padding)
-        cols = xp.empty((n, c, kh, kw, oh, ow), dtype=x.dtype)
+        padded = _pad(x, self.padding).transpose(1, 0, 2, 3)  # channels first: (C, N, H, W)
+        cols = xp.empty((c, kh, kw, n, oh, ow), dtype=x.dtype)
         for i in range(kh):
             for j in range(kw):
-                cols[:, :, i, j] = padded[_window(i, j, self.out_hw, self.stride)]
-        self.cols = cols.reshape(n, c * kh * kw, oh * ow)
-        out = (w.reshape(o, -1) @ self.cols).reshape(n, o, oh, ow)
+                cols[:, i, j] = padded[_window(i, j, self.out_hw, self.stride)]
+        self.cols = cols.reshape(c * kh * kw, n * oh * ow)
+        out = w.reshape(o, -1) @ self.cols                    # (O, N*OH*OW)
         if b is not None:
-            out += b.reshape(1, o, 1, 1)
-        return out
+            out += b.reshape(o, 1)
+        return out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)
 
     def backward(self, g):
         xp = get_array_module(g)
@@ -292,20 +306,20 @@ class Conv2d(Function):
         n, c, h, wd = self.x_shape
         o, _, kh, kw = self.w.shape
         oh, ow = self.out_hw
-        g2 = g.reshape(n, o, oh * ow)
+        g2 = g.transpose(1, 0, 2, 3).reshape(o, -1)            # (O, N*OH*OW)
         gw = gb = gx = None
         if inputs[1].requires_grad:
-            gw = xp.tensordot(g2, self.cols, axes=([0, 2], [0, 2])).reshape(self.w.shape)
+            gw = (g2 @ self.cols.T).reshape(self.w.shape)
         if len(inputs) == 3 and inputs[2].requires_grad:
-            gb = g.sum(axis=(0, 2, 3))
+            gb = g2.sum(axis=1)
         if inputs[0].requires_grad:
-            gcols = (self.w.reshape(o, -1).T @ g2).reshape(n, c, kh, kw, oh, ow)
+            gcols = (self.w.reshape(o, -1).T @ g2).reshape(c, kh, kw, n, oh, ow)
             ph, pw = self.padding
-            gpad = xp.zeros((n, c, h + 2 * ph, wd + 2 * pw), dtype=g.dtype)
+            gpad = xp.zeros((c, n, h + 2 * ph, wd + 2 * pw), dtype=g.dtype)
             for i in range(kh):
                 for j in range(kw):
-                    gpad[_window(i, j, self.out_hw, self.stride)] += gcols[:, :, i, j]
-            gx = gpad[:, :, ph:ph + h, pw:pw + wd]
+                    gpad[_window(i, j, self.out_hw, self.stride)] += gcols[:, i, j]
+            gx = gpad[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3)
         return gx, gw, gb
 
 
@@ -331,52 +345,60 @@ class _Pool2d(Function):
     def __init__(self, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int]):
         self.kernel, self.stride, self.padding = kernel, stride, padding
 
-    def windows(self, x, fill):
-        """Every kernel offset's view of the padded input, stacked on axis 2."""
-        xp = get_array_module(x)
+    def views(self, x, fill):
+        """Each kernel offset's strided view of the padded input (no copies)."""
         self.x_shape = x.shape
         self.out_hw = _output_size(self.op_name, x.shape[2:], self.kernel, self.stride,
                                    self.padding)
         padded = _pad(x, self.padding, fill)
         kh, kw = self.kernel
-        return xp.stack([padded[_window(i, j, self.out_hw, self.stride)]
-                         for i in range(kh) for j in range(kw)], axis=2)
+        return [padded[_window(i, j, self.out_hw, self.stride)]
+                for i in range(kh) for j in range(kw)]
 
     def scatter(self, per_offset):
         """Add each kernel offset's gradient back at the pixels it came from."""
-        xp = get_array_module(per_offset)
+        xp = get_array_module(per_offset[0])
         n, c, h, w = self.x_shape
         ph, pw = self.padding
         kh, kw = self.kernel
-        gpad = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=per_offset.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                gpad[_window(i, j, self.out_hw, self.stride)] += per_offset[:, :, i * kw + j]
+        gpad = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=per_offset[0].dtype)
+        for k, grad in enumerate(per_offset):
+            gpad[_window(k // kw, k % kw, self.out_hw, self.stride)] += grad
         return gpad[:, :, ph:ph + h, pw:pw + w]
 
 
 class MaxPool2d(_Pool2d):
     def forward(self, x):
-        windows = self.windows(x, -get_array_module(x).inf)
-        self.argmax = windows.argmax(axis=2)  # the first maximum wins, as in PyTorch
-        return windows.max(axis=2)
+        xp = get_array_module(x)
+        self.windows = self.views(x, -xp.inf)
+        out = self.windows[0].copy()
+        for view in self.windows[1:]:
+            xp.maximum(out, view, out=out)
+        self.out = out
+        return out
 
     def backward(self, g):
-        xp = get_array_module(g)
-        offsets = xp.arange(self.kernel[0] * self.kernel[1]).reshape(1, 1, -1, 1, 1)
-        per_offset = (self.argmax[:, :, None] == offsets) * g[:, :, None]
+        # The first offset holding the maximum gets the gradient, as in PyTorch.
+        unclaimed = get_array_module(g).ones(g.shape, dtype=bool)
+        per_offset = []
+        for view in self.windows:
+            hit = (view == self.out) & unclaimed
+            unclaimed &= ~hit
+            per_offset.append(g * hit)
         return (self.scatter(per_offset),)
 
 
 class AvgPool2d(_Pool2d):
     def forward(self, x):
-        return self.windows(x, 0.0).mean(axis=2)  # padding counts, as PyTorch's default
+        windows = self.views(x, 0.0)
+        out = windows[0].copy()
+        for view in windows[1:]:
+            out += view
+        return out / len(windows)  # padding counts, as PyTorch's default
 
     def backward(self, g):
-        xp = get_array_module(g)
         share = g / (self.kernel[0] * self.kernel[1])
-        count = self.kernel[0] * self.kernel[1]
-        return (self.scatter(xp.broadcast_to(share[:, :, None], g.shape[:2] + (count,) + g.shape[2:])),)
+        return (self.scatter([share] * (self.kernel[0] * self.kernel[1])),)
 
 
 def _pool(cls: type, x: Tensor, kernel_size: Any, stride: Any, padding: Any) -> Tensor:
