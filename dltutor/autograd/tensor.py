@@ -21,8 +21,8 @@ Two rules keep the engine easy to trust:
 """
 from __future__ import annotations
 
-import heapq
 import itertools
+from heapq import heappop, heappush
 import weakref
 from typing import Any, Callable, Iterable, Sequence
 
@@ -194,12 +194,15 @@ class Function:
     tensor([2., 2.])
     """
 
-    # Defaults on the class keep per-op construction cheap.
-    inputs: tuple["Tensor", ...] | None = None
-    hooks: list | None = None           # gradient hooks registered on the output tensor
-    retained: Any = None                # weakref to the output when retain_grad() was called
-    pending: Any = None                 # gradient summed so far during backward
-    released = False
+    # The engine's own fields live in slots (fast, and an op that saves nothing, like Add,
+    # never needs an instance dict). They are set when the op is recorded in a graph:
+    #   inputs    the input tensors (None once backward has freed this part of the graph)
+    #   seq       creation number: larger means made later (see _next_seq)
+    #   pending   gradient of the output summed so far during backward
+    #   hooks     gradient hooks registered on the output tensor
+    #   retained  weakref to the output when retain_grad() was called
+    # What an op saves for its backward goes in the instance dict, as ordinary attributes.
+    __slots__ = ("inputs", "seq", "pending", "hooks", "retained", "__dict__")
 
     def forward(self, *arrays: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} must implement forward (subclass it)")
@@ -224,17 +227,31 @@ class Function:
             out = _as_array(out, inputs)
         if _anomaly_enabled and not _is_finite(out):
             raise _anomaly_report(self, "forward", out, inputs)
+        result = _new(Tensor)  # _make(out, ...), inlined: this runs for every op
+        result.data = out
+        result.grad = result._hooks = None
         if _grad_enabled:
             for t in inputs:
                 if t.requires_grad:
                     self.inputs = inputs
                     self.seq = _next_seq()
-                    return _make(out, True, self)
-        return _make(out, False, None)
+                    self.pending = self.hooks = self.retained = None
+                    result.requires_grad = True
+                    result._fn = self
+                    return result
+        result.requires_grad = False
+        result._fn = None
+        return result
+
+    @property
+    def released(self) -> bool:
+        """True once backward has run through this op and freed what it saved."""
+        return self.inputs is None
 
     def release(self) -> None:
         """Drop the inputs and everything forward saved, once backward no longer needs them."""
-        self.__dict__ = {"released": True}
+        self.inputs = None
+        self.__dict__.clear()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}Backward>"
@@ -652,16 +669,16 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
         _accumulate(root, seed)
         return
 
-    if root_fn.released:
+    if root_fn.inputs is None:
         raise _freed_graph_error(root_fn)
     leaf_grads: dict[Tensor, list] = {}  # leaf -> [leaf, grad, more grads...]
     root_fn.pending = seed
-    # A max-heap of (-seq, fn): the op made last runs first, so by the time an op runs, every
-    # op that used its output has passed its gradient back (see _next_seq).
-    ready = [(-root_fn.seq, root_fn)]
-    pop, push = heapq.heappop, heapq.heappush
-    while ready:
-        fn = pop(ready)[1]
+    # Pending ops wait in a max-heap of (-seq, op): the op made last runs first, so by the
+    # time an op runs, every op that used its output has passed its gradient back.
+    # In a chain, the one op that becomes pending is also the newest, so it skips the heap.
+    ready: list = []
+    fn = root_fn
+    while fn is not None:
         g = fn.pending
         fn.pending = None
         inputs = fn.inputs
@@ -673,7 +690,9 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
                 _accumulate(out, g)
         grads = fn.backward(g)
         if not retain_graph:
-            fn.__dict__ = {"released": True}  # Function.release, inlined on this hot path
+            fn.inputs = None  # Function.release, inlined on this hot path
+            fn.__dict__.clear()
+        newest = None
         for t, gi in zip(inputs, grads):
             if gi is None or not t.requires_grad:
                 continue
@@ -690,13 +709,21 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
                     entry.append(gi)
                 else:
                     entry[1] = entry[1] + gi
-            elif child.pending is None:  # first gradient for this op: queue it
-                if child.released:
+            elif child.pending is None:  # first gradient for this op: it is now pending
+                if child.inputs is None:
                     raise _freed_graph_error(child)
                 child.pending = gi
-                push(ready, (-child.seq, child))
+                if newest is not None:
+                    heappush(ready, (-newest.seq, newest))
+                newest = child
             else:
                 child.pending = child.pending + gi
+        if newest is not None and (not ready or newest.seq > -ready[0][0]):
+            fn = newest
+        else:
+            if newest is not None:
+                heappush(ready, (-newest.seq, newest))
+            fn = heappop(ready)[1] if ready else None
 
     for entry in leaf_grads.values():
         t = entry[0]

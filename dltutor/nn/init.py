@@ -133,6 +133,25 @@ def _write(tensor: Tensor, values: np.ndarray) -> Tensor:
     return tensor
 
 
+def _cast_within(values: np.ndarray, dtype: np.dtype, low: float, high: float) -> np.ndarray:
+    """``values`` (float64, all in ``[low, high]``) cast to ``dtype`` without leaving that range.
+
+    Rounding to float32 can push a value just inside a bound to the float32 number just
+    outside it (0.1 is 0.10000000149 in float32). Clipping to the representable numbers inside
+    ``[low, high]`` keeps the promise "every value lies within the bound" in every dtype.
+    """
+    out = np.asarray(values).astype(dtype)
+    if dtype.kind != "f" or dtype == np.float64:
+        return out
+    with np.errstate(over="ignore"):
+        lo, hi = np.asarray(low, dtype=dtype), np.asarray(high, dtype=dtype)
+    if float(lo) < low:  # compare in float64 (NumPy 2 would compare in float32)
+        lo = np.nextafter(lo, np.asarray(np.inf, dtype=dtype))
+    if float(hi) > high:
+        hi = np.nextafter(hi, np.asarray(-np.inf, dtype=dtype))
+    return np.clip(out, lo, hi, out=out)
+
+
 def _fans(tensor: Tensor, func: str) -> tuple[int, int]:
     shape = tuple(tensor.shape)
     if len(shape) < 2:
@@ -255,7 +274,8 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = No
         raise ValueError(f"uniform_: the range [a, b) needs a <= b, got a={a} and b={b}; "
                          f"swap them")
     gen = _generator(func, generator)
-    return _write(tensor, gen.uniform(a, b, size=tuple(tensor.shape)))
+    values = gen.uniform(a, b, size=tuple(tensor.shape))
+    return _write(tensor, _cast_within(values, tensor.dtype, a, b))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
@@ -362,7 +382,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         kept = kept[:need]
         out[filled:filled + kept.size] = kept
         filled += kept.size
-    return _write(tensor, out.reshape(shape))
+    return _write(tensor, _cast_within(out.reshape(shape), tensor.dtype, a, b))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
