@@ -641,8 +641,11 @@ _COLLECT_MAX_SIZE = 4096
 
 
 def _sum_collected(grads: list) -> Any:
-    if len(grads) > 4:
-        return B.get_array_module(grads[0]).stack(grads).sum(axis=0)
+    first = grads[0]
+    if len(grads) > 4 and first.ndim > 0:
+        # One concatenate and one sum, both in C (np.stack would loop in Python).
+        joined = B.get_array_module(first).concatenate(grads)
+        return joined.reshape((len(grads),) + first.shape).sum(axis=0)
     total = grads[0] + grads[1]
     for g in grads[2:]:
         total += g  # ``total`` is a fresh array, so adding in place is safe
