@@ -38,9 +38,15 @@ def _checking_call(original):
     return call
 
 
-@pytest.fixture(params=["numpy", "marked"])
+# On a machine with a GPU, DLTUTOR_TEST_CUPY=1 adds the real CuPy backend to every op test.
+BACKENDS = ["numpy", "marked"] + (["cupy"] if os.environ.get("DLTUTOR_TEST_CUPY") == "1" else [])
+
+
+@pytest.fixture(params=BACKENDS)
 def backend(request, monkeypatch):
     """The name of the backend the test runs under; 'marked' checks every array's backend."""
+    if request.param == "cupy" and not B.gpu_available():
+        pytest.fail("DLTUTOR_TEST_CUPY=1 but CuPy or a GPU is missing")
     if request.param == "marked":
         marked_backend.register()
         monkeypatch.setattr(Function, "__call__", _checking_call(Function.__call__))
