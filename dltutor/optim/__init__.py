@@ -1,0 +1,24 @@
+"""Optimizers, parameter groups, per-parameter settings, clipping, regularizers, schedulers.
+
+>>> import dltutor as dt
+>>> from dltutor import nn, optim
+>>> net = nn.Linear(3, 1)
+>>> opt = optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+>>> loss = net(dt.ones(4, 3)).sum()
+>>> loss.backward()
+>>> opt.step()
+>>> opt.zero_grad()
+>>> net.weight.grad is None
+True
+"""
+# lr_scheduler: imported below once written
+from .clip import (ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, GradClip,
+                   clip_grad_norm_, clip_grad_value_)
+from .optimizer import Optimizer, OptimizerLoadResult, OptimizerStateError, StepRecord
+from .optimizers import SGD, Adagrad, Adam, AdamW, MultiOptimizer, RMSprop, SignSGD
+from .regularizer import L1Decay, L2Decay, Regularizer
+
+__all__ = ["lr_scheduler", "Optimizer", "OptimizerLoadResult", "OptimizerStateError", "StepRecord",
+           "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "SignSGD", "MultiOptimizer",
+           "clip_grad_norm_", "clip_grad_value_", "GradClip", "ClipGradByGlobalNorm",
+           "ClipGradByNorm", "ClipGradByValue", "Regularizer", "L1Decay", "L2Decay"]

@@ -1,0 +1,217 @@
+"""Gradient clipping: PyTorch's functions and Paddle's clip objects handed to an optimizer.
+
+* ``clip_grad_norm_(params, max_norm)`` (PyTorch): scale all gradients together so their
+  total norm is at most ``max_norm``; returns the total norm before clipping.
+* ``clip_grad_value_(params, clip_value)`` (PyTorch): clamp every gradient value.
+* ``ClipGradByGlobalNorm``, ``ClipGradByNorm``, ``ClipGradByValue`` (Paddle): give one to an
+  optimizer as ``grad_clip=`` and it clips inside every ``step()``. Parameters with
+  ``need_clip=False`` are neither counted nor changed. Each records what it did last:
+  ``last_total_norm`` (global norm before), ``last_clipped_norm`` (after) and ``last_scale``.
+
+>>> import dltutor as dt
+>>> from dltutor import nn
+>>> w = nn.Parameter([0.0, 0.0])
+>>> w.grad = dt.tensor([3.0, 4.0])            # norm 5
+>>> clip_grad_norm_([w], max_norm=1.0)
+tensor(5.)
+>>> [round(v, 4) for v in w.grad.tolist()]
+[0.6, 0.8]
+"""
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Any, Iterable
+
+from .. import backend as B
+from ..autograd.tensor import Tensor, _make
+
+
+def _unique_with_grad(params: Iterable[Tensor] | Tensor) -> list[Tensor]:
+    """Parameters that have a gradient, each once (a tied parameter counts once)."""
+    if isinstance(params, Tensor):
+        params = [params]
+    seen, out = set(), []
+    for p in params:
+        if p.grad is not None and id(p) not in seen:
+            seen.add(id(p))
+            out.append(p)
+    return out
+
+
+def _norm(array: Any, norm_type: float) -> float:
+    xp = B.get_array_module(array)
+    if norm_type == math.inf:
+        return float(xp.abs(array).max()) if array.size else 0.0
+    if norm_type == 2:
+        return math.sqrt(float((array * array).sum()))
+    return float((xp.abs(array) ** norm_type).sum()) ** (1.0 / norm_type)
+
+
+def _combine(norms: list[float], norm_type: float) -> float:
+    if not norms:
+        return 0.0
+    if norm_type == math.inf:
+        return max(norms)
+    return sum(n ** norm_type for n in norms) ** (1.0 / norm_type)
+
+
+def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
+                    norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
+    """Scale the gradients so that their total ``norm_type``-norm is at most ``max_norm``.
+
+    PyTorch's formula: ``total`` is the norm of the per-tensor norms, the scale is
+    ``min(1, max_norm / (total + 1e-6))``, and the total before clipping is returned.
+    ``norm_type`` may be 2, 1, any p > 0, or ``math.inf`` (the largest absolute value).
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> a, b = nn.Parameter([0.0]), nn.Parameter([0.0])
+    >>> a.grad, b.grad = dt.tensor([6.0]), dt.tensor([8.0])
+    >>> clip_grad_norm_([a, b], 5.0).item()
+    10.0
+    >>> round(a.grad.item(), 4), round(b.grad.item(), 4)
+    (3.0, 4.0)
+    """
+    norm_type = float(norm_type)
+    if not (norm_type > 0):
+        raise ValueError(f"clip_grad_norm_: norm_type must be > 0 (or math.inf), got {norm_type}")
+    params = _unique_with_grad(parameters)
+    total = _combine([_norm(p.grad.data, norm_type) for p in params], norm_type)
+    if error_if_nonfinite and not math.isfinite(total):
+        raise RuntimeError(f"clip_grad_norm_: the total norm of the gradients is {total}; "
+                           "a NaN or Inf gradient is upstream (find it with dt.detect_anomaly())"
+                           ". Pass error_if_nonfinite=False to clip anyway.")
+    scale = min(1.0, max_norm / (total + 1e-6)) if math.isfinite(total) else max_norm / total
+    for p in params:
+        p.grad.data = p.grad.data * scale  # a new array: gradients may share memory
+    dtype = params[0].grad.dtype if params else "float32"
+    backend = B.backend_of(params[0].grad.data) if params else B.current()
+    return _make(backend.asarray(total, dtype=dtype), False, None)
+
+
+def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
+    """Clamp every gradient value to ``[-clip_value, clip_value]``.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> w = nn.Parameter([0.0, 0.0]); w.grad = dt.tensor([-3.0, 0.5])
+    >>> clip_grad_value_([w], 1.0); w.grad.tolist()
+    [-1.0, 0.5]
+    """
+    if clip_value < 0:
+        raise ValueError(f"clip_grad_value_: clip_value must be >= 0, got {clip_value}")
+    for p in _unique_with_grad(parameters):
+        p.grad.data = B.get_array_module(p.grad.data).clip(p.grad.data, -clip_value, clip_value)
+
+
+class GradClip:
+    """Base class of the clip objects an optimizer takes as ``grad_clip=``.
+
+    Calling it with the parameters and their gradient arrays returns the clipped arrays (new
+    ones; the inputs are not changed) and records ``last_total_norm``, ``last_clipped_norm``
+    and ``last_scale`` (after / before; 1.0 when nothing was clipped).
+    """
+
+    def __init__(self) -> None:
+        self.last_total_norm: float | None = None
+        self.last_clipped_norm: float | None = None
+        self.last_scale: float | None = None
+
+    def __call__(self, params: list[Tensor], grads: list[Any]) -> list[Any]:
+        chosen = [i for i, p in enumerate(params) if getattr(p, "need_clip", True)]
+        before = math.sqrt(sum(_norm(grads[i], 2) ** 2 for i in chosen))
+        clipped = self.clip([grads[i] for i in chosen])
+        out = list(grads)
+        for i, g in zip(chosen, clipped):
+            out[i] = g
+        after = math.sqrt(sum(_norm(g, 2) ** 2 for g in clipped))
+        self.last_total_norm, self.last_clipped_norm = before, after
+        self.last_scale = after / before if before > 0 else 1.0
+        return out
+
+    def clip(self, grads: list[Any]) -> list[Any]:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} must define clip (subclass it)")
+
+
+def _positive(name: str, value: Any) -> float:
+    if not isinstance(value, Real) or isinstance(value, bool) or not value > 0:
+        raise ValueError(f"{name} must be a number > 0, got {value!r}")
+    return float(value)
+
+
+class ClipGradByGlobalNorm(GradClip):
+    """Paddle's global-norm clipping: all gradients are scaled by
+    ``clip_norm / max(global_norm, clip_norm)``, so their joint norm is at most ``clip_norm``
+    and their directions are kept.
+
+    >>> import numpy as np
+    >>> clip = ClipGradByGlobalNorm(1.0)
+    >>> from dltutor import nn
+    >>> out = clip([nn.Parameter([0.0, 0.0])], [np.array([3.0, 4.0])])
+    >>> out[0], clip.last_total_norm, clip.last_scale
+    (array([0.6, 0.8]), 5.0, 0.2)
+    """
+
+    def __init__(self, clip_norm: float):
+        super().__init__()
+        self.clip_norm = _positive("ClipGradByGlobalNorm clip_norm", clip_norm)
+
+    def clip(self, grads: list[Any]) -> list[Any]:
+        total = math.sqrt(sum(_norm(g, 2) ** 2 for g in grads))
+        scale = self.clip_norm / max(total, self.clip_norm)
+        return [g * scale for g in grads]
+
+    def __repr__(self) -> str:
+        return f"ClipGradByGlobalNorm(clip_norm={self.clip_norm:g})"
+
+
+class ClipGradByNorm(GradClip):
+    """Paddle's per-tensor clipping: each gradient whose own L2 norm exceeds ``clip_norm`` is
+    scaled down to that norm; the others are left alone.
+
+    >>> import numpy as np
+    >>> from dltutor import nn
+    >>> out = ClipGradByNorm(1.0)([nn.Parameter([0.0, 0.0]), nn.Parameter([0.0])],
+    ...                           [np.array([3.0, 4.0]), np.array([0.5])])
+    >>> out
+    [array([0.6, 0.8]), array([0.5])]
+    """
+
+    def __init__(self, clip_norm: float):
+        super().__init__()
+        self.clip_norm = _positive("ClipGradByNorm clip_norm", clip_norm)
+
+    def clip(self, grads: list[Any]) -> list[Any]:
+        out = []
+        for g in grads:
+            norm = _norm(g, 2)
+            out.append(g * (self.clip_norm / norm) if norm > self.clip_norm else g)
+        return out
+
+    def __repr__(self) -> str:
+        return f"ClipGradByNorm(clip_norm={self.clip_norm:g})"
+
+
+class ClipGradByValue(GradClip):
+    """Paddle's value clipping: clamp every gradient value to ``[min, max]`` (``min``
+    defaults to ``-max``).
+
+    >>> import numpy as np
+    >>> from dltutor import nn
+    >>> ClipGradByValue(1.0)([nn.Parameter([0.0, 0.0])], [np.array([-3.0, 0.5])])
+    [array([-1. ,  0.5])]
+    """
+
+    def __init__(self, max: float, min: float | None = None):  # noqa: A002 - Paddle's names
+        super().__init__()
+        self.max = float(max)
+        self.min = -self.max if min is None else float(min)
+        if self.min > self.max:
+            raise ValueError(f"ClipGradByValue: min ({self.min}) must not exceed max ({self.max})")
+
+    def clip(self, grads: list[Any]) -> list[Any]:
+        return [B.get_array_module(g).clip(g, self.min, self.max) for g in grads]
+
+    def __repr__(self) -> str:
+        return f"ClipGradByValue(max={self.max:g}, min={self.min:g})"

@@ -1,0 +1,448 @@
+"""The optimizer base class: parameter groups, per-parameter settings, clipping, state, hooks.
+
+Every optimizer in dltutor is this class plus one method, :meth:`Optimizer.update`, that changes
+one parameter given its (clipped, regularized) gradient and its effective learning rate. The
+base class does everything else, in this order, on every ``step()``:
+
+1. skip parameters whose ``.grad`` is None (frozen, or not reached by the loss);
+2. clip the remaining gradients with ``grad_clip`` (parameters with ``need_clip=False`` are
+   left out);
+3. add regularization: the parameter's own ``regularizer`` if it has one, otherwise the
+   group's coupled ``weight_decay`` (``g += weight_decay * p``);
+4. effective lr = the group's ``lr`` times the parameter's ``lr_mult``;
+5. ``update(param, grad, state, group, lr)``, and count the step.
+
+>>> import dltutor as dt
+>>> from dltutor import nn, optim
+>>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+>>> opt = optim.SGD([{"params": net[0].parameters()},
+...                  {"params": net[2].parameters(), "lr": 0.01}], lr=0.05)
+>>> [(len(g["params"]), g["lr"]) for g in opt.param_groups]
+[(2, 0.05), (2, 0.01)]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any, Callable, Iterable
+
+from .. import backend as B
+from ..autograd.tensor import HookHandle, Tensor, _make, no_grad
+from .regularizer import Regularizer, regularizer_from_state
+
+# Keys every group may carry besides the optimizer's hyperparameters.
+_STRUCTURAL_KEYS = ("params", "param_names", "initial_lr")
+
+
+@dataclass
+class StepRecord:
+    """What one ``step()`` did to one parameter (kept when ``optimizer.record_steps`` is True).
+
+    ``grad`` is the gradient the update used (after clipping and regularization), ``update``
+    the change of the parameter's values (new minus old), ``lr`` the effective learning rate.
+    """
+
+    name: str
+    param: Tensor
+    grad: Any
+    update: Any
+    lr: float
+
+
+@dataclass
+class OptimizerLoadResult:
+    """What ``Optimizer.load_state_dict`` changed: hyperparameters whose loaded value differs
+    from the one the optimizer had (``{"group 0 lr": (old, new)}``)."""
+
+    changed: dict
+
+    def __repr__(self) -> str:
+        if not self.changed:
+            return "OptimizerLoadResult(no hyperparameter changed)"
+        parts = [f"{key}: {old!r} -> {new!r}" for key, (old, new) in self.changed.items()]
+        return "OptimizerLoadResult(loaded values replaced the ones set in code: " + \
+            "; ".join(parts) + ")"
+
+
+class OptimizerStateError(ValueError):
+    """``load_state_dict`` found a state that does not fit; nothing was changed."""
+
+
+def _is_param(value: Any) -> bool:
+    return isinstance(value, Tensor)
+
+
+def _describe(name: str | None, index: int, param: Tensor) -> str:
+    return repr(name) if name is not None else f"parameter #{index} with shape {tuple(param.shape)}"
+
+
+class Optimizer:
+    """Base class of all optimizers (see the module docstring for what ``step`` does).
+
+    ``params`` may be an iterable of Parameters, of ``(name, Parameter)`` pairs such as
+    ``model.named_parameters()`` (names are then used in messages, in ``state_dict`` and by
+    AdamW's ``apply_decay_param_fun``), or of group dicts ``{"params": ..., "lr": ...}`` whose
+    missing keys fall back to the optimizer's defaults.
+
+    To write your own optimizer, subclass it and override :meth:`update` (see ``SignSGD``).
+    """
+
+    #: Whether a float ``weight_decay`` is added to the gradient (AdamW's is not: it is decoupled).
+    coupled_weight_decay = True
+
+    def __init__(self, params: Any, defaults: dict[str, Any], grad_clip: Any = None):
+        self.defaults = dict(defaults)
+        self.grad_clip = grad_clip
+        self.param_groups: list[dict[str, Any]] = []
+        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.step_count = 0
+        self.record_steps = False
+        self.last_step: list[StepRecord] = []
+        self._pre_hooks: list[Callable] = []
+        self._post_hooks: list[Callable] = []
+        groups = _as_groups(params, type(self).__name__)
+        if not groups:
+            raise ValueError(f"{type(self).__name__} got an empty parameter list: pass "
+                             "model.parameters() or model.named_parameters() of a model that has "
+                             "parameters")
+        for group in groups:
+            self.add_param_group(group)
+
+    # -- groups ---------------------------------------------------------------------------------
+    def add_param_group(self, group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own hyperparameters (others from the defaults).
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(2))], lr=0.1)
+        >>> opt.add_param_group({"params": [nn.Parameter(dt.zeros(3))], "lr": 0.5})
+        >>> [g["lr"] for g in opt.param_groups]
+        [0.1, 0.5]
+        """
+        if not isinstance(group, dict) or "params" not in group:
+            raise TypeError("a parameter group is a dict with a 'params' entry, e.g. "
+                            "{'params': model.parameters(), 'lr': 0.01}")
+        params, names = _split_names(group["params"], type(self).__name__)
+        allowed = set(self.defaults) | set(_STRUCTURAL_KEYS)
+        unknown = [k for k in group if k not in allowed]
+        if unknown:
+            raise ValueError(f"{type(self).__name__}: unknown hyperparameter(s) "
+                             f"{', '.join(map(repr, unknown))} in a parameter group; "
+                             f"{type(self).__name__} knows {', '.join(sorted(self.defaults))}")
+        if "param_names" in group:
+            names = list(group["param_names"])
+        self._check_new_params(params, names)
+        new = {k: v for k, v in group.items() if k not in ("params", "param_names")}
+        for key, value in self.defaults.items():
+            new.setdefault(key, value)
+        self._check_group(new)
+        new["params"] = params
+        new["param_names"] = names
+        self.param_groups.append(new)
+
+    def _check_new_params(self, params: list[Tensor], names: list[str | None]) -> None:
+        seen = {id(p): n for g in self.param_groups for p, n in zip(g["params"], g["param_names"])}
+        taken = {n for g in self.param_groups for n in g["param_names"] if n is not None}
+        for index, (param, name) in enumerate(zip(params, names)):
+            if not param.is_leaf:
+                raise ValueError(f"{type(self).__name__} can only optimize leaf tensors (made by "
+                                 f"you, not computed); {_describe(name, index, param)} is the "
+                                 "result of an op")
+            if id(param) in seen:
+                first = seen[id(param)]
+                also = f" (already added as {first!r})" if first is not None and first != name else ""
+                raise ValueError(
+                    f"{type(self).__name__}: {_describe(name, index, param)} appears twice{also}; "
+                    "each parameter may be in one group only. (PyTorch only warns here and then "
+                    "updates it twice per step.) A tied parameter is one object: list it once.")
+            seen[id(param)] = name
+            if name is not None:
+                if name in taken:
+                    raise ValueError(f"{type(self).__name__}: two parameters are both named "
+                                     f"{name!r}; give the models different prefixes, e.g. "
+                                     "model.named_parameters(prefix='encoder')")
+                taken.add(name)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        """Check one group's hyperparameters (subclasses add their own checks)."""
+        lr = group.get("lr")
+        if not isinstance(lr, Real) or isinstance(lr, bool) or lr < 0:
+            raise ValueError(f"{type(self).__name__}: lr must be a number >= 0, got {lr!r}")
+        wd = group.get("weight_decay", 0)
+        if not isinstance(wd, Regularizer) and (not isinstance(wd, Real) or wd < 0):
+            raise ValueError(f"{type(self).__name__}: weight_decay must be a number >= 0 or an "
+                             f"L1Decay/L2Decay, got {wd!r}")
+
+    def named_params(self) -> Iterable[tuple[str, Tensor, dict[str, Any]]]:
+        """Every (name, parameter, group): the structured name, or ``"#i"`` by position."""
+        index = 0
+        for group in self.param_groups:
+            for param, name in zip(group["params"], group["param_names"]):
+                yield (name if name is not None else f"#{index}"), param, group
+                index += 1
+
+    # -- one step --------------------------------------------------------------------------------
+    def zero_grad(self) -> None:
+        """Set the gradient of every parameter to None (the next backward starts afresh)."""
+        for group in self.param_groups:
+            for param in group["params"]:
+                param.grad = None
+
+    def effective_lr(self, param: Tensor, group: dict[str, Any]) -> float:
+        """The learning rate that multiplies this parameter's update: group lr x lr_mult."""
+        return group["lr"] * getattr(param, "lr_mult", 1.0)
+
+    def regularize(self, param: Tensor, grad: Any, group: dict[str, Any]) -> Any:
+        """Add regularization to a gradient: the parameter's own regularizer replaces the
+        group's coupled ``weight_decay``. Returns a new array (never changes ``grad``)."""
+        own = getattr(param, "regularizer", None)
+        if own is not None:
+            return own.apply(param.data, grad)
+        decay = group.get("weight_decay", 0)
+        if isinstance(decay, Regularizer):
+            return decay.apply(param.data, grad)
+        if decay and self.coupled_weight_decay:
+            return grad + decay * param.data
+        return grad
+
+    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
+               lr: float) -> None:
+        """Change ``param.data`` in place. Override this to write an optimizer.
+
+        ``grad`` is a backend array (already clipped and regularized; do not change it in
+        place), ``state`` this parameter's dict (``state["step"]`` is already counted: 1 on the
+        first step), ``group`` its hyperparameters and ``lr`` its effective learning rate.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must override update() (subclass it)")
+
+    def step(self) -> None:
+        """Update every parameter that has a gradient (see the module docstring for the order).
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> w = nn.Parameter([1.0, 2.0])
+        >>> opt = optim.SGD([w], lr=0.1)
+        >>> (w * w).sum().backward()      # grad = 2w
+        >>> opt.step()
+        >>> w.data                        # w - 0.1 * 2w
+        array([0.8, 1.6], dtype=float32)
+        """
+        for hook in list(self._pre_hooks):
+            hook(self, (), {})
+        with no_grad():
+            active = [(name, p, group) for name, p, group in self.named_params()
+                      if p.grad is not None]
+            grads = [p.grad.data for _, p, _ in active]
+            if self.grad_clip is not None and active:
+                grads = self.grad_clip([p for _, p, _ in active], grads)
+            records = []
+            for (name, param, group), grad in zip(active, grads):
+                if group.get("maximize"):
+                    grad = -grad
+                grad = self.regularize(param, grad, group)
+                lr = self.effective_lr(param, group)
+                state = self.state.get(param)
+                if state is None:
+                    state = self.state[param] = {"step": 0}
+                state["step"] += 1
+                before = param.data.copy() if self.record_steps else None
+                self.update(param, grad, state, group, lr)
+                if before is not None:
+                    records.append(StepRecord(name, param, grad, param.data - before, lr))
+            self.last_step = records
+            self.step_count += 1
+        for hook in list(self._post_hooks):
+            hook(self, (), {})
+
+    # -- hooks -----------------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook: Callable) -> HookHandle:
+        """Call ``hook(optimizer, args, kwargs)`` before every step (PyTorch's signature).
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> opt = optim.SGD([nn.Parameter([1.0])], lr=0.1)
+        >>> handle = opt.register_step_pre_hook(lambda o, args, kwargs: print("step", o.step_count))
+        >>> opt.step()
+        step 0
+        >>> handle.remove()
+        """
+        self._pre_hooks.append(hook)
+        return HookHandle(self._pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> HookHandle:
+        """Call ``hook(optimizer, args, kwargs)`` after every step. With
+        ``optimizer.record_steps = True`` it can read ``optimizer.last_step``: one
+        :class:`StepRecord` per updated parameter (its gradient, update and lr)."""
+        self._post_hooks.append(hook)
+        return HookHandle(self._post_hooks, hook)
+
+    # -- checkpoints -----------------------------------------------------------------------------
+    def _keys(self) -> list[Any]:
+        """The key of each parameter in state_dict: its name, or its position when unnamed."""
+        return [name if name is not None else index
+                for index, (name, _, _) in enumerate(
+                    (n, p, g) for g in self.param_groups for p, n in zip(g["params"], g["param_names"]))]
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume: per-parameter state and each group's hyperparameters,
+        keyed by parameter name (by position where names are unknown). ``dt.save`` writes it.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> net = nn.Linear(2, 1)
+        >>> opt = optim.SGD(net.named_parameters(), lr=0.1, momentum=0.9)
+        >>> net(dt.ones(1, 2)).sum().backward(); opt.step()
+        >>> sorted(opt.state_dict()["state"]["weight"])
+        ['momentum_buffer', 'step']
+        """
+        keys = iter(self._keys())
+        groups, state = [], {}
+        for group in self.param_groups:
+            saved = {k: _hyper_to_state(v) for k, v in group.items()
+                     if k not in ("params", "param_names")}
+            saved["params"] = []
+            for param in group["params"]:
+                key = next(keys)
+                saved["params"].append(key)
+                if param in self.state:
+                    state[key] = {k: (_make(v, False, None) if hasattr(v, "shape") else v)
+                                  for k, v in self.state[param].items()}
+            groups.append(saved)
+        return {"optimizer": type(self).__name__, "step_count": self.step_count,
+                "state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> OptimizerLoadResult:
+        """Restore a ``state_dict``. Everything is checked first (optimizer class, number of
+        groups, parameter names, shapes, hyperparameter names); on any problem nothing changes
+        and one error lists them all. The result says which hyperparameters (such as ``lr``)
+        the loaded values replaced.
+        """
+        problems = self._check_state(state_dict)
+        if problems:
+            raise OptimizerStateError(
+                f"{type(self).__name__}.load_state_dict: the state does not fit this optimizer; "
+                "nothing was changed.\n  " + "\n  ".join(problems))
+        changed: dict[str, tuple] = {}
+        by_key = {}
+        for group, saved in zip(self.param_groups, state_dict["param_groups"]):
+            for key, value in saved.items():
+                if key == "params":
+                    continue
+                value = _hyper_from_state(value)
+                index = self.param_groups.index(group)
+                if key in group and not _same(group[key], value):
+                    changed[f"group {index} {key}"] = (group[key], value)
+                group[key] = value
+            by_key.update(zip(saved["params"], group["params"]))
+        self.state = {}
+        for key, entry in state_dict["state"].items():
+            param = by_key[key]
+            backend = B.backend_of(param.data)
+            self.state[param] = {
+                k: (backend.asarray(v.data if isinstance(v, Tensor) else v, dtype=param.dtype)
+                    if hasattr(v, "shape") else v)
+                for k, v in entry.items()}
+        self.step_count = int(state_dict.get("step_count", 0))
+        return OptimizerLoadResult(changed)
+
+    def _check_state(self, state_dict: Any) -> list[str]:
+        if not isinstance(state_dict, dict) or "param_groups" not in state_dict:
+            return ["expected a dict made by optimizer.state_dict() (with 'param_groups' and "
+                    "'state')"]
+        problems = []
+        saved_class = state_dict.get("optimizer")
+        if saved_class is not None and saved_class != type(self).__name__:
+            problems.append(f"it was saved from a {saved_class}, this is a {type(self).__name__}")
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            problems.append(f"it has {len(groups)} parameter group(s), this optimizer has "
+                            f"{len(self.param_groups)}")
+            return problems
+        keys = iter(self._keys())
+        by_key = {}
+        allowed = set(self.defaults) | set(_STRUCTURAL_KEYS)
+        for index, (group, saved) in enumerate(zip(self.param_groups, groups)):
+            own = [next(keys) for _ in group["params"]]
+            theirs = list(saved.get("params", []))
+            missing = [k for k in own if k not in theirs]
+            unexpected = [k for k in theirs if k not in own]
+            if missing:
+                problems.append(f"group {index}: missing parameters {missing}")
+            if unexpected:
+                problems.append(f"group {index}: unexpected parameters {unexpected}")
+            unknown = [k for k in saved if k not in allowed]
+            if unknown:
+                problems.append(f"group {index}: unknown hyperparameters {unknown}")
+            by_key.update(zip(own, group["params"]))
+        for key, entry in state_dict.get("state", {}).items():
+            param = by_key.get(key)
+            if param is None:
+                problems.append(f"state for unknown parameter {key!r}")
+                continue
+            for name, value in entry.items():
+                shape = getattr(value, "shape", None)
+                if shape is not None and tuple(shape) != tuple(param.shape) and \
+                        tuple(shape) != ():
+                    problems.append(f"state {name!r} of {key!r} has shape {tuple(shape)}, the "
+                                    f"parameter has shape {tuple(param.shape)}")
+        return problems
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for index, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {index}")
+            for key in sorted(k for k in group if k not in ("params", "param_names")):
+                lines.append(f"    {key}: {group[key]}")
+            lines.append(f"    params: {len(group['params'])}")
+        return "\n".join(lines) + "\n)"
+
+
+def _as_groups(params: Any, owner: str) -> list[dict[str, Any]]:
+    if isinstance(params, Tensor):
+        raise TypeError(f"{owner} needs an iterable of parameters, got a single tensor; wrap it "
+                        "in a list: [param]")
+    if isinstance(params, dict):
+        return [params]
+    items = list(params)
+    if items and all(isinstance(item, dict) for item in items):
+        return items
+    return [{"params": items}] if items else []
+
+
+def _split_names(params: Any, owner: str) -> tuple[list[Tensor], list[str | None]]:
+    """Parameters and their names from Parameters or (name, Parameter) pairs."""
+    if isinstance(params, Tensor):
+        params = [params]
+    out, names = [], []
+    for item in params:
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+            name, param = item
+        else:
+            name, param = None, item
+        if not _is_param(param):
+            raise TypeError(f"{owner} can only optimize tensors (nn.Parameter); got "
+                            f"{type(param).__name__}")
+        out.append(param)
+        names.append(name)
+    return out, names
+
+
+def _hyper_to_state(value: Any) -> Any:
+    if isinstance(value, Regularizer):
+        return value.to_state()
+    return value
+
+
+def _hyper_from_state(value: Any) -> Any:
+    if isinstance(value, dict) and "regularizer" in value:
+        return regularizer_from_state(value)
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - e.g. comparing arrays
+        return a is b

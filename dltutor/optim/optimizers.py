@@ -1,0 +1,378 @@
+"""SGD, Adam, AdamW, RMSprop, Adagrad (each exactly PyTorch's update rule), SignSGD (a small
+custom optimizer to learn from) and MultiOptimizer.
+
+Each optimizer is only its :meth:`~Optimizer.update`: the base class has already skipped
+parameters without gradients, clipped, added regularization and worked out the effective lr.
+Updates change ``param.data`` and the state in place; they never change ``grad``.
+
+>>> import dltutor as dt
+>>> from dltutor import nn, optim
+>>> w = nn.Parameter([1.0])
+>>> opt = optim.Adam([w], lr=0.1)
+>>> (w * 3).sum().backward(); opt.step()
+>>> round(w.item(), 4)          # Adam's first step moves by about lr, whatever the gradient
+0.9
+"""
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Any, Callable
+
+from .. import backend as B
+from ..autograd.tensor import Tensor
+from .optimizer import Optimizer
+
+
+def _check_number(owner: str, name: str, value: Any, low: float = 0.0,
+                  high: float | None = None, high_open: bool = False) -> None:
+    ok = isinstance(value, Real) and not isinstance(value, bool) and value >= low
+    if ok and high is not None:
+        ok = value < high if high_open else value <= high
+    if not ok:
+        bound = f" and {'<' if high_open else '<='} {high}" if high is not None else ""
+        raise ValueError(f"{owner}: {name} must be a number >= {low}{bound}, got {value!r}")
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, with PyTorch's momentum, dampening and Nesterov.
+
+    With momentum ``mu``: ``buf = g`` on the first step, then ``buf = mu*buf + (1-dampening)*g``;
+    the step uses ``g + mu*buf`` (Nesterov) or ``buf``; then ``p -= lr * step``.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> w = nn.Parameter([1.0])
+    >>> opt = SGD([w], lr=0.1, momentum=0.9)
+    >>> for _ in range(2):
+    ...     opt.zero_grad(); (w * 1.0).sum().backward(); opt.step()
+    >>> round(w.item(), 4)      # 1 - 0.1*1 - 0.1*(0.9*1 + 1)
+    0.71
+    """
+
+    def __init__(self, params: Any, lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: Any = 0.0, nesterov: bool = False,
+                 maximize: bool = False, grad_clip: Any = None):
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+        super().__init__(params, defaults, grad_clip)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        _check_number("SGD", "momentum", group["momentum"])
+        _check_number("SGD", "dampening", group["dampening"])
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0, got "
+                             f"momentum={group['momentum']}, dampening={group['dampening']}")
+
+    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
+               lr: float) -> None:
+        momentum = group["momentum"]
+        if momentum:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = grad.copy()
+            else:
+                buf *= momentum
+                buf += grad if group["dampening"] == 0 else (1 - group["dampening"]) * grad
+            grad = grad + momentum * buf if group["nesterov"] else buf
+        param.data -= lr * grad
+
+
+class Adam(Optimizer):
+    """Adam (PyTorch's rule): bias-corrected moving averages of the gradient and its square.
+
+    ``weight_decay`` is coupled L2 (added to the gradient); for decoupled decay use AdamW.
+    ``amsgrad=True`` divides by the running maximum of the second moment instead.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> w = nn.Parameter([1.0])
+    >>> opt = Adam([w], lr=0.01)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> round(w.item(), 6)
+    0.99
+    """
+
+    def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: Any = 0.0, amsgrad: bool = False,
+                 maximize: bool = False, grad_clip: Any = None):
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize)
+        super().__init__(params, defaults, grad_clip)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        name = type(self).__name__
+        betas = group["betas"]
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
+        for i, beta in enumerate(betas):
+            _check_number(name, f"betas[{i}]", beta, 0.0, 1.0, high_open=True)
+        _check_number(name, "eps", group["eps"])
+
+    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
+               lr: float) -> None:
+        xp = B.get_array_module(param.data)
+        beta1, beta2 = group["betas"]
+        if "exp_avg" not in state:
+            state["exp_avg"] = xp.zeros_like(param.data)
+            state["exp_avg_sq"] = xp.zeros_like(param.data)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = xp.zeros_like(param.data)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        step = state["step"]
+        exp_avg *= beta1
+        exp_avg += (1 - beta1) * grad
+        exp_avg_sq *= beta2
+        exp_avg_sq += (1 - beta2) * grad * grad
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+        second = exp_avg_sq
+        if group["amsgrad"]:
+            xp.maximum(state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
+            second = state["max_exp_avg_sq"]
+        denom = xp.sqrt(second) / bias_correction2_sqrt + group["eps"]
+        param.data -= (lr / bias_correction1) * (exp_avg / denom)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (PyTorch's AdamW): first ``p *= 1 - lr * weight_decay``,
+    then the Adam step without L2 in the gradient.
+
+    ``apply_decay_param_fun(name) -> bool`` (Paddle) chooses which parameters decay, by their
+    structured name (e.g. skip biases: ``lambda name: not name.endswith("bias")``); it needs
+    the optimizer to be given names, e.g. ``model.named_parameters()``.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> net = nn.Linear(2, 1)
+    >>> opt = AdamW(net.named_parameters(), lr=0.1, weight_decay=0.5,
+    ...             apply_decay_param_fun=lambda name: name != "bias")
+    >>> opt.decays("weight"), opt.decays("bias")
+    (True, False)
+    """
+
+    coupled_weight_decay = False
+
+    def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2,
+                 apply_decay_param_fun: Callable[[str], bool] | None = None,
+                 amsgrad: bool = False, maximize: bool = False, grad_clip: Any = None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize, grad_clip)
+        self.apply_decay_param_fun = apply_decay_param_fun
+        if apply_decay_param_fun is not None:
+            unnamed = [n for n, _, _ in self.named_params() if n.startswith("#")]
+            if unnamed:
+                raise ValueError("AdamW: apply_decay_param_fun is called with parameter names, but "
+                                 "this optimizer was given parameters without names; pass "
+                                 "model.named_parameters()")
+        self._decay_by_name: dict[str, bool] = {}
+
+    def decays(self, name: str) -> bool:
+        """Whether the parameter called ``name`` gets the decoupled weight decay."""
+        if self.apply_decay_param_fun is None:
+            return True
+        if name not in self._decay_by_name:
+            self._decay_by_name[name] = bool(self.apply_decay_param_fun(name))
+        return self._decay_by_name[name]
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        if not isinstance(group["weight_decay"], Real):
+            raise ValueError("AdamW: weight_decay is the decoupled decay coefficient (a number); "
+                             "set an L1Decay/L2Decay on a parameter as its regularizer instead")
+
+    def step(self) -> None:
+        self._names = {id(p): n for n, p, _ in self.named_params()}
+        super().step()
+
+    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
+               lr: float) -> None:
+        decay = group["weight_decay"]
+        if decay and self.decays(self._names[id(param)]):
+            param.data *= 1 - lr * decay
+        super().update(param, grad, state, group, lr)
+
+
+class RMSprop(Optimizer):
+    """RMSprop (PyTorch's rule): divide by a moving root-mean-square of recent gradients.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> w = nn.Parameter([1.0])
+    >>> opt = RMSprop([w], lr=0.01)
+    >>> (w * 2).sum().backward(); opt.step()
+    >>> round(w.item(), 4)          # 1 - 0.01 * 2 / sqrt(0.01 * 4)
+    0.9
+    """
+
+    def __init__(self, params: Any, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+                 weight_decay: Any = 0.0, momentum: float = 0.0, centered: bool = False,
+                 maximize: bool = False, grad_clip: Any = None):
+        defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                        momentum=momentum, centered=centered, maximize=maximize)
+        super().__init__(params, defaults, grad_clip)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        _check_number("RMSprop", "alpha", group["alpha"], 0.0, 1.0)
+        _check_number("RMSprop", "eps", group["eps"])
+        _check_number("RMSprop", "momentum", group["momentum"])
+
+    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
+               lr: float) -> None:
+        xp = B.get_array_module(param.data)
+        alpha = group["alpha"]
+        if "square_avg" not in state:
+            state["square_avg"] = xp.zeros_like(param.data)
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = xp.zeros_like(param.data)
+            if group["centered"]:
+                state["grad_avg"] = xp.zeros_like(param.data)
+        square_avg = state["square_avg"]
+        square_avg *= alpha
+        square_avg += (1 - alpha) * grad * grad
+        if group["centered"]:
+            grad_avg = state["grad_avg"]
+            grad_avg += (1 - alpha) * (grad - grad_avg)
+            avg = xp.sqrt(square_avg - grad_avg * grad_avg)
+        else:
+            avg = xp.sqrt(square_avg)
+        avg += group["eps"]
+        if group["momentum"] > 0:
+            buf = state["momentum_buffer"]
+            buf *= group["momentum"]
+            buf += grad / avg
+            param.data -= lr * buf
+        else:
+            param.data -= lr * (grad / avg)
+
+
+class Adagrad(Optimizer):
+    """Adagrad (PyTorch's rule): divide by the root of the sum of all past squared gradients,
+    so often-updated parameters slow down. ``lr_decay`` shrinks the lr as ``lr / (1 + (t-1)*decay)``.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> w = nn.Parameter([1.0])
+    >>> opt = Adagrad([w], lr=0.1)
+    >>> (w * 2).sum().backward(); opt.step()
+    >>> round(w.item(), 4)          # 1 - 0.1 * 2 / sqrt(4)
+    0.9
+    """
+
+    def __init__(self, params: Any, lr: float = 1e-2, lr_decay: float = 0.0,
+                 weight_decay: Any = 0.0, initial_accumulator_value: float = 0.0,
+                 eps: float = 1e-10, maximize: bool = False, grad_clip: Any = None):
+        defaults = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, eps=eps,
+                        maximize=maximize)
+        super().__init__(params, defaults, grad_clip)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        _check_number("Adagrad", "lr_decay", group["lr_decay"])
+        _check_number("Adagrad", "initial_accumulator_value", group["initial_accumulator_value"])
+        _check_number("Adagrad", "eps", group["eps"])
+
+    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
+               lr: float) -> None:
+        xp = B.get_array_module(param.data)
+        if "sum" not in state:
+            state["sum"] = xp.full(param.shape, group["initial_accumulator_value"],
+                                   dtype=param.dtype)
+        clr = lr / (1 + (state["step"] - 1) * group["lr_decay"])
+        state["sum"] += grad * grad
+        param.data -= clr * (grad / (xp.sqrt(state["sum"]) + group["eps"]))
+
+
+class SignSGD(Optimizer):
+    """A custom optimizer in six lines: step by the SIGN of the gradient, ``p -= lr * sign(g)``.
+
+    It shows what writing your own optimizer takes here: subclass ``Optimizer``, pass your
+    hyperparameters as ``defaults``, and override ``update``. Groups, lr multipliers,
+    regularizers, clipping, hooks and checkpoints all work without another line.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> w = nn.Parameter([1.0, 1.0])
+    >>> opt = SignSGD([w], lr=0.1)
+    >>> (w * dt.tensor([5.0, -0.01])).sum().backward(); opt.step()
+    >>> w
+    Parameter(shape=(2,), dtype=float32)
+    tensor([0.9, 1.1], requires_grad=True)
+    """
+
+    def __init__(self, params: Any, lr: float = 1e-3, weight_decay: Any = 0.0,
+                 grad_clip: Any = None):
+        super().__init__(params, dict(lr=lr, weight_decay=weight_decay), grad_clip)
+
+    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
+               lr: float) -> None:
+        param.data -= lr * B.get_array_module(grad).sign(grad)
+
+
+class MultiOptimizer:
+    """Several optimizers driven as one: one ``step()``, one ``zero_grad()``, one state dict.
+
+    Use it to give different parameters different optimizers (SGD for the convolutions, Adam
+    for the rest). A parameter may belong to only one of them.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> net = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    >>> both = MultiOptimizer(SGD(net[0].parameters(), lr=0.1), Adam(net[1].parameters()))
+    >>> len(both.param_groups)
+    2
+    """
+
+    def __init__(self, *optimizers: Optimizer):
+        if not optimizers:
+            raise ValueError("MultiOptimizer needs at least one optimizer")
+        owner: dict[int, int] = {}
+        for index, opt in enumerate(optimizers):
+            for name, param, _ in opt.named_params():
+                if id(param) in owner:
+                    raise ValueError(f"MultiOptimizer: parameter {name!r} is in optimizer "
+                                     f"{owner[id(param)]} and optimizer {index}; give each "
+                                     "parameter to one optimizer only")
+                owner[id(param)] = index
+        self.optimizers = list(optimizers)
+
+    @property
+    def param_groups(self) -> list[dict[str, Any]]:
+        """The groups of all optimizers, in order (schedulers can drive them)."""
+        return [group for opt in self.optimizers for group in opt.param_groups]
+
+    def step(self) -> None:
+        """Step every optimizer."""
+        for opt in self.optimizers:
+            opt.step()
+
+    def zero_grad(self) -> None:
+        """Clear the gradients of every optimizer's parameters."""
+        for opt in self.optimizers:
+            opt.zero_grad()
+
+    def state_dict(self) -> dict[str, Any]:
+        """One state dict holding each optimizer's."""
+        return {"optimizers": [opt.state_dict() for opt in self.optimizers]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> list:
+        """Restore every optimizer; checks all of them before changing any."""
+        states = state_dict.get("optimizers", [])
+        if len(states) != len(self.optimizers):
+            raise ValueError(f"MultiOptimizer.load_state_dict: the state has {len(states)} "
+                             f"optimizer(s), this MultiOptimizer has {len(self.optimizers)}")
+        problems = [f"optimizer {i}: {p}" for i, (opt, s) in enumerate(zip(self.optimizers, states))
+                    for p in opt._check_state(s)]
+        if problems:
+            from .optimizer import OptimizerStateError
+
+            raise OptimizerStateError("MultiOptimizer.load_state_dict: nothing was changed.\n  "
+                                      + "\n  ".join(problems))
+        return [opt.load_state_dict(s) for opt, s in zip(self.optimizers, states)]
+
+    def __repr__(self) -> str:
+        return "MultiOptimizer(" + ", ".join(type(o).__name__ for o in self.optimizers) + ")"

@@ -1,0 +1,76 @@
+"""Regularizers (Paddle's ``L1Decay`` and ``L2Decay``): penalties added to a gradient.
+
+Set one on a parameter (``p.regularizer = L2Decay(1e-4)``) or as a group's ``weight_decay``.
+A parameter's own regularizer replaces the optimizer's for that parameter, as in Paddle.
+
+>>> import numpy as np
+>>> L2Decay(0.1).apply(np.array([2.0, -4.0]), np.zeros(2))
+array([ 0.2, -0.4])
+>>> L1Decay(0.1).apply(np.array([2.0, -4.0]), np.zeros(2))
+array([ 0.1, -0.1])
+"""
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any
+
+from .. import backend as B
+
+
+class Regularizer:
+    """Base class: ``apply(param, grad)`` returns ``grad`` plus the penalty's gradient."""
+
+    name = "regularizer"
+
+    def __init__(self, coeff: float = 0.0):
+        if not isinstance(coeff, Real) or isinstance(coeff, bool) or coeff < 0:
+            raise ValueError(f"{type(self).__name__} coeff must be a number >= 0, got {coeff!r}")
+        self.coeff = float(coeff)
+
+    def apply(self, param: Any, grad: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} must define apply (subclass it)")
+
+    def to_state(self) -> dict[str, Any]:
+        """A plain dict for checkpoints."""
+        return {"regularizer": type(self).__name__, "coeff": self.coeff}
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.coeff == other.coeff  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.coeff:g})"
+
+
+class L2Decay(Regularizer):
+    """Penalty ``coeff / 2 * sum(p**2)``: adds ``coeff * p`` to the gradient (weight decay).
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> w = nn.Parameter([1.0], regularizer=L2Decay(1e-4))
+    >>> w.regularizer
+    L2Decay(0.0001)
+    """
+
+    def apply(self, param: Any, grad: Any) -> Any:
+        return grad + self.coeff * param
+
+
+class L1Decay(Regularizer):
+    """Penalty ``coeff * sum(|p|)``: adds ``coeff * sign(p)`` to the gradient (pushes weights
+    to exactly zero, making them sparse).
+
+    >>> L1Decay(0.01)
+    L1Decay(0.01)
+    """
+
+    def apply(self, param: Any, grad: Any) -> Any:
+        return grad + self.coeff * B.get_array_module(param).sign(param)
+
+
+def regularizer_from_state(state: dict[str, Any]) -> Regularizer:
+    """Rebuild a regularizer saved by :meth:`Regularizer.to_state`."""
+    kinds = {"L1Decay": L1Decay, "L2Decay": L2Decay}
+    kind = state.get("regularizer")
+    if kind not in kinds:
+        raise ValueError(f"unknown regularizer {kind!r} in a checkpoint; known: {sorted(kinds)}")
+    return kinds[kind](state["coeff"])
