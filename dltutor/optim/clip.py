@@ -108,9 +108,10 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -
 class GradClip:
     """Base class of the clip objects an optimizer takes as ``grad_clip=``.
 
-    Calling it with the parameters and their gradient arrays returns the clipped arrays (new
-    ones; the inputs are not changed) and records ``last_total_norm``, ``last_clipped_norm``
-    and ``last_scale`` (after / before; 1.0 when nothing was clipped).
+    Calling it with the parameters and their gradient arrays clips the arrays IN PLACE (the
+    optimizer hands it its own copies, never ``p.grad``), returns them, and records
+    ``last_total_norm``, ``last_clipped_norm`` and ``last_scale`` (after / before; 1.0 when
+    nothing was clipped).
     """
 
     def __init__(self) -> None:
@@ -119,18 +120,16 @@ class GradClip:
         self.last_scale: float | None = None
 
     def __call__(self, params: list[Tensor], grads: list[Any]) -> list[Any]:
-        chosen = [i for i, p in enumerate(params) if getattr(p, "need_clip", True)]
-        before = math.sqrt(sum(_norm(grads[i], 2) ** 2 for i in chosen))
-        clipped = self.clip([grads[i] for i in chosen])
-        out = list(grads)
-        for i, g in zip(chosen, clipped):
-            out[i] = g
-        after = math.sqrt(sum(_norm(g, 2) ** 2 for g in clipped))
+        chosen = [grads[i] for i, p in enumerate(params) if getattr(p, "need_clip", True)]
+        norms = [_norm(g, 2) for g in chosen]
+        before = math.sqrt(sum(n * n for n in norms))
+        after = self.clip(chosen, norms)
         self.last_total_norm, self.last_clipped_norm = before, after
         self.last_scale = after / before if before > 0 else 1.0
-        return out
+        return grads
 
-    def clip(self, grads: list[Any]) -> list[Any]:  # pragma: no cover - abstract
+    def clip(self, grads: list[Any], norms: list[float]) -> float:  # pragma: no cover
+        """Clip ``grads`` in place (``norms`` are their L2 norms); return the global norm after."""
         raise NotImplementedError(f"{type(self).__name__} must define clip (subclass it)")
 
 
@@ -148,8 +147,9 @@ class ClipGradByGlobalNorm(GradClip):
     >>> import numpy as np
     >>> clip = ClipGradByGlobalNorm(1.0)
     >>> from dltutor import nn
-    >>> out = clip([nn.Parameter([0.0, 0.0])], [np.array([3.0, 4.0])])
-    >>> out[0], clip.last_total_norm, clip.last_scale
+    >>> grads = [np.array([3.0, 4.0])]
+    >>> _ = clip([nn.Parameter([0.0, 0.0])], grads)
+    >>> grads[0], clip.last_total_norm, clip.last_scale
     (array([0.6, 0.8]), 5.0, 0.2)
     """
 
@@ -157,10 +157,13 @@ class ClipGradByGlobalNorm(GradClip):
         super().__init__()
         self.clip_norm = _positive("ClipGradByGlobalNorm clip_norm", clip_norm)
 
-    def clip(self, grads: list[Any]) -> list[Any]:
-        total = math.sqrt(sum(_norm(g, 2) ** 2 for g in grads))
+    def clip(self, grads: list[Any], norms: list[float]) -> float:
+        total = math.sqrt(sum(n * n for n in norms))
         scale = self.clip_norm / max(total, self.clip_norm)
-        return [g * scale for g in grads]
+        if scale != 1.0:
+            for g in grads:
+                g *= scale
+        return total * scale
 
     def __repr__(self) -> str:
         return f"ClipGradByGlobalNorm(clip_norm={self.clip_norm:g})"
@@ -182,12 +185,14 @@ class ClipGradByNorm(GradClip):
         super().__init__()
         self.clip_norm = _positive("ClipGradByNorm clip_norm", clip_norm)
 
-    def clip(self, grads: list[Any]) -> list[Any]:
-        out = []
-        for g in grads:
-            norm = _norm(g, 2)
-            out.append(g * (self.clip_norm / norm) if norm > self.clip_norm else g)
-        return out
+    def clip(self, grads: list[Any], norms: list[float]) -> float:
+        squares = 0.0
+        for g, norm in zip(grads, norms):
+            if norm > self.clip_norm:
+                g *= self.clip_norm / norm
+                norm = self.clip_norm
+            squares += norm * norm
+        return math.sqrt(squares)
 
     def __repr__(self) -> str:
         return f"ClipGradByNorm(clip_norm={self.clip_norm:g})"
@@ -210,8 +215,10 @@ class ClipGradByValue(GradClip):
         if self.min > self.max:
             raise ValueError(f"ClipGradByValue: min ({self.min}) must not exceed max ({self.max})")
 
-    def clip(self, grads: list[Any]) -> list[Any]:
-        return [B.get_array_module(g).clip(g, self.min, self.max) for g in grads]
+    def clip(self, grads: list[Any], norms: list[float]) -> float:
+        for g in grads:
+            B.get_array_module(g).clip(g, self.min, self.max, out=g)
+        return math.sqrt(sum(_norm(g, 2) ** 2 for g in grads))
 
     def __repr__(self) -> str:
         return f"ClipGradByValue(max={self.max:g}, min={self.min:g})"

@@ -166,7 +166,7 @@ class LRScheduler:
         last_epoch = _as_int(owner, "last_epoch", last_epoch)
         if last_epoch < -1:
             raise ValueError(f"{owner}: last_epoch must be -1 (a new schedule) or the number of "
-                             f"steps already done (>= 0), got {last_epoch}")
+                             f"steps already done (>= 0), got last_epoch={last_epoch}")
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:

@@ -4,9 +4,9 @@ Every optimizer in dltutor is this class plus one method, :meth:`Optimizer.updat
 one parameter given its (clipped, regularized) gradient and its effective learning rate. The
 base class does everything else, in this order, on every ``step()``:
 
-1. skip parameters whose ``.grad`` is None (frozen, or not reached by the loss);
-2. clip the remaining gradients with ``grad_clip`` (parameters with ``need_clip=False`` are
-   left out);
+1. skip parameters whose ``.grad`` is None (frozen, or not reached by the loss), and copy the
+   other gradients into the optimizer's own buffers (``p.grad`` itself is never changed);
+2. clip them with ``grad_clip`` (parameters with ``need_clip=False`` are left out);
 3. add regularization: the parameter's own ``regularizer`` if it has one, otherwise the
    group's coupled ``weight_decay`` (``g += weight_decay * p``);
 4. effective lr = the group's ``lr`` times the parameter's ``lr_mult``;
@@ -98,6 +98,10 @@ class Optimizer:
         self.step_count = 0
         self.record_steps = False
         self.last_step: list[StepRecord] = []
+        # Per parameter, two reusable arrays shaped like it ("work": the gradient being
+        # clipped and regularized; "tmp": room for temporaries), so a step allocates nothing.
+        # They are scratch space, not state: state_dict does not save them.
+        self._buffers: dict[Tensor, tuple[Any, Any]] = {}
         self._pre_hooks: list[Callable] = []
         self._post_hooks: list[Callable] = []
         groups = _as_groups(params, type(self).__name__)
@@ -192,26 +196,37 @@ class Optimizer:
         """The learning rate that multiplies this parameter's update: group lr x lr_mult."""
         return group["lr"] * getattr(param, "lr_mult", 1.0)
 
-    def regularize(self, param: Tensor, grad: Any, group: dict[str, Any]) -> Any:
-        """Add regularization to a gradient: the parameter's own regularizer replaces the
-        group's coupled ``weight_decay``. Returns a new array (never changes ``grad``)."""
+    def buffers(self, param: Tensor) -> tuple[Any, Any]:
+        """Two scratch arrays shaped like ``param`` ("work" and "tmp"), reused every step."""
+        pair = self._buffers.get(param)
+        data = param.data
+        if pair is None or pair[0].shape != data.shape or pair[0].dtype != data.dtype or \
+                type(pair[0]) is not type(data):
+            xp = B.get_array_module(data)
+            pair = self._buffers[param] = (xp.empty_like(data), xp.empty_like(data))
+        return pair
+
+    def regularize(self, param: Tensor, grad: Any, group: dict[str, Any], tmp: Any) -> None:
+        """Add regularization to ``grad`` in place: the parameter's own regularizer replaces
+        the group's coupled ``weight_decay``. ``tmp`` is scratch space of the same shape."""
         own = getattr(param, "regularizer", None)
-        if own is not None:
-            return own.apply(param.data, grad)
         decay = group.get("weight_decay", 0)
-        if isinstance(decay, Regularizer):
-            return decay.apply(param.data, grad)
-        if decay and self.coupled_weight_decay:
-            return grad + decay * param.data
-        return grad
+        if own is not None:
+            own.add_to(param.data, grad, tmp)
+        elif isinstance(decay, Regularizer):
+            decay.add_to(param.data, grad, tmp)
+        elif decay and self.coupled_weight_decay:
+            B.get_array_module(grad).multiply(param.data, decay, out=tmp)
+            grad += tmp
 
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> None:
         """Change ``param.data`` in place. Override this to write an optimizer.
 
-        ``grad`` is a backend array (already clipped and regularized; do not change it in
-        place), ``state`` this parameter's dict (``state["step"]`` is already counted: 1 on the
-        first step), ``group`` its hyperparameters and ``lr`` its effective learning rate.
+        ``grad`` is a backend array (already clipped and regularized; the optimizer's own copy,
+        so p.grad is unaffected), ``state`` this parameter's dict (``state["step"]`` is already
+        counted: 1 on the first step), ``group`` its hyperparameters and ``lr`` its effective
+        learning rate. ``self.buffers(param)[1]`` is scratch space for temporaries.
         """
         raise NotImplementedError(f"{type(self).__name__} must override update() (subclass it)")
 
@@ -232,14 +247,22 @@ class Optimizer:
         with no_grad():
             active = [(name, p, group) for name, p, group in self.named_params()
                       if p.grad is not None]
-            grads = [p.grad.data for _, p, _ in active]
+            grads = []
+            for name, param, group in active:
+                if param.grad.shape != param.shape:
+                    raise ValueError(f"{type(self).__name__}.step: the gradient of {name!r} has "
+                                     f"shape {tuple(param.grad.shape)} but the parameter has "
+                                     f"shape {tuple(param.shape)}")
+                work = self.buffers(param)[0]
+                work[...] = param.grad.data
+                if group.get("maximize"):
+                    work *= -1
+                grads.append(work)
             if self.grad_clip is not None and active:
-                grads = self.grad_clip([p for _, p, _ in active], grads)
+                self.grad_clip([p for _, p, _ in active], grads)
             records = []
             for (name, param, group), grad in zip(active, grads):
-                if group.get("maximize"):
-                    grad = -grad
-                grad = self.regularize(param, grad, group)
+                self.regularize(param, grad, group, self.buffers(param)[1])
                 lr = self.effective_lr(param, group)
                 state = self.state.get(param)
                 if state is None:
@@ -248,7 +271,7 @@ class Optimizer:
                 before = param.data.copy() if self.record_steps else None
                 self.update(param, grad, state, group, lr)
                 if before is not None:
-                    records.append(StepRecord(name, param, grad, param.data - before, lr))
+                    records.append(StepRecord(name, param, grad.copy(), param.data - before, lr))
             self.last_step = records
             self.step_count += 1
         for hook in list(self._post_hooks):

@@ -67,16 +67,29 @@ class SGD(Optimizer):
 
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> None:
-        momentum = group["momentum"]
+        xp = B.get_array_module(grad)
+        tmp = self.buffers(param)[1]        # scratch space: the update allocates nothing
+        momentum, dampening = group["momentum"], group["dampening"]
+        direction = grad
         if momentum:
             buf = state.get("momentum_buffer")
-            if buf is None:
+            if buf is None:                 # the first step starts the buffer at g
                 buf = state["momentum_buffer"] = grad.copy()
-            else:
+            else:                           # buf = momentum * buf + (1 - dampening) * g
                 buf *= momentum
-                buf += grad if group["dampening"] == 0 else (1 - group["dampening"]) * grad
-            grad = grad + momentum * buf if group["nesterov"] else buf
-        param.data -= lr * grad
+                if dampening:
+                    xp.multiply(grad, 1 - dampening, out=tmp)
+                    buf += tmp
+                else:
+                    buf += grad
+            if group["nesterov"]:           # g + momentum * buf
+                xp.multiply(buf, momentum, out=tmp)
+                tmp += grad
+                direction = tmp
+            else:
+                direction = buf
+        xp.multiply(direction, lr, out=tmp)  # p -= lr * direction
+        param.data -= tmp
 
 
 class Adam(Optimizer):
@@ -121,19 +134,27 @@ class Adam(Optimizer):
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = xp.zeros_like(param.data)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        tmp = self.buffers(param)[1]        # scratch space: the update allocates nothing
         step = state["step"]
-        exp_avg *= beta1
-        exp_avg += (1 - beta1) * grad
-        exp_avg_sq *= beta2
-        exp_avg_sq += (1 - beta2) * grad * grad
+        exp_avg *= beta1                    # m = beta1 * m + (1 - beta1) * g
+        xp.multiply(grad, 1 - beta1, out=tmp)
+        exp_avg += tmp
+        exp_avg_sq *= beta2                 # v = beta2 * v + (1 - beta2) * g * g
+        xp.multiply(grad, grad, out=tmp)
+        tmp *= 1 - beta2
+        exp_avg_sq += tmp
+        second = exp_avg_sq
+        if group["amsgrad"]:                # use the largest v seen so far
+            second = state["max_exp_avg_sq"]
+            xp.maximum(second, exp_avg_sq, out=second)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
-        second = exp_avg_sq
-        if group["amsgrad"]:
-            xp.maximum(state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
-            second = state["max_exp_avg_sq"]
-        denom = xp.sqrt(second) / bias_correction2_sqrt + group["eps"]
-        param.data -= (lr / bias_correction1) * (exp_avg / denom)
+        xp.sqrt(second, out=tmp)            # denom = sqrt(v) / sqrt(1 - beta2^t) + eps
+        tmp /= bias_correction2_sqrt
+        tmp += group["eps"]
+        xp.divide(exp_avg, tmp, out=tmp)    # p -= lr / (1 - beta1^t) * m / denom
+        tmp *= lr / bias_correction1
+        param.data -= tmp
 
 
 class AdamW(Adam):
@@ -231,22 +252,31 @@ class RMSprop(Optimizer):
             if group["centered"]:
                 state["grad_avg"] = xp.zeros_like(param.data)
         square_avg = state["square_avg"]
-        square_avg *= alpha
-        square_avg += (1 - alpha) * grad * grad
-        if group["centered"]:
+        tmp = self.buffers(param)[1]
+        square_avg *= alpha                 # E[g^2] = alpha * E[g^2] + (1 - alpha) * g^2
+        xp.multiply(grad, grad, out=tmp)
+        tmp *= 1 - alpha
+        square_avg += tmp
+        if group["centered"]:               # subtract E[g]^2: divide by a standard deviation
             grad_avg = state["grad_avg"]
-            grad_avg += (1 - alpha) * (grad - grad_avg)
-            avg = xp.sqrt(square_avg - grad_avg * grad_avg)
+            grad_avg *= alpha
+            xp.multiply(grad, 1 - alpha, out=tmp)
+            grad_avg += tmp
+            xp.multiply(grad_avg, grad_avg, out=tmp)
+            xp.subtract(square_avg, tmp, out=tmp)
+            xp.sqrt(tmp, out=tmp)
         else:
-            avg = xp.sqrt(square_avg)
-        avg += group["eps"]
+            xp.sqrt(square_avg, out=tmp)
+        tmp += group["eps"]
+        xp.divide(grad, tmp, out=tmp)       # g / avg
         if group["momentum"] > 0:
             buf = state["momentum_buffer"]
             buf *= group["momentum"]
-            buf += grad / avg
-            param.data -= lr * buf
+            buf += tmp
+            xp.multiply(buf, lr, out=tmp)
         else:
-            param.data -= lr * (grad / avg)
+            tmp *= lr
+        param.data -= tmp
 
 
 class Adagrad(Optimizer):
@@ -282,9 +312,15 @@ class Adagrad(Optimizer):
         if "sum" not in state:
             state["sum"] = xp.full(param.shape, group["initial_accumulator_value"],
                                    dtype=param.dtype)
+        tmp = self.buffers(param)[1]
         clr = lr / (1 + (state["step"] - 1) * group["lr_decay"])
-        state["sum"] += grad * grad
-        param.data -= clr * (grad / (xp.sqrt(state["sum"]) + group["eps"]))
+        xp.multiply(grad, grad, out=tmp)    # sum += g^2
+        state["sum"] += tmp
+        xp.sqrt(state["sum"], out=tmp)      # p -= clr * g / (sqrt(sum) + eps)
+        tmp += group["eps"]
+        xp.divide(grad, tmp, out=tmp)
+        tmp *= clr
+        param.data -= tmp
 
 
 class SignSGD(Optimizer):

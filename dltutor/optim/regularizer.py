@@ -18,7 +18,8 @@ from .. import backend as B
 
 
 class Regularizer:
-    """Base class: ``apply(param, grad)`` returns ``grad`` plus the penalty's gradient."""
+    """Base class: ``apply(param, grad)`` returns ``grad`` plus the penalty's gradient;
+    ``add_to(param, grad, tmp)`` does the same in place (the optimizers use it)."""
 
     name = "regularizer"
 
@@ -27,8 +28,17 @@ class Regularizer:
             raise ValueError(f"{type(self).__name__} coeff must be a number >= 0, got {coeff!r}")
         self.coeff = float(coeff)
 
-    def apply(self, param: Any, grad: Any) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError(f"{type(self).__name__} must define apply (subclass it)")
+    def penalty_grad(self, param: Any, out: Any) -> Any:  # pragma: no cover - abstract
+        """Write the penalty's gradient for ``param`` into ``out`` and return it."""
+        raise NotImplementedError(f"{type(self).__name__} must define penalty_grad (subclass it)")
+
+    def apply(self, param: Any, grad: Any) -> Any:
+        """``grad`` plus the penalty's gradient, as a new array."""
+        return grad + self.penalty_grad(param, B.get_array_module(param).empty_like(param))
+
+    def add_to(self, param: Any, grad: Any, tmp: Any) -> None:
+        """Add the penalty's gradient to ``grad`` in place, using ``tmp`` as scratch space."""
+        grad += self.penalty_grad(param, tmp)
 
     def to_state(self) -> dict[str, Any]:
         """A plain dict for checkpoints."""
@@ -51,8 +61,8 @@ class L2Decay(Regularizer):
     L2Decay(0.0001)
     """
 
-    def apply(self, param: Any, grad: Any) -> Any:
-        return grad + self.coeff * param
+    def penalty_grad(self, param: Any, out: Any) -> Any:
+        return B.get_array_module(param).multiply(param, self.coeff, out=out)
 
 
 class L1Decay(Regularizer):
@@ -63,8 +73,11 @@ class L1Decay(Regularizer):
     L1Decay(0.01)
     """
 
-    def apply(self, param: Any, grad: Any) -> Any:
-        return grad + self.coeff * B.get_array_module(param).sign(param)
+    def penalty_grad(self, param: Any, out: Any) -> Any:
+        xp = B.get_array_module(param)
+        xp.sign(param, out=out)
+        out *= self.coeff
+        return out
 
 
 def regularizer_from_state(state: dict[str, Any]) -> Regularizer:
