@@ -20,6 +20,7 @@ noisy and say more about thread start-up than about the engine.
 """
 # Pin BLAS to one thread. This has to happen before NumPy is imported (anywhere), because
 # the BLAS library reads these variables once, when it is loaded.
+import math
 import os
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -46,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import dltutor as dt  # noqa: E402
 import dltutor.autograd.nn_ops as F  # noqa: E402
+from dltutor import optim  # noqa: E402
 
 SEED = 0
 DTYPE = np.float32
@@ -174,13 +176,16 @@ def dltutor_lenet(params: list, x: dt.Tensor) -> dt.Tensor:
 
 
 class DltutorTrainer:
-    """Parameters as dltutor tensors; one training step = forward, backward(), update."""
+    """Parameters as dltutor tensors; one training step = forward, backward(), optimizer step.
+
+    The update is ``dltutor.optim``; the NumPy side uses the hand-written functions above.
+    """
 
     def __init__(self, init: list, net: Callable, loss: Callable, x: np.ndarray,
-                 target: np.ndarray, optimizer: Callable):
+                 target: np.ndarray, make_optimizer: Callable[[list], optim.Optimizer]):
         self.init = init
         self.params = [dt.tensor(p, requires_grad=True) for p in init]  # copies p
-        self.net, self.loss, self.optimizer = net, loss, optimizer
+        self.net, self.loss, self.make_optimizer = net, loss, make_optimizer
         self.x, self.target = dt.tensor(x), dt.tensor(target)
         self.reset()
 
@@ -189,12 +194,11 @@ class DltutorTrainer:
         for p, p0 in zip(self.params, self.init):
             np.copyto(p.data, p0)
             p.grad = None
-        self.state: dict = {}
+        self.optimizer = self.make_optimizer(self.params)
 
     def forward_backward(self) -> dt.Tensor:
         """Clear the gradients (they accumulate), compute the loss and run backward."""
-        for p in self.params:
-            p.grad = None
+        self.optimizer.zero_grad()
         loss = self.loss(self.net(self.params, self.x), self.target)
         loss.backward()
         return loss
@@ -205,9 +209,7 @@ class DltutorTrainer:
         return float(loss.item()), [p.grad.data for p in self.params]
 
     def update(self) -> None:
-        """The optimizer step (the line to replace with ``dltutor.optim`` later)."""
-        self.optimizer([p.data for p in self.params], [p.grad.data for p in self.params],
-                       self.state)
+        self.optimizer.step()
 
     def step(self) -> None:
         self.forward_backward()
@@ -508,33 +510,34 @@ def build_workloads() -> list[TrainingWorkload]:
     init = mlp_params(rng, sizes)
     x = rng.standard_normal((2, 4)).astype(DTYPE)
     y = rng.standard_normal((2, 1)).astype(DTYPE)
-    opt = partial(sgd_step, lr=0.01)
     workloads.append(TrainingWorkload(
         "MLP 4-8-1, batch 2, MSE, SGD", 3.0,
-        DltutorTrainer(init, dltutor_mlp, F.mse_loss, x, y, opt),
+        DltutorTrainer(init, dltutor_mlp, F.mse_loss, x, y, lambda ps: optim.SGD(ps, lr=0.01)),
         NumpyTrainer(init, partial(numpy_mlp_loss_and_grads, x=x, target=y, loss_fn=numpy_mse),
-                     opt)))
+                     partial(sgd_step, lr=0.01))))
 
-    for sizes, batch, opt, label, limit in (
-            ([64, 128, 128, 10], 32, partial(momentum_step, lr=0.01, momentum=0.9),
-             "SGD momentum 0.9", 1.5),
-            ([784, 256, 256, 10], 128, partial(adam_step, lr=1e-3), "Adam", 1.15)):
+    for sizes, batch, ours, theirs, label, limit in (
+            ([64, 128, 128, 10], 32, lambda ps: optim.SGD(ps, lr=0.01, momentum=0.9),
+             partial(momentum_step, lr=0.01, momentum=0.9), "SGD momentum 0.9", 1.5),
+            ([784, 256, 256, 10], 128, lambda ps: optim.Adam(ps, lr=1e-3),
+             partial(adam_step, lr=1e-3), "Adam", 1.15)):
         init = mlp_params(rng, sizes)
         x, labels = classification_batch(rng, (batch, sizes[0]), sizes[-1])
         name = f"MLP {'-'.join(map(str, sizes))}, batch {batch}, cross-entropy, {label}"
         workloads.append(TrainingWorkload(
             name, limit,
-            DltutorTrainer(init, dltutor_mlp, F.cross_entropy, x, labels, opt),
+            DltutorTrainer(init, dltutor_mlp, F.cross_entropy, x, labels, ours),
             NumpyTrainer(init, partial(numpy_mlp_loss_and_grads, x=x, target=labels,
-                                       loss_fn=numpy_cross_entropy), opt)))
+                                       loss_fn=numpy_cross_entropy), theirs)))
 
     init = lenet_params(rng)
     x, labels = classification_batch(rng, (32, 1, 28, 28), 10)
-    opt = partial(sgd_step, lr=0.01)
     workloads.append(TrainingWorkload(
         "LeNet 1x28x28, batch 32, cross-entropy, SGD", None,
-        DltutorTrainer(init, dltutor_lenet, F.cross_entropy, x, labels, opt),
-        NumpyTrainer(init, partial(numpy_lenet_loss_and_grads, x=x, labels=labels), opt)))
+        DltutorTrainer(init, dltutor_lenet, F.cross_entropy, x, labels,
+                       lambda ps: optim.SGD(ps, lr=0.01)),
+        NumpyTrainer(init, partial(numpy_lenet_loss_and_grads, x=x, labels=labels),
+                     partial(sgd_step, lr=0.01))))
     return workloads
 
 
@@ -580,6 +583,7 @@ def run_benchmarks(repeats: int) -> tuple[list[Result], list[str]]:
         else:
             results.append(Result(w.name, ours, base, "step", f"<= {w.max_ratio:g}",
                                   ours / base <= w.max_ratio))
+    results += optimizer_results(repeats)
     dltutor_chain, numpy_chain = make_chain_steps()
     ours, base = (seconds * 1e6 / CHAIN_LENGTH for seconds in median_seconds(
         [(dltutor_chain, lambda: None), (numpy_chain, lambda: None)], repeats))
@@ -587,6 +591,120 @@ def run_benchmarks(repeats: int) -> tuple[list[Result], list[str]]:
                           ours, base, "op", f"<= {CHAIN_TARGET_US:g} µs/op",
                           ours <= CHAIN_TARGET_US))
     return results, warnings
+
+
+# =============================================================================================
+# Optimizer steps with every per-parameter feature on, against the same arithmetic in NumPy
+# =============================================================================================
+OPT_SIZES = [784, 256, 256, 10]
+OPT_GROUP_LRS = [1e-3, 5e-4, 2e-3]           # one group per layer
+OPT_LR_MULTS = [1.0, 0.5, 1.0, 1.0, 2.0, 1.0]  # per parameter: w0 b0 w1 b1 w2 b2
+OPT_L2 = 1e-4                                  # a parameter L2Decay on every weight
+OPT_CLIP = 1.0                                 # global-norm clipping
+
+
+def numpy_optimizer_step(params: list, grads: list, state: dict, kind: str) -> None:
+    """The same arithmetic as the dltutor optimizer below, written out: copy the gradients,
+    clip them by their global norm, add L2 on the weights, per-parameter lr, then update."""
+    if "work" not in state:
+        state["work"] = [np.empty_like(p) for p in params]
+        state["tmp"] = [np.empty_like(p) for p in params]
+        state["t"] = 0
+        state["m"] = [np.zeros_like(p) for p in params]
+        state["v"] = [np.zeros_like(p) for p in params]
+        state["buf"] = [None] * len(params)
+    state["t"] += 1
+    t = state["t"]
+    work, tmp = state["work"], state["tmp"]
+    for w, g in zip(work, grads):
+        np.copyto(w, g)
+    total = math.sqrt(sum(float(np.dot(w.ravel(), w.ravel())) for w in work))
+    scale = OPT_CLIP / max(total, OPT_CLIP)
+    for i, (p, g, s) in enumerate(zip(params, work, tmp)):
+        if scale != 1.0:
+            g *= scale
+        if p.ndim == 2:                                   # L2 on weights
+            np.multiply(p, OPT_L2, out=s)
+            g += s
+        lr = OPT_GROUP_LRS[i // 2] * OPT_LR_MULTS[i]
+        if kind == "adam":
+            m, v = state["m"][i], state["v"][i]
+            m *= 0.9
+            np.multiply(g, 0.1, out=s)
+            m += s
+            v *= 0.999
+            np.multiply(g, g, out=s)
+            s *= 0.001
+            v += s
+            np.sqrt(v, out=s)
+            s /= math.sqrt(1 - 0.999 ** t)
+            s += 1e-8
+            np.divide(m, s, out=s)
+            s *= lr / (1 - 0.9 ** t)
+            p -= s
+        else:
+            buf = state["buf"][i]
+            if buf is None:
+                buf = state["buf"][i] = g.copy()
+            else:
+                buf *= 0.9
+                buf += g
+            np.multiply(buf, lr, out=s)
+            p -= s
+
+
+def dltutor_optimizer(params: list, kind: str) -> optim.Optimizer:
+    """Three groups (one per layer), lr multipliers, L2Decay on the weights, global-norm clip."""
+    for p, mult in zip(params, OPT_LR_MULTS):
+        p.lr_mult = mult
+        p.regularizer = optim.L2Decay(OPT_L2) if p.ndim == 2 else None
+    groups = [{"params": params[2 * i:2 * i + 2], "lr": lr} for i, lr in enumerate(OPT_GROUP_LRS)]
+    clip = optim.ClipGradByGlobalNorm(OPT_CLIP)
+    if kind == "adam":
+        return optim.Adam(groups, grad_clip=clip)
+    return optim.SGD(groups, lr=OPT_GROUP_LRS[0], momentum=0.9, grad_clip=clip)
+
+
+def optimizer_results(repeats: int) -> list[Result]:
+    """Time optimizer.step() alone; the gradients are fixed arrays, identical for both sides."""
+    from dltutor import nn
+
+    rng = np.random.default_rng(SEED)
+    init = mlp_params(rng, OPT_SIZES)
+    grads = [rng.standard_normal(p.shape).astype(DTYPE) * 0.1 for p in init]
+    results = []
+    for kind, label in (("adam", "Adam"), ("sgd", "SGD momentum 0.9")):
+        params = [nn.Parameter(p.copy()) for p in init]
+        for p, g in zip(params, grads):
+            p.grad = dt.tensor(g)
+        ours = {"opt": dltutor_optimizer(params, kind)}
+        theirs = {"params": [p.copy() for p in init], "state": {}}
+
+        def reset_ours() -> None:
+            for p, p0 in zip(params, init):
+                np.copyto(p.data, p0)
+            ours["opt"] = dltutor_optimizer(params, kind)
+
+        def reset_theirs() -> None:
+            for p, p0 in zip(theirs["params"], init):
+                np.copyto(p, p0)
+            theirs["state"] = {}
+
+        def step_theirs() -> None:
+            numpy_optimizer_step(theirs["params"], grads, theirs["state"], kind)
+
+        for _ in range(5):           # same arithmetic: the two sides must agree
+            ours["opt"].step()
+            step_theirs()
+        for p, q in zip(params, theirs["params"]):
+            np.testing.assert_allclose(p.data, q, rtol=1e-5, atol=1e-7,
+                                       err_msg=f"optimizer row {label}: the sides disagree")
+        t_ours, t_theirs = (seconds * 1e6 for seconds in median_seconds(
+            [(lambda: ours["opt"].step(), reset_ours), (step_theirs, reset_theirs)], repeats))
+        results.append(Result(
+            f"optimizer step, 784-256-256-10 MLP, {label}: 3 groups, lr_mult, L2Decay, "
+            "global-norm clip", t_ours, t_theirs, "step", "<= 1.3", t_ours / t_theirs <= 1.3))
+    return results
 
 
 # =============================================================================================

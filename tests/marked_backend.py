@@ -49,6 +49,8 @@ def _plain(value: Any) -> Any:
         return value.view(np.ndarray)
     if isinstance(value, (list, tuple)):
         return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
     return value
 
 

@@ -464,7 +464,7 @@ def test_multi_optimizer_refuses_a_shared_parameter():
 
 
 # --- checkpoints ---------------------------------------------------------------------------------
-def train(model, opt, steps, seed):
+def train(model, opt, steps, seed, scheduler=None):
     rng = np.random.default_rng(seed)
     for _ in range(steps):
         x = dt.tensor(rng.standard_normal((8, 4)).astype(np.float32))
@@ -472,6 +472,8 @@ def train(model, opt, steps, seed):
         opt.zero_grad()
         nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
+        if scheduler is not None:
+            scheduler.step()
 
 
 def make_run():
@@ -485,23 +487,31 @@ def make_run():
 
 def test_resuming_from_a_file_reproduces_the_uninterrupted_run_bit_for_bit(tmp_path):
     straight_model, straight_opt = make_run()
-    train(straight_model, straight_opt, 3, seed=1)
-    train(straight_model, straight_opt, 3, seed=2)
+    straight_sched = optim.lr_scheduler.StepLR(straight_opt, step_size=2, gamma=0.5)
+    train(straight_model, straight_opt, 3, seed=1, scheduler=straight_sched)
+    train(straight_model, straight_opt, 3, seed=2, scheduler=straight_sched)
 
     model, opt = make_run()
-    train(model, opt, 3, seed=1)
+    sched = optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    train(model, opt, 3, seed=1, scheduler=sched)
     path = os.fspath(tmp_path / "checkpoint.safetensors")
-    dt.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": 3}, path)
+    dt.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+             "scheduler": sched.state_dict(), "step": 3}, path)
 
-    fresh_model, fresh_opt = make_run()     # new objects, as in a new process
+    # New objects, as in a new process; the scheduler is built before the states are loaded.
+    fresh_model, fresh_opt = make_run()
+    fresh_sched = optim.lr_scheduler.StepLR(fresh_opt, step_size=2, gamma=0.5)
     checkpoint = dt.load(path)
     fresh_model.load_state_dict(checkpoint["model"])
     fresh_opt.load_state_dict(checkpoint["optimizer"])
+    fresh_sched.load_state_dict(checkpoint["scheduler"])
     assert checkpoint["step"] == 3 and fresh_opt.step_count == 3
-    train(fresh_model, fresh_opt, 3, seed=2)
+    assert fresh_sched.get_last_lr() == sched.get_last_lr()
+    train(fresh_model, fresh_opt, 3, seed=2, scheduler=fresh_sched)
     for (name, a), (_, b) in zip(straight_model.state_dict().items(),
                                  fresh_model.state_dict().items()):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
+    assert fresh_sched.get_last_lr() == straight_sched.get_last_lr()
 
 
 def test_state_dict_is_keyed_by_names_and_by_position_without_them():
@@ -577,3 +587,43 @@ def test_regularizer_objects_survive_a_checkpoint(tmp_path):
     opt2 = optim.SGD([("p", p)], lr=0.1)
     opt2.load_state_dict(dt.load(path))
     assert opt2.param_groups[0]["weight_decay"] == optim.L2Decay(0.3)
+
+
+def test_loading_groups_with_equal_hyperparameters():
+    """Regression: finding a group by equality compared the parameter tensors themselves."""
+    a, b = nn.Parameter([1.0, 2.0]), nn.Parameter([3.0, 4.0])
+    opt = optim.SGD([{"params": [a], "lr": 0.1}, {"params": [b], "lr": 0.05}], lr=0.1)
+    saved = opt.state_dict()
+    saved["param_groups"][0]["lr"] = 0.05
+    result = opt.load_state_dict(saved)
+    assert result.changed == {"group 0 lr": (0.1, 0.05)}
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1,
+                         grad_clip=optim.ClipGradByGlobalNorm(0.5)),
+    lambda ps: optim.Adam(ps, amsgrad=True, maximize=True, grad_clip=optim.ClipGradByNorm(0.5)),
+    lambda ps: optim.AdamW(ps, weight_decay=optim.L2Decay(0.1).coeff,
+                           grad_clip=optim.ClipGradByValue(0.1)),
+    lambda ps: optim.RMSprop(ps, centered=True, momentum=0.5, weight_decay=optim.L1Decay(0.1)),
+    lambda ps: optim.Adagrad(ps, lr_decay=0.1), lambda ps: optim.SignSGD(ps, lr=0.1),
+])
+def test_optimizers_stay_on_the_parameters_backend(make, backend):
+    """Under the marked backend any stray NumPy call in an optimizer or clip fails."""
+    import marked_backend
+
+    p = nn.Parameter(dt.randn(3, 2), regularizer=optim.L2Decay(0.01))
+    q = nn.Parameter(dt.randn(2))
+    opt = make([p, q])
+    for _ in range(2):
+        p.grad, q.grad = dt.randn(3, 2), dt.randn(2)
+        opt.step()
+    if backend == "marked":
+        for t in (p, q):
+            marked_backend.assert_marked(t.data, "a parameter after step")
+            for name, value in opt.state[t].items():
+                if hasattr(value, "shape"):
+                    marked_backend.assert_marked(value, f"optimizer state {name!r}")
+    total = optim.clip_grad_norm_([p, q], 0.1)
+    optim.clip_grad_value_([p, q], 0.01)
+    assert total.device == p.device

@@ -11,7 +11,7 @@
 >>> net.weight.grad is None
 True
 """
-# lr_scheduler: imported below once written
+from . import lr_scheduler
 from .clip import (ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, GradClip,
                    clip_grad_norm_, clip_grad_value_)
 from .optimizer import Optimizer, OptimizerLoadResult, OptimizerStateError, StepRecord

@@ -43,8 +43,9 @@ def _norm(array: Any, norm_type: float) -> float:
     xp = B.get_array_module(array)
     if norm_type == math.inf:
         return float(xp.abs(array).max()) if array.size else 0.0
-    if norm_type == 2:
-        return math.sqrt(float((array * array).sum()))
+    if norm_type == 2:  # a dot product: no temporary array the size of the gradient
+        flat = array.reshape(-1)
+        return math.sqrt(float(xp.vdot(flat, flat)))
     return float((xp.abs(array) ** norm_type).sum()) ** (1.0 / norm_type)
 
 

@@ -64,10 +64,10 @@ the optimizer's state dict (which brings back the lrs of the saved step) and the
 >>> sched = lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
 >>> for _ in range(3):
 ...     sched.step()
->>> saved_lr, saved = opt.param_groups[0]["lr"], sched.state_dict()
+>>> saved_opt, saved = opt.state_dict(), sched.state_dict()
 >>> opt2 = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
 >>> sched2 = lr_scheduler.StepLR(opt2, step_size=2, gamma=0.5)
->>> opt2.param_groups[0]["lr"] = saved_lr      # what opt2.load_state_dict(...) would do
+>>> _ = opt2.load_state_dict(saved_opt)        # brings back lr 0.05 (and initial_lr)
 >>> sched2.load_state_dict(saved)
 >>> sched2.step(); sched2.get_last_lr(), sched2.last_epoch
 ([0.025], 4)
@@ -104,7 +104,8 @@ def _check_optimizer(owner: str, optimizer: Any) -> None:
     if not isinstance(groups, list) or not all(isinstance(g, dict) and "lr" in g for g in groups):
         raise TypeError(
             f"{owner} needs an optimizer (an object whose param_groups is a list of dicts with an "
-            f"'lr'), such as optim.SGD(model.parameters(), lr=0.1); got {type(optimizer).__name__}. "
+            f"'lr'), such as optim.SGD(model.parameters(), lr=0.1); got "
+            f"{type(optimizer).__name__}. "
             "Build the optimizer first, then pass it to the scheduler.")
 
 
@@ -295,7 +296,8 @@ class LRScheduler:
         >>> from dltutor import nn, optim
         >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
         >>> StepLR(opt, step_size=3, gamma=0.5).state_dict()
-        {'step_size': 3, 'gamma': 0.5, 'base_lrs': [0.1], 'last_epoch': 0, '_step_count': 1, '_last_lr': [0.1]}
+        {'step_size': 3, 'gamma': 0.5, 'base_lrs': [0.1], 'last_epoch': 0, '_step_count': 1,
+         '_last_lr': [0.1]}
         """
         return {key: _copy_value(value) for key, value in self.__dict__.items()
                 if key != "optimizer"}
@@ -379,7 +381,7 @@ class LambdaLR(LRScheduler):
             lambdas = list(lr_lambda)
         for i, fn in enumerate(lambdas):
             if not callable(fn):
-                where = "lr_lambda" if not isinstance(lr_lambda, (list, tuple)) else f"lr_lambda[{i}]"
+                where = f"lr_lambda[{i}]" if isinstance(lr_lambda, (list, tuple)) else "lr_lambda"
                 raise TypeError(f"LambdaLR: {where} must be a function of the step number "
                                 f"(e.g. lambda step: 0.95 ** step), got {fn!r}")
         self.lr_lambdas: list[Callable[[int], float]] = lambdas
@@ -390,6 +392,15 @@ class LambdaLR(LRScheduler):
                 for fn, (_, base_lr) in zip(self.lr_lambdas, self._groups_and_bases())]
 
     def state_dict(self) -> dict[str, Any]:
+        """Like :meth:`LRScheduler.state_dict`, with ``lr_lambdas``: ``None`` for a function or
+        lambda (code is not saved), the ``__dict__`` of a callable object.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> LambdaLR(opt, lambda step: 0.9 ** step).state_dict()["lr_lambdas"]
+        [None]
+        """
         state = {key: _copy_value(value) for key, value in self.__dict__.items()
                  if key not in ("optimizer", "lr_lambdas")}
         state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
@@ -397,6 +408,17 @@ class LambdaLR(LRScheduler):
         return state
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Like :meth:`LRScheduler.load_state_dict`; a saved callable object's ``__dict__`` is
+        copied into the matching object of this scheduler (functions keep the ones you passed).
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> sched = LambdaLR(opt, lambda step: 0.5 ** step)
+        >>> sched.load_state_dict({"last_epoch": 2, "lr_lambdas": [None]})
+        >>> sched.step(); sched.get_last_lr()
+        [0.0125]
+        """
         known = self._check_state_keys(state_dict)
         saved = state_dict.get("lr_lambdas")
         if saved is not None and len(saved) != len(self.lr_lambdas):
@@ -593,7 +615,8 @@ class CosineAnnealingLR(LRScheduler):
             return self._current_lrs()
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
             # The bottom of the cosine, where the ratio below would divide by 1 + cos(pi) = 0.
-            return [group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+            return [group["lr"]
+                    + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
                     for group, base_lr in self._groups_and_bases()]
         return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
                 / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
@@ -626,8 +649,10 @@ class LinearWarmup(LRScheduler):
     Equivalents elsewhere: Paddle's ``LinearWarmup(learning_rate, warmup_steps, start_lr, end_lr)``
     (with ``start_lr = start_factor * lr`` and ``end_lr = lr``); in PyTorch,
     ``SequentialLR(opt, [LinearLR(opt, start_factor, 1.0, total_iters=warmup_steps), after],
-    milestones=[warmup_steps])``, whose values this class reproduces from the hand-over on
-    (PyTorch's LinearLR cannot start from 0, and its warmup values may differ in the last bit).
+    milestones=[warmup_steps])``, whose values this class reproduces exactly from the hand-over
+    on (PyTorch's LinearLR computes the ramp recursively, so its warmup values may differ in the
+    last bits, and it cannot start from 0: for ``start_factor=0`` use
+    ``LambdaLR(opt, lambda step: step / warmup_steps)`` as the first schedule).
 
     >>> def make(opt):
     ...     return LinearWarmup(opt, warmup_steps=4, after=CosineAnnealingLR(opt, T_max=4))
@@ -663,11 +688,28 @@ class LinearWarmup(LRScheduler):
 
     def get_lr(self) -> list[float]:
         if self.last_epoch < self.warmup_steps:
-            factor = self.start_factor + (1 - self.start_factor) * self.last_epoch / self.warmup_steps
+            factor = (self.start_factor
+                      + (1 - self.start_factor) * self.last_epoch / self.warmup_steps)
             return [base_lr * factor for base_lr in self.base_lrs]
         return list(self.base_lrs)
 
     def step(self) -> None:
+        """One step: the next warmup value, the hand-over, or one step of ``after``.
+
+        Step only the warmup: it steps ``after`` for you once the warmup is over.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> after = StepLR(opt, step_size=1, gamma=0.5)
+        >>> warm = LinearWarmup(opt, warmup_steps=2, after=after)
+        >>> for _ in range(3):
+        ...     warm.step()
+        ...     print(warm.last_epoch, after.last_epoch, warm.get_last_lr())
+        1 0 [0.05]
+        2 0 [0.1]
+        3 1 [0.05]
+        """
         self._step_count += 1
         self.last_epoch += 1
         if self.last_epoch < self.warmup_steps or (self.last_epoch == self.warmup_steps
@@ -686,31 +728,46 @@ class LinearWarmup(LRScheduler):
         self.step()
 
     def state_dict(self) -> dict[str, Any]:
+        """Like :meth:`LRScheduler.state_dict`, with ``after``'s state dict (or None) under
+        ``"after"``; :meth:`load_state_dict` restores both.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> warm = LinearWarmup(opt, 3, after=ExponentialLR(opt, gamma=0.9))
+        >>> state = warm.state_dict()
+        >>> state["last_epoch"], state["after"]["gamma"]
+        (0, 0.9)
+        """
         state = {key: _copy_value(value) for key, value in self.__dict__.items()
                  if key not in ("optimizer", "after")}
         state["after"] = None if self.after is None else self.after.state_dict()
         return state
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore the warmup's state and ``after``'s (build both like the saved ones first).
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> warm = LinearWarmup(opt, 4)
+        >>> warm.load_state_dict({"last_epoch": 3})
+        >>> warm.step(); warm.get_last_lr()           # step 4: the warmup is over
+        [0.1]
+        """
         known = self._check_state_keys(state_dict)
         after_state = state_dict.get("after")
         if (after_state is None) != (self.after is None) and "after" in state_dict:
             raise ValueError(
                 "LinearWarmup.load_state_dict: the saved warmup "
                 f"{'had no' if after_state is None else 'had an'} `after` schedule but this one "
-                f"{'has one' if self.after is not None else 'has none'}; build it like the saved one")
+                f"{'has one' if self.after is not None else 'has none'}; "
+                "build it like the saved one")
         for key, value in state_dict.items():
             if key in known and key != "after":
                 setattr(self, key, _copy_value(value))
         if after_state is not None:
             self.after.load_state_dict(after_state)
-
-
-class _PreviewOptimizer:
-    """Stands in for optim.SGD in :func:`preview` when dltutor.optim has no SGD."""
-
-    def __init__(self, lr: float) -> None:
-        self.param_groups = [{"params": [], "lr": lr}]
 
 
 def preview(make_scheduler: Callable[[Any], LRScheduler], steps: int,
@@ -729,14 +786,10 @@ def preview(make_scheduler: Callable[[Any], LRScheduler], steps: int,
     steps = _as_int("preview", "steps", steps)
     if steps < 0:
         raise ValueError(f"preview: steps must be >= 0, got steps={steps}")
-    from dltutor import optim             # here: dltutor.optim imports this module
+    from ..nn import Parameter            # imported here: dltutor.optim imports this module
+    from .optimizers import SGD
 
-    sgd = getattr(optim, "SGD", None)
-    if sgd is not None:
-        from dltutor.nn import Parameter
-        optimizer = sgd([Parameter(np.zeros(1))], lr=lr)
-    else:
-        optimizer = _PreviewOptimizer(lr)
+    optimizer = SGD([Parameter(np.zeros(1))], lr=lr)
     scheduler = make_scheduler(optimizer)
     if not isinstance(scheduler, LRScheduler):
         raise TypeError(f"preview: make_scheduler must return a scheduler, e.g. "

@@ -4,8 +4,8 @@ Every optimizer in dltutor is this class plus one method, :meth:`Optimizer.updat
 one parameter given its (clipped, regularized) gradient and its effective learning rate. The
 base class does everything else, in this order, on every ``step()``:
 
-1. skip parameters whose ``.grad`` is None (frozen, or not reached by the loss), and copy the
-   other gradients into the optimizer's own buffers (``p.grad`` itself is never changed);
+1. skip parameters whose ``.grad`` is None (frozen, or not reached by the loss); where a
+   gradient will be changed below, work on the optimizer's own copy (``p.grad`` never changes);
 2. clip them with ``grad_clip`` (parameters with ``need_clip=False`` are left out);
 3. add regularization: the parameter's own ``regularizer`` if it has one, otherwise the
    group's coupled ``weight_decay`` (``g += weight_decay * p``);
@@ -101,7 +101,7 @@ class Optimizer:
         # Per parameter, two reusable arrays shaped like it ("work": the gradient being
         # clipped and regularized; "tmp": room for temporaries), so a step allocates nothing.
         # They are scratch space, not state: state_dict does not save them.
-        self._buffers: dict[Tensor, tuple[Any, Any]] = {}
+        self._buffers: dict[Tensor, list] = {}
         self._pre_hooks: list[Callable] = []
         self._post_hooks: list[Callable] = []
         groups = _as_groups(params, type(self).__name__)
@@ -196,26 +196,37 @@ class Optimizer:
         """The learning rate that multiplies this parameter's update: group lr x lr_mult."""
         return group["lr"] * getattr(param, "lr_mult", 1.0)
 
-    def buffers(self, param: Tensor) -> tuple[Any, Any]:
-        """Two scratch arrays shaped like ``param`` ("work" and "tmp"), reused every step."""
+    def _ready_buffers(self, param: Tensor) -> list:
+        """The parameter's [work, scratch, data] list: two arrays shaped like it, remade when
+        ``param.data`` is replaced by another array (``set_value`` keeps it, ``to`` does not)."""
         pair = self._buffers.get(param)
         data = param.data
-        if pair is None or pair[0].shape != data.shape or pair[0].dtype != data.dtype or \
-                type(pair[0]) is not type(data):
+        if pair is None or pair[2] is not data:  # new, or param.data was replaced (moved)
             xp = B.get_array_module(data)
-            pair = self._buffers[param] = (xp.empty_like(data), xp.empty_like(data))
+            pair = self._buffers[param] = [xp.empty_like(data), xp.empty_like(data), data]
         return pair
 
-    def regularize(self, param: Tensor, grad: Any, group: dict[str, Any], tmp: Any) -> None:
-        """Add regularization to ``grad`` in place: the parameter's own regularizer replaces
-        the group's coupled ``weight_decay``. ``tmp`` is scratch space of the same shape."""
+    def scratch(self, param: Tensor) -> Any:
+        """An array shaped like ``param`` for an update's temporaries, reused every step."""
+        return self._buffers[param][1]
+
+    def decay_for(self, param: Tensor, group: dict[str, Any]) -> Any:
+        """The regularization this parameter gets: its own regularizer, else the group's
+        ``weight_decay`` (a Regularizer, or a number meaning coupled L2), else None."""
         own = getattr(param, "regularizer", None)
-        decay = group.get("weight_decay", 0)
         if own is not None:
-            own.add_to(param.data, grad, tmp)
-        elif isinstance(decay, Regularizer):
+            return own
+        decay = group.get("weight_decay", 0)
+        if isinstance(decay, Regularizer) or (decay and self.coupled_weight_decay):
+            return decay
+        return None
+
+    def regularize(self, param: Tensor, grad: Any, decay: Any) -> None:
+        """Add ``decay`` (from :meth:`decay_for`) to ``grad`` in place."""
+        tmp = self.scratch(param)
+        if isinstance(decay, Regularizer):
             decay.add_to(param.data, grad, tmp)
-        elif decay and self.coupled_weight_decay:
+        else:
             B.get_array_module(grad).multiply(param.data, decay, out=tmp)
             grad += tmp
 
@@ -226,7 +237,7 @@ class Optimizer:
         ``grad`` is a backend array (already clipped and regularized; the optimizer's own copy,
         so p.grad is unaffected), ``state`` this parameter's dict (``state["step"]`` is already
         counted: 1 on the first step), ``group`` its hyperparameters and ``lr`` its effective
-        learning rate. ``self.buffers(param)[1]`` is scratch space for temporaries.
+        learning rate. ``self.scratch(param)`` is an array for temporaries.
         """
         raise NotImplementedError(f"{type(self).__name__} must override update() (subclass it)")
 
@@ -245,24 +256,32 @@ class Optimizer:
         for hook in list(self._pre_hooks):
             hook(self, (), {})
         with no_grad():
-            active = [(name, p, group) for name, p, group in self.named_params()
-                      if p.grad is not None]
-            grads = []
-            for name, param, group in active:
-                if param.grad.shape != param.shape:
+            clip = self.grad_clip
+            active, grads = [], []
+            for name, param, group in self.named_params():
+                if param.grad is None:
+                    continue
+                grad = param.grad.data
+                if grad.shape != param.data.shape:
                     raise ValueError(f"{type(self).__name__}.step: the gradient of {name!r} has "
-                                     f"shape {tuple(param.grad.shape)} but the parameter has "
-                                     f"shape {tuple(param.shape)}")
-                work = self.buffers(param)[0]
-                work[...] = param.grad.data
+                                     f"shape {tuple(grad.shape)} but the parameter has shape "
+                                     f"{tuple(param.shape)}")
+                work = self._ready_buffers(param)[0]
+                decay = self.decay_for(param, group)
                 if group.get("maximize"):
-                    work *= -1
-                grads.append(work)
-            if self.grad_clip is not None and active:
-                self.grad_clip([p for _, p, _ in active], grads)
+                    B.get_array_module(grad).negative(grad, out=work)
+                    grad = work
+                elif clip is not None or decay is not None:
+                    work[...] = grad  # our own copy: clipping and decay change it, p.grad stays
+                    grad = work
+                active.append((name, param, group, decay))
+                grads.append(grad)
+            if clip is not None and active:
+                clip([entry[1] for entry in active], grads)
             records = []
-            for (name, param, group), grad in zip(active, grads):
-                self.regularize(param, grad, group, self.buffers(param)[1])
+            for (name, param, group, decay), grad in zip(active, grads):
+                if decay is not None:
+                    self.regularize(param, grad, decay)
                 lr = self.effective_lr(param, group)
                 state = self.state.get(param)
                 if state is None:
@@ -347,12 +366,11 @@ class Optimizer:
                 "nothing was changed.\n  " + "\n  ".join(problems))
         changed: dict[str, tuple] = {}
         by_key = {}
-        for group, saved in zip(self.param_groups, state_dict["param_groups"]):
+        for index, (group, saved) in enumerate(zip(self.param_groups, state_dict["param_groups"])):
             for key, value in saved.items():
                 if key == "params":
                     continue
                 value = _hyper_from_state(value)
-                index = self.param_groups.index(group)
                 if key in group and not _same(group[key], value):
                     changed[f"group {index} {key}"] = (group[key], value)
                 group[key] = value

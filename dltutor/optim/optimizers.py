@@ -68,7 +68,7 @@ class SGD(Optimizer):
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> None:
         xp = B.get_array_module(grad)
-        tmp = self.buffers(param)[1]        # scratch space: the update allocates nothing
+        tmp = self.scratch(param)        # scratch space: the update allocates nothing
         momentum, dampening = group["momentum"], group["dampening"]
         direction = grad
         if momentum:
@@ -134,7 +134,7 @@ class Adam(Optimizer):
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = xp.zeros_like(param.data)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        tmp = self.buffers(param)[1]        # scratch space: the update allocates nothing
+        tmp = self.scratch(param)        # scratch space: the update allocates nothing
         step = state["step"]
         exp_avg *= beta1                    # m = beta1 * m + (1 - beta1) * g
         xp.multiply(grad, 1 - beta1, out=tmp)
@@ -252,7 +252,7 @@ class RMSprop(Optimizer):
             if group["centered"]:
                 state["grad_avg"] = xp.zeros_like(param.data)
         square_avg = state["square_avg"]
-        tmp = self.buffers(param)[1]
+        tmp = self.scratch(param)
         square_avg *= alpha                 # E[g^2] = alpha * E[g^2] + (1 - alpha) * g^2
         xp.multiply(grad, grad, out=tmp)
         tmp *= 1 - alpha
@@ -312,7 +312,7 @@ class Adagrad(Optimizer):
         if "sum" not in state:
             state["sum"] = xp.full(param.shape, group["initial_accumulator_value"],
                                    dtype=param.dtype)
-        tmp = self.buffers(param)[1]
+        tmp = self.scratch(param)
         clr = lr / (1 + (state["step"] - 1) * group["lr_decay"])
         xp.multiply(grad, grad, out=tmp)    # sum += g^2
         state["sum"] += tmp
