@@ -43,10 +43,20 @@ def _norm(array: Any, norm_type: float) -> float:
     xp = B.get_array_module(array)
     if norm_type == math.inf:
         return float(xp.abs(array).max()) if array.size else 0.0
-    if norm_type == 2:  # a dot product: no temporary array the size of the gradient
-        flat = array.reshape(-1)
-        return math.sqrt(float(xp.vdot(flat, flat)))
+    if norm_type == 2:
+        return l2_norm(array)
     return float((xp.abs(array) ** norm_type).sum()) ** (1.0 / norm_type)
+
+
+def l2_norm(array: Any) -> float:
+    """The L2 norm of an array of any backend, as a Python float (no temporary array).
+
+    >>> import numpy as np
+    >>> l2_norm(np.array([3.0, 4.0]))
+    5.0
+    """
+    flat = array if array.ndim == 1 else array.reshape(-1)
+    return math.sqrt(float(flat.dot(flat)))  # one BLAS dot product: fast, and no copy
 
 
 def _combine(norms: list[float], norm_type: float) -> float:

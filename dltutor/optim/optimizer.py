@@ -28,25 +28,44 @@ from typing import Any, Callable, Iterable
 
 from .. import backend as B
 from ..autograd.tensor import HookHandle, Tensor, _make, no_grad
+from .clip import l2_norm
 from .regularizer import Regularizer, regularizer_from_state
 
 # Keys every group may carry besides the optimizer's hyperparameters.
 _STRUCTURAL_KEYS = ("params", "param_names", "initial_lr")
 
 
-@dataclass
 class StepRecord:
     """What one ``step()`` did to one parameter (kept when ``optimizer.record_steps`` is True).
 
-    ``grad`` is the gradient the update used (after clipping and regularization), ``update``
-    the change of the parameter's values (new minus old), ``lr`` the effective learning rate.
+    Norms are L2 norms, as Python floats: ``grad_norm`` of ``p.grad`` as backward left it,
+    ``clipped_grad_norm`` after ``grad_clip`` (equal when nothing clipped it), ``update_norm``
+    of the change the step made and ``param_norm`` of the parameter after it; ``lr`` is the
+    effective learning rate. ``update`` (new minus old values) is computed when you ask for it,
+    in a post-step hook: the array behind it is reused by the next step.
     """
 
-    name: str
-    param: Tensor
-    grad: Any
-    update: Any
-    lr: float
+    __slots__ = ("name", "param", "grad_norm", "clipped_grad_norm", "update_norm", "param_norm",
+                 "lr", "_subtracted")
+
+    def __init__(self, name: str, param: Tensor, grad_norm: float, clipped_grad_norm: float,
+                 lr: float, subtracted: Any):
+        self.name, self.param, self.lr = name, param, lr
+        self.grad_norm, self.clipped_grad_norm = grad_norm, clipped_grad_norm
+        self._subtracted = subtracted  # old minus new: what the update took away
+        # Measured right after the update, while both arrays are still in the CPU's cache.
+        self.update_norm = l2_norm(subtracted)
+        self.param_norm = l2_norm(param.data)
+
+    @property
+    def update(self) -> Any:
+        """New minus old values of the parameter (a new array)."""
+        return -self._subtracted
+
+    def __repr__(self) -> str:
+        return (f"StepRecord({self.name!r}, grad_norm={self.grad_norm:.4g}, "
+                f"clipped_grad_norm={self.clipped_grad_norm:.4g}, lr={self.lr:.4g}, "
+                f"update_norm={self.update_norm:.4g}, param_norm={self.param_norm:.4g})")
 
 
 @dataclass
@@ -89,6 +108,9 @@ class Optimizer:
 
     #: Whether a float ``weight_decay`` is added to the gradient (AdamW's is not: it is decoupled).
     coupled_weight_decay = True
+    #: Whether ``update`` returns the array it subtracted from the parameter (the built-in
+    #: optimizers do); if not, a recorded step copies the parameter to measure the update.
+    returns_update = False
 
     def __init__(self, params: Any, defaults: dict[str, Any], grad_clip: Any = None):
         self.defaults = dict(defaults)
@@ -238,6 +260,9 @@ class Optimizer:
         so p.grad is unaffected), ``state`` this parameter's dict (``state["step"]`` is already
         counted: 1 on the first step), ``group`` its hyperparameters and ``lr`` its effective
         learning rate. ``self.scratch(param)`` is an array for temporaries.
+
+        Set the class attribute ``returns_update = True`` and return the array you subtracted
+        (``param.data -= delta; return delta``) to let a Recorder measure the update for free.
         """
         raise NotImplementedError(f"{type(self).__name__} must override update() (subclass it)")
 
@@ -276,10 +301,14 @@ class Optimizer:
                     grad = work
                 active.append((name, param, group, decay))
                 grads.append(grad)
+            recording = self.record_steps
+            raw_norms = [l2_norm(g) for g in grads] if recording else None
             if clip is not None and active:
                 clip([entry[1] for entry in active], grads)
             records = []
-            for (name, param, group, decay), grad in zip(active, grads):
+            for index, ((name, param, group, decay), grad) in enumerate(zip(active, grads)):
+                if recording:
+                    clipped = l2_norm(grad) if clip is not None else raw_norms[index]
                 if decay is not None:
                     self.regularize(param, grad, decay)
                 lr = self.effective_lr(param, group)
@@ -287,10 +316,15 @@ class Optimizer:
                 if state is None:
                     state = self.state[param] = {"step": 0}
                 state["step"] += 1
-                before = param.data.copy() if self.record_steps else None
-                self.update(param, grad, state, group, lr)
-                if before is not None:
-                    records.append(StepRecord(name, param, grad.copy(), param.data - before, lr))
+                if not recording:
+                    self.update(param, grad, state, group, lr)
+                    continue
+                before = None if self.returns_update else param.data.copy()
+                subtracted = self.update(param, grad, state, group, lr)
+                if before is not None:  # measure the update: old minus new
+                    before -= param.data
+                    subtracted = before
+                records.append(StepRecord(name, param, raw_norms[index], clipped, lr, subtracted))
             self.last_step = records
             self.step_count += 1
         for hook in list(self._post_hooks):

@@ -50,6 +50,8 @@ class SGD(Optimizer):
     0.71
     """
 
+    returns_update = True
+
     def __init__(self, params: Any, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: Any = 0.0, nesterov: bool = False,
                  maximize: bool = False, grad_clip: Any = None):
@@ -90,6 +92,7 @@ class SGD(Optimizer):
                 direction = buf
         xp.multiply(direction, lr, out=tmp)  # p -= lr * direction
         param.data -= tmp
+        return tmp
 
 
 class Adam(Optimizer):
@@ -106,6 +109,8 @@ class Adam(Optimizer):
     >>> round(w.item(), 6)
     0.99
     """
+
+    returns_update = True
 
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: Any = 0.0, amsgrad: bool = False,
@@ -155,6 +160,7 @@ class Adam(Optimizer):
         xp.divide(exp_avg, tmp, out=tmp)    # p -= lr / (1 - beta1^t) * m / denom
         tmp *= lr / bias_correction1
         param.data -= tmp
+        return tmp
 
 
 class AdamW(Adam):
@@ -175,6 +181,7 @@ class AdamW(Adam):
     """
 
     coupled_weight_decay = False
+    returns_update = False  # the decay happens outside the Adam delta
 
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2,
@@ -213,7 +220,7 @@ class AdamW(Adam):
         decay = group["weight_decay"]
         if decay and self.decays(self._names[id(param)]):
             param.data *= 1 - lr * decay
-        super().update(param, grad, state, group, lr)
+        return super().update(param, grad, state, group, lr)
 
 
 class RMSprop(Optimizer):
@@ -227,6 +234,8 @@ class RMSprop(Optimizer):
     >>> round(w.item(), 4)          # 1 - 0.01 * 2 / sqrt(0.01 * 4)
     0.9
     """
+
+    returns_update = True
 
     def __init__(self, params: Any, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: Any = 0.0, momentum: float = 0.0, centered: bool = False,
@@ -277,6 +286,7 @@ class RMSprop(Optimizer):
         else:
             tmp *= lr
         param.data -= tmp
+        return tmp
 
 
 class Adagrad(Optimizer):
@@ -291,6 +301,8 @@ class Adagrad(Optimizer):
     >>> round(w.item(), 4)          # 1 - 0.1 * 2 / sqrt(4)
     0.9
     """
+
+    returns_update = True
 
     def __init__(self, params: Any, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: Any = 0.0, initial_accumulator_value: float = 0.0,
@@ -321,6 +333,7 @@ class Adagrad(Optimizer):
         xp.divide(grad, tmp, out=tmp)
         tmp *= clr
         param.data -= tmp
+        return tmp
 
 
 class SignSGD(Optimizer):

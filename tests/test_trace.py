@@ -1,0 +1,190 @@
+"""Recorder: values against hand computations, ring buffer, detach, layers, frozen, clipping."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import dltutor as dt
+from dltutor import nn, optim
+from dltutor.nn import functional as F
+from dltutor.trace import PARAM_SERIES, Recorder
+
+
+def setup(clip=None, lr=0.1, momentum=0.9, **kwargs):
+    dt.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    opt = optim.SGD(net.named_parameters(), lr=lr, momentum=momentum, grad_clip=clip)
+    return net, opt, Recorder(net, opt, **kwargs)
+
+
+def train_step(net, opt, rec=None, seed=0):
+    rng = np.random.default_rng(seed)
+    x = dt.tensor(rng.standard_normal((5, 3)).astype(np.float32))
+    y = dt.tensor(rng.integers(0, 2, 5))
+    opt.zero_grad()
+    loss = F.cross_entropy(net(x), y)
+    loss.backward()
+    if rec is not None:
+        rec.log_loss(loss)
+    opt.step()
+    return loss.item()
+
+
+def norm(a):
+    return float(np.sqrt((np.asarray(a, dtype=np.float64) ** 2).sum()))
+
+
+def test_values_match_a_hand_computation_from_before_and_after():
+    net, opt, rec = setup()
+    train_step(net, opt, rec, seed=1)                  # one step so momentum is non-trivial
+    before = {n: p.numpy().copy() for n, p in net.named_parameters()}
+    rng = np.random.default_rng(2)
+    x = dt.tensor(rng.standard_normal((5, 3)).astype(np.float32))
+    y = dt.tensor(rng.integers(0, 2, 5))
+    opt.zero_grad()
+    loss = F.cross_entropy(net(x), y)
+    loss.backward()
+    grads = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
+    rec.log_loss(loss)
+    opt.step()
+    for name, p in net.named_parameters():
+        after = p.numpy()
+        assert rec.series("param_norm", name)[-1] == pytest.approx(norm(after), rel=1e-5)
+        assert rec.series("grad_norm", name)[-1] == pytest.approx(norm(grads[name]), rel=1e-5)
+        assert rec.series("clipped_grad_norm", name)[-1] == pytest.approx(norm(grads[name]),
+                                                                          rel=1e-5)
+        update = norm(after - before[name])
+        assert rec.series("update_norm", name)[-1] == pytest.approx(update, rel=1e-4)
+        assert rec.series("update_ratio", name)[-1] == pytest.approx(update / norm(after),
+                                                                     rel=1e-4)
+        assert rec.series("lr", name)[-1] == pytest.approx(0.1)
+        assert rec.series("frozen", name)[-1] == 0.0
+    assert rec.series("loss")[-1] == pytest.approx(loss.item())
+    assert rec.series("global_grad_norm")[-1] == pytest.approx(
+        math.sqrt(sum(norm(g) ** 2 for g in grads.values())), rel=1e-5)
+    assert rec.series("clip_scale")[-1] == 1.0
+    assert rec.steps.tolist() == [0, 1]
+
+
+def test_clipped_norms_and_clip_scale():
+    clip = optim.ClipGradByGlobalNorm(1e-3)
+    net, opt, rec = setup(clip=clip)
+    train_step(net, opt, rec)
+    total = rec.series("global_grad_norm")[-1]
+    assert rec.series("clip_scale")[-1] == pytest.approx(1e-3 / total, rel=1e-5)
+    clipped = rec.series("clipped_grad_norm")[-1]
+    assert math.sqrt((clipped ** 2).sum()) == pytest.approx(1e-3, rel=1e-4)
+
+
+def test_the_ring_buffer_keeps_the_last_capacity_records_in_order():
+    net, opt, rec = setup(capacity=4)
+    for step in range(7):
+        train_step(net, opt, rec, seed=step)
+    assert rec.count == 7
+    assert rec.steps.tolist() == [3, 4, 5, 6]
+    assert rec.series("loss").shape == (4,)
+    assert rec.series("param_norm").shape == (4, 4)
+    memory = rec._table.nbytes
+    for step in range(20):
+        train_step(net, opt, rec, seed=step)
+    assert rec._table.nbytes == memory and rec.steps.tolist() == [23, 24, 25, 26]
+
+
+def test_every_records_one_step_in_n():
+    net, opt, rec = setup(every=3)
+    for step in range(7):
+        train_step(net, opt, rec, seed=step)
+    assert rec.steps.tolist() == [0, 3, 6]
+    assert not opt.record_steps  # the optimizer only records on the steps kept
+
+
+def test_detach_removes_the_hooks():
+    net, opt, rec = setup()
+    train_step(net, opt, rec)
+    rec.detach()
+    train_step(net, opt)
+    assert rec.count == 1 and not opt._pre_hooks and not opt._post_hooks
+
+
+def test_frozen_layer_is_flagged_and_keeps_its_norm():
+    net, opt, rec = setup()
+    train_step(net, opt, rec)
+    net[0].requires_grad_(False)
+    for step in range(3):
+        train_step(net, opt, rec, seed=step)
+    frozen = rec.series("frozen", "0.weight")
+    assert frozen.tolist() == [0.0, 1.0, 1.0, 1.0]
+    assert rec.series("frozen", "2.weight").tolist() == [0.0] * 4
+    norms = rec.series("param_norm", "0.weight")
+    assert norms[1] == norms[2] == norms[3]
+    assert rec.series("grad_norm", "0.weight")[1:].tolist() == [0.0] * 3
+
+
+def test_lr_mult_zero_counts_as_frozen_and_lr_is_effective():
+    net, opt, rec = setup(momentum=0.0)
+    net[2].weight.lr_mult = 0.0
+    net[2].bias.lr_mult = 2.0
+    train_step(net, opt, rec)
+    latest = rec.latest("frozen")
+    assert latest["2.weight"] == 1.0 and latest["2.bias"] == 0.0
+    assert rec.latest("lr") == {"0.weight": 0.1, "0.bias": 0.1, "2.weight": 0.0,
+                                "2.bias": pytest.approx(0.2)}
+
+
+def test_per_layer_mode_adds_norms_in_squares():
+    net, opt, rec = setup(by="layer")
+    train_step(net, opt, rec)
+    assert rec.names == ["0", "2"]
+    w, b = net[0].weight.numpy(), net[0].bias.numpy()
+    expected = math.sqrt(norm(w) ** 2 + norm(b) ** 2)
+    assert rec.series("param_norm", "0")[-1] == pytest.approx(expected, rel=1e-5)
+    net[0].requires_grad_(False)
+    train_step(net, opt, rec)
+    assert rec.series("frozen", "0").tolist() == [0.0, 1.0]
+
+
+def test_histograms_every_n_records_are_bounded():
+    net, opt, rec = setup(histograms_every=2, bins=5, histogram_capacity=2)
+    for step in range(7):
+        train_step(net, opt, rec, seed=step)
+    assert [h["step"] for h in rec.histograms] == [4, 6]
+    counts, edges = rec.histograms[-1]["params"]["0.weight"]
+    assert counts.sum() == 12 and len(edges) == 6
+    assert "0.weight" in rec.histograms[-1]["grads"]
+
+
+def test_unknown_series_and_names_explain():
+    net, opt, rec = setup()
+    with pytest.raises(KeyError, match="no series 'grad'.*param_norm"):
+        rec.series("grad")
+    with pytest.raises(KeyError, match="no parameter 'x'.*0.weight"):
+        rec.series("grad_norm", "x")
+    with pytest.raises(ValueError, match="by must be"):
+        Recorder(net, opt, by="module")
+
+
+def test_recorder_works_with_multi_optimizer():
+    dt.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    both = optim.MultiOptimizer(optim.SGD(net[0].parameters(), lr=0.1),
+                                optim.Adam(net[2].parameters(), lr=0.01))
+    rec = Recorder(net, both)
+    train_step(net, both, rec)
+    assert rec.count == 1
+    assert rec.latest("lr") == {"0.weight": 0.1, "0.bias": 0.1, "2.weight": 0.01,
+                                "2.bias": 0.01}
+
+
+def test_to_dataframe_or_a_clear_error():
+    net, opt, rec = setup()
+    train_step(net, opt, rec)
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="pip install pandas"):
+            rec.to_dataframe()
+        return
+    frame = rec.to_dataframe()
+    assert set(PARAM_SERIES) <= set(frame.columns) and len(frame) == 4
