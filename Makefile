@@ -9,11 +9,12 @@ LAB_STAMP  := $(VENV)/.installed-lab
 TEST_STAMP := $(VENV)/.installed-test
 LAB_PORT ?= 8888
 
-.PHONY: lab test bench clean help
+.PHONY: lab test notebooks bench clean help
 
 help:
 	@echo "make lab    - install the kit in .venv and open JupyterLab on notebooks/"
 	@echo "make test   - install the test extras in .venv and run the whole suite"
+	@echo "make notebooks - rebuild every chapter from notebooks/src and store its outputs"
 	@echo "make bench  - run the speed benchmarks (benchmarks/RESULTS.md records them)"
 	@echo "make clean  - remove .venv and caches"
 
@@ -37,6 +38,11 @@ lab: $(LAB_STAMP)
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest
+
+# Rebuild notebooks/NN_name.ipynb from notebooks/src/NN_name.py and execute them (NAMES=01 02
+# rebuilds only those). The committed outputs come from this command.
+notebooks: $(TEST_STAMP)
+	$(BIN)/python tools/build_notebooks.py $(NAMES)
 
 bench: $(LAB_STAMP)
 	$(BIN)/python benchmarks/engine_bench.py

@@ -7,10 +7,24 @@
 >>> w.grad
 tensor([2., 4.])
 """
-from . import backend, data, nn, optim, trace
+from . import backend, data, diagnose, nn, optim, trace
 from .autograd import *  # noqa: F401,F403  (the tensor API: dt.tensor, dt.exp, dt.no_grad, ...)
 from .autograd import __all__ as _autograd_all
 from .io import CheckpointError, load, save
 
-__all__ = ["backend", "data", "nn", "optim", "trace", "save", "load", "CheckpointError", *_autograd_all]
+__all__ = ["backend", "data", "diagnose", "nn", "optim", "trace", "quick_mode", "save", "load", "CheckpointError", *_autograd_all]
 __version__ = "0.1.0"
+
+
+def quick_mode() -> bool:
+    """True when the environment variable ``DLTUTOR_QUICK`` is ``1``.
+
+    The tests and ``make notebooks`` set it, so notebooks can run shorter training loops there
+    (``epochs = 5 if dt.quick_mode() else 50``); when you run a notebook yourself it is off.
+
+    >>> isinstance(quick_mode(), bool)
+    True
+    """
+    import os
+
+    return os.environ.get("DLTUTOR_QUICK") == "1"

@@ -431,11 +431,11 @@ def test_hooks_run_around_the_step_and_see_updates():
     pre = opt.register_step_pre_hook(lambda o, a, k: calls.append(("pre", p.tolist())))
     opt.record_steps = True
     post = opt.register_step_post_hook(
-        lambda o, a, k: calls.append(("post", [(r.name, r.update.tolist(), r.lr)
+        lambda o, a, k: calls.append(("post", [(r.name, r.update.tolist(), r.lr, r.grad_norm)
                                                for r in o.last_step])))
     p.grad = dt.tensor([1.0, -2.0])
     opt.step()
-    assert calls == [("pre", [1.0, 2.0]), ("post", [("w", [-0.5, 1.0], 0.5)])]
+    assert calls == [("pre", [1.0, 2.0]), ("post", [("w", [-0.5, 1.0], 0.5, math.sqrt(5))])]
     pre.remove()
     post.remove()
     opt.step()

@@ -1,0 +1,6 @@
+"""Settings for the whole test run (unit tests, doctests and the nbval notebook runs)."""
+import os
+
+# Notebooks run their short versions of long loops under the tests (see dt.quick_mode());
+# kernels that nbval starts inherit this environment.
+os.environ["DLTUTOR_QUICK"] = "1"

@@ -1,0 +1,115 @@
+# %% [markdown]
+# # Welcome to dltutor
+#
+# This kit teaches one thing well: **how a neural network's parameters are managed** — how you
+# reach them, start them, share them, group them in an optimizer, give them their own learning
+# rates, freeze them and clip their gradients. Every number you see is computed by `dltutor`, a
+# small deep-learning engine written in plain NumPy that follows PyTorch's formulas and defaults,
+# so what you learn here carries straight over to PyTorch (and to Paddle and MegEngine, whose
+# names for the same ideas each chapter lists).
+#
+# You need Python and NumPy; no deep-learning framework. Run the cells from top to bottom
+# (Shift+Enter), change them, and run them again.
+
+# %% [markdown]
+# ## How the notebooks work
+#
+# * **Cells that prove.** Whenever a chapter claims something ("the gradients of a shared layer
+#   add up"), a cell checks it with `assert`. If you change the code and the claim stops being
+#   true, that cell fails — the quickest way to learn why.
+# * **Exercises** at the end of each chapter, with hints.
+# * **Short loops under the tests.** The test suite re-runs every notebook. It sets the
+#   environment variable `DLTUTOR_QUICK=1` so long training loops run a few steps only;
+#   `dt.quick_mode()` tells a notebook which case it is in. The outputs stored in the notebooks
+#   come from that quick run.
+
+# %%
+import numpy as np
+
+import dltutor as dt
+from dltutor import nn, optim
+
+print("dltutor", dt.__version__, "| quick mode:", dt.quick_mode())
+
+# %% [markdown]
+# ## A first look: a tensor that remembers how it was made
+#
+# A `Tensor` holds an array. Ask for `requires_grad=True` and every operation on it is recorded,
+# so that `backward()` can compute the gradient of a result with respect to it.
+
+# %%
+w = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+loss = (w * w).sum()          # loss = w1² + w2² + w3²
+loss.backward()               # d loss / d w = 2 w
+print(w.grad)
+
+# %%
+assert np.allclose(w.grad.numpy(), 2 * w.numpy())
+
+# %% [markdown]
+# ## A tour of the chapters
+#
+# | notebook | what it answers |
+# | --- | --- |
+# | 01 tensors and autograd | making tensors, shapes, broadcasting matmul, stopping gradients |
+# | 02 parameter access | reaching a layer's parameters, names in nested blocks, exporting one layer |
+# | 03 initialization | default and built-in initializers, custom ones, why the scale matters |
+# | 04 tying | sharing one layer in several places, what happens to its gradient |
+# | 05 optimizers | parameter groups, per-parameter learning rates and decay, schedules, step counting |
+# | 06 freezing | three ways to stop a layer training and how they differ; BatchNorm |
+# | 07 clipping and numerical trouble | clipping by value, norm and global norm; hunting a NaN |
+# | 08 data and checkpoints | batching in the background, saving and resuming exactly |
+# | 09 GPU | the same code on a GPU with CuPy, and what to do when memory runs out |
+# | 10 the live lab | freeze, re-weight and clip a network while it trains, and watch |
+#
+# `notebooks/FAQ.md` maps each learner question to the section that answers it.
+
+# %% [markdown]
+# ## CPU or GPU
+#
+# NumPy computes on the CPU. With an NVIDIA GPU and `pip install "dltutor[gpu]"`, the same code
+# runs on the GPU through CuPy after `dt.backend.use("gpu")`; chapter 09 shows how.
+
+# %%
+print("current backend:", dt.backend.current())
+print("GPU available:", dt.backend.gpu_available())
+
+# %% [markdown]
+# ## A whole training step, in five lines
+#
+# A network, an optimizer, a loss, `backward()`, `step()`: the chapters take each part apart.
+
+# %%
+dt.manual_seed(0)
+net = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
+opt = optim.SGD(net.parameters(), lr=0.1)
+x, y = dt.randn(16, 2), dt.randn(16, 1)
+
+losses = []
+for step in range(20):
+    opt.zero_grad()
+    loss = nn.functional.mse_loss(net(x), y)
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+print(f"loss: {losses[0]:.4f} -> {losses[-1]:.4f}")
+
+# %%
+assert losses[-1] < losses[0], "twenty steps of gradient descent lower the loss"
+
+# %% [markdown]
+# ## What the frameworks call it
+#
+# | idea | dltutor | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- |
+# | array with gradient | `dt.tensor(..., requires_grad=True)` | `torch.tensor(..., requires_grad=True)` | `paddle.to_tensor(..., stop_gradient=False)` | `mge.tensor(...)` + `GradManager` |
+# | compute gradients | `loss.backward()` | `loss.backward()` | `loss.backward()` | `gm.backward(loss)` |
+# | update parameters | `opt.step()` | `opt.step()` | `opt.step()` | `opt.step()` |
+# | forget gradients | `opt.zero_grad()` | `opt.zero_grad()` | `opt.clear_grad()` | `opt.clear_grad()` |
+#
+# ## Exercises
+#
+# 1. Change the learning rate in the training step to `1.0`, then `10.0`. What happens to the
+#    loss? *Hint: print every loss, not just the first and last.*
+# 2. Compute the gradient of `(w ** 3).sum()` by hand and check it against `w.grad`.
+#    *Hint: gradients add up across `backward()` calls — set `w.grad = None` first.*

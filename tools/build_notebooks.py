@@ -1,0 +1,89 @@
+"""Build the chapter notebooks: ``make notebooks`` (or ``python tools/build_notebooks.py [NAME...]``).
+
+Each chapter is written as a readable Python script, ``notebooks/src/NN_name.py`` in jupytext's
+"percent" format (``# %%`` starts a code cell, ``# %% [markdown]`` a text cell, and
+``# %% tags=["nbval-ignore-output"]`` gives a cell tags). This script turns each into
+``notebooks/NN_name.ipynb``, executes it top to bottom in a fresh ``python3`` kernel and saves it
+with its outputs, normalised so that a rebuild on the same machine changes nothing:
+
+* the kernel runs with ``DLTUTOR_QUICK=1``, as the tests do, so long loops are short and the
+  stored outputs are exactly what nbval will see (``dt.quick_mode()`` reads it);
+* cell ids are numbered, execution timings and widget state are dropped, and the kernelspec is
+  ``python3``.
+
+Notebooks seed their own random numbers with ``dt.manual_seed``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ROOT / "notebooks" / "src"
+OUTPUT = ROOT / "notebooks"
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
+def notebook_from_source(source: Path) -> nbformat.NotebookNode:
+    """The notebook for one source script, not yet executed, with normalised metadata."""
+    nb = jupytext.read(source)
+    nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"{source.stem[:2]}-{index:03d}"
+        tags = cell.metadata.get("tags")
+        cell.metadata = {"tags": tags} if tags else {}
+    return nb
+
+
+def execute(nb: nbformat.NotebookNode, timeout: int = 600) -> None:
+    """Run every cell in a fresh kernel started in notebooks/ with DLTUTOR_QUICK=1."""
+    os.environ["DLTUTOR_QUICK"] = "1"
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(OUTPUT)}},
+                            record_timing=False, store_widget_state=False)
+    client.execute()
+
+
+def normalise(nb: nbformat.NotebookNode) -> None:
+    """Drop what changes from run to run or should never be committed."""
+    nb.metadata.pop("widgets", None)
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        for output in cell.get("outputs", []):
+            output.get("metadata", {}).pop("execution", None)
+
+
+def build(source: Path) -> Path:
+    nb = notebook_from_source(source)
+    started = time.perf_counter()
+    execute(nb)
+    normalise(nb)
+    target = OUTPUT / f"{source.stem}.ipynb"
+    nbformat.write(nb, target)
+    print(f"{target.relative_to(ROOT)}: {len(nb.cells)} cells, "
+          f"{time.perf_counter() - started:.1f} s")
+    return target
+
+
+def main(names: list[str]) -> int:
+    sources = sorted(SOURCES.glob("*.py"))
+    if names:
+        sources = [s for s in sources if any(s.stem.startswith(n) or s.stem == n for n in names)]
+        if not sources:
+            print(f"no notebook source matches {names}; sources: "
+                  f"{', '.join(s.stem for s in sorted(SOURCES.glob('*.py')))}")
+            return 1
+    for source in sources:
+        build(source)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
