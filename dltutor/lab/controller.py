@@ -1,0 +1,275 @@
+"""TrainingLab: a training loop you can steer while it runs (no widgets in this file).
+
+The lab owns the loop — ``step(n)``, ``run(steps)``, ``reset()`` — and live controls that take
+effect at the next step: ``freeze(layer)``, ``set_lr_mult(layer, value)``,
+``set_clip(mode, threshold)`` and ``set_lr(value)``. A bad value raises a clear error and
+changes nothing. A :class:`~dltutor.trace.Recorder` traces every step, so plots (and the
+widget view in ``dltutor.lab.widgets``) can show what each control did.
+
+>>> from dltutor.lab import demos
+>>> lab = demos.moons_mlp()
+>>> lab.layers
+['0', '2', '4']
+>>> lab.step(5)
+>>> lab.freeze("0")
+>>> lab.step(5)
+>>> lab.state()["layers"][0]["frozen"], lab.steps_done
+(True, 10)
+"""
+from __future__ import annotations
+
+import copy
+import math
+from numbers import Real
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import backend as B
+from ..autograd.tensor import Tensor, no_grad
+from ..data import DataLoader, TensorDataset
+from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
+from ..trace import Recorder
+
+CLIP_MODES = {None: None, "value": ClipGradByValue, "norm": ClipGradByNorm,
+              "global_norm": ClipGradByGlobalNorm}
+
+
+class LabError(ValueError):
+    """A control was given a value it cannot take; nothing was changed."""
+
+
+class TrainingLab:
+    """A model, its optimizer, a loss and data, trained step by step under live control.
+
+    ``data`` is a ``DataLoader``, or a pair of arrays ``(X, y)`` (then ``batch_size`` and
+    ``seed`` make the loader; ``batch_size=None`` trains on the whole set each step).
+    ``loss_fn(output, target)`` returns the loss tensor. ``recorder`` defaults to a per-layer
+    Recorder. ``X``/``y`` are kept (as NumPy) for plots such as the decision boundary.
+    """
+
+    def __init__(self, model: Any, optimizer: Any, loss_fn: Callable, data: Any,
+                 recorder: Recorder | None = None, batch_size: int | None = None,
+                 seed: int = 0, name: str = "lab"):
+        self.model, self.optimizer, self.loss_fn, self.name = model, optimizer, loss_fn, name
+        self.loader, self.X, self.y = _as_loader(data, batch_size, seed)
+        self.recorder = recorder if recorder is not None else Recorder(
+            model, optimizer, by="layer", capacity=5000)
+        self.layers = [name for name, module in model.named_modules()
+                       if any(p is not None for p in module._parameters.values())]
+        self._modules = dict(model.named_modules())
+        self.steps_done = 0
+        self.last_loss = math.nan
+        self.error: BaseException | None = None
+        self._batches = iter(())
+        # Everything reset() needs: values, optimizer state and the lr of every group.
+        self._initial_model = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+        self._initial_optimizer = copy.deepcopy(_plain_state(optimizer.state_dict()))
+        self._initial_lrs = [group["lr"] for group in optimizer.param_groups]
+        self.base_lr = self._initial_lrs[0]
+
+    # -- running ---------------------------------------------------------------------------------
+    def _next_batch(self) -> tuple:
+        try:
+            return next(self._batches)
+        except StopIteration:
+            self._batches = iter(self.loader)
+            return next(self._batches)
+
+    def _one_step(self) -> float:
+        inputs, target = self._next_batch()
+        self.optimizer.zero_grad()
+        loss = self.loss_fn(self.model(inputs), target)
+        value = float(loss.item())
+        if not math.isfinite(value):
+            raise FloatingPointError(
+                f"the loss became {value} at step {self.steps_done}: the weights have blown up. "
+                "Reset, then lower the learning rate or switch clipping on.")
+        loss.backward()
+        self.recorder.log_loss(value)
+        self.optimizer.step()
+        self.steps_done += 1
+        self.last_loss = value
+        return value
+
+    def step(self, n: int = 1) -> None:
+        """Train ``n`` steps. An error stops the steps, is kept in ``lab.error`` and raised."""
+        if self.error is not None:
+            raise LabError(f"the lab stopped at step {self.steps_done} with an error "
+                           f"({self.error}); call lab.reset() to start again")
+        # The lab reports a non-finite loss itself, so NumPy's overflow warnings are noise here.
+        with B.ignore_float_errors(next(iter(self.model.parameters())).data):
+            for _ in range(n):
+                try:
+                    self._one_step()
+                except Exception as exc:  # kept for the UI, which shows it, not a traceback
+                    self.error = exc
+                    raise
+
+    def run(self, steps: int) -> bool:
+        """Train ``steps`` steps; returns False (and keeps ``lab.error``) if a step failed."""
+        try:
+            self.step(steps)
+        except Exception:  # noqa: BLE001 - the error is kept in self.error
+            return False
+        return True
+
+    def reset(self) -> None:
+        """Back to the initial weights, a fresh optimizer state and the first batch order.
+
+        The controls you set (frozen layers, lr multipliers, clipping, lr) stay as they are.
+        """
+        self.model.load_state_dict(self._initial_model)
+        current_lrs = [group["lr"] for group in self.optimizer.param_groups]
+        self.optimizer.load_state_dict(copy.deepcopy(self._initial_optimizer))
+        for group, lr in zip(self.optimizer.param_groups, current_lrs):
+            group["lr"] = lr
+        self.optimizer.step_count = 0
+        self.recorder.clear()
+        if hasattr(self.loader, "set_epoch"):
+            self.loader.set_epoch(0)
+        self._batches = iter(())
+        self.steps_done, self.last_loss, self.error = 0, math.nan, None
+
+    # -- controls --------------------------------------------------------------------------------
+    def _layer_params(self, layer: str) -> list[Tensor]:
+        if layer not in self.layers:
+            raise LabError(f"unknown layer {layer!r}; the layers with parameters are: "
+                           f"{', '.join(map(repr, self.layers))}")
+        module = self._modules[layer]
+        return [p for p in module._parameters.values() if p is not None]
+
+    def freeze(self, layer: str, frozen: bool = True) -> None:
+        """Stop (or restart) training one layer: its parameters get ``requires_grad=False``,
+        so they get no gradient and the optimizer skips them from the next step on."""
+        params = self._layer_params(layer)
+        if not isinstance(frozen, bool):
+            raise LabError(f"freeze({layer!r}, ...) takes True or False, got {frozen!r}")
+        for p in params:
+            p.requires_grad_(not frozen)
+            if frozen:
+                p.grad = None
+
+    def set_lr_mult(self, layer: str, value: float) -> None:
+        """Scale one layer's learning rate: effective lr = lr x ``value`` (0 stops it, 2 doubles
+        its SGD updates)."""
+        params = self._layer_params(layer)
+        if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) \
+                or value < 0:
+            raise LabError(f"lr multiplier for layer {layer!r} must be a number >= 0, got "
+                           f"{value!r}")
+        for p in params:
+            p.lr_mult = float(value)
+
+    def set_clip(self, mode: str | None, threshold: float | None = None) -> None:
+        """Clip gradients in the optimizer: ``None`` (off), ``"value"``, ``"norm"`` (each
+        tensor) or ``"global_norm"`` (all together), at ``threshold`` (> 0)."""
+        if mode not in CLIP_MODES:
+            raise LabError(f"clip mode must be one of {list(CLIP_MODES)}, got {mode!r}")
+        if mode is None:
+            self.optimizer.grad_clip = None
+            return
+        if isinstance(threshold, bool) or not isinstance(threshold, Real) or \
+                not math.isfinite(threshold) or threshold <= 0:
+            raise LabError(f"clip threshold must be a number > 0, got {threshold!r}")
+        self.optimizer.grad_clip = CLIP_MODES[mode](float(threshold))
+
+    def set_lr(self, value: float) -> None:
+        """Set the learning rate of every parameter group (groups keep their ratios to the
+        first group's initial lr)."""
+        if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) \
+                or value < 0:
+            raise LabError(f"learning rate must be a number >= 0, got {value!r}")
+        scale = value / self._initial_lrs[0] if self._initial_lrs[0] else 1.0
+        for group, initial in zip(self.optimizer.param_groups, self._initial_lrs):
+            group["lr"] = initial * scale if self._initial_lrs[0] else float(value)
+        self.base_lr = float(value)
+
+    # -- what the UI shows -----------------------------------------------------------------------
+    def clip_setting(self) -> tuple[str | None, float | None]:
+        """The current clip mode and threshold."""
+        clip = self.optimizer.grad_clip
+        for mode, cls in CLIP_MODES.items():
+            if cls is not None and isinstance(clip, cls):
+                threshold = getattr(clip, "clip_norm", None) or getattr(clip, "max", None)
+                return mode, threshold
+        return None, None
+
+    def state(self) -> dict[str, Any]:
+        """Everything a view needs, as plain data: step, loss, controls, latest traces, error."""
+        latest = {kind: self.recorder.latest(kind) for kind in
+                  ("param_norm", "grad_norm", "clipped_grad_norm", "update_ratio")}
+        layers = []
+        for layer in self.layers:
+            params = self._layer_params(layer)
+            row = {"name": layer, "frozen": not any(p.requires_grad for p in params),
+                   "lr_mult": params[0].lr_mult if hasattr(params[0], "lr_mult") else 1.0}
+            if self.recorder.by == "layer":
+                row.update({kind: values.get(layer, math.nan) for kind, values in latest.items()})
+            layers.append(row)
+        mode, threshold = self.clip_setting()
+        clip = self.optimizer.grad_clip
+        return {
+            "step": self.steps_done, "loss": self.last_loss, "lr": self.base_lr,
+            "layers": layers, "clip_mode": mode, "clip_threshold": threshold,
+            "clip_scale": getattr(clip, "last_scale", None) if clip is not None else None,
+            "error": None if self.error is None else f"{type(self.error).__name__}: {self.error}",
+        }
+
+    def accuracy(self) -> float:
+        """Accuracy of the model on the lab's data (for classification demos)."""
+        if self.X is None:
+            raise LabError("accuracy needs the data as arrays (X, y)")
+        was_training = self.model.training
+        self.model.eval()
+        with no_grad():
+            predicted = self.model(_tensor(self.X)).numpy().argmax(axis=1)
+        self.model.train(was_training)
+        return float((predicted == self.y).mean())
+
+    def show(self) -> Any:
+        """Display the live widget view (needs ipywidgets and ipympl; see dltutor.lab.widgets)."""
+        from .widgets import LabView
+
+        return LabView(self).show()
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.show())
+
+    def __repr__(self) -> str:
+        return (f"TrainingLab({self.name!r}, {len(self.layers)} layers, step {self.steps_done}, "
+                f"loss {self.last_loss:.4f})")
+
+
+def _tensor(array: Any) -> Tensor:
+    from ..autograd.creation import tensor
+
+    return tensor(array)
+
+
+def _as_loader(data: Any, batch_size: int | None, seed: int) -> tuple[Any, Any, Any]:
+    if isinstance(data, DataLoader):
+        arrays = getattr(data.dataset, "arrays", None)
+        X = B.to_numpy(arrays[0]) if arrays else None
+        y = B.to_numpy(arrays[1]) if arrays and len(arrays) > 1 else None
+        return data, X, y
+    if not (isinstance(data, (tuple, list)) and len(data) == 2):
+        raise LabError("data must be a DataLoader or a pair of arrays (X, y)")
+    X, y = (np.asarray(B.to_numpy(d.data if isinstance(d, Tensor) else d)) for d in data)
+    size = len(X) if batch_size is None else batch_size
+    loader = DataLoader(TensorDataset(X, y), batch_size=size, shuffle=batch_size is not None,
+                        seed=seed)
+    return loader, X, y
+
+
+def _plain_state(state: Any) -> Any:
+    """An optimizer state dict with its tensors as NumPy copies (safe to keep and reuse)."""
+    if isinstance(state, dict):
+        return {k: _plain_state(v) for k, v in state.items()}
+    if isinstance(state, list):
+        return [_plain_state(v) for v in state]
+    if isinstance(state, Tensor):
+        return state.numpy().copy()
+    return state
