@@ -385,3 +385,32 @@ def test_var_is_unbiased_by_default_like_pytorch():
     x = dt.tensor([1.0, 2.0, 3.0, 4.0])
     assert x.var().item() == pytest.approx(np.var([1, 2, 3, 4], ddof=1))
     assert x.var(correction=0).item() == pytest.approx(np.var([1, 2, 3, 4]))
+
+
+def test_in_place_operators_update_the_same_tensor_under_no_grad():
+    w = dt.tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    alias = w
+    with dt.no_grad():
+        w -= 0.1 * w.grad
+        w *= 2
+    assert w is alias and w.requires_grad and w.is_leaf
+    np.testing.assert_allclose(w.numpy(), [1.6, 3.2], rtol=1e-6)
+    t = dt.ones(2)
+    t += 1                      # nothing requires grad: fine outside no_grad too
+    assert t.tolist() == [2.0, 2.0]
+
+
+def test_in_place_operators_refuse_to_break_a_recorded_graph():
+    w = dt.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="in-place -= .*no_grad"):
+        w -= 1
+    t = dt.ones(2)
+    with pytest.raises(RuntimeError, match="in-place"):
+        t += w
+    assert w.tolist() == [1.0, 1.0] and t.tolist() == [1.0, 1.0]
+
+
+def test_numpy_scalars_keep_their_dtype():
+    assert dt.tensor(np.float64(2.0)).dtype == dt.float64
+    assert dt.tensor(2.0).dtype == dt.float32

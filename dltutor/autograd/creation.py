@@ -61,8 +61,8 @@ def _to_array(data: Any, dtype: Any = None) -> Any:
     owner = B.backend_of(data)
     # Lists, scalars and NumPy arrays go to the current backend; a GPU array stays where it is.
     backend = owner if owner not in (None, B.NUMPY) else B.current()
-    if owner is None and dtype is None:
-        probe = np.asarray(data)
+    if owner is None and dtype is None and not isinstance(data, np.generic):
+        probe = np.asarray(data)  # Python numbers and lists (a NumPy scalar keeps its dtype)
         if probe.dtype == np.float64:
             dtype = default_float
         elif probe.dtype.kind == "O":

@@ -66,6 +66,46 @@ def _setitem(self: Tensor, index: Any, value: Any) -> None:
     self.data[ops._normalise_index(index, self.data)] = value
 
 
+def _in_place(op: str, compute: Any) -> Any:
+    """``t += x`` and friends: change ``t.data`` in place (same object, as in PyTorch).
+
+    Allowed when no graph is being recorded for it (inside ``dt.no_grad()``, or when neither
+    side requires grad); otherwise it would overwrite values backward still needs.
+    """
+
+    def method(self: Tensor, other: Any) -> Tensor:
+        from .tensor import is_grad_enabled
+
+        other_data = other.data if isinstance(other, Tensor) else other
+        records = is_grad_enabled() and (
+            self.requires_grad or (isinstance(other, Tensor) and other.requires_grad))
+        if records:
+            raise RuntimeError(
+                f"in-place {op} on a tensor in a recorded computation would change values "
+                f"backward needs; write `t = t {op[0]} x` instead, or update parameters inside "
+                "`with dt.no_grad():`")
+        compute(self.data, other_data)
+        return self
+
+    return method
+
+
+def _iadd(a: Any, b: Any) -> None:
+    a += b
+
+
+def _isub(a: Any, b: Any) -> None:
+    a -= b
+
+
+def _imul(a: Any, b: Any) -> None:
+    a *= b
+
+
+def _itruediv(a: Any, b: Any) -> None:
+    a /= b
+
+
 def _all(self: Tensor) -> bool:
     return bool(self.data.all())
 
@@ -88,6 +128,10 @@ _METHODS = {
     "__rpow__": lambda self, other: ops.pow(ops.lift(other, self), self),
     "__matmul__": lambda self, other: ops.matmul(self, other),
     "__rmatmul__": lambda self, other: ops.matmul(other, self),
+    "__iadd__": _in_place("+=", _iadd),
+    "__isub__": _in_place("-=", _isub),
+    "__imul__": _in_place("*=", _imul),
+    "__itruediv__": _in_place("/=", _itruediv),
     "__neg__": ops.neg,
     "__pos__": lambda self: self,
     "__abs__": ops.abs,

@@ -1,0 +1,605 @@
+# %% [markdown]
+# # Tensors and autograd
+#
+# Every parameter of a network is a tensor: an array of numbers that also remembers how later
+# results were computed from it, so that `backward()` can hand it a gradient. Before managing
+# parameters, you need to be at home with the tensors themselves. This chapter answers four
+# questions learners ask again and again:
+#
+# * how do I turn a NumPy array into a tensor of the shape and dtype I want, and how do I make a
+#   random one?
+# * how do I give a batch of grayscale images the channel axis a convolution expects?
+# * what is the difference between a batched matrix product and one that flattens its inputs to
+#   two dimensions first?
+# * where do gradients go, when do they add up, and what does stopping the gradient in the middle
+#   of a network do to everything before it?
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+import dltutor as dt
+from dltutor import nn, optim
+
+dt.manual_seed(0)
+np.set_printoptions(precision=4, suppress=True)
+
+# %% [markdown]
+# ## Tensors from NumPy arrays and random tensors
+#
+# `dt.tensor(data, dtype=None)` copies `data` into a new tensor. Its dtype follows two rules
+# (the same as PyTorch's):
+#
+# * a NumPy array **keeps its dtype**: NumPy's default float is `float64`, so an array of floats
+#   becomes a `float64` tensor;
+# * Python numbers and lists of them become `float32` (or `int64` for whole numbers), the dtype
+#   networks use.
+#
+# Pass `dtype=` to choose.
+
+# %%
+pixels = np.linspace(0.0, 1.0, 6).reshape(2, 3)      # a NumPy array, float64
+a = dt.tensor(pixels)                                 # keeps float64
+b = dt.tensor([[0.0, 0.2, 0.4], [0.6, 0.8, 1.0]])      # Python floats -> float32
+c = dt.tensor(pixels, dtype=dt.float32)               # ask for float32
+labels = dt.tensor(np.array([3, 1, 4]))               # integers -> int64
+
+for name, t in [("a", a), ("b", b), ("c", c), ("labels", labels)]:
+    print(f"{name:6s} shape={t.shape}  dtype={t.dtype}")
+
+# %%
+assert a.dtype == dt.float64 and a.shape == (2, 3)
+assert b.dtype == dt.float32
+assert c.dtype == dt.float32 and np.allclose(c.numpy(), pixels)
+assert labels.dtype == dt.int64
+
+# %% [markdown]
+# `dt.tensor` **copies**: changing the NumPy array afterwards does not change the tensor.
+# (`t.numpy()` goes the other way and, on the CPU, shares memory with the tensor.)
+
+# %%
+pixels[0, 0] = 99.0
+print("array:", pixels[0, 0], "| tensor:", a[0, 0].item())
+
+# %%
+assert a[0, 0].item() == 0.0, "the tensor kept its own copy"
+
+# %% [markdown]
+# Why the dtype matters: a layer's parameters are `float32`, and a `float64` input turns the
+# whole computation into `float64`, which is slower and doubles the memory. dltutor quietly
+# promotes the result; PyTorch refuses to mix the two in a layer. Either way, convert your data
+# once, when you make the tensor.
+
+# %%
+layer = nn.Linear(3, 2)
+print("float64 input ->", layer(a).dtype)
+print("float32 input ->", layer(c).dtype)
+
+# %%
+assert layer.weight.dtype == dt.float32
+assert layer(a).dtype == dt.float64 and layer(c).dtype == dt.float32
+
+# %% [markdown]
+# Random tensors come from one generator that `dt.manual_seed(seed)` resets:
+#
+# * `dt.rand(*shape)`: uniform on [0, 1);
+# * `dt.randn(*shape)`: normal with mean 0 and standard deviation 1;
+# * `dt.randint(low, high, shape)`: whole numbers in [low, high), for example fake class labels.
+
+# %%
+dt.manual_seed(42)
+u = dt.rand(2, 3)
+n = dt.randn(2, 3)
+k = dt.randint(0, 10, (2, 3))
+print(u, n, k, sep="\n")
+
+# %% [markdown]
+# The same seed gives the same numbers, which is what makes the notebooks (and your experiments)
+# repeatable; another seed gives others.
+
+# %%
+dt.manual_seed(42)
+u_again, n_again = dt.rand(2, 3), dt.randn(2, 3)
+dt.manual_seed(7)
+u_other = dt.rand(2, 3)
+
+# %%
+assert np.array_equal(u.numpy(), u_again.numpy()) and np.array_equal(n.numpy(), n_again.numpy())
+assert not np.array_equal(u.numpy(), u_other.numpy())
+assert k.dtype == dt.int64 and k.min().item() >= 0 and k.max().item() < 10
+
+# %% [markdown]
+# With many samples the two distributions are easy to tell apart:
+
+# %%
+dt.manual_seed(0)
+many_u, many_n = dt.rand(100_000).numpy(), dt.randn(100_000).numpy()
+print(f"rand : all in [0, 1): {bool(many_u.min() >= 0 and many_u.max() < 1)}  mean {many_u.mean():.3f}")
+print(f"randn: mean {many_n.mean():.3f}  std {many_n.std():.3f}")
+
+fig, axes = plt.subplots(1, 2, figsize=(9, 3), layout="constrained")
+axes[0].hist(many_u, bins=50, color="tab:blue")
+axes[0].set_title("dt.rand: uniform on [0, 1)")
+axes[1].hist(many_n, bins=50, color="tab:orange")
+axes[1].set_title("dt.randn: normal, mean 0, std 1")
+for ax in axes:
+    ax.set_xlabel("value")
+axes[0].set_ylabel("count")
+plt.show()
+
+# %%
+assert 0.0 <= many_u.min() and many_u.max() < 1.0
+assert abs(many_n.mean()) < 0.01 and abs(many_n.std() - 1.0) < 0.01
+
+# %% [markdown]
+# ## Adding a channel dimension to images
+#
+# A batch of grayscale images, such as MNIST digits, often arrives with shape (N, 28, 28). A
+# convolution wants (N, C, H, W): it needs to be told there is **one channel**. Three ways give
+# the same result:
+#
+# * `x.unsqueeze(1)` inserts an axis of size 1 at position 1;
+# * `x.reshape(N, 1, 28, 28)` spells out the new shape;
+# * `x[:, None]` is NumPy's indexing shortcut for the same thing.
+
+# %%
+dt.manual_seed(0)
+images = dt.rand(8, 28, 28)          # 8 fake grayscale images
+x1 = images.unsqueeze(1)
+x2 = images.reshape(8, 1, 28, 28)
+x3 = images[:, None]
+print(images.shape, "->", x1.shape, x2.shape, x3.shape)
+
+# %%
+assert x1.shape == x2.shape == x3.shape == (8, 1, 28, 28)
+assert np.array_equal(x1.numpy(), x2.numpy()) and np.array_equal(x1.numpy(), x3.numpy())
+
+# %% [markdown]
+# No value moved: adding an axis of size 1 only changes how the same numbers are indexed. Now the
+# images fit a convolution with one input channel. (Before the data reaches dltutor you can do the
+# same in NumPy with `np.expand_dims(array, 1)`.)
+
+# %%
+conv = nn.Conv2d(1, 6, kernel_size=5)
+print(conv(x1).shape)
+
+# %%
+assert conv(x1).shape == (8, 6, 24, 24)
+assert np.array_equal(np.expand_dims(images.numpy(), 1), x1.numpy())
+
+# %% [markdown]
+# **`expand` is for a different job**: repeating an axis of size 1, for example to feed grayscale
+# images to a network built for 3-channel colour images. It does not copy: the result is a view
+# whose repeated axis has stride 0, so all three channels are the very same memory.
+
+# %%
+rgb = x1.expand(-1, 3, -1, -1)       # -1 keeps a dimension's size
+print(rgb.shape, "strides (bytes):", rgb.data.strides)
+print("shares memory with the images:", np.shares_memory(rgb.data, images.data))
+
+# %%
+assert rgb.shape == (8, 3, 28, 28)
+assert rgb.data.strides[1] == 0 and np.shares_memory(rgb.data, images.data)
+assert np.array_equal(rgb[:, 0].numpy(), rgb[:, 2].numpy())
+
+# %% [markdown]
+# Two more facts about `expand`:
+#
+# * it only repeats axes of size 1: expanding an axis of size 2 to 3 is an error (use `cat` or
+#   `stack` to really copy data);
+# * in backward, the gradient of the repeated copies is **added up** into the one original, so
+#   the gradient has the original's shape. Here each pixel is used three times, so its gradient
+#   is 3.
+
+# %%
+try:
+    dt.rand(8, 2, 28, 28).expand(-1, 3, -1, -1)
+except ValueError as err:
+    print("ValueError:", err)
+
+gray = dt.rand(8, 1, 28, 28, requires_grad=True)
+gray.expand(-1, 3, -1, -1).sum().backward()
+print("gradient shape:", gray.grad.shape, "| values:", np.unique(gray.grad.numpy()))
+
+# %%
+assert gray.grad.shape == gray.shape
+assert np.all(gray.grad.numpy() == 3.0)
+
+# %% [markdown]
+# ## Batched matmul versus flatten then multiply
+#
+# `a @ b` (or `dt.matmul(a, b)`) multiplies the **last two axes** as matrices. Every axis before
+# them is a batch axis, and batch axes broadcast like NumPy's. With a 3-D `a` and a matrix `b`,
+# each of the 2 matrices in `a` is multiplied by `b`:
+
+# %%
+dt.manual_seed(1)
+a = dt.randn(2, 3, 4)
+b = dt.randn(4, 5)
+out = a @ b
+print(a.shape, "@", b.shape, "->", out.shape)
+
+# %%
+assert out.shape == (2, 3, 5)
+for i in range(2):
+    assert np.allclose(out[i].numpy(), a[i].numpy() @ b.numpy(), atol=1e-6)
+
+# %% [markdown]
+# Paddle 1.x also had `fluid.layers.mul(x, y, x_num_col_dims=1, y_num_col_dims=1)`, which works
+# differently: it first **flattens both inputs to 2-D** and then does one ordinary matrix product.
+# The first `x_num_col_dims` axes of `x` become the rows and all the remaining axes the columns
+# (the same for `y` with `y_num_col_dims`); the result gets the row axes of `x` and the column
+# axes of `y`. Here it is in dltutor, in a few lines of reshape and `@` (gradients flow through
+# both):
+
+# %%
+def mul(x, y, x_num_col_dims=1, y_num_col_dims=1):
+    """Paddle 1.x's flatten-then-multiply, built from reshape and one 2-D matmul."""
+    rows, cols = x.shape[:x_num_col_dims], x.shape[x_num_col_dims:]
+    y_rows, y_cols = y.shape[:y_num_col_dims], y.shape[y_num_col_dims:]
+    x2 = x.reshape(int(np.prod(rows)), int(np.prod(cols)))
+    y2 = y.reshape(int(np.prod(y_rows)), int(np.prod(y_cols)))
+    return (x2 @ y2).reshape(*rows, *y_cols)
+
+
+flat = mul(a, b, x_num_col_dims=2)            # a -> (6, 4), then (6, 4) @ (4, 5)
+print(flat.shape)
+
+# %% [markdown]
+# **Where they agree.** When the right operand is a single matrix, the batch axes of `a` are just
+# more rows: stacking the 2 x 3 rows into a (6, 4) matrix, multiplying once and reshaping back
+# gives exactly the batched result. (This is also what a `Linear` layer does with a 3-D input.)
+
+# %%
+by_hand = (a.reshape(6, 4) @ b).reshape(2, 3, 5)
+assert np.allclose(flat.numpy(), out.numpy(), atol=1e-6)
+assert np.allclose(by_hand.numpy(), out.numpy(), atol=1e-6)
+lin = nn.Linear(4, 5)                         # a Linear layer on a 3-D input: the same idea
+rows_first = (a.reshape(6, 4) @ lin.weight.T + lin.bias).reshape(2, 3, 5)
+assert np.allclose(lin(a).numpy(), rows_first.numpy(), atol=1e-6)
+
+# %% [markdown]
+# **What only the batched matmul can do.** When *both* operands have batch axes, matmul pairs
+# them, broadcasting axes of size 1. Here `a2` holds 2 x 1 matrices and `b2` holds 5: the result
+# holds all 2 x 5 products. A flatten-then-multiply has no batch of right-hand matrices: it
+# would squash `b2` into one big matrix.
+
+# %%
+a2 = dt.randn(2, 1, 3, 4)
+b2 = dt.randn(5, 4, 2)
+out2 = a2 @ b2                  # batch axes (2, 1) and (5,) broadcast to (2, 5)
+print(a2.shape, "@", b2.shape, "->", out2.shape)
+
+# %%
+assert out2.shape == (2, 5, 3, 2)
+for i in range(2):
+    for j in range(5):
+        assert np.allclose(out2[i, j].numpy(), a2[i, 0].numpy() @ b2[j].numpy(), atol=1e-6)
+
+# %% [markdown]
+# **Where they disagree.** With its default `x_num_col_dims=1`, `mul` keeps only the first axis
+# as rows and flattens everything else into columns: each of the 2 samples in `a` becomes one
+# row of 3 x 4 = 12 numbers. So `mul(a, W)` with a (12, 5) matrix contracts over *both* trailing
+# axes of `a` at once (what Paddle's fully connected layer did with image features), while
+# `a @ W` multiplies each sample's 3 x 4 matrix by `W` and fails, because 4 is not 12. And on
+# the (4, 5) matrix `b`, where `a @ b` works, the default `mul(a, b)` fails the other way round.
+
+# %%
+W = dt.randn(12, 5)
+summed = mul(a, W)                  # (2, 12) @ (12, 5)
+print("mul(a, W):", summed.shape)
+expected = np.tensordot(a.numpy(), W.numpy().reshape(3, 4, 5), axes=2)
+
+for name, attempt in [("a @ W", lambda: a @ W), ("mul(a, b)", lambda: mul(a, b))]:
+    try:
+        attempt()
+    except ValueError as err:
+        print(f"{name}: ValueError: {err}")
+
+# %%
+assert summed.shape == (2, 5)
+assert np.allclose(summed.numpy(), expected, atol=1e-5)
+
+# %% [markdown]
+# | | batched `matmul` (`a @ b`) | flatten-then-multiply (`mul`) |
+# | --- | --- | --- |
+# | what is multiplied | the last two axes, as matrices | the 2-D matrices made by flattening |
+# | leading axes | batch axes, paired and broadcast | folded into rows (of `x`) or columns (of `y`) |
+# | contracts over | the last axis of `a` | all the column axes of `x` at once |
+# | typical use | attention, batched linear algebra | a fully connected layer on flattened features |
+
+# %% [markdown]
+# ## Reading an error message
+#
+# Shape mistakes are the most common bug in deep-learning code. dltutor checks the shapes before
+# computing and says which op failed, with which shapes, and why. Read the **last line** of a
+# traceback first: here it names `matmul`, both shapes and the two inner sizes that should be
+# equal. (This cell is meant to fail.)
+
+# %% tags=["raises-exception"]
+features = dt.randn(16, 3, 4)        # 16 samples of 3 x 4
+weights = dt.randn(12, 5)            # meant for flattened samples of 12
+features @ weights
+
+# %% [markdown]
+# The fix is to flatten first, `features.reshape(16, 12) @ weights`, or to use a (4, 5) matrix.
+
+# %%
+assert (features.reshape(16, 12) @ weights).shape == (16, 5)
+
+# %% [markdown]
+# ## Gradients accumulate until you clear them
+#
+# `loss.backward()` computes d loss / d t for every leaf tensor `t` with `requires_grad=True`
+# and **adds** it into `t.grad`. Before any backward, `t.grad` is `None`.
+
+# %%
+w = dt.tensor([1.0, -2.0, 3.0], requires_grad=True)
+print("before:", w.grad)
+loss = (w * w).sum()                 # d loss / d w = 2 w
+loss.backward()
+print("after one backward:", w.grad)
+
+# %%
+assert np.allclose(w.grad.numpy(), 2 * w.numpy())
+
+# %% [markdown]
+# A second backward does not replace the gradient, it adds to it. This is on purpose (it lets
+# you sum gradients over several small batches before one update), and it is why a training loop
+# clears the gradients at every step.
+
+# %%
+first = w.grad.numpy().copy()
+(w * w).sum().backward()             # a fresh forward pass, a second backward
+print("after two backwards:", w.grad)
+
+# %%
+assert np.allclose(w.grad.numpy(), 2 * first)
+
+# %% [markdown]
+# Clearing means setting the gradient to `None` (`w.grad = None`, `module.zero_grad()` or
+# `optimizer.zero_grad()`). `None` and zeros are not the same thing: `None` says "no gradient
+# reached this tensor", and optimizers skip such parameters entirely, which matters for freezing
+# (chapter 06).
+
+# %%
+w.grad = None
+(w * w).sum().backward()
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+net(dt.randn(5, 3)).sum().backward()
+net.zero_grad()
+print("w.grad:", w.grad, "| net grads:", [p.grad for p in net.parameters()])
+
+# %%
+assert np.allclose(w.grad.numpy(), 2 * w.numpy())
+assert all(p.grad is None for p in net.parameters())
+
+# %% [markdown]
+# ## Computing without recording
+#
+# Inside `with dt.no_grad():` nothing is recorded: results have `requires_grad=False` and no
+# `grad_fn`, so no graph is kept in memory. Use it for evaluation and for changing parameters by
+# hand: writing into a tensor that requires grad (`w[...] = ...`) is allowed only there, because
+# outside it the engine may still need the old values for a backward pass.
+
+# %%
+w_before = w
+with dt.no_grad():
+    evaluated = (w * 2).sum()
+    w[...] = w - 0.1 * w.grad        # a hand-made gradient step, written into w, not recorded
+recorded = (w * 2).sum()
+print("inside no_grad:", evaluated.requires_grad, evaluated.grad_fn)
+print("outside       :", recorded.requires_grad, recorded.grad_fn)
+print("w after the step:", w)
+
+# %%
+assert not evaluated.requires_grad and evaluated.grad_fn is None
+assert recorded.requires_grad and recorded.grad_fn is not None
+assert w is w_before and w.requires_grad and np.allclose(w.numpy(), [0.8, -1.6, 2.4])
+try:
+    w[...] = 0.0                     # outside no_grad: refused
+    refused = False
+except RuntimeError as err:
+    refused = True
+    print("RuntimeError:", err)
+assert refused
+
+# %% [markdown]
+# ## Broadcast gradients have the shape of the tensor
+#
+# When a tensor is broadcast, for example a bias of shape (3,) added to a batch of shape (4, 3),
+# each of its numbers is used once per row. Its gradient collects all those uses and so has the
+# **bias's own shape**, (3,), not the batch's: here each entry is used by 4 rows and gets 4.
+
+# %%
+bias = dt.zeros(3, requires_grad=True)
+batch = dt.ones(4, 3)
+(batch + bias).sum().backward()
+print("bias.grad:", bias.grad, "shape", bias.grad.shape)
+
+# %%
+assert bias.grad.shape == bias.shape
+assert np.allclose(bias.grad.numpy(), 4.0)
+
+# %% [markdown]
+# ## Stopping the gradient at an intermediate output
+#
+# A network is often built in stages: stage1 -> stage2 -> stage3. Suppose stage1 and stage2 are
+# pretrained and you want to train only stage3. Paddle's FAQ answers: set `stop_gradient=True` on
+# stage2's output. In dltutor (and PyTorch) you call **`.detach()`** on it.
+#
+# `h.detach()` returns a tensor with the same numbers as `h` (sharing its memory) but **without
+# any record of how it was made**. Backward walks those records from the loss towards the
+# leaves, so it stops there: nothing upstream of the cut, stage2, stage1 and anything before
+# them, receives a gradient.
+
+# %%
+dt.manual_seed(0)
+stage1, stage2, stage3 = nn.Linear(4, 8), nn.Linear(8, 8), nn.Linear(8, 1)
+stages = {"stage1": stage1, "stage2": stage2, "stage3": stage3}
+x, y = dt.randn(16, 4), dt.randn(16, 1)
+
+
+def forward(cut=False):
+    h = stage2(stage1(x).relu()).relu()
+    if cut:
+        h = h.detach()               # stop the gradient at stage2's output
+    return nn.functional.mse_loss(stage3(h), y), h
+
+
+def grads():
+    """The gradient norm of every parameter, or None where no gradient arrived."""
+    return {f"{s}.{n}": (None if p.grad is None else float(np.linalg.norm(p.grad.numpy())))
+            for s, m in stages.items() for n, p in m.named_parameters()}
+
+
+def clear():
+    for m in stages.values():
+        m.zero_grad()
+
+
+loss, h = forward(cut=False)
+loss.backward()
+full = grads()
+clear()
+
+loss, h_cut = forward(cut=True)
+loss.backward()
+cut = grads()
+for name in cut:
+    show = lambda g: "None" if g is None else f"{g:.4f}"
+    print(f"{name:13s} without detach: {show(full[name]):>7s}   with detach: {show(cut[name])}")
+
+# %%
+assert all(g is not None for g in full.values()), "without detach every stage gets a gradient"
+for s in ("stage1", "stage2"):
+    for n, p in stages[s].named_parameters():
+        assert p.grad is None, f"{s}.{n} is upstream of the cut: no gradient"
+for n, p in stage3.named_parameters():
+    assert p.grad is not None and p.grad.shape == p.shape, "stage3 still learns"
+assert not h_cut.requires_grad and h_cut.grad_fn is None
+
+# %% [markdown]
+# What `detach()` did **not** do: it did not freeze stage1 and stage2. Their parameters still
+# have `requires_grad=True`, and the detached tensor holds the same values as before. Only this
+# one path was cut, so a second path that reaches stage1 without passing through the cut, for
+# example an extra loss on stage1's output, still trains stage1.
+
+# %%
+clear()
+loss, _ = forward(cut=True)
+extra = stage1(x).relu().mean()      # another path to stage1, not through the cut
+(loss + extra).backward()
+print("stage1.weight.grad is None:", stage1.weight.grad is None)
+print("stage2.weight.grad is None:", stage2.weight.grad is None)
+
+# %%
+assert all(p.requires_grad for p in list(stage1.parameters()) + list(stage2.parameters()))
+assert np.array_equal(h_cut.numpy(), forward(cut=False)[1].numpy()), "same values, no graph"
+assert stage1.weight.grad is not None and stage2.weight.grad is None
+
+# %% [markdown]
+# Compare with **freezing only stage2** (`stage2.requires_grad_(False)`): stage2 gets no
+# gradient, but the gradient still flows *through* stage2's arithmetic to its input, so stage1
+# keeps training. Cutting the path at stage2's output fixes both stages; freezing one layer
+# fixes that layer only. Chapter 06 compares the ways of freezing in detail.
+
+# %%
+clear()
+stage2.requires_grad_(False)
+loss, _ = forward(cut=False)
+loss.backward()
+frozen2 = grads()
+stage2.requires_grad_(True)
+for name, g in frozen2.items():
+    print(f"{name:13s} stage2 frozen: {'None' if g is None else f'{g:.4f}'}")
+
+# %%
+assert frozen2["stage2.weight"] is None and frozen2["stage2.bias"] is None
+assert frozen2["stage1.weight"] is not None, "gradient flows through a frozen layer"
+
+# %% [markdown]
+# The picture: one bar per parameter and per setup, the gradient's norm; a cross marks a gradient
+# that is `None`.
+
+# %%
+setups = {"no cut": full, "detach at stage2's output": cut, "stage2 frozen": frozen2}
+names = list(full)
+fig, ax = plt.subplots(figsize=(9, 3.5), layout="constrained")
+width = 0.27
+for k, (label, result) in enumerate(setups.items()):
+    positions = np.arange(len(names)) + (k - 1) * width
+    heights = [0.0 if result[n] is None else result[n] for n in names]
+    bars = ax.bar(positions, heights, width, label=label)
+    missing = [p for p, n in zip(positions, names) if result[n] is None]
+    ax.plot(missing, [0.0] * len(missing), "x", color=bars.patches[0].get_facecolor(),
+            markersize=9, markeredgewidth=2)
+ax.axhline(0.0, color="black", lw=0.8)
+ax.set_ylim(bottom=-0.04 * ax.get_ylim()[1])
+ax.set_xticks(np.arange(len(names)), names, fontsize="small")
+ax.set_ylabel("gradient norm")
+ax.set_title("Which parameters get a gradient (x = None)")
+ax.legend(fontsize="small")
+plt.show()
+
+# %% [markdown]
+# In training, the optimizer skips parameters whose gradient is `None`, so after a step with the
+# cut in place stage1 and stage2 are unchanged and stage3 has moved.
+
+# %%
+opt = optim.SGD([p for m in stages.values() for p in m.parameters()], lr=0.1)
+before = {s: m.weight.numpy().copy() for s, m in stages.items()}
+opt.zero_grad()
+loss, _ = forward(cut=True)
+loss.backward()
+opt.step()
+moved = {s: not np.array_equal(before[s], m.weight.numpy()) for s, m in stages.items()}
+print(moved)
+
+# %%
+assert moved == {"stage1": False, "stage2": False, "stage3": True}
+
+# %% [markdown]
+# ## What the frameworks call it
+#
+# | idea | dltutor | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- |
+# | tensor from NumPy | `dt.tensor(arr, dtype=dt.float32)` | `torch.tensor(arr, dtype=torch.float32)` | `paddle.to_tensor(arr, dtype="float32")` (1.x: `fluid.dygraph.to_variable`) | `mge.tensor(arr, dtype="float32")` |
+# | uniform / normal / integers | `dt.rand`, `dt.randn`, `dt.randint` | `torch.rand`, `torch.randn`, `torch.randint` | `paddle.rand`, `paddle.randn`, `paddle.randint` | `mge.random.uniform`, `mge.random.normal`, — |
+# | seed | `dt.manual_seed(0)` | `torch.manual_seed(0)` | `paddle.seed(0)` | `mge.random.seed(0)` |
+# | add an axis of size 1 | `x.unsqueeze(1)` | `x.unsqueeze(1)` | `paddle.unsqueeze(x, 1)` | `F.expand_dims(x, 1)` |
+# | repeat a size-1 axis | `x.expand(-1, 3, -1, -1)` | `x.expand(-1, 3, -1, -1)` | `paddle.expand(x, [N, 3, 28, 28])` | `F.broadcast_to(x, (N, 3, 28, 28))` |
+# | batched matmul | `a @ b`, `dt.matmul` | `a @ b`, `torch.matmul` | `paddle.matmul` (1.x: `fluid.layers.matmul`) | `F.matmul` |
+# | flatten, then one 2-D product | `x.reshape(rows, -1) @ y` | — (reshape, then `@`) | 1.x: `fluid.layers.mul(x, y, x_num_col_dims)` | — |
+# | stop the gradient here | `h.detach()` | `h.detach()` | `h.stop_gradient = True` or `h.detach()` | `h.detach()` |
+# | no recording | `with dt.no_grad():` | `with torch.no_grad():` | `with paddle.no_grad():` | compute outside `GradManager.record()` |
+# | forget gradients | `p.grad = None`, `zero_grad()` | `p.grad = None`, `zero_grad()` | `p.clear_gradient()`, `opt.clear_grad()` | `opt.clear_grad()` |
+#
+# ## Summary
+#
+# * `dt.tensor(array)` copies and keeps a NumPy array's dtype (float64 stays float64); Python
+#   floats give float32. Pass `dtype=dt.float32` for network inputs.
+# * `dt.rand`, `dt.randn`, `dt.randint` draw from one generator; `dt.manual_seed` makes them
+#   repeatable.
+# * `unsqueeze(1)`, `reshape(N, 1, H, W)` and `x[:, None]` add a channel axis; `expand` repeats a
+#   size-1 axis without copying, and its gradient sums the copies.
+# * `a @ b` multiplies the last two axes and broadcasts the batch axes; flatten-then-multiply
+#   turns everything into one 2-D product. They agree only when the flattened axes are plain rows.
+# * Gradients add up across `backward()` calls until set to `None`; a broadcast tensor's gradient
+#   has its own shape; `no_grad` records nothing.
+# * `detach()` on an intermediate output cuts the graph there: nothing upstream gets a gradient,
+#   though upstream parameters are not frozen and other paths still reach them.
+#
+# ## Exercises
+#
+# 1. Make a tensor from `np.arange(6).reshape(2, 3)`. What is its dtype? Can it have
+#    `requires_grad=True`? *Hint: only floating-point tensors can; try `dtype=dt.float32`.*
+# 2. Use `expand` to turn a tensor of shape (3, 1) into shape (3, 4), sum it, and predict the
+#    gradient before you run backward. *Hint: each entry is used 4 times.*
+# 3. Use `mul` from this chapter with `x_num_col_dims=2` on `a2` (shape (2, 1, 3, 4)) and a
+#    (12, 6) matrix. Which axes end up as rows? *Hint: the first two, so the result is
+#    (2, 1, 6).*
+# 4. In the three-stage network, move the `detach()` to stage1's output. Which parameters get a
+#    gradient now? Check with `grads()`. *Hint: the cut moves, and so does the boundary.*
+# 5. Call `loss.backward()` twice on the same `loss`. Read the error. *Hint: backward frees the
+#    graph; `retain_graph=True` keeps it for one more backward.*

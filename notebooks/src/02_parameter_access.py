@@ -1,0 +1,411 @@
+# %% [markdown]
+# # Parameter access
+#
+# Training finds good values for a network's parameters; afterwards you want to *use* them: look
+# at them to debug or visualise, save some of them, or load them into another model. For that you
+# must know where the parameters live and what they are called. This chapter follows one small
+# network and answers:
+#
+# * how do I get at one layer's parameters?
+# * what is a parameter object: where is its value, where is its gradient, and why is the
+#   gradient `None` at first?
+# * how do I list every parameter with its name and shape, and pick one out by name?
+# * how are parameters named when blocks are nested inside blocks?
+# * how do I save just one layer's weights to a file and load them into another layer?
+
+# %%
+import os
+import tempfile
+
+import matplotlib.pyplot as plt
+import numpy as np
+from safetensors.numpy import load_file
+
+import dltutor as dt
+from dltutor import nn
+
+dt.manual_seed(0)
+np.set_printoptions(precision=4, suppress=True)
+
+# %% [markdown]
+# The network of this chapter is a multilayer perceptron with one hidden layer: 4 inputs, 8
+# hidden units, 1 output, and a batch of 2 examples to run it on.
+
+# %%
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+X = dt.rand(2, 4)
+print(net)
+print(net(X))
+
+# %% [markdown]
+# ## Parameters of one layer in a Sequential
+#
+# A `Sequential` can be indexed like a list: `net[0]` is the first `Linear`, `net[1]` the
+# `ReLU`, `net[2]` the output layer. A layer's `state_dict()` is a dictionary from parameter name
+# to value; for a `Linear` the names are `weight` and `bias`.
+
+# %%
+print(net[2])
+print(net[2].state_dict())
+
+# %% [markdown]
+# The weight of a `Linear(8, 1)` has shape (1, 8), that is (out_features, in_features), as in
+# PyTorch (Paddle stores the transpose, (in, out)). The bias has one number per output. The
+# `ReLU` has nothing to learn, so its state dict is empty.
+
+# %%
+last = net[2].state_dict()
+assert list(last) == ["weight", "bias"]
+assert last["weight"].shape == (1, 8) and last["bias"].shape == (1,)
+assert net[1].state_dict() == {}
+
+# %% [markdown]
+# The values in a state dict are plain tensors (no gradient) that **share memory** with the
+# parameters: they are a view of the current values, not a snapshot. Copy them
+# (`.numpy().copy()`) if you want to keep today's values.
+
+# %%
+assert not last["bias"].requires_grad
+assert np.shares_memory(last["weight"].data, net[2].weight.data)
+
+# %% [markdown]
+# ## What a parameter object is
+#
+# `net[2].bias` is not a bare array but an `nn.Parameter`: a tensor that a module registers as
+# learnable. It holds a value and (after backward) a gradient, and it carries a few settings that
+# later chapters use (`lr_mult`, `regularizer`, `need_clip`).
+
+# %%
+bias = net[2].bias
+print(type(bias))
+print(bias)
+print("requires_grad:", bias.requires_grad, "| lr_mult:", bias.lr_mult,
+      "| need_clip:", bias.need_clip)
+
+# %%
+assert isinstance(bias, nn.Parameter) and isinstance(bias, dt.Tensor)
+assert bias.requires_grad
+
+# %% [markdown]
+# To work with the numbers themselves, ask for the value explicitly:
+#
+# * `p.data` is the array inside (a NumPy array on the CPU, a CuPy array on a GPU);
+# * `p.numpy()` always gives a NumPy array;
+# * `p.item()` gives a Python number when there is only one.
+
+# %%
+print(type(bias.data).__name__, bias.data)
+print(bias.numpy(), f"{bias.item():.4f}")
+
+# %%
+assert isinstance(bias.data, np.ndarray)
+assert np.array_equal(bias.data, bias.numpy()) and bias.numpy()[0] == np.float32(bias.item())
+
+# %% [markdown]
+# Besides its value, a parameter has a gradient, `p.grad`. So far we have only run the network
+# forward: no `backward()` has computed any gradient yet, so there is nothing to store and the
+# gradient is `None`. (`None` is not zero: zero would mean "the loss does not change when this
+# parameter changes", while `None` means "nobody has asked yet".)
+
+# %%
+print("net[2].weight.grad:", net[2].weight.grad)
+
+# %%
+assert all(p.grad is None for p in net.parameters())
+
+# %% [markdown]
+# After a backward pass every parameter has a gradient, a tensor of **exactly its own shape**:
+# one partial derivative per number.
+
+# %%
+loss = net(X).sum()
+loss.backward()
+for name, p in net.named_parameters():
+    print(f"{name:9s} value {str(p.shape):7s} grad {p.grad.shape}")
+
+# %%
+for name, p in net.named_parameters():
+    assert p.grad is not None and p.grad.shape == p.shape, name
+
+# %% [markdown]
+# The numbers are easy to check by hand here. The output is `h @ W2.T + b2`, where `h` is the
+# hidden layer's output, and the loss sums the outputs of both examples: so the gradient of `b2`
+# is 1 per example (2 in total) and the gradient of `W2` is `h` summed over the batch.
+
+# %%
+h = net[1](net[0](X))
+print("h summed over the batch:", h.sum(axis=0).numpy())
+print("net[2].weight.grad     :", net[2].weight.grad.numpy()[0])
+
+# %%
+assert np.allclose(net[2].bias.grad.numpy(), [2.0])
+assert np.allclose(net[2].weight.grad.numpy()[0], h.sum(axis=0).numpy(), atol=1e-6)
+
+# %% [markdown]
+# A picture of the first layer: its weight (8 hidden units x 4 inputs) and its gradient side by
+# side, two arrays of the same shape. Rows of zero gradient belong to hidden units that the ReLU
+# switched off for both examples.
+
+# %%
+weight, grad = net[0].weight.numpy(), net[0].weight.grad.numpy()
+fig, axes = plt.subplots(1, 2, figsize=(7, 3.6), layout="constrained")
+for ax, values, title in [(axes[0], weight, "net[0].weight"), (axes[1], grad, "net[0].weight.grad")]:
+    limit = np.abs(values).max()
+    image = ax.imshow(values, cmap="RdBu_r", vmin=-limit, vmax=limit)
+    ax.set_title(title)
+    ax.set_xticks(range(values.shape[1]))
+    ax.set_xlabel("input feature")
+    ax.set_ylabel("hidden unit")
+    fig.colorbar(image, ax=ax, shrink=0.8)
+plt.show()
+
+# %%
+switched_off = (h.numpy() == 0).all(axis=0)
+print("hidden units off for both examples:", np.flatnonzero(switched_off))
+assert grad.shape == weight.shape
+assert np.all(grad[switched_off] == 0)
+
+# %% [markdown]
+# ## All parameters with names and shapes
+#
+# `named_parameters()` walks a module and yields `(name, parameter)` pairs. On one layer the
+# names are short; on the whole network each is prefixed with the position of its layer, joined
+# by a dot. There is no `1.`: the ReLU has no parameters.
+
+# %%
+print(*[(name, p.shape) for name, p in net[0].named_parameters()])
+print(*[(name, p.shape) for name, p in net.named_parameters()])
+
+# %%
+assert [n for n, _ in net[0].named_parameters()] == ["weight", "bias"]
+assert [n for n, _ in net.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+# %% [markdown]
+# The network's state dict uses the same names, so `net.state_dict()['2.bias']` is the output
+# layer's bias. `net.get_parameter('2.bias')` returns the Parameter object itself.
+
+# %%
+print(net.state_dict()["2.bias"])
+
+# %%
+assert np.array_equal(net.state_dict()["2.bias"].numpy(), net[2].bias.numpy())
+assert net.get_parameter("2.bias") is net[2].bias
+
+# %% [markdown]
+# `dt.diagnose.summary(net)` puts it all in one table: every name with its shape, its number of
+# values, dtype, whether it is trained, and its per-parameter settings; below, the totals.
+
+# %%
+report = dt.diagnose.summary(net)
+report
+
+# %%
+assert [row["name"] for row in report.rows] == [n for n, _ in net.named_parameters()]
+assert report.totals["total"] == sum(p.numel() for p in net.parameters()) == 4 * 8 + 8 + 8 + 1
+
+# %% [markdown]
+# ## Parameters of nested blocks
+#
+# Bigger networks are built from blocks, and blocks from smaller blocks. A *block factory* is a
+# function that returns a new block each time it is called. `block2` puts four blocks from
+# `block1` into one `Sequential`, naming each with `add_module`; names may contain spaces.
+
+# %%
+def block1():
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4), nn.ReLU())
+
+
+def block2():
+    net = nn.Sequential()
+    for i in range(4):
+        net.add_module(f"block {i}", block1())       # nest here
+    return net
+
+
+dt.manual_seed(1)
+rgnet = nn.Sequential(block2(), nn.Linear(4, 1))
+print(rgnet(X))
+
+# %% [markdown]
+# Printing the network shows the nesting as an indented tree: each line starts with the name the
+# child has inside its parent.
+
+# %%
+print(rgnet)
+
+# %% [markdown]
+# A parameter's full name is the path of names from the top, joined with dots: the first
+# layer's bias in `block 0` is `0.block 0.0.bias` ("child `0` of rgnet, then child `block 0`,
+# then child `0`, then its `bias`"). Every block made by the factory has its own parameters.
+
+# %%
+names = [name for name, _ in rgnet.named_parameters()]
+print(len(names), "parameters; the first six:")
+print(*names[:6], sep="\n")
+
+# %%
+assert names[:2] == ["0.block 0.0.weight", "0.block 0.0.bias"]
+assert len(names) == 4 * 4 + 2
+assert rgnet[0][0][0].weight is not rgnet[0][1][0].weight, "each call of block1 made new layers"
+
+# %% [markdown]
+# You can walk down the tree by position, like nested lists: `rgnet[0]` is the big block,
+# `rgnet[0][1]` its **second** child, which is named `block 1`, and `rgnet[0][1][0]` that
+# block's first layer. The state dict of `rgnet[0]` names it relative to `rgnet[0]`:
+# `'block 1.0.bias'`.
+#
+# Watch positions against names. Position 1 is the child named `block 1`; `'block 0.0.bias'` is
+# the bias of position 0, a different layer with different numbers. (Some versions of this
+# exercise compare `rgnet[0][1][0].bias` with `'block 0.0.bias'`; they are not the same
+# parameter.)
+
+# %%
+by_position = rgnet[0][1][0].bias
+by_name = rgnet[0].state_dict()["block 1.0.bias"]
+print("rgnet[0][1][0].bias                   :", by_position.numpy())
+print("rgnet[0].state_dict()['block 1.0.bias']:", by_name.numpy())
+print("rgnet[0].state_dict()['block 0.0.bias']:", rgnet[0].state_dict()["block 0.0.bias"].numpy())
+
+# %%
+assert np.array_equal(by_position.numpy(), by_name.numpy())
+assert np.array_equal(rgnet[0][0][0].bias.numpy(), rgnet[0].state_dict()["block 0.0.bias"].numpy())
+assert not np.array_equal(by_position.numpy(), rgnet[0].state_dict()["block 0.0.bias"].numpy())
+assert rgnet.get_parameter("0.block 1.0.bias") is by_position
+
+# %% [markdown]
+# ## Exporting the weights of one layer
+#
+# Sometimes you want only part of a model, for example the weight and bias of the last layer, to
+# reuse in another model. Since `net[2].state_dict()` is exactly that part, save it:
+# `dt.save(net[2].state_dict(), path)`.
+#
+# dltutor writes **safetensors** files: arrays plus a small JSON header that says each array's
+# name, dtype and shape. Loading one can only ever produce arrays, unlike a pickle (what
+# `torch.save` writes by default), which runs code when it is loaded. We write into a temporary
+# folder, so nothing is left behind.
+
+# %%
+folder = tempfile.TemporaryDirectory()
+path = os.path.join(folder.name, "last_layer.safetensors")
+dt.save(net[2].state_dict(), path)
+
+# %% [markdown]
+# Any safetensors reader can open the file. Here is what NumPy's reader finds in it: the two
+# arrays, under the names the layer gave them.
+
+# %%
+stored = load_file(path)
+for key, array in sorted(stored.items()):
+    print(f"{key:6s} shape {array.shape}  dtype {array.dtype}")
+
+# %%
+assert sorted(stored) == ["bias", "weight"]
+assert np.array_equal(stored["weight"], net[2].weight.numpy())
+
+# %% [markdown]
+# To use the weights, make a layer of the same shape and copy them in with
+# `load_state_dict(dt.load(path))`. It returns the keys that were missing and unexpected (none
+# here); the new layer now computes exactly what `net[2]` computes.
+
+# %%
+dt.manual_seed(123)
+new_layer = nn.Linear(8, 1)
+print("before:", new_layer.bias.numpy())
+result = new_layer.load_state_dict(dt.load(path))
+print(result)
+print("after: ", new_layer.bias.numpy())
+
+# %%
+assert result.missing_keys == [] and result.unexpected_keys == []
+assert np.array_equal(new_layer.weight.numpy(), net[2].weight.numpy())
+assert np.array_equal(new_layer.bias.numpy(), net[2].bias.numpy())
+assert np.array_equal(new_layer(h).numpy(), net[2](h).numpy())
+
+# %% [markdown]
+# The same works for the last layer of a new network: `other[2].load_state_dict(...)`. Only that
+# layer changes; the rest of the new network keeps its own values.
+
+# %%
+other = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+first_layer_before = other[0].weight.numpy().copy()
+loaded = other[2].load_state_dict(dt.load(path))
+
+# %%
+assert np.array_equal(other[2].weight.numpy(), net[2].weight.numpy())
+assert np.array_equal(other[0].weight.numpy(), first_layer_before)
+
+# %% [markdown]
+# When the shapes do not fit, loading fails with a message that names every mismatched key with
+# both shapes. (This cell is meant to fail.)
+
+# %% tags=["raises-exception"]
+nn.Linear(8, 2).load_state_dict(dt.load(path))
+
+# %% [markdown]
+# A failed load **changes nothing**. In a `Linear(4, 1)` the bias (shape (1,)) would fit but the
+# weight would not, and the load is refused as a whole: the bias keeps its old value rather than
+# being half loaded.
+
+# %%
+small = nn.Linear(4, 1)
+bias_before = small.bias.numpy().copy()
+try:
+    small.load_state_dict(dt.load(path))
+except nn.StateDictError as err:
+    print(err)
+
+# %%
+assert np.array_equal(small.bias.numpy(), bias_before)
+
+# %% [markdown]
+# Clean up the temporary folder:
+
+# %%
+folder.cleanup()
+assert not os.path.exists(path)
+
+# %% [markdown]
+# ## What the frameworks call it
+#
+# | idea | dltutor | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- |
+# | one layer's parameters | `net[2].state_dict()` | `net[2].state_dict()` | `net[2].state_dict()` | `net[2].state_dict()` |
+# | parameter class | `nn.Parameter` | `torch.nn.Parameter` | `paddle.create_parameter(...)` (settings via `ParamAttr`) | `megengine.Parameter` |
+# | value as NumPy | `p.numpy()`, `p.data` | `p.detach().numpy()`, `p.data` | `p.numpy()` | `p.numpy()` |
+# | gradient | `p.grad` | `p.grad` | `p.grad` | `p.grad` |
+# | names and values | `named_parameters()` | `named_parameters()` | `named_parameters()` | `named_parameters()` |
+# | one parameter by name | `net.get_parameter("2.bias")` | `net.get_parameter("2.bias")` | `net.state_dict()["2.bias"]` | `net.state_dict()[name]` |
+# | add a named child | `add_module("block 0", m)` | `add_module("block 0", m)` | `add_sublayer("block 0", m)` | assign an attribute |
+# | table of parameters | `dt.diagnose.summary(net)` | — | `paddle.summary(net, input_size)` | — |
+# | save one layer | `dt.save(net[2].state_dict(), path)` (safetensors) | `torch.save(net[2].state_dict(), path)` (pickle) | `paddle.save(net[2].state_dict(), path)` (1.x: `fluid.io.save_vars`) | `mge.save(net[2].state_dict(), path)` |
+# | load it | `layer.load_state_dict(dt.load(path))` | `layer.load_state_dict(torch.load(path))` | `layer.set_state_dict(paddle.load(path))` (1.x: `fluid.io.load_vars`) | `layer.load_state_dict(mge.load(path))` |
+#
+# ## Summary
+#
+# * A `Sequential` is indexed like a list; `net[i].state_dict()` holds layer `i`'s parameters
+#   under short names (`weight`, `bias`), as tensors that share memory with them.
+# * A parameter is an `nn.Parameter`, a tensor with `requires_grad=True`: `p.data` / `p.numpy()`
+#   is its value, `p.grad` its gradient, `None` until a backward pass computes one, and then of
+#   exactly the parameter's shape.
+# * `named_parameters()` and `state_dict()` name parameters by their path of child names joined
+#   with dots (`'2.bias'`, `'0.block 1.0.bias'`); `dt.diagnose.summary` tabulates them.
+# * Indexing goes by position, names come from `add_module`; position 1 of `block2()` is the child
+#   named `block 1`.
+# * `dt.save(net[2].state_dict(), path)` exports one layer to a safetensors file any reader can
+#   open; `layer.load_state_dict(dt.load(path))` loads it into a layer of the same shape, and a
+#   load that does not fit changes nothing.
+#
+# ## Exercises
+#
+# 1. Print the names and shapes of the parameters of `rgnet[0][2]` only. How many values does it
+#    hold? *Hint: `named_parameters()` on the block; `p.numel()`.*
+# 2. Run `loss.backward()` a second time on a fresh forward pass of `net`. What happens to
+#    `net[2].bias.grad`, and how do you start from `None` again? *Hint: chapter 01, gradients
+#    accumulate; `net.zero_grad()`.*
+# 3. Export the **first** layer of `net` and load it into `rgnet[0][0][0]`. Which of the two
+#    shapes has to match? *Hint: `rgnet[0][0][0]` is a `Linear(4, 8)`, like `net[0]`.*
+# 4. Save the whole `net.state_dict()` and look at the keys with `load_file`. Load the file into
+#    a new network with `load_state_dict`. *Hint: the keys are `'0.weight'`, ...; `strict=False`
+#    loads only the keys that match.*
+# 5. Build `block2()` with `nn.Sequential(*[block1() for _ in range(4)])` instead of
+#    `add_module`. How do the names change? *Hint: children get their positions as names.*
