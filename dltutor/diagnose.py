@@ -66,7 +66,7 @@ def _fmt(value: Any) -> str:
     if isinstance(value, Integral):
         return str(int(value))
     if isinstance(value, Real):
-        text = f"{float(value):.6g}"
+        text = f"{float(value):.4g}"  # 4 digits: float32 rounding never shows
         return text + ".0" if text.lstrip("-").isdigit() else text
     if isinstance(value, (list, tuple)) and not value:
         return "-" if isinstance(value, list) else "()"

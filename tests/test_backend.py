@@ -159,5 +159,5 @@ def test_a_stray_numpy_array_in_backward_is_caught(backend):
     if backend == "numpy":
         y.backward()
     else:
-        with pytest.raises(AssertionError, match="strayzerosinbackward's gradient.*not a marked"):
+        with pytest.raises(AssertionError, match="stray_zeros_in_backward.s gradient.*not a marked"):
             y.backward()

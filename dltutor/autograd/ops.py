@@ -153,6 +153,7 @@ class Pow(Function):
 
 
 class PowConst(Function):
+    name = "pow"
     """``a ** c`` for a Python number ``c``."""
 
     def __init__(self, exponent: float):
@@ -660,6 +661,7 @@ class Var(Reduction):
 
 
 class LogSumExp(Reduction):
+    name = "logsumexp"
     """``log(sum(exp(a)))`` without overflow: shift by the max first."""
 
     def forward(self, a):
@@ -1012,6 +1014,7 @@ def _is_basic(index: tuple) -> bool:
 
 
 class GetItem(Function):
+    name = "getitem"
     def __init__(self, index: tuple):
         self.index = index
 

@@ -22,6 +22,7 @@ Two rules keep the engine easy to trust:
 from __future__ import annotations
 
 import itertools
+import re
 from heapq import heappop, heappush
 import weakref
 from typing import Any, Callable, Iterable, Sequence
@@ -210,10 +211,16 @@ class Function:
     def backward(self, grad: Any) -> tuple:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} must implement backward (subclass it)")
 
+    #: The name learners call the op by, when it is not the class name in snake_case.
+    name: str | None = None
+
     @property
     def op_name(self) -> str:
-        """The lowercase name learners call the op by (``Matmul`` -> ``matmul``)."""
-        return type(self).__name__.lower()
+        """The name learners call the op by (``MSELoss`` -> ``mse_loss``, ``Matmul`` -> ``matmul``)."""
+        if self.name is not None:
+            return self.name
+        words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", type(self).__name__)
+        return words.lower()
 
     def __call__(self, *inputs: "Tensor") -> "Tensor":
         # Unpacked by hand for one and two inputs: this line runs for every op of every step.
@@ -674,6 +681,13 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
 
     if root_fn.inputs is None:
         raise _freed_graph_error(root_fn)
+    # inf/nan arise silently, as in PyTorch: dt.detect_anomaly() is the tool to find them.
+    with B.ignore_float_errors(seed):
+        _backward_pass(root_fn, seed, retain_graph)
+
+
+def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool) -> None:
+    """The loop of :func:`backward`: run every pending op, newest first."""
     leaf_grads: dict[Tensor, list] = {}  # leaf -> [leaf, grad, more grads...]
     root_fn.pending = seed
     # Pending ops wait in a max-heap of (-seq, op): the op made last runs first, so by the

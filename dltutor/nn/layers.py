@@ -116,7 +116,8 @@ class Embedding(Module):
     [0.0, 0.0, 0.0]
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None):
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 _weight: Parameter | None = None):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:
@@ -125,8 +126,11 @@ class Embedding(Module):
                                  f"{num_embeddings} rows")
             padding_idx %= num_embeddings
         self.padding_idx = padding_idx
-        self.weight = _empty(num_embeddings, embedding_dim)
-        self.reset_parameters()
+        if _weight is not None:  # from_pretrained: use the given table, draw nothing
+            self.weight = _weight
+        else:
+            self.weight = _empty(num_embeddings, embedding_dim)
+            self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Draw fresh N(0, 1) rows and zero the padding row."""
@@ -138,7 +142,8 @@ class Embedding(Module):
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True,
                         padding_idx: int | None = None) -> "Embedding":
-        """An Embedding holding given vectors (e.g. word2vec from NumPy), frozen by default.
+        """An Embedding holding a copy of given vectors (e.g. word2vec from NumPy), frozen by
+        default. Nothing random is drawn.
 
         >>> import numpy as np
         >>> table = Embedding.from_pretrained(np.eye(3, dtype=np.float32))
@@ -150,10 +155,9 @@ class Embedding(Module):
         if len(shape) != 2:
             raise ValueError(f"from_pretrained needs a 2-D table (num_embeddings, dim), got shape "
                              f"{tuple(shape)}")
-        layer = cls(shape[0], shape[1], padding_idx=padding_idx)
-        layer.weight = Parameter(ag.tensor(values, dtype=getattr(values, "dtype", float32)),
-                                 requires_grad=not freeze)
-        return layer
+        weight = Parameter(ag.tensor(values, dtype=getattr(values, "dtype", float32)),
+                           requires_grad=not freeze)
+        return cls(shape[0], shape[1], padding_idx=padding_idx, _weight=weight)
 
     def forward(self, indices: Any) -> Tensor:
         return nn_ops.embedding(indices, self.weight, self.padding_idx)

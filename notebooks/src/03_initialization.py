@@ -1,0 +1,786 @@
+# %% [markdown]
+# # Initializing parameters
+#
+# Before the first training step every weight needs a value. Which value matters more than it
+# seems: start a deep network too small and its signal fades to nothing after a few layers;
+# start it too large and the signal explodes or the activations saturate. Either way, training
+# stalls before it begins.
+#
+# This chapter answers the practical questions first — what does a layer start with, how do I
+# start it with something else, how do I put in values of my own (pretrained word vectors, a
+# weight matrix from NumPy) — and ends by measuring *why* the choice matters, layer by layer,
+# in a 15-layer network.
+#
+# Everything here works **in place**: an initializer changes the numbers inside a parameter and
+# leaves the parameter object itself alone. That detail turns out to matter (see
+# "Setting parameter values directly").
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import dltutor as dt
+from dltutor import nn, optim, plot
+from dltutor.nn import init
+
+dt.manual_seed(0)
+np.set_printoptions(precision=4, suppress=True)
+
+# %% [markdown]
+# ## Default initialization of a Linear layer
+#
+# A freshly made `nn.Linear(in_features, out_features)` draws every weight **and** every bias
+# uniformly from
+#
+# $$\left[-\frac{1}{\sqrt{\text{fan\_in}}},\ \frac{1}{\sqrt{\text{fan\_in}}}\right],
+# \qquad \text{fan\_in} = \text{in\_features},$$
+#
+# the number of inputs that feed each output. This is PyTorch's default, and dltutor copies it.
+# A wide layer shows the range clearly: with 1000 inputs the bound is $1/\sqrt{1000} \approx
+# 0.0316$.
+
+# %%
+dt.manual_seed(0)
+wide = nn.Linear(1000, 500)
+bound = 1 / math.sqrt(1000)
+w, b = wide.weight.numpy(), wide.bias.numpy()
+print(f"bound 1/sqrt(fan_in) = {bound:.4f}")
+print(f"weight: min {w.min():+.4f}  max {w.max():+.4f}  std {w.std():.4f}")
+print(f"bias:   min {b.min():+.4f}  max {b.max():+.4f}")
+print(f"std of U(-bound, bound) = bound / sqrt(3) = {bound / math.sqrt(3):.4f}")
+
+# %%
+assert np.abs(w).max() <= bound and np.abs(b).max() <= bound   # nothing outside the range
+assert np.abs(w).max() > 0.999 * bound                          # and the range is used up to its edge
+assert abs(w.std() / (bound / math.sqrt(3)) - 1) < 0.01         # a flat (uniform) spread
+
+# %% [markdown]
+# **Where the range comes from.** PyTorch does not write that bound down directly. Its
+# `Linear.reset_parameters` calls `kaiming_uniform_(weight, a=math.sqrt(5))`, the He
+# initializer for a leaky ReLU with negative slope $a=\sqrt 5$. That initializer draws from
+# $U(-\text{bound}, \text{bound})$ with
+#
+# $$\text{bound} = \sqrt 3 \cdot \frac{\text{gain}}{\sqrt{\text{fan\_in}}},\qquad
+# \text{gain} = \sqrt{\frac{2}{1 + a^2}} = \sqrt{\frac{2}{6}} = \frac{1}{\sqrt 3},$$
+#
+# so the two $\sqrt 3$ cancel and $\text{bound} = 1/\sqrt{\text{fan\_in}}$. The odd-looking
+# $a=\sqrt 5$ is simply the number that makes this come out. dltutor's layers make the same call,
+# so the same seed gives exactly the same weights as calling the initializer yourself:
+
+# %%
+gain = init.calculate_gain("leaky_relu", math.sqrt(5))
+print(f"gain for a = sqrt(5): {gain:.6f}   1/sqrt(3) = {1 / math.sqrt(3):.6f}")
+print(f"sqrt(3) * gain / sqrt(1000) = {math.sqrt(3) * gain / math.sqrt(1000):.6f}")
+
+dt.manual_seed(0)
+by_hand = nn.Parameter(dt.zeros(500, 1000))
+_ = init.kaiming_uniform_(by_hand, a=math.sqrt(5))   # the layer draws its weight first, then its bias
+
+# %%
+assert math.isclose(gain, 1 / math.sqrt(3))
+assert math.isclose(math.sqrt(3) * gain / math.sqrt(1000), bound)
+assert np.array_equal(by_hand.numpy(), wide.weight.numpy())    # bit for bit the layer's weights
+
+# %% [markdown]
+# **Why divide by $\sqrt{\text{fan\_in}}$?** Each output adds up `fan_in` products
+# $w_i x_i$. If the inputs have variance 1, the sum has variance
+# $\text{fan\_in}\cdot\mathrm{Var}(w)$. With $\mathrm{Var}(w) = \text{bound}^2/3 =
+# 1/(3\,\text{fan\_in})$ that is $1/3$ *whatever the width* (plus $1/(3\,\text{fan\_in})$
+# from the bias, which matters only for very narrow layers): the output's spread no longer
+# depends on how many inputs the layer has. A fixed range such as $U(-0.1, 0.1)$ has no such
+# property — its outputs grow like $\sqrt{\text{fan\_in}}$. Measure both:
+
+# %%
+widths = [4, 16, 64, 256, 1024, 4096]
+default_std, fixed_std = [], []
+for n in widths:
+    dt.manual_seed(1)
+    x = dt.randn(512, n)                      # inputs with std 1
+    layer = nn.Linear(n, 64)                  # default init
+    default_std.append(float(layer(x).numpy().std()))
+    init.uniform_(layer.weight, -0.1, 0.1)    # the same layer with a fixed range
+    init.uniform_(layer.bias, -0.1, 0.1)
+    fixed_std.append(float(layer(x).numpy().std()))
+
+print(" fan_in   output std (default)   output std (U(-0.1, 0.1))")
+for n, d, f in zip(widths, default_std, fixed_std):
+    print(f"{n:7d}   {d:20.4f}   {f:24.4f}")
+
+fig, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
+ax.plot(widths, default_std, marker="o", label="default: U(±1/sqrt(fan_in))")
+ax.plot(widths, fixed_std, marker="s", label="fixed range: U(±0.1)")
+ax.axhline(1 / math.sqrt(3), color="gray", ls="--", lw=1, label="1/sqrt(3)")
+ax.set_xscale("log", base=2)
+ax.set_yscale("log")
+ax.set_yticks([0.2, 0.5, 1, 2, 4], labels=["0.2", "0.5", "1", "2", "4"])
+ax.minorticks_off()
+ax.set_xlabel("fan_in (inputs per output)")
+ax.set_ylabel("std of the layer's output")
+ax.set_title("One Linear layer, inputs with std 1")
+ax.legend(fontsize="small")
+ax.grid(True, alpha=0.3)
+plt.show()
+
+# %%
+# variance 1/3 from the weights plus 1/(3 fan_in) from the bias: ~0.58 at every width
+assert all(abs(s / math.sqrt((1 + 1 / n) / 3) - 1) < 0.05 for n, s in zip(widths, default_std))
+assert fixed_std[-1] / fixed_std[0] > 10                               # the fixed range grows with width
+
+# %% [markdown]
+# One layer keeps the scale steady, but notice the value: about 0.58, not 1. Stack many such
+# layers and the signal shrinks a little at each one — the last section shows what that does to
+# a deep network. The bias is drawn from the same range (PyTorch's choice; many people set it to
+# zero instead, as the next section does).
+#
+# ## A built-in initializer for every Linear layer
+#
+# `init` has the usual initializers; each fills one tensor in place. To reach every layer of a
+# network, write a function that takes a **module** and initializes it if it is the kind you
+# want, then hand it to `net.apply(fn)`, which calls `fn` on every module of the tree.
+# Here: weights from a normal distribution with standard deviation 0.01, biases zero.
+
+# %%
+dt.manual_seed(0)
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+
+def init_normal(m):
+    if isinstance(m, nn.Linear):
+        init.normal_(m.weight, mean=0.0, std=0.01)
+        init.zeros_(m.bias)
+
+net.apply(init_normal)
+print("first row of the weight:", np.array2string(net[0].weight.numpy()[0], precision=5))
+print("bias:", net[0].bias.numpy())
+
+# %%
+weights = np.concatenate([net[0].weight.numpy().ravel(), net[2].weight.numpy().ravel()])
+print(f"{weights.size} weights: std {weights.std():.4f}, largest |w| {np.abs(weights).max():.4f}")
+assert (net[0].bias.numpy() == 0).all() and (net[2].bias.numpy() == 0).all()
+assert 0.005 < weights.std() < 0.015 and np.abs(weights).max() < 0.05   # small, around 0.01
+
+# %% [markdown]
+# `apply` visits the children first and the module itself last, so `fn` sees every layer,
+# the ReLU and the Sequential too — that is why `init_normal` checks the type:
+
+# %%
+visited = []
+net.apply(lambda m: visited.append(type(m).__name__))
+print(visited)
+assert visited == ["Linear", "ReLU", "Linear", "Sequential"]
+
+# %% [markdown]
+# Every weight equal to one constant works the same way:
+
+# %%
+def init_constant(m):
+    if isinstance(m, nn.Linear):
+        init.constant_(m.weight, 1.0)
+        init.zeros_(m.bias)
+
+net.apply(init_constant)
+print(net[0].weight.numpy()[0], net[0].bias.numpy()[0])
+
+# %%
+assert (net[0].weight.numpy() == 1).all() and (net[2].weight.numpy() == 1).all()
+assert (net[0].bias.numpy() == 0).all() and (net[2].bias.numpy() == 0).all()
+
+# %% [markdown]
+# (A network whose weights are all equal is useless for training: every unit of a layer computes
+# the same thing and receives the same gradient, so they stay identical forever. Constants are
+# for biases and for demonstrations like this one.)
+#
+# ## Different initializers for different blocks
+#
+# `apply` works on any part of the tree, so each block can get its own rule. Here the first
+# layer gets Xavier (Glorot) uniform initialization and the second the constant 42.
+
+# %%
+def xavier(m):
+    if isinstance(m, nn.Linear):
+        init.xavier_uniform_(m.weight)
+
+def init_42(m):
+    if isinstance(m, nn.Linear):
+        init.constant_(m.weight, 42.0)
+
+dt.manual_seed(0)
+net[0].apply(xavier)
+net[2].apply(init_42)
+print(net[0].weight.numpy()[0])
+print(net[2].weight.numpy())
+
+# %% [markdown]
+# Xavier uniform draws from $U(-a, a)$ with $a = \text{gain}\cdot\sqrt{6/(\text{fan\_in} +
+# \text{fan\_out})}$; for the first layer (4 inputs, 8 outputs) $a = \sqrt{6/12} \approx 0.707$.
+
+# %%
+a = math.sqrt(6 / (4 + 8))
+assert np.abs(net[0].weight.numpy()).max() <= a
+assert (net[2].weight.numpy() == 42).all()
+
+# %% [markdown]
+# Instead of one function per block you can also pick parameters by **name**, which is handy
+# when the rule depends on the kind of parameter rather than on the layer:
+
+# %%
+for name, p in net.named_parameters():
+    if name.endswith("weight"):
+        init.xavier_uniform_(p)
+    else:                                     # "0.bias", "2.bias"
+        init.zeros_(p)
+print([f"{name}: {tuple(p.shape)}" for name, p in net.named_parameters()])
+assert all((p.numpy() == 0).all() for name, p in net.named_parameters() if name.endswith("bias"))
+
+# %% [markdown]
+# Xavier and Kaiming compute their range from the fans of a **matrix**, so they refuse a 1-D
+# bias — with a message that says what to use instead:
+
+# %% tags=["raises-exception"]
+init.xavier_uniform_(net[0].bias)
+
+# %% [markdown]
+# ## A custom initializer
+#
+# When no built-in rule fits, write your own: draw with a built-in one, then change the values
+# in place. A classic exercise: each weight is
+#
+# * uniform on $[5, 10]$ with probability 1/4,
+# * zero with probability 1/2,
+# * uniform on $[-10, -5]$ with probability 1/4.
+#
+# Drawing uniformly on $[-10, 10]$ and then zeroing every weight with $|w| < 5$ gives exactly
+# that. The zeroing writes into the parameter, so it happens under `dt.no_grad()` (autograd must
+# not record it as part of the model's computation).
+
+# %%
+def my_init(m):
+    if isinstance(m, nn.Linear):
+        print("Init", [(name, tuple(p.shape)) for name, p in m.named_parameters()][0])
+        init.uniform_(m.weight, -10, 10)
+        with dt.no_grad():
+            m.weight[m.weight.abs() < 5] = 0      # a boolean mask picks the small ones
+
+dt.manual_seed(0)
+net.apply(my_init)
+print(net[0].weight.numpy()[:2])
+
+# %%
+for layer in (net[0], net[2]):
+    w = layer.weight.numpy()
+    assert np.abs(w).max() <= 10                      # still within [-10, 10]
+    assert (np.abs(w[w != 0]) >= 5).all()             # every survivor has |w| >= 5
+
+# %% [markdown]
+# On a bigger matrix the histogram shows the shape of the distribution: a spike of zeros holding
+# half of the weights and two flat shoulders.
+
+# %%
+dt.manual_seed(0)
+big = nn.Linear(200, 200)
+my_init(big)
+w = big.weight.numpy().ravel()
+print(f"share of zeros: {(w == 0).mean():.3f}   on [5, 10]: {(w >= 5).mean():.3f}   "
+      f"on [-10, -5]: {(w <= -5).mean():.3f}")
+
+fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
+ax.hist(w, bins=80, range=(-10, 10), color="tab:blue")
+ax.set_yscale("log")
+ax.set_xlabel("weight value")
+ax.set_ylabel("count (log scale)")
+ax.set_title("The custom initializer on a 200 x 200 weight")
+plt.show()
+
+# %%
+assert abs((w == 0).mean() - 0.5) < 0.02
+assert abs((w >= 5).mean() - 0.25) < 0.02 and abs((w <= -5).mean() - 0.25) < 0.02
+
+# %% [markdown]
+# Another way, often simpler for an elaborate rule: compute the values with NumPy and copy them
+# in with `init.assign_` (Paddle's `Assign` initializer).
+
+# %%
+rng = np.random.default_rng(0)
+values = rng.uniform(-10, 10, size=(8, 4))
+values[np.abs(values) < 5] = 0
+init.assign_(net[0].weight, values)
+assert np.allclose(net[0].weight.numpy(), values)
+
+# %% [markdown]
+# ## Setting parameter values directly
+#
+# Sometimes you just want to change some numbers: add 1 to every weight, or put 42 in one entry.
+# Two ways work, and both change the parameter **in place**:
+#
+# * assign into it with indexing, inside `with dt.no_grad():`;
+# * `p.set_value(array)`, Paddle's name: a shape-checked copy of a whole new value.
+
+# %%
+dt.manual_seed(0)
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+w = net[0].weight
+start = w.numpy().copy()
+
+with dt.no_grad():
+    w[...] = w + 1                    # add 1 to every entry
+    w[0, 0] = 42                      # set one entry
+print(w.numpy()[0])
+
+# %%
+expected = start + 1
+expected[0, 0] = 42
+assert np.allclose(w.numpy(), expected)
+
+# %% [markdown]
+# The same with `set_value`, working on a NumPy copy:
+
+# %%
+value = w.numpy() + 1
+value[0, 0] = 42
+w.set_value(value)
+print(w.numpy()[0])
+expected = expected + 1
+expected[0, 0] = 42
+assert np.allclose(w.numpy(), expected)
+
+# %% [markdown]
+# Outside `no_grad()` the assignment is refused: writing into a tensor that autograd may still
+# need would silently corrupt the gradients.
+
+# %% tags=["raises-exception"]
+w[0, 0] = 42
+
+# %% [markdown]
+# **Why in place?** Because other objects hold on to the parameter *object*: an optimizer keeps
+# a list of the parameters it updates, and a tied layer (chapter 04) is the same object in two
+# places. `set_value` and indexed assignment change the numbers inside that object, so
+# everyone keeps seeing it:
+
+# %%
+opt = optim.SGD(net.parameters(), lr=0.1)
+before = net[0].weight
+net[0].weight.set_value(np.zeros((8, 4)))
+assert net[0].weight is before                       # the very same object ...
+assert opt.param_groups[0]["params"][0] is net[0].weight   # ... that the optimizer updates
+assert (net[0].weight.numpy() == 0).all()
+
+# %% [markdown]
+# Assigning a *new* value to the attribute would break that link. dltutor refuses a plain tensor
+# there (a parameter must stay a `Parameter`):
+
+# %% tags=["raises-exception"]
+net[0].weight = net[0].weight + 1
+
+# %% [markdown]
+# and a new `nn.Parameter` is accepted — but it is a different object, which the optimizer made
+# before has never heard of. The layer's new weight would never be trained. `why_not_updating`
+# finds that:
+
+# %%
+net[0].weight = nn.Parameter(np.ones((8, 4), dtype=np.float32))
+check = dt.diagnose.why_not_updating(net, opt, "0.weight")
+print(check.verdict)
+assert check.cause == "not_in_optimizer"
+
+# %% [markdown]
+# ## Loading pretrained word vectors into an embedding
+#
+# An `nn.Embedding(num_words, dim)` is a table with one row per word; looking up word `i`
+# returns row `i`. Word vectors trained elsewhere (word2vec, GloVe, fastText) come as text or
+# binary files that you read into a NumPy array, one row per word of your vocabulary. Here is a
+# tiny GloVe-style text file (a word, then its numbers), read with plain Python:
+
+# %%
+import io
+
+glove_text = """\
+the 0.418 0.24968 -0.41242 0.1217
+cat 0.45281 -0.50108 -0.53714 -0.015697
+sat -0.3206 0.44036 0.16925 -0.38004
+on 0.30045 0.25006 -0.16692 0.1923
+mat -0.41213 0.12021 0.63024 0.07133
+"""
+vocab, rows = [], []
+for line in io.StringIO(glove_text):
+    word, *numbers = line.split()
+    vocab.append(word)
+    rows.append([float(v) for v in numbers])
+vectors = np.array(rows, dtype=np.float32)        # float32, like the rest of the network
+word_id = {word: i for i, word in enumerate(vocab)}
+print(vocab, vectors.shape)
+
+# %% [markdown]
+# **A new layer from the array:** `nn.Embedding.from_pretrained(array)`. As in PyTorch, the
+# table is **frozen** by default (`requires_grad=False`): pretrained vectors are often kept fixed
+# while the rest of the network learns. Pass `freeze=False` to fine-tune them.
+
+# %%
+emb = nn.Embedding.from_pretrained(vectors)
+sentence = dt.tensor([word_id[w] for w in ["the", "cat", "sat", "on", "the", "mat"]])
+looked_up = emb(sentence)
+print(emb.weight.requires_grad, looked_up.shape)
+print(looked_up[:2])
+
+# %%
+assert emb.weight.requires_grad is False
+assert np.array_equal(looked_up.numpy(), vectors[sentence.numpy()])   # row i is word i's vector
+assert nn.Embedding.from_pretrained(vectors, freeze=False).weight.requires_grad
+
+# %% [markdown]
+# A frozen table gets no gradient, while the layers after it do:
+
+# %%
+head = nn.Linear(4, 2)
+head(emb(sentence)).sum().backward()
+assert emb.weight.grad is None and head.weight.grad is not None
+
+# %% [markdown]
+# **Into an existing embedding** — say it sits inside a model you already built — copy the array
+# in with `set_value` (or `init.assign_`, Paddle's `Assign` initializer). The layer keeps its
+# parameter object and stays trainable:
+
+# %%
+class Classifier(nn.Module):
+    def __init__(self, num_words, dim):
+        super().__init__()
+        self.embedding = nn.Embedding(num_words, dim)
+        self.out = nn.Linear(dim, 2)
+
+    def forward(self, words):
+        return self.out(self.embedding(words).mean(axis=0))
+
+model = Classifier(len(vocab), 4)
+model.embedding.weight.set_value(vectors)        # or: init.assign_(model.embedding.weight, vectors)
+assert np.array_equal(model.embedding(sentence).numpy(), vectors[sentence.numpy()])
+assert model.embedding.weight.requires_grad
+
+# %% [markdown]
+# Often your vocabulary has words the file does not know. Start from the layer's random rows
+# and overwrite only the rows of known words:
+
+# %%
+my_vocab = ["<unk>", "the", "dog", "sat", "on", "mat"]
+dt.manual_seed(0)
+table = nn.Embedding(len(my_vocab), 4)
+random_rows = table.weight.numpy().copy()
+known = [i for i, word in enumerate(my_vocab) if word in word_id]
+with dt.no_grad():
+    table.weight[known] = vectors[[word_id[my_vocab[i]] for i in known]]
+print("rows taken from the file:", [my_vocab[i] for i in known])
+
+# %%
+for i, word in enumerate(my_vocab):
+    expected = vectors[word_id[word]] if word in word_id else random_rows[i]
+    assert np.array_equal(table.weight.numpy()[i], expected)
+
+# %% [markdown]
+# A table of the wrong shape is refused with both shapes in the message (here 3 columns
+# instead of the file's 4):
+
+# %% tags=["raises-exception"]
+init.assign_(nn.Embedding(len(vocab), 3).weight, vectors)
+
+# %% [markdown]
+# ## Changing the weight and bias of a fully connected layer
+#
+# Paddle sets up a layer's parameters with a `ParamAttr` given when the layer is made:
+# `paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)`
+# says "start from N(0, 0.02²) and learn twice as fast as the optimizer's rate". In dltutor the
+# same settings are plain attributes of the parameter, set after the layer is made:
+#
+# | Paddle `ParamAttr(...)` | dltutor |
+# | --- | --- |
+# | `initializer=Normal(0.0, 0.02)` | `init.normal_(layer.weight, 0.0, 0.02)` |
+# | `initializer=Assign(array)` | `layer.weight.set_value(array)` or `init.assign_(layer.weight, array)` |
+# | `learning_rate=2.0` | `layer.weight.lr_mult = 2.0` |
+# | `learning_rate=0.0` | `layer.weight.lr_mult = 0.0` (never moves) |
+# | `regularizer=L2Decay(1e-4)` | `layer.weight.regularizer = optim.L2Decay(1e-4)` |
+# | `need_clip=False` | `layer.weight.need_clip = False` |
+# | `trainable=False` | `layer.weight.requires_grad_(False)` |
+#
+# (You can also pass them when you make a parameter yourself:
+# `nn.Parameter(array, lr_mult=2.0)`.) Chapters 05 to 07 look at the last four; here are the
+# first three.
+
+# %%
+dt.manual_seed(0)
+net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+fc = net[2]
+init.normal_(fc.weight, mean=0.0, std=0.02)     # the initializer
+init.zeros_(fc.bias)
+fc.weight.lr_mult = 2.0                          # its own learning rate: 2 x the optimizer's
+print(repr(fc.weight).splitlines()[0])           # the header shows the settings that differ
+print(f"weight std {fc.weight.numpy().std():.4f}, bias {fc.bias.numpy()}")
+
+# %%
+assert 0.015 < fc.weight.numpy().std() < 0.025 and (fc.bias.numpy() == 0).all()
+
+# %% [markdown]
+# The optimizer multiplies its learning rate by each parameter's `lr_mult`. Give it the named
+# parameters so it can tell you, by name, what it will do:
+
+# %%
+opt = optim.SGD(net.named_parameters(), lr=0.1)
+dt.diagnose.explain_lr(opt, "2.weight")
+
+# %%
+assert math.isclose(dt.diagnose.explain_lr(opt, "2.weight").effective_lr, 0.2)
+assert math.isclose(dt.diagnose.explain_lr(opt, "2.bias").effective_lr, 0.1)
+
+# %% [markdown]
+# And one step proves it: plain SGD moves each parameter by its effective lr times its
+# gradient, so the weight moves by $0.2\,g$ and the bias by $0.1\,g$.
+
+# %%
+x, y = dt.randn(32, 8), dt.randn(32, 4)
+opt.zero_grad()
+nn.functional.mse_loss(net(x), y).backward()
+w_before, b_before = fc.weight.numpy().copy(), fc.bias.numpy().copy()
+w_grad, b_grad = fc.weight.grad.numpy().copy(), fc.bias.grad.numpy().copy()
+opt.step()
+
+# %%
+assert np.allclose(w_before - fc.weight.numpy(), 0.2 * w_grad, atol=1e-7)
+assert np.allclose(b_before - fc.bias.numpy(), 0.1 * b_grad, atol=1e-7)
+
+# %% [markdown]
+# `dt.diagnose.summary(net, opt)` lists every parameter with its multiplier and effective lr:
+
+# %%
+dt.diagnose.summary(net, opt)
+
+# %% [markdown]
+# **Fixed values from NumPy.** `set_value` copies an array in. One trap when the array comes
+# from Paddle: Paddle stores a Linear weight as `(in_features, out_features)` and computes
+# `x @ W + b`, while dltutor and PyTorch store `(out_features, in_features)` and compute
+# `x @ W.T + b`. A Paddle weight has to be transposed, and the shape check says so:
+
+# %%
+rng = np.random.default_rng(0)
+paddle_weight = rng.normal(0, 0.02, size=(16, 4)).astype(np.float32)   # Paddle layout: (in, out)
+paddle_bias = np.full(4, 0.5, dtype=np.float32)
+
+# %% tags=["raises-exception"]
+fc.weight.set_value(paddle_weight)
+
+# %%
+fc.weight.set_value(paddle_weight.T)
+fc.bias.set_value(paddle_bias)
+h = dt.randn(5, 16)
+assert np.allclose(fc(h).numpy(), h.numpy() @ paddle_weight + paddle_bias, atol=1e-6)
+assert fc.weight.lr_mult == 2.0        # set_value changed the values, not the settings
+
+# %% [markdown]
+# ## Why initialization matters
+#
+# Here is the argument behind every formula above. A Linear layer adds up `fan_in` products,
+# so (for independent, zero-mean values)
+#
+# $$\mathrm{Var}(\text{output}) = \text{fan\_in}\cdot\mathrm{Var}(w)\cdot
+# \mathbb{E}[\text{input}^2].$$
+#
+# To pass the signal on at the same size, $\mathrm{Var}(w)$ must be about $1/\text{fan\_in}$,
+# times a correction for what the activation does to it — the **gain**. ReLU zeroes half of its
+# inputs, halving $\mathbb{E}[x^2]$, so ReLU layers need twice the variance: gain $\sqrt 2$
+# (Kaiming/He). tanh squashes large values; its gain is $5/3$. Xavier (Glorot) uses the average
+# of `fan_in` and `fan_out`, a compromise that keeps the backward pass (where the roles of the
+# fans swap) in range too. `init.calculate_gain` holds the table:
+
+# %%
+gains = [("linear", None), ("sigmoid", None), ("tanh", None), ("relu", None),
+         ("leaky_relu", None), ("leaky_relu", 0.2), ("selu", None)]
+print(f"{'nonlinearity':22s} gain")
+for name, param in gains:
+    label = name if param is None else f"{name} (slope {param})"
+    print(f"{label:22s} {init.calculate_gain(name, param):.4f}")
+
+# %%
+assert init.calculate_gain("linear") == 1 and init.calculate_gain("sigmoid") == 1
+assert math.isclose(init.calculate_gain("relu"), math.sqrt(2))
+assert math.isclose(init.calculate_gain("tanh"), 5 / 3)
+assert math.isclose(init.calculate_gain("leaky_relu", 0.2), math.sqrt(2 / (1 + 0.2 ** 2)))
+assert math.isclose(init.calculate_gain("selu"), 3 / 4)
+
+# %% [markdown]
+# Now the experiment. A network of 15 blocks, each a Linear layer of width 64 followed by an
+# activation, receives a batch of 128 inputs with std 1. For each block we measure
+#
+# * the std of its **output** on the way forward, and
+# * the std of the **gradient** with respect to that output on the way back, starting from a
+#   gradient of std 1 at the top (the loss is the output times a fixed random tensor).
+#
+# `plot.layer_statistics` runs the network with hooks on each block and draws one line per
+# initializer; a good initializer keeps both lines flat.
+
+# %%
+class Dense(nn.Module):
+    """One block: a Linear layer followed by an activation."""
+
+    def __init__(self, width, activation):
+        super().__init__()
+        self.linear = nn.Linear(width, width)
+        self.act = activation()
+
+    def forward(self, x):
+        return self.act(self.linear(x))
+
+
+DEPTH, WIDTH = 15, 64
+
+def deep_net(activation, weight_init=None, seed=1):
+    """15 Dense blocks; weight_init(w) replaces the default weights (biases then start at 0)."""
+    dt.manual_seed(seed)
+    net = nn.Sequential(*[Dense(WIDTH, activation) for _ in range(DEPTH)])
+    if weight_init is not None:
+        def fn(m):
+            if isinstance(m, nn.Linear):
+                weight_init(m.weight)
+                init.zeros_(m.bias)
+        net.apply(fn)
+    return net
+
+dt.manual_seed(0)
+x = dt.randn(128, WIDTH)
+direction = dt.randn(128, WIDTH)
+loss_fn = lambda out: (out * direction).sum()    # its gradient at the output is `direction`
+
+tanh_inits = {
+    "normal, std 1": lambda w: init.normal_(w, 0.0, 1.0),
+    "normal, std 0.01": lambda w: init.normal_(w, 0.0, 0.01),
+    "default (U(±1/sqrt(fan_in)))": None,
+    "Xavier, gain 5/3": lambda w: init.xavier_normal_(w, gain=init.calculate_gain("tanh")),
+}
+relu_inits = {
+    "normal, std 1": lambda w: init.normal_(w, 0.0, 1.0),
+    "normal, std 0.01": lambda w: init.normal_(w, 0.0, 0.01),
+    "Xavier, gain 1": lambda w: init.xavier_normal_(w),
+    "Kaiming, gain sqrt(2)": lambda w: init.kaiming_normal_(w, nonlinearity="relu"),
+}
+
+fig, axes = plt.subplots(2, 2, figsize=(12, 8), layout="constrained")
+act_std, grad_std, saturated = {}, {}, {}
+for row, (activation, inits) in enumerate([(nn.Tanh, tanh_inits), (nn.ReLU, relu_inits)]):
+    for label, weight_init in inits.items():
+        net = deep_net(activation, weight_init)
+        key = (activation.__name__, label)
+        a = plot.layer_statistics(net, x, ax=axes[row, 0], label=label, log=True)
+        g = plot.layer_statistics(net, x, ax=axes[row, 1], kind="gradient", loss_fn=loss_fn,
+                                  label=label, log=True)
+        act_std[key] = np.array([s for _, s in a])
+        grad_std[key] = np.array([s for _, s in g])
+        with dt.no_grad():
+            saturated[key] = float((np.abs(net(x).numpy()) > 0.99).mean())
+    axes[row, 0].set_title(f"{activation.__name__} network: std of each block's output")
+    axes[row, 1].set_title(f"{activation.__name__} network: std of the gradient "
+                           "(backward runs right to left)")
+plt.show()
+
+# %%
+print(f"{'network':6s} {'initializer':30s} {'activation std: block 0':>24s} {'block 14':>9s}   "
+      f"{'gradient std: block 0':>22s} {'block 14':>9s}")
+for key in act_std:
+    print(f"{key[0]:6s} {key[1]:30s} {act_std[key][0]:24.3g} {act_std[key][-1]:9.3g}   "
+          f"{grad_std[key][0]:22.3g} {grad_std[key][-1]:9.3g}")
+
+# %% [markdown]
+# What the plots say, each checked below:
+#
+# * **std 0.01 — vanishing.** Every layer multiplies the signal by about
+#   $0.01\sqrt{64} = 0.08$. After 15 layers nothing is left of it, forward or backward:
+#   the first layers receive essentially no gradient and cannot learn.
+# * **std 1 — exploding or saturating.** Each layer multiplies by about $\sqrt{64} = 8$
+#   (by about $\sqrt{32} \approx 5.7$ after a ReLU, which zeroes half of the values). In the ReLU network the activations grow without bound. In the tanh network they cannot
+#   (tanh stays within ±1), so the units **saturate**: most outputs sit at ±1. And on the way
+#   back, the large weights make the gradient grow by orders of magnitude towards the first layer.
+# * **Xavier for tanh, Kaiming for ReLU — steady.** Both lines stay within a small factor from
+#   the first block to the last.
+# * **The wrong gain is not enough.** Xavier without the ReLU gain loses a factor $\sqrt 2$ per
+#   ReLU layer; and the default $U(\pm 1/\sqrt{\text{fan\_in}})$, whose variance is only
+#   $1/(3\,\text{fan\_in})$, lets the tanh network's gradient fade by three orders of magnitude.
+
+# %%
+def spread(values):
+    """How much a std varies across the blocks: largest / smallest."""
+    return values.max() / values.min()
+
+# std 0.01: the signal vanishes, forward and backward
+for net_kind in ("Tanh", "ReLU"):
+    key = (net_kind, "normal, std 0.01")
+    assert act_std[key][-1] < 1e-3 * act_std[key][0]
+    assert grad_std[key][0] < 1e-3 * grad_std[key][-1]
+
+# std 1: tanh saturates, ReLU explodes, gradients explode towards the input
+assert saturated[("Tanh", "normal, std 1")] > 0.5
+assert act_std[("ReLU", "normal, std 1")][-1] > 1e6 * act_std[("ReLU", "normal, std 1")][0]
+assert grad_std[("Tanh", "normal, std 1")][0] > 1e3 * grad_std[("Tanh", "normal, std 1")][-1]
+
+# the matching initializer keeps both within a factor of 10 over 15 blocks
+for key in [("Tanh", "Xavier, gain 5/3"), ("ReLU", "Kaiming, gain sqrt(2)")]:
+    assert spread(act_std[key]) < 10 and spread(grad_std[key]) < 10, key
+
+# the wrong gain lets the signal fade
+assert act_std[("ReLU", "Xavier, gain 1")][-1] < 0.1 * act_std[("ReLU", "Xavier, gain 1")][0]
+assert spread(grad_std[("Tanh", "default (U(±1/sqrt(fan_in)))")]) > 100
+
+# %% [markdown]
+# Two closing remarks. First, these are statements about the **start** of training; normalization
+# layers (BatchNorm, LayerNorm) and residual connections make deep networks much less sensitive
+# to it — a topic of its own. Second, the default of a Linear layer is fine for the shallow
+# networks of these notebooks, but for a deep stack, pick the initializer that matches the
+# activation.
+#
+# ## What the frameworks call it
+#
+# | idea | dltutor | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- |
+# | default Linear init | U(±1/sqrt(fan_in)), weight and bias | same | Xavier-uniform weight, zero bias | N(0, 1/fan_in) weight, zero bias |
+# | visit every layer | `net.apply(fn)` | `net.apply(fn)` | `net.apply(fn)` | `net.apply(fn)` |
+# | normal / uniform / constant | `init.normal_`, `init.uniform_`, `init.constant_` | `nn.init.normal_`, `uniform_`, `constant_` | `nn.initializer.Normal`, `Uniform`, `Constant` | `module.init.normal_`, `uniform_`, `fill_` |
+# | Xavier (Glorot) | `init.xavier_uniform_`, `init.xavier_normal_` | `nn.init.xavier_uniform_`, `xavier_normal_` | `nn.initializer.XavierUniform`, `XavierNormal` | `module.init.xavier_uniform_`, `xavier_normal_` |
+# | Kaiming (He) | `init.kaiming_uniform_`, `init.kaiming_normal_` | `nn.init.kaiming_uniform_`, `kaiming_normal_` | `nn.initializer.KaimingUniform`, `KaimingNormal` | `module.init.msra_uniform_`, `msra_normal_` |
+# | gain of an activation | `init.calculate_gain` | `nn.init.calculate_gain` | `nn.initializer.calculate_gain` | `module.init.calculate_gain` |
+# | copy an array in | `p.set_value(a)`, `init.assign_(p, a)` | `with torch.no_grad(): p.copy_(torch.from_numpy(a))` | `p.set_value(a)`, `nn.initializer.Assign(a)` | `p._reset(mge.tensor(a))` (what its `init` functions do) |
+# | change entries | `with dt.no_grad(): p[0, 0] = 42` | `with torch.no_grad(): p[0, 0] = 42` | `p.set_value(...)` | — |
+# | pretrained embedding | `nn.Embedding.from_pretrained(a)` (frozen) | `nn.Embedding.from_pretrained(t)` (frozen) | `nn.Embedding(..., weight_attr=ParamAttr(initializer=Assign(a)))` | `M.Embedding.from_pretrained(t)` (frozen) |
+# | per-parameter lr | `p.lr_mult = 2.0` | a param group with its own `lr` | `ParamAttr(learning_rate=2.0)` | a param group with its own `lr` |
+# | Linear weight layout | `(out, in)` | `(out, in)` | `(in, out)` | `(out, in)` |
+#
+# In Paddle an initializer is an object handed to the layer through
+# `weight_attr=ParamAttr(initializer=...)` when it is made; calling one on an existing parameter
+# also works (`Normal(0.0, 0.01)(layer.weight)`). dltutor, PyTorch and MegEngine use functions
+# that change an existing tensor in place.
+#
+# ## Summary
+#
+# * A Linear layer starts uniform on $\pm 1/\sqrt{\text{fan\_in}}$ (weight and bias), which keeps
+#   one layer's output scale independent of its width.
+# * `net.apply(fn)` runs `fn` on every module; check the type inside `fn`. Apply it to a part of
+#   the network (`net[0].apply(...)`) or select parameters by name to treat blocks differently.
+# * Custom initializers: draw with a built-in one and change the values in place under
+#   `dt.no_grad()`, or compute them in NumPy and `init.assign_` them.
+# * Change values in place (`set_value`, indexed assignment under `no_grad`), never by assigning
+#   a new Parameter: optimizers and ties hold the object.
+# * Pretrained vectors: `nn.Embedding.from_pretrained(array)` (frozen by default) or
+#   `set_value` into an existing table; the shapes must match.
+# * Paddle's `ParamAttr` settings are attributes here: `init.*` for the initializer, `lr_mult`,
+#   `regularizer`, `need_clip`, `requires_grad`.
+# * In a deep network the scale of the start decides whether signal and gradient survive:
+#   Xavier with gain 5/3 for tanh, Kaiming for ReLU.
+#
+# ## Exercises
+#
+# 1. Make a `nn.Conv2d(3, 16, kernel_size=5)` and check that its weights lie within
+#    $\pm 1/\sqrt{\text{fan\_in}}$. *Hint: for a conv kernel, fan_in is in_channels x kh x kw.*
+# 2. Write an initializer that makes a square Linear layer start as the identity map, and check
+#    that the layer returns its input. *Hint: `init.eye_` and `init.zeros_`.*
+# 3. In the deep-network experiment, replace tanh by `nn.Sigmoid`. Which initializer keeps the
+#    signal steady now, and why is sigmoid harder? *Hint: sigmoid's outputs are not centred on
+#    zero, and its slope at 0 is 1/4.*
+# 4. Train the 15-block tanh network on `dltutor.data.make_moons` (add a first layer 2 -> 64
+#    and a last layer 64 -> 2) for 100 steps, once with std 0.01 and once with Xavier.
+#    Compare the loss curves. *Hint: `plot.loss` needs a `Recorder`; or just keep a list of
+#    `loss.item()`.*
+# 5. Load the word vectors with `freeze=False`, train a few steps, and check that only the rows
+#    of the words in the batch changed. *Hint: the gradient of an embedding is zero in the rows
+#    that were not looked up.*

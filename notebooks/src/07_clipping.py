@@ -1,0 +1,649 @@
+# %% [markdown]
+# # Gradient clipping and numerical trouble
+#
+# Now and then a batch produces a gradient hundreds of times larger than usual, one step
+# throws the weights far away, and training never recovers — or the loss turns into `inf` and
+# then `nan`. **Gradient clipping** limits how large a gradient may be before the optimizer uses
+# it. This chapter shows
+#
+# * the three ways to clip (by value, by each tensor's norm, by the global norm), PyTorch's way
+#   with functions and Paddle's way with a clip object handed to the optimizer;
+# * what each does to the same gradients, and how to keep some parameters out of clipping;
+# * how to find the op where a NaN started;
+# * what to check when training does not converge, with traces of gradient norms and update
+#   sizes recorded during training.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+import dltutor as dt
+from dltutor import nn, optim, plot
+from dltutor.data import make_sine
+from dltutor.nn import functional as F
+from dltutor.nn import init
+from dltutor.trace import Recorder
+
+np.set_printoptions(precision=4, suppress=True)
+print("quick mode:", dt.quick_mode())
+
+# %% [markdown]
+# ## Three ways to clip gradients
+#
+# A small network and one batch give us a set of gradients to clip. We keep a copy of them so
+# that every method starts from exactly the same numbers.
+
+# %%
+dt.manual_seed(0)
+net = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 1))
+x, y = dt.randn(32, 4), dt.randn(32, 1) * 3
+F.mse_loss(net(x), y).backward()
+
+names = [n for n, _ in net.named_parameters()]
+original = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
+
+
+def restore_grads():
+    """Put the original gradients back (the functions below change .grad in place)."""
+    for n, p in net.named_parameters():
+        p.grad = dt.tensor(original[n].copy())
+
+
+def flat(grads):
+    """All gradients as one long vector, in parameter order."""
+    return np.concatenate([grads[n].ravel() for n in names])
+
+
+def norm(a):
+    return float(np.linalg.norm(a))
+
+
+for n in names:
+    print(f"{n:9s} norm {norm(original[n]):.4f}   largest |value| {np.abs(original[n]).max():.4f}")
+print(f"global norm (all parameters together): {norm(flat(original)):.4f}")
+
+# %% [markdown]
+# The **global norm** is the norm of all gradients joined into one vector: the square root of
+# the sum of the squared per-tensor norms.
+
+# %%
+assert np.isclose(norm(flat(original)), np.sqrt(sum(norm(original[n]) ** 2 for n in names)))
+
+# %% [markdown]
+# ### PyTorch style: functions on .grad between backward and step
+#
+# * `optim.clip_grad_value_(params, v)` clamps every gradient value into `[-v, v]`;
+# * `optim.clip_grad_norm_(params, max_norm)` scales **all** gradients by one factor so that their
+#   global norm is at most `max_norm`, and returns the global norm before clipping (handy to log).
+#   It computes the factor as `max_norm / (total + 1e-6)`, PyTorch's formula, so the result lands a
+#   hair under `max_norm`;
+# * clipping each tensor on its own has no function of its own in PyTorch: call
+#   `clip_grad_norm_` once per parameter.
+#
+# They change `p.grad` in place, so call them after `backward()` and before `opt.step()`.
+
+# %%
+restore_grads()
+optim.clip_grad_value_(net.parameters(), 0.1)
+by_value = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
+
+restore_grads()
+for p in net.parameters():
+    optim.clip_grad_norm_(p, max_norm=0.5)          # one tensor at a time
+by_tensor_norm = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
+
+restore_grads()
+total = optim.clip_grad_norm_(net.parameters(), max_norm=1.0)
+by_global_norm = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
+print(f"clip_grad_norm_ returned the norm before clipping: {total.item():.4f}")
+print(f"global norm after: {norm(flat(by_global_norm)):.6f}")
+
+# %%
+assert all(np.abs(by_value[n]).max() <= 0.1 + 1e-7 for n in names)        # every value in [-0.1, 0.1]
+assert all(norm(by_tensor_norm[n]) <= 0.5 + 1e-6 for n in names)           # every tensor norm <= 0.5
+assert np.isclose(total.item(), norm(flat(original)), rtol=1e-5)            # returns the norm before
+assert norm(flat(by_global_norm)) <= 1.0                                    # the global norm is <= 1
+assert np.isclose(norm(flat(by_global_norm)), 1.0 / (total.item() + 1e-6) * total.item(), rtol=1e-5)
+
+# %% [markdown]
+# ### Paddle style: a clip object handed to the optimizer
+#
+# Paddle clips inside the optimizer: you make a clip object, `optim.ClipGradByValue(max)`,
+# `optim.ClipGradByNorm(clip_norm)` (each tensor on its own) or
+# `optim.ClipGradByGlobalNorm(clip_norm)`, and pass it as `grad_clip=`. Every `opt.step()` then
+# clips before updating. The optimizer clips **its own copy**: `p.grad` stays as backward left it.
+# The object remembers what it did in the last step: `last_total_norm` (the global norm before),
+# `last_clipped_norm` (after) and `last_scale` (after / before).
+
+# %%
+restore_grads()
+before = {n: p.numpy().copy() for n, p in net.named_parameters()}
+clip = optim.ClipGradByGlobalNorm(clip_norm=1.0)
+opt = optim.SGD(net.named_parameters(), lr=0.1, grad_clip=clip)
+opt.step()
+
+print(f"last_total_norm {clip.last_total_norm:.4f}  last_clipped_norm {clip.last_clipped_norm:.4f}"
+      f"  last_scale {clip.last_scale:.4f}")
+
+# %% [markdown]
+# The update used the clipped gradient (`lr x gradient x scale`) while `.grad` still holds the
+# unclipped one. Paddle's formula has no epsilon: the scale is `clip_norm / max(global_norm,
+# clip_norm)`, exactly `1 / 1.4647` here.
+
+# %%
+g_total = norm(flat(original))
+assert np.isclose(clip.last_total_norm, g_total, rtol=1e-5)
+assert np.isclose(clip.last_scale, 1.0 / g_total, rtol=1e-5)
+assert np.isclose(clip.last_clipped_norm, 1.0, rtol=1e-5)
+for n, p in net.named_parameters():
+    assert np.array_equal(p.grad.numpy(), original[n])                       # .grad untouched
+    step_taken = before[n] - p.numpy()
+    assert np.allclose(step_taken, 0.1 * original[n] * clip.last_scale, atol=1e-6)   # clipped update
+    p.set_value(before[n])                                                   # undo the step
+
+# %% [markdown]
+# A clip object is also a plain function: called with the parameters and a list of gradient
+# arrays, it clips the arrays in place. That lets us check that the two styles agree (up to
+# PyTorch's epsilon).
+
+# %%
+params = list(net.parameters())
+objects = {
+    "value": optim.ClipGradByValue(0.1),
+    "tensor norm": optim.ClipGradByNorm(0.5),
+    "global norm": optim.ClipGradByGlobalNorm(1.0),
+}
+clipped = {kind: dict(zip(names, obj(params, [original[n].copy() for n in names])))
+           for kind, obj in objects.items()}
+
+# %%
+for n in names:
+    assert np.array_equal(clipped["value"][n], by_value[n])
+    assert np.allclose(clipped["tensor norm"][n], by_tensor_norm[n], rtol=1e-5, atol=1e-8)
+    assert np.allclose(clipped["global norm"][n], by_global_norm[n], rtol=1e-5, atol=1e-8)
+
+# %% [markdown]
+# ## How the clippings differ on the same gradients
+#
+# All three make gradients smaller, but not in the same way. Here are the per-tensor norms
+# before and after each method, and the cosine similarity between the clipped and the original
+# gradient as one vector (1 means the same direction).
+
+# %%
+def cosine(a, b):
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+results = {"original": original, "value (0.1)": by_value, "tensor norm (0.5)": by_tensor_norm,
+           "global norm (1.0)": by_global_norm}
+print(f"{'':9s}" + "".join(f"{k:>19s}" for k in results))
+for n in names:
+    print(f"{n:9s}" + "".join(f"{norm(r[n]):19.4f}" for r in results.values()))
+print(f"{'global':9s}" + "".join(f"{norm(flat(r)):19.4f}" for r in results.values()))
+print(f"{'cosine':9s}" + "".join(f"{cosine(flat(r), flat(original)):19.4f}" for r in results.values()))
+
+# %% [markdown]
+# * **Global norm** multiplies everything by one number (0.68 here): every tensor shrinks by the
+#   same factor, so the whole gradient keeps its direction. Only the step length changes.
+# * **Per-tensor norm** shrinks only the tensors above the threshold (the three weights), each
+#   by its own factor, and leaves the biases alone. Each tensor keeps its own direction, but their
+#   relative sizes change, so the direction of the whole gradient changes.
+# * **Value clipping** clamps single numbers: within one tensor the large entries are cut and
+#   the small ones kept, so even a single tensor's direction changes.
+
+# %%
+ratios = {n: norm(by_global_norm[n]) / norm(original[n]) for n in names}
+assert np.allclose(list(ratios.values()), 1.0 / (g_total + 1e-6))               # one factor for all
+assert np.isclose(cosine(flat(by_global_norm), flat(original)), 1.0, atol=1e-6)  # same direction
+
+for n in names:                                          # per-tensor: each tensor keeps its direction
+    assert np.isclose(cosine(by_tensor_norm[n].ravel(), original[n].ravel()), 1.0, atol=1e-6)
+    if norm(original[n]) <= 0.5:
+        assert np.array_equal(by_tensor_norm[n], original[n])                  # small ones untouched
+assert cosine(flat(by_tensor_norm), flat(original)) < 0.99                     # the whole turns
+
+assert cosine(by_value["4.weight"].ravel(), original["4.weight"].ravel()) < 0.99  # even one tensor turns
+assert cosine(flat(by_value), flat(original)) < 0.99
+
+# %% [markdown]
+# Two pictures of the same thing. On the left, one gradient with two entries, `(3, 0.5)`, clipped
+# by value to 1 and by norm to 1: value clipping turns it towards the diagonal. On the right, the
+# per-tensor norms of our network's gradients after each method.
+
+# %%
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4), layout="constrained",
+                               gridspec_kw={"width_ratios": [1, 2]})
+g2 = np.array([3.0, 0.5])
+arrows = {"original": g2, "by value (1)": np.clip(g2, -1, 1), "by norm (1)": g2 / norm(g2)}
+for (label, v), color in zip(arrows.items(), ["0.4", "tab:orange", "tab:blue"]):
+    ax1.annotate("", xy=v, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, lw=2))
+    ax1.plot([], [], color=color, lw=2, label=label)
+ax1.add_patch(plt.Circle((0, 0), 1, fill=False, ls=":", color="tab:blue"))
+ax1.add_patch(plt.Rectangle((-1, -1), 2, 2, fill=False, ls=":", color="tab:orange"))
+ax1.set(xlim=(-1.2, 3.2), ylim=(-1.2, 1.5), aspect="equal", title="one gradient, two entries")
+ax1.legend(fontsize="small", loc="upper right")
+
+width = 0.2
+positions = np.arange(len(names))
+for k, (label, r) in enumerate(results.items()):
+    ax2.bar(positions + (k - 1.5) * width, [norm(r[n]) for n in names], width, label=label)
+ax2.axhline(0.5, color="tab:green", ls=":", lw=1)
+ax2.set_xticks(positions, names)
+ax2.set(ylabel="gradient norm of the tensor", title="per-tensor norms after each method")
+ax2.legend(fontsize="small")
+plt.show()
+
+# %% [markdown]
+# Which one to use? Global-norm clipping is the usual choice (it is what "gradient clipping"
+# means in most papers and code): it keeps the direction and only limits the step length.
+# Per-tensor clipping limits each layer separately, and value clipping is the bluntest tool.
+
+# %% [markdown]
+# ### Keeping parameters out of clipping
+#
+# Every parameter has `need_clip` (Paddle's `ParamAttr(need_clip=...)`). A clip object handed to
+# the optimizer skips parameters with `need_clip=False`: their gradients are neither counted in
+# the global norm nor scaled. Here we keep all biases out.
+
+# %%
+for n, p in net.named_parameters():
+    p.need_clip = not n.endswith("bias")
+restore_grads()
+before = {n: p.numpy().copy() for n, p in net.named_parameters()}
+clip = optim.ClipGradByGlobalNorm(clip_norm=1.0)
+opt = optim.SGD(net.named_parameters(), lr=0.1, grad_clip=clip)
+opt.step()
+used = {n: (before[n] - p.numpy()) / 0.1 for n, p in net.named_parameters()}   # the gradient each step used
+
+weights_norm = np.sqrt(sum(norm(original[n]) ** 2 for n in names if n.endswith("weight")))
+print(f"last_total_norm {clip.last_total_norm:.4f} (the weights only: {weights_norm:.4f}; "
+      f"all parameters: {g_total:.4f})")
+
+# %%
+assert np.isclose(clip.last_total_norm, weights_norm, rtol=1e-5)       # biases not counted
+for n in names:
+    if n.endswith("bias"):
+        assert np.allclose(used[n], original[n], atol=1e-5)            # biases not scaled
+    else:
+        assert np.allclose(used[n], original[n] * 1.0 / weights_norm, atol=1e-5)
+for n, p in net.named_parameters():                                     # undo, and reset need_clip
+    p.set_value(before[n])
+    p.need_clip = True
+
+# %% [markdown]
+# `need_clip` belongs to the clip objects. The PyTorch-style functions clip whatever you pass
+# them, so there you leave parameters out by not passing them:
+# `optim.clip_grad_norm_([p for n, p in net.named_parameters() if not n.endswith("bias")], 1.0)`.
+
+# %% [markdown]
+# ## Where did my NaN loss start
+#
+# A NaN ("not a number") never comes from nowhere: some op produced an `inf` or a `nan` from
+# finite inputs, and every op after it passed it on. By the time you see `loss = nan`, the
+# weights are usually NaN too. Common first ops: the log of 0, a division by 0, `exp` of a large
+# number, and numbers that grew too large for float32 (about `3.4e38`) because the learning rate
+# was too large.
+#
+# ### A log of a probability that underflowed to 0
+#
+# A classifier on features that were never standardized (values up to 40), trained with a
+# cross-entropy written by hand as `-log(softmax(logits)[label])`. (NumPy also prints warnings
+# deep inside the engine when this happens; we silence them with `np.errstate` to keep the
+# output readable.)
+
+# %%
+rng = np.random.default_rng(0)
+features = rng.random((64, 16)).astype(np.float32) * 40       # not standardized
+labels = ((features / 40 - 0.5) @ rng.normal(size=(16, 3))).argmax(axis=1)
+xc, yc = dt.tensor(features), dt.tensor(labels)
+
+
+def naive_cross_entropy(logits, target):
+    probs = F.softmax(logits, axis=1)
+    return -dt.log(probs[dt.arange(len(target)), target]).mean()
+
+
+def train_classifier(loss_fn, inputs, steps=6):
+    dt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 3))
+    opt = optim.SGD(model.parameters(), lr=0.05)
+    losses = []
+    for step in range(steps):
+        opt.zero_grad()
+        loss = loss_fn(model(inputs), yc)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return model, losses
+
+
+with np.errstate(all="ignore"):
+    model, losses = train_classifier(naive_cross_entropy, xc)
+print("losses:", [f"{v:.3f}" for v in losses])
+print("weights finite:", {n: bool(np.isfinite(p.numpy()).all()) for n, p in model.named_parameters()})
+
+# %% [markdown]
+# The first step is fine, the second loss is `inf`, and from then on everything is `nan`,
+# weights included. Inside `dt.detect_anomaly()` every op checks its output, in the forward and
+# in the backward pass, and the first one that produces a NaN or an Inf raises `dt.AnomalyError`
+# naming itself, its input shapes and whether its inputs were already bad. We catch the error to
+# print it (it would stop the notebook otherwise).
+
+# %%
+try:
+    with dt.detect_anomaly(), np.errstate(all="ignore"):
+        train_classifier(naive_cross_entropy, xc)
+except dt.AnomalyError as error:
+    caught = error
+    print(error)
+
+# %% [markdown]
+# The culprit is `log`, with finite inputs: the probability it was given was exactly 0. After
+# the first step the logits grew so far apart that `exp` of the difference underflowed to 0 in
+# float32, and `log(0) = -inf`.
+
+# %%
+model_1, _ = train_classifier(naive_cross_entropy, xc, steps=1)       # the weights after one step
+z = model_1(xc).numpy()
+gap = (z.max(axis=1) - z[np.arange(len(labels)), labels]).max()
+print(f"largest gap between the top logit and the true class's logit after one step: {gap:.1f}")
+assert np.exp(np.float32(-gap)) == 0                  # exp underflows to exactly 0 in float32
+assert caught.args[0].startswith("log produced -inf in its forward pass")
+assert "this op is where it started" in str(caught)
+assert np.isinf(losses[1]) and np.isnan(losses[2])
+
+# %% [markdown]
+# The fix is to never take the log of a softmax: `F.log_softmax` computes the same numbers as
+# `log(softmax(z))` with the largest logit subtracted first, so nothing underflows, and
+# `F.cross_entropy` uses it. Where the naive formula is finite both agree.
+
+# %%
+logits = dt.tensor([[2.0, 1.0, -1.0], [200.0, 0.0, -50.0]])
+with np.errstate(all="ignore"):
+    naive_value = dt.log(F.softmax(logits, axis=1))
+print("log(softmax):", naive_value)
+print("log_softmax: ", F.log_softmax(logits, axis=1))
+
+# %%
+assert np.allclose(naive_value.numpy()[0], F.log_softmax(logits, axis=1).numpy()[0], atol=1e-6)
+assert np.isinf(naive_value.numpy()[1]).any() and np.isfinite(F.log_softmax(logits, axis=1).numpy()).all()
+
+# %% [markdown]
+# With `F.cross_entropy` the run stays finite (its second loss is still large: the real problem
+# is the scale of the inputs). Standardizing the features fixes that too.
+
+# %%
+_, safe_losses = train_classifier(F.cross_entropy, xc)
+standardized = dt.tensor((features - features.mean(axis=0)) / features.std(axis=0))
+_, std_losses = train_classifier(F.cross_entropy, standardized)
+print("cross_entropy:              ", [f"{v:.3f}" for v in safe_losses])
+print("cross_entropy, standardized:", [f"{v:.3f}" for v in std_losses])
+
+# %%
+assert np.isfinite(safe_losses).all()
+assert safe_losses[1] > safe_losses[0]                             # still a jump: the inputs' scale
+assert all(b < a for a, b in zip(std_losses, std_losses[1:]))      # smooth descent
+
+# %% [markdown]
+# ### Weights that overflow because the learning rate is too large
+#
+# Not every NaN starts at the op that is to blame. A linear regression with a learning rate
+# that is too large: each step overshoots the minimum by more than the last, the weights grow
+# geometrically, and after a few dozen steps the squared error no longer fits in float32.
+# A `Recorder` (the next section uses it more) follows the parameter norm.
+
+# %%
+dt.manual_seed(0)
+xr = dt.randn(64, 8)
+yr = xr @ dt.randn(8, 1) + 0.1 * dt.randn(64, 1)
+reg = nn.Linear(8, 1)
+opt = optim.SGD(reg.named_parameters(), lr=1.5)
+rec_reg = Recorder(reg, opt)
+failed_at = None
+try:
+    with dt.detect_anomaly(), np.errstate(all="ignore"):
+        for step in range(200):
+            failed_at = step
+            opt.zero_grad()
+            loss = F.mse_loss(reg(xr), yr)
+            loss.backward()
+            rec_reg.log_loss(loss)
+            opt.step()
+except dt.AnomalyError as error:
+    overflow = error
+    print(f"step {failed_at}:", error)
+
+# %% [markdown]
+# The anomaly check points at the loss (`mse_loss`), where the first `inf` appeared, but that op
+# is a victim. The traces tell the real story: the weight norm grows by the same factor every
+# step, a straight line on a log scale, and each update is larger than the weights themselves
+# (an update ratio above 1). That is the signature of a learning rate that is too large.
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
+plot.traces(rec_reg, "param_norm", names="weight", ax=axes[0], log=True)
+plot.update_ratio(rec_reg, names="weight", ax=axes[1])
+plt.show()
+
+# %%
+norms = rec_reg.series("param_norm", "weight")
+growth = norms[6:] / norms[5:-1]
+print(f"growth factor of the weight norm per step: {growth.min():.2f} .. {growth.max():.2f}")
+assert overflow.args[0].startswith("mse_loss produced inf in its forward pass")
+assert growth.min() > 2.0                                            # geometric blow-up
+assert (rec_reg.series("update_ratio", "weight")[5:] > 1).all()      # steps larger than the weights
+
+# %% [markdown]
+# Two more tools for hunting NaNs: `np.isfinite(p.numpy()).all()` for each parameter finds the
+# first one that went bad, and `optim.clip_grad_norm_(params, max_norm, error_if_nonfinite=True)`
+# raises as soon as a gradient holds a NaN or an Inf. Anomaly detection adds a check after every
+# op, forward and backward: switch it on to hunt, then off again.
+
+# %%
+bad = nn.Parameter([1.0, 2.0])
+bad.grad = dt.tensor([np.nan, 1.0])
+try:
+    optim.clip_grad_norm_([bad], 1.0, error_if_nonfinite=True)
+except RuntimeError as error:
+    print(error)
+    nonfinite_error = error
+assert "nan" in str(nonfinite_error)
+
+# %% [markdown]
+# ## When training does not converge
+#
+# There are many reasons a network does not learn. Check them roughly in this order, cheapest
+# first:
+#
+# 1. **Data and labels.** Look at a few samples with their labels. Are the labels right and
+#    matched to the inputs (a shuffled `X` with an unshuffled `y` learns nothing)? Are the
+#    features on a sensible scale (standardized), as the NaN example above showed?
+# 2. **Can the model overfit one small batch?** With a handful of examples the loss should go
+#    to nearly 0. If it cannot, the model, the loss or the training loop is broken.
+# 3. **The learning rate.** Too large: the loss jumps around or explodes. Too small: it barely
+#    moves. Try values a factor of 10 apart.
+# 4. **The initialization scale.** Activations and gradients should keep roughly the same size
+#    from layer to layer (chapter 03 shows `plot.layer_statistics`).
+# 5. **Gradient norms.** Spikes, steady growth, NaN, or layers whose gradient is nearly 0.
+# 6. **The update / parameter ratio.** `||update|| / ||parameter||` per step is about `1e-3` in
+#    healthy training; near 1 the weights are rewritten every step, far below they hardly move.
+#
+# The second check, on a small healthy network and eight points:
+
+# %%
+X_sine, Y_sine = make_sine(n=200, seed=0)
+xs, ys = dt.tensor(X_sine), dt.tensor(Y_sine)
+
+dt.manual_seed(0)
+small = nn.Sequential(nn.Linear(1, 32), nn.Tanh(), nn.Linear(32, 1))
+opt = optim.Adam(small.parameters(), lr=0.05)
+one_batch = []
+for _ in range(300):
+    opt.zero_grad()
+    loss = F.mse_loss(small(xs[:8]), ys[:8])
+    loss.backward()
+    opt.step()
+    one_batch.append(loss.item())
+print(f"loss on 8 points: {one_batch[0]:.4f} at the start, {one_batch[-1]:.4f} after 300 steps")
+assert one_batch[-1] < 0.01 * one_batch[0]          # it can learn: below 1% of where it started
+
+# %% [markdown]
+# ### Exploding gradients in a deep tanh network
+#
+# Now a network that does not train well: eight tanh layers whose weights are drawn three times
+# too large (standard deviation `3 / sqrt(fan_in)`), fitting the sine data with SGD and
+# momentum. A `Recorder` hooks into the optimizer and records, at every step, each layer's
+# gradient norm, update norm and parameter norm (`by="layer"` adds up a layer's weight and bias;
+# `log_loss` hands it the loss).
+
+# %%
+steps = 150 if dt.quick_mode() else 400
+
+
+def deep_tanh(gain=3.0, depth=8, width=32):
+    dt.manual_seed(0)
+    layers, fan_in = [], 1
+    for _ in range(depth):
+        layer = nn.Linear(fan_in, width)
+        init.normal_(layer.weight, std=gain / np.sqrt(fan_in))
+        init.zeros_(layer.bias)
+        layers += [layer, nn.Tanh()]
+        fan_in = width
+    layers.append(nn.Linear(fan_in, 1))
+    return nn.Sequential(*layers)
+
+
+def train_deep(grad_clip=None):
+    model = deep_tanh()
+    opt = optim.SGD(model.named_parameters(), lr=0.05, momentum=0.9, grad_clip=grad_clip)
+    rec = Recorder(model, opt, by="layer")
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.mse_loss(model(xs), ys)
+        loss.backward()
+        rec.log_loss(loss)
+        opt.step()
+    return rec
+
+
+rec_plain = train_deep()
+print(rec_plain)
+print(f"largest global gradient norm: {np.nanmax(rec_plain.series('global_grad_norm')):.1f} "
+      f"at step {int(np.nanargmax(rec_plain.series('global_grad_norm')))}")
+print(f"largest loss: {np.nanmax(rec_plain.series('loss')):.2f}")
+
+# %%
+fig, axes = plt.subplots(2, 2, figsize=(12, 7.5), dpi=80, layout="constrained")
+plot.loss(rec_plain, ax=axes[0, 0])
+plot.traces(rec_plain, "grad_norm", ax=axes[0, 1])
+plot.update_ratio(rec_plain, ax=axes[1, 0])
+plot.grad_norm_clipping(rec_plain, ax=axes[1, 1])
+plt.show()
+
+# %% [markdown]
+# What the traces say:
+#
+# * the **loss** leaps to hundreds of times its starting value within the first fifteen steps,
+#   swings wildly for a while, then settles on a plateau near 0.1, far above what this network
+#   can reach;
+# * the **gradient norms** span more than seven decades. The first huge steps drive the tanh units into
+#   saturation, where their slope is nearly 0, so afterwards the hidden layers' gradients are
+#   tiny (they vanish) — except for sudden spikes hundreds of times larger (around step 64);
+# * the **update ratio** is far above the `1e-3` rule of thumb in the first steps and at every
+#   spike (single steps rewrite a large part of the weights), then falls far below it: the
+#   network has stopped learning;
+# * **before and after clipping** are the same line: nothing clips yet.
+
+# %%
+gn = rec_plain.series("global_grad_norm")
+loss_plain = rec_plain.series("loss")
+ratio_plain = rec_plain.series("update_ratio")
+layer_gn = rec_plain.series("grad_norm")
+assert np.nanmax(loss_plain) > 100 * loss_plain[0]                    # the loss explodes
+assert np.ptp(loss_plain[-20:]) < 0.01 and loss_plain[-20:].mean() > 0.05   # then gets stuck
+assert np.log10(layer_gn.max() / layer_gn[layer_gn > 0].min()) > 7    # more than seven decades
+assert np.nanmax(gn) > 100 * np.nanmedian(gn)                         # spikes far above the usual level
+assert np.nanmax(ratio_plain) > 100 * 1e-3                            # 100x the rule of thumb...
+assert np.nanmax(ratio_plain[-1]) < 1e-3                              # ...and at the end far below
+assert np.allclose(rec_plain.series("clipped_grad_norm"), rec_plain.series("grad_norm"))   # no clipping
+
+# %% [markdown]
+# ### The same network with global-norm clipping
+#
+# We hand `optim.ClipGradByGlobalNorm(1.0)` to the optimizer and train again from the same
+# initial weights. No single step can now be longer than `lr x 1` (plus momentum).
+
+# %%
+rec_clip = train_deep(grad_clip=optim.ClipGradByGlobalNorm(1.0))
+clipped_global = np.sqrt(np.nansum(rec_clip.series("clipped_grad_norm") ** 2, axis=1))
+print(f"largest global norm before clipping {np.nanmax(rec_clip.series('global_grad_norm')):.2f}, "
+      f"after clipping {clipped_global.max():.4f}")
+
+# %%
+fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), dpi=80, layout="constrained")
+plot.loss(rec_plain, ax=axes[0])
+axes[0].lines[-1].set(color="tab:red", label="no clipping")
+plot.loss(rec_clip, ax=axes[0], log=True)
+axes[0].lines[-1].set(label="ClipGradByGlobalNorm(1.0)")
+axes[0].legend(fontsize="small")
+plot.grad_norm_clipping(rec_clip, ax=axes[1])
+plot.update_ratio(rec_clip, names=["0", "8", "16"], ax=axes[2])
+plt.show()
+
+# %% [markdown]
+# The gradient after clipping (dashed) never exceeds 1, the loss no longer leaps, and it ends
+# about ten times lower. The hidden layers' update ratios stay inside the typical range, below
+# `1e-2`; only the output layer `16` moves faster. Clipping treats the symptom, though: the cure here would be a sensible
+# initialization (chapter 03) or a smaller learning rate. Clipping is the safety net that keeps
+# a rare bad batch from undoing the work of many good ones.
+
+# %%
+loss_clip = rec_clip.series("loss")
+assert (clipped_global <= 1.0 + 1e-6).all()                               # never above the threshold
+assert np.nanmax(rec_clip.series("global_grad_norm")) > 1.0               # and it did clip
+assert np.nanmax(loss_clip) < np.nanmax(loss_plain) / 10                  # no explosion
+assert loss_clip[-10:].mean() < loss_plain[-10:].mean() / 5               # and a lower final loss
+assert np.nanmax(rec_clip.series("update_ratio")[:, :-1]) < 1e-2          # hidden layers: calm steps
+
+# %% [markdown]
+# ## What the frameworks call it
+#
+# | idea | dltutor | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- |
+# | clip values (function) | `optim.clip_grad_value_(params, v)` | `torch.nn.utils.clip_grad_value_(params, v)` | — | `megengine.optimizer.clip_grad_value(params, lower, upper)` |
+# | clip the global norm (function) | `optim.clip_grad_norm_(params, max_norm)` | `torch.nn.utils.clip_grad_norm_(params, max_norm)` | — | `megengine.optimizer.clip_grad_norm(params, max_norm)` |
+# | clip values (in the optimizer) | `SGD(..., grad_clip=optim.ClipGradByValue(max))` | — | `SGD(..., grad_clip=paddle.nn.ClipGradByValue(max))` | — |
+# | clip each tensor's norm | `grad_clip=optim.ClipGradByNorm(clip_norm)` | — (`clip_grad_norm_` per parameter) | `grad_clip=paddle.nn.ClipGradByNorm(clip_norm)` | — |
+# | clip the global norm (in the optimizer) | `grad_clip=optim.ClipGradByGlobalNorm(clip_norm)` | — | `grad_clip=paddle.nn.ClipGradByGlobalNorm(clip_norm)` | — |
+# | keep a parameter out of clipping | `p.need_clip = False` | — (do not pass it) | `ParamAttr(need_clip=False)` | — (do not pass it) |
+# | find the op that made a NaN | `with dt.detect_anomaly():` | `with torch.autograd.detect_anomaly():` | `paddle.set_flags({"FLAGS_check_nan_inf": 1})` | — |
+# | stable log of a softmax | `F.log_softmax`, `F.cross_entropy` | `F.log_softmax`, `F.cross_entropy` | `F.log_softmax`, `F.cross_entropy` | `F.logsoftmax`, `F.nn.cross_entropy` |
+# | record training traces | `dltutor.trace.Recorder(model, opt)` | — (hooks, TensorBoard) | — (VisualDL) | — |
+#
+# ## Summary
+#
+# * Clip after `backward()` and before `step()` with `clip_grad_value_` / `clip_grad_norm_`
+#   (they change `.grad`), or hand `ClipGradByValue` / `ClipGradByNorm` / `ClipGradByGlobalNorm`
+#   to the optimizer as `grad_clip=` (it clips its own copy; `.grad` stays; the object records
+#   `last_total_norm` and `last_scale`).
+# * Global-norm clipping scales all gradients by one factor and keeps their direction;
+#   per-tensor clipping changes the tensors' relative sizes; value clipping changes directions
+#   even within a tensor. `need_clip=False` keeps a parameter out of the clip objects.
+# * A NaN starts at one op with finite inputs. `dt.detect_anomaly()` names it; the traces tell
+#   whether that op is the cause (a log of 0: use `log_softmax` / `cross_entropy`) or a victim
+#   (weights that grew geometrically: the learning rate).
+# * When training does not converge, check the data, overfit one batch, then look at the
+#   learning rate, the initialization, the gradient norms and the update ratio.
+#
+# ## Exercises
+#
+# 1. Train the deep tanh network with `ClipGradByNorm(0.3)` (each layer clipped on its own)
+#    instead of the global norm. Is the loss better or worse? *Hint: `train_deep(grad_clip=...)`,
+#    then compare `rec.series("loss")[-10:].mean()`.*
+# 2. Fix the deep tanh network without clipping: draw the weights with `gain=1.0` in
+#    `deep_tanh`. Do the gradient norms still spike? *Hint: plot `plot.traces(rec, "grad_norm")`.*
+# 3. In the regression that overflowed, find the largest learning rate that still converges.
+#    *Hint: try 0.5, 0.7, 0.9 and watch `rec.series("param_norm", "weight")`.*
+# 4. Keep the last layer out of clipping (`need_clip = False` for `"16.weight"` and
+#    `"16.bias"`) and check that `clip.last_total_norm` no longer counts it. *Hint: compare
+#    with `np.sqrt(sum(...))` over the other layers' gradient norms.*
