@@ -29,7 +29,24 @@ def _empty(*shape: int) -> Parameter:
     return Parameter(ag.zeros(*shape))
 
 
-class Linear(Module):
+class _WeightAndBias(Module):
+    """Shared by Linear and Conv2d: a weight, an optional bias (out_features long), and
+    PyTorch's default values for both."""
+
+    def _create(self, weight_shape: tuple[int, ...], bias: bool) -> None:
+        self.weight = _empty(*weight_shape)
+        if bias:
+            self.bias = _empty(weight_shape[0])
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw fresh default values (PyTorch's initialization)."""
+        init.reset_linear_(self.weight, self.bias)
+
+
+class Linear(_WeightAndBias):
     """A fully connected layer: ``y = x @ weight.T + bias``.
 
     ``weight`` has shape (out_features, in_features), as in PyTorch (Paddle stores the
@@ -45,16 +62,7 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = _empty(out_features, in_features)
-        if bias:
-            self.bias = _empty(out_features)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        """Draw fresh default values (PyTorch's initialization)."""
-        init.reset_linear_(self.weight, self.bias)
+        self._create((out_features, in_features), bias)
 
     def forward(self, x: Tensor) -> Tensor:
         return ag.linear(x, self.weight, self.bias)
@@ -64,7 +72,7 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
-class Conv2d(Module):
+class Conv2d(_WeightAndBias):
     """2-D convolution over (N, C, H, W) images; weight (out_channels, in_channels, kh, kw).
 
     >>> import dltutor as dt
@@ -80,16 +88,7 @@ class Conv2d(Module):
         self.kernel_size = (kh, kw)
         self.stride = nn_ops._pair(stride, "stride")
         self.padding = nn_ops._pair(padding, "padding")
-        self.weight = _empty(out_channels, in_channels, kh, kw)
-        if bias:
-            self.bias = _empty(out_channels)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        """Draw fresh default values (PyTorch's initialization)."""
-        init.reset_linear_(self.weight, self.bias)
+        self._create((out_channels, in_channels, kh, kw), bias)
 
     def forward(self, x: Tensor) -> Tensor:
         return nn_ops.conv2d(x, self.weight, self.bias, self.stride, self.padding)
