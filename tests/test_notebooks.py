@@ -7,6 +7,7 @@ state or error output, and that notebooks/FAQ.md answers every learner question.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jupytext
@@ -52,3 +53,40 @@ def test_stored_notebook_is_clean(notebook):
                 f"cell {index} stores an error"
             assert "application/vnd.jupyter.widget-view+json" not in output.get("data", {}) \
                 or "nbval-ignore-output" in tags, f"cell {index} stores a widget view untagged"
+def headings(notebook: Path) -> set[str]:
+    """JupyterLab's anchors for the notebook's headings: the text with spaces as dashes."""
+    nb = nbformat.read(notebook, as_version=4)
+    anchors = set()
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                match = re.match(r"#+\s+(.*)", line)
+                if match:
+                    anchors.add(match.group(1).strip().replace(" ", "-"))
+    return anchors
+
+
+def faq_links() -> dict[str, list[str]]:
+    text = (NOTEBOOKS / "FAQ.md").read_text(encoding="utf-8")
+    links: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        match = re.match(r"\|\s*([A-Z]\d+)\s*\|", line)
+        if match:
+            links[match.group(1)] = re.findall(r"\]\(([^)]+)\)", line)
+    return links
+
+
+def test_faq_index_answers_every_question_with_a_working_link():
+    links = faq_links()
+    shared = ROOT.parent / "shared" / "FAQ.md"
+    if shared.exists():  # the list the kit was specified from, when it is beside the clone
+        ids = set(re.findall(r"^\|\s*([A-Z]\d+)\s*\|", shared.read_text(encoding="utf-8"), re.M))
+        assert ids == set(FAQ_IDS), "FAQ ids changed; update FAQ_IDS in this test"
+    missing = [i for i in FAQ_IDS if not links.get(i)]
+    assert not missing, f"notebooks/FAQ.md has no link for {missing}"
+    for faq_id, targets in links.items():
+        for target in targets:
+            name, _, anchor = target.partition("#")
+            notebook = NOTEBOOKS / name
+            assert notebook.exists(), f"{faq_id}: {name} does not exist"
+            assert anchor in headings(notebook), f"{faq_id}: {name} has no heading #{anchor}"

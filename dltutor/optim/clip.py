@@ -137,7 +137,8 @@ class GradClip:
         before = math.sqrt(sum(n * n for n in norms))
         after = self.clip(chosen, norms)
         self.last_total_norm, self.last_clipped_norm = before, after
-        self.last_scale = after / before if before > 0 else 1.0
+        # min(): rounding can make "after" a hair larger than "before" when nothing was clipped
+        self.last_scale = min(1.0, after / before) if before > 0 else 1.0
         return grads
 
     def clip(self, grads: list[Any], norms: list[float]) -> float:  # pragma: no cover

@@ -1,0 +1,156 @@
+"""How fast does the live lab train, headless and with its widget view?
+
+Run from the repository root::
+
+    python benchmarks/bench_lab.py             # about 15 s
+    python benchmarks/bench_lab.py --quick     # fewer repeats
+    python benchmarks/bench_lab.py --markdown lab.md
+
+It measures, on the moons demo (``demos.moons_mlp()``: a 2-16-16-2 MLP, mini-batches of 32,
+SGD with momentum, the per-layer Recorder on):
+
+1. ``lab.step`` in a loop: training steps per second with the Recorder recording every step
+   (target: at least 300 per second);
+2. the same with ``lab.freeze``, an lr multiplier and global-norm clipping switched on (the
+   controls must not slow training down);
+3. the widget view's asyncio training loop without a browser (``LabView.train``): steps per
+   second including the status line and plot updates it makes between slices (the drawing
+   itself happens only when a browser asks for it, see 4);
+4. one drawing of the view's figure (what the browser asks for up to 10 times a second),
+   the Agg rendering and the PNG diff sent to the page, in milliseconds: a full drawing
+   (when the axis limits change) and a blit (only the data repainted, most drawings).
+
+The browser numbers (steps and redraws per second with the plots live in JupyterLab and
+Voilà) come from ``pytest -m browser tests/test_browser.py``, which writes them to
+``test-artifacts/browser_speed.txt``.
+
+Like ``engine_bench.py``, everything runs on one BLAS thread: with several threads the
+timings of these small matrices measure thread start-up, not the lab.
+"""
+# Pin BLAS to one thread before NumPy is imported anywhere.
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from dltutor.lab import demos  # noqa: E402
+
+TARGET_STEPS_PER_SECOND = 300
+
+
+def steps_per_second(lab, steps: int, repeats: int) -> float:
+    """Median over ``repeats`` runs of ``steps`` calls of ``lab.step(1)`` (after a warm-up)."""
+    lab.step(20)
+    rates = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for _ in range(steps):
+            lab.step(1)
+        rates.append(steps / (time.perf_counter() - started))
+    return statistics.median(rates)
+
+
+def steered_lab():
+    lab = demos.moons_mlp()
+    lab.freeze("2")
+    lab.set_lr_mult("0", 3.0)
+    lab.set_clip("global_norm", 1.0)
+    return lab
+
+
+def view_loop(seconds: float, repeats: int) -> float:
+    """Steps per second of LabView's training loop (no browser: nothing is drawn)."""
+    from dltutor.lab.widgets import LabView
+
+    rates = []
+    for _ in range(repeats):
+        view = LabView(demos.moons_mlp())
+        started = time.perf_counter()
+        asyncio.run(view.train(seconds=seconds))
+        rates.append(view.lab.steps_done / (time.perf_counter() - started))
+        view.close()
+    return statistics.median(rates)
+
+
+def draw_ms(repeats: int) -> tuple[float, float]:
+    """Median times of a full drawing of the view's figure and of a blit (only the data
+    repainted on the saved background), after 1000 steps, in ms."""
+    from dltutor.lab.widgets import LabView
+
+    view = LabView(demos.moons_mlp())
+    view.lab.step(500)
+    view.lab.freeze("2")
+    view.lab.step(500)
+    view.refresh(plots=True)
+    view.canvas.draw()                      # the first drawing loads fonts
+    full, blit = [], []
+    for _ in range(repeats):
+        view.lab.step(10)
+        view.refresh(plots=True)
+        view._background = None             # force a full drawing
+        view.canvas.draw()
+        full.append(view.canvas.dltutor_draw_seconds * 1000)
+        view.lab.step(10)
+        view._update_plots(relimit=False)   # same limits: the browser's next drawing blits
+        view.canvas.draw()
+        blit.append(view.canvas.dltutor_draw_seconds * 1000)
+    view.close()
+    return statistics.median(full), statistics.median(blit)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (noisier)")
+    parser.add_argument("--markdown", metavar="PATH", help="also write the report to PATH")
+    args = parser.parse_args(argv)
+    repeats = 3 if args.quick else 7
+    warnings.simplefilter("ignore", DeprecationWarning)
+
+    started = time.perf_counter()
+    plain = steps_per_second(demos.moons_mlp(), 300, repeats)
+    steered = steps_per_second(steered_lab(), 300, repeats)
+    loop = view_loop(1.0 if args.quick else 2.0, 1 if args.quick else 3)
+    full_ms, blit_ms = draw_ms(3 if args.quick else 7)
+    met = "yes" if plain >= TARGET_STEPS_PER_SECOND else "**NO**"
+    lines = [
+        f"Live lab benchmark: moons demo (2-16-16-2 MLP, batch 32, SGD momentum 0.9, "
+        f"per-layer Recorder on), median of {repeats} runs, single-threaded BLAS, "
+        f"NumPy {np.__version__}, Python {platform.python_version()}, {os.cpu_count()} cores.",
+        "",
+        "| measurement | result | target | met? |",
+        "|---|---:|---|---|",
+        f"| `lab.step` headless, Recorder on | {plain:.0f} steps/s | >= "
+        f"{TARGET_STEPS_PER_SECOND} | {met} |",
+        f"| `lab.step` with a layer frozen, lr x3 on another, global-norm clipping | "
+        f"{steered:.0f} steps/s | report | — |",
+        f"| `LabView` training loop, no browser (status + plot updates every 0.1 s) | "
+        f"{loop:.0f} steps/s | report | — |",
+        f"| one full drawing of the view's figure (Agg + PNG diff) | {full_ms:.0f} ms | "
+        f"report | — |",
+        f"| one blit: only the data repainted on the saved background (+ PNG diff) | "
+        f"{blit_ms:.0f} ms | report | — |",
+        "",
+        f"(total {time.perf_counter() - started:.1f} s)",
+    ]
+    report = "\n".join(lines)
+    print(report)
+    if args.markdown:
+        Path(args.markdown).write_text(report + "\n", encoding="utf-8")
+    return 0 if plain >= TARGET_STEPS_PER_SECOND else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,275 @@
+# %% [markdown]
+# # The live lab
+#
+# The earlier chapters took parameter management apart one idea at a time: freezing
+# (chapter 06), learning rates per parameter (chapter 05), clipping (chapter 07). This chapter
+# puts them together **while a network trains**:
+#
+# * What happens when I freeze a layer in the middle of training?
+# * What happens when I raise one layer's learning-rate multiplier?
+# * What happens when I switch on gradient clipping?
+#
+# The tool is a `TrainingLab`: a model, its optimizer, a loss and data, trained step by step,
+# with controls that take effect at the next step. Each experiment is done first in code, with
+# plots and an assert cell that proves what the plot shows. At the end, `lab.show()` gives the
+# same controls as widgets (checkboxes, sliders, play and pause buttons) next to live plots, so
+# you can try everything while the network trains.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+import dltutor as dt
+from dltutor import plot
+from dltutor.lab import LabError, demos
+
+np.set_printoptions(precision=4, suppress=True)
+STEPS = 100 if dt.quick_mode() else 300     # steps per phase of each experiment
+print("quick mode:", dt.quick_mode())
+
+# %% [markdown]
+# ## A lab you can steer
+#
+# `demos.moons_mlp()` is a ready-made lab: a 2-16-16-2 ReLU network learning the two-moons
+# data with SGD (momentum 0.9) on mini-batches of 32. Its `layers` are the names of the
+# modules that own parameters: the three `Linear` layers `"0"`, `"2"` and `"4"` (the ReLUs in
+# between have none).
+
+# %%
+lab = demos.moons_mlp()
+print(lab)
+print("layers:", lab.layers)
+lab.step(STEPS)
+print(f"after {lab.steps_done} steps: loss {lab.last_loss:.4f}, accuracy {lab.accuracy():.3f}")
+
+# %% [markdown]
+# The controls are plain methods, and each takes effect from the next step:
+#
+# | control | what it does |
+# | --- | --- |
+# | `lab.freeze("2")` / `lab.freeze("2", False)` | stop / restart training a layer (`requires_grad_(False)` on its parameters) |
+# | `lab.set_lr_mult("0", 3)` | that layer's effective lr becomes lr × 3 (0 stops it) |
+# | `lab.set_clip("global_norm", 1.0)` | clip the gradients: `"value"`, `"norm"` (each tensor), `"global_norm"` (all together) or `None` |
+# | `lab.set_lr(0.05)` | the global learning rate |
+# | `lab.step(n)`, `lab.reset()` | train n steps; back to the initial weights (the controls stay) |
+#
+# A `Recorder` (`lab.recorder`) writes down, for every step and every layer, the parameter
+# norm, the gradient norm before and after clipping, the size of the update and whether the
+# layer was frozen. `lab.state()` sums up the latest values:
+
+# %%
+state = lab.state()
+for row in state["layers"]:
+    print(f"layer {row['name']}: |w| = {row['param_norm']:.4f}, "
+          f"update/param = {row['update_ratio']:.2e}, frozen = {row['frozen']}")
+
+# %% [markdown]
+# A control refuses a value it cannot take, says why, and changes nothing:
+
+# %%
+try:
+    lab.set_lr_mult("2", -1)
+except LabError as err:
+    print("LabError:", err)
+print("lr multiplier of layer 2 is still", lab.state()["layers"][1]["lr_mult"])
+
+# %%
+assert lab.state()["layers"][1]["lr_mult"] == 1.0
+
+# %% [markdown]
+# ## Steer a network while it trains
+#
+# ### Freeze a layer
+#
+# We train for a while, freeze the middle layer `"2"`, train on, then unfreeze it.
+
+# %%
+lab = demos.moons_mlp()
+lab.step(STEPS)
+lab.freeze("2")
+lab.step(STEPS)
+lab.freeze("2", False)
+lab.step(STEPS // 2)
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
+plot.traces(lab.recorder, "param_norm", ax=axes[0])
+plot.loss(lab.recorder, ax=axes[1], smooth=0.9)
+plt.show()
+
+# %% [markdown]
+# While layer `"2"` is frozen (the shaded steps) its parameter norm is a flat line: it gets no
+# gradient, so the optimizer skips it and its weights do not change at all. The other layers
+# keep learning, and so does the network as a whole (the loss goes on falling, more slowly
+# when only two layers adapt). Unfrozen, the layer simply starts moving again.
+
+# %%
+rec = lab.recorder
+norm2 = rec.series("param_norm", "2")
+frozen = rec.series("frozen", "2") == 1.0
+during = slice(STEPS, 2 * STEPS)
+assert frozen[during].all() and not frozen[:STEPS].any() and not frozen[2 * STEPS:].any()
+assert np.all(norm2[during] == norm2[STEPS])                          # flat: not one bit changed
+assert np.ptp(rec.series("param_norm", "0")[during]) > 0              # the others kept training
+assert np.all(rec.series("grad_norm", "2")[during] == 0)              # no gradient at all
+assert norm2[-1] != norm2[2 * STEPS - 1]                               # unfrozen: it moves again
+
+# %% [markdown]
+# ### Raise the lr multiplier of one layer
+#
+# A layer's effective learning rate is the optimizer's lr times the layer's multiplier
+# (`p.lr_mult`, Paddle's `ParamAttr(learning_rate=...)`). To see exactly what tripling it
+# does, we train two identical labs for the same steps (same seed: they stay identical),
+# then triple the multiplier of the first layer in one of them and let both go on.
+
+# %%
+base, boosted = demos.moons_mlp(), demos.moons_mlp()
+base.step(STEPS)
+boosted.step(STEPS)
+boosted.set_lr_mult("0", 3)
+base.step(STEPS)
+boosted.step(STEPS)
+
+ratio_base = base.recorder.series("update_ratio", "0")
+ratio_boosted = boosted.recorder.series("update_ratio", "0")
+after = ratio_boosted[STEPS:] / ratio_base[STEPS:]
+print("update/param ratio of layer 0, boosted / base, first steps after the change:",
+      np.round(after[:6], 2))
+print(f"median over the next 10 steps: {np.median(after[:10]):.2f}; "
+      f"over the last {STEPS // 2}: {np.median(after[-(STEPS // 2):]):.2f}")
+
+fig, ax = plt.subplots(figsize=(8, 3.4), layout="constrained")
+ax.semilogy(base.recorder.steps, ratio_base, lw=1.2, label="layer 0, lr × 1")
+ax.semilogy(boosted.recorder.steps, ratio_boosted, lw=1.2, label="layer 0, lr × 3 from here →")
+ax.axvline(STEPS - 0.5, color="0.4", ls=":")
+ax.axhline(1e-3, color="0.4", ls="--", lw=1, label="rule of thumb 1e-3")
+ax.set(xlabel="optimizer step", ylabel="‖Δw‖ / ‖w‖", title="Update / parameter ratio of layer 0")
+ax.legend(fontsize="small")
+plt.show()
+
+# %% [markdown]
+# At the first step after the change the update is exactly three times as large: same
+# weights, same gradient, same momentum, three times the step size. For a few steps the
+# update / parameter ratio stays close to 3x. Later the two runs drift apart and the factor
+# wanders away from 3: the bigger steps take layer 0 somewhere else, where its gradient is
+# different. A multiplier scales the step, not the progress.
+
+# %%
+u_base = base.recorder.series("update_norm", "0")[STEPS]
+u_boosted = boosted.recorder.series("update_norm", "0")[STEPS]
+assert abs(u_boosted / u_base - 3) < 1e-4                 # the first step: exactly 3x the update
+assert 2.7 < after[0] < 3.3                               # and about 3x the update/param ratio
+assert 2.0 < np.median(after[:10]) < 4.0                  # roughly 3x for the next steps
+assert np.all(base.recorder.series("update_ratio", "2") > 0)   # the other layers train as before
+
+# %% [markdown]
+# ### Switch on clipping
+#
+# `demos.exploding_tanh()` is a deep tanh network (8 layers of 32) initialised three times too
+# large: its gradients are large and erratic, and SGD (lr 0.5, momentum 0.9) gets nowhere.
+# We let it train 10 steps unclipped, then switch on global-norm clipping at 0.5. A twin lab
+# trains the same way but is never clipped.
+
+# %%
+clipped, unclipped = demos.exploding_tanh(), demos.exploding_tanh()
+WILD, THRESHOLD = 10, 0.5
+clipped.step(WILD)
+unclipped.step(WILD)
+clipped.set_clip("global_norm", THRESHOLD)
+clipped.step(2 * STEPS)
+unclipped.step(2 * STEPS)
+print(f"accuracy with clipping from step {WILD}: {clipped.accuracy():.3f}, "
+      f"never clipped: {unclipped.accuracy():.3f}")
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
+plot.grad_norm_clipping(clipped.recorder, ax=axes[0], log=True)
+axes[0].axvline(WILD - 0.5, color="0.4", ls=":")
+axes[0].set_title(f"Global gradient norm: clipping on from step {WILD}")
+for run, color in ((clipped, "tab:blue"), (unclipped, "tab:red")):
+    raw, smoothed = plot.loss(run.recorder, ax=axes[1], smooth=0.9)
+    raw.set_color(color)
+    smoothed.set_color(color)
+axes[1].legend(axes[1].lines[1::2], [f"clipped from step {WILD}", "never clipped"],
+               fontsize="small")
+plt.show()
+
+# %% [markdown]
+# Before step 10 the global gradient norm jumps to several times the threshold. From the step
+# clipping is on, every update is made with a gradient whose global norm is at most 0.5 (the
+# dashed line): whenever the norm is above the threshold the optimizer scales all the
+# gradients together by `0.5 / norm`, so their direction is kept and only the step length is
+# capped. With bounded steps the network learns the moons; the unclipped twin stays at
+# chance (accuracy 0.5).
+
+# %%
+rec = clipped.recorder
+before = rec.series("global_grad_norm")[:WILD]
+after_clip = np.sqrt((rec.series("clipped_grad_norm")[WILD:] ** 2).sum(axis=1))
+assert before.max() > 4 * THRESHOLD                        # unclipped: far above the threshold
+assert np.all(after_clip <= THRESHOLD * (1 + 1e-5))         # clipped: never above (float32 rounding)
+assert np.all(rec.series("clip_scale")[:WILD] == 1.0) and rec.series("clip_scale")[WILD:].min() < 1
+assert clipped.accuracy() > 0.9 and unclipped.accuracy() < 0.6
+
+# %% [markdown]
+# ## The live lab with widgets
+#
+# Now do it by hand while the network trains. Run the cell below: it shows the lab's
+# controls and plots, live.
+#
+# * Press **play**. The loss falls, the decision boundary (right) wraps around the moons.
+# * **Tick freeze on layer 2** and watch its parameter-norm line (orange) go flat; the
+#   shaded span marks the steps it was frozen. Untick it and it moves again.
+# * **Slide lr × on layer 0** to 3 or 10: its update / parameter ratio (bottom right) jumps
+#   up. At 0 the layer stops, like a freeze, but it still gets a gradient (chapter 06).
+# * Set **clip** to *global norm* and the threshold to 0.1: the dashed gradient lines drop
+#   to the threshold (dotted); the status line shows the clip scale.
+# * Type a negative **lr**: the lab refuses it, says why in the status line, and the box
+#   snaps back. Nothing was changed.
+# * **pause**, **step** (one step), **reset** (initial weights; your settings stay).
+#
+# Training runs in the background of the kernel, in short slices, so you can run other cells
+# meanwhile (`lab.freeze("0")` in a new cell shows up in the widgets too). Running this cell
+# again replaces the old view and stops its training. In Voilà (the standalone app view of
+# this notebook) the same controls work.
+
+# %% tags=["nbval-ignore-output"]
+lab = demos.moons_mlp()
+lab.show()
+
+# %% [markdown]
+# ## What the frameworks call it
+#
+# | idea | dltutor lab | dltutor engine | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- | --- |
+# | freeze a layer | `lab.freeze("2")` | `net[2].requires_grad_(False)` | `net[2].requires_grad_(False)` | `p.stop_gradient = True` (or `ParamAttr(trainable=False)`) | leave its parameters out of `gm.attach(...)` |
+# | one layer's lr | `lab.set_lr_mult("0", 3)` | `p.lr_mult = 3` | a param group `{"params": ..., "lr": 3 * lr}` | `ParamAttr(learning_rate=3.0)` | a param group with its own `lr` |
+# | clip the global norm | `lab.set_clip("global_norm", 1.0)` | `SGD(..., grad_clip=ClipGradByGlobalNorm(1.0))` | `torch.nn.utils.clip_grad_norm_(params, 1.0)` before `opt.step()` | `grad_clip=paddle.nn.ClipGradByGlobalNorm(1.0)` | `megengine.optimizer.clip_grad_norm(params, 1.0)` |
+# | clip each tensor's norm | `lab.set_clip("norm", 1.0)` | `ClipGradByNorm(1.0)` | `clip_grad_norm_` on each parameter | `paddle.nn.ClipGradByNorm(1.0)` | `clip_grad_norm` on each parameter |
+# | clip values | `lab.set_clip("value", 0.5)` | `ClipGradByValue(0.5)` | `torch.nn.utils.clip_grad_value_(params, 0.5)` | `paddle.nn.ClipGradByValue(0.5)` | `megengine.optimizer.clip_grad_value(params, -0.5, 0.5)` |
+# | watch norms per step | `lab.recorder` (a `Recorder`) | optimizer step hooks | hooks + TensorBoard | hooks + VisualDL | hooks |
+#
+# ## Summary
+#
+# * **Freezing** a layer mid-run stops it dead: no gradient, no update, its parameter norm is
+#   a flat line, while the rest of the network keeps learning. Unfreezing lets it move again.
+# * **An lr multiplier** scales that layer's steps at once (exactly 3x at the first step),
+#   but not its progress for ever: after a while the layer sits where its gradient differs.
+# * **Clipping** caps the length of every step: with global-norm clipping at 0.5 the gradient
+#   the optimizer uses never has a norm above 0.5, which is what lets a network with exploding
+#   gradients learn at all.
+# * All three are ordinary settings of the parameters and the optimizer; the lab only lets you
+#   change them between two steps and shows what each did.
+#
+# ## Exercises
+#
+# 1. Freeze the *first* layer `"0"` instead of `"2"` from step 0 (`lab.freeze("0")` before
+#    any step). Does the network still learn the moons? *Hint: a frozen random first layer is
+#    a fixed random feature map; compare `lab.accuracy()` after 300 steps with and without.*
+# 2. In the widget view, set the lr multiplier of layer 4 to 0 and compare with freezing it.
+#    What is different in the gradient-norm plot? *Hint: chapter 06, way 2.*
+# 3. Switch on clipping in the exploding network later (`WILD = 50`), or at 1.0 instead of
+#    0.5. Does it still learn? *Hint: with momentum 0.9 a step can be up to ten times
+#    lr × threshold long; and after many wild steps saturated tanh units pass almost no
+#    gradient.*
+# 4. Replace `demos.moons_mlp()` by `demos.exploding_tanh()` in the widget cell and tame it
+#    live: which clip threshold learns fastest? *Hint: watch the clip scale in the status line;
+#    if it is always tiny, the threshold is too small.*

@@ -1,0 +1,194 @@
+"""The live lab in a real browser: JupyterLab and Voilà, driven by Playwright in Chromium.
+
+Each test starts its own server on 127.0.0.1 (a free port, a token) in a temporary copy of the
+notebooks folder, with its own Jupyter config, settings and runtime directories, so nothing
+the browser saves can touch the committed notebooks. It opens ``10_live_lab.ipynb``, runs it,
+presses play, changes controls while the lab trains, and reads what happened from the data
+attributes of the status line (``<div class="dltutor-status" data-step=... data-norm-2=...>``,
+see ``dltutor.lab.widgets``).
+
+Artifacts land in ``test-artifacts/`` (gitignored): a screenshot of each view, the server logs,
+``browser_speed.txt`` (training steps and redraws per second measured in the page; reported,
+not asserted), and on failure a screenshot of the moment it failed.
+
+Needs Chromium (``apt-get install chromium``); without it these tests skip and say so. Set
+``DLTUTOR_REQUIRE_BROWSER=1`` (CI) to make a missing browser a failure instead.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from browser_helpers import (ARTIFACTS, CHROMIUM_ARGS, INSTALL_HINT, Server, copy_notebooks,
+                             find_chromium, free_port, isolated_env, jupyterlab_run_all,
+                             save_failure, status, wait_for_status)
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(150)]
+
+NOTEBOOK = "10_live_lab.ipynb"
+CHROMIUM = find_chromium()
+_REQUIRED = os.environ.get("DLTUTOR_REQUIRE_BROWSER") == "1"
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # pragma: no cover - playwright is in the test extras
+    sync_playwright = None
+
+if sync_playwright is None or CHROMIUM is None:
+    reason = ("Python Playwright is missing: pip install -e '.[test]'" if sync_playwright is None
+              else INSTALL_HINT)
+    if _REQUIRED:
+        pytest.fail(f"DLTUTOR_REQUIRE_BROWSER=1 but {reason}", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                     headless=True, timeout=60_000)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    """A copy of the notebooks and an isolated Jupyter environment."""
+    notebooks = copy_notebooks(tmp_path / "notebooks")
+    return notebooks, isolated_env(tmp_path / "jupyter")
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def as_int(attrs, name):
+    return int(attrs[name])
+
+
+def record_speed(view: str, page) -> str:
+    """Measure training steps and plot redraws per second over 4 s from the status line,
+    print it and keep it in test-artifacts/browser_speed.txt (one line per view)."""
+    t0, a0 = time.monotonic(), status(page)
+    page.wait_for_timeout(4000)
+    t1, a1 = time.monotonic(), status(page)
+    seconds = t1 - t0
+    steps = (as_int(a1, "data-step") - as_int(a0, "data-step")) / seconds
+    redraws = (as_int(a1, "data-redraws") - as_int(a0, "data-redraws")) / seconds
+    full = (as_int(a1, "data-full-redraws") - as_int(a0, "data-full-redraws")) / seconds
+    line = (f"{view}: {steps:.0f} training steps/s and {redraws:.1f} plot redraws/s "
+            f"({full:.1f}/s of them full, the rest blits) in the "
+            f"browser (over {seconds:.1f} s; lab's own estimate "
+            f"{float(a1['data-steps-per-second']):.0f} steps/s; last drawing "
+            f"{float(a1['data-draw-ms']):.0f} ms; moons demo, {os.cpu_count()} cores)")
+    print(line)
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / "browser_speed.txt"
+    lines = [x for x in (path.read_text().splitlines() if path.exists() else [])
+             if x and not x.startswith(f"{view}:")]
+    path.write_text("\n".join(sorted(lines + [line])) + "\n")
+    return line
+
+
+def press_play_and_freeze_layer_2(page) -> dict[str, str]:
+    """Play, then tick layer 2's freeze box while it trains. Returns the status a few steps
+    after the freeze took effect (the frozen layer's norm from then on must not change)."""
+    play = page.locator(".dltutor-play")
+    play.scroll_into_view_if_needed()
+    play.click()
+    wait_for_status(page, lambda a: a["data-running"] == "1" and as_int(a, "data-step") >= 50,
+                    "training to start after pressing play")
+    page.locator(".dltutor-freeze-2 input[type=checkbox]").check()
+    frozen = wait_for_status(page, lambda a: a["data-frozen-2"] == "1",
+                             "the freeze box to freeze layer 2")
+    return wait_for_status(
+        page, lambda a: as_int(a, "data-step") >= as_int(frozen, "data-step") + 10,
+        "training to go on after the freeze")
+
+
+def assert_frozen_layer_stopped_while_training_continued(page, settled, since=None):
+    """200 steps after ``settled`` (and 100 after the status ``since``, the last control
+    change), layer 2's norm is bit for bit the same, layer 0's is not, and no error."""
+    target = max(as_int(settled, "data-step") + 200,
+                 as_int(since or settled, "data-step") + 100)
+    later = wait_for_status(page, lambda a: as_int(a, "data-step") >= target,
+                            f"training to reach step {target}")
+    assert later["data-error"] == "", later["data-error"]
+    assert later["data-running"] == "1" and later["data-frozen-2"] == "1"
+    assert later["data-norm-2"] == settled["data-norm-2"], "the frozen layer's norm changed"
+    assert later["data-norm-0"] != settled["data-norm-0"], "the other layers stopped too"
+    return later
+
+
+def test_jupyterlab_run_all_play_and_steer(workdir, page):
+    notebooks, env = workdir
+    port, token = free_port(), "dltutor-test-token"
+    server = Server(["jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+                     "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+                     f"--ServerApp.root_dir={notebooks}", "--allow-root",
+                     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                     "--LabApp.extension_manager=readonly"],
+                    cwd=notebooks, env=env, log_path=ARTIFACTS / "jupyterlab-server.log")
+    try:
+        server.wait_until_up(f"http://127.0.0.1:{port}/api/status?token={token}")
+        page.goto(f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={token}",
+                  timeout=60_000)
+        # Run > Run All Cells, from the menu bar as a learner would.
+        jupyterlab_run_all(page, ".dltutor-play")
+
+        settled = press_play_and_freeze_layer_2(page)
+        # Move layer 0's lr slider one stop right (x1 -> x3) with the keyboard.
+        page.locator(".dltutor-lr-mult-0 .noUi-handle").focus()
+        page.keyboard.press("ArrowRight")
+        wait_for_status(page, lambda a: a["data-lr-mult-0"] == "3.0",
+                        "the lr slider to set layer 0's multiplier to 3")
+        # Switch global-norm clipping on.
+        page.locator(".dltutor-clip-mode select").select_option(label="global norm")
+        clipping = wait_for_status(page, lambda a: a["data-clip-mode"] == "global_norm",
+                                   "the clip selector to switch clipping on")
+        later = assert_frozen_layer_stopped_while_training_continued(page, settled, clipping)
+        assert 0 < float(later["data-clip-scale"]) <= 1.0 + 1e-6   # after / before
+        assert float(later["data-clip-threshold"]) == 1.0
+
+        record_speed("JupyterLab", page)
+        page.locator(".dltutor-status-line").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "browser_jupyterlab.png"))
+        page.locator(".dltutor-pause").click()
+        wait_for_status(page, lambda a: a["data-running"] == "0", "pause to stop training")
+    except BaseException:
+        save_failure(page, "jupyterlab", [server])
+        raise
+    finally:
+        server.stop()
+    assert (notebooks / NOTEBOOK).exists()
+
+
+def test_voila_app_play_and_freeze(workdir, page):
+    notebooks, env = workdir
+    port, token = free_port(), "dltutor-test-token"
+    server = Server(["voila", NOTEBOOK, "--no-browser", f"--port={port}",
+                     "--Voila.ip=127.0.0.1", "--Voila.port_retries=0", f"--token={token}",
+                     "--show_tracebacks=True"],
+                    cwd=notebooks, env=env, log_path=ARTIFACTS / "voila-server.log")
+    try:
+        server.wait_for_port(port)
+        page.goto(f"http://127.0.0.1:{port}/?token={token}", timeout=90_000,
+                  wait_until="commit")
+        page.wait_for_selector(".dltutor-play", timeout=90_000)
+        settled = press_play_and_freeze_layer_2(page)
+        assert_frozen_layer_stopped_while_training_continued(page, settled)
+        record_speed("Voila", page)
+        page.locator(".dltutor-status-line").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "browser_voila.png"))
+    except BaseException:
+        save_failure(page, "voila", [server])
+        raise
+    finally:
+        server.stop()
+
