@@ -68,8 +68,8 @@ class Backend:
     def erf(self, array: Any) -> Any:
         """The error function elementwise (NumPy has none: SciPy's or CuPy's is used)."""
         if self._erf is None:
-            raise NotImplementedError(f"the {self.name} backend has no erf; pass erf= when "
-                                      "creating the Backend")
+            raise ValueError(f"the {self.name} backend has no erf function (needed by gelu); "
+                             "give it one with Backend(..., erf=...)")
         return self._erf(array)
 
     def asarray(self, data: Any, dtype: Any = None) -> Any:

@@ -87,10 +87,12 @@ class Dataset:
     """
 
     def __len__(self) -> int:
-        raise NotImplementedError(f"{type(self).__name__} must define __len__ (the number of samples)")
+        raise NotImplementedError(f"a Dataset subclass must define __len__ ({type(self).__name__} "
+                                  "does not): return the number of samples")
 
     def __getitem__(self, index: int) -> Any:
-        raise NotImplementedError(f"{type(self).__name__} must define __getitem__ (sample number i)")
+        raise NotImplementedError(f"a Dataset subclass must define __getitem__ ({type(self).__name__} "
+                                  "does not): return sample number i")
 
 
 def _as_data_array(data: Any, position: int) -> Any:

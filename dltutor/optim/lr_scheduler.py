@@ -272,7 +272,7 @@ class LRScheduler:
         >>> sched.get_lr()
         [0.025]
         """
-        raise NotImplementedError(f"{type(self).__name__} must override get_lr() "
+        raise NotImplementedError(f"{type(self).__name__} must override get_lr() in its subclass "
                                   "(return one lr per param group for step self.last_epoch)")
 
     def get_last_lr(self) -> list[float]:
