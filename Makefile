@@ -8,6 +8,8 @@ BIN    := $(VENV)/bin
 LAB_STAMP  := $(VENV)/.installed-lab
 TEST_STAMP := $(VENV)/.installed-test
 LAB_PORT ?= 8888
+# Jupyter refuses to run as root unless told to; containers and CI machines often are root.
+AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: lab test notebooks bench clean help
 
@@ -34,7 +36,7 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 
 lab: $(LAB_STAMP)
 	@echo "Starting JupyterLab on notebooks/ - open the URL it prints below (Ctrl-C stops it)."
-	$(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser
+	$(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser $(AS_ROOT)
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest
