@@ -9,6 +9,7 @@ Kept apart from ``tensor.py`` so that file stays about the engine; this one is t
 """
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from . import nn_ops, ops
@@ -90,22 +91,6 @@ def _in_place(op: str, compute: Any) -> Any:
     return method
 
 
-def _iadd(a: Any, b: Any) -> None:
-    a += b
-
-
-def _isub(a: Any, b: Any) -> None:
-    a -= b
-
-
-def _imul(a: Any, b: Any) -> None:
-    a *= b
-
-
-def _itruediv(a: Any, b: Any) -> None:
-    a /= b
-
-
 def _all(self: Tensor) -> bool:
     return bool(self.data.all())
 
@@ -128,10 +113,10 @@ _METHODS = {
     "__rpow__": lambda self, other: ops.pow(ops.lift(other, self), self),
     "__matmul__": lambda self, other: ops.matmul(self, other),
     "__rmatmul__": lambda self, other: ops.matmul(other, self),
-    "__iadd__": _in_place("+=", _iadd),
-    "__isub__": _in_place("-=", _isub),
-    "__imul__": _in_place("*=", _imul),
-    "__itruediv__": _in_place("/=", _itruediv),
+    "__iadd__": _in_place("+=", operator.iadd),
+    "__isub__": _in_place("-=", operator.isub),
+    "__imul__": _in_place("*=", operator.imul),
+    "__itruediv__": _in_place("/=", operator.itruediv),
     "__neg__": ops.neg,
     "__pos__": lambda self: self,
     "__abs__": ops.abs,

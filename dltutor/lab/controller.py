@@ -124,7 +124,6 @@ class TrainingLab:
         self.optimizer.load_state_dict(copy.deepcopy(self._initial_optimizer))
         for group, lr in zip(self.optimizer.param_groups, current_lrs):
             group["lr"] = lr
-        self.optimizer.step_count = 0
         self.recorder.clear()
         if hasattr(self.loader, "set_epoch"):
             self.loader.set_epoch(0)
