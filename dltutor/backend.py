@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from typing import Any, Callable
+import math
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -56,7 +57,8 @@ class Backend:
 
     def __init__(self, name: str, device: str, xp: Any, array_type: type,
                  to_numpy: Callable[[Any], np.ndarray], from_numpy: Callable[[np.ndarray], Any],
-                 erf: Callable[[Any], Any] | None = None):
+                 erf: Callable[[Any], Any] | None = None,
+                 l2_norms: Callable[[Sequence[Any]], list[float]] | None = None):
         self.name = name
         self.device = device
         self.xp = xp
@@ -64,6 +66,7 @@ class Backend:
         self._to_numpy = to_numpy
         self._from_numpy = from_numpy
         self._erf = erf
+        self._l2_norms = l2_norms
 
     def erf(self, array: Any) -> Any:
         """The error function elementwise (NumPy has none: SciPy's or CuPy's is used)."""
@@ -71,6 +74,17 @@ class Backend:
             raise ValueError(f"the {self.name} backend has no erf function (needed by gelu); "
                              "give it one with Backend(..., erf=...)")
         return self._erf(array)
+
+    def l2_norms(self, arrays: Sequence[Any]) -> list[float]:
+        """The L2 norm of each array, as Python floats; overflow gives inf silently, as in
+        PyTorch. One dot product per array (a backend may bring a faster way).
+
+        >>> NUMPY.l2_norms([np.array([3.0, 4.0]), np.zeros((2, 2), dtype=np.float32)])
+        [5.0, 0.0]
+        """
+        if self._l2_norms is not None:
+            return self._l2_norms(arrays)
+        return _dot_l2_norms(arrays, self.ignore_float_errors())
 
     def asarray(self, data: Any, dtype: Any = None) -> Any:
         """Make an array of this backend from a list, scalar or array of any backend."""
@@ -112,8 +126,43 @@ def _scipy_erf(array: np.ndarray) -> np.ndarray:
     return erf(array)
 
 
+_BLAS_DOTS: dict[Any, Callable] = {}
+
+
+def _blas_l2_norms(arrays: Sequence[np.ndarray]) -> list[float]:
+    """L2 norms of NumPy arrays through SciPy's BLAS dot (``sdot``/``ddot``).
+
+    Why not ``array.dot(array)``: a Recorder measures three norms per parameter on every
+    step, mostly of small arrays (a bias has 128 numbers), and there NumPy's ``dot`` spends
+    more time checking its arguments than adding; it also raises NumPy's overflow flag, which
+    would need a costly ``errstate`` to keep quiet. The BLAS routine called directly does
+    neither: a sum of squares too large for the dtype is simply inf.
+    """
+    if not _BLAS_DOTS:
+        from scipy.linalg import blas  # SciPy comes with scikit-learn; imported when needed
+
+        _BLAS_DOTS.update({np.dtype(np.float32): blas.sdot, np.dtype(np.float64): blas.ddot})
+    norms, dtype, dot = [], None, None
+    for array in arrays:
+        if array.dtype is not dtype:  # (usually all one dtype: look the routine up once)
+            dtype = array.dtype
+            dot = _BLAS_DOTS.get(dtype)
+        if dot is None:  # float16, integers: NumPy's own dot
+            norms += _dot_l2_norms([array], np.errstate(all="ignore"))
+            continue
+        flat = array if array.ndim == 1 else array.ravel()  # a view when contiguous
+        norms.append(math.sqrt(dot(flat, flat)) if flat.size else 0.0)  # BLAS refuses n=0
+    return norms
+
+
+def _dot_l2_norms(arrays: Sequence[Any], errors_ignored: Any) -> list[float]:
+    """L2 norms with the arrays' own ``dot``, inside ``errors_ignored`` (a context)."""
+    with errors_ignored:
+        return [math.sqrt(flat.dot(flat)) for flat in (array.ravel() for array in arrays)]
+
+
 NUMPY = Backend("numpy", "cpu", np, np.ndarray, to_numpy=np.asarray, from_numpy=lambda a: a,
-                erf=_scipy_erf)
+                erf=_scipy_erf, l2_norms=_blas_l2_norms)
 
 _registry: dict[str, Backend] = {"numpy": NUMPY}
 _by_array_type: dict[type, Backend] = {np.ndarray: NUMPY}

@@ -1,9 +1,11 @@
 """The backend switch: NumPy by default, CuPy on request, and proof that ops never escape it."""
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -161,3 +163,33 @@ def test_a_stray_numpy_array_in_backward_is_caught(backend):
     else:
         with pytest.raises(AssertionError, match="stray_zeros_in_backward.s gradient.*not a marked"):
             y.backward()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64])
+def test_l2_norms_agree_with_numpy_for_every_dtype_and_layout(dtype):
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal((7, 5)).astype(dtype), rng.standard_normal(3).astype(dtype),
+              rng.standard_normal((6, 4)).astype(dtype).T,          # not contiguous
+              np.zeros((0,), dtype=dtype), np.arange(12, dtype=dtype).reshape(3, 4)[:, ::2],
+              rng.standard_normal(10).astype(dtype)[::3]]
+    expected = [float(np.sqrt((a.astype(np.float64) ** 2).sum())) for a in arrays]
+    got = B.NUMPY.l2_norms(arrays)
+    assert all(type(n) is float for n in got)
+    tolerance = 1e-2 if dtype == np.float16 else 1e-5
+    assert got == pytest.approx(expected, rel=tolerance)
+
+
+def test_l2_norms_overflow_to_inf_and_keep_nan_silently():
+    big = np.full(4, 1e30, dtype=np.float32)            # finite, but its square is not
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # any RuntimeWarning fails the test
+        norms = B.NUMPY.l2_norms([big, np.array([np.nan, 1.0]), np.array([np.inf], np.float32),
+                                  np.full(3, 1e200)])
+    assert norms[0] == math.inf and math.isnan(norms[1]) and norms[2] == math.inf
+    assert norms[3] == math.inf
+
+
+def test_l2_norms_of_another_backend_use_its_own_dot(backend):
+    with B.use(backend):
+        a = dt.tensor([[3.0, 4.0], [0.0, 0.0]]).data
+        assert B.backend_of(a).l2_norms([a]) == [5.0]

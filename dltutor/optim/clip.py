@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from numbers import Real
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from .. import backend as B
 from ..autograd.tensor import Tensor, _make
@@ -48,16 +48,30 @@ def _norm(array: Any, norm_type: float) -> float:
     return float((xp.abs(array) ** norm_type).sum()) ** (1.0 / norm_type)
 
 
+def l2_norms(arrays: Sequence[Any]) -> list[float]:
+    """The L2 norm of each array (all of one backend), as Python floats.
+
+    One dot product per array, no temporary arrays; a sum of squares too large for the dtype
+    gives ``inf`` silently, as in PyTorch. (See ``Backend.l2_norms`` for how NumPy's is made
+    fast for the many small arrays a Recorder measures.)
+
+    >>> import numpy as np
+    >>> l2_norms([np.array([3.0, 4.0]), np.zeros(2)])
+    [5.0, 0.0]
+    """
+    if not arrays:
+        return []
+    return (B.backend_of(arrays[0]) or B.NUMPY).l2_norms(arrays)
+
+
 def l2_norm(array: Any) -> float:
-    """The L2 norm of an array of any backend, as a Python float (no temporary array).
+    """The L2 norm of one array of any backend, as a Python float (see :func:`l2_norms`).
 
     >>> import numpy as np
     >>> l2_norm(np.array([3.0, 4.0]))
     5.0
     """
-    flat = array if array.ndim == 1 else array.reshape(-1)
-    with B.ignore_float_errors(flat):  # huge gradients overflow to inf: that is the answer
-        return math.sqrt(float(flat.dot(flat)))  # one BLAS dot product: fast, and no copy
+    return l2_norms([array])[0]
 
 
 def _combine(norms: list[float], norm_type: float) -> float:
@@ -133,7 +147,7 @@ class GradClip:
 
     def __call__(self, params: list[Tensor], grads: list[Any]) -> list[Any]:
         chosen = [grads[i] for i, p in enumerate(params) if getattr(p, "need_clip", True)]
-        norms = [_norm(g, 2) for g in chosen]
+        norms = l2_norms(chosen)
         before = math.sqrt(sum(n * n for n in norms))
         after = self.clip(chosen, norms)
         self.last_total_norm, self.last_clipped_norm = before, after
