@@ -10,7 +10,7 @@ records for each parameter (or each layer):
 ``update_norm``      L2 norm of the change the step made
 ``update_ratio``     ``update_norm / param_norm``: around 1e-3 is the usual healthy range
 ``lr``               effective learning rate (group lr x lr_mult)
-``frozen``           1.0 when the step did not update it (no gradient, or lr 0)
+``frozen``           1.0 when the step did not change it (no gradient, or lr 0)
 ==================== =========================================================================
 
 and per step the ``loss`` (if you pass it to :meth:`Recorder.log_loss`), the
@@ -40,6 +40,7 @@ oldest are overwritten, so memory does not grow however long you train.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,9 @@ PARAM_SERIES = ("param_norm", "grad_norm", "clipped_grad_norm", "update_norm", "
                 "lr", "frozen")
 #: Series recorded once per recorded step.
 STEP_SERIES = ("loss", "global_grad_norm", "clip_scale")
+# What a record stores; update_ratio, frozen and global_grad_norm are worked out from these
+# when read, so that recording a step (every step, in the hot loop) does as little as possible.
+_STORED = ("param_norm", "grad_norm", "clipped_grad_norm", "update_norm", "lr")
 
 
 class Recorder:
@@ -81,10 +85,11 @@ class Recorder:
         self._column = ({n: i for i, n in enumerate(self.names)} if by == "parameter" else
                         {n: self.names.index(_layer_of(n)) for n in self._param_names})
         width = len(self.names)
-        # One table: record x series kind x name, so a record is written in one assignment.
-        self._table = np.full((capacity, len(PARAM_SERIES), width), np.nan)
-        self._per_step = {kind: np.full(capacity, np.nan) for kind in STEP_SERIES}
-        self._step_numbers = np.zeros(capacity, dtype=np.int64)
+        # One row per record: step number, loss, clip scale, then each stored series for every
+        # name, so that recording a step is a single assignment. The rest are views of it.
+        self._records = np.full((capacity, 3 + len(_STORED) * width), np.nan)
+        self._step_numbers, self._loss, self._clip_scale = self._records[:, :3].T
+        self._table = self._records[:, 3:].reshape(capacity, len(_STORED), width)
         self.count = 0                  # records made so far (may exceed capacity)
         self.histograms: list[dict[str, Any]] = []
         self._pending_loss = math.nan
@@ -101,65 +106,62 @@ class Recorder:
         self._pending_loss = float(loss.item() if hasattr(loss, "item") else loss)
 
     def _before_step(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
-        # Ask the optimizer for per-parameter records only on the steps we keep.
+        # Ask the optimizer for per-parameter records only on the steps we keep. Never switch
+        # them off here: another Recorder on this optimizer may want this step.
         self._recording = optimizer.step_count % self.every == 0
-        optimizer.record_steps = self._recording
+        if self._recording:
+            optimizer.record_steps = True
 
     def _after_step(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
         optimizer.record_steps = False
         if not self._recording or optimizer is not self._optimizers[-1]:
             return
-        records = {id(r.param): r for opt in self._optimizers for r in opt.last_step}
-        self._write(optimizer.step_count - 1, records)
+        self._write(optimizer.step_count - 1, [opt.last_step for opt in self._optimizers])
 
-    def _write(self, step: int, records: dict[int, Any]) -> None:
+    def _write(self, step: int, reports: list[Any]) -> None:
         row = self.count % self.capacity
-        if self.by == "layer":
-            self._table[row] = self._layer_rows(records)
-        else:  # one list per series, in PARAM_SERIES order, one value per parameter
-            p_norm, g_norm, c_norm, u_norm, ratio, lr, frozen = ([] for _ in PARAM_SERIES)
-            for param in self._params:
-                r = records.get(id(param))
-                if r is None:        # no gradient: this parameter was not updated
-                    p_norm.append(l2_norm(param.data))
-                    g_norm.append(0.0), c_norm.append(0.0), u_norm.append(0.0)
-                    ratio.append(0.0), lr.append(self._lr_of(param)), frozen.append(1.0)
-                    continue
-                p_norm.append(r.param_norm), g_norm.append(r.grad_norm)
-                c_norm.append(r.clipped_grad_norm), u_norm.append(r.update_norm)
-                ratio.append(r.update_norm / r.param_norm if r.param_norm > 0 else 0.0)
-                lr.append(r.lr), frozen.append(0.0 if r.update_norm > 0 else 1.0)
-            self._table[row] = [p_norm, g_norm, c_norm, u_norm, ratio, lr, frozen]
-        self._per_step["loss"][row] = self._pending_loss
-        self._per_step["global_grad_norm"][row] = math.sqrt(
-            sum(r.grad_norm * r.grad_norm for r in records.values()))
-        self._per_step["clip_scale"][row] = self._clip_scale()
-        self._step_numbers[row] = step
+        report = reports[0]
+        per_step = [step, self._pending_loss, self._last_clip_scale()]
+        if (self.by == "parameter" and len(reports) == 1 and len(report) == len(self._params)
+                and all(map(operator.is_, report.params, self._params))):
+            # The usual case: one optimizer updated every parameter, in the model's order.
+            self._records[row] = (per_step + report.param_norms + report.grad_norms +  # _STORED
+                                  report.clipped_grad_norms + report.update_norms + report.lrs)
+        else:
+            self._records[row] = per_step + [x for series in self._rows(reports) for x in series]
         self._pending_loss = math.nan
         self.count += 1
         if self.histograms_every and (self.count - 1) % self.histograms_every == 0:
             self._histogram(step)
 
-    def _layer_rows(self, records: dict[int, Any]) -> list[list[float]]:
-        """The series of each layer: norms add in squares over its parameters, the lr is the
-        largest, and a layer is frozen when none of its parameters moved."""
+    def _rows(self, reports: list[Any]) -> list[list[float]]:
+        """The stored series of each name (parameter or layer), from the step reports.
+
+        A parameter the step did not update (no gradient) gets its parameter norm, zero
+        gradient and update norms, and the lr it would have had. A layer's norms add in
+        squares over its parameters (``math.hypot``, which cannot overflow) and its lr is the
+        largest of theirs.
+        """
+        entries = {}                                 # id(param) -> (report, its index there)
+        for report in reports:
+            for index, param in enumerate(report.params):
+                entries[id(param)] = (report, index)
         width = len(self.names)
-        sq = [[0.0] * width for _ in range(4)]   # param, grad, clipped grad, update
-        lrs, moved = [math.nan] * width, [False] * width
+        norms_of = [[0.0] * width for _ in range(4)]   # param, grad, clipped grad, update
+        lrs = [math.nan] * width
         for name, param in zip(self._param_names, self._params):
-            col, r = self._column[name], records.get(id(param))
-            if r is None:
-                values = (l2_norm(param.data), 0.0, 0.0, 0.0)
-                lr = self._lr_of(param)
+            col, found = self._column[name], entries.get(id(param))
+            if found is None:
+                norms, lr = (l2_norm(param.data), 0.0, 0.0, 0.0), self._lr_of(param)
             else:
-                values = (r.param_norm, r.grad_norm, r.clipped_grad_norm, r.update_norm)
-                lr, moved[col] = r.lr, moved[col] or r.update_norm > 0
-            for i, value in enumerate(values):
-                sq[i][col] += value * value
+                report, i = found
+                norms = (report.param_norms[i], report.grad_norms[i],
+                         report.clipped_grad_norms[i], report.update_norms[i])
+                lr = report.lrs[i]
+            for kind, value in enumerate(norms):
+                norms_of[kind][col] = math.hypot(norms_of[kind][col], value)
             lrs[col] = lr if math.isnan(lrs[col]) else max(lrs[col], lr)
-        norms = [[math.sqrt(x) for x in row] for row in sq]
-        ratio = [u / p if p > 0 else 0.0 for u, p in zip(norms[3], norms[0])]
-        return norms + [ratio, lrs, [0.0 if m else 1.0 for m in moved]]
+        return norms_of + [lrs]
 
     def _lr_of(self, param: Any) -> float:
         """Effective lr of a parameter that got no update (NaN when not in the optimizer)."""
@@ -169,10 +171,11 @@ class Recorder:
                     return opt.effective_lr(p, group)
         return math.nan
 
-    def _clip_scale(self) -> float:
-        scales = [opt.grad_clip.last_scale for opt in self._optimizers
-                  if getattr(opt, "grad_clip", None) is not None
-                  and opt.grad_clip.last_scale is not None]
+    def _last_clip_scale(self) -> float:
+        """The smallest scale a clip object applied in this step (1.0: nothing was clipped)."""
+        scales = [clip.last_scale for clip in (getattr(opt, "grad_clip", None)
+                                               for opt in self._optimizers)
+                  if clip is not None and clip.last_scale is not None]
         return min(scales) if scales else 1.0
 
     def _histogram(self, step: int) -> None:
@@ -196,7 +199,7 @@ class Recorder:
     @property
     def steps(self) -> np.ndarray:
         """The optimizer step number of each kept record, oldest first."""
-        return self._step_numbers[self._order()]
+        return self._step_numbers[self._order()].astype(np.int64)
 
     def series(self, kind: str, name: str | None = None) -> np.ndarray:
         """One series as a NumPy array aligned with :attr:`steps`.
@@ -204,15 +207,12 @@ class Recorder:
         Per-parameter kinds (``PARAM_SERIES``) need ``name``, or give a 2-D array with one
         column per name; per-step kinds (``STEP_SERIES``) take no name.
         """
-        order = self._order()
+        rows = self._order()
         if kind in STEP_SERIES:
-            return self._per_step[kind][order].copy()
-        if kind not in PARAM_SERIES:
-            raise KeyError(f"Recorder has no series {kind!r}; per {self.by}: "
-                           f"{', '.join(PARAM_SERIES)}; per step: {', '.join(STEP_SERIES)}")
-        table = self._table[order, PARAM_SERIES.index(kind)]
+            return self._step_values(kind, rows)
+        table = self._values(kind, rows)
         if name is None:
-            return table.copy()
+            return table
         if name not in self.names:
             raise KeyError(f"Recorder has no {self.by} {name!r}; it records: "
                            f"{', '.join(self.names)}")
@@ -222,9 +222,30 @@ class Recorder:
         """The most recent value of a per-parameter series for every name."""
         if self.count == 0:
             return {}
-        row = (self.count - 1) % self.capacity
-        values = self._table[row, PARAM_SERIES.index(kind)]
+        values = self._values(kind, np.array([(self.count - 1) % self.capacity]))[0]
         return {name: float(values[i]) for i, name in enumerate(self.names)}
+
+    def _values(self, kind: str, rows: np.ndarray) -> np.ndarray:
+        """A per-name series at ``rows`` of the table: one row per record, one column per name."""
+        if kind in _STORED:
+            return self._table[rows, _STORED.index(kind)]     # indexing with an array copies
+        if kind == "update_ratio":                             # 0 where the parameter norm is 0
+            update, param = self._values("update_norm", rows), self._values("param_norm", rows)
+            with np.errstate(all="ignore"):                    # inf / inf after a divergence
+                return np.divide(update, param, out=np.zeros_like(update), where=param > 0)
+        if kind == "frozen":                                   # the step did not change it
+            return (self._values("update_norm", rows) == 0).astype(float)
+        raise KeyError(f"Recorder has no series {kind!r}; per {self.by}: "
+                       f"{', '.join(PARAM_SERIES)}; per step: {', '.join(STEP_SERIES)}")
+
+    def _step_values(self, kind: str, rows: np.ndarray) -> np.ndarray:
+        if kind == "loss":
+            return self._loss[rows]
+        if kind == "clip_scale":
+            return self._clip_scale[rows]
+        # global_grad_norm: the per-name norms add in squares (a layer's already are a sum)
+        grad_norms = self._values("grad_norm", rows)
+        return np.sqrt((grad_norms * grad_norms).sum(axis=1))
 
     def to_dataframe(self) -> Any:
         """All kept records as a pandas DataFrame in long form (one row per step and name).
@@ -236,20 +257,20 @@ class Recorder:
         except ImportError:
             raise ImportError("Recorder.to_dataframe needs pandas: pip install pandas "
                               "(or read the NumPy arrays with recorder.series(...))") from None
-        order, steps = self._order(), self.steps
+        rows, steps = self._order(), self.steps
+        per_name = {kind: self._values(kind, rows) for kind in PARAM_SERIES}
+        per_step = {kind: self._step_values(kind, rows) for kind in STEP_SERIES}
         frames = []
         for i, name in enumerate(self.names):
             frame = {"step": steps, self.by: name}
-            frame.update({kind: self._table[order, k, i] for k, kind in enumerate(PARAM_SERIES)})
-            frame.update({kind: self._per_step[kind][order] for kind in STEP_SERIES})
+            frame.update({kind: values[:, i] for kind, values in per_name.items()})
+            frame.update(per_step)
             frames.append(pd.DataFrame(frame))
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     def clear(self) -> None:
         """Forget every record (the hooks stay attached)."""
-        self._table[...] = np.nan
-        for table in self._per_step.values():
-            table[...] = np.nan
+        self._records[...] = np.nan
         self.count = 0
         self.histograms = []
 

@@ -188,3 +188,65 @@ def test_to_dataframe_or_a_clear_error():
         return
     frame = rec.to_dataframe()
     assert set(PARAM_SERIES) <= set(frame.columns) and len(frame) == 4
+
+
+def test_two_recorders_with_different_every_both_get_their_steps():
+    net, opt, every_step = setup()
+    every_third = Recorder(net, opt, every=3)
+    for seed in range(7):
+        train_step(net, opt, every_step, seed=seed)
+    assert every_step.steps.tolist() == list(range(7))
+    assert every_third.steps.tolist() == [0, 3, 6]
+    assert (every_step.series("grad_norm") > 0).all()   # every step really was measured
+    np.testing.assert_array_equal(every_third.series("grad_norm"),
+                                  every_step.series("grad_norm")[[0, 3, 6]])
+
+
+def test_an_optimizer_in_another_order_records_the_same_values():
+    """The fast path (optimizer order = model order) and the general one agree."""
+    net, opt, rec = setup()
+    dt.manual_seed(0)
+    twin = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    twin.load_state_dict(net.state_dict())
+    named = list(twin.named_parameters())
+    shuffled = optim.SGD([named[3], named[0], named[2], named[1]], lr=0.1, momentum=0.9)
+    twin_rec = Recorder(twin, shuffled)
+    for seed in range(3):
+        train_step(net, opt, rec, seed=seed)
+        train_step(twin, shuffled, twin_rec, seed=seed)
+    for kind in PARAM_SERIES:
+        np.testing.assert_allclose(twin_rec.series(kind), rec.series(kind), rtol=1e-6,
+                                   err_msg=kind)
+    np.testing.assert_allclose(twin_rec.series("global_grad_norm"),
+                               rec.series("global_grad_norm"), rtol=1e-6)
+
+
+def test_derived_series_follow_the_stored_ones():
+    net, opt, rec = setup()
+    net[0].weight.requires_grad = False        # no gradient: a frozen, unchanged parameter
+    for seed in range(3):
+        train_step(net, opt, rec, seed=seed)
+    update, param = rec.series("update_norm"), rec.series("param_norm")
+    np.testing.assert_allclose(rec.series("update_ratio"), update / param)
+    np.testing.assert_array_equal(rec.series("frozen"), (update == 0).astype(float))
+    assert rec.series("frozen", "0.weight").tolist() == [1.0, 1.0, 1.0]
+    grad = rec.series("grad_norm")
+    np.testing.assert_allclose(rec.series("global_grad_norm"), np.sqrt((grad ** 2).sum(axis=1)))
+
+
+def test_a_step_report_reads_as_columns_and_as_records():
+    w, b = nn.Parameter([3.0, 4.0]), nn.Parameter([0.0])
+    opt = optim.SGD([("w", w), ("b", b)], lr=0.5)
+    assert len(opt.last_step) == 0 and list(opt.last_step) == []
+    opt.record_steps = True
+    w.grad, b.grad = dt.tensor([3.0, 4.0]), dt.tensor([0.0])
+    opt.step()
+    report = opt.last_step
+    assert report.names == ["w", "b"] and report.params[0] is w
+    assert report.grad_norms == [5.0, 0.0] and report.clipped_grad_norms == [5.0, 0.0]
+    assert report.update_norms == pytest.approx([2.5, 0.0])
+    assert report.param_norms == pytest.approx([2.5, 0.0]) and report.lrs == [0.5, 0.5]
+    first = report[0]
+    assert (first.name, first.grad_norm, first.lr) == ("w", 5.0, 0.5)
+    assert first.update.tolist() == [-1.5, -2.0]
+    assert [r.name for r in report] == ["w", "b"] and "StepRecord('w'" in repr(report)

@@ -14,11 +14,13 @@ True
 from . import lr_scheduler
 from .clip import (ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, GradClip,
                    clip_grad_norm_, clip_grad_value_)
-from .optimizer import Optimizer, OptimizerLoadResult, OptimizerStateError, StepRecord
+from .optimizer import (Optimizer, OptimizerLoadResult, OptimizerStateError, StepRecord,
+                        StepReport)
 from .optimizers import SGD, Adagrad, Adam, AdamW, MultiOptimizer, RMSprop, SignSGD
 from .regularizer import L1Decay, L2Decay, Regularizer
 
 __all__ = ["lr_scheduler", "Optimizer", "OptimizerLoadResult", "OptimizerStateError", "StepRecord",
+           "StepReport",
            "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "SignSGD", "MultiOptimizer",
            "clip_grad_norm_", "clip_grad_value_", "GradClip", "ClipGradByGlobalNorm",
            "ClipGradByNorm", "ClipGradByValue", "Regularizer", "L1Decay", "L2Decay"]

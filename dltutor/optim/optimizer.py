@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from .. import backend as B
 from ..autograd.tensor import HookHandle, Tensor, _make, no_grad
-from .clip import l2_norm
+from .clip import l2_norms
 from .regularizer import Regularizer, regularizer_from_state
 
 # Keys every group may carry besides the optimizer's hyperparameters.
@@ -36,7 +36,7 @@ _STRUCTURAL_KEYS = ("params", "param_names", "initial_lr")
 
 
 class StepRecord:
-    """What one ``step()`` did to one parameter (kept when ``optimizer.record_steps`` is True).
+    """What one ``step()`` did to one parameter: one entry of a :class:`StepReport`.
 
     Norms are L2 norms, as Python floats: ``grad_norm`` of ``p.grad`` as backward left it,
     ``clipped_grad_norm`` after ``grad_clip`` (equal when nothing clipped it), ``update_norm``
@@ -49,13 +49,11 @@ class StepRecord:
                  "lr", "_subtracted")
 
     def __init__(self, name: str, param: Tensor, grad_norm: float, clipped_grad_norm: float,
-                 lr: float, subtracted: Any):
+                 update_norm: float, param_norm: float, lr: float, subtracted: Any):
         self.name, self.param, self.lr = name, param, lr
         self.grad_norm, self.clipped_grad_norm = grad_norm, clipped_grad_norm
+        self.update_norm, self.param_norm = update_norm, param_norm
         self._subtracted = subtracted  # old minus new: what the update took away
-        # Measured right after the update, while both arrays are still in the CPU's cache.
-        self.update_norm = l2_norm(subtracted)
-        self.param_norm = l2_norm(param.data)
 
     @property
     def update(self) -> Any:
@@ -66,6 +64,62 @@ class StepRecord:
         return (f"StepRecord({self.name!r}, grad_norm={self.grad_norm:.4g}, "
                 f"clipped_grad_norm={self.clipped_grad_norm:.4g}, lr={self.lr:.4g}, "
                 f"update_norm={self.update_norm:.4g}, param_norm={self.param_norm:.4g})")
+
+
+class StepReport:
+    """What the last ``step()`` did, one entry per updated parameter (``optimizer.last_step``).
+
+    Read it as a list of :class:`StepRecord` (``for record in opt.last_step``), or by column:
+    ``names``, ``params``, ``grad_norms``, ``clipped_grad_norms``, ``update_norms``,
+    ``param_norms`` and ``lrs`` are lists in the same order. The columns are what the step
+    measured; a StepRecord is only made when you ask for it (a Recorder reads the columns, so
+    a traced step makes no objects per parameter). Empty unless ``record_steps`` was True.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn, optim
+    >>> w = nn.Parameter([3.0, 4.0])
+    >>> opt = optim.SGD([("w", w)], lr=0.1)
+    >>> opt.record_steps = True
+    >>> w.grad = dt.tensor([3.0, 4.0]); opt.step()
+    >>> report = opt.last_step
+    >>> report.names, report.grad_norms, [round(n, 6) for n in report.update_norms]
+    (['w'], [5.0], [0.5])
+    >>> report[0].lr
+    0.1
+    """
+
+    __slots__ = ("names", "params", "grad_norms", "clipped_grad_norms", "update_norms",
+                 "param_norms", "lrs", "_subtracted")
+
+    def __init__(self, names: Sequence[str], params: Sequence[Tensor], grad_norms: Sequence[float],
+                 clipped_grad_norms: Sequence[float], update_norms: Sequence[float],
+                 param_norms: Sequence[float], lrs: Sequence[float], subtracted: Sequence[Any]):
+        self.names, self.params, self.lrs = names, params, lrs
+        self.grad_norms, self.clipped_grad_norms = grad_norms, clipped_grad_norms
+        self.update_norms, self.param_norms = update_norms, param_norms
+        self._subtracted = subtracted  # per parameter: old minus new values
+
+    @classmethod
+    def empty(cls) -> "StepReport":
+        """The report of a step that recorded nothing (one shared, unchangeable object)."""
+        return _EMPTY_REPORT
+
+    def __len__(self) -> int:
+        return len(self.params)
+
+    def __getitem__(self, index: int) -> StepRecord:
+        return StepRecord(self.names[index], self.params[index], self.grad_norms[index],
+                          self.clipped_grad_norms[index], self.update_norms[index],
+                          self.param_norms[index], self.lrs[index], self._subtracted[index])
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        return "StepReport([" + ", ".join(repr(record) for record in self) + "])"
+
+
+_EMPTY_REPORT = StepReport((), (), (), (), (), (), (), ())
 
 
 @dataclass
@@ -119,7 +173,7 @@ class Optimizer:
         self.state: dict[Tensor, dict[str, Any]] = {}
         self.step_count = 0
         self.record_steps = False
-        self.last_step: list[StepRecord] = []
+        self.last_step = StepReport.empty()
         # Per parameter, two reusable arrays shaped like it ("work": the gradient being
         # clipped and regularized; "tmp": room for temporaries), so a step allocates nothing.
         # They are scratch space, not state: state_dict does not save them.
@@ -256,10 +310,11 @@ class Optimizer:
                lr: float) -> None:
         """Change ``param.data`` in place. Override this to write an optimizer.
 
-        ``grad`` is a backend array (already clipped and regularized; the optimizer's own copy,
-        so p.grad is unaffected), ``state`` this parameter's dict (``state["step"]`` is already
-        counted: 1 on the first step), ``group`` its hyperparameters and ``lr`` its effective
-        learning rate. ``self.scratch(param)`` is an array for temporaries.
+        ``grad`` is a backend array, already clipped and regularized. Read it, never change it:
+        when nothing needed clipping or decay it is ``p.grad``'s own array, which a step must
+        leave as backward made it. ``state`` is this parameter's dict (``state["step"]`` is
+        already counted: 1 on the first step), ``group`` its hyperparameters and ``lr`` its
+        effective learning rate. ``self.scratch(param)`` is an array for temporaries.
 
         Set the class attribute ``returns_update = True`` and return the array you subtracted
         (``param.data -= delta; return delta``) to let a Recorder measure the update for free.
@@ -302,13 +357,13 @@ class Optimizer:
                 active.append((name, param, group, decay))
                 grads.append(grad)
             recording = self.record_steps
-            raw_norms = [l2_norm(g) for g in grads] if recording else None
             if clip is not None and active:
                 clip([entry[1] for entry in active], grads)
-            records = []
-            for index, ((name, param, group, decay), grad) in enumerate(zip(active, grads)):
-                if recording:
-                    clipped = l2_norm(grad) if clip is not None else raw_norms[index]
+            # p.grad is never changed by a step, so the norms before clipping are taken with
+            # the others at the end; the clipped ones are measured now, before any decay.
+            clipped_norms = l2_norms(grads) if recording and clip is not None else None
+            lrs, subtracted = [], []
+            for (name, param, group, decay), grad in zip(active, grads):
                 if decay is not None:
                     self.regularize(param, grad, decay)
                 lr = self.effective_lr(param, group)
@@ -319,16 +374,38 @@ class Optimizer:
                 if not recording:
                     self.update(param, grad, state, group, lr)
                     continue
-                before = None if self.returns_update else param.data.copy()
-                subtracted = self.update(param, grad, state, group, lr)
-                if before is not None:  # measure the update: old minus new
-                    before -= param.data
-                    subtracted = before
-                records.append(StepRecord(name, param, raw_norms[index], clipped, lr, subtracted))
-            self.last_step = records
+                lrs.append(lr)
+                subtracted.append(self.update(param, grad, state, group, lr)
+                                  if self.returns_update else
+                                  self._measured_update(param, grad, state, group, lr))
+            self.last_step = (self._report(active, clipped_norms, lrs, subtracted)
+                              if recording else StepReport.empty())
             self.step_count += 1
         for hook in list(self._post_hooks):
             hook(self, (), {})
+
+    def _measured_update(self, param: Tensor, grad: Any, state: dict[str, Any],
+                         group: dict[str, Any], lr: float) -> Any:
+        """Run an ``update`` that does not return what it subtracted, and measure it: old
+        minus new values."""
+        before = param.data.copy()
+        self.update(param, grad, state, group, lr)
+        before -= param.data
+        return before
+
+    @staticmethod
+    def _report(active: list, clipped_norms: list[float] | None, lrs: list[float],
+                subtracted: list[Any]) -> StepReport:
+        """The StepReport of a recorded step. The norms are taken in one batch after all
+        updates: for small arrays the cost of a call is most of the work of a norm."""
+        names, params = [entry[0] for entry in active], [entry[1] for entry in active]
+        arrays = [param.grad.data for param in params] + subtracted
+        norms = l2_norms(arrays + [param.data for param in params])
+        count = len(params)
+        grad_norms = norms[:count]
+        return StepReport(names, params, grad_norms,
+                          grad_norms if clipped_norms is None else clipped_norms,
+                          norms[count:2 * count], norms[2 * count:], lrs, subtracted)
 
     # -- hooks -----------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook: Callable) -> HookHandle:
@@ -347,8 +424,9 @@ class Optimizer:
 
     def register_step_post_hook(self, hook: Callable) -> HookHandle:
         """Call ``hook(optimizer, args, kwargs)`` after every step. With
-        ``optimizer.record_steps = True`` it can read ``optimizer.last_step``: one
-        :class:`StepRecord` per updated parameter (its gradient, update and lr)."""
+        ``optimizer.record_steps = True`` it can read ``optimizer.last_step``, a
+        :class:`StepReport`: one :class:`StepRecord` per updated parameter (its gradient,
+        update and lr)."""
         self._post_hooks.append(hook)
         return HookHandle(self._post_hooks, hook)
 
