@@ -149,10 +149,12 @@ class Recorder:
         width = len(self.names)
         norms_of = [[0.0] * width for _ in range(4)]   # param, grad, clipped grad, update
         lrs = [math.nan] * width
+        idle_lrs = None                                # made once, if a parameter needs it
         for name, param in zip(self._param_names, self._params):
             col, found = self._column[name], entries.get(id(param))
             if found is None:
-                norms, lr = (l2_norm(param.data), 0.0, 0.0, 0.0), self._lr_of(param)
+                idle_lrs = self._effective_lrs() if idle_lrs is None else idle_lrs
+                norms, lr = (l2_norm(param.data), 0.0, 0.0, 0.0), idle_lrs.get(id(param), math.nan)
             else:
                 report, i = found
                 norms = (report.param_norms[i], report.grad_norms[i],
@@ -163,13 +165,10 @@ class Recorder:
             lrs[col] = lr if math.isnan(lrs[col]) else max(lrs[col], lr)
         return norms_of + [lrs]
 
-    def _lr_of(self, param: Any) -> float:
-        """Effective lr of a parameter that got no update (NaN when not in the optimizer)."""
-        for opt in self._optimizers:
-            for _, p, group in opt.named_params():
-                if p is param:
-                    return opt.effective_lr(p, group)
-        return math.nan
+    def _effective_lrs(self) -> dict[int, float]:
+        """id(parameter) -> the effective lr its optimizer would give it now."""
+        return {id(p): opt.effective_lr(p, group)
+                for opt in self._optimizers for _, p, group in opt.named_params()}
 
     def _last_clip_scale(self) -> float:
         """The smallest scale a clip object applied in this step (1.0: nothing was clipped)."""
