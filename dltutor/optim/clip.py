@@ -40,11 +40,10 @@ def _unique_with_grad(params: Iterable[Tensor] | Tensor) -> list[Tensor]:
 
 
 def _norm(array: Any, norm_type: float) -> float:
+    """The inf-norm or a p-norm other than 2 (the 2-norm is :func:`l2_norms`)."""
     xp = B.get_array_module(array)
     if norm_type == math.inf:
         return float(xp.abs(array).max()) if array.size else 0.0
-    if norm_type == 2:
-        return l2_norm(array)
     return float((xp.abs(array) ** norm_type).sum()) ** (1.0 / norm_type)
 
 
@@ -103,7 +102,9 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
     if not (norm_type > 0):
         raise ValueError(f"clip_grad_norm_: norm_type must be > 0 (or math.inf), got {norm_type}")
     params = _unique_with_grad(parameters)
-    total = _combine([_norm(p.grad.data, norm_type) for p in params], norm_type)
+    grads = [p.grad.data for p in params]
+    norms = l2_norms(grads) if norm_type == 2 else [_norm(g, norm_type) for g in grads]
+    total = _combine(norms, norm_type)
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"clip_grad_norm_: the total norm of the gradients is {total}; "
                            "a NaN or Inf gradient is upstream (find it with dt.detect_anomaly())"
@@ -245,7 +246,7 @@ class ClipGradByValue(GradClip):
     def clip(self, grads: list[Any], norms: list[float]) -> float:
         for g in grads:
             B.get_array_module(g).clip(g, self.min, self.max, out=g)
-        return math.sqrt(sum(_norm(g, 2) ** 2 for g in grads))
+        return math.sqrt(sum(n * n for n in l2_norms(grads)))
 
     def __repr__(self) -> str:
         return f"ClipGradByValue(max={self.max:g}, min={self.min:g})"
