@@ -129,6 +129,15 @@ def _scipy_erf(array: np.ndarray) -> np.ndarray:
 _BLAS_DOTS: dict[Any, Callable] = {}
 
 
+def _blas_dot(dtype: np.dtype) -> Callable | None:
+    """SciPy's BLAS dot product for this dtype (``sdot``, ``ddot``), or None for others."""
+    if not _BLAS_DOTS:
+        from scipy.linalg import blas  # SciPy comes with scikit-learn; imported when needed
+
+        _BLAS_DOTS.update({np.dtype(np.float32): blas.sdot, np.dtype(np.float64): blas.ddot})
+    return _BLAS_DOTS.get(dtype)
+
+
 def _blas_l2_norms(arrays: Sequence[np.ndarray]) -> list[float]:
     """L2 norms of NumPy arrays through SciPy's BLAS dot (``sdot``/``ddot``).
 
@@ -138,21 +147,32 @@ def _blas_l2_norms(arrays: Sequence[np.ndarray]) -> list[float]:
     would need a costly ``errstate`` to keep quiet. The BLAS routine called directly does
     neither: a sum of squares too large for the dtype is simply inf.
     """
-    if not _BLAS_DOTS:
-        from scipy.linalg import blas  # SciPy comes with scikit-learn; imported when needed
-
-        _BLAS_DOTS.update({np.dtype(np.float32): blas.sdot, np.dtype(np.float64): blas.ddot})
-    norms, dtype, dot = [], None, None
+    if not len(arrays):
+        return []
+    # Usually every array has the first one's dtype: one lookup, then a plain loop (cheaper
+    # than a comprehension here). Another dtype, or an empty array (BLAS refuses n=0), takes
+    # the careful path.
+    dtype = arrays[0].dtype
+    dot = _blas_dot(dtype)
+    norms = []
     for array in arrays:
-        if array.dtype is not dtype:  # (usually all one dtype: look the routine up once)
-            dtype = array.dtype
-            dot = _BLAS_DOTS.get(dtype)
-        if dot is None:  # float16, integers: NumPy's own dot
-            norms += _dot_l2_norms([array], np.errstate(all="ignore"))
-            continue
         flat = array if array.ndim == 1 else array.ravel()  # a view when contiguous
-        norms.append(math.sqrt(dot(flat, flat)) if flat.size else 0.0)  # BLAS refuses n=0
+        if dot is not None and flat.dtype is dtype and flat.size:
+            norms.append(math.sqrt(dot(flat, flat)))
+        else:
+            norms.append(_l2_norm_any(flat))
     return norms
+
+
+def _l2_norm_any(array: np.ndarray) -> float:
+    """The L2 norm of one NumPy array of any dtype and size (BLAS where it can)."""
+    dot = _blas_dot(array.dtype)
+    if not array.size:
+        return 0.0
+    if dot is None:  # float16, integers: NumPy's own dot
+        return _dot_l2_norms([array], np.errstate(all="ignore"))[0]
+    flat = array.ravel()
+    return math.sqrt(dot(flat, flat))
 
 
 def _dot_l2_norms(arrays: Sequence[Any], errors_ignored: Any) -> list[float]:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import operator
+import struct
 from typing import Any
 
 import numpy as np
@@ -90,11 +91,16 @@ class Recorder:
         self._records = np.full((capacity, 3 + len(_STORED) * width), np.nan)
         self._step_numbers, self._loss, self._clip_scale = self._records[:, :3].T
         self._table = self._records[:, 3:].reshape(capacity, len(_STORED), width)
+        # A record arrives as Python floats; struct packs them straight into the row's memory,
+        # several times cheaper than NumPy converting a list (this runs on every step).
+        self._row_packer = struct.Struct(f"{self._records.shape[1]}d")
         self.count = 0                  # records made so far (may exceed capacity)
         self.histograms: list[dict[str, Any]] = []
         self._pending_loss = math.nan
         self._recording = False
         self._optimizers = getattr(optimizer, "optimizers", [optimizer])
+        # Whether a step's report can become a row as it is (checked again on every write).
+        self._one_report_per_row = by == "parameter" and len(self._optimizers) == 1
         self._handles = []
         for opt in self._optimizers:
             self._handles.append(opt.register_step_pre_hook(self._before_step))
@@ -114,28 +120,28 @@ class Recorder:
 
     def _after_step(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
         optimizer.record_steps = False
-        if not self._recording or optimizer is not self._optimizers[-1]:
-            return
-        self._write(optimizer.step_count - 1, [opt.last_step for opt in self._optimizers])
+        if self._recording and optimizer is self._optimizers[-1]:
+            self._write(optimizer.step_count - 1)
 
-    def _write(self, step: int, reports: list[Any]) -> None:
-        row = self.count % self.capacity
-        report = reports[0]
-        per_step = [step, self._pending_loss, self._last_clip_scale()]
-        if (self.by == "parameter" and len(reports) == 1 and len(report) == len(self._params)
+    def _write(self, step: int) -> None:
+        report = self._optimizers[0].last_step
+        if (self._one_report_per_row and len(report.params) == len(self._params)
                 and all(map(operator.is_, report.params, self._params))):
             # The usual case: one optimizer updated every parameter, in the model's order.
-            self._records[row] = (per_step + report.param_norms + report.grad_norms +  # _STORED
-                                  report.clipped_grad_norms + report.update_norms + report.lrs)
+            values = (report.param_norms + report.grad_norms + report.clipped_grad_norms +
+                      report.update_norms + report.lrs)                       # as in _STORED
         else:
-            self._records[row] = per_step + [x for series in self._rows(reports) for x in series]
+            values = [x for series in self._rows() for x in series]
+        offset = self._row_packer.size * (self.count % self.capacity)   # in bytes
+        self._row_packer.pack_into(self._records, offset, step, self._pending_loss,
+                                   self._last_clip_scale(), *values)
         self._pending_loss = math.nan
         self.count += 1
         if self.histograms_every and (self.count - 1) % self.histograms_every == 0:
             self._histogram(step)
 
-    def _rows(self, reports: list[Any]) -> list[list[float]]:
-        """The stored series of each name (parameter or layer), from the step reports.
+    def _rows(self) -> list[list[float]]:
+        """The stored series of each name (parameter or layer), from the optimizers' reports.
 
         A parameter the step did not update (no gradient) gets its parameter norm, zero
         gradient and update norms, and the lr it would have had. A layer's norms add in
@@ -143,7 +149,7 @@ class Recorder:
         largest of theirs.
         """
         entries = {}                                 # id(param) -> (report, its index there)
-        for report in reports:
+        for report in (opt.last_step for opt in self._optimizers):
             for index, param in enumerate(report.params):
                 entries[id(param)] = (report, index)
         width = len(self.names)
@@ -172,10 +178,12 @@ class Recorder:
 
     def _last_clip_scale(self) -> float:
         """The smallest scale a clip object applied in this step (1.0: nothing was clipped)."""
-        scales = [clip.last_scale for clip in (getattr(opt, "grad_clip", None)
-                                               for opt in self._optimizers)
-                  if clip is not None and clip.last_scale is not None]
-        return min(scales) if scales else 1.0
+        smallest = 1.0
+        for opt in self._optimizers:
+            clip = opt.grad_clip
+            if clip is not None and clip.last_scale is not None and clip.last_scale < smallest:
+                smallest = clip.last_scale
+        return smallest
 
     def _histogram(self, step: int) -> None:
         entry: dict[str, Any] = {"step": step, "params": {}, "grads": {}}

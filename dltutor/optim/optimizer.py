@@ -363,6 +363,8 @@ class Optimizer:
             # the others at the end; the clipped ones are measured now, before any decay.
             clipped_norms = l2_norms(grads) if recording and clip is not None else None
             lrs, subtracted = [], []
+            update = self._measured_update if recording and not self.returns_update else \
+                self.update
             for (name, param, group, decay), grad in zip(active, grads):
                 if decay is not None:
                     self.regularize(param, grad, decay)
@@ -371,13 +373,11 @@ class Optimizer:
                 if state is None:
                     state = self.state[param] = {"step": 0}
                 state["step"] += 1
-                if not recording:
-                    self.update(param, grad, state, group, lr)
-                    continue
-                lrs.append(lr)
-                subtracted.append(self.update(param, grad, state, group, lr)
-                                  if self.returns_update else
-                                  self._measured_update(param, grad, state, group, lr))
+                if recording:
+                    lrs.append(lr)
+                    subtracted.append(update(param, grad, state, group, lr))
+                else:
+                    update(param, grad, state, group, lr)
             self.last_step = (self._report(active, clipped_norms, lrs, subtracted)
                               if recording else StepReport.empty())
             self.step_count += 1
@@ -399,8 +399,10 @@ class Optimizer:
         """The StepReport of a recorded step. The norms are taken in one batch after all
         updates: for small arrays the cost of a call is most of the work of a norm."""
         names, params = [entry[0] for entry in active], [entry[1] for entry in active]
-        arrays = [param.grad.data for param in params] + subtracted
-        norms = l2_norms(arrays + [param.data for param in params])
+        measured = [param.grad.data for param in params]
+        measured += subtracted
+        measured += [param.data for param in params]
+        norms = l2_norms(measured)
         count = len(params)
         grad_norms = norms[:count]
         return StepReport(names, params, grad_norms,
