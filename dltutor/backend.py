@@ -58,7 +58,7 @@ class Backend:
     def __init__(self, name: str, device: str, xp: Any, array_type: type,
                  to_numpy: Callable[[Any], np.ndarray], from_numpy: Callable[[np.ndarray], Any],
                  erf: Callable[[Any], Any] | None = None,
-                 l2_norms: Callable[[Sequence[Any]], list[float]] | None = None):
+                 sums_of_squares: Callable[[Sequence[Any]], list[float]] | None = None):
         self.name = name
         self.device = device
         self.xp = xp
@@ -66,7 +66,7 @@ class Backend:
         self._to_numpy = to_numpy
         self._from_numpy = from_numpy
         self._erf = erf
-        self._l2_norms = l2_norms
+        self._sums_of_squares = sums_of_squares
 
     def erf(self, array: Any) -> Any:
         """The error function elementwise (NumPy has none: SciPy's or CuPy's is used)."""
@@ -75,16 +75,17 @@ class Backend:
                              "give it one with Backend(..., erf=...)")
         return self._erf(array)
 
-    def l2_norms(self, arrays: Sequence[Any]) -> list[float]:
-        """The L2 norm of each array, as Python floats; overflow gives inf silently, as in
-        PyTorch. One dot product per array (a backend may bring a faster way).
+    def sums_of_squares(self, arrays: Sequence[Any]) -> list[float]:
+        """The sum of the squares of each array's values (its squared L2 norm), as Python
+        floats, added in the array's dtype: too large a sum gives inf silently, as PyTorch's
+        norm does. One dot product per array (a backend may bring a faster way).
 
-        >>> NUMPY.l2_norms([np.array([3.0, 4.0]), np.zeros((2, 2), dtype=np.float32)])
-        [5.0, 0.0]
+        >>> NUMPY.sums_of_squares([np.array([3.0, 4.0]), np.zeros((2, 2), dtype=np.float32)])
+        [25.0, 0.0]
         """
-        if self._l2_norms is not None:
-            return self._l2_norms(arrays)
-        return _dot_l2_norms(arrays, self.ignore_float_errors())
+        if self._sums_of_squares is not None:
+            return self._sums_of_squares(arrays)
+        return _dot_sums_of_squares(arrays, self.ignore_float_errors())
 
     def asarray(self, data: Any, dtype: Any = None) -> Any:
         """Make an array of this backend from a list, scalar or array of any backend."""
@@ -138,14 +139,14 @@ def _blas_dot(dtype: np.dtype) -> Callable | None:
     return _BLAS_DOTS.get(dtype)
 
 
-def _blas_l2_norms(arrays: Sequence[np.ndarray]) -> list[float]:
-    """L2 norms of NumPy arrays through SciPy's BLAS dot (``sdot``/``ddot``).
+def _blas_sums_of_squares(arrays: Sequence[np.ndarray]) -> list[float]:
+    """Sums of squares of NumPy arrays through SciPy's BLAS dot (``sdot``/``ddot``).
 
     Why not ``array.dot(array)``: a Recorder measures three norms per parameter on every
     step, mostly of small arrays (a bias has 128 numbers), and there NumPy's ``dot`` spends
     more time checking its arguments than adding; it also raises NumPy's overflow flag, which
     would need a costly ``errstate`` to keep quiet. The BLAS routine called directly does
-    neither: a sum of squares too large for the dtype is simply inf.
+    neither: a sum too large for the dtype is simply inf.
     """
     if not len(arrays):
         return []
@@ -154,35 +155,35 @@ def _blas_l2_norms(arrays: Sequence[np.ndarray]) -> list[float]:
     # the careful path.
     dtype = arrays[0].dtype
     dot = _blas_dot(dtype)
-    norms = []
+    if dot is None:
+        return [_any_sum_of_squares(array) for array in arrays]
+    sums = []
     for array in arrays:
         flat = array if array.ndim == 1 else array.ravel()  # a view when contiguous
-        if dot is not None and flat.dtype is dtype and flat.size:
-            norms.append(math.sqrt(dot(flat, flat)))
-        else:
-            norms.append(_l2_norm_any(flat))
-    return norms
+        sums.append(dot(flat, flat) if flat.dtype is dtype and flat.size else
+                    _any_sum_of_squares(flat))
+    return sums
 
 
-def _l2_norm_any(array: np.ndarray) -> float:
-    """The L2 norm of one NumPy array of any dtype and size (BLAS where it can)."""
+def _any_sum_of_squares(array: np.ndarray) -> float:
+    """The sum of squares of one NumPy array of any dtype and size (BLAS where it can)."""
     dot = _blas_dot(array.dtype)
     if not array.size:
         return 0.0
     if dot is None:  # float16, integers: NumPy's own dot
-        return _dot_l2_norms([array], np.errstate(all="ignore"))[0]
+        return _dot_sums_of_squares([array], np.errstate(all="ignore"))[0]
     flat = array.ravel()
-    return math.sqrt(dot(flat, flat))
+    return dot(flat, flat)
 
 
-def _dot_l2_norms(arrays: Sequence[Any], errors_ignored: Any) -> list[float]:
-    """L2 norms with the arrays' own ``dot``, inside ``errors_ignored`` (a context)."""
+def _dot_sums_of_squares(arrays: Sequence[Any], errors_ignored: Any) -> list[float]:
+    """Sums of squares with the arrays' own ``dot``, inside ``errors_ignored`` (a context)."""
     with errors_ignored:
-        return [math.sqrt(flat.dot(flat)) for flat in (array.ravel() for array in arrays)]
+        return [float(flat.dot(flat)) for flat in (array.ravel() for array in arrays)]
 
 
 NUMPY = Backend("numpy", "cpu", np, np.ndarray, to_numpy=np.asarray, from_numpy=lambda a: a,
-                erf=_scipy_erf, l2_norms=_blas_l2_norms)
+                erf=_scipy_erf, sums_of_squares=_blas_sums_of_squares)
 
 _registry: dict[str, Backend] = {"numpy": NUMPY}
 _by_array_type: dict[type, Backend] = {np.ndarray: NUMPY}

@@ -47,16 +47,19 @@ from typing import Any
 import numpy as np
 
 from . import backend as B
-from .optim.clip import l2_norm
+from .optim.clip import sums_of_squares
 
 #: Series recorded for each parameter (or layer) on every recorded step.
 PARAM_SERIES = ("param_norm", "grad_norm", "clipped_grad_norm", "update_norm", "update_ratio",
                 "lr", "frozen")
 #: Series recorded once per recorded step.
 STEP_SERIES = ("loss", "global_grad_norm", "clip_scale")
-# What a record stores; update_ratio, frozen and global_grad_norm are worked out from these
-# when read, so that recording a step (every step, in the hot loop) does as little as possible.
-_STORED = ("param_norm", "grad_norm", "clipped_grad_norm", "update_norm", "lr")
+# What a record stores, in the order of a StepReport's ``squares`` then its clipped squares:
+# the norms are stored squared (square roots are taken when read, in one NumPy call, and a
+# layer's squares simply add). update_ratio, frozen and global_grad_norm are worked out when
+# read too, so that recording a step (every step, in the hot loop) does as little as possible.
+_STORED = ("grad_norm", "update_norm", "param_norm", "clipped_grad_norm", "lr")
+_SQUARED = ("grad_norm", "update_norm", "param_norm", "clipped_grad_norm")
 
 
 class Recorder:
@@ -125,51 +128,56 @@ class Recorder:
 
     def _write(self, step: int) -> None:
         report = self._optimizers[0].last_step
+        offset = self._row_packer.size * (self.count % self.capacity)   # in bytes
         if (self._one_report_per_row and len(report.params) == len(self._params)
                 and all(map(operator.is_, report.params, self._params))):
-            # The usual case: one optimizer updated every parameter, in the model's order.
-            values = (report.param_norms + report.grad_norms + report.clipped_grad_norms +
-                      report.update_norms + report.lrs)                       # as in _STORED
+            # The usual case: one optimizer updated every parameter, in the model's order, so
+            # its report is the row as it is (see _STORED).
+            clipped = report.clipped_squares
+            self._row_packer.pack_into(
+                self._records, offset, step, self._pending_loss, self._last_clip_scale(),
+                *report.squares, *(report.squares[:len(report.params)] if clipped is None
+                                   else clipped), *report.lrs)
         else:
-            values = [x for series in self._rows() for x in series]
-        offset = self._row_packer.size * (self.count % self.capacity)   # in bytes
-        self._row_packer.pack_into(self._records, offset, step, self._pending_loss,
-                                   self._last_clip_scale(), *values)
+            self._row_packer.pack_into(self._records, offset, step, self._pending_loss,
+                                       self._last_clip_scale(), *self._row())
         self._pending_loss = math.nan
         self.count += 1
         if self.histograms_every and (self.count - 1) % self.histograms_every == 0:
             self._histogram(step)
 
-    def _rows(self) -> list[list[float]]:
-        """The stored series of each name (parameter or layer), from the optimizers' reports.
+    def _row(self) -> list[float]:
+        """The stored values of a record (see _STORED), from the optimizers' reports.
 
         A parameter the step did not update (no gradient) gets its parameter norm, zero
-        gradient and update norms, and the lr it would have had. A layer's norms add in
-        squares over its parameters (``math.hypot``, which cannot overflow) and its lr is the
-        largest of theirs.
+        gradient and update norms, and the lr it would have had. A layer's squared norms are
+        the sums of its parameters' and its lr is the largest of theirs.
         """
         entries = {}                                 # id(param) -> (report, its index there)
         for report in (opt.last_step for opt in self._optimizers):
             for index, param in enumerate(report.params):
                 entries[id(param)] = (report, index)
         width = len(self.names)
-        norms_of = [[0.0] * width for _ in range(4)]   # param, grad, clipped grad, update
+        squares_of = [[0.0] * width for _ in _SQUARED]
         lrs = [math.nan] * width
         idle_lrs = None                                # made once, if a parameter needs it
         for name, param in zip(self._param_names, self._params):
             col, found = self._column[name], entries.get(id(param))
             if found is None:
                 idle_lrs = self._effective_lrs() if idle_lrs is None else idle_lrs
-                norms, lr = (l2_norm(param.data), 0.0, 0.0, 0.0), idle_lrs.get(id(param), math.nan)
+                squares = (0.0, 0.0, sums_of_squares([param.data])[0], 0.0)
+                lr = idle_lrs.get(id(param), math.nan)
             else:
                 report, i = found
-                norms = (report.param_norms[i], report.grad_norms[i],
-                         report.clipped_grad_norms[i], report.update_norms[i])
+                count = len(report.params)
+                grad = report.squares[i]
+                squares = (grad, report.squares[count + i], report.squares[2 * count + i],
+                           grad if report.clipped_squares is None else report.clipped_squares[i])
                 lr = report.lrs[i]
-            for kind, value in enumerate(norms):
-                norms_of[kind][col] = math.hypot(norms_of[kind][col], value)
+            for kind, value in enumerate(squares):
+                squares_of[kind][col] += value
             lrs[col] = lr if math.isnan(lrs[col]) else max(lrs[col], lr)
-        return norms_of + [lrs]
+        return [x for series in squares_of + [lrs] for x in series]
 
     def _effective_lrs(self) -> dict[int, float]:
         """id(parameter) -> the effective lr its optimizer would give it now."""
@@ -234,6 +242,8 @@ class Recorder:
 
     def _values(self, kind: str, rows: np.ndarray) -> np.ndarray:
         """A per-name series at ``rows`` of the table: one row per record, one column per name."""
+        if kind in _SQUARED:
+            return np.sqrt(self._table[rows, _STORED.index(kind)])
         if kind in _STORED:
             return self._table[rows, _STORED.index(kind)]     # indexing with an array copies
         if kind == "update_ratio":                             # 0 where the parameter norm is 0
@@ -250,9 +260,8 @@ class Recorder:
             return self._loss[rows]
         if kind == "clip_scale":
             return self._clip_scale[rows]
-        # global_grad_norm: the per-name norms add in squares (a layer's already are a sum)
-        grad_norms = self._values("grad_norm", rows)
-        return np.sqrt((grad_norms * grad_norms).sum(axis=1))
+        # global_grad_norm: the squared norms of every name add up
+        return np.sqrt(self._table[rows, _STORED.index("grad_norm")].sum(axis=1))
 
     def to_dataframe(self) -> Any:
         """All kept records as a pandas DataFrame in long form (one row per step and name).

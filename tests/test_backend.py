@@ -166,30 +166,38 @@ def test_a_stray_numpy_array_in_backward_is_caught(backend):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64])
-def test_l2_norms_agree_with_numpy_for_every_dtype_and_layout(dtype):
+def test_sums_of_squares_agree_with_numpy_for_every_dtype_and_layout(dtype):
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal((7, 5)).astype(dtype), rng.standard_normal(3).astype(dtype),
               rng.standard_normal((6, 4)).astype(dtype).T,          # not contiguous
               np.zeros((0,), dtype=dtype), np.arange(12, dtype=dtype).reshape(3, 4)[:, ::2],
               rng.standard_normal(10).astype(dtype)[::3]]
-    expected = [float(np.sqrt((a.astype(np.float64) ** 2).sum())) for a in arrays]
-    got = B.NUMPY.l2_norms(arrays)
+    expected = [float((a.astype(np.float64) ** 2).sum()) for a in arrays]
+    got = B.NUMPY.sums_of_squares(arrays)
     assert all(type(n) is float for n in got)
     tolerance = 1e-2 if dtype == np.float16 else 1e-5
     assert got == pytest.approx(expected, rel=tolerance)
 
 
-def test_l2_norms_overflow_to_inf_and_keep_nan_silently():
+def test_sums_of_squares_of_mixed_dtypes_use_each_arrays_own_precision():
+    # The first array's dtype picks the fast routine; the others must not be cast to it.
+    fine = np.array([1.0, 1e-5])                       # 1 + 1e-10: lost in float32
+    arrays = [np.ones(3, np.float32), fine, np.ones(2, np.float16), np.zeros(0, np.float32)]
+    assert B.NUMPY.sums_of_squares(arrays) == [3.0, 1.0 + 1e-10, 2.0, 0.0]
+    assert B.NUMPY.sums_of_squares([np.ones(2, np.float16), fine])[1] == 1.0 + 1e-10
+
+
+def test_sums_of_squares_overflow_to_inf_and_keep_nan_silently():
     big = np.full(4, 1e30, dtype=np.float32)            # finite, but its square is not
     with warnings.catch_warnings():
         warnings.simplefilter("error")                  # any RuntimeWarning fails the test
-        norms = B.NUMPY.l2_norms([big, np.array([np.nan, 1.0]), np.array([np.inf], np.float32),
-                                  np.full(3, 1e200)])
-    assert norms[0] == math.inf and math.isnan(norms[1]) and norms[2] == math.inf
-    assert norms[3] == math.inf
+        sums = B.NUMPY.sums_of_squares([big, np.array([np.nan, 1.0]),
+                                        np.array([np.inf], np.float32), np.full(3, 1e200)])
+    assert sums[0] == math.inf and math.isnan(sums[1]) and sums[2] == math.inf
+    assert sums[3] == math.inf
 
 
-def test_l2_norms_of_another_backend_use_its_own_dot(backend):
+def test_sums_of_squares_of_another_backend_use_its_own_dot(backend):
     with B.use(backend):
         a = dt.tensor([[3.0, 4.0], [0.0, 0.0]]).data
-        assert B.backend_of(a).l2_norms([a]) == [5.0]
+        assert B.backend_of(a).sums_of_squares([a]) == [25.0]

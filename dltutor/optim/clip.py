@@ -47,20 +47,31 @@ def _norm(array: Any, norm_type: float) -> float:
     return float((xp.abs(array) ** norm_type).sum()) ** (1.0 / norm_type)
 
 
-def l2_norms(arrays: Sequence[Any]) -> list[float]:
-    """The L2 norm of each array (all of one backend), as Python floats.
+def sums_of_squares(arrays: Sequence[Any]) -> list[float]:
+    """The squared L2 norm of each array (all of one backend), as Python floats.
 
-    One dot product per array, no temporary arrays; a sum of squares too large for the dtype
-    gives ``inf`` silently, as in PyTorch. (See ``Backend.l2_norms`` for how NumPy's is made
+    One dot product per array, no temporary arrays; a sum too large for the dtype gives
+    ``inf`` silently, as in PyTorch. (See ``Backend.sums_of_squares`` for how NumPy's is made
     fast for the many small arrays a Recorder measures.)
+
+    >>> import numpy as np
+    >>> sums_of_squares([np.array([3.0, 4.0]), np.zeros(2)])
+    [25.0, 0.0]
+    """
+    if not arrays:
+        return []
+    return (B.backend_of(arrays[0]) or B.NUMPY).sums_of_squares(arrays)
+
+
+def l2_norms(arrays: Sequence[Any]) -> list[float]:
+    """The L2 norm of each array (all of one backend), as Python floats (see
+    :func:`sums_of_squares`).
 
     >>> import numpy as np
     >>> l2_norms([np.array([3.0, 4.0]), np.zeros(2)])
     [5.0, 0.0]
     """
-    if not arrays:
-        return []
-    return (B.backend_of(arrays[0]) or B.NUMPY).l2_norms(arrays)
+    return [math.sqrt(square) for square in sums_of_squares(arrays)]
 
 
 def l2_norm(array: Any) -> float:
@@ -246,7 +257,7 @@ class ClipGradByValue(GradClip):
     def clip(self, grads: list[Any], norms: list[float]) -> float:
         for g in grads:
             B.get_array_module(g).clip(g, self.min, self.max, out=g)
-        return math.sqrt(sum(n * n for n in l2_norms(grads)))
+        return math.sqrt(sum(sums_of_squares(grads)))
 
     def __repr__(self) -> str:
         return f"ClipGradByValue(max={self.max:g}, min={self.min:g})"

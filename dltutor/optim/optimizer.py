@@ -22,13 +22,14 @@ base class does everything else, in this order, on every ``step()``:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from numbers import Real
 from typing import Any, Callable, Iterable, Sequence
 
 from .. import backend as B
 from ..autograd.tensor import HookHandle, Tensor, _make, no_grad
-from .clip import l2_norms
+from .clip import sums_of_squares
 from .regularizer import Regularizer, regularizer_from_state
 
 # Keys every group may carry besides the optimizer's hyperparameters.
@@ -71,9 +72,13 @@ class StepReport:
 
     Read it as a list of :class:`StepRecord` (``for record in opt.last_step``), or by column:
     ``names``, ``params``, ``grad_norms``, ``clipped_grad_norms``, ``update_norms``,
-    ``param_norms`` and ``lrs`` are lists in the same order. The columns are what the step
-    measured; a StepRecord is only made when you ask for it (a Recorder reads the columns, so
-    a traced step makes no objects per parameter). Empty unless ``record_steps`` was True.
+    ``param_norms`` and ``lrs`` are lists in the same order. Empty unless ``record_steps`` was
+    True.
+
+    What the step measured is kept as squared norms (``squares``: every gradient's, then every
+    update's, then every parameter's; ``clipped_squares``: the clipped gradients', or None when
+    no clip ran). A Recorder stores those as they are, so a traced step takes no square roots
+    and makes no object per parameter; the norm columns and StepRecords are made when read.
 
     >>> import dltutor as dt
     >>> from dltutor import nn, optim
@@ -84,19 +89,17 @@ class StepReport:
     >>> report = opt.last_step
     >>> report.names, report.grad_norms, [round(n, 6) for n in report.update_norms]
     (['w'], [5.0], [0.5])
-    >>> report[0].lr
-    0.1
+    >>> report.squares[0], report[0].lr
+    (25.0, 0.1)
     """
 
-    __slots__ = ("names", "params", "grad_norms", "clipped_grad_norms", "update_norms",
-                 "param_norms", "lrs", "_subtracted")
+    __slots__ = ("names", "params", "squares", "clipped_squares", "lrs", "_subtracted")
 
-    def __init__(self, names: Sequence[str], params: Sequence[Tensor], grad_norms: Sequence[float],
-                 clipped_grad_norms: Sequence[float], update_norms: Sequence[float],
-                 param_norms: Sequence[float], lrs: Sequence[float], subtracted: Sequence[Any]):
+    def __init__(self, names: Sequence[str], params: Sequence[Tensor], squares: Sequence[float],
+                 clipped_squares: Sequence[float] | None, lrs: Sequence[float],
+                 subtracted: Sequence[Any]):
         self.names, self.params, self.lrs = names, params, lrs
-        self.grad_norms, self.clipped_grad_norms = grad_norms, clipped_grad_norms
-        self.update_norms, self.param_norms = update_norms, param_norms
+        self.squares, self.clipped_squares = squares, clipped_squares
         self._subtracted = subtracted  # per parameter: old minus new values
 
     @classmethod
@@ -104,13 +107,43 @@ class StepReport:
         """The report of a step that recorded nothing (one shared, unchangeable object)."""
         return _EMPTY_REPORT
 
+    def _norms(self, block: int) -> list[float]:
+        """Square roots of one block of ``squares`` (0 gradients, 1 updates, 2 parameters)."""
+        count = len(self.params)
+        return [math.sqrt(x) for x in self.squares[block * count:(block + 1) * count]]
+
+    @property
+    def grad_norms(self) -> list[float]:
+        """L2 norm of each ``p.grad`` as backward left it."""
+        return self._norms(0)
+
+    @property
+    def update_norms(self) -> list[float]:
+        """L2 norm of the change the step made to each parameter."""
+        return self._norms(1)
+
+    @property
+    def param_norms(self) -> list[float]:
+        """L2 norm of each parameter after the step."""
+        return self._norms(2)
+
+    @property
+    def clipped_grad_norms(self) -> list[float]:
+        """L2 norm of each gradient after ``grad_clip`` (the gradient's when nothing clipped)."""
+        if self.clipped_squares is None:
+            return self.grad_norms
+        return [math.sqrt(x) for x in self.clipped_squares]
+
     def __len__(self) -> int:
         return len(self.params)
 
     def __getitem__(self, index: int) -> StepRecord:
-        return StepRecord(self.names[index], self.params[index], self.grad_norms[index],
-                          self.clipped_grad_norms[index], self.update_norms[index],
-                          self.param_norms[index], self.lrs[index], self._subtracted[index])
+        count = len(self.params)
+        index = range(count)[index]  # a negative index counts from the end
+        grad, update, param = (math.sqrt(self.squares[block * count + index]) for block in range(3))
+        clipped = grad if self.clipped_squares is None else math.sqrt(self.clipped_squares[index])
+        return StepRecord(self.names[index], self.params[index], grad, clipped, update, param,
+                          self.lrs[index], self._subtracted[index])
 
     def __iter__(self) -> Any:
         return (self[i] for i in range(len(self)))
@@ -119,7 +152,7 @@ class StepReport:
         return "StepReport([" + ", ".join(repr(record) for record in self) + "])"
 
 
-_EMPTY_REPORT = StepReport((), (), (), (), (), (), (), ())
+_EMPTY_REPORT = StepReport((), (), (), None, (), ())
 
 
 @dataclass
@@ -361,7 +394,7 @@ class Optimizer:
                 clip([entry[1] for entry in active], grads)
             # p.grad is never changed by a step, so the norms before clipping are taken with
             # the others at the end; the clipped ones are measured now, before any decay.
-            clipped_norms = l2_norms(grads) if recording and clip is not None else None
+            clipped_squares = sums_of_squares(grads) if recording and clip is not None else None
             lrs, subtracted = [], []
             update = self._measured_update if recording and not self.returns_update else \
                 self.update
@@ -378,7 +411,7 @@ class Optimizer:
                     subtracted.append(update(param, grad, state, group, lr))
                 else:
                     update(param, grad, state, group, lr)
-            self.last_step = (self._report(active, clipped_norms, lrs, subtracted)
+            self.last_step = (self._report(active, clipped_squares, lrs, subtracted)
                               if recording else StepReport.empty())
             self.step_count += 1
         for hook in list(self._post_hooks):
@@ -394,7 +427,7 @@ class Optimizer:
         return before
 
     @staticmethod
-    def _report(active: list, clipped_norms: list[float] | None, lrs: list[float],
+    def _report(active: list, clipped_squares: list[float] | None, lrs: list[float],
                 subtracted: list[Any]) -> StepReport:
         """The StepReport of a recorded step. The norms are taken in one batch after all
         updates: for small arrays the cost of a call is most of the work of a norm."""
@@ -402,12 +435,8 @@ class Optimizer:
         measured = [param.grad.data for param in params]
         measured += subtracted
         measured += [param.data for param in params]
-        norms = l2_norms(measured)
-        count = len(params)
-        grad_norms = norms[:count]
-        return StepReport(names, params, grad_norms,
-                          grad_norms if clipped_norms is None else clipped_norms,
-                          norms[count:2 * count], norms[2 * count:], lrs, subtracted)
+        return StepReport(names, params, sums_of_squares(measured), clipped_squares, lrs,
+                          subtracted)
 
     # -- hooks -----------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook: Callable) -> HookHandle:
