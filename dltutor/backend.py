@@ -151,8 +151,7 @@ def _blas_sums_of_squares(arrays: Sequence[np.ndarray]) -> list[float]:
     if not len(arrays):
         return []
     # Usually every array has the first one's dtype: one lookup, then a plain loop (cheaper
-    # than a comprehension here). Another dtype, or an empty array (BLAS refuses n=0), takes
-    # the careful path.
+    # than a comprehension here). Another dtype, or an empty array, takes the careful path.
     dtype = arrays[0].dtype
     dot = _blas_dot(dtype)
     if dot is None:
@@ -160,8 +159,13 @@ def _blas_sums_of_squares(arrays: Sequence[np.ndarray]) -> list[float]:
     sums = []
     for array in arrays:
         flat = array if array.ndim == 1 else array.ravel()  # a view when contiguous
-        sums.append(dot(flat, flat) if flat.dtype is dtype and flat.size else
-                    _any_sum_of_squares(flat))
+        if flat.dtype is dtype:
+            try:
+                sums.append(dot(flat, flat))
+                continue
+            except Exception:  # BLAS refuses an empty array (n=0); the careful path does not
+                pass
+        sums.append(_any_sum_of_squares(flat))
     return sums
 
 
