@@ -128,19 +128,19 @@ class Recorder:
 
     def _write(self, step: int) -> None:
         report = self._optimizers[0].last_step
-        offset = self._row_packer.size * (self.count % self.capacity)   # in bytes
         if (self._one_report_per_row and len(report.params) == len(self._params)
                 and all(map(operator.is_, report.params, self._params))):
             # The usual case: one optimizer updated every parameter, in the model's order, so
             # its report is the row as it is (see _STORED).
             clipped = report.clipped_squares
-            self._row_packer.pack_into(
-                self._records, offset, step, self._pending_loss, self._last_clip_scale(),
-                *report.squares, *(report.squares[:len(report.params)] if clipped is None
-                                   else clipped), *report.lrs)
+            if clipped is None:  # no clip ran: the clipped gradients are the gradients
+                clipped = report.squares[:len(report.params)]
+            values = (*report.squares, *clipped, *report.lrs)
         else:
-            self._row_packer.pack_into(self._records, offset, step, self._pending_loss,
-                                       self._last_clip_scale(), *self._row())
+            values = self._row()
+        offset = self._row_packer.size * (self.count % self.capacity)   # in bytes
+        self._row_packer.pack_into(self._records, offset, step, self._pending_loss,
+                                   self._last_clip_scale(), *values)
         self._pending_loss = math.nan
         self.count += 1
         if self.histograms_every and (self.count - 1) % self.histograms_every == 0:
