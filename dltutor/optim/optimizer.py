@@ -392,8 +392,8 @@ class Optimizer:
             recording = self.record_steps
             if clip is not None and active:
                 clip([entry[1] for entry in active], grads)
-            # p.grad is never changed by a step, so the norms before clipping are taken with
-            # the others at the end; the clipped ones are measured now, before any decay.
+            # p.grad is never changed by a step, so its norm (before clipping) is taken with
+            # the others at the end; the clipped gradients are measured now, before any decay.
             clipped_squares = sums_of_squares(grads) if recording and clip is not None else None
             lrs, subtracted = [], []
             update = self._measured_update if recording and not self.returns_update else \
@@ -429,8 +429,8 @@ class Optimizer:
     @staticmethod
     def _report(active: list, clipped_squares: list[float] | None, lrs: list[float],
                 subtracted: list[Any]) -> StepReport:
-        """The StepReport of a recorded step. The norms are taken in one batch after all
-        updates: for small arrays the cost of a call is most of the work of a norm."""
+        """The StepReport of a recorded step. The squared norms are taken in one batch after
+        all updates: for small arrays the cost of a call is most of the work of a norm."""
         names, params = [entry[0] for entry in active], [entry[1] for entry in active]
         measured = [param.grad.data for param in params]
         measured += subtracted
