@@ -457,3 +457,20 @@ def test_lenet_forward_and_backward():
     loss = F.cross_entropy(net(dt.randn(2, 1, 28, 28)), dt.tensor([3, 7]))
     loss.backward()
     assert all(p.grad is not None and p.grad.shape == p.shape for p in net.parameters())
+
+
+def test_tied_aliases_with_different_values_in_the_state_dict_are_an_error():
+    # PyTorch would copy both keys into the one parameter and keep the last; that hides a
+    # broken file, so dltutor names the aliases and changes nothing.
+    net, shared = tied_net()
+    before = snapshot(net)
+    state = net.state_dict()
+    state["4.weight"] = state["4.weight"] + 1.0
+    with pytest.raises(nn.StateDictError, match=r"'2.weight' and '4.weight'.*overwrite"):
+        net.load_state_dict(state)
+    after = snapshot(net)
+    for key in before:
+        np.testing.assert_array_equal(before[key], after[key])
+    state["4.weight"] = state["2.weight"]             # equal values load, and the tie stays
+    net.load_state_dict(state)
+    assert net[2].weight is net[4].weight

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, NamedTuple
 
+import numpy as np
+
 from .. import backend as B
 from ..autograd.tensor import HookHandle, Tensor, _make, no_grad
 from .parameter import Parameter
@@ -354,7 +356,8 @@ class Module:
         mismatches are reported together, and on any error nothing changes.
 
         ``strict=False`` loads the keys that match and returns the ones that did not;
-        a shape mismatch is an error either way.
+        a shape mismatch is an error either way, and so are two names of one tied parameter
+        with different values (one would silently overwrite the other).
 
         >>> from dltutor import nn
         >>> a, b = nn.Linear(2, 3), nn.Linear(2, 3)
@@ -375,9 +378,10 @@ class Module:
                 shape = _shape_of(state_dict[key])
                 if shape != tuple(target.shape):
                     mismatched.append(f"{key!r}: model {tuple(target.shape)}, state dict {shape}")
-        if mismatched or (strict and (missing or unexpected)):
+        conflicts = [] if mismatched else _tied_conflicts(own, state_dict)
+        if mismatched or conflicts or (strict and (missing or unexpected)):
             raise StateDictError(_load_report(type(self).__name__, missing, unexpected,
-                                              mismatched, strict))
+                                              mismatched, strict, conflicts))
         with no_grad():
             for key, target in own.items():
                 if key in state_dict:
@@ -476,9 +480,40 @@ def _shape_of(value: Any) -> tuple[int, ...]:
     return tuple(shape)
 
 
+def _tied_conflicts(own: dict[str, Any], state_dict: dict[str, Any]) -> list[str]:
+    """Aliases of one tied parameter that the state dict gives different values.
+
+    Loading copies each key in turn, so one alias would silently overwrite the other (PyTorch
+    keeps the last one); here it is an error instead.
+    """
+    aliases: dict[int, list[str]] = {}
+    for key, target in own.items():
+        if key in state_dict:
+            aliases.setdefault(id(target), []).append(key)
+    conflicts = []
+    for keys in aliases.values():
+        first = _as_numpy(state_dict[keys[0]])
+        for other in keys[1:]:
+            if not np.array_equal(first, _as_numpy(state_dict[other]), equal_nan=True):
+                conflicts.append(f"{keys[0]!r} and {other!r}")
+    return conflicts
+
+
+def _as_numpy(value: Any) -> np.ndarray:
+    value = value.data if isinstance(value, Tensor) else value
+    owner = B.backend_of(value)
+    return owner.to_numpy(value) if owner is not None else np.asarray(value)
+
+
 def _load_report(owner: str, missing: list[str], unexpected: list[str], mismatched: list[str],
-                 strict: bool) -> str:
+                 strict: bool, conflicts: list[str]) -> str:
     lines = [f"load_state_dict: the state dict does not fit this {owner}; nothing was changed."]
+    if conflicts:
+        lines.append("  tied parameters with different values in the state dict: "
+                     + "; ".join(conflicts) + ". The model shares one parameter under these "
+                     "names, so one value would overwrite the other. Make them equal in the "
+                     "state dict (e.g. state[second] = state[first]), or load into a model "
+                     "built without the tie.")
     if missing and strict:
         lines.append("  missing keys (in the model, not in the state dict): "
                      + ", ".join(repr(k) for k in missing))
