@@ -212,13 +212,16 @@ class AdamW(Adam):
                              "set an L1Decay/L2Decay on a parameter as its regularizer instead")
 
     def step(self) -> None:
-        self._names = {id(p): n for n, p, _ in self.named_params()}
+        # apply_decay_param_fun asks by name; update() is given the parameter, so look the
+        # names up once per step (the groups may have changed since the last one).
+        if self.apply_decay_param_fun is not None:
+            self._names = {id(p): n for n, p, _ in self.named_params()}
         super().step()
 
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> None:
         decay = group["weight_decay"]
-        if decay and self.decays(self._names[id(param)]):
+        if decay and (self.apply_decay_param_fun is None or self.decays(self._names[id(param)])):
             param.data *= 1 - lr * decay
         return super().update(param, grad, state, group, lr)
 
