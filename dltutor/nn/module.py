@@ -500,9 +500,7 @@ def _tied_conflicts(own: dict[str, Any], state_dict: dict[str, Any]) -> list[str
 
 
 def _as_numpy(value: Any) -> np.ndarray:
-    value = value.data if isinstance(value, Tensor) else value
-    owner = B.backend_of(value)
-    return owner.to_numpy(value) if owner is not None else np.asarray(value)
+    return B.to_numpy(value.data if isinstance(value, Tensor) else value)
 
 
 def _load_report(owner: str, missing: list[str], unexpected: list[str], mismatched: list[str],
