@@ -222,7 +222,7 @@ def test_show_twice_keeps_one_live_view_and_closes_the_old_figure():
     demos.moons_mlp().show()                 # re-running `demos.moons_mlp().show()`
     (view3,) = live_views()
     assert view2.closed and view3.lab is not lab
-    demos.exploding_tanh().show()            # another lab: both stay
+    demos.exploding_gradients().show()            # another lab: both stay
     assert len(live_views()) == 2
 
 

@@ -137,6 +137,26 @@ def test_parameter_can_be_replaced_and_removed():
     assert [n for n, _ in layer.named_parameters()] == ["weight", "bias"]
 
 
+@pytest.mark.parametrize("how", ["assign", "register"])
+def test_replacing_a_parameter_keeps_its_place(how):
+    layer, other = nn.Linear(2, 3), nn.Linear(2, 3)
+    if how == "assign":
+        layer.weight = other.weight                      # as PyTorch: weight stays before bias
+    else:
+        layer.register_parameter("weight", other.weight)
+    assert [n for n, _ in layer.named_parameters()] == ["weight", "bias"]
+    assert list(layer.state_dict()) == ["weight", "bias"]
+    assert layer.weight is other.weight
+
+
+def test_replacing_a_submodule_keeps_its_place():
+    net = nn.Sequential(nn.Linear(1, 2), nn.ReLU(), nn.Linear(2, 1))
+    replacement = nn.Linear(1, 2)
+    net.add_module("0", replacement)
+    assert [n for n, _ in net.named_children()] == ["0", "1", "2"]
+    assert net[0] is replacement
+
+
 # --- tying --------------------------------------------------------------------------------------
 def tied_net():
     shared = nn.Linear(8, 8)
@@ -305,6 +325,19 @@ def test_to_moves_parameters_in_place_keeping_identity():
                for t in list(net.parameters()) + list(net.buffers()))
     net.to("cpu")
     assert type(net[0].weight.data) is np.ndarray
+
+
+def test_double_and_float_cast_floats_in_place_keeping_identity():
+    net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    weight = net[0].weight
+    net(dt.randn(4, 2)).sum().backward()
+    net.double()
+    assert net[0].weight is weight and weight.dtype == np.float64 and weight.grad.dtype == np.float64
+    assert net[1].running_mean.dtype == np.float64
+    assert net[1].num_batches_tracked.dtype.kind == "i"           # integers stay integers
+    assert net(dt.tensor(np.ones((4, 2)))).dtype == np.float64
+    net.float()
+    assert weight.dtype == np.float32 and net[1].running_var.dtype == np.float32
 
 
 def test_repr_is_an_indented_tree():

@@ -112,10 +112,10 @@ class Module:
         params, buffers, modules = (self.__dict__.get(k) for k in
                                     ("_parameters", "_buffers", "_modules"))
         if isinstance(value, Parameter):
-            self._forget(name)
+            self._forget(name, keep="_parameters")
             params[name] = value
         elif isinstance(value, Module):
-            self._forget(name)
+            self._forget(name, keep="_modules")
             modules[name] = value
         elif params is not None and name in params:
             if value is not None:
@@ -133,9 +133,15 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep: str | None = None) -> None:
+        """Drop ``name`` from every registry but ``keep`` and from the plain attributes.
+
+        The registry that gets the new value keeps its entry, so replacing a parameter keeps
+        its place in ``named_parameters()`` and ``state_dict()`` (as in PyTorch).
+        """
         for store in ("_parameters", "_buffers", "_modules"):
-            self.__dict__[store].pop(name, None)
+            if store != keep:
+                self.__dict__[store].pop(name, None)
         self.__dict__.pop(name, None)
 
     def __getattr__(self, name: str) -> Any:
@@ -167,7 +173,7 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter({name!r}) needs an nn.Parameter or None, got "
                             f"{type(param).__name__}")
-        self._forget(name)
+        self._forget(name, keep="_parameters")
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -185,7 +191,7 @@ class Module:
         _check_name("buffer", name, self)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"buffer {name!r} must be a Tensor or None, got {type(tensor).__name__}")
-        self._forget(name)
+        self._forget(name, keep="_buffers")
         self._buffers[name] = tensor
         if not persistent:
             self._non_persistent.add(name)
@@ -202,7 +208,7 @@ class Module:
         _check_name("module", name, self)
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module({name!r}) needs a Module, got {type(module).__name__}")
-        self._forget(name)
+        self._forget(name, keep="_modules")
         self._modules[name] = module
 
     # -- walking the tree -----------------------------------------------------------------------
@@ -452,6 +458,35 @@ class Module:
             tensor.data = target.asarray(tensor.data)
             if tensor.grad is not None:
                 tensor.grad.data = target.asarray(tensor.grad.data)
+        return self
+
+    def double(self) -> "Module":
+        """Cast every floating-point parameter and buffer to float64, in place.
+
+        The Parameter objects stay the same (optimizers and ties keep working). Computing in
+        float64 makes results that float32 rounding would blur reproducible to many digits.
+
+        >>> from dltutor import nn
+        >>> nn.Linear(2, 2).double().weight.dtype
+        dtype('float64')
+        """
+        return self._cast_floats(np.float64)
+
+    def float(self) -> "Module":
+        """Cast every floating-point parameter and buffer to float32, in place (the default).
+
+        >>> from dltutor import nn
+        >>> nn.Linear(2, 2).double().float().weight.dtype
+        dtype('float32')
+        """
+        return self._cast_floats(np.float32)
+
+    def _cast_floats(self, dtype: Any) -> "Module":
+        for tensor in list(self.parameters()) + list(self.buffers()):
+            if tensor.data.dtype.kind == "f":
+                tensor.data = tensor.data.astype(dtype)
+                if tensor.grad is not None:
+                    tensor.grad.data = tensor.grad.data.astype(dtype)
         return self
 
     # -- printing --------------------------------------------------------------------------------

@@ -612,6 +612,15 @@ assert math.isclose(init.calculate_gain("selu"), 3 / 4)
 #
 # `plot.layer_statistics` runs the network with hooks on each block and draws one line per
 # initializer; a good initializer keeps both lines flat.
+#
+# We measure in **float64** (`net.double()`, as in PyTorch; the inputs are float64 too).
+# Training would use float32, but a measurement should give the same digits on every
+# computer, and in float32 one of these numbers does not: `tanh(x)` is exactly ±1 in float32
+# once `|x| > 9`, and a little below that its slope `1 - tanh(x)**2` keeps only a few correct
+# bits. In the tanh network started with std 1 most units sit there, so the gradient flowing
+# back through them is largely rounding noise, and its std comes out about 10% different on a
+# CPU whose matrix kernels round differently. float64 pushes that noise far below the three
+# digits printed here.
 
 # %%
 class Dense(nn.Module):
@@ -629,7 +638,8 @@ class Dense(nn.Module):
 DEPTH, WIDTH = 15, 64
 
 def deep_net(activation, weight_init=None, seed=1):
-    """15 Dense blocks; weight_init(w) replaces the default weights (biases then start at 0)."""
+    """15 Dense blocks in float64; weight_init(w) replaces the default weights (biases then
+    start at 0)."""
     dt.manual_seed(seed)
     net = nn.Sequential(*[Dense(WIDTH, activation) for _ in range(DEPTH)])
     if weight_init is not None:
@@ -638,12 +648,7 @@ def deep_net(activation, weight_init=None, seed=1):
                 weight_init(m.weight)
                 init.zeros_(m.bias)
         net.apply(fn)
-    return net
-
-dt.manual_seed(0)
-x = dt.randn(128, WIDTH)
-direction = dt.randn(128, WIDTH)
-loss_fn = lambda out: (out * direction).sum()    # its gradient at the output is `direction`
+    return net.double()
 
 tanh_inits = {
     "normal, std 1": lambda w: init.normal_(w, 0.0, 1.0),
@@ -658,22 +663,34 @@ relu_inits = {
     "Kaiming, gain sqrt(2)": lambda w: init.kaiming_normal_(w, nonlinearity="relu"),
 }
 
+def measure(seed, axes):
+    """The std of every block's output and gradient for every initializer, drawn on axes.
+
+    Returns three dicts keyed by (network, initializer): activation stds and gradient stds
+    per block, and the fraction of saturated outputs (|y| > 0.99) of the last block."""
+    dt.manual_seed(seed)
+    x = dt.randn(128, WIDTH, dtype=dt.float64)
+    direction = dt.randn(128, WIDTH, dtype=dt.float64)
+    loss_fn = lambda out: (out * direction).sum()    # its gradient at the output is `direction`
+    act_std, grad_std, saturated = {}, {}, {}
+    for row, (activation, inits) in enumerate([(nn.Tanh, tanh_inits), (nn.ReLU, relu_inits)]):
+        for label, weight_init in inits.items():
+            net = deep_net(activation, weight_init, seed=seed + 1)
+            key = (activation.__name__, label)
+            a = plot.layer_statistics(net, x, ax=axes[row, 0], label=label, log=True)
+            g = plot.layer_statistics(net, x, ax=axes[row, 1], kind="gradient",
+                                      loss_fn=loss_fn, label=label, log=True)
+            act_std[key] = np.array([s for _, s in a])
+            grad_std[key] = np.array([s for _, s in g])
+            with dt.no_grad():
+                saturated[key] = float((np.abs(net(x).numpy()) > 0.99).mean())
+        axes[row, 0].set_title(f"{activation.__name__} network: std of each block's output")
+        axes[row, 1].set_title(f"{activation.__name__} network: std of the gradient "
+                               "(backward runs right to left)")
+    return act_std, grad_std, saturated
+
 fig, axes = plt.subplots(2, 2, figsize=(12, 8), layout="constrained")
-act_std, grad_std, saturated = {}, {}, {}
-for row, (activation, inits) in enumerate([(nn.Tanh, tanh_inits), (nn.ReLU, relu_inits)]):
-    for label, weight_init in inits.items():
-        net = deep_net(activation, weight_init)
-        key = (activation.__name__, label)
-        a = plot.layer_statistics(net, x, ax=axes[row, 0], label=label, log=True)
-        g = plot.layer_statistics(net, x, ax=axes[row, 1], kind="gradient", loss_fn=loss_fn,
-                                  label=label, log=True)
-        act_std[key] = np.array([s for _, s in a])
-        grad_std[key] = np.array([s for _, s in g])
-        with dt.no_grad():
-            saturated[key] = float((np.abs(net(x).numpy()) > 0.99).mean())
-    axes[row, 0].set_title(f"{activation.__name__} network: std of each block's output")
-    axes[row, 1].set_title(f"{activation.__name__} network: std of the gradient "
-                           "(backward runs right to left)")
+act_std, grad_std, saturated = measure(0, axes)
 plt.show()
 
 # %%
@@ -704,24 +721,39 @@ def spread(values):
     """How much a std varies across the blocks: largest / smallest."""
     return values.max() / values.min()
 
-# std 0.01: the signal vanishes, forward and backward
-for net_kind in ("Tanh", "ReLU"):
-    key = (net_kind, "normal, std 0.01")
-    assert act_std[key][-1] < 1e-3 * act_std[key][0]
-    assert grad_std[key][0] < 1e-3 * grad_std[key][-1]
+def claims_hold(act_std, grad_std, saturated):
+    # std 0.01: the signal vanishes, forward and backward
+    for net_kind in ("Tanh", "ReLU"):
+        key = (net_kind, "normal, std 0.01")
+        assert act_std[key][-1] < 1e-3 * act_std[key][0]
+        assert grad_std[key][0] < 1e-3 * grad_std[key][-1]
 
-# std 1: tanh saturates, ReLU explodes, gradients explode towards the input
-assert saturated[("Tanh", "normal, std 1")] > 0.5
-assert act_std[("ReLU", "normal, std 1")][-1] > 1e6 * act_std[("ReLU", "normal, std 1")][0]
-assert grad_std[("Tanh", "normal, std 1")][0] > 1e3 * grad_std[("Tanh", "normal, std 1")][-1]
+    # std 1: tanh saturates, ReLU explodes, gradients explode towards the input
+    assert saturated[("Tanh", "normal, std 1")] > 0.5
+    assert act_std[("ReLU", "normal, std 1")][-1] > 1e6 * act_std[("ReLU", "normal, std 1")][0]
+    assert grad_std[("Tanh", "normal, std 1")][0] > 1e3 * grad_std[("Tanh", "normal, std 1")][-1]
 
-# the matching initializer keeps both within a factor of 10 over 15 blocks
-for key in [("Tanh", "Xavier, gain 5/3"), ("ReLU", "Kaiming, gain sqrt(2)")]:
-    assert spread(act_std[key]) < 10 and spread(grad_std[key]) < 10, key
+    # the matching initializer keeps both within a factor of 10 over 15 blocks
+    for key in [("Tanh", "Xavier, gain 5/3"), ("ReLU", "Kaiming, gain sqrt(2)")]:
+        assert spread(act_std[key]) < 10 and spread(grad_std[key]) < 10, key
 
-# the wrong gain lets the signal fade
-assert act_std[("ReLU", "Xavier, gain 1")][-1] < 0.1 * act_std[("ReLU", "Xavier, gain 1")][0]
-assert spread(grad_std[("Tanh", "default (U(±1/sqrt(fan_in)))")]) > 100
+    # the wrong gain lets the signal fade
+    assert act_std[("ReLU", "Xavier, gain 1")][-1] < 0.1 * act_std[("ReLU", "Xavier, gain 1")][0]
+    assert spread(grad_std[("Tanh", "default (U(±1/sqrt(fan_in)))")]) > 100
+    return True
+
+assert claims_hold(act_std, grad_std, saturated)
+
+# %% [markdown]
+# One draw of weights and inputs could be lucky. The same claims hold for other seeds (other
+# weights, other inputs); the plots of these runs are drawn off screen and thrown away:
+
+# %%
+for seed in range(1, 5):
+    fig, axes = plt.subplots(2, 2)
+    assert claims_hold(*measure(seed, axes)), seed
+    plt.close(fig)
+print("the claims hold for seeds 0 to 4")
 
 # %% [markdown]
 # Two closing remarks. First, these are statements about the **start** of training; normalization

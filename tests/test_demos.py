@@ -1,0 +1,60 @@
+"""Every lab demo shows its effect for every seed, not only for the default one.
+
+A demo is a teaching claim ("clipping rescues this network"); if it held only for seed 0, a
+learner who changes the seed, or whose CPU rounds differently, would see the opposite. Each
+test runs the demo for five seeds and asserts the claim with a margin (the margins are the
+worst case over seeds 0-9 when the demo was designed, and over the CPU variants that
+``tests/test_every_machine.py`` runs).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dltutor.lab import demos
+
+SEEDS = range(5)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_exploding_gradients_blow_up_without_clipping(seed):
+    lab = demos.exploding_gradients(seed=seed)
+    assert not lab.run(100)                                  # it stops with an error...
+    assert isinstance(lab.error, FloatingPointError)
+    assert lab.steps_done < 10                               # ...within the first few steps (4-6)
+    assert lab.recorder.series("global_grad_norm")[0] > 20   # the first gradient is already huge
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_global_norm_clipping_rescues_the_exploding_network(seed):
+    lab = demos.exploding_gradients(seed=seed)
+    lab.set_clip("global_norm", 1.0)
+    assert lab.run(300)
+    rec = lab.recorder
+    scale = rec.series("clip_scale")
+    after = np.sqrt((rec.series("clipped_grad_norm") ** 2).sum(axis=1))
+    assert scale[0] < 0.05                                   # the first steps are cut hard...
+    assert np.all(after <= 1.0 * (1 + 1e-5))                 # ...to the threshold, never above
+    assert lab.accuracy() > 0.95                             # and it learns (0.99-1.0 seen)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_moons_mlp_learns_the_moons(seed):
+    lab = demos.moons_mlp(seed=seed)
+    assert lab.run(200)
+    assert lab.accuracy() > 0.9                              # 0.94-1.0 seen
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_tied_mlp_learns_with_one_shared_layer(seed):
+    lab = demos.tied_mlp(seed=seed)
+    assert lab.model[2] is lab.model[4]
+    assert lab.run(200)
+    assert lab.accuracy() > 0.8                              # 0.89-1.0 seen
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_digits_mlp_learns_the_digits(seed):
+    lab = demos.digits_mlp(seed=seed)
+    assert lab.run(100)
+    assert lab.accuracy() > 0.8                              # 0.83-0.88 seen

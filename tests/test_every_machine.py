@@ -1,0 +1,49 @@
+"""The same lesson on every machine: notebooks and doctests pass under other CPUs' rounding.
+
+The main test run checks the stored notebook outputs on this machine's kernels. Here each
+variant of ``cpu_variants.variants()`` runs the notebooks (nbval, against the same stored
+outputs) and the doctests again in a fresh pytest process, with other OpenBLAS kernels, with
+NumPy's baseline SIMD loops, or under the rounding probe. A stored number or a claim that
+depends on how one CPU rounds fails here. ``make test-cpus`` runs only these.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cpu_variants import ipython_startup_for_probe, variants
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.cpu_variant
+
+
+def _summary(output: str) -> str:
+    """The failures and the closing line of a pytest run (its full output is too long)."""
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", output)
+    lines = [line for line in plain.splitlines()
+             if line.startswith(("FAILED", "ERROR")) or re.match(r"=+ .*(passed|failed|error)", line)]
+    return "\n".join(lines[-40:]) or plain[-3000:]
+
+
+@pytest.mark.parametrize("variant", variants(), ids=lambda v: v.name)
+def test_notebooks_and_doctests_hold_under(variant, tmp_path):
+    if variant.unavailable:
+        pytest.skip(variant.unavailable)
+    env = {**os.environ, **variant.env}
+    if variant.name == "rounding-probe":
+        env["IPYTHONDIR"] = str(ipython_startup_for_probe(tmp_path / "ipython"))
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               *variant.pytest_args, "dltutor", "notebooks"]
+    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=900)
+    assert run.returncode == 0, (
+        f"under {variant.name} ({variant.env}) the notebooks or doctests fail:\n"
+        f"{_summary(run.stdout + run.stderr)}\nReproduce: "
+        f"{' '.join(f'{k}={v!r}' for k, v in variant.env.items())} "
+        f"{' '.join(command[1:])}")
