@@ -11,11 +11,12 @@ LAB_PORT ?= 8888
 # Jupyter refuses to run as root unless told to; containers and CI machines often are root.
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test notebooks bench clean help
+.PHONY: lab test test-cpus notebooks bench clean help
 
 help:
 	@echo "make lab    - install the kit in .venv and open JupyterLab on notebooks/"
 	@echo "make test   - install the test extras in .venv and run the whole suite"
+	@echo "make test-cpus - rerun the notebooks and doctests under other CPUs' rounding only"
 	@echo "make notebooks - rebuild every chapter from notebooks/src and store its outputs"
 	@echo "make bench  - run the speed benchmarks (benchmarks/RESULTS.md records them)"
 	@echo "make clean  - remove .venv and caches"
@@ -38,8 +39,16 @@ lab: $(LAB_STAMP)
 	@echo "Starting JupyterLab on notebooks/ - open the URL it prints below (Ctrl-C stops it)."
 	$(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser $(AS_ROOT)
 
+# In parallel, one worker per core: each notebook (nbval) and each test module stays on one
+# worker (--dist loadscope), so the slow CPU-variant module runs beside everything else.
 test: $(TEST_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadscope
+
+# The notebooks and doctests again under other OpenBLAS kernels, NumPy's baseline SIMD loops
+# and the rounding probe (part of `make test` too; see notebooks/AUTHORING.md).
+test-cpus: $(TEST_STAMP)
+	$(BIN)/python tests/cpu_variants.py
+	$(BIN)/python -m pytest -m cpu_variant -ra tests/test_every_machine.py
 
 # Rebuild notebooks/NN_name.ipynb from notebooks/src/NN_name.py and execute them (NAMES=01 02
 # rebuilds only those). The committed outputs come from this command.

@@ -57,8 +57,12 @@ class UnknownNameError(KeyError):
 # ------------------------------------------------------------------------------------------------
 # Formatting: plain text with aligned columns, and escaped HTML
 # ------------------------------------------------------------------------------------------------
-def _fmt(value: Any) -> str:
-    """A cell's text: numbers short (0.1 * 0.1 prints as 0.01), None as '-', lists joined."""
+def _fmt(value: Any, digits: int = 4) -> str:
+    """A cell's text: numbers short (0.1 * 0.1 prints as 0.01), None as '-', lists joined.
+
+    Four significant digits hide float32 rounding in a single pass; a value derived from
+    several float32 results (an estimate) gets fewer, so it prints the same on every CPU.
+    """
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -66,7 +70,7 @@ def _fmt(value: Any) -> str:
     if isinstance(value, Integral):
         return str(int(value))
     if isinstance(value, Real):
-        text = f"{float(value):.4g}"  # 4 digits: float32 rounding never shows
+        text = f"{float(value):.{digits}g}"
         return text + ".0" if text.lstrip("-").isdigit() else text
     if isinstance(value, (list, tuple)) and not value:
         return "-" if isinstance(value, list) else "()"
@@ -820,7 +824,7 @@ def why_not_updating(model: Any, optimizer: Any, name: str, loss: Any = None) ->
             last = getattr(clip, "last_scale", None)
             parts = [f"{clip!r}"]
             if predicted is not None:
-                parts.append(f"scales this gradient by about {_fmt(predicted)}")
+                parts.append(f"scales this gradient by about {_fmt(predicted, digits=2)}")
             if last is not None:
                 parts.append(f"last step's scale {_fmt(last)}")
             scale = predicted if predicted is not None else last

@@ -14,12 +14,16 @@ instead of run. The rounding probe (``rounding_probe.py``) is one more variant t
 machine can run: it nudges the last bits on purpose.
 
 ``tests/test_every_machine.py`` runs the notebooks and doctests under each available variant;
-``make test-cpus`` runs only those.
+``make test-cpus`` runs only those; ``python tests/cpu_variants.py run NAME [PATH...]`` runs
+pytest under one of them (``python tests/cpu_variants.py`` lists them).
 """
 from __future__ import annotations
 
 import os
 import platform
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,7 +110,21 @@ def variants() -> list[Variant]:
     return found
 
 
-def ipython_startup_for_probe(ipython_dir: Path) -> Path:
+def environment(variant: Variant, workdir: Path) -> dict[str, str]:
+    """The environment to run pytest under ``variant`` (``workdir`` holds what it writes)."""
+    env = {**os.environ, **variant.env}
+    if variant.name == "rounding-probe":
+        env["IPYTHONDIR"] = str(_ipython_startup_for_probe(workdir / "ipython"))
+    return env
+
+
+def pytest_command(variant: Variant, paths: list[str]) -> list[str]:
+    """The pytest command line that runs ``paths`` under ``variant``."""
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            *variant.pytest_args, *paths]
+
+
+def _ipython_startup_for_probe(ipython_dir: Path) -> Path:
     """An IPYTHONDIR whose startup file loads the rounding probe into every kernel."""
     startup = ipython_dir / "profile_default" / "startup"
     startup.mkdir(parents=True, exist_ok=True)
@@ -123,7 +141,29 @@ def _prepend(path: str, variable: str) -> str:
     return path if not rest else path + os.pathsep + rest
 
 
-if __name__ == "__main__":  # python tests/cpu_variants.py: what this machine can run
-    print(f"numpy {np.__version__}, OpenBLAS kernels: {openblas_architecture()}")
-    for v in variants():
-        print(f"  {v.name:24s} {v.env or ''} {'-> ' + v.unavailable if v.unavailable else ''}")
+def main(args: list[str]) -> int:
+    """``python tests/cpu_variants.py`` lists the variants; ``... run NAME [PATH...]`` runs
+    pytest on PATHs (default: the doctests and notebooks) under variant NAME."""
+    print(f"numpy {np.__version__}, OpenBLAS kernels here: {openblas_architecture()}")
+    by_name = {v.name: v for v in variants()}
+    if not args:
+        for v in by_name.values():
+            status = f"unavailable: {v.unavailable}" if v.unavailable else "runs here"
+            print(f"  {v.name:22s} {status}")
+        return 0
+    if args[0] != "run" or len(args) < 2 or args[1] not in by_name:
+        print(f"usage: python tests/cpu_variants.py [run NAME [PATH...]]; NAME is one of "
+              f"{', '.join(by_name)}")
+        return 2
+    variant = by_name[args[1]]
+    if variant.unavailable:
+        print(f"{variant.name} cannot run here: {variant.unavailable}")
+        return 2
+    with tempfile.TemporaryDirectory() as workdir:
+        command = pytest_command(variant, args[2:] or ["dltutor", "notebooks"])
+        return subprocess.run(command, cwd=TESTS.parent,
+                              env=environment(variant, Path(workdir))).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -8,15 +8,13 @@ depends on how one CPU rounds fails here. ``make test-cpus`` runs only these.
 """
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from cpu_variants import ipython_startup_for_probe, variants
+from cpu_variants import environment, pytest_command, variants
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,15 +33,10 @@ def _summary(output: str) -> str:
 def test_notebooks_and_doctests_hold_under(variant, tmp_path):
     if variant.unavailable:
         pytest.skip(variant.unavailable)
-    env = {**os.environ, **variant.env}
-    if variant.name == "rounding-probe":
-        env["IPYTHONDIR"] = str(ipython_startup_for_probe(tmp_path / "ipython"))
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               *variant.pytest_args, "dltutor", "notebooks"]
-    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=900)
+    command = pytest_command(variant, ["dltutor", "notebooks"])
+    run = subprocess.run(command, cwd=ROOT, env=environment(variant, tmp_path),
+                         capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, (
         f"under {variant.name} ({variant.env}) the notebooks or doctests fail:\n"
-        f"{_summary(run.stdout + run.stderr)}\nReproduce: "
-        f"{' '.join(f'{k}={v!r}' for k, v in variant.env.items())} "
-        f"{' '.join(command[1:])}")
+        f"{_summary(run.stdout + run.stderr)}\n"
+        f"Reproduce: .venv/bin/python tests/cpu_variants.py run {variant.name} [PATH...]")

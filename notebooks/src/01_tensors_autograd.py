@@ -129,7 +129,7 @@ plt.show()
 
 # %%
 assert 0.0 <= many_u.min() and many_u.max() < 1.0
-assert abs(many_n.mean()) < 0.01 and abs(many_n.std() - 1.0) < 0.01
+assert abs(many_n.mean()) < 0.02 and abs(many_n.std() - 1.0) < 0.02     # 6 standard errors
 
 # %% [markdown]
 # ## Adding a channel dimension to images

@@ -129,14 +129,15 @@ print("norm of its momentum buffer after each step:", np.round(buffer_norms, 4))
 
 # %% [markdown]
 # ...but everything else carries on: backward computes the gradient, the optimizer counts the
-# steps and keeps accumulating the gradients into the momentum buffer, whose norm grows step
-# after step. (Weight decay is added too, but multiplied by the zero lr it changes nothing.)
+# steps and keeps accumulating the gradients into the momentum buffer, which grows: after five
+# steps its norm is well above its first value. (Weight decay is added too, but multiplied by
+# the zero lr it changes nothing.)
 
 # %%
 assert np.array_equal(net2[0].weight.numpy(), w0_before)          # it did not move
 assert net2[0].weight.grad is not None                            # but it got a gradient
 assert opt2.state[net2[0].weight]["step"] == 5                    # and the optimizer counted it
-assert all(b2 > b1 for b1, b2 in zip(buffer_norms, buffer_norms[1:]))   # momentum keeps growing
+assert buffer_norms[-1] > 1.5 * buffer_norms[0]                   # momentum keeps accumulating
 
 # %% [markdown]
 # ### Unfreezing: the stored momentum makes the layer jump
@@ -233,16 +234,17 @@ print("norm of net3[0].weight.grad after each step:", np.round(grad_norms, 4))
 
 # %% [markdown]
 # The weight never moves, yet its `.grad` holds the **sum** of every gradient since training
-# began and keeps growing. Nothing goes wrong while the layer stays out of the optimizer, but
-# backward does the work for nothing, and if you later add the layer to an optimizer (or use a
-# `grad_clip` that counts it), that stale sum is what it sees first. `net3.zero_grad()` (the
-# module's, which clears every parameter) avoids it.
+# began, and grows with it: after five steps it is several times the first gradient. Nothing
+# goes wrong while the layer stays out of the optimizer, but backward does the work for
+# nothing, and if you later add the layer to an optimizer (or use a `grad_clip` that counts
+# it), that stale sum is what it sees first. `net3.zero_grad()` (the module's, which clears
+# every parameter) avoids it.
 
 # %%
 assert np.array_equal(net3[0].weight.numpy(), w0_before)                 # never updated
 assert len(arrived) == 5                                                 # but a gradient every step
 assert np.allclose(net3[0].weight.grad.numpy(), np.sum(arrived, axis=0), atol=1e-6)  # summed
-assert all(b > a for a, b in zip(grad_norms, grad_norms[1:]))             # and growing
+assert grad_norms[-1] > 2 * grad_norms[0]                                 # and growing
 net3.zero_grad()
 assert net3[0].weight.grad is None
 

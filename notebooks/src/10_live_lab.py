@@ -40,7 +40,7 @@ lab = demos.moons_mlp()
 print(lab)
 print("layers:", lab.layers)
 lab.step(STEPS)
-print(f"after {lab.steps_done} steps: loss {lab.last_loss:.4f}, accuracy {lab.accuracy():.3f}")
+print(f"after {lab.steps_done} steps: loss {lab.last_loss:.3f}, accuracy {lab.accuracy():.3f}")
 
 # %% [markdown]
 # The controls are plain methods, and each takes effect from the next step:
@@ -60,7 +60,7 @@ print(f"after {lab.steps_done} steps: loss {lab.last_loss:.4f}, accuracy {lab.ac
 # %%
 state = lab.state()
 for row in state["layers"]:
-    print(f"layer {row['name']}: |w| = {row['param_norm']:.4f}, "
+    print(f"layer {row['name']}: |w| = {row['param_norm']:.3f}, "
           f"update/param = {row['update_ratio']:.2e}, frozen = {row['frozen']}")
 
 # %% [markdown]
@@ -84,13 +84,18 @@ assert lab.state()["layers"][1]["lr_mult"] == 1.0
 # We train for a while, freeze the middle layer `"2"`, train on, then unfreeze it.
 
 # %%
-lab = demos.moons_mlp()
-lab.step(STEPS)
-lab.freeze("2")
-lab.step(STEPS)
-lab.freeze("2", False)
-lab.step(STEPS // 2)
+def freeze_and_thaw(seed=0):
+    """A moons lab: STEPS steps, then layer "2" frozen for STEPS steps, then STEPS // 2 more."""
+    lab = demos.moons_mlp(seed=seed)
+    lab.step(STEPS)
+    lab.freeze("2")
+    lab.step(STEPS)
+    lab.freeze("2", False)
+    lab.step(STEPS // 2)
+    return lab
 
+
+lab = freeze_and_thaw()
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
 plot.traces(lab.recorder, "param_norm", ax=axes[0])
 plot.loss(lab.recorder, ax=axes[1], smooth=0.9)
@@ -103,15 +108,21 @@ plt.show()
 # when only two layers adapt). Unfrozen, the layer simply starts moving again.
 
 # %%
-rec = lab.recorder
-norm2 = rec.series("param_norm", "2")
-frozen = rec.series("frozen", "2") == 1.0
-during = slice(STEPS, 2 * STEPS)
-assert frozen[during].all() and not frozen[:STEPS].any() and not frozen[2 * STEPS:].any()
-assert np.all(norm2[during] == norm2[STEPS])                          # flat: not one bit changed
-assert np.ptp(rec.series("param_norm", "0")[during]) > 0              # the others kept training
-assert np.all(rec.series("grad_norm", "2")[during] == 0)              # no gradient at all
-assert norm2[-1] != norm2[2 * STEPS - 1]                               # unfrozen: it moves again
+def freezing_claims_hold(lab):
+    rec = lab.recorder
+    norm2 = rec.series("param_norm", "2")
+    frozen = rec.series("frozen", "2") == 1.0
+    during = slice(STEPS, 2 * STEPS)
+    assert frozen[during].all() and not frozen[:STEPS].any() and not frozen[2 * STEPS:].any()
+    assert np.all(norm2[during] == norm2[STEPS])                      # flat: not one bit changed
+    assert np.ptp(rec.series("param_norm", "0")[during]) > 0          # the others kept training
+    assert np.all(rec.series("grad_norm", "2")[during] == 0)          # no gradient at all
+    assert norm2[-1] != norm2[2 * STEPS - 1]                           # unfrozen: it moves again
+    return True
+
+
+assert freezing_claims_hold(lab)
+assert all(freezing_claims_hold(freeze_and_thaw(seed)) for seed in range(1, 5))   # not luck
 
 # %% [markdown]
 # ### Raise the lr multiplier of one layer
@@ -122,13 +133,18 @@ assert norm2[-1] != norm2[2 * STEPS - 1]                               # unfroze
 # then triple the multiplier of the first layer in one of them and let both go on.
 
 # %%
-base, boosted = demos.moons_mlp(), demos.moons_mlp()
-base.step(STEPS)
-boosted.step(STEPS)
-boosted.set_lr_mult("0", 3)
-base.step(STEPS)
-boosted.step(STEPS)
+def boosted_pair(seed=0):
+    """Two identical labs; from step STEPS on, layer 0 of the second trains with lr x 3."""
+    base, boosted = demos.moons_mlp(seed=seed), demos.moons_mlp(seed=seed)
+    base.step(STEPS)
+    boosted.step(STEPS)
+    boosted.set_lr_mult("0", 3)
+    base.step(STEPS)
+    boosted.step(STEPS)
+    return base, boosted
 
+
+base, boosted = boosted_pair()
 ratio_base = base.recorder.series("update_ratio", "0")
 ratio_boosted = boosted.recorder.series("update_ratio", "0")
 after = ratio_boosted[STEPS:] / ratio_base[STEPS:]
@@ -148,18 +164,27 @@ plt.show()
 
 # %% [markdown]
 # At the first step after the change the update is exactly three times as large: same
-# weights, same gradient, same momentum, three times the step size. For a few steps the
-# update / parameter ratio stays close to 3x. Later the two runs drift apart and the factor
-# wanders away from 3: the bigger steps take layer 0 somewhere else, where its gradient is
-# different. A multiplier scales the step, not the progress.
+# weights, same gradient, same momentum, three times the step size. From the next step on the
+# two runs differ (the bigger step took layer 0 somewhere else, where its gradient is another
+# one), and the factor wanders: over the next ten steps the boosted layer still moves more than
+# the base one, but by anything from about 1.5 to 8 times, depending on the seed. A multiplier
+# scales the step, not the progress.
 
 # %%
-u_base = base.recorder.series("update_norm", "0")[STEPS]
-u_boosted = boosted.recorder.series("update_norm", "0")[STEPS]
-assert abs(u_boosted / u_base - 3) < 1e-4                 # the first step: exactly 3x the update
-assert 2.7 < after[0] < 3.3                               # and about 3x the update/param ratio
-assert 2.0 < np.median(after[:10]) < 4.0                  # roughly 3x for the next steps
-assert np.all(base.recorder.series("update_ratio", "2") > 0)   # the other layers train as before
+def lr_mult_claims_hold(base, boosted):
+    after = (boosted.recorder.series("update_ratio", "0")[STEPS:]
+             / base.recorder.series("update_ratio", "0")[STEPS:])
+    u_base = base.recorder.series("update_norm", "0")[STEPS]
+    u_boosted = boosted.recorder.series("update_norm", "0")[STEPS]
+    assert abs(u_boosted / u_base - 3) < 1e-4              # the first step: exactly 3x the update
+    assert 2.7 < after[0] < 3.3                            # and about 3x the update/param ratio
+    assert np.median(after[:10]) > 1.2                     # then still larger, but wandering
+    assert np.all(base.recorder.series("update_ratio", "2") > 0)   # the other layers train on
+    return True
+
+
+assert lr_mult_claims_hold(base, boosted)
+assert all(lr_mult_claims_hold(*boosted_pair(seed)) for seed in range(1, 5))   # not luck
 
 # %% [markdown]
 # ### Switch on clipping
