@@ -25,6 +25,7 @@ from typing import Any, Iterable, Sequence
 
 from .. import backend as B
 from ..autograd.tensor import Tensor, _make
+from .norms import l2_norms, p_norm, sums_of_squares, total_norm
 
 
 def _unique_with_grad(params: Iterable[Tensor] | Tensor) -> list[Tensor]:
@@ -37,59 +38,6 @@ def _unique_with_grad(params: Iterable[Tensor] | Tensor) -> list[Tensor]:
             seen.add(id(p))
             out.append(p)
     return out
-
-
-def _norm(array: Any, norm_type: float) -> float:
-    """The inf-norm or a p-norm other than 2 (the 2-norm is :func:`l2_norms`)."""
-    xp = B.get_array_module(array)
-    if norm_type == math.inf:
-        return float(xp.abs(array).max()) if array.size else 0.0
-    return float((xp.abs(array) ** norm_type).sum()) ** (1.0 / norm_type)
-
-
-def sums_of_squares(arrays: Sequence[Any]) -> list[float]:
-    """The squared L2 norm of each array (all of one backend), as Python floats.
-
-    One dot product per array, no temporary arrays; a sum too large for the dtype gives
-    ``inf`` silently, as in PyTorch. (See ``Backend.sums_of_squares`` for how NumPy's is made
-    fast for the many small arrays a Recorder measures.)
-
-    >>> import numpy as np
-    >>> sums_of_squares([np.array([3.0, 4.0]), np.zeros(2)])
-    [25.0, 0.0]
-    """
-    if not arrays:
-        return []
-    return (B.backend_of(arrays[0]) or B.NUMPY).sums_of_squares(arrays)
-
-
-def l2_norms(arrays: Sequence[Any]) -> list[float]:
-    """The L2 norm of each array (all of one backend), as Python floats (see
-    :func:`sums_of_squares`).
-
-    >>> import numpy as np
-    >>> l2_norms([np.array([3.0, 4.0]), np.zeros(2)])
-    [5.0, 0.0]
-    """
-    return [math.sqrt(square) for square in sums_of_squares(arrays)]
-
-
-def l2_norm(array: Any) -> float:
-    """The L2 norm of one array of any backend, as a Python float (see :func:`l2_norms`).
-
-    >>> import numpy as np
-    >>> l2_norm(np.array([3.0, 4.0]))
-    5.0
-    """
-    return l2_norms([array])[0]
-
-
-def _combine(norms: list[float], norm_type: float) -> float:
-    if not norms:
-        return 0.0
-    if norm_type == math.inf:
-        return max(norms)
-    return sum(n ** norm_type for n in norms) ** (1.0 / norm_type)
 
 
 def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
@@ -114,8 +62,8 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         raise ValueError(f"clip_grad_norm_: norm_type must be > 0 (or math.inf), got {norm_type}")
     params = _unique_with_grad(parameters)
     grads = [p.grad.data for p in params]
-    norms = l2_norms(grads) if norm_type == 2 else [_norm(g, norm_type) for g in grads]
-    total = _combine(norms, norm_type)
+    norms = l2_norms(grads) if norm_type == 2 else [p_norm(g, norm_type) for g in grads]
+    total = total_norm(norms, norm_type)
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"clip_grad_norm_: the total norm of the gradients is {total}; "
                            "a NaN or Inf gradient is upstream (find it with dt.detect_anomaly())"

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .. import backend as B
 from ..autograd.tensor import HookHandle, Tensor, _make, no_grad
-from .clip import sums_of_squares
+from .norms import sums_of_squares
 from .regularizer import Regularizer, regularizer_from_state
 
 # Keys every group may carry besides the optimizer's hyperparameters.

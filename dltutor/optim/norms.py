@@ -1,0 +1,74 @@
+"""Norms of gradients and parameters: the one place the optimizers, the clips and the Recorder
+take them.
+
+Most norms here are L2 norms, and most are taken many at a time (every gradient of a model, on
+every step), so the primitive is a batch: :func:`sums_of_squares` returns the squared L2 norm
+of each array in one call. It hands the batch to the arrays' backend
+(``Backend.sums_of_squares``): for NumPy a BLAS dot product per array, fast for the many small
+arrays a model has, with a careful path for empty arrays and other dtypes. Whatever the path,
+a sum too large for the dtype is ``inf`` (as in PyTorch), a NaN stays NaN, and an empty array
+counts 0.0, all without a warning.
+
+>>> import numpy as np
+>>> l2_norms([np.array([3.0, 4.0]), np.zeros(0)])
+[5.0, 0.0]
+>>> total_norm([3.0, 4.0], 2)             # the norm of per-tensor norms: one global norm
+5.0
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from .. import backend as B
+
+
+def sums_of_squares(arrays: Sequence[Any]) -> list[float]:
+    """The squared L2 norm of each array (all of one backend), as Python floats.
+
+    >>> import numpy as np
+    >>> sums_of_squares([np.array([3.0, 4.0]), np.array([np.inf]), np.zeros(2)])
+    [25.0, inf, 0.0]
+    """
+    if not arrays:
+        return []
+    return (B.backend_of(arrays[0]) or B.NUMPY).sums_of_squares(arrays)
+
+
+def l2_norms(arrays: Sequence[Any]) -> list[float]:
+    """The L2 norm of each array (all of one backend), as Python floats.
+
+    >>> import numpy as np
+    >>> l2_norms([np.array([3.0, 4.0]), np.array([np.nan])])
+    [5.0, nan]
+    """
+    return [math.sqrt(square) for square in sums_of_squares(arrays)]
+
+
+def p_norm(array: Any, p: float) -> float:
+    """The ``p``-norm of one array's values: ``math.inf`` for the largest absolute value, any
+    other p > 0 as ``sum(|x| ** p) ** (1 / p)``. (For p = 2 use :func:`l2_norms`, which takes
+    many at once.)
+
+    >>> import math, numpy as np
+    >>> p_norm(np.array([3.0, -4.0]), 1), p_norm(np.array([3.0, -4.0]), math.inf)
+    (7.0, 4.0)
+    """
+    xp = B.get_array_module(array)
+    if p == math.inf:
+        return float(xp.abs(array).max()) if array.size else 0.0
+    return float((xp.abs(array) ** p).sum()) ** (1.0 / p)
+
+
+def total_norm(norms: Sequence[float], p: float) -> float:
+    """The ``p``-norm of a list of norms: the norm of all the arrays taken together.
+
+    >>> import math
+    >>> total_norm([1.0, 7.0], math.inf), total_norm([], 2)
+    (7.0, 0.0)
+    """
+    if not norms:
+        return 0.0
+    if p == math.inf:
+        return max(norms)
+    return sum(n ** p for n in norms) ** (1.0 / p)
