@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import copy
 import math
-from numbers import Real
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import backend as B
+from .. import checks
 from ..autograd.tensor import Tensor, no_grad
 from ..data import DataLoader, TensorDataset
 from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
@@ -153,10 +153,7 @@ class TrainingLab:
         """Scale one layer's learning rate: effective lr = lr x ``value`` (0 stops it, 2 doubles
         its SGD updates)."""
         params = self._layer_params(layer)
-        if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) \
-                or value < 0:
-            raise LabError(f"lr multiplier for layer {layer!r} must be a number >= 0, got "
-                           f"{value!r}")
+        checks.non_negative("", f"lr multiplier for layer {layer!r}", value, error=LabError)
         for p in params:
             p.lr_mult = float(value)
 
@@ -168,17 +165,13 @@ class TrainingLab:
         if mode is None:
             self.optimizer.grad_clip = None
             return
-        if isinstance(threshold, bool) or not isinstance(threshold, Real) or \
-                not math.isfinite(threshold) or threshold <= 0:
-            raise LabError(f"clip threshold must be a number > 0, got {threshold!r}")
+        checks.positive("", "clip threshold", threshold, error=LabError)
         self.optimizer.grad_clip = CLIP_MODES[mode](float(threshold))
 
     def set_lr(self, value: float) -> None:
         """Set the learning rate of every parameter group (groups keep their ratios to the
         first group's initial lr)."""
-        if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) \
-                or value < 0:
-            raise LabError(f"learning rate must be a number >= 0, got {value!r}")
+        checks.non_negative("", "learning rate", value, error=LabError)
         scale = value / self._initial_lrs[0] if self._initial_lrs[0] else 1.0
         for group, initial in zip(self.optimizer.param_groups, self._initial_lrs):
             group["lr"] = initial * scale if self._initial_lrs[0] else float(value)

@@ -20,10 +20,10 @@ tensor(5.)
 from __future__ import annotations
 
 import math
-from numbers import Real
 from typing import Any, Iterable, Sequence
 
 from .. import backend as B
+from .. import checks
 from ..autograd.tensor import Tensor, _make
 from .norms import l2_norms, p_norm, sums_of_squares, total_norm
 
@@ -85,8 +85,7 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -
     >>> clip_grad_value_([w], 1.0); w.grad.tolist()
     [-1.0, 0.5]
     """
-    if clip_value < 0:
-        raise ValueError(f"clip_grad_value_: clip_value must be >= 0, got {clip_value}")
+    checks.non_negative("clip_grad_value_", "clip_value", clip_value)
     for p in _unique_with_grad(parameters):
         p.grad.data = B.get_array_module(p.grad.data).clip(p.grad.data, -clip_value, clip_value)
 
@@ -120,12 +119,6 @@ class GradClip:
         raise NotImplementedError(f"{type(self).__name__} must define clip (subclass it)")
 
 
-def _positive(name: str, value: Any) -> float:
-    if not isinstance(value, Real) or isinstance(value, bool) or not value > 0:
-        raise ValueError(f"{name} must be a number > 0, got {value!r}")
-    return float(value)
-
-
 class ClipGradByGlobalNorm(GradClip):
     """Paddle's global-norm clipping: all gradients are scaled by
     ``clip_norm / max(global_norm, clip_norm)``, so their joint norm is at most ``clip_norm``
@@ -142,7 +135,7 @@ class ClipGradByGlobalNorm(GradClip):
 
     def __init__(self, clip_norm: float):
         super().__init__()
-        self.clip_norm = _positive("ClipGradByGlobalNorm clip_norm", clip_norm)
+        self.clip_norm = float(checks.positive("ClipGradByGlobalNorm", "clip_norm", clip_norm))
 
     def clip(self, grads: list[Any], norms: list[float]) -> float:
         total = math.sqrt(sum(n * n for n in norms))
@@ -170,7 +163,7 @@ class ClipGradByNorm(GradClip):
 
     def __init__(self, clip_norm: float):
         super().__init__()
-        self.clip_norm = _positive("ClipGradByNorm clip_norm", clip_norm)
+        self.clip_norm = float(checks.positive("ClipGradByNorm", "clip_norm", clip_norm))
 
     def clip(self, grads: list[Any], norms: list[float]) -> float:
         squares = 0.0
@@ -197,10 +190,15 @@ class ClipGradByValue(GradClip):
 
     def __init__(self, max: float, min: float | None = None):  # noqa: A002 - Paddle's names
         super().__init__()
-        self.max = float(max)
-        self.min = -self.max if min is None else float(min)
-        if self.min > self.max:
-            raise ValueError(f"ClipGradByValue: min ({self.min}) must not exceed max ({self.max})")
+        if min is None:         # the range [-max, max]: max is a threshold, and must be > 0
+            self.max = float(checks.positive("ClipGradByValue", "max", max))
+            self.min = -self.max
+        else:                   # any range [min, max] that leaves room between its ends
+            self.min = float(checks.number("ClipGradByValue", "min", min))
+            self.max = float(checks.number("ClipGradByValue", "max", max))
+            if self.min >= self.max:
+                raise ValueError(f"ClipGradByValue: min must be less than max, got "
+                                 f"min={self.min:g}, max={self.max:g}")
 
     def clip(self, grads: list[Any], norms: list[float]) -> float:
         for g in grads:

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Real
 from typing import Any, Callable, Iterable, Sequence
 
 from .. import backend as B
+from .. import checks
 from ..autograd.tensor import HookHandle, Tensor, _make, no_grad
 from .norms import sums_of_squares
 from .regularizer import Regularizer, regularizer_from_state
@@ -278,13 +278,11 @@ class Optimizer:
 
     def _check_group(self, group: dict[str, Any]) -> None:
         """Check one group's hyperparameters (subclasses add their own checks)."""
-        lr = group.get("lr")
-        if not isinstance(lr, Real) or isinstance(lr, bool) or lr < 0:
-            raise ValueError(f"{type(self).__name__}: lr must be a number >= 0, got {lr!r}")
-        wd = group.get("weight_decay", 0)
-        if not isinstance(wd, Regularizer) and (not isinstance(wd, Real) or wd < 0):
-            raise ValueError(f"{type(self).__name__}: weight_decay must be a number >= 0 or an "
-                             f"L1Decay/L2Decay, got {wd!r}")
+        owner = type(self).__name__
+        checks.non_negative(owner, "lr", group.get("lr"))
+        decay = group.get("weight_decay", 0)
+        if not isinstance(decay, Regularizer):
+            checks.non_negative(owner, "weight_decay", decay, hint="or an L1Decay/L2Decay")
 
     def named_params(self) -> Iterable[tuple[str, Tensor, dict[str, Any]]]:
         """Every (name, parameter, group): the structured name, or ``"#i"`` by position."""

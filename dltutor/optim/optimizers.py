@@ -16,22 +16,13 @@ Updates change ``param.data`` and the state in place; they never change ``grad``
 from __future__ import annotations
 
 import math
-from numbers import Real
 from typing import Any, Callable
 
 from .. import backend as B
+from .. import checks
 from ..autograd.tensor import Tensor
 from .optimizer import Optimizer
-
-
-def _check_number(owner: str, name: str, value: Any, low: float = 0.0,
-                  high: float | None = None, high_open: bool = False) -> None:
-    ok = isinstance(value, Real) and not isinstance(value, bool) and value >= low
-    if ok and high is not None:
-        ok = value < high if high_open else value <= high
-    if not ok:
-        bound = f" and {'<' if high_open else '<='} {high}" if high is not None else ""
-        raise ValueError(f"{owner}: {name} must be a number >= {low}{bound}, got {value!r}")
+from .regularizer import Regularizer
 
 
 class SGD(Optimizer):
@@ -61,8 +52,8 @@ class SGD(Optimizer):
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
-        _check_number("SGD", "momentum", group["momentum"])
-        _check_number("SGD", "dampening", group["dampening"])
+        checks.non_negative("SGD", "momentum", group["momentum"])
+        checks.non_negative("SGD", "dampening", group["dampening"])
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0, got "
                              f"momentum={group['momentum']}, dampening={group['dampening']}")
@@ -126,8 +117,8 @@ class Adam(Optimizer):
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
         for i, beta in enumerate(betas):
-            _check_number(name, f"betas[{i}]", beta, 0.0, 1.0, high_open=True)
-        _check_number(name, "eps", group["eps"])
+            checks.probability(name, f"betas[{i}]", beta)
+        checks.non_negative(name, "eps", group["eps"])
 
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> None:
@@ -207,7 +198,7 @@ class AdamW(Adam):
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
-        if not isinstance(group["weight_decay"], Real):
+        if isinstance(group["weight_decay"], Regularizer):
             raise ValueError("AdamW: weight_decay is the decoupled decay coefficient (a number); "
                              "set an L1Decay/L2Decay on a parameter as its regularizer instead")
 
@@ -249,9 +240,9 @@ class RMSprop(Optimizer):
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
-        _check_number("RMSprop", "alpha", group["alpha"], 0.0, 1.0)
-        _check_number("RMSprop", "eps", group["eps"])
-        _check_number("RMSprop", "momentum", group["momentum"])
+        checks.between("RMSprop", "alpha", group["alpha"], 0, 1)
+        checks.non_negative("RMSprop", "eps", group["eps"])
+        checks.non_negative("RMSprop", "momentum", group["momentum"])
 
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> None:
@@ -317,9 +308,10 @@ class Adagrad(Optimizer):
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
-        _check_number("Adagrad", "lr_decay", group["lr_decay"])
-        _check_number("Adagrad", "initial_accumulator_value", group["initial_accumulator_value"])
-        _check_number("Adagrad", "eps", group["eps"])
+        checks.non_negative("Adagrad", "lr_decay", group["lr_decay"])
+        checks.non_negative("Adagrad", "initial_accumulator_value",
+                            group["initial_accumulator_value"])
+        checks.non_negative("Adagrad", "eps", group["eps"])
 
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> None:

@@ -11,10 +11,10 @@ array([ 0.1, -0.1])
 """
 from __future__ import annotations
 
-from numbers import Real
 from typing import Any
 
 from .. import backend as B
+from .. import checks
 
 
 class Regularizer:
@@ -24,9 +24,7 @@ class Regularizer:
     name = "regularizer"
 
     def __init__(self, coeff: float = 0.0):
-        if not isinstance(coeff, Real) or isinstance(coeff, bool) or coeff < 0:
-            raise ValueError(f"{type(self).__name__} coeff must be a number >= 0, got {coeff!r}")
-        self.coeff = float(coeff)
+        self.coeff = float(checks.non_negative(type(self).__name__, "coeff", coeff))
 
     def penalty_grad(self, param: Any, out: Any) -> Any:  # pragma: no cover - abstract
         """Write the penalty's gradient for ``param`` into ``out`` and return it."""
