@@ -16,7 +16,12 @@ from .clip import (ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, GradCl
                    clip_grad_norm_, clip_grad_value_)
 from .optimizer import (Optimizer, OptimizerLoadResult, OptimizerStateError, StepRecord,
                         StepReport)
-from .optimizers import SGD, Adagrad, Adam, AdamW, MultiOptimizer, RMSprop, SignSGD
+from .adagrad import Adagrad
+from .adam import Adam, AdamW
+from .multi_optimizer import MultiOptimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+from .signsgd import SignSGD
 from .regularizer import L1Decay, L2Decay, Regularizer
 
 __all__ = ["lr_scheduler", "Optimizer", "OptimizerLoadResult", "OptimizerStateError", "StepRecord",

@@ -787,7 +787,7 @@ def preview(make_scheduler: Callable[[Any], LRScheduler], steps: int,
     if steps < 0:
         raise ValueError(f"preview: steps must be >= 0, got steps={steps}")
     from ..nn import Parameter            # imported here: dltutor.optim imports this module
-    from .optimizers import SGD
+    from .sgd import SGD
 
     optimizer = SGD([Parameter(np.zeros(1))], lr=lr)
     scheduler = make_scheduler(optimizer)

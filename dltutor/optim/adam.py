@@ -1,0 +1,143 @@
+"""Adam and AdamW (PyTorch's rules): Adam adds weight decay to the gradient, AdamW shrinks the
+parameter directly (decoupled decay)."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from .. import backend as B
+from .. import checks
+from ..autograd.tensor import Tensor
+from .optimizer import Optimizer
+from .regularizer import Regularizer
+
+
+class Adam(Optimizer):
+    """Adam (PyTorch's rule): bias-corrected moving averages of the gradient and its square.
+
+    ``weight_decay`` is coupled L2 (added to the gradient); for decoupled decay use AdamW.
+    ``amsgrad=True`` divides by the running maximum of the second moment instead.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> w = nn.Parameter([1.0])
+    >>> opt = Adam([w], lr=0.01)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> round(w.item(), 6)
+    0.99
+    """
+
+    returns_update = True
+
+    def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: Any = 0.0, amsgrad: bool = False,
+                 maximize: bool = False, grad_clip: Any = None):
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize)
+        super().__init__(params, defaults, grad_clip)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        name = type(self).__name__
+        betas = group["betas"]
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
+        for i, beta in enumerate(betas):
+            checks.probability(name, f"betas[{i}]", beta)
+        checks.non_negative(name, "eps", group["eps"])
+
+    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
+               lr: float) -> None:
+        xp = B.get_array_module(param.data)
+        beta1, beta2 = group["betas"]
+        if "exp_avg" not in state:
+            state["exp_avg"] = xp.zeros_like(param.data)
+            state["exp_avg_sq"] = xp.zeros_like(param.data)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = xp.zeros_like(param.data)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        tmp = self.scratch(param)        # scratch space: the update allocates nothing
+        step = state["step"]
+        exp_avg *= beta1                    # m = beta1 * m + (1 - beta1) * g
+        xp.multiply(grad, 1 - beta1, out=tmp)
+        exp_avg += tmp
+        exp_avg_sq *= beta2                 # v = beta2 * v + (1 - beta2) * g * g
+        xp.multiply(grad, grad, out=tmp)
+        tmp *= 1 - beta2
+        exp_avg_sq += tmp
+        second = exp_avg_sq
+        if group["amsgrad"]:                # use the largest v seen so far
+            second = state["max_exp_avg_sq"]
+            xp.maximum(second, exp_avg_sq, out=second)
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+        xp.sqrt(second, out=tmp)            # denom = sqrt(v) / sqrt(1 - beta2^t) + eps
+        tmp /= bias_correction2_sqrt
+        tmp += group["eps"]
+        xp.divide(exp_avg, tmp, out=tmp)    # p -= lr / (1 - beta1^t) * m / denom
+        tmp *= lr / bias_correction1
+        param.data -= tmp
+        return tmp
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (PyTorch's AdamW): first ``p *= 1 - lr * weight_decay``,
+    then the Adam step without L2 in the gradient.
+
+    ``apply_decay_param_fun(name) -> bool`` (Paddle) chooses which parameters decay, by their
+    structured name (e.g. skip biases: ``lambda name: not name.endswith("bias")``); it needs
+    the optimizer to be given names, e.g. ``model.named_parameters()``.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> net = nn.Linear(2, 1)
+    >>> opt = AdamW(net.named_parameters(), lr=0.1, weight_decay=0.5,
+    ...             apply_decay_param_fun=lambda name: name != "bias")
+    >>> opt.decays("weight"), opt.decays("bias")
+    (True, False)
+    """
+
+    coupled_weight_decay = False
+    returns_update = False  # the decay happens outside the Adam delta
+
+    def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2,
+                 apply_decay_param_fun: Callable[[str], bool] | None = None,
+                 amsgrad: bool = False, maximize: bool = False, grad_clip: Any = None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize, grad_clip)
+        self.apply_decay_param_fun = apply_decay_param_fun
+        if apply_decay_param_fun is not None:
+            unnamed = [n for n, _, _ in self.named_params() if n.startswith("#")]
+            if unnamed:
+                raise ValueError("AdamW: apply_decay_param_fun is called with parameter names, but "
+                                 "this optimizer was given parameters without names; pass "
+                                 "model.named_parameters()")
+        self._decay_by_name: dict[str, bool] = {}
+
+    def decays(self, name: str) -> bool:
+        """Whether the parameter called ``name`` gets the decoupled weight decay."""
+        if self.apply_decay_param_fun is None:
+            return True
+        if name not in self._decay_by_name:
+            self._decay_by_name[name] = bool(self.apply_decay_param_fun(name))
+        return self._decay_by_name[name]
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        if isinstance(group["weight_decay"], Regularizer):
+            raise ValueError("AdamW: weight_decay is the decoupled decay coefficient (a number); "
+                             "set an L1Decay/L2Decay on a parameter as its regularizer instead")
+
+    def step(self) -> None:
+        # apply_decay_param_fun asks by name; update() is given the parameter, so look the
+        # names up once per step (the groups may have changed since the last one).
+        if self.apply_decay_param_fun is not None:
+            self._names = {id(p): n for n, p, _ in self.named_params()}
+        super().step()
+
+    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
+               lr: float) -> None:
+        decay = group["weight_decay"]
+        if decay and (self.apply_decay_param_fun is None or self.decays(self._names[id(param)])):
+            param.data *= 1 - lr * decay
+        return super().update(param, grad, state, group, lr)

@@ -1,0 +1,69 @@
+"""MultiOptimizer: several optimizers driven as one (one step, one zero_grad, one state dict)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .optimizer import Optimizer, OptimizerStateError
+
+
+class MultiOptimizer:
+    """Several optimizers driven as one: one ``step()``, one ``zero_grad()``, one state dict.
+
+    Use it to give different parameters different optimizers (SGD for the convolutions, Adam
+    for the rest). A parameter may belong to only one of them.
+
+    >>> from dltutor import nn, optim
+    >>> net = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    >>> both = MultiOptimizer(optim.SGD(net[0].parameters(), lr=0.1),
+    ...                       optim.Adam(net[1].parameters()))
+    >>> len(both.param_groups)
+    2
+    """
+
+    def __init__(self, *optimizers: Optimizer):
+        if not optimizers:
+            raise ValueError("MultiOptimizer needs at least one optimizer")
+        owner: dict[int, int] = {}
+        for index, opt in enumerate(optimizers):
+            for name, param, _ in opt.named_params():
+                if id(param) in owner:
+                    raise ValueError(f"MultiOptimizer: parameter {name!r} is in optimizer "
+                                     f"{owner[id(param)]} and optimizer {index}; give each "
+                                     "parameter to one optimizer only")
+                owner[id(param)] = index
+        self.optimizers = list(optimizers)
+
+    @property
+    def param_groups(self) -> list[dict[str, Any]]:
+        """The groups of all optimizers, in order (schedulers can drive them)."""
+        return [group for opt in self.optimizers for group in opt.param_groups]
+
+    def step(self) -> None:
+        """Step every optimizer."""
+        for opt in self.optimizers:
+            opt.step()
+
+    def zero_grad(self) -> None:
+        """Clear the gradients of every optimizer's parameters."""
+        for opt in self.optimizers:
+            opt.zero_grad()
+
+    def state_dict(self) -> dict[str, Any]:
+        """One state dict holding each optimizer's."""
+        return {"optimizers": [opt.state_dict() for opt in self.optimizers]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> list:
+        """Restore every optimizer; checks all of them before changing any."""
+        states = state_dict.get("optimizers", [])
+        if len(states) != len(self.optimizers):
+            raise ValueError(f"MultiOptimizer.load_state_dict: the state has {len(states)} "
+                             f"optimizer(s), this MultiOptimizer has {len(self.optimizers)}")
+        problems = [f"optimizer {i}: {p}" for i, (opt, s) in enumerate(zip(self.optimizers, states))
+                    for p in opt._check_state(s)]
+        if problems:
+            raise OptimizerStateError("MultiOptimizer.load_state_dict: nothing was changed.\n  "
+                                      + "\n  ".join(problems))
+        return [opt.load_state_dict(s) for opt, s in zip(self.optimizers, states)]
+
+    def __repr__(self) -> str:
+        return "MultiOptimizer(" + ", ".join(type(o).__name__ for o in self.optimizers) + ")"

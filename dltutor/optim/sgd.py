@@ -1,0 +1,70 @@
+"""SGD: stochastic gradient descent with PyTorch's momentum, dampening and Nesterov."""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import backend as B
+from .. import checks
+from ..autograd.tensor import Tensor
+from .optimizer import Optimizer
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, with PyTorch's momentum, dampening and Nesterov.
+
+    With momentum ``mu``: ``buf = g`` on the first step, then ``buf = mu*buf + (1-dampening)*g``;
+    the step uses ``g + mu*buf`` (Nesterov) or ``buf``; then ``p -= lr * step``.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> w = nn.Parameter([1.0])
+    >>> opt = SGD([w], lr=0.1, momentum=0.9)
+    >>> for _ in range(2):
+    ...     opt.zero_grad(); (w * 1.0).sum().backward(); opt.step()
+    >>> round(w.item(), 4)      # 1 - 0.1*1 - 0.1*(0.9*1 + 1)
+    0.71
+    """
+
+    returns_update = True
+
+    def __init__(self, params: Any, lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: Any = 0.0, nesterov: bool = False,
+                 maximize: bool = False, grad_clip: Any = None):
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+        super().__init__(params, defaults, grad_clip)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        checks.non_negative("SGD", "momentum", group["momentum"])
+        checks.non_negative("SGD", "dampening", group["dampening"])
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0, got "
+                             f"momentum={group['momentum']}, dampening={group['dampening']}")
+
+    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
+               lr: float) -> None:
+        xp = B.get_array_module(grad)
+        tmp = self.scratch(param)        # scratch space: the update allocates nothing
+        momentum, dampening = group["momentum"], group["dampening"]
+        direction = grad
+        if momentum:
+            buf = state.get("momentum_buffer")
+            if buf is None:                 # the first step starts the buffer at g
+                buf = state["momentum_buffer"] = grad.copy()
+            else:                           # buf = momentum * buf + (1 - dampening) * g
+                buf *= momentum
+                if dampening:
+                    xp.multiply(grad, 1 - dampening, out=tmp)
+                    buf += tmp
+                else:
+                    buf += grad
+            if group["nesterov"]:           # g + momentum * buf
+                xp.multiply(buf, momentum, out=tmp)
+                tmp += grad
+                direction = tmp
+            else:
+                direction = buf
+        xp.multiply(direction, lr, out=tmp)  # p -= lr * direction
+        param.data -= tmp
+        return tmp
