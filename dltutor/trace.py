@@ -54,8 +54,8 @@ PARAM_SERIES = ("param_norm", "grad_norm", "clipped_grad_norm", "update_norm", "
                 "lr", "frozen")
 #: Series recorded once per recorded step.
 STEP_SERIES = ("loss", "global_grad_norm", "clip_scale")
-# What a record stores, in the order of a StepReport's ``squares`` then its clipped squares:
-# the norms are stored squared (square roots are taken when read, in one NumPy call, and a
+# What a record stores, in the order of a StepReport's fields grad_sq, update_sq, param_sq,
+# clipped_sq and lrs: the norms are stored squared (square roots are taken when read, in one NumPy call, and a
 # layer's squares simply add). update_ratio, frozen and global_grad_norm are worked out when
 # read too, so that recording a step (every step, in the hot loop) does as little as possible.
 _STORED = ("grad_norm", "update_norm", "param_norm", "clipped_grad_norm", "lr")
@@ -131,11 +131,9 @@ class Recorder:
         if (self._one_report_per_row and len(report.params) == len(self._params)
                 and all(map(operator.is_, report.params, self._params))):
             # The usual case: one optimizer updated every parameter, in the model's order, so
-            # its report is the row as it is (see _STORED).
-            clipped = report.clipped_squares
-            if clipped is None:  # no clip ran: the clipped gradients are the gradients
-                clipped = report.squares[:len(report.params)]
-            values = (*report.squares, *clipped, *report.lrs)
+            # its report's fields are the row as they are (see _STORED).
+            values = (*report.grad_sq, *report.update_sq, *report.param_sq, *report.clipped_sq,
+                      *report.lrs)
         else:
             values = self._row()
         offset = self._row_packer.size * (self.count % self.capacity)   # in bytes
@@ -169,10 +167,8 @@ class Recorder:
                 lr = idle_lrs.get(id(param), math.nan)
             else:
                 report, i = found
-                count = len(report.params)
-                grad = report.squares[i]
-                squares = (grad, report.squares[count + i], report.squares[2 * count + i],
-                           grad if report.clipped_squares is None else report.clipped_squares[i])
+                squares = (report.grad_sq[i], report.update_sq[i], report.param_sq[i],
+                           report.clipped_sq[i])
                 lr = report.lrs[i]
             for kind, value in enumerate(squares):
                 squares_of[kind][col] += value

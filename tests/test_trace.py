@@ -252,20 +252,20 @@ def test_a_step_report_reads_as_columns_and_as_records():
     assert [r.name for r in report] == ["w", "b"] and "StepRecord('w'" in repr(report)
 
 
-def test_a_step_report_keeps_squared_norms_in_one_list():
-    # squares: every gradient's, then every update's, then every parameter's squared norm;
-    # clipped_squares only when a clip ran. The norm columns are their square roots.
+def test_a_step_report_keeps_squared_norms_in_named_fields():
+    # grad_sq, clipped_sq, update_sq and param_sq: one squared norm per parameter each; the
+    # norm columns are their square roots.
     w, b = nn.Parameter([3.0, 4.0]), nn.Parameter([0.0, 1.0])
     opt = optim.SGD([("w", w), ("b", b)], lr=1.0, grad_clip=optim.ClipGradByGlobalNorm(1.0))
     opt.record_steps = True
     w.grad, b.grad = dt.tensor([3.0, 4.0]), dt.tensor([0.0, 0.0])
     opt.step()
     report = opt.last_step
-    assert report.squares[:2] == [25.0, 0.0]                     # gradients as backward left them
+    assert report.grad_sq == [25.0, 0.0]                         # gradients as backward left them
     scale = 1.0 / 5.0                                            # the global norm 5 clipped to 1
-    assert report.clipped_squares == pytest.approx([25.0 * scale ** 2, 0.0])
-    assert report.squares[2:4] == pytest.approx([1.0, 0.0])      # the update is the clipped grad
-    assert report.squares[4:] == pytest.approx([(3 - 0.6) ** 2 + (4 - 0.8) ** 2, 1.0])
+    assert report.clipped_sq == pytest.approx([25.0 * scale ** 2, 0.0])
+    assert report.update_sq == pytest.approx([1.0, 0.0])         # the update is the clipped grad
+    assert report.param_sq == pytest.approx([(3 - 0.6) ** 2 + (4 - 0.8) ** 2, 1.0])
     assert report.clipped_grad_norms == pytest.approx([1.0, 0.0])
     last = report[-1]                                            # counts from the end
     assert last.name == "b" and last.param_norm == 1.0 and last.grad_norm == 0.0

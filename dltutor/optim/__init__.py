@@ -12,20 +12,22 @@
 True
 """
 from . import lr_scheduler
-from .clip import (ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, GradClip,
-                   clip_grad_norm_, clip_grad_value_)
-from .optimizer import (Optimizer, OptimizerLoadResult, OptimizerStateError, StepRecord,
-                        StepReport)
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .checkpoint import OptimizerLoadResult, OptimizerStateError
+from .clip import (ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, GradClip,
+                   clip_grad_norm_, clip_grad_value_)
+from .decay import Decay
 from .multi_optimizer import MultiOptimizer
+from .optimizer import Optimizer
+from .regularizer import L1Decay, L2Decay, Regularizer
+from .report import StepRecord, StepReport
 from .rmsprop import RMSprop
 from .sgd import SGD
 from .signsgd import SignSGD
-from .regularizer import L1Decay, L2Decay, Regularizer
 
-__all__ = ["lr_scheduler", "Optimizer", "OptimizerLoadResult", "OptimizerStateError", "StepRecord",
-           "StepReport",
+__all__ = ["lr_scheduler", "Optimizer", "Decay", "OptimizerLoadResult", "OptimizerStateError",
+           "StepRecord", "StepReport",
            "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "SignSGD", "MultiOptimizer",
            "clip_grad_norm_", "clip_grad_value_", "GradClip", "ClipGradByGlobalNorm",
            "ClipGradByNorm", "ClipGradByValue", "Regularizer", "L1Decay", "L2Decay"]

@@ -40,7 +40,7 @@ class Adagrad(Optimizer):
         checks.non_negative("Adagrad", "eps", group["eps"])
 
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
-               lr: float) -> None:
+               lr: float) -> Any:
         xp = B.get_array_module(param.data)
         if "sum" not in state:
             state["sum"] = xp.full(param.shape, group["initial_accumulator_value"],
@@ -53,5 +53,4 @@ class Adagrad(Optimizer):
         tmp += group["eps"]
         xp.divide(grad, tmp, out=tmp)
         tmp *= clr
-        param.data -= tmp
         return tmp

@@ -47,7 +47,7 @@ class Adam(Optimizer):
         checks.non_negative(name, "eps", group["eps"])
 
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
-               lr: float) -> None:
+               lr: float) -> Any:
         xp = B.get_array_module(param.data)
         beta1, beta2 = group["betas"]
         if "exp_avg" not in state:
@@ -74,9 +74,8 @@ class Adam(Optimizer):
         xp.sqrt(second, out=tmp)            # denom = sqrt(v) / sqrt(1 - beta2^t) + eps
         tmp /= bias_correction2_sqrt
         tmp += group["eps"]
-        xp.divide(exp_avg, tmp, out=tmp)    # p -= lr / (1 - beta1^t) * m / denom
+        xp.divide(exp_avg, tmp, out=tmp)    # step = lr / (1 - beta1^t) * m / denom
         tmp *= lr / bias_correction1
-        param.data -= tmp
         return tmp
 
 
@@ -97,8 +96,7 @@ class AdamW(Adam):
     (True, False)
     """
 
-    coupled_weight_decay = False
-    returns_update = False  # the decay happens outside the Adam delta
+    coupled_weight_decay = False    # the base shrinks the parameter before Adam's step
 
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2,
@@ -115,7 +113,8 @@ class AdamW(Adam):
         self._decay_by_name: dict[str, bool] = {}
 
     def decays(self, name: str) -> bool:
-        """Whether the parameter called ``name`` gets the decoupled weight decay."""
+        """Whether the parameter called ``name`` gets the decoupled weight decay: what
+        ``apply_decay_param_fun(name)`` says (asked once per name), True without one."""
         if self.apply_decay_param_fun is None:
             return True
         if name not in self._decay_by_name:
@@ -127,17 +126,3 @@ class AdamW(Adam):
         if isinstance(group["weight_decay"], Regularizer):
             raise ValueError("AdamW: weight_decay is the decoupled decay coefficient (a number); "
                              "set an L1Decay/L2Decay on a parameter as its regularizer instead")
-
-    def step(self) -> None:
-        # apply_decay_param_fun asks by name; update() is given the parameter, so look the
-        # names up once per step (the groups may have changed since the last one).
-        if self.apply_decay_param_fun is not None:
-            self._names = {id(p): n for n, p, _ in self.named_params()}
-        super().step()
-
-    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
-               lr: float) -> None:
-        decay = group["weight_decay"]
-        if decay and (self.apply_decay_param_fun is None or self.decays(self._names[id(param)])):
-            param.data *= 1 - lr * decay
-        return super().update(param, grad, state, group, lr)

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .optimizer import Optimizer, OptimizerStateError
+from ..autograd.tensor import Tensor
+from .checkpoint import OptimizerStateError, state_problems
+from .decay import Decay
+from .optimizer import Optimizer
 
 
 class MultiOptimizer:
@@ -38,6 +41,26 @@ class MultiOptimizer:
         """The groups of all optimizers, in order (schedulers can drive them)."""
         return [group for opt in self.optimizers for group in opt.param_groups]
 
+    def decay_of(self, param: Tensor | str) -> Decay:
+        """:meth:`Optimizer.decay_of` asked of the optimizer that holds ``param`` (a
+        parameter, or a name that only one of the optimizers uses).
+
+        >>> from dltutor import nn, optim
+        >>> a, b = nn.Parameter([1.0]), nn.Parameter([1.0])
+        >>> both = MultiOptimizer(optim.SGD([("a", a)], lr=0.1, weight_decay=0.1),
+        ...                       optim.AdamW([("b", b)], weight_decay=0.2))
+        >>> both.decay_of("a").coupled, both.decay_of(b).decoupled
+        (0.1, 0.2)
+        """
+        holders = [opt for opt in self.optimizers for name, candidate, _ in opt.named_params()
+                   if (candidate is param if isinstance(param, Tensor) else name == param)]
+        if len(holders) > 1:
+            raise KeyError(f"MultiOptimizer: {len(holders)} optimizers have a parameter named "
+                           f"{param!r}; pass the parameter itself")
+        if not holders:
+            raise KeyError(f"MultiOptimizer: no optimizer has the parameter {param!r}")
+        return holders[0].decay_of(param)
+
     def step(self) -> None:
         """Step every optimizer."""
         for opt in self.optimizers:
@@ -59,7 +82,7 @@ class MultiOptimizer:
             raise ValueError(f"MultiOptimizer.load_state_dict: the state has {len(states)} "
                              f"optimizer(s), this MultiOptimizer has {len(self.optimizers)}")
         problems = [f"optimizer {i}: {p}" for i, (opt, s) in enumerate(zip(self.optimizers, states))
-                    for p in opt._check_state(s)]
+                    for p in state_problems(opt, s)]
         if problems:
             raise OptimizerStateError("MultiOptimizer.load_state_dict: nothing was changed.\n  "
                                       + "\n  ".join(problems))

@@ -37,7 +37,7 @@ class RMSprop(Optimizer):
         checks.non_negative("RMSprop", "momentum", group["momentum"])
 
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
-               lr: float) -> None:
+               lr: float) -> Any:
         xp = B.get_array_module(param.data)
         alpha = group["alpha"]
         if "square_avg" not in state:
@@ -71,5 +71,4 @@ class RMSprop(Optimizer):
             xp.multiply(buf, lr, out=tmp)
         else:
             tmp *= lr
-        param.data -= tmp
         return tmp

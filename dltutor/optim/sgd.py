@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import backend as B
 from .. import checks
 from ..autograd.tensor import Tensor
 from .optimizer import Optimizer
@@ -43,28 +42,16 @@ class SGD(Optimizer):
                              f"momentum={group['momentum']}, dampening={group['dampening']}")
 
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
-               lr: float) -> None:
-        xp = B.get_array_module(grad)
-        tmp = self.scratch(param)        # scratch space: the update allocates nothing
+               lr: float) -> Any:
+        """The step ``lr * g``, where with momentum ``g`` is the buffer (or, for Nesterov,
+        ``g + momentum * buf``)."""
         momentum, dampening = group["momentum"], group["dampening"]
-        direction = grad
         if momentum:
             buf = state.get("momentum_buffer")
-            if buf is None:                 # the first step starts the buffer at g
+            if buf is None:                  # the first step starts the buffer at g
                 buf = state["momentum_buffer"] = grad.copy()
-            else:                           # buf = momentum * buf + (1 - dampening) * g
+            else:                            # buf = momentum * buf + (1 - dampening) * g
                 buf *= momentum
-                if dampening:
-                    xp.multiply(grad, 1 - dampening, out=tmp)
-                    buf += tmp
-                else:
-                    buf += grad
-            if group["nesterov"]:           # g + momentum * buf
-                xp.multiply(buf, momentum, out=tmp)
-                tmp += grad
-                direction = tmp
-            else:
-                direction = buf
-        xp.multiply(direction, lr, out=tmp)  # p -= lr * direction
-        param.data -= tmp
-        return tmp
+                buf += (1 - dampening) * grad if dampening else grad  # no copy of g for 1 * g
+            grad = grad + momentum * buf if group["nesterov"] else buf
+        return lr * grad

@@ -1,0 +1,103 @@
+"""Which weight decay a parameter gets in ``step()``, and where it comes from.
+
+The precedence (Paddle's, with PyTorch's two kinds of decay):
+
+* a parameter's own ``regularizer`` (L1Decay, L2Decay) replaces its group's *coupled*
+  ``weight_decay`` for that parameter;
+* coupled decay is added to the gradient before the update: a regularizer's gradient, or for a
+  number ``c``, ``g += c * p`` (L2). A group's regularizer is always coupled, and so is a
+  number for every optimizer whose ``coupled_weight_decay`` is True;
+* AdamW's number ``weight_decay`` is *decoupled*: ``p *= 1 - lr * weight_decay`` before its
+  update, besides any regularizer of the parameter, and only where
+  ``apply_decay_param_fun(name)`` (if given) says True.
+
+``Optimizer.decay_of(param)`` answers with a :class:`Decay`; ``step()`` applies
+:func:`decay_parts` of the same rules.
+
+>>> from dltutor import nn, optim
+>>> w = nn.Parameter([1.0], regularizer=optim.L2Decay(0.1))
+>>> optim.AdamW([("w", w)], weight_decay=0.01).decay_of(w)
+Decay(coupled=L2Decay(0.1), source='parameter', replaced=None, decoupled=0.01, excluded=False)
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ..autograd.tensor import Tensor
+from .regularizer import Regularizer
+
+
+class Decay(NamedTuple):
+    """The weight decay ``step()`` gives one parameter, and where it comes from (what
+    ``Optimizer.decay_of`` answers).
+
+    ``coupled`` is added to the gradient before the update: a Regularizer, a number ``c``
+    (``g += c * p``) or None; ``source`` says whose it is: ``"parameter"`` (its
+    ``regularizer``), ``"group"`` (the group's ``weight_decay``) or None. ``replaced`` is the
+    group's coupled ``weight_decay`` that the parameter's own regularizer replaces (None if it
+    replaces nothing). ``decoupled`` is AdamW's coefficient (``p *= 1 - lr * decoupled`` before
+    the update; 0.0 for none) and ``excluded`` is True when the group has one but
+    ``apply_decay_param_fun`` said no for this parameter.
+
+    >>> Decay(coupled=0.01, source="group", replaced=None, decoupled=0.0, excluded=False)
+    Decay(coupled=0.01, source='group', replaced=None, decoupled=0.0, excluded=False)
+    """
+
+    coupled: Regularizer | float | None
+    source: str | None
+    replaced: Regularizer | float | None
+    decoupled: float
+    excluded: bool
+
+
+def decay_parts(optimizer: Any, name: str, param: Tensor,
+                group: dict[str, Any]) -> tuple[Regularizer | float | None, float]:
+    """``(coupled, decoupled)`` for a parameter called ``name`` in ``group`` of ``optimizer``:
+    what ``step()`` applies (see the module docstring), worked out on every step, so cheaply.
+
+    >>> from dltutor import nn, optim
+    >>> w = nn.Parameter([1.0])
+    >>> opt = optim.SGD([w], lr=0.1, weight_decay=0.01)
+    >>> decay_parts(opt, "#0", w, opt.param_groups[0])
+    (0.01, 0.0)
+    """
+    own = getattr(param, "regularizer", None)
+    group_decay = group.get("weight_decay", 0)
+    if not group_decay:
+        return own, 0.0
+    if is_coupled(optimizer, group_decay):       # the parameter's own one replaces it
+        return (own if own is not None else group_decay), 0.0
+    return own, float(group_decay) if optimizer.decays(name) else 0.0
+
+
+def is_coupled(optimizer: Any, group_decay: Any) -> bool:
+    """Whether a group's non-zero ``weight_decay`` is added to the gradient: a regularizer
+    always is, a number unless ``optimizer`` decouples it (``coupled_weight_decay = False``).
+
+    >>> from dltutor import nn, optim
+    >>> opt = optim.AdamW([nn.Parameter([1.0])])
+    >>> is_coupled(opt, 0.01), is_coupled(opt, optim.L2Decay(0.01))
+    (False, True)
+    """
+    return isinstance(group_decay, Regularizer) or optimizer.coupled_weight_decay
+
+
+def describe_decay(optimizer: Any, name: str, param: Tensor, group: dict[str, Any]) -> Decay:
+    """:func:`decay_parts` with where each part comes from, as a :class:`Decay`.
+
+    >>> from dltutor import nn, optim
+    >>> w = nn.Parameter([1.0])
+    >>> opt = optim.AdamW([("w", w)], weight_decay=0.01, apply_decay_param_fun=lambda n: False)
+    >>> describe_decay(opt, "w", w, opt.param_groups[0]).excluded
+    True
+    """
+    coupled, decoupled = decay_parts(optimizer, name, param, group)
+    own = getattr(param, "regularizer", None)
+    group_decay = group.get("weight_decay", 0)
+    group_coupled = bool(group_decay) and is_coupled(optimizer, group_decay)
+    return Decay(coupled=coupled,
+                 source="parameter" if own is not None else
+                 "group" if coupled is not None else None,
+                 replaced=group_decay if own is not None and group_coupled else None,
+                 decoupled=decoupled,
+                 excluded=bool(group_decay) and not group_coupled and not decoupled)
