@@ -54,10 +54,11 @@ PARAM_SERIES = ("param_norm", "grad_norm", "clipped_grad_norm", "update_norm", "
                 "lr", "frozen")
 #: Series recorded once per recorded step.
 STEP_SERIES = ("loss", "global_grad_norm", "clip_scale")
-# What a record stores, in the order of a StepReport's fields grad_sq, update_sq, param_sq,
-# clipped_sq and lrs: the norms are stored squared (square roots are taken when read, in one NumPy call, and a
-# layer's squares simply add). update_ratio, frozen and global_grad_norm are worked out when
-# read too, so that recording a step (every step, in the hot loop) does as little as possible.
+# What a record stores, in the order of the StepReport fields grad_sq, update_sq, param_sq,
+# clipped_sq and lrs: the norms are stored squared (square roots are taken when read, in one
+# NumPy call, and a layer's squares simply add). update_ratio, frozen and global_grad_norm are
+# worked out when read too, so that recording a step (every step, in the hot loop) does as
+# little as possible.
 _STORED = ("grad_norm", "update_norm", "param_norm", "clipped_grad_norm", "lr")
 _SQUARED = ("grad_norm", "update_norm", "param_norm", "clipped_grad_norm")
 

@@ -48,6 +48,16 @@ class Adam(Optimizer):
 
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> Any:
+        """Adam's step, at step ``t = state["step"]``::
+
+            m = beta1 * m + (1 - beta1) * g
+            v = beta2 * v + (1 - beta2) * g**2
+            v_max = maximum(v_max, v)            # amsgrad only: then v_max replaces v below
+            return m / (sqrt(v) / sqrt(1 - beta2**t) + eps) * (lr / (1 - beta1**t))
+        """
+        # In place, into the moments and one scratch array: written as the formula above, NumPy
+        # allocates new arrays, and benchmarks/engine_bench.py's Adam optimizer row took 13-16%
+        # longer.
         xp = B.get_array_module(param.data)
         beta1, beta2 = group["betas"]
         if "exp_avg" not in state:
@@ -55,27 +65,22 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = xp.zeros_like(param.data)
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = xp.zeros_like(param.data)
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        tmp = self.scratch(param)        # scratch space: the update allocates nothing
-        step = state["step"]
-        exp_avg *= beta1                    # m = beta1 * m + (1 - beta1) * g
+        m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+        tmp = self.scratch(param)
+        m *= beta1
         xp.multiply(grad, 1 - beta1, out=tmp)
-        exp_avg += tmp
-        exp_avg_sq *= beta2                 # v = beta2 * v + (1 - beta2) * g * g
+        m += tmp
+        v *= beta2
         xp.multiply(grad, grad, out=tmp)
         tmp *= 1 - beta2
-        exp_avg_sq += tmp
-        second = exp_avg_sq
-        if group["amsgrad"]:                # use the largest v seen so far
-            second = state["max_exp_avg_sq"]
-            xp.maximum(second, exp_avg_sq, out=second)
-        bias_correction1 = 1 - beta1 ** step
-        bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
-        xp.sqrt(second, out=tmp)            # denom = sqrt(v) / sqrt(1 - beta2^t) + eps
-        tmp /= bias_correction2_sqrt
+        v += tmp
+        if group["amsgrad"]:
+            v = xp.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
+        xp.sqrt(v, out=tmp)                  # the denominator
+        tmp /= math.sqrt(1 - beta2 ** t)
         tmp += group["eps"]
-        xp.divide(exp_avg, tmp, out=tmp)    # step = lr / (1 - beta1^t) * m / denom
-        tmp *= lr / bias_correction1
+        xp.divide(m, tmp, out=tmp)           # the step
+        tmp *= lr / (1 - beta1 ** t)
         return tmp
 
 

@@ -163,7 +163,8 @@ class Optimizer:
         >>> w, b = nn.Parameter([1.0], regularizer=optim.L1Decay(0.1)), nn.Parameter([0.0])
         >>> opt = optim.SGD([("w", w), ("b", b)], lr=0.1, weight_decay=0.01)
         >>> opt.decay_of(w)
-        Decay(coupled=L1Decay(0.1), source='parameter', replaced=0.01, decoupled=0.0, excluded=False)
+        Decay(coupled=L1Decay(0.1), source='parameter', replaced=0.01, decoupled=0.0,
+              excluded=False)
         >>> opt.decay_of("b").coupled, opt.decay_of("b").source
         (0.01, 'group')
         """
