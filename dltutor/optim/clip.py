@@ -96,7 +96,12 @@ class GradClip:
     Calling it with the parameters and their gradient arrays clips the arrays IN PLACE (the
     optimizer hands it its own copies, never ``p.grad``), returns them, and records
     ``last_total_norm``, ``last_clipped_norm`` and ``last_scale`` (after / before; 1.0 when
-    nothing was clipped).
+    nothing was clipped). Parameters with ``need_clip=False`` are neither counted nor changed.
+    :meth:`predict_scales` says what a call would do, without doing it.
+
+    A subclass defines :meth:`clip`; one whose rule multiplies each gradient by a factor may
+    also define ``_scales`` (the factors, from the norms), which :meth:`predict_scales` then
+    uses instead of clipping copies.
     """
 
     def __init__(self) -> None:
@@ -117,6 +122,41 @@ class GradClip:
     def clip(self, grads: list[Any], norms: list[float]) -> float:  # pragma: no cover
         """Clip ``grads`` in place (``norms`` are their L2 norms); return the global norm after."""
         raise NotImplementedError(f"{type(self).__name__} must define clip (subclass it)")
+
+    def predict_scales(self, params: Sequence[Tensor],
+                       grads: Sequence[Any] | None = None) -> list[float | None]:
+        """The factor by which calling this clip would change the L2 norm of each parameter's
+        gradient, changing nothing: 1.0 for a gradient it leaves alone (``need_clip=False``,
+        or small enough), None for a parameter without a gradient. (A zero gradient gets the
+        factor a scaling clip would multiply it by, 1.0 from the others.) ``grads`` are the
+        gradient arrays (default: each parameter's ``.grad``, as ``step()`` would clip them).
+
+        >>> import numpy as np
+        >>> from dltutor import nn
+        >>> a, b = nn.Parameter([0.0, 0.0]), nn.Parameter([0.0])
+        >>> grads = [np.array([3.0, 4.0]), np.array([0.5])]
+        >>> ClipGradByNorm(1.0).predict_scales([a, b], grads), grads[0]
+        ([0.2, 1.0], array([3., 4.]))
+        >>> ClipGradByGlobalNorm(1.0).predict_scales([a, b])     # no .grad yet
+        [None, None]
+        """
+        if grads is None:
+            grads = [None if p.grad is None else p.grad.data for p in params]
+        chosen = [i for i, (p, g) in enumerate(zip(params, grads))
+                  if g is not None and getattr(p, "need_clip", True)]
+        chosen_grads = [grads[i] for i in chosen]
+        scales: list[float | None] = [None if g is None else 1.0 for g in grads]
+        for i, scale in zip(chosen, self._scales(chosen_grads, l2_norms(chosen_grads))):
+            scales[i] = scale
+        return scales
+
+    def _scales(self, grads: list[Any], norms: list[float]) -> list[float]:
+        """Each gradient's norm after :meth:`clip` over its norm before, found by clipping
+        copies: right for any clip rule (a subclass that scales gives a closed form)."""
+        copies = [g.copy() for g in grads]
+        self.clip(copies, list(norms))
+        return [after / before if before > 0 else 1.0
+                for before, after in zip(norms, l2_norms(copies))]
 
 
 class ClipGradByGlobalNorm(GradClip):
@@ -139,11 +179,18 @@ class ClipGradByGlobalNorm(GradClip):
 
     def clip(self, grads: list[Any], norms: list[float]) -> float:
         total = math.sqrt(sum(n * n for n in norms))
-        scale = self.clip_norm / max(total, self.clip_norm)
+        scale = self._global_scale(total)
         if scale != 1.0:
             for g in grads:
                 g *= scale
         return total * scale
+
+    def _scales(self, grads: list[Any], norms: list[float]) -> list[float]:
+        return [self._global_scale(math.sqrt(sum(n * n for n in norms)))] * len(norms)
+
+    def _global_scale(self, total: float) -> float:
+        """The one factor every gradient is multiplied by, given their global norm."""
+        return self.clip_norm / max(total, self.clip_norm)
 
     def __repr__(self) -> str:
         return f"ClipGradByGlobalNorm(clip_norm={self.clip_norm:g})"
@@ -167,12 +214,15 @@ class ClipGradByNorm(GradClip):
 
     def clip(self, grads: list[Any], norms: list[float]) -> float:
         squares = 0.0
-        for g, norm in zip(grads, norms):
-            if norm > self.clip_norm:
-                g *= self.clip_norm / norm
+        for g, norm, scale in zip(grads, norms, self._scales(grads, norms)):
+            if scale != 1.0:
+                g *= scale
                 norm = self.clip_norm
             squares += norm * norm
         return math.sqrt(squares)
+
+    def _scales(self, grads: list[Any], norms: list[float]) -> list[float]:
+        return [self.clip_norm / norm if norm > self.clip_norm else 1.0 for norm in norms]
 
     def __repr__(self) -> str:
         return f"ClipGradByNorm(clip_norm={self.clip_norm:g})"
