@@ -1,0 +1,303 @@
+"""The base of every learning-rate scheduler: :class:`LRScheduler` sets each parameter
+group's ``lr`` step by step and saves its state; :func:`preview` runs a schedule on a
+throwaway optimizer to show it. The schedules themselves are in schedules.py and warmup.py."""
+from __future__ import annotations
+
+import operator
+from collections import Counter
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+#: Keys that PyTorch's schedulers keep in their state dicts for their own warnings; a state
+#: dict saved by PyTorch loads here with them ignored.
+TORCH_BOOKKEEPING_KEYS = frozenset({"_get_lr_called_within_step", "_is_initial"})
+
+
+class _MissingInitialLR(KeyError):
+    """A KeyError whose message reads as text (KeyError would show it quoted, on one line)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def check_optimizer(owner: str, optimizer: Any) -> None:
+    groups = getattr(optimizer, "param_groups", None)
+    if not isinstance(groups, list) or not all(isinstance(g, dict) and "lr" in g for g in groups):
+        raise TypeError(
+            f"{owner} needs an optimizer (an object whose param_groups is a list of dicts with an "
+            f"'lr'), such as optim.SGD(model.parameters(), lr=0.1); got "
+            f"{type(optimizer).__name__}. "
+            "Build the optimizer first, then pass it to the scheduler.")
+
+
+def as_int(owner: str, name: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise TypeError(f"{owner}: {name} must be an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{owner}: {name} must be an integer (a number of steps), "
+                        f"got {value!r} of type {type(value).__name__}") from None
+
+
+def copy_value(value: Any) -> Any:
+    """Copy containers so a state dict and the scheduler never share a list that one mutates."""
+    if isinstance(value, Counter):
+        return Counter(value)
+    if isinstance(value, dict):
+        return {k: copy_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_value(v) for v in value]
+    return value
+
+
+class LRScheduler:
+    """Base class of every scheduler: it sets ``group["lr"]`` of each of the optimizer's groups.
+
+    ``last_epoch`` counts the scheduler's steps: the constructor performs step 0 (``last_epoch``
+    goes from -1 to 0 and every group gets its step-0 lr), and each ``step()`` adds one.
+    ``base_lrs`` are the groups' starting lrs, stored in each group as ``"initial_lr"`` by the
+    first scheduler built on the optimizer. Passing ``last_epoch=k`` (k >= 0) means "resume a
+    schedule that already ran k steps" and needs ``"initial_lr"`` in every group (it comes back
+    with the optimizer's state dict).
+
+    To write your own schedule, subclass it and override :meth:`get_lr`: return the list of lrs
+    (one per group) for step ``self.last_epoch``.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn, optim
+    >>> class Halving(LRScheduler):
+    ...     "Halve the lr every step, from each group's initial lr."
+    ...     def get_lr(self):
+    ...         return [base * 0.5 ** self.last_epoch for base in self.base_lrs]
+    >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+    >>> sched = Halving(opt)
+    >>> sched.last_epoch, sched.get_last_lr()
+    (0, [0.1])
+    >>> sched.step(); sched.step()
+    >>> sched.last_epoch, sched.get_last_lr()
+    (2, [0.025])
+    """
+
+    #: True only while the constructor performs step 0 (some schedules treat it specially).
+    _is_initial: bool = False
+
+    def __init__(self, optimizer: Any, last_epoch: int = -1) -> None:
+        owner = type(self).__name__
+        check_optimizer(owner, optimizer)
+        last_epoch = as_int(owner, "last_epoch", last_epoch)
+        if last_epoch < -1:
+            raise ValueError(f"{owner}: last_epoch must be -1 (a new schedule) or the number of "
+                             f"steps already done (>= 0), got last_epoch={last_epoch}")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise _MissingInitialLR(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
+                        f"scheduler with last_epoch >= 0 (you passed last_epoch={last_epoch}).\n"
+                        f"last_epoch={last_epoch} means 'continue a schedule that already ran "
+                        f"{last_epoch} steps', and every schedule is computed from each group's "
+                        "starting lr, which the first scheduler built on an optimizer stores as "
+                        "group['initial_lr']. This optimizer has none, because:\n"
+                        "1. you are resuming from a checkpoint but have not loaded the "
+                        "optimizer's state dict (it carries 'initial_lr') before building the "
+                        "scheduler, or\n"
+                        "2. this is a fresh run: then leave last_epoch at its default, -1.\n"
+                        "Simplest way to resume: build the scheduler with last_epoch=-1 and call "
+                        "scheduler.load_state_dict(saved_scheduler_state).")
+        self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._initial_step()
+
+    # -- stepping ------------------------------------------------------------------------------
+
+    def _initial_step(self) -> None:
+        """Perform step 0 (or, when resuming, step ``last_epoch + 1``) from the constructor."""
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            del self._is_initial          # back to the class attribute, False
+
+    def step(self) -> None:
+        """Advance the schedule by one step and set every group's ``lr`` to the new value.
+
+        Call it after ``optimizer.step()``, once per epoch or once per batch (your choice).
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> from dltutor.optim.lr_scheduler import ExponentialLR
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> sched = ExponentialLR(opt, gamma=0.5)
+        >>> sched.step()
+        >>> sched.last_epoch, opt.param_groups[0]["lr"]
+        (1, 0.05)
+        """
+        self._step_count += 1
+        self.last_epoch += 1
+        self._set_lrs(self.get_lr())
+
+    def _set_lrs(self, values: Sequence[float]) -> None:
+        groups = self.optimizer.param_groups
+        values = list(values)
+        if len(values) != len(groups):
+            raise ValueError(
+                f"{type(self).__name__} computed {len(values)} learning rates for an optimizer "
+                f"with {len(groups)} param groups; build the scheduler after the last "
+                "add_param_group()")
+        for group, lr in zip(groups, values):
+            group["lr"] = lr
+        self._record_lrs()
+
+    def _record_lrs(self) -> None:
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _groups_and_bases(self) -> list[tuple[dict, float]]:
+        """Pair each group with its base lr (PyTorch raises from zip(strict=True) here)."""
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.base_lrs):
+            raise ValueError(
+                f"{type(self).__name__} was built for {len(self.base_lrs)} param groups but the "
+                f"optimizer now has {len(groups)}; build the scheduler after the last "
+                "add_param_group()")
+        return list(zip(groups, self.base_lrs))
+
+    def _current_lrs(self) -> list[float]:
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+    def _restart(self) -> None:
+        """Jump to step 0 from the base lrs (the hand-over in :class:`LinearWarmup`).
+
+        Like PyTorch's ``SequentialLR`` at a milestone: ``last_epoch = 0`` and the closed-form
+        step-0 lrs, so what follows matches ``SequentialLR`` exactly.
+        """
+        self.last_epoch = 0
+        closed_form = getattr(self, "_closed_form_lr", None)
+        self._set_lrs(closed_form() if closed_form is not None else self.get_lr())
+
+    def get_lr(self) -> list[float]:
+        """The lrs (one per group) for step ``self.last_epoch``; :meth:`step` calls it.
+
+        Override it to write a schedule (see the class docstring). To read the lrs in use, call
+        :meth:`get_last_lr` instead: for most schedules, calling ``get_lr`` yourself computes
+        the *next* value from the current one.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> from dltutor.optim.lr_scheduler import LambdaLR
+        >>> sched = LambdaLR(optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1), lambda e: 1 / (e + 1))
+        >>> sched.last_epoch = 3                  # what step() does before calling get_lr
+        >>> sched.get_lr()
+        [0.025]
+        """
+        raise NotImplementedError(f"{type(self).__name__} must override get_lr() in its subclass "
+                                  "(return one lr per param group for step self.last_epoch)")
+
+    def get_last_lr(self) -> list[float]:
+        """The lrs set by the last step (one per group): the lrs the next updates use.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> from dltutor.optim.lr_scheduler import LinearLR
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> LinearLR(opt, start_factor=0.5, total_iters=4).get_last_lr()
+        [0.05]
+        """
+        return list(self._last_lr)
+
+    # -- checkpoints ---------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything about the scheduler except the optimizer, as a dict (save it with
+        ``dt.save`` next to the model's and the optimizer's state dicts).
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> from dltutor.optim.lr_scheduler import StepLR
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> StepLR(opt, step_size=3, gamma=0.5).state_dict()
+        {'step_size': 3, 'gamma': 0.5, 'base_lrs': [0.1], 'last_epoch': 0, '_step_count': 1,
+         '_last_lr': [0.1]}
+        """
+        return {key: copy_value(value) for key, value in self.__dict__.items()
+                if key != "optimizer"}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore the state saved by :meth:`state_dict`; the next ``step()`` continues from it.
+
+        It does not change the optimizer's lrs: load the optimizer's own state dict for those
+        (after building the scheduler, whose constructor resets them to the step-0 values).
+        Unknown keys (a state dict saved from another kind of scheduler) raise ValueError.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> from dltutor.optim.lr_scheduler import StepLR
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> sched = StepLR(opt, step_size=3)
+        >>> sched.load_state_dict({"last_epoch": 7, "gamma": 0.5})
+        >>> sched.last_epoch, sched.gamma
+        (7, 0.5)
+        """
+        known = self._check_state_keys(state_dict)
+        for key, value in state_dict.items():
+            if key in known:
+                setattr(self, key, self._loaded_value(key, value))
+
+    def _check_state_keys(self, state_dict: Any) -> set[str]:
+        owner = type(self).__name__
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"{owner}.load_state_dict expects the dict returned by state_dict(), "
+                            f"got {type(state_dict).__name__}")
+        known = set(self.state_dict())
+        unknown = [key for key in state_dict if key not in known
+                   and key not in TORCH_BOOKKEEPING_KEYS]
+        if unknown:
+            raise ValueError(
+                f"{owner}.load_state_dict: state_dict has unknown key(s) {unknown}; a {owner} "
+                f"state dict has the keys {sorted(known)}. Was it saved from a different kind "
+                "of scheduler?")
+        return known
+
+    def _loaded_value(self, key: str, value: Any) -> Any:
+        return copy_value(value)
+
+
+def preview(make_scheduler: Callable[[Any], LRScheduler], steps: int,
+            lr: float = 0.1) -> np.ndarray:
+    """The lr a schedule gives at each of ``steps`` steps, computed on a throwaway optimizer.
+
+    ``make_scheduler(optimizer)`` must build the scheduler on the optimizer it is given (an SGD
+    over one dummy parameter, with one group of lr ``lr``). Returns a NumPy array of length
+    ``steps``: entry ``t`` is the lr that step ``t`` uses (entry 0 is set by the constructor).
+    Plot it to see a schedule before training with it:
+    ``plt.plot(preview(lambda opt: CosineAnnealingLR(opt, T_max=100), 100))``.
+
+    >>> from dltutor.optim.lr_scheduler import StepLR
+    >>> preview(lambda opt: StepLR(opt, step_size=2, gamma=0.5), 5).tolist()
+    [0.1, 0.1, 0.05, 0.05, 0.025]
+    """
+    steps = as_int("preview", "steps", steps)
+    if steps < 0:
+        raise ValueError(f"preview: steps must be >= 0, got steps={steps}")
+    from ...nn import Parameter           # imported here: dltutor.optim imports this package
+    from ..sgd import SGD
+
+    optimizer = SGD([Parameter(np.zeros(1))], lr=lr)
+    scheduler = make_scheduler(optimizer)
+    if not isinstance(scheduler, LRScheduler):
+        raise TypeError(f"preview: make_scheduler must return a scheduler, e.g. "
+                        f"lambda opt: StepLR(opt, step_size=10); it returned {scheduler!r}")
+    if scheduler.optimizer is not optimizer:
+        raise ValueError("preview: make_scheduler must build the scheduler on the optimizer it is "
+                         "given (lambda opt: StepLR(opt, ...)), not on an optimizer of your own")
+    lrs = np.empty(steps)
+    for t in range(steps):
+        lrs[t] = optimizer.param_groups[0]["lr"]
+        scheduler.step()
+    return lrs

@@ -1,0 +1,151 @@
+"""LinearWarmup: ramp the lr up from (nearly) zero, then hand over to another schedule."""
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any, Mapping
+
+from .scheduler import LRScheduler, as_int, check_optimizer, copy_value
+
+
+class LinearWarmup(LRScheduler):
+    """Ramp every group's lr linearly up to its initial lr over ``warmup_steps`` steps, then hand
+    over to the schedule ``after`` (or keep the initial lr when ``after`` is None).
+
+    Why warm up? At the start of training the weights are random and the gradients large and
+    erratic; with Adam, the moment estimates are averages of only a few noisy gradients, so the
+    first updates can be far too large and throw the model into a bad region (or make the loss
+    blow up). Starting with a small lr and raising it over the first few hundred steps avoids
+    that; transformers are almost always trained this way, usually followed by a cosine decay.
+
+    For step ``t < warmup_steps`` the lr is
+    ``initial_lr * (start_factor + (1 - start_factor) * t / warmup_steps)``. At step
+    ``warmup_steps`` the schedule ``after`` (built on the same optimizer, before the warmup) takes
+    over, counting its own steps from 0 there: it is stepped once per ``step()`` from then on.
+    Without ``after``, the lr is set back to the initial lr at step ``warmup_steps`` and then left
+    alone. ``state_dict()`` includes ``after``'s state.
+
+    Equivalents elsewhere: Paddle's ``LinearWarmup(learning_rate, warmup_steps, start_lr, end_lr)``
+    (with ``start_lr = start_factor * lr`` and ``end_lr = lr``); in PyTorch,
+    ``SequentialLR(opt, [LinearLR(opt, start_factor, 1.0, total_iters=warmup_steps), after],
+    milestones=[warmup_steps])``, whose values this class reproduces exactly from the hand-over
+    on (PyTorch's LinearLR computes the ramp recursively, so its warmup values may differ in the
+    last bits, and it cannot start from 0: for ``start_factor=0`` use
+    ``LambdaLR(opt, lambda step: step / warmup_steps)`` as the first schedule).
+
+    >>> from dltutor.optim.lr_scheduler import CosineAnnealingLR, preview
+    >>> def make(opt):
+    ...     return LinearWarmup(opt, warmup_steps=4, after=CosineAnnealingLR(opt, T_max=4))
+    >>> preview(make, 9, lr=1.0).round(4).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0, 0.8536, 0.5, 0.1464, 0.0]
+    """
+
+    def __init__(self, optimizer: Any, warmup_steps: int, start_factor: float = 0.0,
+                 after: LRScheduler | None = None, last_epoch: int = -1) -> None:
+        check_optimizer("LinearWarmup", optimizer)
+        warmup_steps = as_int("LinearWarmup", "warmup_steps", warmup_steps)
+        if warmup_steps < 0:
+            raise ValueError(f"LinearWarmup: warmup_steps must be >= 0, got "
+                             f"warmup_steps={warmup_steps}")
+        if isinstance(start_factor, bool) or not isinstance(start_factor, Real) \
+                or not 0 <= start_factor <= 1:
+            raise ValueError(f"LinearWarmup: start_factor (the fraction of the initial lr used at "
+                             f"step 0) must be between 0 and 1, got start_factor={start_factor!r}")
+        if after is not None:
+            if not isinstance(after, LRScheduler):
+                raise TypeError(f"LinearWarmup: after must be a scheduler such as "
+                                f"CosineAnnealingLR(optimizer, T_max=...), got {after!r}")
+            if after.optimizer is not optimizer:
+                raise ValueError("LinearWarmup: after must be built on the same optimizer as the "
+                                 "warmup, got a scheduler of another optimizer")
+        self.warmup_steps = warmup_steps
+        self.start_factor = start_factor
+        self.after = after
+        # `after` already set the lrs in its own constructor; the initial step below sets this
+        # schedule's step-0 values over them (from group["initial_lr"], which `after` did not
+        # change), and `after` is restarted from its step 0 at the hand-over.
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch < self.warmup_steps:
+            factor = (self.start_factor
+                      + (1 - self.start_factor) * self.last_epoch / self.warmup_steps)
+            return [base_lr * factor for base_lr in self.base_lrs]
+        return list(self.base_lrs)
+
+    def step(self) -> None:
+        """One step: the next warmup value, the hand-over, or one step of ``after``.
+
+        Step only the warmup: it steps ``after`` for you once the warmup is over.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> from dltutor.optim.lr_scheduler import StepLR
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> after = StepLR(opt, step_size=1, gamma=0.5)
+        >>> warm = LinearWarmup(opt, warmup_steps=2, after=after)
+        >>> for _ in range(3):
+        ...     warm.step()
+        ...     print(warm.last_epoch, after.last_epoch, warm.get_last_lr())
+        1 0 [0.05]
+        2 0 [0.1]
+        3 1 [0.05]
+        """
+        self._step_count += 1
+        self.last_epoch += 1
+        if self.last_epoch < self.warmup_steps or (self.last_epoch == self.warmup_steps
+                                                   and self.after is None):
+            self._set_lrs(self.get_lr())
+            return
+        if self.last_epoch == self.warmup_steps:
+            self.after._restart()                 # the hand-over: `after` is at its step 0
+        elif self.after is not None and not self._is_initial:
+            self.after.step()
+        # After the warmup without `after` (or when resuming past it), the lrs are left alone.
+        self._record_lrs()
+
+    def _restart(self) -> None:
+        self.last_epoch = -1
+        self.step()
+
+    def state_dict(self) -> dict[str, Any]:
+        """Like :meth:`LRScheduler.state_dict`, with ``after``'s state dict (or None) under
+        ``"after"``; :meth:`load_state_dict` restores both.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> from dltutor.optim.lr_scheduler import ExponentialLR
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> warm = LinearWarmup(opt, 3, after=ExponentialLR(opt, gamma=0.9))
+        >>> state = warm.state_dict()
+        >>> state["last_epoch"], state["after"]["gamma"]
+        (0, 0.9)
+        """
+        state = {key: copy_value(value) for key, value in self.__dict__.items()
+                 if key not in ("optimizer", "after")}
+        state["after"] = None if self.after is None else self.after.state_dict()
+        return state
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore the warmup's state and ``after``'s (build both like the saved ones first).
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> warm = LinearWarmup(opt, 4)
+        >>> warm.load_state_dict({"last_epoch": 3})
+        >>> warm.step(); warm.get_last_lr()           # step 4: the warmup is over
+        [0.1]
+        """
+        known = self._check_state_keys(state_dict)
+        after_state = state_dict.get("after")
+        if (after_state is None) != (self.after is None) and "after" in state_dict:
+            raise ValueError(
+                "LinearWarmup.load_state_dict: the saved warmup "
+                f"{'had no' if after_state is None else 'had an'} `after` schedule but this one "
+                f"{'has one' if self.after is not None else 'has none'}; "
+                "build it like the saved one")
+        for key, value in state_dict.items():
+            if key in known and key != "after":
+                setattr(self, key, copy_value(value))
+        if after_state is not None:
+            self.after.load_state_dict(after_state)
