@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dltutor import checks, nn, optim
+from dltutor.optim import lr_scheduler as L
 
 BAD_NUMBERS = [float("nan"), float("inf"), -float("inf"), True, "1", None, [1.0]]
 
@@ -99,6 +100,19 @@ def one_param():
 def test_optimizers_clips_and_regularizers_refuse_bad_hyperparameters(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda o: L.StepLR(o, 2, gamma=math.nan), "StepLR: gamma must be a number >= 0, got nan"),
+    (lambda o: L.MultiStepLR(o, [2], gamma=-0.5), "MultiStepLR: gamma must be"),
+    (lambda o: L.ExponentialLR(o, gamma=math.inf), "ExponentialLR: gamma must be a finite"),
+    (lambda o: L.CosineAnnealingLR(o, 10, eta_min=-1e-3), "CosineAnnealingLR: eta_min must be"),
+    (lambda o: L.CosineAnnealingLR(o, T_max=math.inf), "T_max must be a finite number > 0"),
+    (lambda o: L.LinearLR(o, end_factor=math.nan), "LinearLR: end_factor must be"),
+])
+def test_schedulers_refuse_bad_arguments(make, message):
+    with pytest.raises(ValueError, match=message):
+        make(optim.SGD(one_param(), lr=0.1))
 
 
 def test_a_value_clip_range_may_sit_on_one_side_of_zero():

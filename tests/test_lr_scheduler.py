@@ -344,7 +344,7 @@ def test_preview_without_sgd_uses_a_stand_in(monkeypatch):
 
 def test_preview_errors():
     other = make_opt()
-    with pytest.raises(ValueError, match="steps=-1"):
+    with pytest.raises(ValueError, match="steps must be an integer >= 0, got -1"):
         L.preview(lambda opt: L.StepLR(opt, 2), -1)
     with pytest.raises(ValueError, match="the optimizer it is given"):
         L.preview(lambda opt: L.StepLR(other, 2), 3)
@@ -355,11 +355,11 @@ def test_preview_errors():
 # -- errors teach -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("build,error,pattern", [
-    (lambda o: L.StepLR(o, step_size=0), ValueError, "step_size=0"),
-    (lambda o: L.StepLR(o, step_size=-3), ValueError, "step_size=-3"),
+    (lambda o: L.StepLR(o, step_size=0), ValueError, "step_size must be an integer >= 1, got 0"),
+    (lambda o: L.StepLR(o, step_size=-3), ValueError, "step_size must be an integer >= 1, got -3"),
     (lambda o: L.StepLR(o, step_size=2.5), TypeError, "step_size must be an integer.*2.5"),
-    (lambda o: L.CosineAnnealingLR(o, T_max=0), ValueError, "T_max=0"),
-    (lambda o: L.CosineAnnealingLR(o, T_max=-5), ValueError, "T_max=-5"),
+    (lambda o: L.CosineAnnealingLR(o, T_max=0), ValueError, "T_max must be a number > 0, got 0"),
+    (lambda o: L.CosineAnnealingLR(o, T_max=-5), ValueError, "T_max must be a number > 0, got -5"),
     (lambda o: L.MultiStepLR(o, milestones=[10, 5]), ValueError,
      r"milestones must be increasing.*milestones=\[10, 5\].*\[5, 10\]"),
     (lambda o: L.MultiStepLR(o, milestones=[-1, 5]), ValueError, r"milestones=\[-1, 5\]"),
@@ -367,17 +367,22 @@ def test_preview_errors():
     (lambda o: L.LambdaLR(o, [lambda e: 1.0]), ValueError,
      "lr_lambda is a list of 1 functions but the optimizer has 2 param groups"),
     (lambda o: L.LambdaLR(o, 0.5), TypeError, "lr_lambda must be a function.*0.5"),
-    (lambda o: L.LinearLR(o, start_factor=0), ValueError, "start_factor=0"),
-    (lambda o: L.LinearLR(o, start_factor=1.5), ValueError, "start_factor=1.5"),
-    (lambda o: L.LinearLR(o, start_factor=-0.1), ValueError, r"start_factor=-0\.1"),
-    (lambda o: L.LinearLR(o, end_factor=2.0), ValueError, "end_factor=2.0"),
-    (lambda o: L.LinearLR(o, total_iters=0), ValueError, "total_iters=0"),
-    (lambda o: L.LinearWarmup(o, warmup_steps=-1), ValueError, "warmup_steps=-1"),
-    (lambda o: L.LinearWarmup(o, 5, start_factor=1.5), ValueError, "start_factor=1.5"),
+    (lambda o: L.LinearLR(o, start_factor=0), ValueError,
+     r"start_factor must be a number in \(0, 1\], got 0"),
+    (lambda o: L.LinearLR(o, start_factor=1.5), ValueError, "start_factor .*, got 1.5"),
+    (lambda o: L.LinearLR(o, start_factor=-0.1), ValueError, r"start_factor .*, got -0\.1"),
+    (lambda o: L.LinearLR(o, end_factor=2.0), ValueError,
+     r"end_factor must be a number in \[0, 1\], got 2.0"),
+    (lambda o: L.LinearLR(o, total_iters=0), ValueError,
+     "total_iters must be an integer >= 1, got 0"),
+    (lambda o: L.LinearWarmup(o, warmup_steps=-1), ValueError,
+     "warmup_steps must be an integer >= 0, got -1"),
+    (lambda o: L.LinearWarmup(o, 5, start_factor=1.5), ValueError, "start_factor .*, got 1.5"),
     (lambda o: L.LinearWarmup(o, 5, after=L.StepLR(make_opt(), 2)), ValueError,
      "same optimizer"),
     (lambda o: L.LinearWarmup(o, 5, after="cosine"), TypeError, "after must be a scheduler"),
-    (lambda o: L.StepLR(o, 3, last_epoch=-2), ValueError, "last_epoch=-2"),
+    (lambda o: L.StepLR(o, 3, last_epoch=-2), ValueError,
+     "last_epoch must be an integer >= -1, got -2"),
 ])
 def test_constructor_errors(build, error, pattern):
     with pytest.raises(error, match=pattern):

@@ -11,7 +11,8 @@ from .optimizer import Optimizer
 
 class Adagrad(Optimizer):
     """Adagrad (PyTorch's rule): divide by the root of the sum of all past squared gradients,
-    so often-updated parameters slow down. ``lr_decay`` shrinks the lr as ``lr / (1 + (t-1)*decay)``.
+    so often-updated parameters slow down. ``lr_decay`` shrinks the lr as
+    ``lr / (1 + (t-1)*decay)``.
 
     >>> import dltutor as dt
     >>> from dltutor import nn

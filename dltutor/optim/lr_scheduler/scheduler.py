@@ -3,11 +3,12 @@ group's ``lr`` step by step and saves its state; :func:`preview` runs a schedule
 throwaway optimizer to show it. The schedules themselves are in schedules.py and warmup.py."""
 from __future__ import annotations
 
-import operator
 from collections import Counter
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+
+from ... import checks
 
 #: Keys that PyTorch's schedulers keep in their state dicts for their own warnings; a state
 #: dict saved by PyTorch loads here with them ignored.
@@ -22,6 +23,7 @@ class _MissingInitialLR(KeyError):
 
 
 def check_optimizer(owner: str, optimizer: Any) -> None:
+    """Refuse what is not an optimizer (a scheduler sets ``lr`` in its ``param_groups``)."""
     groups = getattr(optimizer, "param_groups", None)
     if not isinstance(groups, list) or not all(isinstance(g, dict) and "lr" in g for g in groups):
         raise TypeError(
@@ -29,16 +31,6 @@ def check_optimizer(owner: str, optimizer: Any) -> None:
             f"'lr'), such as optim.SGD(model.parameters(), lr=0.1); got "
             f"{type(optimizer).__name__}. "
             "Build the optimizer first, then pass it to the scheduler.")
-
-
-def as_int(owner: str, name: str, value: Any) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{owner}: {name} must be an integer, got {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{owner}: {name} must be an integer (a number of steps), "
-                        f"got {value!r} of type {type(value).__name__}") from None
 
 
 def copy_value(value: Any) -> Any:
@@ -86,10 +78,8 @@ class LRScheduler:
     def __init__(self, optimizer: Any, last_epoch: int = -1) -> None:
         owner = type(self).__name__
         check_optimizer(owner, optimizer)
-        last_epoch = as_int(owner, "last_epoch", last_epoch)
-        if last_epoch < -1:
-            raise ValueError(f"{owner}: last_epoch must be -1 (a new schedule) or the number of "
-                             f"steps already done (>= 0), got last_epoch={last_epoch}")
+        last_epoch = checks.integer(owner, "last_epoch", last_epoch, minimum=-1,
+                                    hint="-1 for a new schedule, else the steps already done")
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
@@ -282,9 +272,7 @@ def preview(make_scheduler: Callable[[Any], LRScheduler], steps: int,
     >>> preview(lambda opt: StepLR(opt, step_size=2, gamma=0.5), 5).tolist()
     [0.1, 0.1, 0.05, 0.05, 0.025]
     """
-    steps = as_int("preview", "steps", steps)
-    if steps < 0:
-        raise ValueError(f"preview: steps must be >= 0, got steps={steps}")
+    steps = checks.integer("preview", "steps", steps, minimum=0)
     from ...nn import Parameter           # imported here: dltutor.optim imports this package
     from ..sgd import SGD
 

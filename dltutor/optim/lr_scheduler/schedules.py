@@ -6,10 +6,10 @@ import math
 import types
 from bisect import bisect_right
 from collections import Counter
-from numbers import Real
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .scheduler import LRScheduler, as_int, check_optimizer, copy_value
+from ... import checks
+from .scheduler import LRScheduler, check_optimizer, copy_value
 
 
 class LambdaLR(LRScheduler):
@@ -119,12 +119,9 @@ class StepLR(LRScheduler):
 
     def __init__(self, optimizer: Any, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
-        step_size = as_int("StepLR", "step_size", step_size)
-        if step_size <= 0:
-            raise ValueError(f"StepLR: step_size must be a positive number of steps between "
-                             f"decays, got step_size={step_size}")
-        self.step_size = step_size
-        self.gamma = gamma
+        self.step_size = checks.integer("StepLR", "step_size", step_size, minimum=1,
+                                        hint="the number of steps between decays")
+        self.gamma = checks.non_negative("StepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -156,7 +153,7 @@ class MultiStepLR(LRScheduler):
         except TypeError:
             raise TypeError(f"MultiStepLR: milestones must be a list of step numbers such as "
                             f"[30, 80], got {milestones!r}") from None
-        values = [as_int("MultiStepLR", "each milestone", m) for m in given]
+        values = [checks.integer("MultiStepLR", "each milestone", m) for m in given]
         if any(m < 0 for m in values):
             raise ValueError(f"MultiStepLR: milestones are step numbers and must be >= 0, "
                              f"got milestones={given}")
@@ -164,7 +161,7 @@ class MultiStepLR(LRScheduler):
             raise ValueError(f"MultiStepLR: milestones must be increasing, got "
                              f"milestones={given}; did you mean {sorted(values)}?")
         self.milestones = Counter(values)
-        self.gamma = gamma
+        self.gamma = checks.non_negative("MultiStepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -195,7 +192,7 @@ class ExponentialLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Any, gamma: float, last_epoch: int = -1) -> None:
-        self.gamma = gamma
+        self.gamma = checks.non_negative("ExponentialLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -225,17 +222,11 @@ class LinearLR(LRScheduler):
 
     def __init__(self, optimizer: Any, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
                  total_iters: int = 5, last_epoch: int = -1) -> None:
-        if not 0 < start_factor <= 1:
-            raise ValueError(f"LinearLR: start_factor must be greater than 0 and at most 1, got "
-                             f"start_factor={start_factor!r} (for a warmup from 0 use "
-                             "LinearWarmup)")
-        if not 0 <= end_factor <= 1:
-            raise ValueError(f"LinearLR: end_factor must be between 0 and 1, got "
-                             f"end_factor={end_factor!r}")
-        total_iters = as_int("LinearLR", "total_iters", total_iters)
-        if total_iters <= 0:
-            raise ValueError(f"LinearLR: total_iters must be a positive number of steps, got "
-                             f"total_iters={total_iters}")
+        checks.between("LinearLR", "start_factor", start_factor, 0, 1, low_open=True,
+                       hint="for a warmup from 0 use LinearWarmup")
+        checks.between("LinearLR", "end_factor", end_factor, 0, 1)
+        total_iters = checks.integer("LinearLR", "total_iters", total_iters, minimum=1,
+                                     hint="the number of steps from start_factor to end_factor")
         self.start_factor = start_factor
         self.end_factor = end_factor
         self.total_iters = total_iters
@@ -277,11 +268,9 @@ class CosineAnnealingLR(LRScheduler):
 
     def __init__(self, optimizer: Any, T_max: int, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
-        if isinstance(T_max, bool) or not isinstance(T_max, Real):
-            raise TypeError(f"CosineAnnealingLR: T_max must be a number of steps, got {T_max!r}")
-        if T_max <= 0:
-            raise ValueError(f"CosineAnnealingLR: T_max (the number of steps from the initial lr "
-                             f"down to eta_min) must be positive, got T_max={T_max}")
+        checks.positive("CosineAnnealingLR", "T_max", T_max,
+                        hint="the number of steps from the initial lr down to eta_min")
+        checks.non_negative("CosineAnnealingLR", "eta_min", eta_min)
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)

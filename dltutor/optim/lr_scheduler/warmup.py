@@ -1,10 +1,10 @@
 """LinearWarmup: ramp the lr up from (nearly) zero, then hand over to another schedule."""
 from __future__ import annotations
 
-from numbers import Real
 from typing import Any, Mapping
 
-from .scheduler import LRScheduler, as_int, check_optimizer, copy_value
+from ... import checks
+from .scheduler import LRScheduler, check_optimizer, copy_value
 
 
 class LinearWarmup(LRScheduler):
@@ -42,14 +42,9 @@ class LinearWarmup(LRScheduler):
     def __init__(self, optimizer: Any, warmup_steps: int, start_factor: float = 0.0,
                  after: LRScheduler | None = None, last_epoch: int = -1) -> None:
         check_optimizer("LinearWarmup", optimizer)
-        warmup_steps = as_int("LinearWarmup", "warmup_steps", warmup_steps)
-        if warmup_steps < 0:
-            raise ValueError(f"LinearWarmup: warmup_steps must be >= 0, got "
-                             f"warmup_steps={warmup_steps}")
-        if isinstance(start_factor, bool) or not isinstance(start_factor, Real) \
-                or not 0 <= start_factor <= 1:
-            raise ValueError(f"LinearWarmup: start_factor (the fraction of the initial lr used at "
-                             f"step 0) must be between 0 and 1, got start_factor={start_factor!r}")
+        warmup_steps = checks.integer("LinearWarmup", "warmup_steps", warmup_steps, minimum=0)
+        checks.between("LinearWarmup", "start_factor", start_factor, 0, 1,
+                       hint="the fraction of the initial lr used at step 0")
         if after is not None:
             if not isinstance(after, LRScheduler):
                 raise TypeError(f"LinearWarmup: after must be a scheduler such as "
