@@ -41,7 +41,15 @@ class OptimizerLoadResult:
 
 
 class OptimizerStateError(ValueError):
-    """``load_state_dict`` found a state that does not fit; nothing was changed."""
+    """``load_state_dict`` found a state that does not fit; nothing was changed.
+
+    >>> from dltutor import nn, optim
+    >>> try:
+    ...     optim.SGD([nn.Parameter([1.0])], lr=0.1).load_state_dict({"param_groups": []})
+    ... except OptimizerStateError as error:
+    ...     print(str(error).splitlines()[-1])
+      it has 0 parameter group(s), this optimizer has 1
+    """
 
 
 def state_keys(optimizer: Any) -> list[Any]:
@@ -56,7 +64,18 @@ def state_keys(optimizer: Any) -> list[Any]:
 
 
 def state_problems(optimizer: Any, state_dict: Any) -> list[str]:
-    """Every reason ``state_dict`` cannot be loaded into ``optimizer`` (empty: it fits)."""
+    """Every reason ``state_dict`` cannot be loaded into ``optimizer`` (empty: it fits).
+
+    >>> from dltutor import nn, optim
+    >>> opt = optim.SGD([nn.Parameter([1.0])], lr=0.1)
+    >>> state_problems(opt, opt.state_dict())
+    []
+    >>> for problem in state_problems(optim.Adam(opt.param_groups[0]["params"]),
+    ...                               opt.state_dict()):
+    ...     print(problem)
+    it was saved from a SGD, this is a Adam
+    group 0: unknown hyperparameters ['momentum', 'dampening', 'nesterov']
+    """
     if not isinstance(state_dict, dict) or "param_groups" not in state_dict:
         return ["expected a dict made by optimizer.state_dict() (with 'param_groups' and "
                 "'state')"]
@@ -100,7 +119,12 @@ def state_problems(optimizer: Any, state_dict: Any) -> list[str]:
 
 def state_dict_of(optimizer: Any) -> dict[str, Any]:
     """``optimizer.state_dict()``: per-parameter state (arrays as tensors) and each group's
-    hyperparameters, keyed by parameter name, by position where names are unknown."""
+    hyperparameters, keyed by parameter name, by position where names are unknown.
+
+    >>> from dltutor import nn, optim
+    >>> sorted(state_dict_of(optim.SGD([("w", nn.Parameter([1.0]))], lr=0.1)))
+    ['optimizer', 'param_groups', 'state', 'step_count']
+    """
     keys = iter(state_keys(optimizer))
     groups, state = [], {}
     for group in optimizer.param_groups:
@@ -120,7 +144,14 @@ def state_dict_of(optimizer: Any) -> dict[str, Any]:
 
 def load_fitting_state(optimizer: Any, state_dict: dict[str, Any]) -> OptimizerLoadResult:
     """Load a state dict that :func:`state_problems` found nothing wrong with: hyperparameters,
-    per-parameter state (as arrays of each parameter's backend and dtype), step count."""
+    per-parameter state (as arrays of each parameter's backend and dtype), step count.
+
+    >>> from dltutor import nn, optim
+    >>> opt = optim.SGD([nn.Parameter([1.0])], lr=0.1)
+    >>> saved = opt.state_dict(); saved["step_count"] = 7
+    >>> load_fitting_state(opt, saved), opt.step_count
+    (OptimizerLoadResult(no hyperparameter changed), 7)
+    """
     changed: dict[str, tuple] = {}
     by_key = {}
     for index, (group, saved) in enumerate(zip(optimizer.param_groups,

@@ -102,6 +102,18 @@ class GradClip:
     A subclass defines :meth:`clip`; one whose rule multiplies each gradient by a factor may
     also define ``_scales`` (the factors, from the norms), which :meth:`predict_scales` then
     uses instead of clipping copies.
+
+    >>> import math, numpy as np
+    >>> from dltutor import nn
+    >>> class ClipToSign(GradClip):
+    ...     "Keep only the sign of every gradient value."
+    ...     def clip(self, grads, norms):
+    ...         for g in grads:
+    ...             np.sign(g, out=g)
+    ...         return math.sqrt(sum(float((g * g).sum()) for g in grads))
+    >>> grads = [np.array([3.0, -4.0])]
+    >>> [round(s, 4) for s in ClipToSign().predict_scales([nn.Parameter([0.0, 0.0])], grads)]
+    [0.2828]
     """
 
     def __init__(self) -> None:

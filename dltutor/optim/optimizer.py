@@ -62,6 +62,18 @@ class Optimizer:
     missing keys fall back to the optimizer's defaults.
 
     To write your own optimizer, subclass it and override :meth:`update` (see ``SignSGD``).
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn
+    >>> class PlainSGD(Optimizer):
+    ...     def __init__(self, params, lr):
+    ...         super().__init__(params, dict(lr=lr))
+    ...     def update(self, param, grad, state, group, lr):
+    ...         return lr * grad                     # the step; the base subtracts it
+    >>> w = nn.Parameter([1.0])
+    >>> opt = PlainSGD([w], lr=0.5)
+    >>> w.grad = dt.tensor([2.0]); opt.step(); w.item()
+    0.0
     """
 
     #: How a number ``weight_decay`` acts: True adds ``weight_decay * p`` to the gradient
@@ -130,7 +142,14 @@ class Optimizer:
                 index += 1
 
     def zero_grad(self) -> None:
-        """Set the gradient of every parameter to None (the next backward starts afresh)."""
+        """Set the gradient of every parameter to None (the next backward starts afresh).
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> w = nn.Parameter([1.0]); w.grad = dt.ones(1)
+        >>> optim.SGD([w], lr=0.1).zero_grad(); w.grad is None
+        True
+        """
         for group in self.param_groups:
             for param in group["params"]:
                 param.grad = None
@@ -150,7 +169,12 @@ class Optimizer:
     def decays(self, name: str) -> bool:
         """Whether the parameter called ``name`` gets the decoupled weight decay of an optimizer
         whose ``coupled_weight_decay`` is False. Every parameter does here; AdamW asks its
-        ``apply_decay_param_fun``."""
+        ``apply_decay_param_fun``.
+
+        >>> from dltutor import nn, optim
+        >>> optim.AdamW([("w", nn.Parameter([1.0]))]).decays("w")
+        True
+        """
         return True
 
     def decay_of(self, param: Tensor | str) -> Decay:

@@ -19,7 +19,19 @@ from .. import checks
 
 class Regularizer:
     """Base class: ``apply(param, grad)`` returns ``grad`` plus the penalty's gradient;
-    ``add_to(param, grad, tmp)`` does the same in place (the optimizers use it)."""
+    ``add_to(param, grad, tmp)`` does the same in place (the optimizers use it). A subclass
+    defines ``penalty_grad``.
+
+    >>> import numpy as np
+    >>> class Toward(Regularizer):
+    ...     "Pull every weight toward 1: penalty coeff / 2 * sum((p - 1)**2)."
+    ...     def penalty_grad(self, param, out):
+    ...         np.subtract(param, 1.0, out=out)
+    ...         out *= self.coeff
+    ...         return out
+    >>> Toward(0.5).apply(np.array([3.0]), np.zeros(1))
+    array([1.])
+    """
 
     name = "regularizer"
 
@@ -79,7 +91,11 @@ class L1Decay(Regularizer):
 
 
 def regularizer_from_state(state: dict[str, Any]) -> Regularizer:
-    """Rebuild a regularizer saved by :meth:`Regularizer.to_state`."""
+    """Rebuild a regularizer saved by :meth:`Regularizer.to_state`.
+
+    >>> regularizer_from_state(L1Decay(0.01).to_state())
+    L1Decay(0.01)
+    """
     kinds = {"L1Decay": L1Decay, "L2Decay": L2Decay}
     kind = state.get("regularizer")
     if kind not in kinds:

@@ -23,7 +23,15 @@ class _MissingInitialLR(KeyError):
 
 
 def check_optimizer(owner: str, optimizer: Any) -> None:
-    """Refuse what is not an optimizer (a scheduler sets ``lr`` in its ``param_groups``)."""
+    """Refuse what is not an optimizer (a scheduler sets ``lr`` in its ``param_groups``).
+
+    >>> check_optimizer("StepLR", [])
+    Traceback (most recent call last):
+    ...
+    TypeError: StepLR needs an optimizer (an object whose param_groups is a list of dicts with an
+    'lr'), such as optim.SGD(model.parameters(), lr=0.1); got list. Build the optimizer first,
+    then pass it to the scheduler.
+    """
     groups = getattr(optimizer, "param_groups", None)
     if not isinstance(groups, list) or not all(isinstance(g, dict) and "lr" in g for g in groups):
         raise TypeError(
@@ -34,7 +42,12 @@ def check_optimizer(owner: str, optimizer: Any) -> None:
 
 
 def copy_value(value: Any) -> Any:
-    """Copy containers so a state dict and the scheduler never share a list that one mutates."""
+    """Copy containers so a state dict and the scheduler never share a list that one mutates.
+
+    >>> saved = {"milestones": [2, 5]}
+    >>> copy_value(saved)["milestones"] is saved["milestones"]
+    False
+    """
     if isinstance(value, Counter):
         return Counter(value)
     if isinstance(value, dict):
