@@ -43,13 +43,15 @@ from .report import StepMeasurement, StepReport
 
 class _Step:
     """The parameters one ``step()`` updates, as parallel lists, and the measurement a
-    recorded step keeps (None when ``record_steps`` is off: then nothing is measured)."""
+    recorded step keeps (None when ``record_steps`` is off: then nothing is measured) with
+    ``steps``, what each rule returned."""
 
-    __slots__ = ("names", "params", "groups", "grads", "lrs", "coupled", "decoupled", "measure")
+    __slots__ = ("names", "params", "groups", "grads", "lrs", "coupled", "decoupled", "steps",
+                 "measure")
 
     def __init__(self, recording: bool):
         self.names, self.params, self.groups, self.grads = [], [], [], []
-        self.lrs, self.coupled, self.decoupled = [], [], []
+        self.lrs, self.coupled, self.decoupled, self.steps = [], [], [], []
         self.measure = StepMeasurement() if recording else None
 
 
@@ -323,15 +325,16 @@ class Optimizer:
 
     def _update(self, todo: _Step) -> None:
         """Stage 4: count each parameter's step, then take the rule's step."""
-        measure = todo.measure
+        recording = todo.measure is not None
+        copy_first = recording and not self.returns_update
         for i, (param, grad, group, lr) in enumerate(zip(todo.params, todo.grads, todo.groups,
                                                          todo.lrs)):
             state = self.state.get(param)
             if state is None:
                 state = self.state[param] = {"step": 0}
             state["step"] += 1
-            if measure is not None and not self.returns_update:
-                measure.keep_old_values(i, param)   # the rule changes param.data itself
+            if copy_first:                           # the rule changes param.data itself
+                todo.measure.keep_old_values(i, param)
             step = self.update(param, grad, state, group, lr)
             if step is not None:
                 param.data -= step
@@ -339,14 +342,14 @@ class Optimizer:
                 raise TypeError(f"{type(self).__name__}.update returned None, but the class "
                                 "says returns_update = True: return the step to subtract, or "
                                 "set returns_update = False")
-            if measure is not None:
-                measure.updated(i, param, step)
+            if recording:     # (otherwise the step is freed now, not at the end of step())
+                todo.steps.append(step)
 
     def _report(self, todo: _Step) -> StepReport:
         """Stage 5: the report of a recorded step (an empty one when nothing was recorded)."""
         if todo.measure is None:
             return StepReport.empty()
-        return todo.measure.report(todo.names, todo.params, todo.lrs)
+        return todo.measure.report(todo.names, todo.params, todo.lrs, todo.steps)
 
     # -- hooks -----------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook: Callable) -> HookHandle:

@@ -164,11 +164,11 @@ _EMPTY_REPORT = StepReport((), (), (), (), (), (), (), ())
 class StepMeasurement:
     """What a recorded step keeps while it runs, to make its :class:`StepReport` at the end.
 
-    The optimizer tells it three things: the clipped gradients (:meth:`clipped`), that a
-    parameter is about to change other than by a step the base subtracts
-    (:meth:`keep_old_values`: AdamW's decoupled decay, a rule that changes ``param.data``
-    itself), and each step taken (:meth:`updated`). A step the base subtracted is the update
-    as it is; otherwise the kept old values minus the new ones are.
+    The optimizer tells it the clipped gradients (:meth:`clipped`) and which parameters are
+    about to change other than by a step the base subtracts (:meth:`keep_old_values`: AdamW's
+    decoupled decay, a rule that changes ``param.data`` itself); at the end, :meth:`report`
+    gets the steps the base subtracted. A parameter's update is its step, or, where old values
+    were kept, the old values minus the new ones.
 
     >>> import dltutor as dt
     >>> from dltutor import nn
@@ -176,15 +176,13 @@ class StepMeasurement:
     >>> measure = StepMeasurement()
     >>> measure.keep_old_values(0, w)
     >>> w.data *= 0.5                       # a change no returned step describes
-    >>> measure.updated(0, w, None)
-    >>> measure.report(["w"], [w], [0.1]).update_sq
+    >>> measure.report(["w"], [w], [0.1], [None]).update_sq
     [0.5]
     """
 
     def __init__(self) -> None:
         self.clipped_sq: list[float] | None = None
         self._old_values: dict[int, Any] = {}  # parameter index -> a copy made before it changed
-        self._subtracted: list[Any] = []       # per parameter, in order: old minus new values
 
     def clipped(self, grads: list[Any]) -> None:
         """Measure the gradients as the clip left them (before decay joins them)."""
@@ -195,16 +193,14 @@ class StepMeasurement:
         if index not in self._old_values:
             self._old_values[index] = param.data.copy()
 
-    def updated(self, index: int, param: Tensor, step: Any) -> None:
-        """Parameter ``index`` took its step: ``step`` is the array the base subtracted, or None
-        when the rule changed ``param.data`` itself."""
-        old = self._old_values.get(index)
-        if old is None:
-            self._subtracted.append(step)
-        else:
-            old -= param.data
-            self._subtracted.append(old)
-
-    def report(self, names: list[str], params: list[Tensor], lrs: list[float]) -> StepReport:
-        """The step's report (every parameter must have been :meth:`updated`, in order)."""
-        return StepReport.measure(names, params, lrs, self.clipped_sq, self._subtracted)
+    def report(self, names: list[str], params: list[Tensor], lrs: list[float],
+               steps: list[Any]) -> StepReport:
+        """The step's report; ``steps`` holds, per parameter, the array the base subtracted
+        (None where the rule changed ``param.data`` itself)."""
+        subtracted = steps
+        if self._old_values:
+            subtracted = list(steps)
+            for index, old in self._old_values.items():
+                old -= params[index].data            # old minus new values
+                subtracted[index] = old
+        return StepReport.measure(names, params, lrs, self.clipped_sq, subtracted)
