@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from .. import autograd as ag
-from ..autograd import nn_ops
-from ..autograd.creation import float32
-from ..autograd.tensor import Tensor, no_grad
+from ..autograd import Tensor, float32, no_grad
+from ..autograd.ops import as_pair
+from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
@@ -83,15 +83,15 @@ class Conv2d(_WeightAndBias):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, bias: bool = True):
         super().__init__()
-        kh, kw = nn_ops._pair(kernel_size, "kernel_size")
+        kh, kw = as_pair(kernel_size, "kernel_size")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = (kh, kw)
-        self.stride = nn_ops._pair(stride, "stride")
-        self.padding = nn_ops._pair(padding, "padding")
+        self.stride = as_pair(stride, "stride")
+        self.padding = as_pair(padding, "padding")
         self._create((out_channels, in_channels, kh, kw), bias)
 
     def forward(self, x: Tensor) -> Tensor:
-        return nn_ops.conv2d(x, self.weight, self.bias, self.stride, self.padding)
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding)
 
     def extra_repr(self) -> str:
         text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
@@ -159,7 +159,7 @@ class Embedding(Module):
         return cls(shape[0], shape[1], padding_idx=padding_idx, _weight=weight)
 
     def forward(self, indices: Any) -> Tensor:
-        return nn_ops.embedding(indices, self.weight, self.padding_idx)
+        return F.embedding(indices, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -206,7 +206,7 @@ class _BatchNorm(Module):
         if update:
             with no_grad():
                 self.num_batches_tracked.data[...] = self.num_batches_tracked.data + 1
-        return nn_ops.batch_norm(
+        return F.batch_norm(
             x,
             self.running_mean if (update or not batch_stats) else None,
             self.running_var if (update or not batch_stats) else None,
@@ -263,7 +263,7 @@ class LayerNorm(Module):
             self.register_parameter("bias", None)
 
     def forward(self, x: Tensor) -> Tensor:
-        return nn_ops.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}"
@@ -286,13 +286,25 @@ class Dropout(Module):
         self.p = p
 
     def forward(self, x: Tensor) -> Tensor:
-        return nn_ops.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training)
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
 
 
-class MaxPool2d(Module):
+class _Pool2d(Module):
+    """What the pooling layers share: a window size, a stride (the window size by default) and
+    padding."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}"
+
+
+class MaxPool2d(_Pool2d):
     """Largest value of each ``kernel_size`` window (stride defaults to the kernel size).
 
     >>> import dltutor as dt
@@ -300,18 +312,11 @@ class MaxPool2d(Module):
     (1, 1, 2, 2)
     """
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0):
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-
     def forward(self, x: Tensor) -> Tensor:
-        return nn_ops.max_pool2d(x, self.kernel_size, self.stride, self.padding)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}"
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
-class AvgPool2d(MaxPool2d):
+class AvgPool2d(_Pool2d):
     """Mean of each ``kernel_size`` window (stride defaults to the kernel size).
 
     >>> import dltutor as dt
@@ -320,7 +325,7 @@ class AvgPool2d(MaxPool2d):
     """
 
     def forward(self, x: Tensor) -> Tensor:
-        return nn_ops.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
 class GlobalAvgPool2d(Module):

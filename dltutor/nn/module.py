@@ -18,7 +18,9 @@ from typing import Any, Callable, Iterator, NamedTuple
 import numpy as np
 
 from .. import backend as B
-from ..autograd.tensor import HookHandle, Tensor, _make, no_grad
+from ..autograd import Tensor, no_grad
+from ..autograd.function import make_tensor
+from ..hooks import HookHandle
 from .parameter import Parameter
 
 
@@ -350,10 +352,10 @@ class Module:
             dot = f"{module_prefix}." if module_prefix else ""
             for name, param in module._parameters.items():
                 if param is not None:
-                    state[dot + name] = param if keep_vars else _make(param.data, False, None)
+                    state[dot + name] = param if keep_vars else make_tensor(param.data)
             for name, buffer in module._buffers.items():
                 if buffer is not None and name not in module._non_persistent:
-                    state[dot + name] = buffer if keep_vars else _make(buffer.data, False, None)
+                    state[dot + name] = buffer if keep_vars else make_tensor(buffer.data)
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> LoadResult:
