@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dltutor as dt
-import dltutor.autograd.nn_ops as F
+from dltutor.nn import functional as F
 from dltutor import backend as B
 from dltutor import diagnose as D
 from dltutor import nn, optim
@@ -21,8 +21,8 @@ def on_backend(array, requires_grad=False):
 # --- 7. max-pooling with tied maxima ------------------------------------------------------------
 def torch_max_pool2d_grad(x, upstream, kernel, stride, padding):
     """PyTorch's CPU max_pool2d backward, written out: each window scans its real (unpadded)
-    pixels row by row and keeps the FIRST strictly larger value; that one pixel receives the
-    window's whole upstream gradient."""
+    pixels row by row and keeps the FIRST strictly larger value, or any NaN (so the LAST NaN
+    wins); that one pixel receives the window's whole upstream gradient."""
     n, c, h, w = x.shape
     grad = np.zeros_like(x)
     out_h, out_w = upstream.shape[2:]
@@ -36,7 +36,7 @@ def torch_max_pool2d_grad(x, upstream, kernel, stride, padding):
                     best, where = -np.inf, (h0, w0)
                     for i in range(h0, h1):
                         for j in range(w0, w1):
-                            if x[b, ch, i, j] > best:
+                            if x[b, ch, i, j] > best or np.isnan(x[b, ch, i, j]):
                                 best, where = x[b, ch, i, j], (i, j)
                     grad[(b, ch) + where] += upstream[b, ch, oh, ow]
     return grad
@@ -90,15 +90,21 @@ def test_max_pool2d_backward_with_many_ties_matches_pytorchs_rule(kernel, stride
                                                            padding), rtol=0, atol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="dltutor pads max_pool2d with -inf and lets the first "
-                   "padded position win a window whose real pixels are all -inf, so that "
-                   "window's gradient is lost in the padding; PyTorch gives it to the window's "
-                   "first real pixel")
-def test_windows_of_minus_infinity_with_padding_keep_their_gradient():
+def test_windows_of_minus_infinity_with_padding_keep_their_gradient(backend):
     """Tied maxima of -inf in padded windows: PyTorch never hands gradient to padding."""
     x0 = np.full((1, 1, 2, 2), -np.inf)
     grad, upstream = pool_grad(x0, 2, 1, 1)
     np.testing.assert_array_equal(grad, torch_max_pool2d_grad(x0, upstream, 2, 1, 1))
+
+
+@pytest.mark.parametrize("padding", [0, 1])
+def test_a_window_holding_nan_gives_its_gradient_to_the_last_nan(backend, padding):
+    """PyTorch: a NaN is the maximum of its window (the output is NaN), and the last NaN in
+    the window's scan order receives the gradient."""
+    x0 = np.array([[[[np.nan, 1.0, 3.0], [np.nan, 2.0, np.nan], [0.0, 5.0, 4.0]]]])
+    with np.errstate(invalid="ignore"):
+        grad, upstream = pool_grad(x0, 2, 1, padding)
+    np.testing.assert_array_equal(grad, torch_max_pool2d_grad(x0, upstream, 2, 1, padding))
 
 
 # --- 8. one parameter tied across two different modules -----------------------------------------

@@ -170,9 +170,16 @@ def _pool(cls: type, op: str, x: Any, kernel_size: Any, stride: Any, padding: An
 
 
 class MaxPool2d(Pool2d):
+    """Largest value of each window. Backward follows PyTorch: scanning a window's real pixels
+    row by row, the first maximum gets the whole gradient (padding never does); in a window
+    holding NaN (whose maximum is NaN), the last NaN gets it."""
+
     def forward(self, x):
         xp = get_array_module(x)
         self.windows = self.views(x, -xp.inf)
+        # Which positions of each view are real pixels, not padding (None: no padding).
+        self.real = (None if self.padding == (0, 0)
+                     else self.views(xp.ones(x.shape, dtype=bool), False))
         out = self.windows[0].copy()
         for view in self.windows[1:]:
             xp.maximum(out, view, out=out)
@@ -180,14 +187,26 @@ class MaxPool2d(Pool2d):
         return out
 
     def backward(self, g):
-        # The first offset holding the maximum gets the gradient, as in PyTorch.
-        unclaimed = get_array_module(g).ones(g.shape, dtype=bool)
-        per_offset = []
-        for view in self.windows:
-            hit = (view == self.out) & unclaimed
-            unclaimed &= ~hit
-            per_offset.append(g * hit)
-        return (self.scatter(per_offset),)
+        xp = get_array_module(g)
+        hits = self._first_hits(lambda view: view == self.out, xp.ones(g.shape, dtype=bool))
+        nan_windows = xp.isnan(self.out)
+        if nan_windows.any():
+            last_nans = self._first_hits(xp.isnan, nan_windows, reverse=True)
+            hits = [a | b for a, b in zip(hits, last_nans)]
+        return (self.scatter([g * hit for hit in hits]),)
+
+    def _first_hits(self, matches, open_windows, reverse=False):
+        """Per kernel offset, the windows where this offset is the first real pixel (in scan
+        order, or reversed) for which ``matches(view)`` holds; each window is claimed once."""
+        hits = [None] * len(self.windows)
+        order = range(len(self.windows))
+        for k in (reversed(order) if reverse else order):
+            hit = matches(self.windows[k]) & open_windows
+            if self.real is not None:
+                hit &= self.real[k]
+            open_windows = open_windows & ~hit
+            hits[k] = hit
+        return hits
 
 
 def max_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Any:
