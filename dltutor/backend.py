@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import math
 from typing import Any, Callable, Sequence
 
 import numpy as np

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dltutor import data, nn, optim
-from dltutor.autograd.creation import manual_seed
+from dltutor.autograd.rng import manual_seed
 from dltutor.lab import LabError, TrainingLab, demos
 from dltutor.nn import functional as F
 

@@ -20,7 +20,7 @@ import numpy as np
 from .. import backend as B
 from .dtypes import as_dtype, default_float, int64, to_array
 from .function import make_tensor
-from .rng import generator, manual_seed
+from .rng import generator
 from .tensor import Tensor
 
 # TRANSITION: nn/parameter.py imports the old private name; dtypes.to_array replaces it.
