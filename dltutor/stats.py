@@ -22,16 +22,14 @@ directly:
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from . import backend as B
 from .autograd.creation import tensor
 from .autograd.tensor import Tensor, no_grad
-
-if TYPE_CHECKING:  # pragma: no cover - only for type checkers
-    from .nn import Module
+from .nn import Module
 
 __all__ = ["activation_stats", "gradient_stats", "eval_mode", "as_model_input"]
 

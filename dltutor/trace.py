@@ -69,6 +69,12 @@ class Recorder:
     ``every``: record one step in ``every``. ``capacity``: how many records to keep.
     ``histograms_every``: also keep histograms of parameter and gradient values every that
     many records (0: never), at most ``histogram_capacity`` of them, with ``bins`` bins.
+
+    >>> from dltutor import nn, optim
+    >>> net = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+    >>> rec = Recorder(net, optim.SGD(net.parameters(), lr=0.1), by="layer")
+    >>> rec.names, rec.param_names
+    (['0', '2'], ['0.weight', '0.bias', '2.weight', '2.bias'])
     """
 
     def __init__(self, model: Any, optimizer: Any, every: int = 1, capacity: int = 2000,

@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import backend as B
+from ..autograd.creation import tensor
 from ..autograd.tensor import Tensor, no_grad
 from ..data import DataLoader, TensorDataset
 from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
@@ -221,7 +222,7 @@ class TrainingLab:
         if self.X is None:
             raise LabError("accuracy needs the data as arrays (X, y)")
         with eval_mode(self.model), no_grad():
-            predicted = self.model(_tensor(self.X)).numpy().argmax(axis=1)
+            predicted = self.model(tensor(self.X)).numpy().argmax(axis=1)
         return float((predicted == self.y).mean())
 
     def show(self) -> Any:
@@ -238,12 +239,6 @@ class TrainingLab:
     def __repr__(self) -> str:
         return (f"TrainingLab({self.name!r}, {len(self.layers)} layers, step {self.steps_done}, "
                 f"loss {self.last_loss:.4f})")
-
-
-def _tensor(array: Any) -> Tensor:
-    from ..autograd.creation import tensor
-
-    return tensor(array)
 
 
 def _as_loader(data: Any, batch_size: int | None, seed: int) -> tuple[Any, Any, Any]:
