@@ -86,6 +86,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocato
 from ..autograd.creation import tensor
 from ..autograd.tensor import no_grad
 from ..stats import eval_mode
+from ..trace import Recorder
 from .controller import TrainingLab
 
 __all__ = ["LabView", "layer_key", "live_views", "close_all", "LR_MULTS", "CLIP_THRESHOLDS"]
@@ -218,7 +219,9 @@ class _LabCanvas(Canvas):
         try:
             if self.fast_draw is not None and self.fast_draw():
                 full = False
-                self.blit()                      # send the changed pixels to the page
+                # matplotlib's public blit(): marks the image changed and sends the
+                # changed pixels to the page (ipympl's refresh_all)
+                self.blit()
             else:
                 self.dltutor_full_draws += 1
                 super().draw()
@@ -902,7 +905,7 @@ class LabView:
         self._draw_animated()
         return True
 
-    def _update_spans(self, rec: Any) -> None:
+    def _update_spans(self, rec: Recorder) -> None:
         steps = rec.steps
         for i, name in enumerate(self._names):
             verts = []
