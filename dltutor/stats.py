@@ -27,8 +27,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from . import backend as B
-from .autograd.creation import tensor
-from .autograd.tensor import Tensor, no_grad
+from .autograd import Tensor, no_grad, tensor
 from .nn import Module
 
 __all__ = ["activation_stats", "gradient_stats", "eval_mode", "as_model_input"]

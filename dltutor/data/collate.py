@@ -12,7 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import backend as B
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
+from ..autograd.function import make_tensor
 
 
 def _stack(samples: list, path: str) -> Any:
@@ -75,7 +76,7 @@ def _to_tensors(tree: Any, backend: B.Backend) -> Any:
     if isinstance(tree, list):         # strings stay a list
         return tree
     array = backend.asarray(tree)
-    return Tensor._from_array(array, False)
+    return make_tensor(array)
 
 
 def default_collate(samples: Sequence[Any]) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend as B
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
 
 
 class Dataset:

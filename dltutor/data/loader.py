@@ -10,8 +10,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import backend as B
-from ..autograd.creation import generator
-from ..autograd.tensor import Tensor
+from ..autograd.function import make_tensor
+from ..autograd.rng import generator
 from .collate import _stack, _to_tensors
 from .datasets import TensorDataset
 from .workers import _WorkerPool
@@ -32,7 +32,7 @@ class _Fetcher:
             out = []
             for a in self.arrays:
                 index = indices if isinstance(a, np.ndarray) else B.get_array_module(a).asarray(indices)
-                out.append(Tensor._from_array(self.backend.asarray(a[index]), False))
+                out.append(make_tensor(self.backend.asarray(a[index])))
             return tuple(out)
         samples = []
         for i in indices.tolist():

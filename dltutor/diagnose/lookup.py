@@ -11,10 +11,11 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
+from ..errors import MessageKeyError
 
 
-class UnknownNameError(KeyError):
+class UnknownNameError(MessageKeyError):
     """A name that the model or optimizer does not have; the message lists close matches.
 
     It is a KeyError, so ``except KeyError`` catches it too.
@@ -28,9 +29,6 @@ class UnknownNameError(KeyError):
     Did you mean: 'weight'?
     Its names: 'weight', 'bias'
     """
-
-    def __str__(self) -> str:  # KeyError would print the message quoted, on one line
-        return str(self.args[0])
 
 
 @dataclass

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
 from .report import _fmt, _Report
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
 from .lookup import _by_param, _entries, _Entry, _reaches, _unknown
 from .optimizer_rules import _array_stats, _decay_text, _predicted_scale
 from .report import _fmt, _Report

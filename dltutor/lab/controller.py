@@ -26,8 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import backend as B
-from ..autograd.creation import tensor
-from ..autograd.tensor import Tensor, no_grad
+from ..autograd import Tensor, no_grad, tensor
 from ..data import DataLoader, TensorDataset
 from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from ..stats import eval_mode

@@ -83,8 +83,7 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
-from ..autograd.creation import tensor
-from ..autograd.tensor import no_grad
+from ..autograd import no_grad, tensor
 from ..stats import eval_mode
 from ..trace import Recorder
 from .controller import TrainingLab

@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from .. import backend as B
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
 
 STEP_LABEL = "optimizer step"
 #: Log scale is chosen automatically when the positive values span more than this many decades.

@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 
-from ..autograd.tensor import no_grad
+from ..autograd import no_grad
 from ..nn import Module
 from ..stats import as_model_input, eval_mode
 from .common import _axes, _legend, _to_numpy

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import nn, optim
-from ..autograd.creation import manual_seed, tensor
+from ..autograd import manual_seed, tensor
 from ..data import make_moons
 from ..nn import functional as F
 from ..trace import Recorder

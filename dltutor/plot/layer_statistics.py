@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 from matplotlib.axes import Axes
 
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
 from ..nn import Module
 from ..stats import activation_stats, gradient_stats
 from .common import _axes, _legend, _set_scale
