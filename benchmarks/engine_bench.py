@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import dltutor as dt  # noqa: E402
-import dltutor.autograd.nn_ops as F  # noqa: E402
+from dltutor.nn import functional as F  # noqa: E402
 from dltutor import optim  # noqa: E402
 
 SEED = 0

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -190,7 +189,10 @@ NUMPY = Backend("numpy", "cpu", np, np.ndarray, to_numpy=np.asarray, from_numpy=
                 erf=_scipy_erf, sums_of_squares=_blas_sums_of_squares)
 
 _registry: dict[str, Backend] = {"numpy": NUMPY}
-_by_array_type: dict[type, Backend] = {np.ndarray: NUMPY}
+#: The backend of every registered array class (``np.ndarray`` -> NumPy). It is the live
+#: registry: read it (Function checks every op's output against it), change it only through
+#: :func:`register` and :func:`unregister`.
+BACKEND_BY_ARRAY_TYPE: dict[type, Backend] = {np.ndarray: NUMPY}
 _current: Backend = NUMPY
 
 # Names a learner may use for a device, mapped to the backend that serves it.
@@ -206,8 +208,8 @@ def register(backend: Backend) -> Backend:
     >>> unregister("numpy2")
     """
     _registry[backend.name] = backend
-    if backend.array_type not in _by_array_type:
-        _by_array_type[backend.array_type] = backend
+    if backend.array_type not in BACKEND_BY_ARRAY_TYPE:
+        BACKEND_BY_ARRAY_TYPE[backend.array_type] = backend
     return backend
 
 
@@ -217,8 +219,8 @@ def unregister(name: str) -> None:
     if name == "numpy":
         raise ValueError("the NumPy backend cannot be unregistered")
     backend = _registry.pop(name)
-    if _by_array_type.get(backend.array_type) is backend:
-        del _by_array_type[backend.array_type]
+    if BACKEND_BY_ARRAY_TYPE.get(backend.array_type) is backend:
+        del BACKEND_BY_ARRAY_TYPE[backend.array_type]
     if _current is backend:
         _current = NUMPY
 
@@ -329,10 +331,10 @@ def backend_of(array: Any) -> Backend | None:
     >>> backend_of(np.zeros(2)).name
     'numpy'
     """
-    backend = _by_array_type.get(type(array))
+    backend = BACKEND_BY_ARRAY_TYPE.get(type(array))
     if backend is not None:
         return backend
-    for array_type, candidate in list(_by_array_type.items()):
+    for array_type, candidate in list(BACKEND_BY_ARRAY_TYPE.items()):
         if isinstance(array, array_type) and array_type is not np.ndarray:
             return candidate
     if isinstance(array, np.ndarray):
@@ -346,7 +348,7 @@ def get_array_module(array: Any) -> Any:
     >>> get_array_module(np.ones(3)).__name__
     'numpy'
     """
-    backend = _by_array_type.get(type(array))
+    backend = BACKEND_BY_ARRAY_TYPE.get(type(array))
     if backend is None:
         backend = backend_of(array) or NUMPY
     return backend.xp

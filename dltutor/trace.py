@@ -70,6 +70,12 @@ class Recorder:
     ``every``: record one step in ``every``. ``capacity``: how many records to keep.
     ``histograms_every``: also keep histograms of parameter and gradient values every that
     many records (0: never), at most ``histogram_capacity`` of them, with ``bins`` bins.
+
+    >>> from dltutor import nn, optim
+    >>> net = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+    >>> rec = Recorder(net, optim.SGD(net.parameters(), lr=0.1), by="layer")
+    >>> rec.names, rec.param_names
+    (['0', '2'], ['0.weight', '0.bias', '2.weight', '2.bias'])
     """
 
     def __init__(self, model: Any, optimizer: Any, every: int = 1, capacity: int = 2000,
@@ -209,6 +215,13 @@ class Recorder:
         return np.concatenate([np.arange(start, self.capacity), np.arange(start)])
 
     @property
+    def param_names(self) -> list[str]:
+        """The recorded parameters' names, in the model's order. For ``by="parameter"`` they
+        are :attr:`names`; for ``by="layer"`` the names are the layers and these their
+        parameters (histograms are kept per parameter)."""
+        return list(self._param_names)
+
+    @property
     def steps(self) -> np.ndarray:
         """The optimizer step number of each kept record, oldest first."""
         return self._step_numbers[self._order()].astype(np.int64)
@@ -229,6 +242,28 @@ class Recorder:
             raise KeyError(f"Recorder has no {self.by} {name!r}; it records: "
                            f"{', '.join(self.names)}")
         return table[:, self.names.index(name)].copy()
+
+    def frozen_runs(self, name: str) -> list[tuple[int, int]]:
+        """The stretches of kept records in which ``name`` was frozen (its step changed
+        nothing), as ``(first, last)`` positions in :attr:`steps`, both included.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> net = nn.Linear(2, 1)
+        >>> opt = optim.SGD(net.parameters(), lr=0.1)
+        >>> rec = Recorder(net, opt)
+        >>> for step in range(6):
+        ...     opt.zero_grad()
+        ...     if step not in (1, 2, 5):              # no backward: no gradient, no update
+        ...         net(dt.ones(1, 2)).sum().backward()
+        ...     opt.step()
+        >>> rec.frozen_runs("weight")
+        [(1, 2), (5, 5)]
+        """
+        frozen = (self.series("frozen", name) == 1.0).astype(np.int8)
+        # +1 where a run starts, -1 just after it ends (padding closes runs at either end)
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], frozen, [0]])))
+        return [(int(first), int(stop) - 1) for first, stop in zip(edges[::2], edges[1::2])]
 
     def latest(self, kind: str) -> dict[str, float]:
         """The most recent value of a per-parameter series for every name."""

@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import dltutor as dt  # noqa: E402
 from dltutor import backend as B  # noqa: E402
-from dltutor.autograd.tensor import Function  # noqa: E402
+from dltutor.autograd.function import Function  # noqa: E402
 
 import marked_backend  # noqa: E402
 

@@ -12,7 +12,7 @@ import pytest
 
 import dltutor as dt
 from dltutor import backend as B
-from dltutor.autograd.tensor import Function
+from dltutor.autograd.function import Function
 
 import marked_backend
 from marked_backend import Marked, StrayNumpyCall

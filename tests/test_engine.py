@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dltutor as dt
-import dltutor.autograd.nn_ops as F
+from dltutor.nn import functional as F  # noqa: E402
 
 
 # --- backward ----------------------------------------------------------------------------------

@@ -231,14 +231,14 @@ def test_failed_save_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch,
     save({"w": dt.ones(3)}, path)
     before = path.read_bytes()
     if target == "replace":
-        monkeypatch.setattr(dio.os, "replace", _crash)
+        monkeypatch.setattr(dio.files.os, "replace", _crash)
     elif target == "fsync":
-        monkeypatch.setattr(dio.os, "fsync", _crash)
+        monkeypatch.setattr(dio.files.os, "fsync", _crash)
     else:
         def half_then_crash(file, blob):
             file.write(blob[: len(blob) // 2])
             raise OSError("simulated crash")
-        monkeypatch.setattr(dio, "_write_all", half_then_crash)
+        monkeypatch.setattr(dio.files, "_write_all", half_then_crash)
     with pytest.raises(OSError, match="simulated crash"):
         save({"w": dt.zeros(3), "extra": dt.ones(100)}, path)
     monkeypatch.undo()
@@ -248,7 +248,7 @@ def test_failed_save_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch,
 
 
 def test_failed_first_save_creates_no_file(tmp_path, monkeypatch):
-    monkeypatch.setattr(dio.os, "replace", _crash)
+    monkeypatch.setattr(dio.files.os, "replace", _crash)
     with pytest.raises(OSError):
         save({"w": dt.ones(3)}, tmp_path / "new.safetensors")
     assert os.listdir(tmp_path) == []

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dltutor import data, nn, optim
-from dltutor.autograd.creation import manual_seed
+from dltutor.autograd.rng import manual_seed
 from dltutor.lab import LabError, TrainingLab, demos
 from dltutor.nn import functional as F
 
@@ -190,3 +190,10 @@ def test_data_must_be_a_loader_or_a_pair():
     model = nn.Linear(2, 2)
     with pytest.raises(LabError, match="DataLoader or a pair"):
         TrainingLab(model, optim.SGD(model.parameters(), lr=0.1), F.cross_entropy, [1, 2, 3])
+
+
+def test_accuracy_gives_every_module_its_own_mode_back():
+    lab = demos.moons_mlp()
+    lab.model[1].eval()                                  # one module kept in eval on purpose
+    lab.accuracy()
+    assert lab.model.training and lab.model[0].training and not lab.model[1].training

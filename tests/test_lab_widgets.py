@@ -15,7 +15,7 @@ pytest.importorskip("ipywidgets")
 pytest.importorskip("ipympl")
 
 from dltutor import data, nn, optim  # noqa: E402
-from dltutor.autograd.creation import manual_seed  # noqa: E402
+from dltutor.autograd.rng import manual_seed  # noqa: E402
 from dltutor.lab import LabError, TrainingLab, demos  # noqa: E402
 from dltutor.lab import widgets as lw  # noqa: E402
 from dltutor.lab.widgets import LabView, layer_key, layer_keys, live_views  # noqa: E402

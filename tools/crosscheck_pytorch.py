@@ -8,7 +8,6 @@ The kit and its tests never need PyTorch. To run this, make a separate environme
 Every line should start with OK.
 """
 import math
-import sys
 
 import numpy as np
 import torch

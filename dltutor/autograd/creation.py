@@ -1,8 +1,8 @@
 """Making tensors: from data, filled with a value, or random.
 
 New tensors live on the current backend (``dt.backend.use``). Random numbers come from one
-generator seeded by :func:`manual_seed`; they are drawn with NumPy and moved to the backend, so a
-seed gives the same numbers on the CPU and the GPU.
+generator seeded by :func:`~dltutor.autograd.rng.manual_seed`; they are drawn with NumPy and
+moved to the backend, so a seed gives the same numbers on the CPU and the GPU.
 
 >>> import dltutor as dt
 >>> _ = dt.manual_seed(0)
@@ -18,60 +18,13 @@ from typing import Any
 import numpy as np
 
 from .. import backend as B
-from .tensor import Tensor, _make
+from .dtypes import as_dtype, default_float, int64, to_array
+from .function import make_tensor
+from .rng import generator
+from .tensor import Tensor
 
-float16 = np.dtype("float16")
-float32 = np.dtype("float32")
-float64 = np.dtype("float64")
-int32 = np.dtype("int32")
-int64 = np.dtype("int64")
-bool_ = np.dtype("bool")
-#: The dtype of floating-point tensors made from Python numbers (PyTorch's default).
-default_float = float32
-
-_DTYPE_NAMES = {"float": float32, "double": float64, "long": int64, "int": int32,
-                "half": float16, "bool": bool_}
-
-
-def as_dtype(dtype: Any) -> np.dtype | None:
-    """Turn ``"float32"``, ``np.float64``, ``dt.float32`` or ``"long"`` into a NumPy dtype.
-
-    >>> as_dtype("double")
-    dtype('float64')
-    """
-    if dtype is None:
-        return None
-    if isinstance(dtype, str) and dtype in _DTYPE_NAMES:
-        return _DTYPE_NAMES[dtype]
-    try:
-        return np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"unknown dtype {dtype!r}; use dt.float32, dt.float64, dt.int64 "
-                        "or a NumPy dtype") from None
-
-
-def _to_array(data: Any, dtype: Any = None) -> Any:
-    """An array of the current backend (or of ``data``'s own backend) with PyTorch's dtype rules.
-
-    Python floats become float32; NumPy/CuPy arrays keep their dtype; ints stay int64.
-    """
-    dtype = as_dtype(dtype)
-    if isinstance(data, Tensor):
-        data = data.data
-    owner = B.backend_of(data)
-    # Lists, scalars and NumPy arrays go to the current backend; a GPU array stays where it is.
-    backend = owner if owner not in (None, B.NUMPY) else B.current()
-    if owner is None and dtype is None and not isinstance(data, np.generic):
-        probe = np.asarray(data)  # Python numbers and lists (a NumPy scalar keeps its dtype)
-        if probe.dtype == np.float64:
-            dtype = default_float
-        elif probe.dtype.kind == "O":
-            raise TypeError(f"cannot make a tensor from {type(data).__name__} data: use numbers, "
-                            "(nested) lists of numbers or an array")
-    array = backend.asarray(data, dtype=dtype)
-    if owner is not None and (array is data or getattr(array, "base", None) is data):
-        array = array.copy()  # dt.tensor copies, as torch.tensor does
-    return array
+# TRANSITION: nn/parameter.py imports the old private name; dtypes.to_array replaces it.
+_to_array = to_array
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -100,7 +53,7 @@ def _shape(sizes: tuple) -> tuple[int, ...]:
 def _filled(shape: tuple[int, ...], value: float, dtype: Any, requires_grad: bool) -> Tensor:
     xp = B.current().xp
     array = xp.full(shape, value, dtype=as_dtype(dtype) or default_float)
-    return Tensor._from_array(array, requires_grad)
+    return make_tensor(array).requires_grad_(requires_grad)
 
 
 def zeros(*sizes: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -169,40 +122,18 @@ def eye(n: int, dtype: Any = None) -> Tensor:
     tensor([[1., 0.],
             [0., 1.]])
     """
-    return Tensor._from_array(B.current().xp.eye(n, dtype=as_dtype(dtype) or default_float), False)
+    return make_tensor(B.current().xp.eye(n, dtype=as_dtype(dtype) or default_float))
 
 
-# ---------------------------------------------------------------------------------------------
-# Random numbers
-# ---------------------------------------------------------------------------------------------
-_generator = np.random.default_rng()
-
-
-def manual_seed(seed: int) -> np.random.Generator:
-    """Seed every random number dltutor draws (init, rand/randn, dropout, shuffling).
-
-    >>> import dltutor as dt
-    >>> _ = dt.manual_seed(3); a = dt.rand(2)
-    >>> _ = dt.manual_seed(3); b = dt.rand(2)
-    >>> bool((a == b).all())
-    True
-    """
-    global _generator
-    _generator = np.random.default_rng(seed)
-    return _generator
-
-
-def generator() -> np.random.Generator:
-    """The NumPy generator behind dltutor's random numbers (seed it with :func:`manual_seed`)."""
-    return _generator
-
-
+# -- random tensors ---------------------------------------------------------------------------
 def _random(draw: str, shape: tuple[int, ...], dtype: Any) -> Any:
+    """Random numbers drawn in float64 with the shared generator, then cast (the same numbers
+    for every dtype and device)."""
     dtype = as_dtype(dtype) or default_float
     if draw == "uniform":
-        values = _generator.random(shape, dtype=np.float64)
+        values = generator().random(shape, dtype=np.float64)
     else:
-        values = _generator.standard_normal(shape, dtype=np.float64)
+        values = generator().standard_normal(shape, dtype=np.float64)
     return B.current().asarray(values.astype(dtype, copy=False))
 
 
@@ -214,7 +145,7 @@ def rand(*sizes: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     >>> bool(t.min() >= 0) and bool(t.max() < 1)
     True
     """
-    return Tensor._from_array(_random("uniform", _shape(sizes), dtype), requires_grad)
+    return make_tensor(_random("uniform", _shape(sizes), dtype)).requires_grad_(requires_grad)
 
 
 def randn(*sizes: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -224,7 +155,7 @@ def randn(*sizes: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
     >>> dt.randn(2, 3).shape
     (2, 3)
     """
-    return Tensor._from_array(_random("normal", _shape(sizes), dtype), requires_grad)
+    return make_tensor(_random("normal", _shape(sizes), dtype)).requires_grad_(requires_grad)
 
 
 def randint(low: int, high: int, size: Any, dtype: Any = None) -> Tensor:
@@ -234,5 +165,5 @@ def randint(low: int, high: int, size: Any, dtype: Any = None) -> Tensor:
     >>> dt.randint(0, 10, (4,)).dtype
     dtype('int64')
     """
-    values = _generator.integers(low, high, size=_shape((size,)), dtype=np.int64)
+    values = generator().integers(low, high, size=_shape((size,)), dtype=np.int64)
     return tensor(values, dtype=dtype)

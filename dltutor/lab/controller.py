@@ -26,9 +26,10 @@ import numpy as np
 
 from .. import backend as B
 from .. import checks
-from ..autograd.tensor import Tensor, no_grad
+from ..autograd import Tensor, no_grad, tensor
 from ..data import DataLoader, TensorDataset
 from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
+from ..stats import eval_mode
 from ..trace import Recorder
 
 CLIP_MODES = {None: None, "value": ClipGradByValue, "norm": ClipGradByNorm,
@@ -56,7 +57,7 @@ class TrainingLab:
         self.recorder = recorder if recorder is not None else Recorder(
             model, optimizer, by="layer", capacity=5000)
         self.layers = [name for name, module in model.named_modules()
-                       if any(p is not None for p in module._parameters.values())]
+                       if list(module.parameters(recurse=False))]   # holds parameters itself
         self._modules = dict(model.named_modules())
         self.steps_done = 0
         self.last_loss = math.nan
@@ -136,7 +137,7 @@ class TrainingLab:
             raise LabError(f"unknown layer {layer!r}; the layers with parameters are: "
                            f"{', '.join(map(repr, self.layers))}")
         module = self._modules[layer]
-        return [p for p in module._parameters.values() if p is not None]
+        return list(module.parameters(recurse=False))
 
     def freeze(self, layer: str, frozen: bool = True) -> None:
         """Stop (or restart) training one layer: its parameters get ``requires_grad=False``,
@@ -212,11 +213,8 @@ class TrainingLab:
         """Accuracy of the model on the lab's data (for classification demos)."""
         if self.X is None:
             raise LabError("accuracy needs the data as arrays (X, y)")
-        was_training = self.model.training
-        self.model.eval()
-        with no_grad():
-            predicted = self.model(_tensor(self.X)).numpy().argmax(axis=1)
-        self.model.train(was_training)
+        with eval_mode(self.model), no_grad():
+            predicted = self.model(tensor(self.X)).numpy().argmax(axis=1)
         return float((predicted == self.y).mean())
 
     def show(self) -> Any:
@@ -233,12 +231,6 @@ class TrainingLab:
     def __repr__(self) -> str:
         return (f"TrainingLab({self.name!r}, {len(self.layers)} layers, step {self.steps_done}, "
                 f"loss {self.last_loss:.4f})")
-
-
-def _tensor(array: Any) -> Tensor:
-    from ..autograd.creation import tensor
-
-    return tensor(array)
 
 
 def _as_loader(data: Any, batch_size: int | None, seed: int) -> tuple[Any, Any, Any]:

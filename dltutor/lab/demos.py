@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 from .. import data, nn, optim
-from ..autograd.creation import manual_seed
+from ..autograd.rng import manual_seed
 from ..nn import functional as F
 from ..nn import init
 from .controller import TrainingLab

@@ -83,6 +83,9 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
+from ..autograd import no_grad, tensor
+from ..stats import eval_mode
+from ..trace import Recorder
 from .controller import TrainingLab
 
 __all__ = ["LabView", "layer_key", "live_views", "close_all", "LR_MULTS", "CLIP_THRESHOLDS"]
@@ -215,8 +218,9 @@ class _LabCanvas(Canvas):
         try:
             if self.fast_draw is not None and self.fast_draw():
                 full = False
-                self._png_is_old = True
-                self.manager.refresh_all()       # send the changed pixels to the page
+                # matplotlib's public blit(): marks the image changed and sends the
+                # changed pixels to the page (ipympl's refresh_all)
+                self.blit()
             else:
                 self.dltutor_full_draws += 1
                 super().draw()
@@ -821,7 +825,7 @@ class LabView:
             self._threshold_line.set_visible(True)
         else:
             self._threshold_line.set_visible(False)
-        self._update_spans(steps, rec.series("frozen") if n else np.zeros((0, len(self._names))))
+        self._update_spans(rec)
         if relimit:
             self._set_limits(steps, [
                 (self.ax_loss, [self._loss_line.get_ydata()]),
@@ -900,31 +904,20 @@ class LabView:
         self._draw_animated()
         return True
 
-    def _update_spans(self, steps: np.ndarray, frozen: np.ndarray) -> None:
-        for i in range(len(self._names)):
+    def _update_spans(self, rec: Recorder) -> None:
+        steps = rec.steps
+        for i, name in enumerate(self._names):
             verts = []
-            if len(steps):
-                flags = np.concatenate([[0], (frozen[:, i] == 1.0).astype(np.int8), [0]])
-                edges = np.flatnonzero(np.diff(flags))
-                for first, stop in zip(edges[::2], edges[1::2]):
-                    x0, x1 = steps[first] - 0.5, steps[stop - 1] + 0.5
-                    verts.append([(x0, 0), (x0, 1), (x1, 1), (x1, 0)])
+            for first, last in rec.frozen_runs(name):
+                x0, x1 = steps[first] - 0.5, steps[last] + 0.5
+                verts.append([(x0, 0), (x0, 1), (x1, 1), (x1, 0)])
             for row in self._spans:
                 row[i].set_verts(verts)
 
     def _predict(self, points: np.ndarray) -> np.ndarray:
-        from ..autograd.creation import tensor
-        from ..autograd.tensor import no_grad
-
         model = self.lab.model
-        modes = [(m, m.training) for m in model.modules()]
-        try:
-            model.eval()
-            with no_grad(), np.errstate(all="ignore"):
-                out = model(tensor(points)).numpy()
-        finally:
-            for module, mode in modes:
-                module.training = mode
+        with eval_mode(model), no_grad(), np.errstate(all="ignore"):
+            out = model(tensor(points)).numpy()
         return out.reshape(len(out), -1)
 
     def _update_boundary(self) -> None:

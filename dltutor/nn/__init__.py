@@ -11,10 +11,13 @@ Sequential(
 """
 from . import functional, init
 from .containers import ModuleDict, ModuleList, Sequential
-from .layers import (GELU, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv2d, Dropout, Embedding, Flatten,
-                     GlobalAvgPool2d, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax, MaxPool2d,
-                     ReLU, Sigmoid, Softmax, Tanh)
-from .module import LoadResult, Module, StateDictError
+from .activations import (GELU, Dropout, Flatten, Identity, LeakyReLU, LogSoftmax, ReLU, Sigmoid,
+                          Softmax, Tanh)
+from .layers import Conv2d, Embedding, Linear
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .pooling import AvgPool2d, GlobalAvgPool2d, MaxPool2d
+from .module import Module
+from .state_dict import LoadResult, StateDictError
 from .parameter import Parameter
 
 __all__ = ["functional", "init", "Parameter", "Module", "LoadResult", "StateDictError",

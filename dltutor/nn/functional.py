@@ -5,10 +5,9 @@
 >>> F.relu(dt.tensor([-1.0, 2.0]))
 tensor([0., 2.])
 """
-from ..autograd.nn_ops import (avg_pool2d, batch_norm, conv2d, cross_entropy, dropout, embedding,
-                               layer_norm, max_pool2d, mse_loss)
-from ..autograd.ops import (gelu, leaky_relu, linear, log_softmax, logsumexp, relu, sigmoid, softmax,
-                            tanh)
+from ..autograd.ops import (avg_pool2d, batch_norm, conv2d, cross_entropy, dropout, embedding,
+                            gelu, layer_norm, leaky_relu, linear, log_softmax, logsumexp,
+                            max_pool2d, mse_loss, relu, sigmoid, softmax, tanh)
 
 __all__ = ["avg_pool2d", "batch_norm", "conv2d", "cross_entropy", "dropout", "embedding",
            "layer_norm", "max_pool2d", "mse_loss", "gelu", "leaky_relu", "linear", "log_softmax",

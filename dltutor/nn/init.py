@@ -51,8 +51,8 @@ from typing import Any
 import numpy as np
 
 from .. import backend as B
-from ..autograd import creation
-from ..autograd.tensor import Tensor, no_grad
+from ..autograd import Tensor, no_grad
+from ..autograd import rng
 
 __all__ = [
     "calculate_gain",
@@ -115,7 +115,7 @@ def _number(func: str, name: str, value: Any) -> float:
 
 def _generator(func: str, generator: Any) -> np.random.Generator:
     if generator is None:
-        return creation.generator()
+        return rng.generator()
     if not isinstance(generator, np.random.Generator):
         raise TypeError(f"{func}: generator must be a numpy.random.Generator (or None for the "
                         f"one dt.manual_seed seeds), got {type(generator).__name__}")

@@ -1,5 +1,5 @@
-"""Layers: modules that hold parameters (Linear, Conv2d, Embedding, norms) and ones that do not
-(activations, pooling, Flatten, Dropout). Default initialization is PyTorch's.
+"""Layers with weights: Linear, Conv2d and Embedding, with PyTorch's default initialization.
+(Normalization, pooling and the activations have their own modules.)
 
 >>> import dltutor as dt
 >>> from dltutor import nn
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from .. import autograd as ag
-from ..autograd import nn_ops
-from ..autograd.creation import float32
-from ..autograd.tensor import Tensor, no_grad
+from ..autograd import Tensor, float32, no_grad
+from ..autograd.ops import as_pair
+from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
@@ -83,15 +83,15 @@ class Conv2d(_WeightAndBias):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, bias: bool = True):
         super().__init__()
-        kh, kw = nn_ops._pair(kernel_size, "kernel_size")
+        kh, kw = as_pair(kernel_size, "kernel_size")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = (kh, kw)
-        self.stride = nn_ops._pair(stride, "stride")
-        self.padding = nn_ops._pair(padding, "padding")
+        self.stride = as_pair(stride, "stride")
+        self.padding = as_pair(padding, "padding")
         self._create((out_channels, in_channels, kh, kw), bias)
 
     def forward(self, x: Tensor) -> Tensor:
-        return nn_ops.conv2d(x, self.weight, self.bias, self.stride, self.padding)
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding)
 
     def extra_repr(self) -> str:
         text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
@@ -159,287 +159,11 @@ class Embedding(Module):
         return cls(shape[0], shape[1], padding_idx=padding_idx, _weight=weight)
 
     def forward(self, indices: Any) -> Tensor:
-        return nn_ops.embedding(indices, self.weight, self.padding_idx)
+        return F.embedding(indices, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
         return text + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
 
 
-class _BatchNorm(Module):
-    """Shared by BatchNorm1d and BatchNorm2d; subclasses say which input ranks they accept."""
-
-    ranks: tuple[int, ...] = ()
-
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-                 affine: bool = True, use_global_stats: bool | None = None):
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.use_global_stats = affine, use_global_stats
-        if affine:
-            self.weight = Parameter(ag.ones(num_features))
-            self.bias = Parameter(ag.zeros(num_features))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.register_buffer("running_mean", ag.zeros(num_features))
-        self.register_buffer("running_var", ag.ones(num_features))
-        self.register_buffer("num_batches_tracked", ag.tensor(0))
-
-    def uses_batch_stats(self) -> bool:
-        """True when this forward normalizes with the batch's own mean and variance.
-
-        ``use_global_stats``: None follows train()/eval(); True always uses (and never updates)
-        the running statistics; False always uses the batch's.
-        """
-        if self.use_global_stats is None:
-            return self.training
-        return not self.use_global_stats
-
-    def forward(self, x: Tensor) -> Tensor:
-        if x.ndim not in self.ranks or x.shape[1] != self.num_features:
-            raise ValueError(f"{type(self).__name__}({self.num_features}) expects input of rank "
-                             f"{' or '.join(map(str, self.ranks))} with {self.num_features} "
-                             f"channels on axis 1, got shape {tuple(x.shape)}")
-        batch_stats = self.uses_batch_stats()
-        update = batch_stats and self.training
-        if update:
-            with no_grad():
-                self.num_batches_tracked.data[...] = self.num_batches_tracked.data + 1
-        return nn_ops.batch_norm(
-            x,
-            self.running_mean if (update or not batch_stats) else None,
-            self.running_var if (update or not batch_stats) else None,
-            self.weight, self.bias, training=batch_stats, momentum=self.momentum, eps=self.eps)
-
-    def extra_repr(self) -> str:
-        text = f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
-        if self.use_global_stats is not None:
-            text += f", use_global_stats={self.use_global_stats}"
-        return text
-
-
-class BatchNorm1d(_BatchNorm):
-    """Batch normalization of (N, C) or (N, C, L) inputs, per channel C.
-
-    >>> import dltutor as dt
-    >>> bn = BatchNorm1d(2)
-    >>> y = bn(dt.tensor([[1.0, 5.0], [3.0, 9.0]]))
-    >>> bn.running_mean                 # 10% of the way to the batch mean [2, 7]
-    tensor([0.2, 0.7])
-    """
-
-    ranks = (2, 3)
-
-
-class BatchNorm2d(_BatchNorm):
-    """Batch normalization of (N, C, H, W) images, per channel C.
-
-    >>> import dltutor as dt
-    >>> BatchNorm2d(3)(dt.randn(4, 3, 5, 5)).shape
-    (4, 3, 5, 5)
-    """
-
-    ranks = (4,)
-
-
-class LayerNorm(Module):
-    """Normalize each sample over its last dimensions (no batch statistics, no buffers).
-
-    >>> import dltutor as dt
-    >>> LayerNorm(4)(dt.randn(2, 4)).shape
-    (2, 4)
-    """
-
-    def __init__(self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True):
-        super().__init__()
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-        self.normalized_shape, self.eps = shape, eps
-        if elementwise_affine:
-            self.weight = Parameter(ag.ones(*shape))
-            self.bias = Parameter(ag.zeros(*shape))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return nn_ops.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
-
-    def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}"
-
-
-class Dropout(Module):
-    """Zero each element with probability ``p`` while training (scaling the rest by 1/(1-p));
-    do nothing in eval mode.
-
-    >>> import dltutor as dt
-    >>> drop = Dropout(0.5).eval()
-    >>> drop(dt.ones(3)).tolist()
-    [1.0, 1.0, 1.0]
-    """
-
-    def __init__(self, p: float = 0.5):
-        super().__init__()
-        if not 0 <= p <= 1:
-            raise ValueError(f"Dropout probability must be between 0 and 1, got {p}")
-        self.p = p
-
-    def forward(self, x: Tensor) -> Tensor:
-        return nn_ops.dropout(x, self.p, self.training)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}"
-
-
-class MaxPool2d(Module):
-    """Largest value of each ``kernel_size`` window (stride defaults to the kernel size).
-
-    >>> import dltutor as dt
-    >>> MaxPool2d(2)(dt.ones(1, 1, 4, 4)).shape
-    (1, 1, 2, 2)
-    """
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0):
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-
-    def forward(self, x: Tensor) -> Tensor:
-        return nn_ops.max_pool2d(x, self.kernel_size, self.stride, self.padding)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}"
-
-
-class AvgPool2d(MaxPool2d):
-    """Mean of each ``kernel_size`` window (stride defaults to the kernel size).
-
-    >>> import dltutor as dt
-    >>> AvgPool2d(2)(dt.ones(1, 1, 4, 4)).tolist()
-    [[[[1.0, 1.0], [1.0, 1.0]]]]
-    """
-
-    def forward(self, x: Tensor) -> Tensor:
-        return nn_ops.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
-
-
-class GlobalAvgPool2d(Module):
-    """Average each channel over all its pixels: (N, C, H, W) -> (N, C).
-
-    PyTorch writes this as ``AdaptiveAvgPool2d(1)`` followed by ``Flatten()``.
-
-    >>> import dltutor as dt
-    >>> GlobalAvgPool2d()(dt.ones(2, 3, 4, 4)).shape
-    (2, 3)
-    """
-
-    def forward(self, x: Tensor) -> Tensor:
-        if x.ndim != 4:
-            raise ValueError(f"GlobalAvgPool2d expects (N, C, H, W), got {tuple(x.shape)}")
-        return x.mean(axis=(2, 3))
-
-
-class Flatten(Module):
-    """Merge dimensions ``start_dim..end_dim`` (from 1 by default, keeping the batch axis).
-
-    >>> import dltutor as dt
-    >>> Flatten()(dt.ones(2, 3, 4)).shape
-    (2, 12)
-    """
-
-    def __init__(self, start_dim: int = 1, end_dim: int = -1):
-        super().__init__()
-        self.start_dim, self.end_dim = start_dim, end_dim
-
-    def forward(self, x: Tensor) -> Tensor:
-        return ag.flatten(x, self.start_dim, self.end_dim)
-
-    def extra_repr(self) -> str:
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
-
-
-class Identity(Module):
-    """Returns its input unchanged (a placeholder, e.g. to switch a layer off)."""
-
-    def forward(self, x: Any) -> Any:
-        return x
-
-
-class ReLU(Module):
-    """``max(x, 0)``."""
-
-    def forward(self, x: Tensor) -> Tensor:
-        return ag.relu(x)
-
-
-class LeakyReLU(Module):
-    """``x`` for positive inputs, ``negative_slope * x`` otherwise."""
-
-    def __init__(self, negative_slope: float = 0.01):
-        super().__init__()
-        self.negative_slope = negative_slope
-
-    def forward(self, x: Tensor) -> Tensor:
-        return ag.leaky_relu(x, self.negative_slope)
-
-    def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}"
-
-
-class Tanh(Module):
-    """Hyperbolic tangent."""
-
-    def forward(self, x: Tensor) -> Tensor:
-        return ag.tanh(x)
-
-
-class Sigmoid(Module):
-    """Logistic sigmoid ``1 / (1 + exp(-x))``."""
-
-    def forward(self, x: Tensor) -> Tensor:
-        return ag.sigmoid(x)
-
-
-class GELU(Module):
-    """``x * Phi(x)`` where Phi is the standard normal CDF (``approximate="tanh"`` for the
-    tanh formula), as in PyTorch.
-
-    >>> import dltutor as dt
-    >>> round(GELU()(dt.tensor([1.0])).item(), 4)
-    0.8413
-    """
-
-    def __init__(self, approximate: str = "none"):
-        super().__init__()
-        if approximate not in ("none", "tanh"):
-            raise ValueError(f"GELU approximate must be 'none' or 'tanh', got {approximate!r}")
-        self.approximate = approximate
-
-    def forward(self, x: Tensor) -> Tensor:
-        return ag.gelu(x, self.approximate)
-
-    def extra_repr(self) -> str:
-        return "" if self.approximate == "none" else "approximate='tanh'"
-
-
-class Softmax(Module):
-    """Softmax along ``dim``."""
-
-    def __init__(self, dim: int = -1):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, x: Tensor) -> Tensor:
-        return ag.softmax(x, self.dim)
-
-
-class LogSoftmax(Softmax):
-    """Log-softmax along ``dim``."""
-
-    def forward(self, x: Tensor) -> Tensor:
-        return ag.log_softmax(x, self.dim)
-
-
-__all__ = ["Linear", "Conv2d", "Embedding", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout",
-           "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d", "Flatten", "Identity", "ReLU", "LeakyReLU",
-           "Tanh", "Sigmoid", "GELU", "Softmax", "LogSoftmax"]
+__all__ = ["Linear", "Conv2d", "Embedding"]

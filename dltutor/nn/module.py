@@ -13,27 +13,16 @@ you assign them, and names them with dots: the bias of the first layer of a Sequ
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from .. import backend as B
-from ..autograd.tensor import HookHandle, Tensor, _make, no_grad
+from ..autograd import Tensor, no_grad
+from ..autograd.function import make_tensor
+from ..hooks import HookHandle
 from .parameter import Parameter
-
-
-class LoadResult(NamedTuple):
-    """What ``load_state_dict`` returns: the keys that were missing and the ones it ignored."""
-
-    missing_keys: list[str]
-    unexpected_keys: list[str]
-
-
-class StateDictError(KeyError):
-    """``load_state_dict`` found keys or shapes that do not fit; nothing was changed."""
-
-    def __str__(self) -> str:  # KeyError would show the message in quotes
-        return str(self.args[0])
+from .state_dict import LoadResult, check_state_dict
 
 
 def _check_name(kind: str, name: Any, owner: "Module") -> None:
@@ -350,10 +339,10 @@ class Module:
             dot = f"{module_prefix}." if module_prefix else ""
             for name, param in module._parameters.items():
                 if param is not None:
-                    state[dot + name] = param if keep_vars else _make(param.data, False, None)
+                    state[dot + name] = param if keep_vars else make_tensor(param.data)
             for name, buffer in module._buffers.items():
                 if buffer is not None and name not in module._non_persistent:
-                    state[dot + name] = buffer if keep_vars else _make(buffer.data, False, None)
+                    state[dot + name] = buffer if keep_vars else make_tensor(buffer.data)
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> LoadResult:
@@ -372,22 +361,8 @@ class Module:
         >>> bool((a.weight == b.weight).all())
         True
         """
-        if not isinstance(state_dict, dict):
-            raise TypeError(f"load_state_dict expects a dict of name -> tensor, got "
-                            f"{type(state_dict).__name__}")
         own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        mismatched = []
-        for key, target in own.items():
-            if key in state_dict:
-                shape = _shape_of(state_dict[key])
-                if shape != tuple(target.shape):
-                    mismatched.append(f"{key!r}: model {tuple(target.shape)}, state dict {shape}")
-        conflicts = [] if mismatched else _tied_conflicts(own, state_dict)
-        if mismatched or conflicts or (strict and (missing or unexpected)):
-            raise StateDictError(_load_report(type(self).__name__, missing, unexpected,
-                                              mismatched, strict, conflicts))
+        missing, unexpected = check_state_dict(type(self).__name__, own, state_dict, strict)
         with no_grad():
             for key, target in own.items():
                 if key in state_dict:
@@ -506,56 +481,3 @@ class Module:
         if not lines:
             return head + ")"
         return head + "\n  " + "\n  ".join(lines) + "\n)"
-
-
-def _shape_of(value: Any) -> tuple[int, ...]:
-    shape = getattr(value, "shape", None)
-    if shape is None:
-        raise TypeError(f"state dict values must be tensors or arrays, got {type(value).__name__}")
-    return tuple(shape)
-
-
-def _tied_conflicts(own: dict[str, Any], state_dict: dict[str, Any]) -> list[str]:
-    """Aliases of one tied parameter that the state dict gives different values.
-
-    Loading copies each key in turn, so one alias would silently overwrite the other (PyTorch
-    keeps the last one); here it is an error instead.
-    """
-    aliases: dict[int, list[str]] = {}
-    for key, target in own.items():
-        if key in state_dict:
-            aliases.setdefault(id(target), []).append(key)
-    conflicts = []
-    for keys in aliases.values():
-        first = _as_numpy(state_dict[keys[0]])
-        for other in keys[1:]:
-            if not np.array_equal(first, _as_numpy(state_dict[other]), equal_nan=True):
-                conflicts.append(f"{keys[0]!r} and {other!r}")
-    return conflicts
-
-
-def _as_numpy(value: Any) -> np.ndarray:
-    return B.to_numpy(value.data if isinstance(value, Tensor) else value)
-
-
-def _load_report(owner: str, missing: list[str], unexpected: list[str], mismatched: list[str],
-                 strict: bool, conflicts: list[str]) -> str:
-    lines = [f"load_state_dict: the state dict does not fit this {owner}; nothing was changed."]
-    if conflicts:
-        lines.append("  tied parameters with different values in the state dict: "
-                     + "; ".join(conflicts) + ". The model shares one parameter under these "
-                     "names, so one value would overwrite the other. Make them equal in the "
-                     "state dict (e.g. state[second] = state[first]), or load into a model "
-                     "built without the tie.")
-    if missing and strict:
-        lines.append("  missing keys (in the model, not in the state dict): "
-                     + ", ".join(repr(k) for k in missing))
-    if unexpected and strict:
-        lines.append("  unexpected keys (in the state dict, not in the model): "
-                     + ", ".join(repr(k) for k in unexpected))
-    if mismatched:
-        lines.append("  shape mismatches: " + "; ".join(mismatched))
-    if strict and (missing or unexpected):
-        lines.append("Compare the names with model.state_dict().keys(); strict=False loads the "
-                     "keys that match.")
-    return "\n".join(lines)

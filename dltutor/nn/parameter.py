@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.creation import _to_array
-from ..autograd.tensor import Tensor, _format_tensor, no_grad
+from ..autograd import Tensor, no_grad
+from ..autograd.dtypes import to_array
+from ..autograd.function import init_tensor
 
 
 class Parameter(Tensor):
@@ -42,15 +43,11 @@ class Parameter(Tensor):
 
     def __init__(self, data: Any, requires_grad: bool = True, *, lr_mult: float = 1.0,
                  regularizer: Any = None, need_clip: bool = True):
-        array = data.data if isinstance(data, Tensor) else _to_array(data)
+        array = data.data if isinstance(data, Tensor) else to_array(data)
         if array.dtype.kind not in "fc":
             raise TypeError(f"a Parameter must hold floating-point values, got {array.dtype}; "
                             "make it with dtype=dt.float32")
-        self.data = array
-        self.grad = None
-        self._fn = None
-        self._hooks = None
-        self.requires_grad = bool(requires_grad)
+        init_tensor(self, array, bool(requires_grad))  # shares a Tensor's memory: no copy
         self.lr_mult = _check_lr_mult(lr_mult)
         self.regularizer = regularizer
         self.need_clip = bool(need_clip)
@@ -69,7 +66,7 @@ class Parameter(Tensor):
             raise ValueError(f"set_value: the parameter has shape {tuple(self.shape)} but the new "
                              f"value has shape {new_shape}; reshape the value first")
         with no_grad():
-            self.data[...] = _to_array(new, self.dtype)
+            self.data[...] = to_array(new, self.dtype)
         return self
 
     def __repr__(self) -> str:
@@ -82,7 +79,7 @@ class Parameter(Tensor):
             extras.append("need_clip=False")
         if not self.requires_grad:
             extras.append("requires_grad=False")
-        return f"Parameter({', '.join(extras)})\n{_format_tensor(self)}"
+        return f"Parameter({', '.join(extras)})\n{Tensor.__repr__(self)}"
 
 
 def _check_lr_mult(value: Any) -> float:

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from .. import backend as B
 from .. import checks
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
 from .optimizer import Optimizer
 from .regularizer import Regularizer
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import backend as B
-from ..autograd.tensor import Tensor, _make
+from ..autograd import Tensor
+from ..autograd.function import make_tensor
 from .param_groups import STRUCTURAL_KEYS
 from .regularizer import Regularizer, regularizer_from_state
 
@@ -135,7 +136,7 @@ def state_dict_of(optimizer: Any) -> dict[str, Any]:
             key = next(keys)
             saved["params"].append(key)
             if param in optimizer.state:
-                state[key] = {k: (_make(v, False, None) if hasattr(v, "shape") else v)
+                state[key] = {k: (make_tensor(v, False, None) if hasattr(v, "shape") else v)
                               for k, v in optimizer.state[param].items()}
         groups.append(saved)
     return {"optimizer": type(optimizer).__name__, "step_count": optimizer.step_count,

@@ -24,7 +24,8 @@ from typing import Any, Iterable, Sequence
 
 from .. import backend as B
 from .. import checks
-from ..autograd.tensor import Tensor, _make
+from ..autograd import Tensor
+from ..autograd.function import make_tensor
 from .norms import l2_norms, p_norm, sums_of_squares, total_norm
 
 
@@ -73,7 +74,7 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         p.grad.data = p.grad.data * scale  # a new array: gradients may share memory
     dtype = params[0].grad.dtype if params else "float32"
     backend = B.backend_of(params[0].grad.data) if params else B.current()
-    return _make(backend.asarray(total, dtype=dtype), False, None)
+    return make_tensor(backend.asarray(total, dtype=dtype), False, None)
 
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:

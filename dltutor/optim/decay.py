@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
 from .regularizer import Regularizer
 
 

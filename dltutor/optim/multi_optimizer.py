@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
 from .checkpoint import OptimizerStateError, state_problems
 from .decay import Decay
 from .optimizer import Optimizer

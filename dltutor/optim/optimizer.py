@@ -32,7 +32,8 @@ from typing import Any, Callable, Iterable
 
 from .. import backend as B
 from .. import checks
-from ..autograd.tensor import HookHandle, Tensor, no_grad
+from ..autograd import Tensor, no_grad
+from ..hooks import HookHandle
 from .checkpoint import (OptimizerLoadResult, OptimizerStateError, load_fitting_state,
                          state_dict_of, state_problems)
 from .decay import Decay, decay_parts, describe_decay

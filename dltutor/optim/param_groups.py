@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
 
 #: Keys every group may carry besides the optimizer's hyperparameters.
 STRUCTURAL_KEYS = ("params", "param_names", "initial_lr")

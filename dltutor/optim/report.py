@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
 from .norms import sums_of_squares
 
 

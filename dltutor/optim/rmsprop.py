@@ -5,7 +5,7 @@ from typing import Any
 
 from .. import backend as B
 from .. import checks
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
 from .optimizer import Optimizer
 
 

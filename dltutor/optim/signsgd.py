@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import backend as B
-from ..autograd.tensor import Tensor
+from ..autograd import Tensor
 from .optimizer import Optimizer
 
 

@@ -348,7 +348,7 @@ def train_tied_mlp(seed=0):
     return mlp, recorder, accuracy
 
 
-steps = 60 if dt.quick_mode() else 300
+steps = 200 if dt.quick_mode() else 300
 mlp, recorder, accuracy = train_tied_mlp()
 losses = recorder.series("loss")
 print(f"{steps} steps: loss {losses[0]:.4f} -> {losses[-1]:.4f}, accuracy {accuracy:.1%}")

@@ -9,17 +9,11 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ... import checks
+from ...errors import MessageKeyError
 
 #: Keys that PyTorch's schedulers keep in their state dicts for their own warnings; a state
 #: dict saved by PyTorch loads here with them ignored.
 TORCH_BOOKKEEPING_KEYS = frozenset({"_get_lr_called_within_step", "_is_initial"})
-
-
-class _MissingInitialLR(KeyError):
-    """A KeyError whose message reads as text (KeyError would show it quoted, on one line)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 def check_optimizer(owner: str, optimizer: Any) -> None:
@@ -100,7 +94,7 @@ class LRScheduler:
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise _MissingInitialLR(
+                    raise MessageKeyError(
                         f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
                         f"scheduler with last_epoch >= 0 (you passed last_epoch={last_epoch}).\n"
                         f"last_epoch={last_epoch} means 'continue a schedule that already ran "

@@ -1,0 +1,206 @@
+"""The backward engine: from a loss back to every leaf that requires a gradient.
+
+``loss.backward()`` calls :func:`backward`. It runs each recorded op's ``backward`` once every
+op that used the op's output has passed its gradient back (newest op first), without
+recursion, so a chain of any length works. Three rules keep it easy to trust:
+
+* Broadcast gradients are reduced to each input's shape in ONE place,
+  :func:`reduce_to_shape`, never inside an op, and every gradient is checked against its
+  tensor's shape there.
+* A leaf's gradients from all its uses are summed before its hooks run and before they are
+  added to ``.grad`` (so a hook on a tied parameter fires once, with the sum).
+* The engine never changes a gradient array in place: an op's backward may hand the same array
+  to two inputs (``a + b`` does), so writing into one would silently change the other.
+
+>>> import dltutor as dt
+>>> x = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+>>> y = (x * x).sum()
+>>> y.backward()
+>>> x.grad
+tensor([2., 4., 6.])
+"""
+from __future__ import annotations
+
+from heapq import heappop, heappush
+from typing import Any
+
+import numpy as np
+
+from .. import backend as B
+from .function import Function, anomaly_error, is_anomaly_enabled, is_finite, is_tensor, make_tensor
+
+
+def backward(root: Any, grad: Any = None, retain_graph: bool = False) -> None:
+    """Backpropagate from the tensor ``root`` (what ``root.backward(grad)`` does).
+
+    ``grad`` is the gradient of something with respect to ``root``; without it, ``root``
+    must have one element (a loss) and the gradient is 1.
+    """
+    if not root.requires_grad:
+        raise RuntimeError("backward() on a tensor that does not require grad: none of the "
+                           "tensors it was computed from had requires_grad=True (or it was "
+                           "computed under dt.no_grad() or from .detach()).")
+    seed = _root_gradient(root, grad)
+    root_fn = root.grad_fn
+    if root_fn is None:  # backward on a leaf: its gradient is the seed itself
+        if root._hooks:
+            seed = _run_hooks(root._hooks, seed, root.shape)
+        _accumulate(root, seed)
+        return
+    if root_fn.inputs is None:
+        raise _freed_graph_error(root_fn)
+    # inf/nan arise silently, as in PyTorch: dt.detect_anomaly() is the tool to find them.
+    with B.ignore_float_errors(seed):
+        _backward_pass(root_fn, seed, retain_graph)
+
+
+def reduce_to_shape(grad: Any, shape: tuple[int, ...], fn: Function) -> Any:
+    """Sum a broadcast gradient back to an input's shape: the ONE place this happens.
+
+    Leading dimensions the input did not have are summed away, and so are dimensions where
+    the input had size 1 and the gradient does not.
+
+    >>> g = np.ones((4, 3))
+    >>> reduce_to_shape(g, (1, 3), fn=None)        # a (1, 3) input broadcast to (4, 3)
+    array([[4., 4., 4.]])
+    """
+    extra = grad.ndim - len(shape)
+    if extra >= 0:
+        axes = tuple(range(extra)) + tuple(
+            extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1)
+        if axes:
+            grad = grad.sum(axis=axes, keepdims=True)
+        if grad.size == int(np.prod(shape, dtype=np.int64)):
+            grad = grad.reshape(shape)
+    if grad.shape != shape:
+        raise RuntimeError(f"{fn.op_name}: backward produced a gradient of shape "
+                           f"{tuple(grad.shape)} for an input of shape {tuple(shape)}; "
+                           "this is a bug in the op's backward")
+    return grad
+
+
+# Gradients of leaves up to this many elements are collected during a backward pass and
+# summed in one call at the end: for small arrays the cost of each NumPy call is overhead,
+# not arithmetic. Larger ones are added as they arrive, so memory stays bounded.
+COLLECT_MAX_SIZE = 4096
+
+
+def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool) -> None:
+    """The loop of :func:`backward`: run every pending op, newest first."""
+    check_finite = is_anomaly_enabled()
+    leaf_grads: dict[Any, list] = {}  # leaf -> [leaf, grad, more grads...]
+    root_fn.pending = seed
+    # Pending ops wait in a max-heap of (-seq, op): the op made last runs first, so by the
+    # time an op runs, every op that used its output has passed its gradient back.
+    # In a chain, the one op that becomes pending is also the newest, so it skips the heap.
+    ready: list = []
+    fn = root_fn
+    while fn is not None:
+        g = fn.pending
+        fn.pending = None
+        inputs = fn.inputs
+        if fn.hooks:
+            g = _run_hooks(fn.hooks, g, g.shape)
+        if fn.retained is not None:
+            out = fn.retained()
+            if out is not None:
+                _accumulate(out, g)
+        grads = fn.backward(g)
+        if not retain_graph:  # free what the op saved: nothing needs it any more
+            fn.inputs = None
+            fn.__dict__.clear()
+        newest = None
+        for t, gi in zip(inputs, grads):
+            if gi is None or not t.requires_grad:
+                continue
+            if gi.shape != t.data.shape:
+                gi = reduce_to_shape(gi, t.data.shape, fn)
+            if check_finite and not is_finite(gi):
+                raise anomaly_error(fn, "backward", gi, inputs)
+            child = t._fn
+            if child is None:
+                entry = leaf_grads.get(t)
+                if entry is None:
+                    leaf_grads[t] = [t, gi]
+                elif gi.size <= COLLECT_MAX_SIZE:
+                    entry.append(gi)
+                else:
+                    entry[1] = entry[1] + gi
+            elif child.pending is None:  # first gradient for this op: it is now pending
+                if child.inputs is None:
+                    raise _freed_graph_error(child)
+                child.pending = gi
+                if newest is not None:
+                    heappush(ready, (-newest.seq, newest))
+                newest = child
+            else:
+                child.pending = child.pending + gi
+        if newest is not None and (not ready or newest.seq > -ready[0][0]):
+            fn = newest
+        else:
+            if newest is not None:
+                heappush(ready, (-newest.seq, newest))
+            fn = heappop(ready)[1] if ready else None
+
+    for entry in leaf_grads.values():
+        t = entry[0]
+        g = entry[1] if len(entry) == 2 else _sum_collected(entry[1:])
+        if t._hooks:
+            g = _run_hooks(t._hooks, g, t.data.shape)
+        _accumulate(t, g)
+
+
+def _root_gradient(root: Any, grad: Any) -> Any:
+    if grad is None:
+        if root.data.size != 1:
+            raise RuntimeError(
+                f"backward() without a gradient needs a one-element tensor such as a loss; this "
+                f"one has shape {tuple(root.shape)}. Reduce it first (.sum() or .mean()) or pass "
+                f"grad= with shape {tuple(root.shape)}.")
+        return B.get_array_module(root.data).ones_like(root.data)
+    data = grad.data if is_tensor(grad) else B.backend_of(root.data).asarray(grad)
+    if data.shape != root.shape:
+        raise RuntimeError(f"backward(grad=...): grad has shape {tuple(data.shape)} but the tensor "
+                           f"has shape {tuple(root.shape)}")
+    return data.astype(root.dtype, copy=False)
+
+
+def _freed_graph_error(fn: Function) -> RuntimeError:
+    return RuntimeError(
+        f"backward through the graph a second time: the graph of {fn.op_name} was freed by the "
+        "first backward. Pass retain_graph=True to the first backward() if you need two, or "
+        "recompute the forward pass.")
+
+
+def _run_hooks(hooks: list, grad: Any, shape: tuple[int, ...]) -> Any:
+    for hook in list(hooks):
+        result = hook(make_tensor(grad))
+        if result is not None:
+            new = result.data if is_tensor(result) else result
+            if new.shape != shape:
+                raise RuntimeError(f"a gradient hook returned shape {tuple(new.shape)}; the "
+                                   f"gradient has shape {tuple(shape)}")
+            grad = new
+    return grad
+
+
+def _accumulate(t: Any, grad: Any) -> None:
+    """Add ``grad`` into ``t.grad`` without writing into any existing array."""
+    if grad.dtype != t.data.dtype:
+        grad = grad.astype(t.data.dtype)
+    if t.grad is None:
+        t.grad = make_tensor(grad)
+    else:
+        t.grad.data = t.grad.data + grad
+
+
+def _sum_collected(grads: list) -> Any:
+    first = grads[0]
+    if len(grads) > 4 and first.ndim > 0:
+        # One concatenate and one sum, both in C (np.stack would loop in Python).
+        joined = B.get_array_module(first).concatenate(grads)
+        return joined.reshape((len(grads),) + first.shape).sum(axis=0)
+    total = grads[0] + grads[1]
+    for g in grads[2:]:
+        total += g  # ``total`` is a fresh array, so adding in place is safe
+    return total

@@ -1,0 +1,325 @@
+"""Function: one differentiable op, and how calling it records the graph that backward walks.
+
+Calling a Function on tensors runs its ``forward`` on their arrays and wraps the result in a
+new Tensor. When gradients are being recorded and an input requires one, the new tensor is
+linked to the Function (``t.grad_fn``), which keeps its inputs (``fn.inputs``):
+``engine.backward`` later follows those links from the loss back to the leaves.
+
+Two global switches change what a call does. ``no_grad()`` stops the recording (evaluation,
+changing parameters by hand); ``detect_anomaly()`` checks every result for NaN and Inf and
+names the first op that made one.
+
+>>> import dltutor as dt
+>>> x = dt.tensor([1.0, 2.0], requires_grad=True)
+>>> y = x * 3
+>>> y.grad_fn, y.grad_fn.inputs[0] is x
+(<MulBackward>, True)
+>>> with dt.no_grad():
+...     (x * 3).grad_fn is None
+True
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .. import backend as B
+
+# ---------------------------------------------------------------------------------------------
+# Switch 1: recording gradients
+# ---------------------------------------------------------------------------------------------
+_grad_enabled = True
+
+
+def is_grad_enabled() -> bool:
+    """True unless inside ``dt.no_grad()``.
+
+    >>> import dltutor as dt
+    >>> with dt.no_grad():
+    ...     dt.is_grad_enabled()
+    False
+    """
+    return _grad_enabled
+
+
+class GradMode:
+    """Context manager (and decorator) that switches gradient recording on or off, and
+    restores the previous setting on the way out (also after an error)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self._previous: list[bool] = []
+
+    def __enter__(self) -> None:
+        global _grad_enabled
+        self._previous.append(_grad_enabled)
+        _grad_enabled = self.enabled
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _grad_enabled
+        _grad_enabled = self._previous.pop()
+
+    def __call__(self, func: Callable) -> Callable:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with GradMode(self.enabled):
+                return func(*args, **kwargs)
+
+        wrapper.__name__ = getattr(func, "__name__", "wrapper")
+        wrapper.__doc__ = func.__doc__
+        return wrapper
+
+
+def no_grad() -> GradMode:
+    """Compute without recording a graph: results have ``requires_grad=False``.
+
+    Use it for evaluation and for changing parameters by hand.
+
+    >>> import dltutor as dt
+    >>> w = dt.ones(2, requires_grad=True)
+    >>> with dt.no_grad():
+    ...     y = w * 2
+    >>> y.requires_grad
+    False
+    """
+    return GradMode(False)
+
+
+def enable_grad() -> GradMode:
+    """Switch recording back on inside a ``no_grad`` block.
+
+    >>> import dltutor as dt
+    >>> with dt.no_grad(), dt.enable_grad():
+    ...     dt.is_grad_enabled()
+    True
+    """
+    return GradMode(True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Switch 2: anomaly detection
+# ---------------------------------------------------------------------------------------------
+_anomaly_enabled = False
+
+
+class AnomalyError(FloatingPointError):
+    """Raised inside ``dt.detect_anomaly()`` by the first op that produces NaN or Inf."""
+
+
+class detect_anomaly:
+    """Raise at the first op whose forward or backward produces NaN or Inf.
+
+    The error names the op, the shapes of its inputs and which of them already held
+    non-finite values, which is how you find where a NaN loss started.
+
+    >>> import dltutor as dt
+    >>> x = dt.tensor([0.0, 1.0], requires_grad=True)
+    >>> with dt.detect_anomaly():
+    ...     try:
+    ...         dt.log(x).sum()
+    ...     except dt.AnomalyError as e:
+    ...         print(str(e).splitlines()[0])
+    log produced -inf in its forward pass (output shape (2,)).
+    """
+
+    def __enter__(self) -> "detect_anomaly":
+        global _anomaly_enabled
+        self._previous = _anomaly_enabled
+        _anomaly_enabled = True
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _anomaly_enabled
+        _anomaly_enabled = self._previous
+
+
+def is_anomaly_enabled() -> bool:
+    """True inside ``dt.detect_anomaly()``."""
+    return _anomaly_enabled
+
+
+def is_finite(array: Any) -> bool:
+    """True when a float array holds no NaN or Inf (integer arrays always are)."""
+    if array.dtype.kind not in "fc":
+        return True
+    return bool(B.get_array_module(array).isfinite(array).all())
+
+
+def anomaly_error(fn: "Function", where: str, bad: Any, inputs: Sequence[Any]) -> AnomalyError:
+    """The error that names ``fn`` as the op whose ``where`` ("forward"/"backward") pass
+    produced the non-finite array ``bad``, and says whether its inputs were already bad."""
+    xp = B.get_array_module(bad)
+    kind = "nan" if bool(xp.isnan(bad).any()) else "inf" if bool((bad == xp.inf).any()) else "-inf"
+    shapes = ", ".join(str(tuple(t.shape)) for t in inputs)
+    lines = [f"{fn.op_name} produced {kind} in its {where} pass (output shape {tuple(bad.shape)}).",
+             f"  inputs: {shapes}"]
+    already = [i for i, t in enumerate(inputs) if not is_finite(t.data)]
+    if already:
+        lines.append(f"  inputs {already} already held NaN/Inf: look further upstream.")
+    elif where == "forward":
+        lines.append("  its inputs were all finite, so this op is where it started "
+                     "(log of 0, division by 0, exp overflow, a too-large learning rate...).")
+    return AnomalyError("\n".join(lines))
+
+
+# ---------------------------------------------------------------------------------------------
+# Making tensors
+# ---------------------------------------------------------------------------------------------
+# Ops make Tensors, and Tensor's operators call the ops, so the ops cannot import the Tensor
+# class without an import cycle. tensor.py registers the class here once, when it is imported,
+# and the engine, the ops and the rest of the kit make tensors through make_tensor().
+_tensor_class: type = object
+
+
+def register_tensor_class(cls: type) -> None:
+    """Make ``cls`` the class of the tensors ops return (tensor.py calls this once)."""
+    global _tensor_class
+    _tensor_class = cls
+
+
+def is_tensor(value: Any) -> bool:
+    """True for a Tensor (a Parameter too).
+
+    >>> import dltutor as dt
+    >>> is_tensor(dt.ones(1)), is_tensor([1.0])
+    (True, False)
+    """
+    return isinstance(value, _tensor_class)
+
+
+def init_tensor(t: Any, data: Any, requires_grad: bool = False,
+                fn: "Function | None" = None) -> None:
+    """Give ``t`` every field a Tensor has: the one list of them (Function.__call__ repeats it
+    inline, because it runs for every op)."""
+    t.data = data
+    t.grad = None
+    t.requires_grad = requires_grad
+    t._fn = fn
+    t._hooks = None
+
+
+_new = object.__new__
+
+
+def make_tensor(data: Any, requires_grad: bool = False, fn: "Function | None" = None) -> Any:
+    """A Tensor around the backend array ``data``, without copying or checking it (the kit's
+    own fast path; learners use ``dt.tensor``, which copies and checks).
+
+    >>> import numpy as np
+    >>> t = make_tensor(np.ones(2))
+    >>> t, t.requires_grad
+    (tensor([1., 1.], dtype=float64), False)
+    """
+    t = _new(_tensor_class)
+    init_tensor(t, data, requires_grad, fn)
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# Function
+# ---------------------------------------------------------------------------------------------
+# The backend of every array class: an op's output must be one of them (a NumPy scalar is not).
+_ARRAY_TYPES = B.BACKEND_BY_ARRAY_TYPE
+
+# Every recorded op gets the next number. An op's inputs were made before it, so they always
+# have smaller numbers: running the pending ops largest number first is a topological order.
+_next_seq = itertools.count().__next__
+
+
+class Function:
+    """One differentiable operation, with its forward and backward on raw backend arrays.
+
+    Subclasses implement
+
+    * ``forward(*arrays) -> array``: compute the result; store what backward needs on ``self``.
+    * ``backward(grad) -> tuple``: one gradient per input, each an array broadcastable to that
+      input's shape (the engine reduces it), or None where no gradient is needed.
+      ``self.inputs[i].requires_grad`` tells whether input ``i`` needs one.
+
+    Calling the instance on tensors runs forward and records the graph:
+
+    >>> import dltutor as dt
+    >>> class Double(Function):
+    ...     def forward(self, x):
+    ...         return x * 2
+    ...     def backward(self, grad):
+    ...         return (grad * 2,)
+    >>> x = dt.tensor([1.0, 3.0], requires_grad=True)
+    >>> Double()(x).sum().backward()
+    >>> x.grad
+    tensor([2., 2.])
+    """
+
+    # The engine's own fields live in slots (fast, and an op that saves nothing, like Add,
+    # never needs an instance dict). They are set when the op is recorded in a graph:
+    #   inputs    the input tensors (None once backward has freed this part of the graph)
+    #   seq       creation number: larger means made later (see _next_seq)
+    #   pending   gradient of the output summed so far during backward
+    #   hooks     gradient hooks registered on the output tensor
+    #   retained  weakref to the output when retain_grad() was called
+    # What an op saves for its backward goes in the instance dict, as ordinary attributes.
+    __slots__ = ("inputs", "seq", "pending", "hooks", "retained", "__dict__")
+
+    #: The name learners call the op by, when it is not the class name in snake_case.
+    name: str | None = None
+
+    def forward(self, *arrays: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} must implement forward (subclass it)")
+
+    def backward(self, grad: Any) -> tuple:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} must implement backward (subclass it)")
+
+    @property
+    def op_name(self) -> str:
+        """The name learners call the op by (``MSELoss`` -> ``mse_loss``, ``Matmul`` -> ``matmul``)."""
+        if self.name is not None:
+            return self.name
+        words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", type(self).__name__)
+        return words.lower()
+
+    def __call__(self, *inputs: Any) -> Any:
+        # Unpacked by hand for one and two inputs: this line runs for every op of every step.
+        if len(inputs) == 2:
+            out = self.forward(inputs[0].data, inputs[1].data)
+        elif len(inputs) == 1:
+            out = self.forward(inputs[0].data)
+        else:
+            out = self.forward(*[t.data for t in inputs])
+        if out.__class__ not in _ARRAY_TYPES:
+            out = _as_array(out, inputs)
+        if _anomaly_enabled and not is_finite(out):
+            raise anomaly_error(self, "forward", out, inputs)
+        result = _new(_tensor_class)  # make_tensor(out), inlined: this runs for every op
+        result.data = out
+        result.grad = result._hooks = None
+        if _grad_enabled:
+            for t in inputs:
+                if t.requires_grad:
+                    self.inputs = inputs
+                    self.seq = _next_seq()
+                    self.pending = self.hooks = self.retained = None
+                    result.requires_grad = True
+                    result._fn = self
+                    return result
+        result.requires_grad = False
+        result._fn = None
+        return result
+
+    @property
+    def released(self) -> bool:
+        """True once backward has run through this op and freed what it saved."""
+        return self.inputs is None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}Backward>"
+
+
+def _as_array(value: Any, inputs: Sequence[Any]) -> Any:
+    """NumPy turns 0-d results into scalars; turn them back into arrays of the inputs' backend."""
+    like = inputs[0].data if inputs else None
+    backend = B.backend_of(like) or B.current()
+    if isinstance(value, np.generic) and backend is not B.NUMPY:
+        raise TypeError(f"an op returned a NumPy scalar under the {backend.name} backend")
+    return backend.xp.asarray(value)

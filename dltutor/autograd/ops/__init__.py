@@ -1,0 +1,43 @@
+"""The differentiable ops, one module per kind. In each module, an op is a
+:class:`~dltutor.autograd.function.Function` subclass with ``forward`` and ``backward`` side by
+side, followed by the lowercase function learners call (``dt.exp(x)``, ``x.exp()``, ``x + y``).
+
+* ``arithmetic``: ``+ - * / **``, maximum, minimum, where, comparisons
+* ``elementwise``: exp, log, sqrt, abs, the activations, erf, clip, dropout
+* ``reduce``: sum, mean, max, min, var, std, logsumexp, argmax, argmin
+* ``softmax``: softmax, log_softmax
+* ``shape``: reshape, flatten, (un)squeeze, permute, transpose, broadcast_to, expand, concat, stack
+* ``indexing``: ``t[index]``, embedding
+* ``linalg``: matmul, linear
+* ``losses``: cross_entropy, mse_loss
+* ``conv``: conv2d, max_pool2d, avg_pool2d
+* ``norm``: batch_norm, layer_norm
+* ``convert``: cast (dtypes), to_backend (devices)
+
+Ops work on raw backend arrays and take their array module from the arrays
+(``backend.get_array_module``), never from ``numpy`` directly, so the same code runs on CuPy.
+They never reduce broadcast gradients themselves: the engine does that in one place.
+
+>>> import dltutor as dt
+>>> x = dt.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+>>> dt.log_softmax(x, dim=1).sum().backward()
+>>> [round(v, 4) for v in x.grad.tolist()[0]]
+[0.7299, 0.2658, -0.9957]
+"""
+from .arithmetic import (Add, Div, Maximum, Minimum, Mul, Neg, Pow, PowConst, Sub, Where, add,
+                         compare, div, maximum, minimum, mul, neg, pow, sub, where)
+from .conv import AvgPool2d, Conv2d, MaxPool2d, as_pair, avg_pool2d, conv2d, max_pool2d
+from .convert import Cast, ToBackend, cast, to_backend
+from .elementwise import (Abs, Clip, Dropout, Erf, Exp, LeakyRelu, Log, Relu, Sigmoid, Sqrt,
+                          Tanh, abs, clamp, clip, dropout, erf, exp, gelu, leaky_relu, log, relu,
+                          sigmoid, sqrt, tanh)
+from .indexing import Embedding, GetItem, embedding, getitem, index_arrays
+from .linalg import Linear, Matmul, linear, matmul
+from .losses import CrossEntropy, MSELoss, cross_entropy, mse_loss
+from .norm import BatchNorm, batch_norm, layer_norm
+from .operands import as_tensor
+from .reduce import (LogSumExp, Max, Mean, Min, Sum, Var, argmax, argmin, logsumexp, max, mean,
+                     min, std, sum, var)
+from .shape import (BroadcastTo, Concat, Permute, Reshape, Stack, broadcast_to, cat, concat,
+                    expand, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze)
+from .softmax import LogSoftmax, Softmax, log_softmax, softmax

@@ -1,0 +1,293 @@
+"""The arithmetic operators ``+ - * / **``, ``maximum``, ``minimum``, ``where`` and the
+comparisons, with NumPy broadcasting. Each op's class is followed by the function learners call.
+
+An op never sums a broadcast gradient back to its input's shape itself: its backward returns
+the full-size gradient and the engine reduces it, in one place.
+
+>>> import dltutor as dt
+>>> x = dt.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+>>> b = dt.tensor([[1.0], [2.0]], requires_grad=True)
+>>> (x * b).sum().backward()          # (1, 3) * (2, 1) broadcasts to (2, 3)
+>>> x.grad, b.grad                    # each gradient has its own tensor's shape
+(tensor([[3., 3., 3.]]), tensor([[6.],
+        [6.]]))
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ... import backend as B
+from ..dtypes import default_float
+from ..function import Function, is_tensor, make_tensor
+from .convert import cast
+from .operands import broadcast_error, promote
+
+get_array_module = B.get_array_module
+# log(0), x/0 and overflow give inf/nan silently, as in PyTorch; dt.detect_anomaly finds them.
+ignore_float_errors = B.ignore_float_errors
+
+
+class Add(Function):
+    def forward(self, a, b):
+        try:
+            return a + b
+        except ValueError:
+            raise broadcast_error("add", a, b) from None
+
+    def backward(self, g):
+        return g, g
+
+
+def add(a: Any, b: Any) -> Any:
+    """``a + b`` with broadcasting.
+
+    >>> import dltutor as dt
+    >>> dt.add(dt.tensor([1.0, 2.0]), 1)
+    tensor([2., 3.])
+    """
+    a, b = promote(a, b)
+    return Add()(a, b)
+
+
+class Sub(Function):
+    def forward(self, a, b):
+        try:
+            return a - b
+        except ValueError:
+            raise broadcast_error("sub", a, b) from None
+
+    def backward(self, g):
+        return g, -g
+
+
+def sub(a: Any, b: Any) -> Any:
+    """``a - b`` with broadcasting.
+
+    >>> import dltutor as dt
+    >>> dt.sub(dt.tensor([3.0]), dt.tensor([1.0, 2.0]))
+    tensor([2., 1.])
+    """
+    a, b = promote(a, b)
+    return Sub()(a, b)
+
+
+class Mul(Function):
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        try:
+            return a * b
+        except ValueError:
+            raise broadcast_error("mul", a, b) from None
+
+    def backward(self, g):
+        ta, tb = self.inputs
+        return (g * self.b if ta.requires_grad else None,
+                g * self.a if tb.requires_grad else None)
+
+
+def mul(a: Any, b: Any) -> Any:
+    """``a * b`` elementwise with broadcasting.
+
+    >>> import dltutor as dt
+    >>> dt.mul(dt.tensor([1.0, 2.0]), 3)
+    tensor([3., 6.])
+    """
+    a, b = promote(a, b)
+    return Mul()(a, b)
+
+
+class Div(Function):
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        try:
+            with ignore_float_errors(a):
+                return a / b
+        except ValueError:
+            raise broadcast_error("div", a, b) from None
+
+    def backward(self, g):
+        ta, tb = self.inputs
+        with ignore_float_errors(g):
+            ga = g / self.b
+            gb = -ga * self.a / self.b if tb.requires_grad else None
+        return ga if ta.requires_grad else None, gb
+
+
+def div(a: Any, b: Any) -> Any:
+    """``a / b`` elementwise (true division: ints give floats).
+
+    >>> import dltutor as dt
+    >>> dt.div(dt.tensor([1.0, 2.0]), 4)
+    tensor([0.25, 0.5 ])
+    """
+    a, b = promote(a, b)
+    if a.data.dtype.kind not in "fc":
+        a, b = cast(a, default_float), cast(b, default_float)
+    return Div()(a, b)
+
+
+class Pow(Function):
+    """``a ** b`` with a tensor exponent (the exponent's gradient needs ``log(a)``)."""
+
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        try:
+            with ignore_float_errors(a):
+                self.out = a ** b
+        except ValueError:
+            raise broadcast_error("pow", a, b) from None
+        return self.out
+
+    def backward(self, g):
+        ta, tb = self.inputs
+        xp = get_array_module(g)
+        with ignore_float_errors(g):
+            ga = g * self.b * self.a ** (self.b - 1) if ta.requires_grad else None
+            gb = g * self.out * xp.log(self.a) if tb.requires_grad else None
+        return ga, gb
+
+
+class PowConst(Function):
+    """``a ** c`` for a Python number ``c``."""
+
+    name = "pow"
+
+    def __init__(self, exponent: float):
+        self.exponent = exponent
+
+    def forward(self, a):
+        self.a = a
+        with ignore_float_errors(a):
+            return a ** self.exponent
+
+    def backward(self, g):
+        c = self.exponent
+        if c == 2:
+            return (g * 2 * self.a,)
+        with ignore_float_errors(g):
+            return (g * c * self.a ** (c - 1),)
+
+
+def pow(a: Any, b: Any) -> Any:  # noqa: A001 - the name learners expect
+    """``a ** b``; a Python number as exponent is the common case.
+
+    >>> import dltutor as dt
+    >>> dt.pow(dt.tensor([2.0, 3.0]), 2)
+    tensor([4., 9.])
+    """
+    if is_tensor(a) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return PowConst(b)(a)
+    a, b = promote(a, b)
+    return Pow()(a, b)
+
+
+class Maximum(Function):
+    """Elementwise max; where both are equal the gradient is split evenly, as in PyTorch."""
+
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        try:
+            return get_array_module(a).maximum(a, b)
+        except ValueError:
+            raise broadcast_error("maximum", a, b) from None
+
+    def backward(self, g):
+        share = ((self.a > self.b) + 0.5 * (self.a == self.b)).astype(g.dtype)
+        return g * share, g * (1 - share)
+
+
+def maximum(a: Any, b: Any) -> Any:
+    """Elementwise maximum of two tensors (broadcasting).
+
+    >>> import dltutor as dt
+    >>> dt.maximum(dt.tensor([1.0, 5.0]), dt.tensor([3.0, 2.0]))
+    tensor([3., 5.])
+    """
+    a, b = promote(a, b)
+    return Maximum()(a, b)
+
+
+class Minimum(Function):
+    """Elementwise min; ties split the gradient evenly, as in PyTorch."""
+
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        try:
+            return get_array_module(a).minimum(a, b)
+        except ValueError:
+            raise broadcast_error("minimum", a, b) from None
+
+    def backward(self, g):
+        share = ((self.a < self.b) + 0.5 * (self.a == self.b)).astype(g.dtype)
+        return g * share, g * (1 - share)
+
+
+def minimum(a: Any, b: Any) -> Any:
+    """Elementwise minimum of two tensors (broadcasting).
+
+    >>> import dltutor as dt
+    >>> dt.minimum(dt.tensor([1.0, 5.0]), 2.0)
+    tensor([1., 2.])
+    """
+    a, b = promote(a, b)
+    return Minimum()(a, b)
+
+
+class Where(Function):
+    """``where(condition, a, b)``: ``a`` where the condition holds, else ``b``."""
+
+    def __init__(self, condition: Any):
+        self.condition = condition
+
+    def forward(self, a, b):
+        return get_array_module(a).where(self.condition, a, b)
+
+    def backward(self, g):
+        xp = get_array_module(g)
+        zero = xp.zeros((), dtype=g.dtype)
+        return xp.where(self.condition, g, zero), xp.where(self.condition, zero, g)
+
+
+def where(condition: Any, a: Any, b: Any) -> Any:
+    """Take ``a`` where ``condition`` is true and ``b`` elsewhere (all three broadcast).
+
+    >>> import dltutor as dt
+    >>> x = dt.tensor([-1.0, 2.0])
+    >>> dt.where(x > 0, x, 0.0)
+    tensor([0., 2.])
+    """
+    cond = condition.data if is_tensor(condition) else condition
+    if not is_tensor(a) and not is_tensor(b):
+        a = make_tensor((B.backend_of(cond) or B.current()).asarray(a, dtype=default_float))
+    a, b = promote(a, b)
+    return Where(cond.astype(bool) if hasattr(cond, "astype") else cond)(a, b)
+
+
+class Neg(Function):
+    def forward(self, a):
+        return -a
+
+    def backward(self, g):
+        return (-g,)
+
+
+def neg(a: Any) -> Any:
+    """``-a``.
+
+    >>> import dltutor as dt
+    >>> dt.neg(dt.tensor([1.0, -2.0]))
+    tensor([-1.,  2.])
+    """
+    return Neg()(a)
+
+
+def compare(a: Any, b: Any, op: str) -> Any:
+    """``a < b`` and the other comparisons (``op`` is ``"__lt__"`` etc.): a boolean tensor,
+    which carries no gradient.
+
+    >>> import dltutor as dt
+    >>> compare(dt.tensor([1.0, 3.0]), 2.0, "__lt__")
+    tensor([ True, False])
+    """
+    other = b.data if is_tensor(b) else b
+    return make_tensor(getattr(a.data, op)(other))

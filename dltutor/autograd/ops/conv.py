@@ -1,0 +1,243 @@
+"""Convolution and pooling on images (N, C, H, W): ``conv2d``, ``max_pool2d``, ``avg_pool2d``.
+
+Vectorised over pixels: the only Python loops run over the kernel's offsets.
+
+>>> import dltutor as dt
+>>> x = dt.ones(1, 1, 4, 4, requires_grad=True)
+>>> conv2d(x, dt.ones(1, 1, 3, 3)).sum().backward()
+>>> x.grad[0, 0]                      # how many 3x3 windows cover each pixel
+tensor([[1., 2., 2., 1.],
+        [2., 4., 4., 2.],
+        [2., 4., 4., 2.],
+        [1., 2., 2., 1.]])
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ... import backend as B
+from ..function import Function
+
+get_array_module = B.get_array_module
+
+
+def as_pair(value: Any, name: str) -> tuple[int, int]:
+    """``value`` as (height, width): an int means both.
+
+    >>> as_pair(3, "kernel_size"), as_pair((2, 1), "stride")
+    ((3, 3), (2, 1))
+    """
+    if isinstance(value, int):
+        return value, value
+    value = tuple(value)
+    if len(value) != 2:
+        raise ValueError(f"{name} must be an int or a pair of ints, got {value}")
+    return int(value[0]), int(value[1])
+
+
+def _output_size(op: str, size: tuple[int, int], kernel: tuple[int, int],
+                 stride: tuple[int, int], padding: tuple[int, int]) -> tuple[int, int]:
+    out = tuple((size[i] + 2 * padding[i] - kernel[i]) // stride[i] + 1 for i in range(2))
+    if out[0] < 1 or out[1] < 1:
+        raise ValueError(f"{op}: a {kernel[0]}x{kernel[1]} kernel does not fit an input of "
+                         f"{size[0]}x{size[1]} pixels with padding {padding}")
+    return out
+
+
+def _pad(x: Any, padding: tuple[int, int], value: float = 0.0) -> Any:
+    if padding == (0, 0):
+        return x
+    xp = get_array_module(x)
+    ph, pw = padding
+    return xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=value)
+
+
+def _window(kernel_row: int, kernel_col: int, out: tuple[int, int],
+            stride: tuple[int, int]) -> tuple:
+    """The slice of the padded input that kernel offset (row, col) sees at every output pixel."""
+    return (slice(None), slice(None),
+            slice(kernel_row, kernel_row + stride[0] * out[0], stride[0]),
+            slice(kernel_col, kernel_col + stride[1] * out[1], stride[1]))
+
+
+class Conv2d(Function):
+    """2-D cross-correlation as ONE matrix product over unfolded patches (im2col).
+
+    The patches of the whole batch are laid out as a (C*KH*KW, N*OH*OW) matrix, so the
+    convolution is a single large matrix product instead of N small ones.
+    """
+
+    def __init__(self, stride: tuple[int, int], padding: tuple[int, int]):
+        self.stride, self.padding = stride, padding
+
+    def forward(self, x, w, b=None):
+        xp = get_array_module(x)
+        n, c, h, wd = x.shape
+        o, _, kh, kw = w.shape
+        self.x_shape, self.w = x.shape, w
+        self.out_hw = oh, ow = _output_size("conv2d", (h, wd), (kh, kw), self.stride, self.padding)
+        padded = _pad(x, self.padding).transpose(1, 0, 2, 3)  # channels first: (C, N, H, W)
+        cols = xp.empty((c, kh, kw, n, oh, ow), dtype=x.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                cols[:, i, j] = padded[_window(i, j, self.out_hw, self.stride)]
+        self.cols = cols.reshape(c * kh * kw, n * oh * ow)
+        out = w.reshape(o, -1) @ self.cols                    # (O, N*OH*OW)
+        if b is not None:
+            out += b.reshape(o, 1)
+        return out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)
+
+    def backward(self, g):
+        xp = get_array_module(g)
+        inputs = self.inputs
+        n, c, h, wd = self.x_shape
+        o, _, kh, kw = self.w.shape
+        oh, ow = self.out_hw
+        g2 = g.transpose(1, 0, 2, 3).reshape(o, -1)            # (O, N*OH*OW)
+        gw = gb = gx = None
+        if inputs[1].requires_grad:
+            gw = (g2 @ self.cols.T).reshape(self.w.shape)
+        if len(inputs) == 3 and inputs[2].requires_grad:
+            gb = g2.sum(axis=1)
+        if inputs[0].requires_grad:
+            gcols = (self.w.reshape(o, -1).T @ g2).reshape(c, kh, kw, n, oh, ow)
+            ph, pw = self.padding
+            gpad = xp.zeros((c, n, h + 2 * ph, wd + 2 * pw), dtype=g.dtype)
+            for i in range(kh):
+                for j in range(kw):
+                    gpad[_window(i, j, self.out_hw, self.stride)] += gcols[:, i, j]
+            gx = gpad[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3)
+        return gx, gw, gb
+
+
+def conv2d(x: Any, weight: Any, bias: Any | None = None, stride: Any = 1,
+           padding: Any = 0) -> Any:
+    """Convolve ``x`` (N, C, H, W) with ``weight`` (O, C, KH, KW), plus ``bias`` (O,).
+
+    >>> import dltutor as dt
+    >>> conv2d(dt.ones(1, 1, 5, 5), dt.ones(2, 1, 3, 3), padding=1).shape
+    (1, 2, 5, 5)
+    """
+    if x.ndim != 4 or weight.ndim != 4:
+        raise ValueError(f"conv2d: input must be (N, C, H, W) and weight (O, C, KH, KW); got "
+                         f"{tuple(x.shape)} and {tuple(weight.shape)}")
+    if x.shape[1] != weight.shape[1]:
+        raise ValueError(f"conv2d: input has {x.shape[1]} channels but the weight of shape "
+                         f"{tuple(weight.shape)} expects {weight.shape[1]}")
+    op = Conv2d(as_pair(stride, "stride"), as_pair(padding, "padding"))
+    return op(x, weight) if bias is None else op(x, weight, bias)
+
+
+class Pool2d(Function):
+    """What max and average pooling share: every kernel offset's view of the input, and
+    adding gradients back through those views."""
+
+    def __init__(self, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int]):
+        self.kernel, self.stride, self.padding = kernel, stride, padding
+
+    def views(self, x, fill):
+        """Each kernel offset's strided view of the padded input (no copies)."""
+        self.x_shape = x.shape
+        self.out_hw = _output_size(self.op_name, x.shape[2:], self.kernel, self.stride,
+                                   self.padding)
+        padded = _pad(x, self.padding, fill)
+        kh, kw = self.kernel
+        return [padded[_window(i, j, self.out_hw, self.stride)]
+                for i in range(kh) for j in range(kw)]
+
+    def scatter(self, per_offset):
+        """Add each kernel offset's gradient back at the pixels it came from."""
+        xp = get_array_module(per_offset[0])
+        n, c, h, w = self.x_shape
+        ph, pw = self.padding
+        kh, kw = self.kernel
+        gpad = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=per_offset[0].dtype)
+        for k, grad in enumerate(per_offset):
+            gpad[_window(k // kw, k % kw, self.out_hw, self.stride)] += grad
+        return gpad[:, :, ph:ph + h, pw:pw + w]
+
+
+def _pool(cls: type, op: str, x: Any, kernel_size: Any, stride: Any, padding: Any) -> Any:
+    """Check the arguments of pooling op ``op`` and run pooling class ``cls``."""
+    if x.ndim != 4:
+        raise ValueError(f"{op}: input must be (N, C, H, W), got {tuple(x.shape)}")
+    kernel = as_pair(kernel_size, "kernel_size")
+    stride = kernel if stride is None else as_pair(stride, "stride")
+    padding = as_pair(padding, "padding")
+    if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
+        raise ValueError(f"{op}: padding {padding} must be at most half the kernel size {kernel}")
+    return cls(kernel, stride, padding)(x)
+
+
+class MaxPool2d(Pool2d):
+    """Largest value of each window. Backward follows PyTorch: scanning a window's real pixels
+    row by row, the first maximum gets the whole gradient (padding never does); in a window
+    holding NaN (whose maximum is NaN), the last NaN gets it."""
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        self.windows = self.views(x, -xp.inf)
+        # Which positions of each view are real pixels, not padding (None: no padding).
+        self.real = (None if self.padding == (0, 0)
+                     else self.views(xp.ones(x.shape, dtype=bool), False))
+        out = self.windows[0].copy()
+        for view in self.windows[1:]:
+            xp.maximum(out, view, out=out)
+        self.out = out
+        return out
+
+    def backward(self, g):
+        xp = get_array_module(g)
+        hits = self._first_hits(lambda view: view == self.out, xp.ones(g.shape, dtype=bool))
+        nan_windows = xp.isnan(self.out)
+        if nan_windows.any():
+            last_nans = self._first_hits(xp.isnan, nan_windows, reverse=True)
+            hits = [a | b for a, b in zip(hits, last_nans)]
+        return (self.scatter([g * hit for hit in hits]),)
+
+    def _first_hits(self, matches, open_windows, reverse=False):
+        """Per kernel offset, the windows where this offset is the first real pixel (in scan
+        order, or reversed) for which ``matches(view)`` holds; each window is claimed once."""
+        hits = [None] * len(self.windows)
+        order = range(len(self.windows))
+        for k in (reversed(order) if reverse else order):
+            hit = matches(self.windows[k]) & open_windows
+            if self.real is not None:
+                hit &= self.real[k]
+            open_windows = open_windows & ~hit
+            hits[k] = hit
+        return hits
+
+
+def max_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Any:
+    """Largest value in each window (stride defaults to the kernel size).
+
+    >>> import dltutor as dt
+    >>> max_pool2d(dt.arange(16).float().reshape(1, 1, 4, 4), 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+    return _pool(MaxPool2d, "max_pool2d", x, kernel_size, stride, padding)
+
+
+class AvgPool2d(Pool2d):
+    def forward(self, x):
+        windows = self.views(x, 0.0)
+        out = windows[0].copy()
+        for view in windows[1:]:
+            out += view
+        return out / len(windows)  # padding counts, as PyTorch's default
+
+    def backward(self, g):
+        share = g / (self.kernel[0] * self.kernel[1])
+        return (self.scatter([share] * (self.kernel[0] * self.kernel[1])),)
+
+
+def avg_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Any:
+    """Mean of each window (stride defaults to the kernel size).
+
+    >>> import dltutor as dt
+    >>> avg_pool2d(dt.ones(1, 1, 4, 4), 2).shape
+    (1, 1, 2, 2)
+    """
+    return _pool(AvgPool2d, "avg_pool2d", x, kernel_size, stride, padding)

@@ -1,0 +1,69 @@
+"""Type and device changes: ``t.float()``, ``dt.cast(t, dtype)``, ``t.to("gpu")``.
+
+>>> import dltutor as dt
+>>> x = dt.tensor([1.0, 2.0], requires_grad=True)
+>>> (cast(x, dt.float64) * 2).sum().backward()
+>>> x.grad, x.grad.dtype                  # the gradient flows back, in x's own dtype
+(tensor([2., 2.]), dtype('float32'))
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ... import backend as B
+from ..dtypes import as_dtype
+from ..function import Function
+
+
+class Cast(Function):
+    """A dtype change; the gradient goes back in the input's dtype (none for integers)."""
+
+    def __init__(self, dtype: Any):
+        self.dtype = dtype
+
+    def forward(self, a):
+        self.in_dtype = a.dtype
+        return a.astype(self.dtype)
+
+    def backward(self, g):
+        return (g.astype(self.in_dtype) if self.in_dtype.kind in "fc" else None,)
+
+
+def cast(a: Any, dtype: Any) -> Any:
+    """The tensor converted to ``dtype``; gradients flow back for float to float casts.
+
+    >>> import dltutor as dt
+    >>> dt.cast(dt.tensor([1, 2]), dt.float32)
+    tensor([1., 2.])
+    """
+    dtype = as_dtype(dtype)
+    if a.data.dtype == dtype:
+        return a
+    return Cast(dtype)(a)
+
+
+class ToBackend(Function):
+    """A move to another backend (device); the gradient moves back."""
+
+    def __init__(self, target: B.Backend):
+        self.target = target
+
+    def forward(self, a):
+        self.source = B.backend_of(a)
+        return self.target.asarray(a)
+
+    def backward(self, g):
+        return (self.source.asarray(g),)
+
+
+def to_backend(a: Any, target: B.Backend) -> Any:
+    """The tensor moved to ``target``'s device (itself when already there).
+
+    >>> import dltutor as dt
+    >>> x = dt.ones(2)
+    >>> to_backend(x, B.NUMPY) is x
+    True
+    """
+    if B.backend_of(a.data) is target:
+        return a
+    return ToBackend(target)(a)

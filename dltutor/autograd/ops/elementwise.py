@@ -1,0 +1,297 @@
+"""Functions applied to every element: ``exp``, ``log``, ``sqrt``, ``abs``, the activations
+(``tanh``, ``sigmoid``, ``relu``, ``leaky_relu``, ``gelu``), ``erf``, ``clip`` and ``dropout``.
+Each op's class is followed by the function learners call; each backward is the derivative
+written out.
+
+>>> import dltutor as dt
+>>> x = dt.tensor([0.0, 2.0], requires_grad=True)
+>>> dt.tanh(x).sum().backward()
+>>> x.grad                            # 1 - tanh(x)**2
+tensor([1.    , 0.0707])
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ... import backend as B
+from ..function import Function
+from ..rng import generator
+
+get_array_module = B.get_array_module
+# log(0), x/0 and overflow give inf/nan silently, as in PyTorch; dt.detect_anomaly finds them.
+ignore_float_errors = B.ignore_float_errors
+
+
+class Exp(Function):
+    def forward(self, a):
+        with ignore_float_errors(a):
+            self.out = get_array_module(a).exp(a)
+        return self.out
+
+    def backward(self, g):
+        return (g * self.out,)
+
+
+def exp(a: Any) -> Any:
+    """``e ** a`` elementwise.
+
+    >>> import dltutor as dt
+    >>> dt.exp(dt.tensor([0.0]))
+    tensor([1.])
+    """
+    return Exp()(a)
+
+
+class Log(Function):
+    def forward(self, a):
+        self.a = a
+        with ignore_float_errors(a):
+            return get_array_module(a).log(a)
+
+    def backward(self, g):
+        with ignore_float_errors(g):
+            return (g / self.a,)
+
+
+def log(a: Any) -> Any:
+    """Natural logarithm elementwise (``log(0)`` is ``-inf``; see ``dt.detect_anomaly``).
+
+    >>> import dltutor as dt
+    >>> dt.log(dt.tensor([1.0]))
+    tensor([0.])
+    """
+    return Log()(a)
+
+
+class Sqrt(Function):
+    def forward(self, a):
+        with ignore_float_errors(a):
+            self.out = get_array_module(a).sqrt(a)
+        return self.out
+
+    def backward(self, g):
+        with ignore_float_errors(g):
+            return (g / (2 * self.out),)
+
+
+def sqrt(a: Any) -> Any:
+    """Square root elementwise.
+
+    >>> import dltutor as dt
+    >>> dt.sqrt(dt.tensor([4.0]))
+    tensor([2.])
+    """
+    return Sqrt()(a)
+
+
+class Abs(Function):
+    """``|a|``; the gradient at 0 is 0, as in PyTorch."""
+
+    def forward(self, a):
+        self.a = a
+        return get_array_module(a).abs(a)
+
+    def backward(self, g):
+        return (g * get_array_module(g).sign(self.a),)
+
+
+def abs(a: Any) -> Any:  # noqa: A001
+    """Absolute value elementwise.
+
+    >>> import dltutor as dt
+    >>> dt.abs(dt.tensor([-2.0, 3.0]))
+    tensor([2., 3.])
+    """
+    return Abs()(a)
+
+
+class Tanh(Function):
+    def forward(self, a):
+        self.out = get_array_module(a).tanh(a)
+        return self.out
+
+    def backward(self, g):
+        return (g * (1 - self.out * self.out),)
+
+
+def tanh(a: Any) -> Any:
+    """Hyperbolic tangent elementwise.
+
+    >>> import dltutor as dt
+    >>> dt.tanh(dt.tensor([0.0]))
+    tensor([0.])
+    """
+    return Tanh()(a)
+
+
+class Sigmoid(Function):
+    def forward(self, a):
+        # 1 / (1 + exp(-a)) overflows for large negative a; this form cannot.
+        self.out = 0.5 * get_array_module(a).tanh(0.5 * a) + 0.5
+        return self.out
+
+    def backward(self, g):
+        return (g * self.out * (1 - self.out),)
+
+
+def sigmoid(a: Any) -> Any:
+    """Logistic sigmoid ``1 / (1 + exp(-a))``, computed without overflow.
+
+    >>> import dltutor as dt
+    >>> dt.sigmoid(dt.tensor([0.0]))
+    tensor([0.5])
+    """
+    return Sigmoid()(a)
+
+
+class Relu(Function):
+    """``max(a, 0)``; the gradient at 0 is 0, as in PyTorch."""
+
+    def forward(self, a):
+        self.mask = a > 0
+        return get_array_module(a).maximum(a, 0)  # a * mask would give -0.0 and hide NaN
+
+    def backward(self, g):
+        return (g * self.mask,)
+
+
+def relu(a: Any) -> Any:
+    """``max(a, 0)`` elementwise.
+
+    >>> import dltutor as dt
+    >>> dt.relu(dt.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+    """
+    return Relu()(a)
+
+
+class LeakyRelu(Function):
+    def __init__(self, negative_slope: float):
+        self.slope = negative_slope
+
+    def forward(self, a):
+        xp = get_array_module(a)
+        self.mask = a > 0
+        return xp.where(self.mask, a, a * self.slope)
+
+    def backward(self, g):
+        return (get_array_module(g).where(self.mask, g, g * self.slope),)
+
+
+def leaky_relu(a: Any, negative_slope: float = 0.01) -> Any:
+    """``a`` where positive, ``negative_slope * a`` elsewhere.
+
+    >>> import dltutor as dt
+    >>> dt.leaky_relu(dt.tensor([-1.0, 2.0]), 0.1)
+    tensor([-0.1,  2. ])
+    """
+    return LeakyRelu(negative_slope)(a)
+
+
+class Erf(Function):
+    """The error function; its derivative is ``2 / sqrt(pi) * exp(-a**2)``."""
+
+    def forward(self, a):
+        self.a = a
+        return B.backend_of(a).erf(a)
+
+    def backward(self, g):
+        xp = get_array_module(g)
+        return (g * (2 / math.sqrt(math.pi)) * xp.exp(-self.a * self.a),)
+
+
+def erf(a: Any) -> Any:
+    """The error function ``2/sqrt(pi) * integral_0^a exp(-t**2) dt`` elementwise.
+
+    >>> import dltutor as dt
+    >>> round(dt.erf(dt.tensor([1.0])).item(), 4)
+    0.8427
+    """
+    return Erf()(a)
+
+
+def gelu(a: Any, approximate: str = "none") -> Any:
+    """Gaussian error linear unit ``a * Phi(a)`` (Phi: standard normal CDF), as in PyTorch;
+    ``approximate="tanh"`` uses ``0.5 * a * (1 + tanh(sqrt(2/pi) * (a + 0.044715 * a**3)))``.
+    Built from other ops, so its gradient needs no code of its own.
+
+    >>> import dltutor as dt
+    >>> [round(v, 4) for v in dt.gelu(dt.tensor([-1.0, 0.0, 1.0])).tolist()]
+    [-0.1587, 0.0, 0.8413]
+    """
+    if approximate == "tanh":
+        inner = (a + 0.044715 * a ** 3) * math.sqrt(2 / math.pi)
+        return a * (tanh(inner) + 1) * 0.5
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return a * (erf(a * (1 / math.sqrt(2))) + 1) * 0.5
+
+
+class Clip(Function):
+    """Clamp to ``[low, high]``; the gradient passes where ``low <= a <= high`` (PyTorch)."""
+
+    def __init__(self, low: float | None, high: float | None):
+        self.low, self.high = low, high
+
+    def forward(self, a):
+        self.a = a
+        return get_array_module(a).clip(a, self.low, self.high)
+
+    def backward(self, g):
+        keep = True
+        if self.low is not None:
+            keep = self.a >= self.low
+        if self.high is not None:
+            keep = keep & (self.a <= self.high)
+        return (g * keep,)
+
+
+def clip(a: Any, min: float | None = None, max: float | None = None) -> Any:  # noqa: A002
+    """Clamp values to ``[min, max]`` (either bound may be None). PyTorch calls it ``clamp``.
+
+    >>> import dltutor as dt
+    >>> dt.clip(dt.tensor([-2.0, 0.5, 3.0]), -1, 1)
+    tensor([-1. ,  0.5,  1. ])
+    """
+    if min is None and max is None:
+        raise ValueError("clip: give at least one of min and max")
+    return Clip(min, max)(a)
+
+
+clamp = clip
+
+
+class Dropout(Function):
+    """Multiply by a fixed mask of zeros and ``1 / (1 - p)``; the gradient by the same mask."""
+
+    def __init__(self, mask: Any):
+        self.mask = mask
+
+    def forward(self, a):
+        return a * self.mask
+
+    def backward(self, g):
+        return (g * self.mask,)
+
+
+def dropout(x: Any, p: float = 0.5, training: bool = True) -> Any:
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    Off (returns ``x`` itself) when ``training`` is False or ``p`` is 0.
+
+    >>> import dltutor as dt
+    >>> _ = dt.manual_seed(0)
+    >>> y = dropout(dt.ones(1000), p=0.5)
+    >>> sorted(set(y.tolist()))
+    [0.0, 2.0]
+    """
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout: p must be between 0 and 1, got {p}")
+    if not training or p == 0:
+        return x
+    keep = generator().random(tuple(x.shape)) >= p
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    backend = B.backend_of(x.data)
+    mask = backend.asarray(keep * scale, dtype=x.data.dtype)
+    return Dropout(mask)(x)

@@ -1,0 +1,110 @@
+"""Matrix products: ``a @ b`` (batched, broadcasting, NumPy's rules for 1-D operands) and a
+fully connected layer's ``x @ w.T + b`` as one op.
+
+>>> import dltutor as dt
+>>> w = dt.tensor([[1.0, 2.0]], requires_grad=True)
+>>> x = dt.tensor([[3.0, 4.0], [5.0, 6.0]])
+>>> dt.linear(x, w).sum().backward()
+>>> w.grad                            # the inputs summed over the batch
+tensor([[ 8., 10.]])
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ... import backend as B
+from ..function import Function
+from .operands import promote
+
+get_array_module = B.get_array_module
+
+
+class Matmul(Function):
+    """Batched, broadcasting matrix product with NumPy's rules for 1-D operands."""
+
+    def forward(self, a, b):
+        if a.ndim == 0 or b.ndim == 0:
+            raise ValueError(f"matmul: operands must have at least 1 dimension, got shapes "
+                             f"{a.shape} and {b.shape}; use * for scalars")
+        ka = a.shape[-1]
+        kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
+        if ka != kb:
+            raise ValueError(f"matmul: {a.shape} @ {b.shape}: inner dimensions {ka} and {kb} "
+                             "differ")
+        self.a, self.b = a, b
+        try:
+            return a @ b
+        except ValueError:
+            raise ValueError(f"matmul: {a.shape} @ {b.shape}: batch dimensions "
+                             f"{a.shape[:-2]} and {b.shape[:-2]} do not broadcast") from None
+
+    def backward(self, g):
+        ta, tb = self.inputs
+        a, b = self.a, self.b
+        xp = get_array_module(g)
+        if a.ndim == 1 and b.ndim == 1:
+            return (g * b if ta.requires_grad else None, g * a if tb.requires_grad else None)
+        if a.ndim == 1:                     # (k,) @ (..., k, n) -> (..., n)
+            g2 = g[..., None, :]
+            ga = (g2 @ xp.swapaxes(b, -1, -2))[..., 0, :] if ta.requires_grad else None
+            gb = a[:, None] * g2 if tb.requires_grad else None
+            return ga, gb
+        if b.ndim == 1:                     # (..., m, k) @ (k,) -> (..., m)
+            g2 = g[..., :, None]
+            ga = g2 * b if ta.requires_grad else None
+            gb = (xp.swapaxes(a, -1, -2) @ g2)[..., 0] if tb.requires_grad else None
+            return ga, gb
+        ga = g @ xp.swapaxes(b, -1, -2) if ta.requires_grad else None
+        gb = xp.swapaxes(a, -1, -2) @ g if tb.requires_grad else None
+        return ga, gb
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """Matrix product ``a @ b``; leading (batch) dimensions broadcast, 1-D operands work.
+
+    >>> import dltutor as dt
+    >>> (dt.ones(5, 2, 3) @ dt.ones(3, 4)).shape
+    (5, 2, 4)
+    """
+    a, b = promote(a, b)
+    return Matmul()(a, b)
+
+
+class Linear(Function):
+    """``x @ w.T + b`` in one op (weight shaped (out, in) as in PyTorch)."""
+
+    def forward(self, x, w, b=None):
+        if x.shape[-1] != w.shape[1]:
+            raise ValueError(f"linear: input of shape {x.shape} has {x.shape[-1]} features but "
+                             f"the weight of shape {w.shape} expects {w.shape[1]}")
+        self.x, self.w = x, w
+        out = x @ w.T
+        if b is not None:
+            out += b  # ``out`` is a fresh array, so adding in place is safe
+        return out
+
+    def backward(self, g):
+        x, w = self.x, self.w
+        inputs = self.inputs
+        gx = g @ w if inputs[0].requires_grad else None
+        gw = gb = None
+        if inputs[1].requires_grad:
+            if x.ndim == 2:
+                gw = g.T @ x
+            else:
+                gw = g.reshape(-1, g.shape[-1]).T @ x.reshape(-1, x.shape[-1])
+        if len(inputs) == 3 and inputs[2].requires_grad:
+            gb = g.sum(axis=tuple(range(g.ndim - 1)))
+        return gx, gw, gb
+
+
+def linear(x: Any, weight: Any, bias: Any | None = None) -> Any:
+    """A fully connected layer's arithmetic: ``x @ weight.T + bias``.
+
+    >>> import dltutor as dt
+    >>> dt.linear(dt.ones(2, 3), dt.ones(4, 3), dt.zeros(4)).shape
+    (2, 4)
+    """
+    if bias is None:
+        return Linear()(x, weight)
+    return Linear()(x, weight, bias)

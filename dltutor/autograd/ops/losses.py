@@ -1,0 +1,158 @@
+"""Loss functions: ``cross_entropy`` (log-softmax and the negative log-likelihood of integer
+labels, fused) and ``mse_loss``, each with PyTorch's ``reduction=`` ("mean", "sum", "none").
+
+Each is one :class:`Function` whose backward is written out by hand (checked against finite
+differences in the tests): faster, and easier to read, than a chain of small ops.
+
+>>> import dltutor as dt
+>>> logits = dt.tensor([[2.0, 0.5, -1.0]], requires_grad=True)
+>>> loss = cross_entropy(logits, dt.tensor([0]))
+>>> round(loss.item(), 4)
+0.2413
+>>> loss.backward()
+>>> [round(v, 4) for v in logits.grad.tolist()[0]]     # softmax minus the one-hot label
+[-0.2144, 0.1753, 0.0391]
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from ... import backend as B
+from ..function import Function, is_tensor
+from .operands import as_tensor
+from .shape import permute, reshape
+
+get_array_module = B.get_array_module
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _check_reduction(op: str, reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+class CrossEntropy(Function):
+    """Softmax + negative log-likelihood of integer labels, fused and stable.
+
+    ``valid`` is a mask of the labels that count (None when no label is ``ignore_index``,
+    which skips the masking work on the usual path).
+    """
+
+    def __init__(self, labels: Any, reduction: str, valid: Any):
+        self.labels, self.reduction, self.valid = labels, reduction, valid
+
+    def forward(self, logits):
+        xp = get_array_module(logits)
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        self.log_probs = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
+        self.rows = xp.arange(logits.shape[0])
+        losses = -self.log_probs[self.rows, self.labels]
+        if self.valid is not None:
+            losses *= self.valid
+        if self.reduction == "none":
+            return losses
+        total = losses.sum(keepdims=True).reshape(())
+        if self.reduction == "sum":
+            return total
+        # A Python int: dividing a float32 array by a NumPy int64 scalar would give float64.
+        self.count = logits.shape[0] if self.valid is None else int(self.valid.sum())
+        return total / self.count
+
+    def backward(self, g):
+        xp = get_array_module(g)
+        grad = xp.exp(self.log_probs)                 # softmax
+        grad[self.rows, self.labels] -= 1             # minus the one-hot labels
+        if self.valid is not None:
+            grad *= self.valid[:, None]
+        if self.reduction == "none":
+            return (grad * g[:, None],)
+        if self.reduction == "mean":
+            return (grad * (g / self.count),)
+        return (grad * g,)
+
+
+def _check_labels(labels: Any, n: int, classes: int, ignore_index: int) -> Any:
+    """Check the labels; return the mask of labels that count, or None if all of them do."""
+    if labels.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy: labels must be integer class indices (got {labels.dtype});"
+                        " make them with dt.tensor(labels, dtype=dt.int64)")
+    if labels.shape != (n,):
+        raise ValueError(f"cross_entropy: logits of shape ({n}, {classes}) need labels of shape "
+                         f"({n},), got {tuple(labels.shape)}")
+    if n == 0 or (0 <= int(labels.min()) and int(labels.max()) < classes):
+        return None  # the usual case, found with two cheap reductions
+    valid = labels != ignore_index
+    used = labels[valid]
+    if used.size and (int(used.min()) < 0 or int(used.max()) >= classes):
+        bad = int(used.min()) if int(used.min()) < 0 else int(used.max())
+        raise ValueError(f"cross_entropy: label {bad} is out of range for {classes} classes "
+                         f"(labels must be in 0..{classes - 1})")
+    return valid
+
+
+def cross_entropy(logits: Any, labels: Any, reduction: str = "mean",
+                  ignore_index: int = -100) -> Any:
+    """Cross-entropy between raw scores ``logits`` (N, C) and integer ``labels`` (N,).
+
+    Applies log-softmax itself (pass raw scores, not probabilities). ``reduction`` is
+    ``"mean"`` (over labels that are not ``ignore_index``), ``"sum"`` or ``"none"``.
+    Extra dimensions (N, C, d1, ...) with labels (N, d1, ...) work as in PyTorch.
+
+    >>> import dltutor as dt
+    >>> round(cross_entropy(dt.zeros(2, 4), dt.tensor([1, 3])).item(), 4)   # log(4)
+    1.3863
+    """
+    _check_reduction("cross_entropy", reduction)
+    label_data = labels.data if is_tensor(labels) else as_tensor(labels, logits).data
+    if logits.ndim < 2:
+        raise ValueError(f"cross_entropy: logits must have shape (N, C), got {tuple(logits.shape)}")
+    if logits.ndim > 2:  # (N, C, d1, ...) -> (N * d1 * ..., C)
+        classes = logits.shape[1]
+        order = (0,) + tuple(range(2, logits.ndim)) + (1,)
+        logits = reshape(permute(logits, order), -1, classes)
+        label_data = label_data.reshape(-1)
+    n, classes = logits.shape
+    valid = _check_labels(label_data, n, classes, ignore_index)
+    if valid is not None:  # ignored rows look up class 0, then count for nothing
+        label_data = get_array_module(label_data).where(valid, label_data, 0)
+    return CrossEntropy(label_data, reduction, valid)(logits)
+
+
+class MSELoss(Function):
+    def __init__(self, reduction: str):
+        self.reduction = reduction
+
+    def forward(self, a, b):
+        self.diff = a - b
+        squares = self.diff * self.diff
+        if self.reduction == "none":
+            return squares
+        self.count = squares.size
+        total = squares.sum(keepdims=True).reshape(())
+        return total / self.count if self.reduction == "mean" else total
+
+    def backward(self, g):
+        scale = 2 / self.count if self.reduction == "mean" else 2
+        ga = self.diff * (g * scale)
+        return ga, -ga
+
+
+def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
+    """Mean squared error ``mean((input - target) ** 2)``.
+
+    Shapes that differ are broadcast, as in PyTorch, with a warning: (5, 1) against (5,)
+    compares every prediction with every target, which is almost never what you want.
+
+    >>> import dltutor as dt
+    >>> mse_loss(dt.tensor([1.0, 3.0]), dt.tensor([0.0, 0.0]))
+    tensor(5.)
+    """
+    _check_reduction("mse_loss", reduction)
+    target = as_tensor(target, input)
+    if target.shape != input.shape:
+        warnings.warn(f"mse_loss: input shape {tuple(input.shape)} and target shape "
+                      f"{tuple(target.shape)} differ and will be broadcast; reshape one of them "
+                      "if that is not what you meant", UserWarning, stacklevel=2)
+    return MSELoss(reduction)(input, target)

@@ -1,0 +1,138 @@
+"""Normalisation: ``batch_norm`` (per channel, over the batch; with running statistics) and
+``layer_norm`` (per sample, over its last dimensions).
+
+>>> import dltutor as dt
+>>> x = dt.tensor([[1.0, 10.0], [3.0, 30.0]])
+>>> batch_norm(x, None, None, training=True)          # each column to mean 0, std 1
+tensor([[-1., -1.],
+        [ 1.,  1.]])
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ... import backend as B
+from ..function import Function, make_tensor
+from .elementwise import sqrt
+from .reduce import mean, var
+
+get_array_module = B.get_array_module
+
+
+class BatchNorm(Function):
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel (axis 1).
+
+    With ``use_batch_stats`` the mean and (biased) variance come from the batch and the
+    gradient flows through them; otherwise the given running statistics are constants.
+    """
+
+    def __init__(self, use_batch_stats: bool, mean: Any, var: Any, eps: float):
+        self.use_batch_stats, self.mean, self.var, self.eps = use_batch_stats, mean, var, eps
+
+    def forward(self, x, w, b):
+        xp = get_array_module(x)
+        self.axes = (0,) + tuple(range(2, x.ndim))
+        shape = [1] * x.ndim
+        shape[1] = x.shape[1]
+        self.channel_shape = tuple(shape)
+        if self.use_batch_stats:
+            self.mean = x.mean(axis=self.axes, keepdims=True)
+            self.var = x.var(axis=self.axes, keepdims=True)
+        else:  # running statistics, in the input's dtype
+            self.mean = self.mean.reshape(self.channel_shape).astype(x.dtype, copy=False)
+            self.var = self.var.reshape(self.channel_shape).astype(x.dtype, copy=False)
+        self.inv_std = 1 / xp.sqrt(self.var + self.eps)
+        self.xhat = (x - self.mean) * self.inv_std
+        self.w = w.reshape(self.channel_shape)
+        return self.xhat * self.w + b.reshape(self.channel_shape)
+
+    def backward(self, g):
+        inputs = self.inputs
+        gxhat = g * self.w
+        gx = gw = gb = None
+        if inputs[0].requires_grad:
+            if self.use_batch_stats:
+                count = g.size // g.shape[1]
+                gx = (self.inv_std / count) * (
+                    count * gxhat - gxhat.sum(axis=self.axes, keepdims=True)
+                    - self.xhat * (gxhat * self.xhat).sum(axis=self.axes, keepdims=True))
+            else:
+                gx = gxhat * self.inv_std
+        if inputs[1].requires_grad:
+            gw = (g * self.xhat).sum(axis=self.axes)
+        if inputs[2].requires_grad:
+            gb = g.sum(axis=self.axes)
+        return gx, gw, gb
+
+
+def batch_norm(x: Any, running_mean: Any | None, running_var: Any | None,
+               weight: Any | None = None, bias: Any | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Any:
+    """Normalise each channel (axis 1) of ``x`` (N, C) or (N, C, H, W).
+
+    ``training=True`` uses the batch's statistics and, when running buffers are given, updates
+    them in place: ``running = (1 - momentum) * running + momentum * batch`` (PyTorch's
+    convention), with the unbiased batch variance. ``training=False`` uses the running buffers.
+
+    >>> import dltutor as dt
+    >>> x = dt.tensor([[1.0], [3.0]])
+    >>> rm, rv = dt.zeros(1), dt.ones(1)
+    >>> batch_norm(x, rm, rv, training=True)
+    tensor([[-1.],
+            [ 1.]])
+    >>> rm, rv     # moved 10% of the way to the batch mean 2 and unbiased variance 2
+    (tensor([0.2]), tensor([1.1]))
+    """
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: input must be (N, C, ...), got {tuple(x.shape)}")
+    channels = x.shape[1]
+    xp = get_array_module(x.data)
+    if weight is None:
+        weight = make_tensor(xp.ones(channels, dtype=x.data.dtype))
+    if bias is None:
+        bias = make_tensor(xp.zeros(channels, dtype=x.data.dtype))
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                    ("running_var", running_var)):
+        if t is not None and t.shape != (channels,):
+            raise ValueError(f"batch_norm: {name} has shape {tuple(t.shape)} but the input has "
+                             f"{channels} channels (shape {tuple(x.shape)})")
+    if not training:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: training=False needs running_mean and running_var")
+        op = BatchNorm(False, running_mean.data, running_var.data, eps)
+        return op(x, weight, bias)
+    count = x.data.size // channels
+    if count < 2:
+        raise ValueError(f"batch_norm: training needs more than one value per channel to compute "
+                         f"a variance, got input shape {tuple(x.shape)}")
+    op = BatchNorm(True, None, None, eps)
+    out = op(x, weight, bias)
+    if running_mean is not None and running_var is not None:
+        batch_mean = op.mean.reshape(channels)
+        batch_var = op.var.reshape(channels) * (count / (count - 1))
+        running_mean.data[...] = (1 - momentum) * running_mean.data + momentum * batch_mean
+        running_var.data[...] = (1 - momentum) * running_var.data + momentum * batch_var
+    return out
+
+
+def layer_norm(x: Any, normalized_shape: Any, weight: Any | None = None,
+               bias: Any | None = None, eps: float = 1e-5) -> Any:
+    """Normalise over the last ``len(normalized_shape)`` dimensions of each sample.
+
+    >>> import dltutor as dt
+    >>> y = layer_norm(dt.tensor([[1.0, 3.0]]), (2,))
+    >>> [round(v, 4) for v in y.tolist()[0]]
+    [-1.0, 1.0]
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(x.shape[x.ndim - len(shape):]) != shape:
+        raise ValueError(f"layer_norm: the last dimensions of the input {tuple(x.shape)} must be "
+                         f"{shape}")
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    centered = x - mean(x, axes, keepdims=True)
+    out = centered / sqrt(var(x, axes, keepdims=True, correction=0) + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out

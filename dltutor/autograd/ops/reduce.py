@@ -1,0 +1,244 @@
+"""Reductions over axes: ``sum``, ``mean``, ``max``, ``min``, ``var``, ``std``, ``logsumexp``,
+and the index reductions ``argmax``/``argmin`` (which carry no gradient). Each op's class is
+followed by the function learners call. ``dim=``/``keepdim=`` are PyTorch's spellings of
+``axis=``/``keepdims=``; both work.
+
+>>> import dltutor as dt
+>>> x = dt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+>>> x.mean(axis=0).sum().backward()
+>>> x.grad                            # each element counted once in a mean of two
+tensor([[0.5, 0.5],
+        [0.5, 0.5]])
+"""
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+from ... import backend as B
+from ..dtypes import int64
+from ..function import Function, make_tensor
+from .elementwise import sqrt
+from .operands import reduction_axes
+
+get_array_module = B.get_array_module
+
+
+class Reduction(Function):
+    """Shared plumbing: reduce over ``axes``; backward puts the reduced dims back as size 1."""
+
+    def __init__(self, axes: tuple[int, ...], keepdims: bool):
+        self.axes, self.keepdims = axes, keepdims
+
+    def finish(self, out):
+        """Drop kept dims unless asked; always an array (never a NumPy scalar)."""
+        return out if self.keepdims else out.reshape(
+            tuple(n for i, n in enumerate(out.shape) if i not in self.axes))
+
+    def expand(self, g):
+        """``g`` with the reduced dims back as size 1, ready to broadcast against the input."""
+        return g.reshape(tuple(1 if i in self.axes else n for i, n in enumerate(self.shape)))
+
+
+def _reduce(cls: type, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any,
+            op: str, **extra: Any) -> Any:
+    """Run reduction ``cls`` with PyTorch's or NumPy's argument names."""
+    if dim is not None:
+        axis = dim
+    if keepdim is not None:
+        keepdims = keepdim
+    return cls(reduction_axes(op, axis, a.ndim), bool(keepdims), **extra)(a)
+
+
+class Sum(Reduction):
+    def forward(self, a):
+        self.shape = a.shape
+        return self.finish(a.sum(axis=self.axes, keepdims=True))
+
+    def backward(self, g):
+        return (get_array_module(g).broadcast_to(self.expand(g), self.shape),)
+
+
+def sum(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
+        keepdim: bool | None = None) -> Any:
+    """Sum over ``axis`` (all axes by default).
+
+    >>> import dltutor as dt
+    >>> x = dt.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> dt.sum(x), dt.sum(x, axis=0), dt.sum(x, dim=1, keepdim=True).shape
+    (tensor(10.), tensor([4., 6.]), (2, 1))
+    """
+    return _reduce(Sum, a, axis, keepdims, dim, keepdim, "sum")
+
+
+class Mean(Reduction):
+    def forward(self, a):
+        self.shape = a.shape
+        self.count = math.prod(a.shape[i] for i in self.axes)
+        return self.finish(a.mean(axis=self.axes, keepdims=True))
+
+    def backward(self, g):
+        xp = get_array_module(g)
+        return (xp.broadcast_to(self.expand(g) / self.count, self.shape),)
+
+
+def mean(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+         keepdim: bool | None = None) -> Any:
+    """Mean over ``axis`` (all axes by default).
+
+    >>> import dltutor as dt
+    >>> dt.mean(dt.tensor([1.0, 2.0, 6.0]))
+    tensor(3.)
+    """
+    if a.data.dtype.kind not in "fc":
+        raise TypeError(f"mean of a {a.dtype} tensor: convert it first with .float()")
+    return _reduce(Mean, a, axis, keepdims, dim, keepdim, "mean")
+
+
+class Extreme(Reduction):
+    """Max (``largest = True``) or min over axes; tied extremes share the gradient evenly."""
+
+    largest = True
+
+    def forward(self, a):
+        self.shape, self.a = a.shape, a
+        if a.size == 0:
+            raise ValueError(f"{self.op_name}: cannot reduce an empty tensor of shape {a.shape}")
+        f = a.max if self.largest else a.min
+        self.out = f(axis=self.axes, keepdims=True)
+        return self.finish(self.out)
+
+    def backward(self, g):
+        mask = self.a == self.out
+        ties = mask.sum(axis=self.axes, keepdims=True).astype(g.dtype)  # int counts -> g's dtype
+        return (self.expand(g) / ties * mask,)
+
+
+class Max(Extreme):
+    largest = True
+
+
+class Min(Extreme):
+    largest = False
+
+
+def max(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
+        keepdim: bool | None = None) -> Any:
+    """Largest value over ``axis``; tied maxima share the gradient. Use ``argmax`` for indices.
+
+    >>> import dltutor as dt
+    >>> dt.max(dt.tensor([[1.0, 5.0], [7.0, 2.0]]), axis=1)
+    tensor([5., 7.])
+    """
+    return _reduce(Max, a, axis, keepdims, dim, keepdim, "max")
+
+
+def min(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
+        keepdim: bool | None = None) -> Any:
+    """Smallest value over ``axis``; tied minima share the gradient.
+
+    >>> import dltutor as dt
+    >>> dt.min(dt.tensor([3.0, 1.0]))
+    tensor(1.)
+    """
+    return _reduce(Min, a, axis, keepdims, dim, keepdim, "min")
+
+
+class Var(Reduction):
+    """Variance with ``correction`` (1: unbiased, PyTorch's default; 0: population)."""
+
+    def __init__(self, axes: tuple[int, ...], keepdims: bool, correction: int):
+        super().__init__(axes, keepdims)
+        self.correction = correction
+
+    def forward(self, a):
+        self.shape = a.shape
+        count = math.prod(a.shape[i] for i in self.axes)
+        self.denominator = builtins.max(count - self.correction, 0)
+        self.centered = a - a.mean(axis=self.axes, keepdims=True)
+        squares = (self.centered * self.centered).sum(axis=self.axes, keepdims=True)
+        return self.finish(squares / self.denominator)
+
+    def backward(self, g):
+        return (self.expand(g) * (2 / self.denominator) * self.centered,)
+
+
+def var(a: Any, axis: Any = None, keepdims: bool = False, correction: int = 1, *,
+        dim: Any = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Any:
+    """Variance over ``axis``; unbiased (divides by n - 1) by default, as in PyTorch.
+
+    >>> import dltutor as dt
+    >>> x = dt.tensor([1.0, 2.0, 3.0, 4.0])
+    >>> dt.var(x), dt.var(x, correction=0)
+    (tensor(1.6667), tensor(1.25))
+    """
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    return _reduce(Var, a, axis, keepdims, dim, keepdim, "var", correction=correction)
+
+
+def std(a: Any, axis: Any = None, keepdims: bool = False, correction: int = 1, *,
+        dim: Any = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Any:
+    """Standard deviation: ``sqrt(var(...))`` with the same arguments.
+
+    >>> import dltutor as dt
+    >>> dt.std(dt.tensor([1.0, 3.0]))
+    tensor(1.4142)
+    """
+    return sqrt(var(a, axis, keepdims, correction, dim=dim, keepdim=keepdim, unbiased=unbiased))
+
+
+class LogSumExp(Reduction):
+    """``log(sum(exp(a)))`` without overflow: shift by the max first."""
+
+    name = "logsumexp"
+
+    def forward(self, a):
+        xp = get_array_module(a)
+        self.shape, self.a = a.shape, a
+        shift = a.max(axis=self.axes, keepdims=True)
+        shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf: avoid inf - inf
+        with B.ignore_float_errors(a):
+            self.out = xp.log(xp.exp(a - shift).sum(axis=self.axes, keepdims=True)) + shift
+        return self.finish(self.out)
+
+    def backward(self, g):
+        return (self.expand(g) * get_array_module(g).exp(self.a - self.out),)
+
+
+def logsumexp(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+              keepdim: bool | None = None) -> Any:
+    """``log(sum(exp(a)))`` over ``axis``, stable for large inputs.
+
+    >>> import dltutor as dt
+    >>> dt.logsumexp(dt.tensor([-1000.0, 1.0]))
+    tensor(1.)
+    """
+    return _reduce(LogSumExp, a, axis, keepdims, dim, keepdim, "logsumexp")
+
+
+def argmax(a: Any, axis: int | None = None, keepdims: bool = False, *,
+           dim: int | None = None, keepdim: bool | None = None) -> Any:
+    """Index of the largest value (over the flattened tensor when ``axis`` is None).
+
+    >>> import dltutor as dt
+    >>> dt.argmax(dt.tensor([[1.0, 9.0], [8.0, 2.0]]), axis=1)
+    tensor([1, 0])
+    """
+    axis = dim if dim is not None else axis
+    keepdims = keepdim if keepdim is not None else keepdims
+    return make_tensor(a.data.argmax(axis=axis, keepdims=keepdims).astype(int64))
+
+
+def argmin(a: Any, axis: int | None = None, keepdims: bool = False, *,
+           dim: int | None = None, keepdim: bool | None = None) -> Any:
+    """Index of the smallest value (over the flattened tensor when ``axis`` is None).
+
+    >>> import dltutor as dt
+    >>> dt.argmin(dt.tensor([3.0, 1.0, 2.0]))
+    tensor(1)
+    """
+    axis = dim if dim is not None else axis
+    keepdims = keepdim if keepdim is not None else keepdims
+    return make_tensor(a.data.argmin(axis=axis, keepdims=keepdims).astype(int64))

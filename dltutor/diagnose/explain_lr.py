@@ -1,0 +1,151 @@
+"""explain_lr(optimizer, name): how the number that multiplies one gradient is made."""
+from __future__ import annotations
+
+from typing import Any
+
+from .lookup import _Entry, _find_entry
+from .optimizer_rules import _decay_text
+from .report import _fmt, _Report
+
+
+class LRExplanation(_Report):
+    """What :func:`explain_lr` returns: a short derivation. ``.rows`` holds its lines
+    (``step``, ``value``, ``note``); ``to_dict()`` the numbers and codes, which are also
+    attributes (``.effective_lr``, ``.decay``, ``.frozen``, ...).
+
+    >>> from dltutor import nn, optim
+    >>> net = nn.Linear(2, 1)
+    >>> explanation = explain_lr(optim.SGD(net.named_parameters(), lr=0.1), "bias")
+    >>> explanation.effective_lr, explanation.status
+    (0.1, 'trainable')
+    """
+
+    columns = [("step", "step"), ("value", "value"), ("note", "note")]
+
+    def __init__(self, data: dict[str, Any], rows: list[dict[str, Any]]):
+        self.data, self.rows = data, rows
+        self.title = data["name"] if data["opt_index"] is None else \
+            f"{data['name']}  (optimizer {data['opt_index']}: {data['optimizer']})"
+
+    def __getattr__(self, key: str) -> Any:
+        data = self.__dict__.get("data", {})
+        if key in data:
+            return data[key]
+        raise AttributeError(f"LRExplanation has no attribute {key!r}; it has {sorted(data)}")
+
+    def __repr__(self) -> str:
+        # Label and value columns line up; a note follows the value where there is one.
+        label_w = max(len(r["step"]) for r in self.rows)
+        value_w = max((len(_fmt(r["value"])) for r in self.rows if r["note"]), default=0)
+        lines = [self.title]
+        for r in self.rows:
+            value = _fmt(r["value"])
+            text = "  " + r["step"].ljust(label_w) + "  "
+            text += (value.ljust(value_w) + "  " + r["note"]) if r["note"] else value
+            lines.append(text.rstrip())
+        return "\n".join(lines)
+
+    def _cells(self) -> list[list[str]]:
+        return [[r["step"], _fmt(r["value"]), r["note"]] for r in self.rows]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The derivation as plain data (lrs, factor, decay kinds and text, clip, status)."""
+        return dict(self.data)
+
+
+def explain_lr(optimizer: Any, name: Any) -> LRExplanation:
+    """How is the number that multiplies this parameter's gradient made?
+
+    Reads the live optimizer: the group's lr (and, when a scheduler changed it, the initial lr
+    and the scheduler's factor ``lr / initial_lr``), times the parameter's ``lr_mult``, gives the
+    effective lr. Then which decay applies (the parameter's own L1Decay/L2Decay, which replaces
+    the group's coupled ``weight_decay``; the group's; AdamW's decoupled decay, or its exclusion
+    by ``apply_decay_param_fun``), whether its gradient is clipped and by which clip object, and
+    whether it is frozen (``requires_grad=False``, ``lr_mult=0`` or group lr 0).
+
+    ``name`` is the optimizer's name for the parameter (``"0.weight"`` when the optimizer was
+    given ``model.named_parameters()``, ``"#i"`` by position otherwise; ``"opt1/0.weight"`` picks
+    an inner optimizer of a MultiOptimizer when names clash) or the Parameter itself.
+    An unknown name raises a KeyError that lists close matches and the optimizer's names.
+
+    >>> from dltutor import nn, optim
+    >>> from dltutor.optim import lr_scheduler
+    >>> net = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1))
+    >>> net[2].weight.lr_mult = 2.0
+    >>> net[2].weight.regularizer = optim.L2Decay(1e-4)
+    >>> opt = optim.SGD([{"params": net[0].named_parameters(prefix="0")},
+    ...                  {"params": net[2].named_parameters(prefix="2"), "lr": 0.1}],
+    ...                 lr=0.5, weight_decay=0.01, grad_clip=optim.ClipGradByGlobalNorm(1.0))
+    >>> sched = lr_scheduler.StepLR(opt, step_size=1, gamma=0.1)
+    >>> sched.step()
+    >>> explain_lr(opt, "2.weight")
+    2.weight
+      group 1 lr      0.01  (initial 0.1 x scheduler factor 0.1)
+      x lr_mult       2.0
+      = effective lr  0.02
+      decay           L2Decay(0.0001) from the parameter (replaces group 1's weight_decay 0.01)
+      clipping        ClipGradByGlobalNorm(clip_norm=1) (need_clip=True)
+      status          trainable
+    >>> round(explain_lr(opt, "2.weight").effective_lr, 6)
+    0.02
+    """
+    entry = _find_entry(optimizer, name)
+    param, group, gi = entry.param, entry.group, entry.group_index
+    lr = float(group["lr"])
+    initial = group.get("initial_lr")
+    factor, note = _scheduler_factor(lr, initial)
+    lr_mult = float(getattr(param, "lr_mult", 1.0))
+    effective = float(entry.opt.effective_lr(param, group))
+    decay, kinds, coeff = _decay_text(entry)
+    clip_text, clipped = _clip_text(entry)
+    reasons = _frozen_reasons(entry)
+    status = "frozen: " + "; ".join(reasons) if reasons else "trainable"
+    rows = [{"step": f"group {gi} lr", "value": lr, "note": note},
+            {"step": "x lr_mult", "value": lr_mult, "note": ""},
+            {"step": "= effective lr", "value": effective, "note": ""},
+            {"step": "decay", "value": decay, "note": ""},
+            {"step": "clipping", "value": clip_text, "note": ""},
+            {"step": "status", "value": status, "note": ""}]
+    data = {"name": entry.name, "optimizer": type(entry.opt).__name__,
+            "opt_index": entry.opt_index, "group": gi, "group_lr": lr,
+            "initial_lr": float(initial) if initial is not None else None,
+            "scheduler_factor": factor, "lr_mult": lr_mult, "effective_lr": effective,
+            "decay": decay, "decay_kinds": kinds, "decay_coeff": coeff,
+            "clip": repr(getattr(entry.opt, "grad_clip", None)) if clipped else None,
+            "clipped": clipped, "frozen": bool(reasons), "frozen_reasons": reasons,
+            "status": status}
+    return LRExplanation(data, rows)
+
+
+def _scheduler_factor(lr: float, initial: Any) -> tuple[float | None, str]:
+    """(lr / initial_lr, a note saying so) when a scheduler changed the group's lr."""
+    if initial is not None and float(initial) != lr and float(initial) != 0:
+        factor = lr / float(initial)
+        return factor, f"(initial {_fmt(initial)} x scheduler factor {_fmt(factor)})"
+    return None, ""
+
+
+def _clip_text(entry: _Entry) -> tuple[str, bool]:
+    """Which clip object clips this gradient (and the last step's scale), or why none."""
+    clip = getattr(entry.opt, "grad_clip", None)
+    if clip is None:
+        return f"none ({type(entry.opt).__name__} has no grad_clip)", False
+    if not getattr(entry.param, "need_clip", True):
+        return f"excluded: need_clip=False (the optimizer's {clip!r} skips it)", False
+    text = f"{clip!r} (need_clip=True)"
+    scale = getattr(clip, "last_scale", None)
+    if scale is not None:
+        text += f"; the last step scaled the clipped gradients by {_fmt(scale)}"
+    return text, True
+
+
+def _frozen_reasons(entry: _Entry) -> list[str]:
+    """Every reason the parameter cannot move (empty when it is trainable)."""
+    reasons = []
+    if not entry.param.requires_grad:
+        reasons.append("requires_grad=False (no gradient: step skips it)")
+    if getattr(entry.param, "lr_mult", 1.0) == 0:
+        reasons.append("lr_mult=0")
+    if entry.group["lr"] == 0:
+        reasons.append(f"group {entry.group_index} lr is 0")
+    return reasons

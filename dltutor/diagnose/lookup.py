@@ -1,0 +1,147 @@
+"""Finding a parameter: in an optimizer (a plain one or a MultiOptimizer), and in a loss's graph.
+
+:func:`_entries` lists each parameter as the optimizer sees it (its name there, its group, the
+optimizer that steps it), and :func:`_find_entry` picks one, with an error that suggests close
+names when there is no such parameter. :func:`_reaches` walks back from a loss to tell whether
+a parameter takes part in it.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from ..autograd import Tensor
+from ..errors import MessageKeyError
+
+
+class UnknownNameError(MessageKeyError):
+    """A name that the model or optimizer does not have; the message lists close matches.
+
+    It is a KeyError, so ``except KeyError`` catches it too.
+
+    >>> from dltutor import nn, diagnose
+    >>> try:
+    ...     diagnose.why_not_updating(nn.Linear(2, 2), None, "wieght")
+    ... except diagnose.UnknownNameError as error:
+    ...     print(error)
+    Linear has no parameter named 'wieght'.
+    Did you mean: 'weight'?
+    Its names: 'weight', 'bias'
+    """
+
+
+@dataclass
+class _Entry:
+    """One parameter as an optimizer sees it."""
+
+    name: str            # the optimizer's name for it ("0.weight", or "#i" by position)
+    param: Tensor
+    group: dict
+    group_index: int     # global: the index in optimizer.param_groups (MultiOptimizer too)
+    opt: Any             # the optimizer that steps it (an inner one for a MultiOptimizer)
+    opt_index: int | None  # which inner optimizer of a MultiOptimizer, else None
+
+    @property
+    def qualified(self) -> str:
+        return self.name if self.opt_index is None else f"opt{self.opt_index}/{self.name}"
+
+    @property
+    def where(self) -> str:
+        text = f"group {self.group_index}"
+        if self.opt_index is not None:
+            text += f" (optimizer {self.opt_index}: {type(self.opt).__name__})"
+        return text
+
+
+def _entries(optimizer: Any) -> list[_Entry]:
+    """Every parameter the optimizer holds, in its order, with a global group index."""
+    if hasattr(optimizer, "optimizers"):
+        inner = list(optimizer.optimizers)
+        multi = True
+    elif hasattr(optimizer, "named_params") and hasattr(optimizer, "param_groups"):
+        inner = [optimizer]
+        multi = False
+    else:
+        raise TypeError(f"expected an optimizer (e.g. optim.SGD(model.named_parameters(), lr=0.1))"
+                        f" or an optim.MultiOptimizer, got {type(optimizer).__name__}")
+    out, offset = [], 0
+    for k, opt in enumerate(inner):
+        index_of = {id(g): offset + i for i, g in enumerate(opt.param_groups)}
+        for name, param, group in opt.named_params():
+            out.append(_Entry(name, param, group, index_of[id(group)], opt, k if multi else None))
+        offset += len(opt.param_groups)
+    return out
+
+
+def _by_param(entries: list[_Entry]) -> dict[int, _Entry]:
+    """The entries by parameter identity: any alias of a tied parameter finds its entry."""
+    return {id(e.param): e for e in entries}
+
+
+def _unknown(kind: str, name: Any, known: list[str], hint: str = "") -> UnknownNameError:
+    """The error for a name that ``kind`` does not have: close matches, then every name."""
+    close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.5)
+    lines = [f"{kind} has no parameter named {name!r}."]
+    if close:
+        lines.append("Did you mean: " + ", ".join(map(repr, close)) + "?")
+    shown = known if len(known) <= 30 else known[:30] + [f"... ({len(known) - 30} more)"]
+    lines.append("Its names: " + (", ".join(map(repr, shown)) if shown else "none"))
+    if hint:
+        lines.append(hint)
+    return UnknownNameError("\n".join(lines))
+
+
+def _find_entry(optimizer: Any, name: Any) -> _Entry:
+    """The entry of ``name`` (the optimizer's name, ``"opt1/name"``, or the Parameter)."""
+    entries = _entries(optimizer)
+    if isinstance(name, Tensor):
+        entry = _by_param(entries).get(id(name))
+        if entry is None:
+            raise UnknownNameError(f"this parameter (shape {tuple(name.shape)}) is not in "
+                                   f"{type(optimizer).__name__}: the optimizer never updates it")
+        return entry
+    exact = [e for e in entries if e.qualified == name]
+    if not exact:
+        exact = [e for e in entries if e.name == name]
+    if len(exact) == 1:
+        return exact[0]
+    if len(exact) > 1:
+        raise UnknownNameError(f"{name!r} names parameters in several optimizers of the "
+                               "MultiOptimizer; say which one: "
+                               + ", ".join(repr(e.qualified) for e in exact))
+    multi = any(e.opt_index is not None for e in entries)
+    known = [e.qualified if multi else e.name for e in entries]
+    hint = ""
+    if any(e.name.startswith("#") for e in entries):
+        hint = ("Parameters given without names are called '#0', '#1', ... by position; "
+                "pass model.named_parameters() to the optimizer to use the model's names.")
+    raise _unknown(type(optimizer).__name__, name, known, hint)
+
+
+def _reaches(loss: Any, param: Tensor) -> bool | None:
+    """True if ``param`` is an input of some Function reachable from ``loss``; False if not;
+    None if part of the graph was freed by backward (then it cannot tell)."""
+    if not isinstance(loss, Tensor):
+        raise TypeError(f"why_not_updating: loss must be the loss Tensor (before backward), got "
+                        f"{type(loss).__name__}")
+    if loss is param:
+        return True
+    fn = loss.grad_fn
+    if fn is None:
+        return False
+    stack, seen, freed = [fn], {id(fn)}, False
+    while stack:
+        fn = stack.pop()
+        inputs = fn.inputs
+        if inputs is None:
+            freed = True
+            continue
+        for t in inputs:
+            if t is param:
+                return True
+            child = t.grad_fn
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                stack.append(child)
+    return None if freed else False

@@ -1,0 +1,142 @@
+"""summary(model, optimizer=None): one row per parameter name, with what decides its fate."""
+from __future__ import annotations
+
+from typing import Any
+
+from .lookup import _by_param, _entries, _Entry
+from .report import _Report
+
+
+class Summary(_Report):
+    """The table :func:`summary` returns: ``.rows`` (one dict per parameter name) and
+    ``.totals`` (``tensors``, ``names``, ``total``, ``trainable``, ``frozen``).
+
+    >>> from dltutor import nn
+    >>> s = summary(nn.Linear(3, 2))
+    >>> s.totals["total"], [row["name"] for row in s.rows]
+    (8, ['weight', 'bias'])
+    """
+
+    def __init__(self, rows: list[dict[str, Any]], totals: dict[str, int], with_opt: bool,
+                 multi: bool, title: str, outside: list[str]):
+        self.rows, self.totals, self.title = rows, totals, title
+        self.outside = outside
+        cols = [("name", "name"), ("shape", "shape"), ("count", "count"), ("dtype", "dtype"),
+                ("requires_grad", "requires_grad"), ("lr_mult", "lr_mult"),
+                ("regularizer", "regularizer"), ("need_clip", "need_clip")]
+        if multi:
+            cols.append(("optimizer", "optimizer"))
+        if with_opt:
+            cols += [("group", "group"), ("effective_lr", "effective_lr")]
+        cols.append(("tied_to", "tied_to"))
+        self.columns = cols
+        self.empty_text = "this model has no parameters"
+
+    def _footer(self) -> list[str]:
+        t = self.totals
+        lines = [f"total: {t['total']:,} parameters in {t['tensors']} tensor(s), each counted once"
+                 + (f" ({t['names']} names: tied ones are listed under every alias)"
+                    if t["names"] != t["tensors"] else ""),
+                 f"trainable (requires_grad=True): {t['trainable']:,}    "
+                 f"frozen (requires_grad=False): {t['frozen']:,}"]
+        if t.get("not_in_optimizer"):
+            lines.append(f"not in the optimizer (never updated): {t['not_in_optimizer']:,} "
+                         f"parameters in {t['tensors_not_in_optimizer']} tensor(s)")
+        if self.outside:
+            lines.append("in the optimizer but not in this model: " + ", ".join(self.outside))
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"rows": [...], "totals": {...}}`` as plain Python data."""
+        return {"rows": [dict(r) for r in self.rows], "totals": dict(self.totals),
+                "in_optimizer_not_in_model": list(self.outside)}
+
+
+def summary(model: Any, optimizer: Any = None) -> Summary:
+    """What parameters does this model have, and what will the optimizer do with each?
+
+    One row per parameter NAME: a tied parameter (one object reachable under several names)
+    gets a row for every alias, and ``tied_to`` lists the other names. The totals count each
+    parameter object once. ``count`` is the number of scalars in the tensor.
+
+    With an ``optimizer``, two more columns say which ``group`` each parameter is in and its
+    ``effective_lr`` (group lr after schedulers x ``lr_mult``); both are ``-`` (None in
+    ``.rows``) for a parameter the optimizer does not hold, which it never updates.
+    For a :class:`~dltutor.optim.MultiOptimizer` the group index is global, the index into
+    ``multi.param_groups`` (the list its schedulers drive), and an ``optimizer`` column says
+    which inner optimizer (``"1 Adam"``) steps the parameter.
+
+    >>> from dltutor import nn, optim
+    >>> shared = nn.Linear(2, 2)
+    >>> net = nn.Sequential(shared, nn.ReLU(), shared)
+    >>> net[0].bias.lr_mult = 2.0
+    >>> opt = optim.SGD(net.named_parameters(), lr=0.1)
+    >>> s = summary(net, opt)
+    >>> s
+    summary of Sequential with SGD
+      name      shape   count  dtype    requires_grad  lr_mult  regularizer  need_clip  group  effective_lr  tied_to
+      ----      -----   -----  -----    -------------  -------  -----------  ---------  -----  ------------  -------
+      0.weight  (2, 2)  4      float32  True           1.0      -            True       0      0.1           2.weight
+      0.bias    (2,)    2      float32  True           2.0      -            True       0      0.2           2.bias
+      2.weight  (2, 2)  4      float32  True           1.0      -            True       0      0.1           0.weight
+      2.bias    (2,)    2      float32  True           2.0      -            True       0      0.2           0.bias
+    total: 6 parameters in 2 tensor(s), each counted once (4 names: tied ones are listed under every alias)
+    trainable (requires_grad=True): 6    frozen (requires_grad=False): 0
+    >>> s.totals["total"], s.rows[2]["tied_to"]
+    (6, ['0.weight'])
+    """
+    named = list(model.named_parameters(remove_duplicate=False))
+    names_of: dict[int, list[str]] = {}
+    for name, p in named:
+        names_of.setdefault(id(p), []).append(name)
+    entries = _entries(optimizer) if optimizer is not None else []
+    by_param = _by_param(entries)
+    multi = any(e.opt_index is not None for e in entries)
+    rows = []
+    for name, p in named:
+        row = _parameter_columns(name, p)
+        if optimizer is not None:
+            row.update(_optimizer_columns(p, by_param.get(id(p)), multi))
+        row["tied_to"] = [n for n in names_of[id(p)] if n != name]
+        rows.append(row)
+    unique = {id(p): p for _, p in named}
+    totals = {"tensors": len(unique), "names": len(named), **_totals(unique.values())}
+    outside: list[str] = []
+    title = f"summary of {type(model).__name__}"
+    if optimizer is not None:
+        left_out = [p for k, p in unique.items() if k not in by_param]
+        totals["not_in_optimizer"] = sum(int(p.numel()) for p in left_out)
+        totals["tensors_not_in_optimizer"] = len(left_out)
+        outside = [e.qualified for e in entries if id(e.param) not in unique]
+        title += f" with {type(optimizer).__name__}"
+    return Summary(rows, totals, optimizer is not None, multi, title, outside)
+
+
+def _parameter_columns(name: str, p: Any) -> dict[str, Any]:
+    """What the parameter itself says: shape, size, dtype and its per-parameter attributes."""
+    reg = getattr(p, "regularizer", None)
+    return {"name": name, "shape": tuple(p.shape), "count": int(p.numel()),
+            "dtype": str(p.dtype), "requires_grad": bool(p.requires_grad),
+            "lr_mult": float(getattr(p, "lr_mult", 1.0)),
+            "regularizer": repr(reg) if reg is not None else None,
+            "need_clip": bool(getattr(p, "need_clip", True))}
+
+
+def _optimizer_columns(p: Any, entry: _Entry | None, multi: bool) -> dict[str, Any]:
+    """What the optimizer says: which optimizer and group hold it, and its effective lr."""
+    row: dict[str, Any] = {}
+    if multi:
+        row["optimizer"] = (f"{entry.opt_index} {type(entry.opt).__name__}"
+                            if entry is not None else None)
+    row["group"] = entry.group_index if entry is not None else None
+    row["effective_lr"] = (float(entry.opt.effective_lr(p, entry.group))
+                           if entry is not None else None)
+    return row
+
+
+def _totals(params: Any) -> dict[str, int]:
+    """Counts over the parameter objects, each counted once however many names it has."""
+    params = list(params)
+    return {"total": sum(int(p.numel()) for p in params),
+            "trainable": sum(int(p.numel()) for p in params if p.requires_grad),
+            "frozen": sum(int(p.numel()) for p in params if not p.requires_grad)}

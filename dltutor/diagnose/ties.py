@@ -1,0 +1,69 @@
+"""ties(model): the groups of names that share one parameter object."""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ..autograd import Tensor
+from .report import _fmt, _Report
+
+
+class Ties(_Report):
+    """What :func:`ties` returns: ``.groups`` (a list of lists of names) and ``.rows``.
+
+    It is also a sequence of those groups: ``len(t)``, ``for names in t``.
+
+    >>> from dltutor import nn
+    >>> len(ties(nn.Linear(2, 2)))
+    0
+    """
+
+    columns = [("names", "names"), ("shape", "shape"), ("count", "count")]
+    empty_text = "no tied parameters: every parameter has exactly one name"
+
+    def __init__(self, groups: list[list[str]], rows: list[dict[str, Any]], title: str):
+        self.groups, self.rows, self.title = groups, rows, title
+
+    def _cells(self) -> list[list[str]]:
+        return [[" = ".join(r["names"]), _fmt(r["shape"]), _fmt(r["count"])] for r in self.rows]
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def __iter__(self) -> Iterator[list[str]]:
+        return iter(self.groups)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"groups": [[names...], ...]}``."""
+        return {"groups": [list(g) for g in self.groups]}
+
+
+def ties(model: Any) -> Ties:
+    """Which names in this model are one and the same parameter object?
+
+    Returns the groups of two or more names that share a parameter, in the order the
+    parameters are first reached. Each group is one tensor: it is stored once, counted once,
+    updated once per step, and its gradient is the sum over every place it is used.
+
+    >>> from dltutor import nn
+    >>> shared = nn.Linear(3, 3)
+    >>> net = nn.Sequential(shared, nn.ReLU(), shared, nn.Linear(3, 1))
+    >>> t = ties(net)
+    >>> t.groups
+    [['0.weight', '2.weight'], ['0.bias', '2.bias']]
+    >>> t
+    tied parameters of Sequential
+      names                 shape   count
+      -----                 -----   -----
+      0.weight = 2.weight   (3, 3)  9
+      0.bias = 2.bias       (3,)    3
+    """
+    names_of: dict[int, list[str]] = {}
+    objects: dict[int, Tensor] = {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        names_of.setdefault(id(p), []).append(name)
+        objects[id(p)] = p
+    tied = [(objects[key], names) for key, names in names_of.items() if len(names) > 1]
+    groups = [names for _, names in tied]
+    rows = [{"names": list(names), "shape": tuple(p.shape), "count": int(p.numel())}
+            for p, names in tied]
+    return Ties(groups, rows, f"tied parameters of {type(model).__name__}")

@@ -1,0 +1,418 @@
+"""why_not_updating(model, optimizer, name, loss=None): the checklist a learner would go through.
+
+Each check is one short function below, in the order of the list: is it in the optimizer, does
+it require a gradient, what gradient did backward leave, does the loss reach it, is its
+effective lr 0, does clipping erase its gradient, and (when the gradient is zero) will momentum
+or weight decay move it anyway. Each returns one row ``{"check", "answer", "status", "cause"}``;
+:func:`_verdict` names the first problem. A buffer (BatchNorm's running statistics) is not
+learned and gets its own short checklist, at the end of the file.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..autograd import Tensor
+from .lookup import _by_param, _entries, _Entry, _reaches, _unknown
+from .optimizer_rules import _array_stats, _decay_text, _predicted_scale
+from .report import _fmt, _Report
+
+#: A clip that scales a gradient by less than this is reported as "clipped to near zero".
+CLIPPED_SCALE = 1e-3
+
+_VERDICTS = {
+    "not_in_optimizer": "it is not in the optimizer (optimizer.step() never sees it)",
+    "requires_grad_false": "requires_grad is False (frozen)",
+    "no_grad": "its grad is None, so step() skips it",
+    "not_reached": "the loss does not reach it (not used, or cut off by detach()/no_grad "
+                   "upstream), so it gets no gradient",
+    "zero_grad": "its gradient is all zeros and nothing else (momentum, weight decay) moves it",
+    "lr_zero": "its group's lr is 0",
+    "lr_mult_zero": "its lr_mult is 0",
+    "clipped_to_zero": "gradient clipping scales its gradient to nearly zero",
+    "bn_stats_frozen": "the BatchNorm does not update its running statistics",
+    "not_a_parameter": "it is a buffer, not a parameter: no optimizer updates it",
+}
+
+
+class UpdateCheck(_Report):
+    """What :func:`why_not_updating` returns: ``.rows`` (check, answer, status), ``.verdict``,
+    ``.cause`` (a short code, None when it should update) and ``.will_move`` (whether the next
+    ``optimizer.step()`` changes it, as far as the checks can tell).
+
+    >>> from dltutor import nn, optim
+    >>> net = nn.Linear(2, 1)
+    >>> check = why_not_updating(net, optim.SGD(net.named_parameters(), lr=0.1), "bias")
+    >>> check.cause, [row["status"] for row in check.problems]     # no backward yet
+    ('no_grad', ['problem'])
+    """
+
+    columns = [("check", "check"), ("answer", "answer"), ("status", "status")]
+
+    def __init__(self, name: str, rows: list[dict[str, Any]], cause: str | None, verdict: str,
+                 will_move: bool | None):
+        self.name, self.rows, self.cause, self.verdict = name, rows, cause, verdict
+        self.will_move = will_move
+        self.title = f"why is {name!r} (not) updating?"
+
+    def _footer(self) -> list[str]:
+        return ["verdict: " + self.verdict]
+
+    def _row_styles(self) -> list[str]:
+        colour = {"problem": "color:#b00020", "warning": "color:#a05a00"}
+        return [colour.get(r["status"], "") for r in self.rows]
+
+    @property
+    def problems(self) -> list[dict[str, Any]]:
+        """The rows whose status is "problem"."""
+        return [r for r in self.rows if r["status"] == "problem"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The checklist, cause and verdict as plain data."""
+        return {"name": self.name, "rows": [dict(r) for r in self.rows], "cause": self.cause,
+                "verdict": self.verdict, "will_move": self.will_move}
+
+
+def _row(check: str, answer: str, status: str, cause: str | None = None) -> dict[str, Any]:
+    """One line of the checklist; ``cause`` is the code a "problem" row gives the verdict."""
+    return {"check": check, "answer": answer, "status": status, "cause": cause}
+
+
+def why_not_updating(model: Any, optimizer: Any, name: str, loss: Any = None) -> UpdateCheck:
+    """Why is this parameter not changing when I train (or why does a "frozen" one move)?
+
+    Answers a checklist from the live model and optimizer, in this order:
+
+    1. is it in the optimizer? (by object identity, so any alias of a tied parameter works)
+    2. ``requires_grad``?
+    3. is its ``.grad`` None, or all zeros, after the last backward?
+    4. does the ``loss`` reach it? (only when you pass ``loss``: the graph is walked from
+       ``loss.grad_fn``; pass it BEFORE ``backward()`` or use ``retain_graph=True``, because
+       backward frees the graph; a ``detach()`` upstream shows as "not reached". Before
+       backward a None gradient is expected, so it is not a problem when the loss reaches it)
+    5. is its effective lr 0 (group lr 0, or ``lr_mult`` 0)?
+    6. does gradient clipping scale it to nearly zero (scale below 1e-3)?
+    7. with a zero gradient: will stale momentum (``momentum_buffer``, Adam's ``exp_avg``)
+       still move it?
+    8. with a zero gradient: will weight decay still move it?
+
+    For a BatchNorm buffer (``"1.running_mean"``) it checks train/eval mode and
+    ``use_global_stats`` instead: buffers are not parameters.
+
+    ``.cause`` is the first problem found: ``"not_in_optimizer"``, ``"requires_grad_false"``,
+    ``"no_grad"``, ``"not_reached"``, ``"zero_grad"``, ``"lr_zero"``, ``"lr_mult_zero"``,
+    ``"clipped_to_zero"``, ``"bn_stats_frozen"``, ``"not_a_parameter"``; or, when the gradient
+    is zero but the parameter moves anyway, ``"moves_by_momentum"`` /
+    ``"moves_by_weight_decay"``; or None ("should update", with the evidence). Each row of
+    ``.rows`` is ``{"check", "answer", "status", "cause"}``; status is "ok", "problem",
+    "warning" (it moves although its gradient is zero), "unknown" or "n/a".
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn, optim
+    >>> net = nn.Sequential(nn.Linear(2, 1))
+    >>> opt = optim.SGD(net.named_parameters(), lr=0.1, momentum=0.9)
+    >>> net(dt.ones(3, 2)).sum().backward(); opt.step()
+    >>> net.zero_grad(); (net(dt.ones(3, 2)) * 0).sum().backward()   # now a zero gradient
+    >>> check = why_not_updating(net, opt, "0.weight")
+    >>> check.cause, check.will_move
+    ('moves_by_momentum', True)
+    >>> print(check.verdict)
+    will still move although its gradient is zero: momentum buffer non-zero (largest |momentum_buffer| 3.0)
+    """
+    params = dict(model.named_parameters(remove_duplicate=False))
+    if name not in params:
+        return _buffer_or_unknown(model, name, list(params))
+    q = _question(name, params[name], optimizer, loss)
+    rows = [_in_optimizer(q), _requires_grad(q), _gradient(q), _reached_from_loss(q),
+            _effective_lr(q), _clipping(q), _momentum(q), _weight_decay(q)]
+    return _verdict(q, rows)
+
+
+@dataclass
+class _Question:
+    """What the checks read: the parameter, where the optimizer holds it, whether the loss
+    reaches it (True / False, None when backward freed the graph, "skip" without a loss)."""
+
+    name: str
+    param: Tensor
+    optimizer: Any
+    entries: list[_Entry]
+    entry: _Entry | None
+    reached: bool | None | str
+
+    @property
+    def effective_lr(self) -> float | None:
+        if self.entry is None:
+            return None
+        return float(self.entry.opt.effective_lr(self.param, self.entry.group))
+
+    @property
+    def moving_lr(self) -> bool:
+        effective = self.effective_lr
+        return effective is not None and effective > 0
+
+    @property
+    def grad_zero(self) -> bool:
+        """A gradient that exists and is all zeros."""
+        return self.param.grad is not None and not _array_stats(self.param.grad.data)[0]
+
+
+def _question(name: str, param: Tensor, optimizer: Any, loss: Any) -> _Question:
+    entries = _entries(optimizer) if optimizer is not None else []
+    entry = _by_param(entries).get(id(param))
+    reached = _reaches(loss, param) if loss is not None else "skip"
+    return _Question(name, param, optimizer, entries, entry, reached)
+
+
+# ------------------------------------------------------------------------------------------------
+# The checks, in checklist order
+# ------------------------------------------------------------------------------------------------
+def _in_optimizer(q: _Question) -> dict[str, Any]:
+    """1. Is it in the optimizer? By object identity, so any alias of a tied parameter works."""
+    if q.optimizer is None:
+        return _row("in the optimizer?", "not checked (no optimizer given)", "n/a")
+    if q.entry is None:
+        answer = "no: optimizer.step() never sees it"
+        if any(e.name == q.name for e in q.entries):
+            answer += (f" (the optimizer holds ANOTHER object named {q.name!r}: was the model or "
+                       "the parameter replaced after the optimizer was built?)")
+        return _row("in the optimizer?", answer, "problem", "not_in_optimizer")
+    alias = f" as {q.entry.name!r}" if q.entry.name != q.name else ""
+    return _row("in the optimizer?", f"yes: {q.entry.where}{alias}", "ok")
+
+
+def _requires_grad(q: _Question) -> dict[str, Any]:
+    """2. Does backward give it a gradient at all?"""
+    if q.param.requires_grad:
+        return _row("requires_grad?", "True", "ok")
+    return _row("requires_grad?", "False: frozen, backward gives it no gradient",
+                "problem", "requires_grad_false")
+
+
+def _gradient(q: _Question) -> dict[str, Any]:
+    """3. What did the last backward leave in ``.grad``?"""
+    grad = q.param.grad
+    if grad is None:
+        return _no_gradient(q)
+    nonzero, norm, _ = _array_stats(grad.data)
+    if nonzero:
+        return _row("gradient", f"non-zero (norm {_fmt(norm)})", "ok")
+    return _row("gradient", "all zeros (e.g. a dead ReLU, or multiplied by 0): the gradient "
+                "alone does not move it", "problem", "zero_grad")
+
+
+def _no_gradient(q: _Question) -> dict[str, Any]:
+    """3, when ``.grad`` is None: expected when frozen, or before backward if the loss reaches
+    it; otherwise backward never reached it (the next check may say why)."""
+    if not q.param.requires_grad:
+        return _row("gradient", "None (expected: requires_grad is False)", "problem")
+    if q.reached is False:
+        return _row("gradient", "None: the loss does not reach it (see next row)", "problem")
+    if q.reached is True:
+        return _row("gradient", "None so far, but the loss reaches it: loss.backward() will "
+                    "give it one", "ok")
+    return _row("gradient", "None: backward has not reached it (not used in the loss, cut by "
+                "detach(), or zero_grad() after backward); step() skips it", "problem", "no_grad")
+
+
+def _reached_from_loss(q: _Question) -> dict[str, Any]:
+    """4. Does the loss reach it? (only when a loss was given)"""
+    if q.reached == "skip":
+        return _row("reached from the loss?", "not checked (pass loss=... before calling "
+                    "backward, or backward with retain_graph=True)", "n/a")
+    if q.reached is True:
+        return _row("reached from the loss?", "yes", "ok")
+    if q.reached is False:
+        return _row("reached from the loss?", "no: not used in the loss, or cut off by "
+                    "detach() / no_grad() upstream", "problem", "not_reached")
+    return _row("reached from the loss?", "cannot tell: graph freed by backward; pass the loss "
+                "before calling backward, or use retain_graph=True", "unknown")
+
+
+def _effective_lr(q: _Question) -> dict[str, Any]:
+    """5. Is the number that multiplies its gradient 0 (group lr 0, or lr_mult 0)?"""
+    if q.entry is None:
+        return _row("effective lr", "-", "n/a")
+    lr, mult = q.entry.group["lr"], getattr(q.param, "lr_mult", 1.0)
+    effective = q.effective_lr
+    text = (f"{_fmt(effective)} = group {q.entry.group_index} lr {_fmt(lr)} x lr_mult "
+            f"{_fmt(mult)}")
+    if lr == 0:
+        return _row("effective lr", text + ": the group's lr is 0", "problem", "lr_zero")
+    if mult == 0:
+        return _row("effective lr", text + ": lr_mult is 0", "problem", "lr_mult_zero")
+    if effective == 0:
+        return _row("effective lr", text, "problem", "lr_zero")
+    return _row("effective lr", text, "ok")
+
+
+def _clipping(q: _Question) -> dict[str, Any]:
+    """6. Does gradient clipping scale its gradient to nearly zero (below CLIPPED_SCALE)?"""
+    if q.entry is None:
+        return _row("clipping", "-", "n/a")
+    clip = getattr(q.entry.opt, "grad_clip", None)
+    if clip is None:
+        return _row("clipping", "none", "ok")
+    if not getattr(q.param, "need_clip", True):
+        return _row("clipping", f"excluded from {clip!r} (need_clip=False)", "ok")
+    predicted = _predicted_scale(q.entry, q.entries)
+    last = getattr(clip, "last_scale", None)
+    parts = [f"{clip!r}"]
+    if predicted is not None:
+        parts.append(f"scales this gradient by about {_fmt(predicted, digits=2)}")
+    if last is not None:
+        parts.append(f"last step's scale {_fmt(last)}")
+    scale = predicted if predicted is not None else last
+    if scale is not None and scale < CLIPPED_SCALE:
+        return _row("clipping", ", ".join(parts), "problem", "clipped_to_zero")
+    return _row("clipping", ", ".join(parts), "ok")
+
+
+# What can move a parameter whose gradient is zero: the two checks below answer
+# "will still move: ..." (status "warning") when it does.
+_MOMENTUM, _DECAY = "momentum with a zero gradient", "weight decay with a zero gradient"
+_MOVES_BY = {_MOMENTUM: "moves_by_momentum", _DECAY: "moves_by_weight_decay"}
+_WILL_MOVE = "will still move: "
+
+
+def _momentum(q: _Question) -> dict[str, Any]:
+    """7. With a zero gradient: will stale momentum (SGD's buffer, Adam's exp_avg) move it?"""
+    if q.entry is None or not q.grad_zero:
+        return _row(_MOMENTUM, _not_applicable(q), "n/a")
+    found = _momentum_state(q)
+    if found and q.moving_lr:
+        return _row(_MOMENTUM, _WILL_MOVE + "momentum buffer non-zero (" + "; ".join(found)
+                    + ")", "warning")
+    if found:
+        return _row(_MOMENTUM, "non-zero state (" + "; ".join(found) + ") but the effective "
+                    "lr is 0", "ok")
+    return _row(_MOMENTUM, "no momentum state to move it", "ok")
+
+
+def _momentum_state(q: _Question) -> list[str]:
+    """The optimizer's non-zero momentum-like state for this parameter, described."""
+    opt = q.entry.opt
+    state = opt.state.get(q.param, {}) if hasattr(opt, "state") else {}
+    found = []
+    for key in ("momentum_buffer", "exp_avg"):
+        value = state.get(key)
+        if value is not None and hasattr(value, "shape"):
+            nonzero, _, absmax = _array_stats(value)
+            if nonzero:
+                found.append(f"largest |{key}| {_fmt(absmax)}")
+    return found
+
+
+def _weight_decay(q: _Question) -> dict[str, Any]:
+    """8. With a zero gradient: will weight decay move it (towards zero)?"""
+    if q.entry is None or not q.grad_zero:
+        return _row(_DECAY, _not_applicable(q), "n/a")
+    decay, kinds, coeff = _decay_text(q.entry)
+    applies = bool(kinds) and kinds != ["decoupled_excluded"] and bool(coeff)
+    if not applies:
+        return _row(_DECAY, f"none ({decay})", "ok")
+    if not q.moving_lr:
+        return _row(_DECAY, "applies, but the effective lr is 0", "ok")
+    if not _array_stats(q.param.data)[0]:
+        return _row(_DECAY, "applies, but the parameter is all zeros so it adds nothing", "ok")
+    return _row(_DECAY, _WILL_MOVE + f"weight decay applies ({decay})", "warning")
+
+
+def _not_applicable(q: _Question) -> str:
+    """Why checks 7 and 8 do not apply: no optimizer entry, no gradient, or a non-zero one."""
+    if q.entry is None:
+        return "-"
+    if q.param.grad is None:
+        return "n/a: step() skips a parameter whose grad is None"
+    return "n/a: the gradient is non-zero"
+
+
+def _verdict(q: _Question, rows: list[dict[str, Any]]) -> UpdateCheck:
+    """The first problem in checklist order; else what moves it although its gradient is
+    zero; else "should update" with the evidence."""
+    movers = [(_MOVES_BY[r["check"]], r["answer"][len(_WILL_MOVE):]) for r in rows
+              if r["check"] in _MOVES_BY and r["status"] == "warning"]
+    if movers:  # a zero gradient is not a problem when something else moves the parameter
+        for r in rows:
+            if r["cause"] == "zero_grad":
+                r.update(status="warning", cause=None)
+    causes = [r["cause"] for r in rows if r["status"] == "problem" and r["cause"]]
+    if causes:
+        cause = causes[0]
+        detail = _VERDICTS[cause]
+        if cause in ("lr_zero", "lr_mult_zero", "clipped_to_zero"):
+            detail += " (" + next(r["answer"] for r in rows if r["cause"] == cause) + ")"
+        return UpdateCheck(q.name, rows, cause, "not updating because: " + detail, False)
+    if movers:
+        return UpdateCheck(q.name, rows, movers[0][0], "will still move although its gradient "
+                           "is zero: " + "; ".join(text for _, text in movers), True)
+    evidence = [r["check"].rstrip("?") + ": " + r["answer"] for r in rows if r["status"] == "ok"]
+    if q.optimizer is None:
+        return UpdateCheck(q.name, rows, None, "should update, if an optimizer holds it: "
+                           + "; ".join(evidence), None)
+    return UpdateCheck(q.name, rows, None, "should update: " + "; ".join(evidence), True)
+
+
+# ------------------------------------------------------------------------------------------------
+# Buffers: state a module updates itself, not a parameter
+# ------------------------------------------------------------------------------------------------
+_BATCHNORM_STATS = ("running_mean", "running_var", "num_batches_tracked")
+
+
+def _buffer_or_unknown(model: Any, name: str, param_names: list[str]) -> UpdateCheck:
+    buffers = dict(model.named_buffers(remove_duplicate=False))
+    if name in buffers:
+        return _buffer_check(model, name)
+    raise _unknown(type(model).__name__, name, param_names + list(buffers))
+
+
+def _buffer_check(model: Any, name: str) -> UpdateCheck:
+    """No optimizer updates a buffer; BatchNorm's running statistics have their own checks."""
+    path, _, attr = name.rpartition(".")
+    module = model.get_submodule(path)
+    kind = type(module).__name__
+    where = f"{kind} at {path!r}" if path else kind
+    rows = [_row("a parameter?", f"no: a buffer of {where} (state, not learned); optimizers "
+                 "never see it", "ok")]
+    if hasattr(module, "uses_batch_stats") and attr in _BATCHNORM_STATS:
+        return _batchnorm_stats_check(module, name, where, rows)
+    rows.append(_row("who updates it?", f"only {kind}'s own code in forward", "problem",
+                     "not_a_parameter"))
+    return UpdateCheck(name, rows, "not_a_parameter",
+                       "not updating because: " + _VERDICTS["not_a_parameter"], None)
+
+
+def _batchnorm_stats_check(module: Any, name: str, where: str,
+                           rows: list[dict[str, Any]]) -> UpdateCheck:
+    """A forward updates the running statistics only in training mode, and only when it
+    normalizes with the batch's own statistics (``use_global_stats`` not True)."""
+    attr = name.rpartition(".")[2]
+    ugs = module.use_global_stats
+    # eval mode freezes them unless use_global_stats=True (which freezes them by itself)
+    mode_freezes = not module.training and ugs is not True
+    rows.append(_row("module mode", "training" if module.training else "eval (training=False)",
+                     "problem" if mode_freezes else "ok",
+                     "bn_stats_frozen" if mode_freezes else None))
+    rows.append(_row("use_global_stats", f"{ugs}" + {
+        None: " (follows train()/eval())",
+        True: ": always uses and never updates the running statistics",
+        False: ": always normalizes with the batch's statistics"}[ugs],
+        "problem" if ugs is True else "ok", "bn_stats_frozen" if ugs is True else None))
+    if module.uses_batch_stats() and module.training:
+        rows.append(_row("running stats", "updated by every forward: running = "
+                         f"{1 - module.momentum:g}*running + {module.momentum:g}*batch", "ok"))
+        return UpdateCheck(name, rows, None,
+                           f"should update: {where} is in training mode and uses batch "
+                           f"statistics, so the next forward updates {attr} (a buffer: the "
+                           "optimizer does not touch it)", True)
+    if ugs is True:
+        why = f"{where} has use_global_stats=True"
+    elif ugs is None:
+        why = f"{where} is in eval mode; call .train() to update them"
+    else:
+        why = f"{where} is in eval mode; use_global_stats=False still normalizes with batch " \
+              "statistics but only training mode updates the running ones"
+    rows.append(_row("running stats", "frozen: forward uses them but does not change them",
+                     "problem", "bn_stats_frozen"))
+    return UpdateCheck(name, rows, "bn_stats_frozen",
+                       f"not updating because: {_VERDICTS['bn_stats_frozen']} ({why})", False)

@@ -1,0 +1,189 @@
+"""The file side of checkpoints: writing one atomically, and reading a safetensors file back
+only after checking its whole layout, so that an empty, truncated, corrupt or foreign file
+fails with a :class:`CheckpointError` naming it and nothing half-read is returned.
+
+>>> import os, tempfile
+>>> with tempfile.TemporaryDirectory() as folder:
+...     path = os.path.join(folder, "x.bin")
+...     atomic_write(path, b"hello")
+...     open(path, "rb").read()
+b'hello'
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import secrets
+from typing import Any
+
+import numpy as np
+
+# The safetensors dtype names NumPy can hold.
+SAFETENSORS_DTYPE_NAMES = {"BOOL": "bool", "I8": "int8", "I16": "int16", "I32": "int32",
+                           "I64": "int64", "U8": "uint8", "U16": "uint16", "U32": "uint32",
+                           "U64": "uint64", "F16": "float16", "F32": "float32", "F64": "float64"}
+# safetensors refuses headers above 100 MB; a larger length field means "not a safetensors file".
+_MAX_HEADER_BYTES = 100_000_000
+
+
+class CheckpointError(ValueError):
+    """A file that cannot be loaded: not a safetensors file, truncated, or corrupt.
+
+    ``err.path`` is the file. Nothing is returned from a file that fails any check.
+
+    >>> import os, tempfile
+    >>> from dltutor.io import load, CheckpointError
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "notes.txt")
+    ...     with open(path, "w") as f:
+    ...         _ = f.write("these are not weights")
+    ...     try:
+    ...         load(path)
+    ...     except CheckpointError as err:
+    ...         print(str(err).split(": ", 1)[1])
+    not a safetensors file (a safetensors file starts with an 8-byte header length followed by a JSON header '{...}')
+    """
+
+    def __init__(self, path: str, problem: str):
+        super().__init__(f"cannot load {path!r}: {problem}")
+        self.path = path
+        self.problem = problem
+
+    def __reduce__(self) -> tuple:  # so the error survives pickling between processes
+        return type(self), (self.path, self.problem)
+
+
+def fspath(path: Any) -> str:
+    """``path`` (a str, bytes or os.PathLike) as a str, or a TypeError that says what it got."""
+    try:
+        path = os.fspath(path)
+    except TypeError:
+        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}") from None
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    return path
+
+
+def atomic_write(path: str, blob: bytes) -> None:
+    """Write ``blob`` to a temporary file next to ``path``, fsync it, then rename it onto ``path``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"cannot save to {path!r}: the folder {folder!r} does not exist; "
+                                "create it first (os.makedirs(folder, exist_ok=True))")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"cannot save to {path!r}: it is a folder; give a file name such "
+                                "as 'model.safetensors'")
+    temp, fd = _create_temp(folder, os.path.basename(path))
+    try:
+        with os.fdopen(fd, "wb") as file:
+            _write_all(file, blob)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    _fsync_folder(folder)
+
+
+def _create_temp(folder: str, name: str) -> tuple[str, int]:
+    """A new, empty, uniquely named hidden file in ``folder`` (permissions follow the umask)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        temp = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return temp, os.open(temp, flags, 0o666)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a temporary file in {folder!r}")  # pragma: no cover
+
+
+def _write_all(file: Any, blob: bytes) -> None:
+    file.write(blob)
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make the rename itself durable (POSIX); a no-op where folders cannot be opened."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def read_safetensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Every array in the file (in header order) and its metadata, after checking the layout."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, f"No such file (the current folder is "
+                                              f"{os.getcwd()!r})", path)
+    with open(path, "rb") as file:
+        data = file.read()
+    size = len(data)
+    if size == 0:
+        raise CheckpointError(path, "the file is empty (0 bytes)")
+    if size < 8:
+        raise CheckpointError(path, f"truncated or not a safetensors file: it has only {size} "
+                                    "bytes, fewer than the 8-byte header length it starts with")
+    header_len = int.from_bytes(data[:8], "little")
+    if header_len > _MAX_HEADER_BYTES or header_len < 2 or (size > 8 and data[8:9] != b"{"):
+        raise CheckpointError(path, _not_safetensors(data))
+    if 8 + header_len > size:
+        raise CheckpointError(path, f"truncated: header says {header_len} bytes but file has "
+                                    f"{size - 8} after the 8-byte length (the save was cut off, "
+                                    "or the copy is incomplete)")
+    try:
+        header = json.loads(data[8:8 + header_len].decode("utf-8"))
+    except ValueError as exc:
+        raise CheckpointError(path, f"corrupt safetensors header: not valid JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(path, "corrupt safetensors header: not a JSON object")
+    metadata = header.pop("__metadata__", None) or {}
+    if not isinstance(metadata, dict):
+        raise CheckpointError(path, "corrupt safetensors header: '__metadata__' is not an object")
+    body = size - 8 - header_len
+    end = 0
+    for key, info in header.items():
+        try:
+            start, stop = info["data_offsets"]
+            dtype = info["dtype"]
+            end = max(end, int(stop))
+        except (TypeError, KeyError, ValueError):
+            raise CheckpointError(path, f"corrupt safetensors header: bad entry for {key!r}: "
+                                        f"{info!r}") from None
+        if dtype not in SAFETENSORS_DTYPE_NAMES:
+            raise CheckpointError(path, f"the tensor {key!r} has dtype {dtype}, which NumPy cannot "
+                                        "hold (bfloat16 and float8 weights need PyTorch or JAX)")
+    if end > body:
+        raise CheckpointError(path, f"truncated: header says the tensor data is {end} bytes but "
+                                    f"file has {body} after the header (the save was cut off, or "
+                                    "the copy is incomplete)")
+    from safetensors.numpy import load as deserialize
+
+    try:
+        loaded = deserialize(data)
+    except Exception as exc:  # safetensors checks offsets, shapes and overlaps
+        raise CheckpointError(path, f"corrupt safetensors file: {exc}") from None
+    arrays = {key: loaded[key] for key in header}
+    return arrays, {str(k): v for k, v in metadata.items()}
+
+
+def _not_safetensors(data: bytes) -> str:
+    """Why ``data`` is not a safetensors file, recognising the usual suspects."""
+    if data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return ("not a safetensors file: it looks like a pickle (for example from pickle.dump or "
+                "an old torch.save). dltutor never loads pickles, because loading one can run "
+                "arbitrary code")
+    if data[:4] == b"PK\x03\x04":
+        return ("not a safetensors file: it is a zip archive (torch.save writes these). Convert "
+                "it once in PyTorch with safetensors.torch.save_file(state_dict, "
+                "'model.safetensors')")
+    return ("not a safetensors file (a safetensors file starts with an 8-byte header length "
+            "followed by a JSON header '{...}')")

@@ -1,0 +1,63 @@
+"""How the scale of activations (or of their gradients) changes from layer to layer.
+
+The numbers come from :mod:`dltutor.stats` (which needs no matplotlib); this draws them.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from matplotlib.axes import Axes
+
+from ..autograd import Tensor
+from ..nn import Module
+from ..stats import activation_stats, gradient_stats
+from .common import _axes, _legend, _set_scale
+
+
+def layer_statistics(model: Module, x: Any, ax: Axes | None = None, kind: str = "activation",
+                     loss_fn: Callable[[Tensor], Tensor] | None = None, label: str | None = None,
+                     log: bool | None = None) -> list[tuple[str, float]]:
+    """Plot the std of each layer's output (``kind="activation"``) or of the gradient w.r.t.
+    each layer's output (``kind="gradient"``) through ``model`` (usually a Sequential).
+
+    See :func:`activation_stats` and :func:`gradient_stats` for what is computed. Call it once
+    per initializer with ``label=`` on the same Axes to compare them: a good initialization
+    keeps the std roughly constant from layer to layer. Returns ``[(layer name, std), ...]``
+    (the line it drew is ``ax.lines[-1]``).
+
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import dltutor as dt
+    >>> from dltutor import nn, plot
+    >>> _ = dt.manual_seed(0)
+    >>> net = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU())
+    >>> stats = plot.layer_statistics(net, dt.randn(128, 64), label="default init")
+    >>> [name for name, std in stats]
+    ['0', '1', '2', '3']
+    >>> plt.close("all")
+    """
+    if kind not in ("activation", "gradient"):
+        raise ValueError(f"layer_statistics: kind must be 'activation' or 'gradient', got {kind!r}")
+    stats = (activation_stats(model, x) if kind == "activation"
+             else gradient_stats(model, x, loss_fn))
+    modules = dict(model.named_children())
+    ax = _axes(ax, figsize=(max(6.0, 0.55 * len(stats) + 2.0), 4.0))
+    stds = np.array([std for _, _, std in stats])
+    positions = np.arange(len(stats))
+    ax.plot(positions, stds, marker="o", lw=1.6, label=label)
+    ax.set_xticks(positions, [f"{n}\n{type(modules[n]).__name__}" for n, _, _ in stats],
+                  fontsize="small" if len(stats) <= 10 else "x-small")
+    _set_scale(ax, stds, log)
+    if kind == "activation":
+        ax.set_ylabel("std of the layer's output")
+        ax.set_title("Activation scale through the network")
+    else:
+        ax.set_ylabel("std of the gradient w.r.t. the layer's output")
+        ax.set_title("Gradient scale through the network")
+    ax.set_xlabel("layer (in forward order)" if kind == "activation" else
+                  "layer (in forward order; backward runs right to left)")
+    ax.grid(True, alpha=0.3)
+    if label is not None:
+        _legend(ax)
+    return [(n, s) for n, _, s in stats]
