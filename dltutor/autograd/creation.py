@@ -18,13 +18,10 @@ from typing import Any
 import numpy as np
 
 from .. import backend as B
-from .dtypes import as_dtype, default_float, int64, to_array
+from .dtypes import as_dtype, default_float, int64
 from .function import make_tensor
 from .rng import generator
 from .tensor import Tensor
-
-# TRANSITION: nn/parameter.py imports the old private name; dtypes.to_array replaces it.
-_to_array = to_array
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:

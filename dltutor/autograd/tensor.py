@@ -27,7 +27,7 @@ from .. import backend as B
 from ..hooks import HookHandle
 from . import engine, ops
 from .dtypes import as_dtype, to_array
-from .function import (Function, init_tensor, is_grad_enabled, make_tensor, no_grad,
+from .function import (Function, init_tensor, is_grad_enabled, make_tensor,
                        register_tensor_class)
 from .ops.arithmetic import Add, Mul
 
@@ -70,11 +70,6 @@ class Tensor:
         init_tensor(self, to_array(data, dtype))
         if requires_grad:
             self.requires_grad_(True)
-
-    @classmethod
-    def _from_array(cls, array: Any, requires_grad: bool = False) -> "Tensor":
-        # TRANSITION: the kit's other packages still call this; make_tensor replaces it.
-        return make_tensor(array).requires_grad_(requires_grad)
 
     # -- what it is -----------------------------------------------------------------------------
     @property
@@ -454,6 +449,4 @@ class Tensor:
 
 register_tensor_class(Tensor)
 
-# TRANSITION: names other packages still import from here (they move to function.py/hooks.py).
-_make = make_tensor
-__all__ = ["Tensor", "ElementCount", "HookHandle", "no_grad", "_make"]
+__all__ = ["Tensor", "ElementCount"]

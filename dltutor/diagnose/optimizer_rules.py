@@ -1,19 +1,15 @@
-"""What the optimizer and its clip will do to one parameter, worked out by diagnose itself.
+"""What the optimizer and its clip will do to one parameter, put into the reports' words.
 
-Two answers the reports need that the optimizer does not give yet: which decay applies to a
-parameter (its own regularizer, the group's coupled ``weight_decay``, AdamW's decoupled decay or
-its exclusion) and by how much the clip object will scale its gradient. Both restate rules that
-``dltutor.optim`` applies inside ``step()``; they are kept here, together and unchanged, so that
-they can be replaced in one place by asking the optimizer and the clip object once those can
-answer.
+Both answers come from the optimizer's own objects, so a report cannot disagree with
+``step()``: ``optimizer.decay_of(param)`` says which decay applies (see
+``dltutor/optim/decay.py`` for the precedence) and ``grad_clip.predict_scales(params)`` by how
+much the clip would change each gradient (any clip class, a learner's own included).
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .. import backend as B
-from ..optim.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from ..optim.regularizer import Regularizer
 from .lookup import _Entry
 from .report import _fmt
@@ -31,62 +27,53 @@ def _array_stats(array: Any) -> tuple[bool, float, float]:
 
 
 def _decay_text(entry: _Entry) -> tuple[str, list[str], float | None]:
-    """(description, kinds, coefficient of the first decay) of the decay this parameter gets."""
-    opt, param, group = entry.opt, entry.param, entry.group
-    gi = entry.group_index
-    wd = group.get("weight_decay", 0)
-    coupled = getattr(opt, "coupled_weight_decay", True)
-    own = getattr(param, "regularizer", None)
+    """(description, kinds, coefficient of the first decay) of the decay this parameter gets,
+    as ``entry.opt.decay_of`` answers it."""
+    decay = entry.opt.decay_of(entry.param)
+    gi, group_decay = entry.group_index, entry.group.get("weight_decay", 0)
     parts, kinds, coeff = [], [], None
-    if own is not None:
-        if isinstance(wd, Regularizer) or (wd and coupled):
-            shown = repr(wd) if isinstance(wd, Regularizer) else _fmt(wd)
-            note = f"(replaces group {gi}'s weight_decay {shown})"
-        else:
-            note = "(coupled: added to the gradient)"
-        parts.append(f"{own!r} from the parameter {note}")
+    if decay.source == "parameter":
+        note = ("(coupled: added to the gradient)" if decay.replaced is None else
+                f"(replaces group {gi}'s weight_decay {_decay_name(decay.replaced)})")
+        parts.append(f"{decay.coupled!r} from the parameter {note}")
         kinds.append("param_regularizer")
-        coeff = getattr(own, "coeff", None)
-    elif isinstance(wd, Regularizer):
-        parts.append(f"{wd!r} from group {gi}'s weight_decay (coupled: added to the gradient)")
+        coeff = getattr(decay.coupled, "coeff", None)
+    elif isinstance(decay.coupled, Regularizer):
+        parts.append(f"{decay.coupled!r} from group {gi}'s weight_decay "
+                     "(coupled: added to the gradient)")
         kinds.append("group_regularizer")
-        coeff = wd.coeff
-    elif wd and coupled:
-        parts.append(f"coupled L2 {_fmt(wd)} from group {gi}'s weight_decay "
-                     f"(g += {_fmt(wd)} * p)")
+        coeff = decay.coupled.coeff
+    elif decay.coupled is not None:
+        shown = _fmt(decay.coupled)
+        parts.append(f"coupled L2 {shown} from group {gi}'s weight_decay (g += {shown} * p)")
         kinds.append("coupled_l2")
-        coeff = float(wd)
-    if wd and not coupled and not isinstance(wd, Regularizer):
-        decays = getattr(opt, "decays", None)
-        if decays is None or decays(entry.name):
-            parts.append(f"decoupled weight decay {_fmt(wd)} from group {gi} "
-                         f"({type(opt).__name__}: p *= 1 - lr * {_fmt(wd)} before the step)")
-            kinds.append("decoupled")
-            coeff = float(wd) if coeff is None else coeff
-        else:
-            parts.append(f"no decoupled decay: apply_decay_param_fun({entry.name!r}) is False "
-                         f"(group {gi}'s weight_decay {_fmt(wd)} skipped)")
-            kinds.append("decoupled_excluded")
+        coeff = float(decay.coupled)
+    if decay.decoupled:
+        shown = _fmt(decay.decoupled)
+        parts.append(f"decoupled weight decay {shown} from group {gi} "
+                     f"({type(entry.opt).__name__}: p *= 1 - lr * {shown} before the step)")
+        kinds.append("decoupled")
+        coeff = decay.decoupled if coeff is None else coeff
+    if decay.excluded:
+        parts.append(f"no decoupled decay: apply_decay_param_fun({entry.name!r}) is False "
+                     f"(group {gi}'s weight_decay {_fmt(group_decay)} skipped)")
+        kinds.append("decoupled_excluded")
     if not parts:
         return "none", kinds, None
     return "; plus ".join(parts), kinds, coeff
 
 
-def _predicted_scale(entry: _Entry, entries: list[_Entry]) -> float | None:
-    """The factor the optimizer's clip would scale this parameter's current gradient by."""
+def _decay_name(value: Any) -> str:
+    """A group's weight_decay as the reports show it: a regularizer's repr, a number short."""
+    return repr(value) if isinstance(value, Regularizer) else _fmt(value)
+
+
+def _predicted_scale(entry: _Entry) -> float | None:
+    """The factor by which the optimizer's clip would change the norm of this parameter's
+    current gradient (None without a clip, a gradient, or a non-zero gradient)."""
     clip, grad = entry.opt.grad_clip, entry.param.grad
-    if grad is None:
+    if clip is None or grad is None or not _array_stats(grad.data)[0]:
         return None
-    nonzero, norm, absmax = _array_stats(grad.data)
-    if not nonzero:
-        return None
-    if isinstance(clip, ClipGradByGlobalNorm):
-        total = math.sqrt(sum(_array_stats(e.param.grad.data)[1] ** 2 for e in entries
-                              if e.opt is entry.opt and e.param.grad is not None
-                              and getattr(e.param, "need_clip", True)))
-        return clip.clip_norm / max(total, clip.clip_norm)
-    if isinstance(clip, ClipGradByNorm):
-        return clip.clip_norm / max(norm, clip.clip_norm)
-    if isinstance(clip, ClipGradByValue):
-        return min(1.0, max(abs(clip.min), abs(clip.max)) / absmax)
-    return None
+    params = [param for _, param, _ in entry.opt.named_params()]
+    index = next(i for i, param in enumerate(params) if param is entry.param)
+    return clip.predict_scales(params)[index]

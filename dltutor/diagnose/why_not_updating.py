@@ -255,7 +255,7 @@ def _clipping(q: _Question) -> dict[str, Any]:
         return _row("clipping", "none", "ok")
     if not getattr(q.param, "need_clip", True):
         return _row("clipping", f"excluded from {clip!r} (need_clip=False)", "ok")
-    predicted = _predicted_scale(q.entry, q.entries)
+    predicted = _predicted_scale(q.entry)
     last = getattr(clip, "last_scale", None)
     parts = [f"{clip!r}"]
     if predicted is not None:

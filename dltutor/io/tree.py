@@ -122,6 +122,12 @@ def _show(path: tuple) -> str:
 
 
 def type_name(value: Any) -> str:
+    """A value's type as error messages name it: ``int``, ``numpy.ndarray``.
+
+    >>> import numpy as np
+    >>> type_name(3), type_name(np.zeros(1))
+    ('int', 'numpy.ndarray')
+    """
     cls = type(value)
     module = cls.__module__
     if module == "builtins":

@@ -219,7 +219,7 @@ class TrainingLab:
 
     def show(self) -> Any:
         """Display the live widget view (needs ipywidgets and ipympl; see dltutor.lab.widgets)."""
-        from .widgets import LabView
+        from .widgets import LabView   # here: widgets imports this module, and ipywidgets
 
         return LabView(self).show()
 

@@ -454,6 +454,28 @@ def eye_(tensor: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------------------------
 # Spread from the layer's shape: Xavier (Glorot) and Kaiming (He)
 # ---------------------------------------------------------------------------------------------
+def _xavier_std(func: str, tensor: Tensor, gain: Any) -> float | None:
+    """Xavier's ``gain * sqrt(2 / (fan_in + fan_out))``, after checking the arguments; None
+    for a tensor without elements (PyTorch leaves it as it is)."""
+    _check_tensor(func, tensor)
+    gain = _number(func, "gain", gain)
+    fan_in, fan_out = _fans(tensor, func)
+    if tensor.data.size == 0:
+        return None
+    return gain * math.sqrt(2.0 / float(fan_in + fan_out))
+
+
+def _kaiming_std(func: str, tensor: Tensor, a: Any, mode: Any, nonlinearity: str) -> float | None:
+    """Kaiming's ``gain / sqrt(fan)``, after checking the arguments; None for a tensor without
+    elements (PyTorch leaves it as it is)."""
+    _check_tensor(func, tensor)
+    fan = _correct_fan(tensor, mode, func)
+    gain = calculate_gain(nonlinearity, a)
+    if tensor.data.size == 0:
+        return None
+    return gain / math.sqrt(fan)
+
+
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """Xavier (Glorot) uniform: U(-bound, bound) with ``bound = gain * sqrt(6 / (fan_in + fan_out))``.
 
@@ -469,13 +491,9 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) ->
     >>> bool(abs(xavier_uniform_(w).numpy()).max() <= bound)
     True
     """
-    func = "xavier_uniform_"
-    _check_tensor(func, tensor)
-    gain = _number(func, "gain", gain)
-    fan_in, fan_out = _fans(tensor, func)
-    if tensor.data.size == 0:
-        return tensor  # nothing to fill
-    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    std = _xavier_std("xavier_uniform_", tensor, gain)
+    if std is None:
+        return tensor
     bound = math.sqrt(3.0) * std  # a uniform U(-c, c) has std c / sqrt(3)
     return uniform_(tensor, -bound, bound, generator)
 
@@ -494,13 +512,9 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> 
     >>> bool(abs(w.numpy().std() / std - 1) < 0.01)    # within 1% of the formula
     True
     """
-    func = "xavier_normal_"
-    _check_tensor(func, tensor)
-    gain = _number(func, "gain", gain)
-    fan_in, fan_out = _fans(tensor, func)
-    if tensor.data.size == 0:
+    std = _xavier_std("xavier_normal_", tensor, gain)
+    if std is None:
         return tensor
-    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return normal_(tensor, 0.0, std, generator)
 
 
@@ -522,13 +536,9 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     >>> bool(abs(kaiming_uniform_(w, nonlinearity="relu").numpy()).max() <= bound)
     True
     """
-    func = "kaiming_uniform_"
-    _check_tensor(func, tensor)
-    fan = _correct_fan(tensor, mode, func)
-    gain = calculate_gain(nonlinearity, a)
-    if tensor.data.size == 0:
-        return tensor  # PyTorch: initializing a zero-element tensor is a no-op
-    std = gain / math.sqrt(fan)
+    std = _kaiming_std("kaiming_uniform_", tensor, a, mode, nonlinearity)
+    if std is None:
+        return tensor
     bound = math.sqrt(3.0) * std  # a uniform U(-c, c) has std c / sqrt(3)
     return uniform_(tensor, -bound, bound, generator)
 
@@ -549,13 +559,9 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     >>> bool(abs(w.numpy().std() / std - 1) < 0.01)
     True
     """
-    func = "kaiming_normal_"
-    _check_tensor(func, tensor)
-    fan = _correct_fan(tensor, mode, func)
-    gain = calculate_gain(nonlinearity, a)
-    if tensor.data.size == 0:
+    std = _kaiming_std("kaiming_normal_", tensor, a, mode, nonlinearity)
+    if std is None:
         return tensor
-    std = gain / math.sqrt(fan)
     return normal_(tensor, 0.0, std, generator)
 
 

@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable
 from .. import backend as B
 from .. import checks
 from ..autograd import Tensor, no_grad
+from ..errors import MessageKeyError
 from ..hooks import HookHandle
 from .checkpoint import (OptimizerLoadResult, OptimizerStateError, load_fitting_state,
                          state_dict_of, state_problems)
@@ -198,8 +199,8 @@ class Optimizer:
         for name, candidate, group in self.named_params():
             if candidate is param if isinstance(param, Tensor) else name == param:
                 return describe_decay(self, name, candidate, group)
-        raise KeyError(f"{type(self).__name__} has no parameter {param!r}; its parameters are "
-                       + ", ".join(name for name, _, _ in self.named_params()))
+        raise MessageKeyError(f"{type(self).__name__} has no parameter {param!r}; its parameters "
+                              "are " + ", ".join(name for name, _, _ in self.named_params()))
 
     def scratch(self, param: Tensor) -> Any:
         """An array shaped like ``param`` for an update's temporaries, reused every step (its

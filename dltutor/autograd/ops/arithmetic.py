@@ -28,6 +28,9 @@ ignore_float_errors = B.ignore_float_errors
 
 
 class Add(Function):
+    """``a + b``: the gradient passes to both inputs unchanged (engine.py sums it back
+    over any broadcast dimensions)."""
+
     def forward(self, a, b):
         try:
             return a + b
@@ -50,6 +53,8 @@ def add(a: Any, b: Any) -> Any:
 
 
 class Sub(Function):
+    """``a - b``: the gradient passes to ``a`` and, negated, to ``b``."""
+
     def forward(self, a, b):
         try:
             return a - b
@@ -72,6 +77,8 @@ def sub(a: Any, b: Any) -> Any:
 
 
 class Mul(Function):
+    """``a * b``: each input's gradient is ``g`` times the other input (kept from forward)."""
+
     def forward(self, a, b):
         self.a, self.b = a, b
         try:
@@ -97,6 +104,8 @@ def mul(a: Any, b: Any) -> Any:
 
 
 class Div(Function):
+    """``a / b``: ``g / b`` for ``a``; ``-g * a / b**2`` for ``b``."""
+
     def forward(self, a, b):
         self.a, self.b = a, b
         try:
@@ -264,6 +273,8 @@ def where(condition: Any, a: Any, b: Any) -> Any:
 
 
 class Neg(Function):
+    """``-a``: the gradient, negated."""
+
     def forward(self, a):
         return -a
 

@@ -221,6 +221,9 @@ def max_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0) -
 
 
 class AvgPool2d(Pool2d):
+    """The mean of each window: every position of a window gets an equal share of its
+    gradient, ``g / (kh * kw)``."""
+
     def forward(self, x):
         windows = self.views(x, 0.0)
         out = windows[0].copy()

@@ -24,6 +24,8 @@ ignore_float_errors = B.ignore_float_errors
 
 
 class Exp(Function):
+    """``exp(a)``: the gradient is ``g * exp(a)``, the output itself (kept, not recomputed)."""
+
     def forward(self, a):
         with ignore_float_errors(a):
             self.out = get_array_module(a).exp(a)
@@ -44,6 +46,8 @@ def exp(a: Any) -> Any:
 
 
 class Log(Function):
+    """``log(a)``: the gradient is ``g / a``."""
+
     def forward(self, a):
         self.a = a
         with ignore_float_errors(a):
@@ -65,6 +69,8 @@ def log(a: Any) -> Any:
 
 
 class Sqrt(Function):
+    """``sqrt(a)``: the gradient is ``g / (2 * sqrt(a))``, from the kept output."""
+
     def forward(self, a):
         with ignore_float_errors(a):
             self.out = get_array_module(a).sqrt(a)
@@ -107,6 +113,8 @@ def abs(a: Any) -> Any:  # noqa: A001
 
 
 class Tanh(Function):
+    """``tanh(a)``: the gradient is ``g * (1 - tanh(a)**2)``, from the kept output."""
+
     def forward(self, a):
         self.out = get_array_module(a).tanh(a)
         return self.out
@@ -126,6 +134,8 @@ def tanh(a: Any) -> Any:
 
 
 class Sigmoid(Function):
+    """``sigmoid(a)``: the gradient is ``g * s * (1 - s)`` with ``s`` the kept output."""
+
     def forward(self, a):
         # 1 / (1 + exp(-a)) overflows for large negative a; this form cannot.
         self.out = 0.5 * get_array_module(a).tanh(0.5 * a) + 0.5
@@ -167,6 +177,9 @@ def relu(a: Any) -> Any:
 
 
 class LeakyRelu(Function):
+    """``a`` where ``a > 0``, else ``slope * a``: the gradient is ``g`` or ``slope * g``,
+    chosen by the same mask."""
+
     def __init__(self, negative_slope: float):
         self.slope = negative_slope
 

@@ -121,6 +121,9 @@ def cross_entropy(logits: Any, labels: Any, reduction: str = "mean",
 
 
 class MSELoss(Function):
+    """Squared error ``(a - b)**2``, reduced by ``mean``, ``sum`` or ``none``: the gradient is
+    ``2 * (a - b) * g`` (divided by the count for ``mean``) for ``a``, its negative for ``b``."""
+
     def __init__(self, reduction: str):
         self.reduction = reduction
 

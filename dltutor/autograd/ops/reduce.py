@@ -52,6 +52,8 @@ def _reduce(cls: type, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any
 
 
 class Sum(Reduction):
+    """Sum over ``axes``: every summed element gets the gradient of its sum."""
+
     def forward(self, a):
         self.shape = a.shape
         return self.finish(a.sum(axis=self.axes, keepdims=True))
@@ -73,6 +75,8 @@ def sum(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  #
 
 
 class Mean(Reduction):
+    """Mean over ``axes``: every element gets its mean's gradient divided by the count."""
+
     def forward(self, a):
         self.shape = a.shape
         self.count = math.prod(a.shape[i] for i in self.axes)
@@ -116,10 +120,14 @@ class Extreme(Reduction):
 
 
 class Max(Extreme):
+    """Largest value over ``axes`` (see :class:`Extreme` for how ties share the gradient)."""
+
     largest = True
 
 
 class Min(Extreme):
+    """Smallest value over ``axes`` (see :class:`Extreme` for how ties share the gradient)."""
+
     largest = False
 
 

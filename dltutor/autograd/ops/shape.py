@@ -24,6 +24,8 @@ get_array_module = B.get_array_module
 
 
 class Reshape(Function):
+    """The same values in a new shape: the gradient is reshaped back."""
+
     def __init__(self, shape: tuple[int, ...]):
         self.shape = shape
 
@@ -111,6 +113,8 @@ def squeeze(a: Any, dim: int | None = None) -> Any:
 
 
 class Permute(Function):
+    """Dimensions reordered by ``axes``: the gradient goes back by the inverse order."""
+
     def __init__(self, axes: tuple[int, ...]):
         self.axes = axes
 
@@ -212,6 +216,8 @@ def _as_tensors(values: Sequence[Any], op: str) -> list[Any]:
 
 
 class Concat(Function):
+    """Tensors joined along ``axis``: each gets its own slice of the gradient."""
+
     def __init__(self, axis: int):
         self.axis = axis
 
@@ -250,6 +256,8 @@ cat = concat
 
 
 class Stack(Function):
+    """Tensors stacked along a new ``axis``: each gets its own slice of the gradient."""
+
     def __init__(self, axis: int):
         self.axis = axis
 

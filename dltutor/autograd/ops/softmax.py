@@ -18,6 +18,9 @@ get_array_module = B.get_array_module
 
 
 class Softmax(Function):
+    """``softmax(a)`` along ``axis``: the gradient is ``s * (g - sum(g * s))`` with ``s`` the
+    kept output (the Jacobian-vector product without building the Jacobian)."""
+
     def __init__(self, axis: int):
         self.axis = axis
 
@@ -43,6 +46,9 @@ def softmax(a: Any, axis: int = -1, *, dim: int | None = None) -> Any:
 
 
 class LogSoftmax(Function):
+    """``log(softmax(a))`` along ``axis``, computed stably: the gradient is
+    ``g - softmax(a) * sum(g)``."""
+
     def __init__(self, axis: int):
         self.axis = axis
 

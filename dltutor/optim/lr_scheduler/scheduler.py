@@ -10,6 +10,8 @@ import numpy as np
 
 from ... import checks
 from ...errors import MessageKeyError
+from ...nn import Parameter
+from ..sgd import SGD
 
 #: Keys that PyTorch's schedulers keep in their state dicts for their own warnings; a state
 #: dict saved by PyTorch loads here with them ignored.
@@ -280,9 +282,6 @@ def preview(make_scheduler: Callable[[Any], LRScheduler], steps: int,
     [0.1, 0.1, 0.05, 0.05, 0.025]
     """
     steps = checks.integer("preview", "steps", steps, minimum=0)
-    from ...nn import Parameter           # imported here: dltutor.optim imports this package
-    from ..sgd import SGD
-
     optimizer = SGD([Parameter(np.zeros(1))], lr=lr)
     scheduler = make_scheduler(optimizer)
     if not isinstance(scheduler, LRScheduler):
