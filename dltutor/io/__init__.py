@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 from safetensors.numpy import save as serialize
 
-from .files import CheckpointError, atomic_write, fspath, read_safetensors
+from .files import CheckpointError, atomic_write, fspath, parse_json, read_safetensors
 from .tree import SAVE_HINT, decode, encode, finish, to_tensors, type_name
 
 __all__ = ["save", "load", "CheckpointError"]
@@ -146,15 +146,12 @@ def load(path: str | os.PathLike, *, as_numpy: bool = False) -> Any:
     document = metadata.get(METADATA_KEY)
     if document is None:  # written by another program: a flat state dict
         return {key: finish(array, as_numpy) for key, array in arrays.items()}
-    try:
-        document = json.loads(document)
-    except (TypeError, ValueError) as exc:
-        raise CheckpointError(path, f"corrupt dltutor metadata: not valid JSON ({exc})") from None
+    document = parse_json(document, path, "dltutor metadata")
     if not isinstance(document, dict) or "tree" not in document:
         raise CheckpointError(path, "corrupt dltutor metadata: no 'tree' entry")
     version = document.get("version")
-    if version != FORMAT_VERSION:
-        if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+    if type(version) is not int or version != FORMAT_VERSION:   # (True == 1 in Python)
+        if type(version) is int and version > FORMAT_VERSION:
             raise CheckpointError(path, f"written by a newer dltutor (format version {version}; "
                                         f"this one reads version {FORMAT_VERSION}); upgrade dltutor")
         raise CheckpointError(path, f"corrupt dltutor metadata: unknown format version {version!r}")

@@ -63,6 +63,11 @@ def fspath(path: Any) -> str:
         raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}") from None
     if isinstance(path, bytes):
         path = os.fsdecode(path)
+    if not path:
+        raise ValueError("the path is empty (''); give a file name such as 'model.safetensors'")
+    if "\x00" in path:
+        raise ValueError(f"the path {path!r} contains a NUL character ('\\x00'), which no "
+                         "file name can hold; check how the path was built")
     return path
 
 
@@ -75,18 +80,31 @@ def atomic_write(path: str, blob: bytes) -> None:
     if os.path.isdir(path):
         raise IsADirectoryError(f"cannot save to {path!r}: it is a folder; give a file name such "
                                 "as 'model.safetensors'")
-    temp, fd = _create_temp(folder, os.path.basename(path))
+    try:
+        temp, fd = _create_temp(folder, os.path.basename(path))
+    except OSError as exc:
+        raise _cannot_write(path, folder, exc) from exc
     try:
         with os.fdopen(fd, "wb") as file:
             _write_all(file, blob)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temp, path)
+        try:
+            os.replace(temp, path)
+        except (IsADirectoryError, PermissionError) as exc:
+            raise _cannot_write(path, folder, exc) from exc
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
     _fsync_folder(folder)
+
+
+def _cannot_write(path: str, folder: str, exc: OSError) -> OSError:
+    """The same kind of OSError as ``exc``, saying which path could not be written and why."""
+    return type(exc)(exc.errno, f"cannot save to {path!r}: could not write a file in the folder "
+                                f"{folder!r} ({exc.strerror or exc}); nothing was written there. "
+                                "Save into a folder you can write to, such as your home folder")
 
 
 def _create_temp(folder: str, name: str) -> tuple[str, int]:
@@ -121,11 +139,7 @@ def _fsync_folder(folder: str) -> None:
 
 def read_safetensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Every array in the file (in header order) and its metadata, after checking the layout."""
-    if not os.path.exists(path):
-        raise FileNotFoundError(errno.ENOENT, f"No such file (the current folder is "
-                                              f"{os.getcwd()!r})", path)
-    with open(path, "rb") as file:
-        data = file.read()
+    data = _read_bytes(path)
     size = len(data)
     if size == 0:
         raise CheckpointError(path, "the file is empty (0 bytes)")
@@ -139,28 +153,24 @@ def read_safetensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
         raise CheckpointError(path, f"truncated: header says {header_len} bytes but file has "
                                     f"{size - 8} after the 8-byte length (the save was cut off, "
                                     "or the copy is incomplete)")
-    try:
-        header = json.loads(data[8:8 + header_len].decode("utf-8"))
-    except ValueError as exc:
-        raise CheckpointError(path, f"corrupt safetensors header: not valid JSON ({exc})") from None
+    header = parse_json(data[8:8 + header_len], path, "safetensors header")
     if not isinstance(header, dict):
         raise CheckpointError(path, "corrupt safetensors header: not a JSON object")
     metadata = header.pop("__metadata__", None) or {}
-    if not isinstance(metadata, dict):
-        raise CheckpointError(path, "corrupt safetensors header: '__metadata__' is not an object")
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise CheckpointError(path, "corrupt safetensors header: '__metadata__' must be an "
+                                    "object whose values are strings")
     body = size - 8 - header_len
-    end = 0
     for key, info in header.items():
-        try:
-            start, stop = info["data_offsets"]
-            dtype = info["dtype"]
-            end = max(end, int(stop))
-        except (TypeError, KeyError, ValueError):
-            raise CheckpointError(path, f"corrupt safetensors header: bad entry for {key!r}: "
-                                        f"{info!r}") from None
-        if dtype not in SAFETENSORS_DTYPE_NAMES:
-            raise CheckpointError(path, f"the tensor {key!r} has dtype {dtype}, which NumPy cannot "
-                                        "hold (bfloat16 and float8 weights need PyTorch or JAX)")
+        problem = _entry_problem(info)
+        if problem:
+            raise CheckpointError(path, f"corrupt safetensors header: the entry for {key!r} "
+                                        f"{problem}: {info!r:.200}")
+        if info["dtype"] not in SAFETENSORS_DTYPE_NAMES:
+            raise CheckpointError(path, f"the tensor {key!r} has dtype {info['dtype']!r}, which "
+                                        "NumPy cannot hold (bfloat16 and float8 weights need "
+                                        "PyTorch or JAX)")
+    end = max((info["data_offsets"][1] for info in header.values()), default=0)
     if end > body:
         raise CheckpointError(path, f"truncated: header says the tensor data is {end} bytes but "
                                     f"file has {body} after the header (the save was cut off, or "
@@ -173,6 +183,69 @@ def read_safetensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
         raise CheckpointError(path, f"corrupt safetensors file: {exc}") from None
     arrays = {key: loaded[key] for key in header}
     return arrays, {str(k): v for k, v in metadata.items()}
+
+
+def _read_bytes(path: str) -> bytes:
+    """The whole file, or an OSError that names ``path`` and says what to do."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, f"cannot load {path!r}: it is a folder; give the "
+                                              "path of a .safetensors file inside it")
+    if not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, f"cannot load {path!r}: no such file (the current "
+                                              f"folder is {os.getcwd()!r}); check the name, or "
+                                              "write the file first with dt.save(obj, path)")
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def parse_json(text: bytes | str, path: str, what: str) -> Any:
+    """``text`` parsed as JSON, or a CheckpointError naming ``path`` (nesting deep enough to
+    exhaust Python's recursion is corruption too: no file dltutor writes comes near it)."""
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except ValueError as exc:
+        raise CheckpointError(path, f"corrupt {what}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise CheckpointError(path, f"corrupt {what}: its JSON is nested too deeply to "
+                                    "read") from None
+
+
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object as a dict, refusing a key given twice (which one would a reader take?)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the key {twice!r} appears twice in one object")
+    return out
+
+
+def _is_count(value: Any) -> bool:
+    """A JSON integer >= 0 (not true/false, not 4.0, not "4")."""
+    return type(value) is int and value >= 0
+
+
+def _entry_problem(info: Any) -> str:
+    """What is wrong with one tensor's header entry, or "" when its fields are well formed.
+    (That the offsets fit the shape, and the tensors do not overlap, safetensors checks.)"""
+    if not isinstance(info, dict):
+        return "is not an object"
+    missing = [k for k in ("dtype", "shape", "data_offsets") if k not in info]
+    if missing:
+        return f"has no {missing[0]!r}"
+    if not isinstance(info["dtype"], str):
+        return "has a dtype that is not a string"
+    shape = info["shape"]
+    if not isinstance(shape, list) or not all(_is_count(n) for n in shape):
+        return "has a shape that is not a list of integers >= 0"
+    offsets = info["data_offsets"]
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_count, offsets))):
+        return "has data_offsets that are not two integers >= 0"
+    if offsets[0] > offsets[1]:
+        return "has data_offsets that end before they start"
+    return ""
 
 
 def _not_safetensors(data: bytes) -> str:

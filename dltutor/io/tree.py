@@ -29,10 +29,19 @@ SAVE_HINT = ("Save the model's weights instead of the model: dt.save(model.state
               "(and opt.state_dict() for an optimizer).")
 
 
+#: How deeply dicts, lists and tuples may nest in a checkpoint. A real one nests 4 or 5 levels;
+#: the limit keeps saving and loading far from Python's recursion limit (about 1000 frames).
+MAX_DEPTH = 100
+
+
 def encode(value: Any, path: tuple, tensors: dict, paths: dict, active: set) -> dict:
     """The JSON node for ``value`` at ``path``; arrays found on the way go into ``tensors``
     (``paths`` and ``active`` catch two values on one key, and structures that contain
     themselves)."""
+    if len(path) > MAX_DEPTH:
+        raise ValueError(f"cannot save {_show(path[:3])}...: dicts, lists and tuples are nested "
+                         f"more than {MAX_DEPTH} levels deep; a checkpoint needs a few levels "
+                         "(model, optimizer, plain values), so flatten the structure")
     array = _as_numpy(value, path)
     if array is not None:
         key = "/".join(_escape(str(part)) for part in path)
@@ -135,15 +144,23 @@ def type_name(value: Any) -> str:
     return f"{module.split('.')[0]}.{cls.__qualname__}"
 
 
-def decode(node: Any, arrays: dict, used: set, path: str) -> Any:
-    """The value a metadata node stands for (arrays still NumPy); raises on anything malformed."""
+def decode(node: Any, arrays: dict, used: set, path: str, depth: int = 0) -> Any:
+    """The value a metadata node stands for (arrays still NumPy); raises on anything malformed.
+    Each tensor may be named once: save never shares one between two places, and a file that
+    did would load two tensors sharing memory (changing one would change the other)."""
     if not isinstance(node, dict) or len(node) != 1:
         raise CheckpointError(path, f"corrupt dltutor metadata: bad node {node!r:.80}")
+    if depth > MAX_DEPTH:
+        raise CheckpointError(path, f"corrupt dltutor metadata: nested more than {MAX_DEPTH} "
+                                    "levels deep (dltutor never saves such a structure)")
     (kind, body), = node.items()
     if kind == "tensor":
-        if body not in arrays:
-            raise CheckpointError(path, f"corrupt dltutor metadata: the tensor {body!r} is "
+        if not isinstance(body, str) or body not in arrays:
+            raise CheckpointError(path, f"corrupt dltutor metadata: the tensor {body!r:.80} is "
                                         "missing from the file")
+        if body in used:
+            raise CheckpointError(path, f"corrupt dltutor metadata: the tensor {body!r} is named "
+                                        "twice in the structure")
         used.add(body)
         return arrays[body]
     if kind == "dict" and isinstance(body, list):
@@ -152,10 +169,10 @@ def decode(node: Any, arrays: dict, used: set, path: str) -> Any:
             if (not isinstance(item, list) or len(item) != 2 or isinstance(item[0], bool)
                     or not isinstance(item[0], (str, int))):
                 raise CheckpointError(path, f"corrupt dltutor metadata: bad dict item {item!r:.80}")
-            out[item[0]] = decode(item[1], arrays, used, path)
+            out[item[0]] = decode(item[1], arrays, used, path, depth + 1)
         return out
     if kind in ("list", "tuple") and isinstance(body, list):
-        values = [decode(item, arrays, used, path) for item in body]
+        values = [decode(item, arrays, used, path, depth + 1) for item in body]
         return tuple(values) if kind == "tuple" else values
     if kind == "none" and body is None:
         return None
