@@ -52,15 +52,26 @@ def _stack(samples: list, path: str) -> Any:
         if len(shapes) > 1:
             raise ValueError(f"cannot batch samples{path}: their shapes differ {sorted(shapes)}; "
                              "make them one shape (pad or crop) or pass collate_fn")
-        return xp.stack([xp.asarray(s) for s in samples])
+        return _real(xp.stack([xp.asarray(s) for s in samples]), path)
     if isinstance(first, (int, float)):
-        values = np.array(samples)
+        values = _real(np.array(samples), path)
         if values.dtype == np.float64:       # Python floats -> float32, as in dt.tensor
             return values.astype(np.float32)
         return values.astype(np.int64)
     raise TypeError(f"cannot batch samples of type {type(first).__name__}{path}: return numbers, "
                     "NumPy arrays, Tensors, or tuples/dicts of them from __getitem__, "
                     "or pass collate_fn")
+
+
+def _real(batch: Any, path: str) -> Any:
+    """``batch`` if it holds bool, int or float values: a Tensor cannot hold strings, dates,
+    complex numbers or Python objects (such as ints too large for int64)."""
+    if batch.dtype.kind not in "biuf":
+        what = "ints too large for int64" if batch.dtype.kind == "O" else f"{batch.dtype} values"
+        raise TypeError(f"cannot batch samples{path}: they hold {what}, and a Tensor holds "
+                        "bool, int or float numbers; convert them in __getitem__ or pass "
+                        "collate_fn")
+    return batch
 
 
 def _is_numberlike(x: Any) -> bool:

@@ -50,15 +50,27 @@ def _as_data_array(data: Any, position: int) -> Any:
     if isinstance(data, Tensor):
         return data.data
     if B.backend_of(data) is not None:
-        return data
-    array = np.asarray(data)
-    if array.dtype.kind == "O":
-        raise TypeError(f"TensorDataset: argument {position} is {type(data).__name__} data that "
-                        "does not make a numeric array; pass NumPy arrays, Tensors or lists of numbers")
+        return _numeric(data, position)
+    try:
+        array = np.asarray(data)
+    except ValueError:   # NumPy's "inhomogeneous shape": rows of different lengths
+        raise ValueError(f"TensorDataset: argument {position} has rows of different lengths, "
+                         "so it does not make one array; pad the rows to one length") from None
+    array = _numeric(array, position)
     if array.dtype == np.float64:   # Python floats become float32, as in dt.tensor
         array = array.astype(np.float32)
     elif array.dtype.kind in "iu" and array.dtype != np.int64:
         array = array.astype(np.int64)
+    return array
+
+
+def _numeric(array: Any, position: int) -> Any:
+    """``array`` if it holds numbers (bool, int or float), else a TypeError naming its dtype:
+    strings, bytes, dates, complex numbers and Python objects cannot become a batch of tensors."""
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"TensorDataset: argument {position} holds {array.dtype} values; a data "
+                        "set holds real numbers (bool, int or float): pass NumPy arrays, Tensors "
+                        "or lists of numbers (encode labels that are strings as integers first)")
     return array
 
 
@@ -103,6 +115,22 @@ class TensorDataset(Dataset):
         return int(self.arrays[0].shape[0])
 
     def __getitem__(self, index: int) -> tuple:
+        """Row ``index`` of every array (``ds[-1]`` is the last; NumPy indexes such as slices work
+        too). An integer out of range is an IndexError that says how many samples there are.
+
+        >>> TensorDataset(np.zeros((3, 2)))[3]
+        Traceback (most recent call last):
+            ...
+        IndexError: TensorDataset index 3 is out of range: it has 3 samples (0 to 2, or -3 to -1)
+        """
+        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+            n = len(self)
+            if not -n <= index < n:
+                raise IndexError(f"TensorDataset index {index} is out of range: it has {n} "
+                                 f"samples (0 to {n - 1}, or {-n} to -1)")
+        elif isinstance(index, (str, float, bool)) or index is None:
+            raise TypeError(f"TensorDataset indices are integers (or slices, or integer arrays), "
+                            f"got {index!r}")
         return tuple(a[index] for a in self.arrays)
 
     def __repr__(self) -> str:

@@ -102,6 +102,21 @@ class _LoaderIterator:
             self._finalizer()
 
 
+def _count(name: str, value: Any, minimum: int, also: str = "") -> int:
+    """``value`` as an int if it is an integer (not a bool) >= ``minimum``, else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        wanted = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ValueError(f"DataLoader: {name} must be {also}{wanted}, got {value!r}")
+    return int(value)
+
+
+def _flag(name: str, value: Any) -> bool:
+    """``value`` if it is True or False: ``shuffle="no"`` would otherwise count as True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"DataLoader: {name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 class DataLoader:
     """Walk a data set in mini-batches of dltutor Tensors, optionally shuffled and prefetched.
 
@@ -155,15 +170,17 @@ class DataLoader:
         if not hasattr(dataset, "__len__") or not hasattr(dataset, "__getitem__"):
             raise TypeError(f"DataLoader needs a data set with __len__ and __getitem__ (a "
                             f"Dataset or TensorDataset), got {type(dataset).__name__}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) or num_workers < 0:
-            raise ValueError(f"num_workers must be an integer >= 0, got {num_workers!r}")
-        if not isinstance(prefetch_factor, (int, np.integer)) or prefetch_factor < 1:
-            raise ValueError(f"prefetch_factor must be a positive integer, got {prefetch_factor!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
-                                 or seed < 0):
-            raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
+        # Every argument is checked before any is kept: a refused loader is never half made.
+        _count("batch_size", batch_size, 1)
+        _count("num_workers", num_workers, 0)
+        _count("prefetch_factor", prefetch_factor, 1)
+        if seed is not None:
+            _count("seed", seed, 0, "None or ")
+        _flag("shuffle", shuffle)
+        _flag("drop_last", drop_last)
+        if collate_fn is not None and not callable(collate_fn):
+            raise TypeError(f"DataLoader: collate_fn must be a function from a list of samples to "
+                            f"a batch (or None for default_collate), got {collate_fn!r}")
         self.dataset = dataset
         self.batch_size = int(batch_size)
         self.shuffle = bool(shuffle)
@@ -194,9 +211,7 @@ class DataLoader:
         >>> [x.numpy().tolist() for (x,) in loader] == epoch1
         True
         """
-        if isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer)) or epoch < 0:
-            raise ValueError(f"epoch must be an integer >= 0, got {epoch!r}")
-        self._epoch = int(epoch)
+        self._epoch = _count("epoch", epoch, 0)
 
     def order(self, epoch: int | None = None) -> np.ndarray:
         """The sample indices in the order epoch ``epoch`` (default: the next) visits them.
@@ -208,7 +223,7 @@ class DataLoader:
         n = len(self.dataset)
         if not self.shuffle:
             return np.arange(n)
-        epoch = self._epoch if epoch is None else int(epoch)
+        epoch = self._epoch if epoch is None else _count("epoch", epoch, 0)
         return np.random.default_rng([self.seed, epoch]).permutation(n)
 
     def _batches(self, order: np.ndarray) -> list:

@@ -11,11 +11,27 @@ import functools
 
 import numpy as np
 
+from .. import checks
 
-def _check_n(n: int, minimum: int = 1) -> int:
+_MAX_SEED = 2**32 - 1
+
+
+def _check_n(n: int, minimum: int = 1, owner: str = "") -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
-        raise ValueError(f"n must be an integer >= {minimum}, got {n!r}")
+        prefix = f"{owner}: " if owner else ""
+        raise ValueError(f"{prefix}n must be an integer >= {minimum}, got {n!r}")
     return int(n)
+
+
+def _check_noise_and_seed(owner: str, noise: float, seed: int | None) -> None:
+    """The arguments every data set function shares: ``noise``, a standard deviation (a finite
+    number >= 0), and ``seed`` (None, or an integer from 0 to 2**32 - 1, what scikit-learn
+    takes), each refused with a message naming the function."""
+    checks.non_negative(owner, "noise", noise, hint="the standard deviation of the noise")
+    if seed is not None:
+        checks.integer(owner, "seed", seed, minimum=0)
+        if seed > _MAX_SEED:
+            raise ValueError(f"{owner}: seed must be an integer from 0 to 2**32 - 1, got {seed!r}")
 
 
 def make_moons(n: int = 200, noise: float = 0.1, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -29,9 +45,11 @@ def make_moons(n: int = 200, noise: float = 0.1, seed: int = 0) -> tuple[np.ndar
     >>> X.shape, X.dtype, y.dtype, int(y.sum())
     ((100, 2), dtype('float32'), dtype('int64'), 50)
     """
+    n = _check_n(n, 2, "make_moons")
+    _check_noise_and_seed("make_moons", noise, seed)
     from sklearn.datasets import make_moons as sk_make_moons
 
-    X, y = sk_make_moons(n_samples=_check_n(n, 2), noise=noise, random_state=seed)
+    X, y = sk_make_moons(n_samples=n, noise=noise, random_state=seed)
     return X.astype(np.float32), y.astype(np.int64)
 
 
@@ -46,9 +64,13 @@ def make_circles(n: int = 200, noise: float = 0.05, factor: float = 0.5,
     >>> X.shape, y.dtype, int((y == 1).sum())
     ((100, 2), dtype('int64'), 50)
     """
+    n = _check_n(n, 2, "make_circles")
+    _check_noise_and_seed("make_circles", noise, seed)
+    checks.between("make_circles", "factor", factor, 0, 1, high_open=True,
+                   hint="the inner circle's radius, relative to the outer one's")
     from sklearn.datasets import make_circles as sk_make_circles
 
-    X, y = sk_make_circles(n_samples=_check_n(n, 2), noise=noise, factor=factor, random_state=seed)
+    X, y = sk_make_circles(n_samples=n, noise=noise, factor=factor, random_state=seed)
     return X.astype(np.float32), y.astype(np.int64)
 
 
@@ -65,9 +87,10 @@ def make_spirals(n: int = 300, arms: int = 3, noise: float = 0.2,
     >>> X.shape, np.bincount(y).tolist()
     ((300, 2), [100, 100, 100])
     """
-    n = _check_n(n)
+    n = _check_n(n, 1, "make_spirals")
+    _check_noise_and_seed("make_spirals", noise, seed)
     if isinstance(arms, bool) or not isinstance(arms, (int, np.integer)) or not 2 <= arms <= n:
-        raise ValueError(f"arms must be an integer from 2 to n={n}, got {arms!r}")
+        raise ValueError(f"make_spirals: arms must be an integer from 2 to n={n}, got {arms!r}")
     rng = np.random.default_rng(seed)
     xs, ys = [], []
     for k in range(arms):
@@ -96,7 +119,12 @@ def make_sine(n: int = 200, noise: float = 0.1, seed: int = 0,
     >>> bool(np.allclose(y, np.sin(X), atol=1e-6))
     True
     """
-    n = _check_n(n)
+    n = _check_n(n, 1, "make_sine")
+    _check_noise_and_seed("make_sine", noise, seed)
+    checks.number("make_sine", "low", low)
+    checks.number("make_sine", "high", high)
+    if not low < high:
+        raise ValueError(f"make_sine: low must be below high, got low={low!r}, high={high!r}")
     rng = np.random.default_rng(seed)
     x = rng.uniform(low, high, size=(n, 1))
     y = np.sin(x) + rng.normal(0.0, noise, size=(n, 1))
@@ -124,11 +152,12 @@ def make_tokens(n: int = 1000, vocab_size: int = 20, seq_len: int = 8,
     >>> bool(((pos > neg) == (y == 1)).all())
     True
     """
-    n = _check_n(n)
+    n = _check_n(n, 1, "make_tokens")
+    _check_noise_and_seed("make_tokens", 0.0, seed)
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, (int, np.integer)) or vocab_size < 4:
-        raise ValueError(f"vocab_size must be an integer >= 4, got {vocab_size!r}")
+        raise ValueError(f"make_tokens: vocab_size must be an integer >= 4, got {vocab_size!r}")
     if isinstance(seq_len, bool) or not isinstance(seq_len, (int, np.integer)) or seq_len < 1:
-        raise ValueError(f"seq_len must be an integer >= 1, got {seq_len!r}")
+        raise ValueError(f"make_tokens: seq_len must be an integer >= 1, got {seq_len!r}")
     rng = np.random.default_rng(seed)
     g = vocab_size // 4
     y = rng.permutation(np.arange(n) < n // 2).astype(np.int64)  # exactly n // 2 ones
@@ -166,6 +195,9 @@ def load_digits(images: bool = False) -> tuple[np.ndarray, np.ndarray]:
     >>> load_digits(images=True)[0].shape
     (1797, 1, 8, 8)
     """
+    if not isinstance(images, (bool, np.bool_)):
+        raise TypeError(f"load_digits: images must be True (shape (1797, 1, 8, 8)) or False "
+                        f"(shape (1797, 64)), got {images!r}")
     X, y = _digits()
     X, y = X.copy(), y.copy()         # callers may change their copy freely
     if images:
