@@ -18,9 +18,11 @@ widget view in ``dltutor.lab.widgets``) can show what each control did.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -28,7 +30,8 @@ from .. import backend as B
 from .. import checks
 from ..autograd import Tensor, no_grad, tensor
 from ..data import DataLoader, TensorDataset
-from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
+from ..nn import Module
+from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, Optimizer
 from ..stats import eval_mode
 from ..trace import Recorder
 
@@ -37,7 +40,8 @@ CLIP_MODES = {None: None, "value": ClipGradByValue, "norm": ClipGradByNorm,
 
 
 class LabError(ValueError):
-    """A control was given a value it cannot take; nothing was changed."""
+    """A control, a step count or a lab part was refused, or the lab was asked to do two things
+    at once (a second run while one is going on); nothing was changed."""
 
 
 class TrainingLab:
@@ -52,6 +56,7 @@ class TrainingLab:
     def __init__(self, model: Any, optimizer: Any, loss_fn: Callable, data: Any,
                  recorder: Recorder | None = None, batch_size: int | None = None,
                  seed: int = 0, name: str = "lab"):
+        _check_parts(model, optimizer, loss_fn)
         self.model, self.optimizer, self.loss_fn, self.name = model, optimizer, loss_fn, name
         self.loader, self.X, self.y = _as_loader(data, batch_size, seed)
         self.recorder = recorder if recorder is not None else Recorder(
@@ -63,6 +68,9 @@ class TrainingLab:
         self.last_loss = math.nan
         self.error: BaseException | None = None
         self._batches = iter(())
+        # Held while steps run: a second step(), run() or reset() meanwhile (from a hook, the
+        # loss function or another thread) is refused instead of interleaving with this one.
+        self._busy = threading.Lock()
         # Everything reset() needs: values, optimizer state and the lr of every group.
         self._initial_model = {k: v.numpy().copy() for k, v in model.state_dict().items()}
         self._initial_optimizer = copy.deepcopy(_plain_state(optimizer.state_dict()))
@@ -94,7 +102,34 @@ class TrainingLab:
         return value
 
     def step(self, n: int = 1) -> None:
-        """Train ``n`` steps. An error stops the steps, is kept in ``lab.error`` and raised."""
+        """Train ``n`` steps (an integer >= 0). An error stops the steps, is kept in
+        ``lab.error`` and raised.
+
+        Refused with a :class:`LabError`, changing nothing: a count that is not an integer
+        >= 0, a lab stopped by an error (``reset()`` first), and a call made while the lab is
+        already training (from a hook or the loss function inside a step, or from a second
+        thread): the steps under way go on as if it had not been made.
+        """
+        n = _count("step", "n", n)
+        with self._exclusive("step"):
+            self._train(n)
+
+    def run(self, steps: int) -> bool:
+        """Train ``steps`` steps; returns False (and keeps ``lab.error``) if a step failed.
+
+        A bad count, or a call while the lab is already training, is refused with a
+        :class:`LabError` as in :meth:`step` (raised, not returned: it is a mistake in the
+        call, not something that happened in training).
+        """
+        steps = _count("run", "steps", steps)
+        with self._exclusive("run"):
+            try:
+                self._train(steps)
+            except Exception:  # noqa: BLE001 - the error is kept in self.error
+                return False
+        return True
+
+    def _train(self, n: int) -> None:
         if self.error is not None:
             raise LabError(f"the lab stopped at step {self.steps_done} with an error "
                            f"({self.error}); call lab.reset() to start again")
@@ -107,29 +142,37 @@ class TrainingLab:
                     self.error = exc
                     raise
 
-    def run(self, steps: int) -> bool:
-        """Train ``steps`` steps; returns False (and keeps ``lab.error``) if a step failed."""
+    @contextlib.contextmanager
+    def _exclusive(self, what: str) -> Iterator[None]:
+        """Hold the lab for ``what``; refuse if something else holds it (nothing is changed)."""
+        if not self._busy.acquire(blocking=False):
+            raise LabError(f"lab.{what}() was called while the lab is already training (from a "
+                           "hook, the loss function or another thread); it was refused and the "
+                           f"training under way goes on unchanged. Call lab.{what}() after "
+                           "step()/run() returns")
         try:
-            self.step(steps)
-        except Exception:  # noqa: BLE001 - the error is kept in self.error
-            return False
-        return True
+            yield
+        finally:
+            self._busy.release()
 
     def reset(self) -> None:
         """Back to the initial weights, a fresh optimizer state and the first batch order.
 
         The controls you set (frozen layers, lr multipliers, clipping, lr) stay as they are.
+        Called while the lab is training (from a hook or the loss function), it is refused
+        with a :class:`LabError` and changes nothing; call it after the step returns.
         """
-        self.model.load_state_dict(self._initial_model)
-        current_lrs = [group["lr"] for group in self.optimizer.param_groups]
-        self.optimizer.load_state_dict(copy.deepcopy(self._initial_optimizer))
-        for group, lr in zip(self.optimizer.param_groups, current_lrs):
-            group["lr"] = lr
-        self.recorder.clear()
-        if hasattr(self.loader, "set_epoch"):
-            self.loader.set_epoch(0)
-        self._batches = iter(())
-        self.steps_done, self.last_loss, self.error = 0, math.nan, None
+        with self._exclusive("reset"):
+            self.model.load_state_dict(self._initial_model)
+            current_lrs = [group["lr"] for group in self.optimizer.param_groups]
+            self.optimizer.load_state_dict(copy.deepcopy(self._initial_optimizer))
+            for group, lr in zip(self.optimizer.param_groups, current_lrs):
+                group["lr"] = lr
+            self.recorder.clear()
+            if hasattr(self.loader, "set_epoch"):
+                self.loader.set_epoch(0)
+            self._batches = iter(())
+            self.steps_done, self.last_loss, self.error = 0, math.nan, None
 
     # -- controls --------------------------------------------------------------------------------
     def _layer_params(self, layer: str) -> list[Tensor]:
@@ -161,7 +204,7 @@ class TrainingLab:
     def set_clip(self, mode: str | None, threshold: float | None = None) -> None:
         """Clip gradients in the optimizer: ``None`` (off), ``"value"``, ``"norm"`` (each
         tensor) or ``"global_norm"`` (all together), at ``threshold`` (> 0)."""
-        if mode not in CLIP_MODES:
+        if not (mode is None or isinstance(mode, str)) or mode not in CLIP_MODES:
             raise LabError(f"clip mode must be one of {list(CLIP_MODES)}, got {mode!r}")
         if mode is None:
             self.optimizer.grad_clip = None
@@ -231,6 +274,31 @@ class TrainingLab:
     def __repr__(self) -> str:
         return (f"TrainingLab({self.name!r}, {len(self.layers)} layers, step {self.steps_done}, "
                 f"loss {self.last_loss:.4f})")
+
+
+def _count(method: str, name: str, value: Any) -> int:
+    """A step count: an integer >= 0 (not a bool, not 2.0), else a LabError naming the call."""
+    try:
+        return checks.integer(f"lab.{method}", name, value, minimum=0,
+                              hint="a number of training steps")
+    except (TypeError, ValueError) as exc:
+        raise LabError(str(exc)) from None
+
+
+def _check_parts(model: Any, optimizer: Any, loss_fn: Callable) -> None:
+    """Refuse a lab that could not take a step, before any part of it is made."""
+    if not isinstance(model, Module):
+        raise LabError(f"TrainingLab: model must be an nn.Module, got {type(model).__name__}")
+    if next(iter(model.parameters()), None) is None:
+        raise LabError(f"TrainingLab: the model {type(model).__name__} has no parameters, so "
+                       "there is nothing to train (a model of lazy layers gets its parameters "
+                       "at its first forward call: call it once on a batch first)")
+    if not isinstance(optimizer, Optimizer):
+        raise LabError(f"TrainingLab: optimizer must be a dltutor optimizer such as "
+                       f"optim.SGD(model.parameters(), lr=0.1), got {type(optimizer).__name__}")
+    if not callable(loss_fn):
+        raise LabError(f"TrainingLab: loss_fn must be a function loss_fn(output, target) such "
+                       f"as F.cross_entropy, got {loss_fn!r}")
 
 
 def _as_loader(data: Any, batch_size: int | None, seed: int) -> tuple[Any, Any, Any]:

@@ -19,11 +19,22 @@ from __future__ import annotations
 
 import math
 
-from .. import data, nn, optim
+from .. import checks, data, nn, optim
 from ..autograd.rng import manual_seed
 from ..nn import functional as F
 from ..nn import init
 from .controller import TrainingLab
+
+
+def _check_args(demo: str, seed: int, lr: float, **sizes: int) -> None:
+    """Refuse a bad argument before the demo seeds the global generator or builds anything:
+    ``seed`` an integer >= 0, ``lr`` a finite number >= 0, each of ``sizes`` an integer >= 1
+    (``depth`` >= 0: no hidden layer at all is still a network)."""
+    owner = f"demos.{demo}"
+    checks.integer(owner, "seed", seed, minimum=0)
+    checks.non_negative(owner, "lr", lr)
+    for name, value in sizes.items():
+        checks.integer(owner, name, value, minimum=0 if name == "depth" else 1)
 
 
 def moons_mlp(seed: int = 0, hidden: int = 16, lr: float = 0.1, batch_size: int = 32) -> TrainingLab:
@@ -35,6 +46,7 @@ def moons_mlp(seed: int = 0, hidden: int = 16, lr: float = 0.1, batch_size: int 
     >>> lab.accuracy() > 0.85
     True
     """
+    _check_args("moons_mlp", seed, lr, hidden=hidden, batch_size=batch_size)
     manual_seed(seed)
     X, y = data.make_moons(n=256, noise=0.15, seed=seed)
     model = nn.Sequential(nn.Linear(2, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
@@ -65,6 +77,8 @@ def exploding_gradients(seed: int = 0, depth: int = 6, width: int = 32, gain: fl
     >>> lab.accuracy() > 0.95
     True
     """
+    _check_args("exploding_gradients", seed, lr, depth=depth, width=width)
+    checks.positive("demos.exploding_gradients", "gain", gain)
     manual_seed(seed)
     X, y = data.make_moons(n=256, noise=0.15, seed=seed)
     layers: list[nn.Module] = []
@@ -89,6 +103,7 @@ def tied_mlp(seed: int = 0, hidden: int = 16, lr: float = 0.1) -> TrainingLab:
     >>> lab.layers            # the tied layer is one layer
     ['0', '2', '6']
     """
+    _check_args("tied_mlp", seed, lr, hidden=hidden)
     manual_seed(seed)
     X, y = data.make_moons(n=256, noise=0.15, seed=seed)
     shared = nn.Linear(hidden, hidden)
@@ -108,6 +123,7 @@ def digits_mlp(seed: int = 0, hidden: int = 64, lr: float = 1e-3) -> TrainingLab
     >>> lab.accuracy() > 0.8
     True
     """
+    _check_args("digits_mlp", seed, lr, hidden=hidden)
     manual_seed(seed)
     X, y = data.load_digits()
     model = nn.Sequential(nn.Linear(64, hidden), nn.ReLU(), nn.Linear(hidden, 10))
