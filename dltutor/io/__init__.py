@@ -142,6 +142,8 @@ def load(path: str | os.PathLike, *, as_numpy: bool = False) -> Any:
     (dtype('float64'), 7, 'ndarray')
     """
     path = fspath(path)
+    if not isinstance(as_numpy, bool):
+        raise TypeError(f"load(..., as_numpy=...) takes True or False, got {as_numpy!r}")
     arrays, metadata = read_safetensors(path)
     document = metadata.get(METADATA_KEY)
     if document is None:  # written by another program: a flat state dict

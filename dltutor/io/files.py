@@ -74,6 +74,9 @@ def fspath(path: Any) -> str:
 def atomic_write(path: str, blob: bytes) -> None:
     """Write ``blob`` to a temporary file next to ``path``, fsync it, then rename it onto ``path``."""
     folder = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise NotADirectoryError(f"cannot save to {path!r}: {folder!r} is a file, not a folder; "
+                                 "choose another file name or folder")
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"cannot save to {path!r}: the folder {folder!r} does not exist; "
                                 "create it first (os.makedirs(folder, exist_ok=True))")
