@@ -204,6 +204,20 @@ def test_save_into_a_missing_folder_names_it_and_says_what_to_do(tmp_path):
             "os.makedirs", state=[Folder(tmp_path)])
 
 
+def test_save_below_a_file_says_it_is_not_a_folder(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    path = notes / "w.safetensors"
+    refused(lambda: dt.save({"w": dt.ones(1)}, path), NotADirectoryError, str(path), "not a folder",
+            state=[notes, Folder(tmp_path)])
+
+
+def test_load_as_numpy_takes_a_flag(tmp_path):
+    path = tmp_path / "w.safetensors"
+    dt.save({"w": dt.ones(1)}, path)
+    refused(lambda: dt.load(path, as_numpy="yes"), TypeError, "as_numpy", "'yes'", state=[path])
+
+
 @pytest.mark.parametrize("path, names", [("", ["empty"]), ("a\x00b.safetensors", ["NUL"])])
 def test_save_to_an_impossible_path_says_why(path, names):
     refused(lambda: dt.save({"w": dt.ones(1)}, path), ValueError, *names)
@@ -338,6 +352,21 @@ def test_indexing_a_data_set_out_of_range_says_how_long_it_is(ds, index, error, 
 ])
 def test_collate_never_makes_a_tensor_of_strings_or_complex_numbers(samples, names):
     refused(lambda: default_collate(samples), TypeError, "cannot batch", *names)
+
+
+class ShortDataset(data.Dataset):
+    """Says it has 5 samples and has 3: a bug in the data set, not in the loader."""
+
+    def __len__(self):
+        return 5
+
+    def __getitem__(self, i):
+        return [1.0, 2.0, 3.0][i]
+
+
+def test_a_data_set_whose_len_and_getitem_disagree_is_named():
+    loader = DataLoader(ShortDataset(), batch_size=5)
+    refused(lambda: list(loader), IndexError, "ShortDataset[3]", "5 samples", "disagree")
 
 
 class GlobalGenerator:

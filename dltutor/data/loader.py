@@ -37,11 +37,22 @@ class _Fetcher:
         samples = []
         for i in indices.tolist():
             where[0] = i
-            samples.append(self.dataset[i])
+            samples.append(_sample(self.dataset, i))
         where[0] = None
         if self.collate_fn is not None:
             return self.collate_fn(samples)
         return _to_tensors(_stack(samples, ""), self.backend)
+
+
+def _sample(dataset: Any, i: int) -> Any:
+    """``dataset[i]``, where an IndexError for an index below ``len(dataset)`` is the data set's
+    own bug: its ``__len__`` and ``__getitem__`` disagree, and the message says so."""
+    try:
+        return dataset[i]
+    except IndexError as exc:
+        raise IndexError(f"{type(dataset).__name__}[{i}] raised IndexError ({exc}) although "
+                         f"len() says it has {len(dataset)} samples: its __len__ and "
+                         "__getitem__ disagree") from exc
 
 
 def _whole_arrays(dataset: Any) -> tuple | None:
