@@ -75,7 +75,10 @@ def save(obj: Any, path: str | os.PathLike) -> None:
     such as ``{"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3}``.
     Its values may be dltutor tensors (Parameters included), NumPy or CuPy arrays, ``int``,
     ``float``, ``bool``, ``str``, ``None``, and lists, tuples and dicts of those. Anything else
-    (a whole Module, a function, an object array) raises ``TypeError`` naming where it is.
+    (a whole Module, a function, an object array) raises ``TypeError`` naming where it is;
+    a structure nested more than 100 levels deep, or one that contains itself, ``ValueError``.
+    An empty path, a missing or unwritable folder, or a folder given as the path raises an
+    error naming the path; in every case nothing is written.
 
     The format is safetensors, not pickle: a pickle can run arbitrary code when it is loaded,
     while a safetensors file is just arrays and a JSON header, safe to load from anywhere and
