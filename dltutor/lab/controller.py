@@ -5,8 +5,9 @@ effect at the next step: ``freeze(layer)``, ``set_lr_mult(layer, value)``,
 ``set_clip(mode, threshold)`` and ``set_lr(value)``. A bad value raises a clear error and
 changes nothing. The lab does one thing at a time: ``step``, ``run`` or ``reset`` called while
 it is training (from a hook, the loss function or another thread) is refused with a
-:class:`LabError`, and the training under way goes on unchanged. A :class:`~dltutor.trace.Recorder` traces every step, so plots (and the
-widget view in ``dltutor.lab.widgets``) can show what each control did.
+:class:`LabError`, and the training under way goes on unchanged. A
+:class:`~dltutor.trace.Recorder` traces every step, so plots (and the widget view in
+``dltutor.lab.widgets``) can show what each control did.
 
 >>> from dltutor.lab import demos
 >>> lab = demos.moons_mlp()
