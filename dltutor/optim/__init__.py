@@ -19,6 +19,7 @@ from .clip import (ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, GradCl
                    clip_grad_norm_, clip_grad_value_)
 from .decay import Decay
 from .multi_optimizer import MultiOptimizer
+from .nonfinite import NonFiniteGradientError
 from .optimizer import Optimizer
 from .regularizer import L1Decay, L2Decay, Regularizer
 from .report import StepRecord, StepReport
@@ -27,7 +28,7 @@ from .sgd import SGD
 from .signsgd import SignSGD
 
 __all__ = ["lr_scheduler", "Optimizer", "Decay", "OptimizerLoadResult", "OptimizerStateError",
-           "StepRecord", "StepReport",
+           "NonFiniteGradientError",           "StepRecord", "StepReport",
            "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "SignSGD", "MultiOptimizer",
            "clip_grad_norm_", "clip_grad_value_", "GradClip", "ClipGradByGlobalNorm",
            "ClipGradByNorm", "ClipGradByValue", "Regularizer", "L1Decay", "L2Decay"]

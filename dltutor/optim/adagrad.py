@@ -27,11 +27,12 @@ class Adagrad(Optimizer):
 
     def __init__(self, params: Any, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: Any = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10, maximize: bool = False, grad_clip: Any = None):
+                 eps: float = 1e-10, maximize: bool = False, grad_clip: Any = None,
+                 nonfinite: str = "raise"):
         defaults = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, eps=eps,
                         maximize=maximize)
-        super().__init__(params, defaults, grad_clip)
+        super().__init__(params, defaults, grad_clip, nonfinite)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)

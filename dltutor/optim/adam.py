@@ -31,10 +31,11 @@ class Adam(Optimizer):
 
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: Any = 0.0, amsgrad: bool = False,
-                 maximize: bool = False, grad_clip: Any = None):
+                 maximize: bool = False, grad_clip: Any = None,
+                 nonfinite: str = "raise"):
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize)
-        super().__init__(params, defaults, grad_clip)
+        super().__init__(params, defaults, grad_clip, nonfinite)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
@@ -106,8 +107,10 @@ class AdamW(Adam):
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2,
                  apply_decay_param_fun: Callable[[str], bool] | None = None,
-                 amsgrad: bool = False, maximize: bool = False, grad_clip: Any = None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize, grad_clip)
+                 amsgrad: bool = False, maximize: bool = False, grad_clip: Any = None,
+                 nonfinite: str = "raise"):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize, grad_clip,
+                         nonfinite)
         self.apply_decay_param_fun = apply_decay_param_fun
         if apply_decay_param_fun is not None:
             unnamed = [n for n, _, _ in self.named_params() if n.startswith("#")]

@@ -12,8 +12,11 @@ list lets the load begin.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .. import backend as B
 from ..autograd import Tensor
@@ -46,7 +49,8 @@ class OptimizerStateError(ValueError):
 
     >>> from dltutor import nn, optim
     >>> try:
-    ...     optim.SGD([nn.Parameter([1.0])], lr=0.1).load_state_dict({"param_groups": []})
+    ...     optim.SGD([nn.Parameter([1.0])], lr=0.1).load_state_dict({"param_groups": [],
+    ...                                                               "state": {}})
     ... except OptimizerStateError as error:
     ...     print(str(error).splitlines()[-1])
       it has 0 parameter group(s), this optimizer has 1
@@ -77,10 +81,14 @@ def state_problems(optimizer: Any, state_dict: Any) -> list[str]:
     it was saved from a SGD, this is a Adam
     group 0: unknown hyperparameters ['momentum', 'dampening', 'nesterov']
     """
-    if not isinstance(state_dict, dict) or "param_groups" not in state_dict:
+    if not isinstance(state_dict, dict) or "param_groups" not in state_dict \
+            or not isinstance(state_dict.get("state", {}), dict):
         return ["expected a dict made by optimizer.state_dict() (with 'param_groups' and "
                 "'state')"]
-    problems = []
+    if "state" not in state_dict:
+        return ["it has no 'state' (the per-parameter state: momentum, moments, step counts); "
+                "a dict saved from optimizer.state_dict() always has one"]
+    problems = counter_problems(state_dict)
     own_class, saved_class = type(optimizer).__name__, state_dict.get("optimizer")
     if saved_class is not None and saved_class != own_class:
         problems.append(f"it was saved from a {saved_class}, this is a {own_class}")
@@ -104,18 +112,90 @@ def state_problems(optimizer: Any, state_dict: Any) -> list[str]:
         unknown = [k for k in saved if k not in allowed]
         if unknown:
             problems.append(f"group {index}: unknown hyperparameters {unknown}")
+        else:
+            problems += hyperparameter_problems(optimizer, index, group, saved)
         by_key.update(zip(own, group["params"]))
-    for key, entry in state_dict.get("state", {}).items():
+    for key, entry in state_dict["state"].items():
         param = by_key.get(key)
         if param is None:
             problems.append(f"state for unknown parameter {key!r}")
-            continue
-        for name, value in entry.items():
-            shape = getattr(value, "shape", None)
-            if shape is not None and tuple(shape) not in (tuple(param.shape), ()):
-                problems.append(f"state {name!r} of {key!r} has shape {tuple(shape)}, the "
-                                f"parameter has shape {tuple(param.shape)}")
+        elif not isinstance(entry, dict):
+            problems.append(f"the state of {key!r} is a {type(entry).__name__}, not a dict")
+        else:
+            problems += [f"state {name!r} of {key!r} {problem}" for name, value in entry.items()
+                         for problem in [entry_problem(name, value, param)] if problem]
     return problems
+
+
+def counter_problems(state_dict: dict[str, Any]) -> list[str]:
+    """The optimizer-wide counters (``step_count``, ``skipped_steps``) must be integers >= 0.
+
+    >>> counter_problems({"step_count": 2.5})
+    ["'step_count' is 2.5; it must be an integer >= 0"]
+    """
+    return [f"{key!r} is {state_dict[key]!r}; it must be an integer >= 0"
+            for key in ("step_count", "skipped_steps")
+            if key in state_dict and not is_count(state_dict[key])]
+
+
+def is_count(value: Any) -> bool:
+    """Whether ``value`` is a whole number >= 0 (an int, or a 0-d array holding one, as
+    PyTorch saves Adam's ``step``).
+
+    >>> is_count(3), is_count(np.array(3.0)), is_count(-1), is_count(True), is_count("3")
+    (True, True, False, False, False)
+    """
+    if isinstance(value, Tensor):
+        value = value.data
+    if isinstance(value, (bool, str, bytes)) or getattr(value, "shape", ()) != ():
+        return False
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(number) and number >= 0 and number.is_integer()
+
+
+def entry_problem(name: str, value: Any, param: Tensor) -> str | None:
+    """What is wrong with one value of a parameter's saved state, or None: arrays must be
+    real numbers shaped like the parameter (or scalars), ``step`` a count.
+
+    >>> from dltutor import nn
+    >>> w = nn.Parameter([1.0, 2.0])
+    >>> entry_problem("momentum_buffer", np.array(["a", "b"]), w)
+    'holds <U1 values, not numbers'
+    """
+    if name == "step":
+        return None if is_count(value) else f"is {value!r}; it must be an integer >= 0"
+    if isinstance(value, Tensor):
+        value = value.data
+    if not hasattr(value, "shape"):
+        return None
+    if value.dtype.kind not in "biuf":
+        return f"holds {value.dtype} values, not numbers"
+    if tuple(value.shape) not in (tuple(param.shape), ()):
+        return f"has shape {tuple(value.shape)}, the parameter has shape {tuple(param.shape)}"
+    return None
+
+
+def hyperparameter_problems(optimizer: Any, index: int, group: dict[str, Any],
+                            saved: dict[str, Any]) -> list[str]:
+    """Group ``index``'s saved hyperparameters checked as the optimizer checks its own (a NaN
+    lr, a negative momentum), before any is loaded.
+
+    >>> from dltutor import nn, optim
+    >>> opt = optim.SGD([nn.Parameter([1.0])], lr=0.1)
+    >>> hyperparameter_problems(opt, 0, opt.param_groups[0], {"lr": float("nan")})
+    ['group 0: SGD: lr must be a number >= 0, got nan']
+    """
+    candidate = dict(group)
+    try:
+        candidate.update({key: hyper_from_state(value) for key, value in saved.items()
+                          if key != "params"})
+        optimizer._check_group(candidate)
+    except (TypeError, ValueError) as error:
+        return [f"group {index}: {error}"]
+    return []
 
 
 def state_dict_of(optimizer: Any) -> dict[str, Any]:
@@ -124,7 +204,7 @@ def state_dict_of(optimizer: Any) -> dict[str, Any]:
 
     >>> from dltutor import nn, optim
     >>> sorted(state_dict_of(optim.SGD([("w", nn.Parameter([1.0]))], lr=0.1)))
-    ['optimizer', 'param_groups', 'state', 'step_count']
+    ['optimizer', 'param_groups', 'skipped_steps', 'state', 'step_count']
     """
     keys = iter(state_keys(optimizer))
     groups, state = [], {}
@@ -140,7 +220,7 @@ def state_dict_of(optimizer: Any) -> dict[str, Any]:
                               for k, v in optimizer.state[param].items()}
         groups.append(saved)
     return {"optimizer": type(optimizer).__name__, "step_count": optimizer.step_count,
-            "state": state, "param_groups": groups}
+            "skipped_steps": optimizer.skipped_steps, "state": state, "param_groups": groups}
 
 
 def load_fitting_state(optimizer: Any, state_dict: dict[str, Any]) -> OptimizerLoadResult:
@@ -154,7 +234,8 @@ def load_fitting_state(optimizer: Any, state_dict: dict[str, Any]) -> OptimizerL
     (OptimizerLoadResult(no hyperparameter changed), 7)
     """
     changed: dict[str, tuple] = {}
-    by_key = {}
+    by_key = dict(zip(state_keys(optimizer),
+                      [param for group in optimizer.param_groups for param in group["params"]]))
     for index, (group, saved) in enumerate(zip(optimizer.param_groups,
                                                state_dict["param_groups"])):
         for key, value in saved.items():
@@ -164,8 +245,8 @@ def load_fitting_state(optimizer: Any, state_dict: dict[str, Any]) -> OptimizerL
             if key in group and not same_value(group[key], value):
                 changed[f"group {index} {key}"] = (group[key], value)
             group[key] = value
-        by_key.update(zip(saved["params"], group["params"]))
-    optimizer.state = {}
+    optimizer.state = {}           # matched by key (name): not by position in the group
+
     for key, entry in state_dict["state"].items():
         param = by_key[key]
         backend = B.backend_of(param.data)
@@ -174,6 +255,7 @@ def load_fitting_state(optimizer: Any, state_dict: dict[str, Any]) -> OptimizerL
                 if hasattr(v, "shape") else v)
             for k, v in entry.items()}
     optimizer.step_count = int(state_dict.get("step_count", 0))
+    optimizer.skipped_steps = int(state_dict.get("skipped_steps", 0))
     return OptimizerLoadResult(changed)
 
 

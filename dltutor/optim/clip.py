@@ -58,9 +58,12 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
     >>> round(a.grad.item(), 4), round(b.grad.item(), 4)
     (3.0, 4.0)
     """
+    # A threshold <= 0 would zero every gradient (or, negative, flip it): PyTorch takes it.
+    checks.positive("clip_grad_norm_", "max_norm", max_norm)
+    if norm_type != math.inf:
+        checks.positive("clip_grad_norm_", "norm_type", norm_type,
+                        hint="or math.inf for the largest absolute value")
     norm_type = float(norm_type)
-    if not (norm_type > 0):
-        raise ValueError(f"clip_grad_norm_: norm_type must be > 0 (or math.inf), got {norm_type}")
     params = _unique_with_grad(parameters)
     grads = [p.grad.data for p in params]
     norms = l2_norms(grads) if norm_type == 2 else [p_norm(g, norm_type) for g in grads]
@@ -86,7 +89,7 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -
     >>> clip_grad_value_([w], 1.0); w.grad.tolist()
     [-1.0, 0.5]
     """
-    checks.non_negative("clip_grad_value_", "clip_value", clip_value)
+    checks.positive("clip_grad_value_", "clip_value", clip_value)
     for p in _unique_with_grad(parameters):
         p.grad.data = B.get_array_module(p.grad.data).clip(p.grad.data, -clip_value, clip_value)
 
@@ -122,9 +125,13 @@ class GradClip:
         self.last_clipped_norm: float | None = None
         self.last_scale: float | None = None
 
-    def __call__(self, params: list[Tensor], grads: list[Any]) -> list[Any]:
-        chosen = [grads[i] for i, p in enumerate(params) if getattr(p, "need_clip", True)]
-        norms = l2_norms(chosen)
+    def __call__(self, params: list[Tensor], grads: list[Any],
+                 squares: list[float] | None = None) -> list[Any]:
+        # squares: each gradient's sum of squares, when the optimizer already took them
+        indices = [i for i, p in enumerate(params) if getattr(p, "need_clip", True)]
+        chosen = [grads[i] for i in indices]
+        norms = (l2_norms(chosen) if squares is None else
+                 [math.sqrt(squares[i]) for i in indices])
         before = math.sqrt(sum(n * n for n in norms))
         after = self.clip(chosen, norms)
         self.last_total_norm, self.last_clipped_norm = before, after

@@ -2,18 +2,21 @@
 
 Every optimizer in dltutor is this class plus one method, :meth:`Optimizer.update`: the rule
 that turns one parameter's (clipped, regularized) gradient into its step. The base class does
-the bookkeeping around it, in five stages, on every ``step()``:
+the bookkeeping around it, in six stages, on every ``step()``:
 
 1. ``_select``: the parameters whose ``.grad`` is not None (the others are frozen, or not
    reached by the loss), with their effective lr (the group's ``lr`` times ``lr_mult``) and
    their weight decay. A gradient that a later stage changes is copied first: ``p.grad``
    stays as backward left it;
-2. ``_clip``: ``grad_clip`` over those gradients (it leaves out ``need_clip=False``);
-3. ``_regularize``: the parameter's own ``regularizer`` if it has one, else the group's
+2. ``_check_finite``: a gradient with NaN or Inf stops the step before anything changes
+   (the ``nonfinite`` option: raise, the default; skip; or apply, as PyTorch does; see
+   nonfinite.py);
+3. ``_clip``: ``grad_clip`` over those gradients (it leaves out ``need_clip=False``);
+4. ``_regularize``: the parameter's own ``regularizer`` if it has one, else the group's
    ``weight_decay``, added to the gradient; or, for AdamW, ``p *= 1 - lr * weight_decay``
    (decay.py holds these rules; ``opt.decay_of(p)`` says which decay ``p`` gets);
-4. ``_update``: count the parameter's step, and apply ``update(param, grad, state, group, lr)``;
-5. ``_report``: with ``record_steps`` on, measure what the step did (report.py).
+5. ``_update``: count the parameter's step, and apply ``update(param, grad, state, group, lr)``;
+6. ``_report``: with ``record_steps`` on, measure what the step did (report.py).
 
 Reading what you pass as ``params`` is param_groups.py's job; checking a state dict before
 loading it is checkpoint.py's.
@@ -28,6 +31,7 @@ loading it is checkpoint.py's.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Iterable
 
 from .. import backend as B
@@ -38,6 +42,8 @@ from ..hooks import HookHandle
 from .checkpoint import (OptimizerLoadResult, OptimizerStateError, load_fitting_state,
                          state_dict_of, state_problems)
 from .decay import Decay, decay_parts, describe_decay
+from .nonfinite import NonFiniteGradientError, check_mode, nonfinite_names
+from .norms import sums_of_squares
 from .param_groups import as_groups, make_group
 from .regularizer import Regularizer
 from .report import StepMeasurement, StepReport
@@ -49,11 +55,12 @@ class _Step:
     ``steps``, what each rule returned."""
 
     __slots__ = ("names", "params", "groups", "grads", "lrs", "coupled", "decoupled", "steps",
-                 "measure")
+                 "grad_sq", "measure")
 
     def __init__(self, recording: bool):
         self.names, self.params, self.groups, self.grads = [], [], [], []
         self.lrs, self.coupled, self.decoupled, self.steps = [], [], [], []
+        self.grad_sq: list[float] | None = None   # each gradient's sum of squares, once taken
         self.measure = StepMeasurement() if recording else None
 
 
@@ -88,7 +95,10 @@ class Optimizer:
     #: parameter before ``update`` changes it, to measure the change.
     returns_update = False
 
-    def __init__(self, params: Any, defaults: dict[str, Any], grad_clip: Any = None):
+    def __init__(self, params: Any, defaults: dict[str, Any], grad_clip: Any = None,
+                 nonfinite: str = "raise"):
+        self.nonfinite = check_mode(type(self).__name__, nonfinite)
+        self.skipped_steps = 0          # steps that nonfinite="skip" left out
         self.defaults = dict(defaults)
         self.grad_clip = grad_clip
         self.param_groups: list[dict[str, Any]] = []
@@ -262,14 +272,27 @@ class Optimizer:
         for hook in list(self._pre_hooks):
             hook(self, (), {})
         with no_grad():
+            self._check_lrs()
             todo = self._select()
-            self._clip(todo)
-            self._regularize(todo)
-            self._update(todo)
-            self.step_count += 1
-            self.last_step = self._report(todo)
+            if self._check_finite(todo):
+                self._clip(todo)
+                self._regularize(todo)
+                self._update(todo)
+                self.step_count += 1
+                self.last_step = self._report(todo)
+            else:
+                self.skipped_steps += 1
+                self.last_step = StepReport.empty()
         for hook in list(self._post_hooks):
             hook(self, (), {})
+
+    def _check_lrs(self) -> None:
+        """Before stage 1: a group's lr may have been set by hand (``param_groups[0]["lr"] =
+        ...``) since it was checked; refuse NaN, infinity or < 0 before anything changes."""
+        for index, group in enumerate(self.param_groups):
+            lr = group["lr"]
+            if not (type(lr) in (float, int) and 0 <= lr < math.inf):   # the fast, common case
+                checks.non_negative(type(self).__name__, f"param_groups[{index}]['lr']", lr)
 
     def _select(self) -> _Step:
         """Stage 1: the parameters with a gradient, their lr and decay; copy a gradient that
@@ -300,17 +323,34 @@ class Optimizer:
             todo.decoupled.append(decoupled)
         return todo
 
+    def _check_finite(self, todo: _Step) -> bool:
+        """Stage 2: whether the step may go on. Each gradient's sum of squares is NaN or Inf
+        when a value is: then ``nonfinite="raise"`` raises NonFiniteGradientError naming the
+        parameters, and ``"skip"`` answers False; nothing has changed yet either way. The
+        sums are kept: the clip and the report take their norms from them."""
+        if self.nonfinite == "apply" or not todo.grads:
+            return True
+        todo.grad_sq = sums_of_squares(todo.grads)
+        if math.isfinite(sum(todo.grad_sq)):
+            return True
+        bad = nonfinite_names(todo.names, todo.grads, todo.grad_sq)
+        if not bad:                          # only squares of huge finite values overflowed
+            return True
+        if self.nonfinite == "skip":
+            return False
+        raise NonFiniteGradientError(type(self).__name__, bad, self.step_count)
+
     def _clip(self, todo: _Step) -> None:
-        """Stage 2: ``grad_clip`` changes the selected gradients in place. A recorded step
+        """Stage 3: ``grad_clip`` changes the selected gradients in place. A recorded step
         measures them now, before decay changes them again."""
         if self.grad_clip is None or not todo.params:
             return
-        self.grad_clip(todo.params, todo.grads)
+        self.grad_clip(todo.params, todo.grads, todo.grad_sq)
         if todo.measure is not None:
             todo.measure.clipped(todo.grads)
 
     def _regularize(self, todo: _Step) -> None:
-        """Stage 3: coupled decay joins the gradient (``g += c * p``, or a regularizer's
+        """Stage 4: coupled decay joins the gradient (``g += c * p``, or a regularizer's
         gradient); decoupled decay shrinks the parameter (``p *= 1 - lr * decoupled``)."""
         for i, (param, grad, lr, coupled, decoupled) in enumerate(zip(
                 todo.params, todo.grads, todo.lrs, todo.coupled, todo.decoupled)):
@@ -326,7 +366,7 @@ class Optimizer:
                 param.data *= 1 - lr * decoupled
 
     def _update(self, todo: _Step) -> None:
-        """Stage 4: count each parameter's step, then take the rule's step."""
+        """Stage 5: count each parameter's step, then take the rule's step."""
         recording = todo.measure is not None
         copy_first = recording and not self.returns_update
         for i, (param, grad, group, lr) in enumerate(zip(todo.params, todo.grads, todo.groups,
@@ -348,10 +388,10 @@ class Optimizer:
                 todo.steps.append(step)
 
     def _report(self, todo: _Step) -> StepReport:
-        """Stage 5: the report of a recorded step (an empty one when nothing was recorded)."""
+        """Stage 6: the report of a recorded step (an empty one when nothing was recorded)."""
         if todo.measure is None:
             return StepReport.empty()
-        return todo.measure.report(todo.names, todo.params, todo.lrs, todo.steps)
+        return todo.measure.report(todo.names, todo.params, todo.lrs, todo.steps, todo.grad_sq)
 
     # -- hooks -----------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook: Callable) -> HookHandle:

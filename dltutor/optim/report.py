@@ -96,9 +96,11 @@ class StepReport:
 
     @classmethod
     def measure(cls, names: list[str], params: list[Tensor], lrs: list[float],
-                clipped_sq: list[float] | None, subtracted: list[Any]) -> "StepReport":
+                clipped_sq: list[float] | None, subtracted: list[Any],
+                grad_sq: list[float] | None = None) -> "StepReport":
         """The report of a step that just ended: ``subtracted`` holds, per parameter, old minus
-        new values; ``clipped_sq`` the clipped gradients' squared norms (None: no clip ran).
+        new values; ``clipped_sq`` the clipped gradients' squared norms (None: no clip ran);
+        ``grad_sq`` the gradients' own, when the step already took them (None: take them).
 
         Every other norm is taken here, in one batch: for small arrays the cost of a call is
         most of the work of a norm, and ``p.grad`` still holds the gradient backward made.
@@ -110,11 +112,12 @@ class StepReport:
         [1.0]
         """
         count = len(params)
-        squares = sums_of_squares([p.grad.data for p in params] + subtracted +
-                                  [p.data for p in params])
-        grad_sq = squares[:count]
+        taken = [] if grad_sq is not None else [p.grad.data for p in params]
+        squares = sums_of_squares(taken + subtracted + [p.data for p in params])
+        if grad_sq is None:
+            grad_sq, squares = squares[:count], squares[count:]
         return cls(names, params, lrs, grad_sq, grad_sq if clipped_sq is None else clipped_sq,
-                   squares[count:2 * count], squares[2 * count:], subtracted)
+                   squares[:count], squares[count:], subtracted)
 
     @classmethod
     def empty(cls) -> "StepReport":
@@ -194,7 +197,7 @@ class StepMeasurement:
             self._old_values[index] = param.data.copy()
 
     def report(self, names: list[str], params: list[Tensor], lrs: list[float],
-               steps: list[Any]) -> StepReport:
+               steps: list[Any], grad_sq: list[float] | None = None) -> StepReport:
         """The step's report; ``steps`` holds, per parameter, the array the base subtracted
         (None where the rule changed ``param.data`` itself)."""
         subtracted = steps
@@ -203,4 +206,4 @@ class StepMeasurement:
             for index, old in self._old_values.items():
                 old -= params[index].data            # old minus new values
                 subtracted[index] = old
-        return StepReport.measure(names, params, lrs, self.clipped_sq, subtracted)
+        return StepReport.measure(names, params, lrs, self.clipped_sq, subtracted, grad_sq)

@@ -25,10 +25,11 @@ class RMSprop(Optimizer):
 
     def __init__(self, params: Any, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: Any = 0.0, momentum: float = 0.0, centered: bool = False,
-                 maximize: bool = False, grad_clip: Any = None):
+                 maximize: bool = False, grad_clip: Any = None,
+                 nonfinite: str = "raise"):
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                         momentum=momentum, centered=centered, maximize=maximize)
-        super().__init__(params, defaults, grad_clip)
+        super().__init__(params, defaults, grad_clip, nonfinite)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)

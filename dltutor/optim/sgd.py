@@ -28,10 +28,11 @@ class SGD(Optimizer):
 
     def __init__(self, params: Any, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: Any = 0.0, nesterov: bool = False,
-                 maximize: bool = False, grad_clip: Any = None):
+                 maximize: bool = False, grad_clip: Any = None,
+                 nonfinite: str = "raise"):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
                         weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
-        super().__init__(params, defaults, grad_clip)
+        super().__init__(params, defaults, grad_clip, nonfinite)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)

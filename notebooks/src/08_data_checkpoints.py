@@ -138,6 +138,21 @@ later = [sorted(set(range(10)) - {i for batch in one_epoch(dropping) for i in ba
 assert len({tuple(d) for d in dropped + later}) > 1, "other samples are left out in other epochs"
 
 # %% [markdown]
+# **Stricter than PyTorch.** `shuffle` and `drop_last` must be `True` or `False`. PyTorch's
+# `DataLoader` uses the truth value of whatever it gets, so `drop_last="False"` (a string read from
+# a config file) quietly drops batches there; dltutor refuses it and says why.
+
+# %%
+try:
+    DataLoader(ids, batch_size=4, drop_last="False")
+except TypeError as err:
+    print(err)
+    strict_error = err
+
+# %%
+assert "drop_last" in str(strict_error) and "'False'" in str(strict_error)
+
+# %% [markdown]
 # ### A data set larger than memory
 #
 # A `TensorDataset` only needs arrays that can be indexed. Save a large array once with
@@ -568,6 +583,28 @@ except TypeError as err:
 
 # %%
 assert dt.load(checkpoint_path)["epoch"] == epochs // 2, "the old checkpoint is intact"
+
+# %% [markdown]
+# A checkpoint is a few levels deep (model, optimizer, plain values), so `dt.save` refuses a
+# structure nested more than 100 levels; `torch.save` pickles one ten times deeper before Python
+# gives up. The refusal comes before anything is written.
+
+# %%
+nested = {}
+leaf = nested
+for _ in range(150):                           # {"x": {"x": {"x": ...}}}
+    leaf["x"] = {}
+    leaf = leaf["x"]
+leaf["w"] = dt.zeros(2)
+try:
+    dt.save(nested, checkpoint_path)
+except ValueError as err:
+    print(err)
+    deep_error = err
+
+# %%
+assert "100 levels" in str(deep_error)
+assert dt.load(checkpoint_path)["epoch"] == epochs // 2, "still the old checkpoint"
 
 # %% [markdown]
 # ## Exporting one layer

@@ -3,8 +3,9 @@ group's ``lr`` step by step and saves its state; :func:`preview` runs a schedule
 throwaway optimizer to show it. The schedules themselves are in schedules.py and warmup.py."""
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -16,6 +17,31 @@ from ..sgd import SGD
 #: Keys that PyTorch's schedulers keep in their state dicts for their own warnings; a state
 #: dict saved by PyTorch loads here with them ignored.
 TORCH_BOOKKEEPING_KEYS = frozenset({"_get_lr_called_within_step", "_is_initial"})
+
+
+@contextlib.contextmanager
+def groups_restored_on_error(groups: list[dict[str, Any]]) -> Iterator[None]:
+    """Undo what a scheduler's constructor wrote into the groups (``initial_lr``, ``lr``) when
+    it fails: a scheduler that could not be built leaves the optimizer as it was.
+
+    >>> groups = [{"lr": 0.1}]
+    >>> try:
+    ...     with groups_restored_on_error(groups):
+    ...         groups[0]["initial_lr"] = groups[0]["lr"] = 0.5
+    ...         raise ZeroDivisionError("the schedule's function failed")
+    ... except ZeroDivisionError:
+    ...     pass
+    >>> groups
+    [{'lr': 0.1}]
+    """
+    saved = [dict(group) for group in groups]
+    try:
+        yield
+    except BaseException:
+        for group, before in zip(groups, saved):
+            group.clear()
+            group.update(before)
+        raise
 
 
 def check_optimizer(owner: str, optimizer: Any) -> None:
@@ -90,10 +116,7 @@ class LRScheduler:
         last_epoch = checks.integer(owner, "last_epoch", last_epoch, minimum=-1,
                                     hint="-1 for a new schedule, else the steps already done")
         self.optimizer = optimizer
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
-        else:
+        if last_epoch >= 0:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
                     raise MessageKeyError(
@@ -109,9 +132,12 @@ class LRScheduler:
                         "2. this is a fresh run: then leave last_epoch at its default, -1.\n"
                         "Simplest way to resume: build the scheduler with last_epoch=-1 and call "
                         "scheduler.load_state_dict(saved_scheduler_state).")
-        self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
-        self.last_epoch = last_epoch
-        self._initial_step()
+        with groups_restored_on_error(optimizer.param_groups):
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+            self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
+            self.last_epoch = last_epoch
+            self._initial_step()
 
     # -- stepping ------------------------------------------------------------------------------
 
@@ -140,9 +166,15 @@ class LRScheduler:
         """
         self._step_count += 1
         self.last_epoch += 1
-        self._set_lrs(self.get_lr())
+        try:
+            self._set_lrs(self.get_lr())
+        except BaseException:         # a failed step is not a step: the counts go back
+            self._step_count -= 1
+            self.last_epoch -= 1
+            raise
 
     def _set_lrs(self, values: Sequence[float]) -> None:
+        """Set every group's lr, after checking them all (a NaN lr would poison the model)."""
         groups = self.optimizer.param_groups
         values = list(values)
         if len(values) != len(groups):
@@ -150,6 +182,10 @@ class LRScheduler:
                 f"{type(self).__name__} computed {len(values)} learning rates for an optimizer "
                 f"with {len(groups)} param groups; build the scheduler after the last "
                 "add_param_group()")
+        for index, lr in enumerate(values):
+            checks.non_negative(type(self).__name__, f"the lr of param group {index}", lr,
+                                hint=f"at step {self.last_epoch}; check the schedule's arguments "
+                                "or function")
         for group, lr in zip(groups, values):
             group["lr"] = lr
         self._record_lrs()
