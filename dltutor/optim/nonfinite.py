@@ -48,8 +48,9 @@ class NonFiniteGradientError(FloatingPointError):
         if len(self.names) > 5:
             which += f" and {len(self.names) - 5} more"
         noun = "gradient of" if len(self.names) == 1 else "gradients of"
+        verb = "holds" if len(self.names) == 1 else "hold"
         super().__init__(
-            f"{owner}.step(): the {noun} {which} holds NaN or Inf (step {step + 1}); nothing was "
+            f"{owner}.step(): the {noun} {which} {verb} NaN or Inf (step {step + 1}); nothing was "
             "changed. Look for the cause (dt.detect_anomaly() names the op), lower the lr or "
             "clip; nonfinite='skip' skips such steps, as AMP does")
 

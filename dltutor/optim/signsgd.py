@@ -26,8 +26,7 @@ class SignSGD(Optimizer):
     """
 
     def __init__(self, params: Any, lr: float = 1e-3, weight_decay: Any = 0.0,
-                 grad_clip: Any = None,
-                 nonfinite: str = "raise"):
+                 grad_clip: Any = None, nonfinite: str = "raise"):
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay), grad_clip, nonfinite)
 
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],

@@ -261,6 +261,27 @@ assert np.abs(opt.state[net.fc1.weight]["momentum_buffer"]).max() > 0
 assert diagnose.why_not_updating(net, opt, "fc1.weight").cause == "lr_zero"
 
 # %% [markdown]
+# Any number `>= 0` is a learning rate here, but NaN and infinity are not: **dltutor refuses
+# them where PyTorch does not.** PyTorch checks `lr < 0`, which is False for NaN, so a NaN lr
+# (from a typo in a formula, a scheduler, or a checkpoint) turns every weight into NaN at the
+# next step. dltutor checks the lr in the constructor, in `add_param_group`, in a loaded state
+# dict, and again at `step()` for a value you set by hand, before it changes anything:
+
+# %%
+kept = snapshot(conv_group + fc_group)
+opt.param_groups[1]["lr"] = float("nan")
+try:
+    opt.step()
+except ValueError as err:
+    print(err)
+    nan_lr_error = err
+opt.param_groups[1]["lr"] = 0.0
+
+# %%
+assert "param_groups[1]['lr']" in str(nan_lr_error)
+assert unchanged(kept, conv_group + fc_group), "the refused step changed nothing"
+
+# %% [markdown]
 # A picture of the same run: the size of each layer's update per step. We rerun the four
 # epochs with a `Recorder` attached (it reads every step through the optimizer's hooks); the fc
 # layers' lines drop to nothing at the change and the steps where they were frozen are shaded.

@@ -106,6 +106,23 @@ assert norm(flat(by_global_norm)) <= 1.0                                    # th
 assert np.isclose(norm(flat(by_global_norm)), 1.0 / (total.item() + 1e-6) * total.item(), rtol=1e-5)
 
 # %% [markdown]
+# A threshold must be a number above 0. PyTorch computes `max_norm / total` whatever `max_norm`
+# is, so `max_norm=-1` quietly flips the sign of every gradient (training then climbs the loss)
+# and `max_norm=0` zeroes them; dltutor refuses both before it touches a gradient.
+
+# %%
+before_refusal = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
+try:
+    optim.clip_grad_norm_(net.parameters(), max_norm=-1)
+except ValueError as err:
+    print(err)
+    threshold_error = err
+
+# %%
+assert "max_norm" in str(threshold_error)
+assert all(np.array_equal(p.grad.numpy(), before_refusal[n]) for n, p in net.named_parameters())
+
+# %% [markdown]
 # ### Paddle style: a clip object handed to the optimizer
 #
 # Paddle clips inside the optimizer: you make a clip object, `optim.ClipGradByValue(max)`,
@@ -289,7 +306,8 @@ for n, p in net.named_parameters():                                     # undo, 
 # A classifier on features that were never standardized (values up to 40), trained with a
 # cross-entropy written by hand as `-log(softmax(logits)[label])`. (NumPy also prints warnings
 # deep inside the engine when this happens; we silence them with `np.errstate` to keep the
-# output readable.)
+# output readable. And the optimizer gets `nonfinite="apply"`, so that it takes a step with a
+# NaN gradient as PyTorch's does; dltutor's default refuses it, as a later section shows.)
 
 # %%
 rng = np.random.default_rng(0)
@@ -306,7 +324,7 @@ def naive_cross_entropy(logits, target):
 def train_classifier(loss_fn, inputs, steps=6):
     dt.manual_seed(0)
     model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 3))
-    opt = optim.SGD(model.parameters(), lr=0.05)
+    opt = optim.SGD(model.parameters(), lr=0.05, nonfinite="apply")
     losses = []
     for step in range(steps):
         opt.zero_grad()
@@ -497,6 +515,10 @@ assert one_batch[-1] < 0.01 * one_batch[0]          # it can learn: below 1% of 
 # norm, update norm and parameter norm (`by="layer"` adds up a layer's weight and bias;
 # `log_loss` hands it the loss). The loop stops when the loss is no longer a number, as a
 # training script should.
+#
+# One setting needs a word: `nonfinite="apply"`. By default a dltutor optimizer refuses a step
+# whose gradient holds NaN or Inf (more on that below). PyTorch takes such a step, so to watch
+# the explosion as PyTorch would show it we ask for PyTorch's behaviour.
 
 # %%
 X_moons, y_moons = make_moons(n=256, noise=0.15, seed=0)
@@ -517,9 +539,10 @@ def too_large_relu_net(seed=0, gain=2.0, depth=6, width=32):
     return nn.Sequential(*layers)
 
 
-def train_deep(grad_clip=None, seed=0):
+def train_deep(grad_clip=None, seed=0, nonfinite="apply"):
     model = too_large_relu_net(seed)
-    opt = optim.SGD(model.named_parameters(), lr=0.05, momentum=0.9, grad_clip=grad_clip)
+    opt = optim.SGD(model.named_parameters(), lr=0.05, momentum=0.9, grad_clip=grad_clip,
+                    nonfinite=nonfinite)
     rec = Recorder(model, opt, by="layer")
     with np.errstate(all="ignore"):           # overflow is the point here: no warnings
         for _ in range(STEPS):
@@ -571,6 +594,47 @@ def blows_up(rec):
 
 assert blows_up(rec_plain)
 assert all(blows_up(train_deep(seed=seed)[1]) for seed in range(1, 5))   # not luck: 5 seeds
+
+# %% [markdown]
+# ### What dltutor does by default: refuse the poisoned step
+#
+# In PyTorch one `inf` or `nan` in one gradient goes straight into the weights, and with
+# global-norm clipping into *every* weight (the global norm is `nan`, and so is every scaled
+# gradient). dltutor's optimizers look at the gradients before they change anything: with the
+# default `nonfinite="raise"` the step raises `optim.NonFiniteGradientError`, naming the
+# parameters, and leaves the model as the last good step left it. (`nonfinite="skip"` skips
+# such steps silently and counts them in `opt.skipped_steps`, as PyTorch's mixed-precision
+# `GradScaler` does.) This is one place where dltutor refuses what PyTorch accepts.
+
+# %%
+def train_until_refused(seed=0):
+    """The same run with the default nonfinite="raise": the error, and the model as it was."""
+    model = too_large_relu_net(seed)
+    opt = optim.SGD(model.named_parameters(), lr=0.05, momentum=0.9)
+    with np.errstate(all="ignore"):
+        for _ in range(STEPS):
+            opt.zero_grad()
+            F.cross_entropy(model(xm), ym).backward()
+            try:
+                opt.step()
+            except optim.NonFiniteGradientError as error:
+                return model, error
+    return model, None
+
+
+model_refused, refusal = train_until_refused()
+print(type(refusal).__name__, "after", refusal.step, "good steps, naming",
+      len(refusal.names), "of", len(list(model_refused.parameters())), "parameters")
+
+
+# %%
+def refused_cleanly(model, error):
+    """The step was refused, and every weight is still a finite number."""
+    return error is not None and all(np.isfinite(p.numpy()).all() for p in model.parameters())
+
+
+assert refused_cleanly(model_refused, refusal)
+assert all(refused_cleanly(*train_until_refused(seed)) for seed in range(1, 5))
 
 # %% [markdown]
 # ### The same network with global-norm clipping

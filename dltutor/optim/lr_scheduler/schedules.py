@@ -59,7 +59,8 @@ class LambdaLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        return [base_lr * fn(self.last_epoch)
+        return [base_lr * checks.number("LambdaLR", f"lr_lambda({self.last_epoch})",
+                                        fn(self.last_epoch), hint="it returns the lr factor")
                 for fn, (_, base_lr) in zip(self.lr_lambdas, self._groups_and_bases())]
 
     def state_dict(self) -> dict[str, Any]:
