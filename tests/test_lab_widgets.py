@@ -335,3 +335,21 @@ def test_close_stops_the_running_task():
     assert view.closed and not view.running and view.lab.steps_done == steps
     view.play()                                   # a closed view does not start again
     assert view._task.done()
+
+
+def test_a_refused_step_shows_in_the_status_line_and_changes_nothing():
+    """A NaN gradient (here planted by a hook) makes the optimizer refuse the step: the lab
+    stops, the status line says which parameter and why, and the weights are the last good
+    ones."""
+    view = LabView(demos.moons_mlp())
+    view.buttons["step"].click()
+    weights = {k: v.numpy().copy() for k, v in view.lab.model.state_dict().items()}
+    first = next(iter(view.lab.model.parameters()))
+    first.register_hook(lambda grad: grad * float("nan"))
+    view.buttons["step"].click()
+    assert isinstance(view.lab.error, optim.NonFiniteGradientError)
+    error = status_attributes(view)["data-error"]
+    assert "NaN or Inf" in error and repr(view.lab.error.names[0]) in error
+    assert view.lab.steps_done == 1
+    for key, value in view.lab.model.state_dict().items():
+        np.testing.assert_array_equal(value.numpy(), weights[key], err_msg=key)
