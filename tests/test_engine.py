@@ -174,7 +174,7 @@ def test_hook_on_an_intermediate_tensor():
 def test_hook_returning_a_wrong_shape_is_an_error():
     w = dt.ones(2, requires_grad=True)
     w.register_hook(lambda g: dt.ones(3))
-    with pytest.raises(RuntimeError, match=r"hook returned shape \(3,\)"):
+    with pytest.raises(RuntimeError, match=r"returned shape \(3,\)"):
         (w * 2).sum().backward()
 
 
@@ -273,7 +273,7 @@ def test_setitem_under_no_grad_and_refused_otherwise():
     (lambda: dt.ones(2, 3) + dt.ones(4), r"add: shapes \(2, 3\) and \(4,\) do not broadcast"),
     (lambda: dt.ones(2, 3) * dt.ones(2), r"mul: shapes \(2, 3\) and \(2,\)"),
     (lambda: dt.ones(6).reshape(4, 2), r"reshape: cannot reshape.*\(6,\).*\(4, 2\)"),
-    (lambda: dt.ones(2, 3).sum(axis=2), r"sum: axis 2 is out of range.*2 dimension"),
+    (lambda: dt.ones(2, 3).sum(axis=2), r"sum: dimension 2 is out of range.*2 dimension"),
     (lambda: dt.linear(dt.ones(2, 3), dt.ones(4, 5)), r"linear: input of shape \(2, 3\) has 3 features.*\(4, 5\)"),
     (lambda: F.cross_entropy(dt.ones(2, 3), dt.tensor([0, 3])), r"label 3 is out of range for 3 classes"),
     (lambda: F.cross_entropy(dt.ones(2, 3), dt.tensor([0.0, 1.0])), r"labels must be integer"),

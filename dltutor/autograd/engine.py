@@ -86,9 +86,12 @@ COLLECT_MAX_SIZE = 4096
 
 
 def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool) -> None:
-    """The loop of :func:`backward`: run every pending op, newest first."""
+    """The loop of :func:`backward`: run every pending op, newest first. No ``.grad`` is
+    written until every gradient is known and every hook has run: a hook or an op that fails
+    halfway leaves every ``.grad`` as it was."""
     check_finite = is_anomaly_enabled()
     leaf_grads: dict[Any, list] = {}  # leaf -> [leaf, grad, more grads...]
+    retained: list[tuple[Any, Any]] = []  # (non-leaf tensor with retain_grad(), its gradient)
     root_fn.pending = seed
     # Pending ops wait in a max-heap of (-seq, op): the op made last runs first, so by the
     # time an op runs, every op that used its output has passed its gradient back.
@@ -104,7 +107,7 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool) -> None:
         if fn.retained is not None:
             out = fn.retained()
             if out is not None:
-                _accumulate(out, g)
+                retained.append((out, g))
         grads = fn.backward(g)
         if not retain_graph:  # free what the op saved: nothing needs it any more
             fn.inputs = None
@@ -147,6 +150,8 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool) -> None:
         g = entry[1] if len(entry) == 2 else _sum_collected(entry[1:])
         if t._hooks:
             g = _run_hooks(t._hooks, g, t.data.shape)
+        retained.append((t, g))
+    for t, g in retained:           # every gradient is known: only now write them
         _accumulate(t, g)
 
 
@@ -173,14 +178,21 @@ def _freed_graph_error(fn: Function) -> RuntimeError:
 
 
 def _run_hooks(hooks: list, grad: Any, shape: tuple[int, ...]) -> Any:
+    """Pass ``grad`` through each hook; a hook returns None (keep it) or the new gradient."""
     for hook in list(hooks):
         result = hook(make_tensor(grad))
-        if result is not None:
-            new = result.data if is_tensor(result) else result
-            if new.shape != shape:
-                raise RuntimeError(f"a gradient hook returned shape {tuple(new.shape)}; the "
-                                   f"gradient has shape {tuple(shape)}")
-            grad = new
+        if result is None:
+            continue
+        new = result.data if is_tensor(result) else result
+        name = getattr(hook, "__qualname__", type(hook).__name__)
+        if not hasattr(new, "shape") or getattr(new, "dtype", np.dtype(object)).kind not in "biuf":
+            raise TypeError(f"gradient hook {name} returned a {type(result).__name__}; a hook "
+                            "returns None (keep the gradient) or a Tensor shaped like it. "
+                            "No .grad was changed")
+        if new.shape != shape:
+            raise RuntimeError(f"gradient hook {name} returned shape {tuple(new.shape)}; the "
+                               f"gradient has shape {tuple(shape)}. No .grad was changed")
+        grad = new
     return grad
 
 

@@ -281,12 +281,20 @@ class Function:
 
     def __call__(self, *inputs: Any) -> Any:
         # Unpacked by hand for one and two inputs: this line runs for every op of every step.
-        if len(inputs) == 2:
-            out = self.forward(inputs[0].data, inputs[1].data)
-        elif len(inputs) == 1:
-            out = self.forward(inputs[0].data)
-        else:
-            out = self.forward(*[t.data for t in inputs])
+        try:
+            if len(inputs) == 2:
+                out = self.forward(inputs[0].data, inputs[1].data)
+            elif len(inputs) == 1:
+                out = self.forward(inputs[0].data)
+            else:
+                out = self.forward(*[t.data for t in inputs])
+        except AttributeError:          # free when nothing is raised; name a non-Tensor input
+            for t in inputs:
+                if not is_tensor(t):
+                    raise TypeError(f"{self.op_name} expects Tensors; got a "
+                                    f"{type(t).__name__}: wrap numbers and arrays with "
+                                    "dt.tensor(...)") from None
+            raise
         if out.__class__ not in _ARRAY_TYPES:
             out = _as_array(out, inputs)
         if _anomaly_enabled and not is_finite(out):

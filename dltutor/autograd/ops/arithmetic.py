@@ -48,7 +48,7 @@ def add(a: Any, b: Any) -> Any:
     >>> dt.add(dt.tensor([1.0, 2.0]), 1)
     tensor([2., 3.])
     """
-    a, b = promote(a, b)
+    a, b = promote(a, b, "add")
     return Add()(a, b)
 
 
@@ -72,7 +72,7 @@ def sub(a: Any, b: Any) -> Any:
     >>> dt.sub(dt.tensor([3.0]), dt.tensor([1.0, 2.0]))
     tensor([2., 1.])
     """
-    a, b = promote(a, b)
+    a, b = promote(a, b, "sub")
     return Sub()(a, b)
 
 
@@ -99,7 +99,7 @@ def mul(a: Any, b: Any) -> Any:
     >>> dt.mul(dt.tensor([1.0, 2.0]), 3)
     tensor([3., 6.])
     """
-    a, b = promote(a, b)
+    a, b = promote(a, b, "mul")
     return Mul()(a, b)
 
 
@@ -129,7 +129,7 @@ def div(a: Any, b: Any) -> Any:
     >>> dt.div(dt.tensor([1.0, 2.0]), 4)
     tensor([0.25, 0.5 ])
     """
-    a, b = promote(a, b)
+    a, b = promote(a, b, "div")
     if a.data.dtype.kind not in "fc":
         a, b = cast(a, default_float), cast(b, default_float)
     return Div()(a, b)
@@ -186,7 +186,7 @@ def pow(a: Any, b: Any) -> Any:  # noqa: A001 - the name learners expect
     """
     if is_tensor(a) and isinstance(b, (int, float)) and not isinstance(b, bool):
         return PowConst(b)(a)
-    a, b = promote(a, b)
+    a, b = promote(a, b, "pow")
     return Pow()(a, b)
 
 
@@ -212,7 +212,7 @@ def maximum(a: Any, b: Any) -> Any:
     >>> dt.maximum(dt.tensor([1.0, 5.0]), dt.tensor([3.0, 2.0]))
     tensor([3., 5.])
     """
-    a, b = promote(a, b)
+    a, b = promote(a, b, "maximum")
     return Maximum()(a, b)
 
 
@@ -238,7 +238,7 @@ def minimum(a: Any, b: Any) -> Any:
     >>> dt.minimum(dt.tensor([1.0, 5.0]), 2.0)
     tensor([1., 2.])
     """
-    a, b = promote(a, b)
+    a, b = promote(a, b, "minimum")
     return Minimum()(a, b)
 
 
@@ -268,7 +268,7 @@ def where(condition: Any, a: Any, b: Any) -> Any:
     cond = condition.data if is_tensor(condition) else condition
     if not is_tensor(a) and not is_tensor(b):
         a = make_tensor((B.backend_of(cond) or B.current()).asarray(a, dtype=default_float))
-    a, b = promote(a, b)
+    a, b = promote(a, b, "where")
     return Where(cond.astype(bool) if hasattr(cond, "astype") else cond)(a, b)
 
 

@@ -66,7 +66,7 @@ def matmul(a: Any, b: Any) -> Any:
     >>> (dt.ones(5, 2, 3) @ dt.ones(3, 4)).shape
     (5, 2, 4)
     """
-    a, b = promote(a, b)
+    a, b = promote(a, b, "matmul")
     return Matmul()(a, b)
 
 

@@ -14,19 +14,26 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+import numpy as np
+
 from ... import backend as B
 from ..dtypes import default_float
 from ..function import is_tensor, make_tensor
 from .convert import cast
 
 
-def as_tensor(value: Any, like: Any) -> Any:
+def as_tensor(value: Any, like: Any, op: str = "a tensor op") -> Any:
     """``value`` as a constant tensor on ``like``'s backend; a Python number takes ``like``'s
     dtype (except a float next to an integer tensor, which becomes float32, as in PyTorch).
+    Anything but real numbers (a string, None, a complex number) is refused, naming ``op``.
 
     >>> import dltutor as dt
     >>> as_tensor(2, dt.ones(1, dtype=dt.float64)).dtype
     dtype('float64')
+    >>> as_tensor("x", dt.ones(1), "add")
+    Traceback (most recent call last):
+    ...
+    TypeError: add: cannot use a str ('x') as an operand; use a number or a Tensor
     """
     if is_tensor(value):
         return value
@@ -37,15 +44,20 @@ def as_tensor(value: Any, like: Any) -> Any:
             dtype = like.data.dtype
         else:
             dtype = default_float  # int tensor * 0.5 is float32, as in PyTorch
+    elif getattr(value, "dtype", np.dtype(object)).kind not in "biuf" and not (
+            isinstance(value, (list, tuple)) and np.asarray(value).dtype.kind in "biuf"):
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise TypeError(f"{op}: cannot use a {type(value).__name__} ({shown}) as an operand; "
+                        "use a number or a Tensor")
     return make_tensor(backend.asarray(value, dtype=dtype))
 
 
-def promote(a: Any, b: Any) -> tuple[Any, Any]:
+def promote(a: Any, b: Any, op: str = "a tensor op") -> tuple[Any, Any]:
     """Two operands as tensors, an integer one cast to the other's float dtype."""
     if not is_tensor(a):
-        a = as_tensor(a, b)
+        a = as_tensor(a, b, op)
     elif not is_tensor(b):
-        b = as_tensor(b, a)
+        b = as_tensor(b, a, op)
     if a.data.dtype != b.data.dtype:
         ka, kb = a.data.dtype.kind, b.data.dtype.kind
         if ka in "fc" and kb not in "fc":
@@ -62,19 +74,43 @@ def broadcast_error(op: str, a: Any, b: Any) -> ValueError:
                       "NumPy). Reshape or unsqueeze one operand.")
 
 
+class AxisError(IndexError, ValueError):
+    """An axis (``dim``) outside a tensor's dimensions. An IndexError, as in PyTorch
+    ("Dimension out of range"), and a ValueError, as it was in dltutor before."""
+
+
+def axis_index(op: str, axis: Any, ndim: int, *, extra: int = 0) -> int:
+    """One axis of a tensor with ``ndim`` dimensions as a non-negative index (negatives count
+    from the end); ``extra=1`` for ops that may name one past the end (``unsqueeze``, ``stack``).
+    An axis that does not exist is an error, never wrapped around.
+
+    >>> axis_index("sum", -1, ndim=3)
+    2
+    >>> axis_index("transpose", 5, ndim=2)
+    Traceback (most recent call last):
+    ...
+    dltutor.autograd.ops.operands.AxisError: transpose: dimension 5 is out of range for a tensor with 2 dimension(s): use -2 to 1
+    """
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{op}: a dimension must be an integer, got {axis!r} of type "
+                        f"{type(axis).__name__}")
+    size = builtins.max(ndim + extra, 1)        # a 0-d tensor still takes axis 0 or -1
+    if not -size <= axis < size:
+        raise AxisError(f"{op}: dimension {axis} is out of range for a tensor with {ndim} "
+                        f"dimension(s): use {-size} to {size - 1}")
+    return int(axis) % size
+
+
 def reduction_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
     """``axis`` (None for all, an int or a tuple; negatives count from the end) as sorted
-    non-negative axes."""
+    non-negative axes; an axis named twice is an error, as in PyTorch."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    out = []
-    for ax in axes:
-        if not -ndim <= ax < builtins.max(ndim, 1):
-            raise ValueError(f"{op}: axis {ax} is out of range for a tensor with {ndim} "
-                             f"dimension(s)")
-        out.append(ax % ndim if ndim else 0)
-    return tuple(sorted(set(out)))
+    axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
+    out = [axis_index(op, ax, ndim) for ax in axes]
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: dimension {axis!r} names the same dimension twice")
+    return tuple(sorted(out))
 
 
 def one_axis(op: str, axis: Any, dim: Any, ndim: int) -> int:

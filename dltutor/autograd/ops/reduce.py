@@ -20,7 +20,7 @@ from ... import backend as B
 from ..dtypes import int64
 from ..function import Function, make_tensor
 from .elementwise import sqrt
-from .operands import reduction_axes
+from .operands import axis_index, reduction_axes
 
 get_array_module = B.get_array_module
 
@@ -236,6 +236,8 @@ def argmax(a: Any, axis: int | None = None, keepdims: bool = False, *,
     """
     axis = dim if dim is not None else axis
     keepdims = keepdim if keepdim is not None else keepdims
+    if axis is not None:
+        axis = axis_index("argmax", axis, a.ndim)
     return make_tensor(a.data.argmax(axis=axis, keepdims=keepdims).astype(int64))
 
 
@@ -249,4 +251,6 @@ def argmin(a: Any, axis: int | None = None, keepdims: bool = False, *,
     """
     axis = dim if dim is not None else axis
     keepdims = keepdim if keepdim is not None else keepdims
+    if axis is not None:
+        axis = axis_index("argmin", axis, a.ndim)
     return make_tensor(a.data.argmin(axis=axis, keepdims=keepdims).astype(int64))

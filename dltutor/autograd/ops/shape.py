@@ -12,13 +12,12 @@ tensor([[  1.,  10., 100.]])
 """
 from __future__ import annotations
 
-import builtins
 import math
 from typing import Any, Sequence
 
 from ... import backend as B
 from ..function import Function, is_tensor
-from .operands import as_tensor, one_axis, reduction_axes
+from .operands import as_tensor, axis_index, one_axis, reduction_axes
 
 get_array_module = B.get_array_module
 
@@ -76,7 +75,7 @@ def flatten(a: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     """
     if a.ndim == 0:
         return reshape(a, 1)
-    start, end = start_dim % a.ndim, end_dim % a.ndim
+    start, end = axis_index("flatten", start_dim, a.ndim), axis_index("flatten", end_dim, a.ndim)
     if start > end:
         raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     shape = a.shape[:start] + (math.prod(a.shape[start:end + 1]),) + a.shape[end + 1:]
@@ -90,10 +89,7 @@ def unsqueeze(a: Any, dim: int) -> Any:
     >>> dt.unsqueeze(dt.zeros(28, 28), 0).shape
     (1, 28, 28)
     """
-    if not -a.ndim - 1 <= dim <= a.ndim:
-        raise ValueError(f"unsqueeze: dim {dim} is out of range for a tensor with {a.ndim} "
-                         f"dimensions (use -{a.ndim + 1}..{a.ndim})")
-    dim = dim % (a.ndim + 1)
+    dim = axis_index("unsqueeze", dim, a.ndim, extra=1)
     return reshape(a, a.shape[:dim] + (1,) + a.shape[dim:])
 
 
@@ -137,10 +133,11 @@ def permute(a: Any, *axes: Any) -> Any:
     """
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(axes[0])
-    if sorted(ax % builtins.max(a.ndim, 1) for ax in axes) != list(range(a.ndim)):
+    order = tuple(axis_index("permute", ax, a.ndim) for ax in axes)
+    if sorted(order) != list(range(a.ndim)):
         raise ValueError(f"permute: {axes} is not an ordering of the {a.ndim} dimensions of a "
                          f"tensor of shape {tuple(a.shape)}")
-    return Permute(tuple(ax % a.ndim for ax in axes))(a)
+    return Permute(order)(a)
 
 
 def transpose(a: Any, dim0: int = -2, dim1: int = -1) -> Any:
@@ -150,10 +147,10 @@ def transpose(a: Any, dim0: int = -2, dim1: int = -1) -> Any:
     >>> dt.transpose(dt.zeros(2, 3)).shape
     (3, 2)
     """
+    i, j = axis_index("transpose", dim0, a.ndim), axis_index("transpose", dim1, a.ndim)
     if a.ndim < 2:
         return a
     axes = list(range(a.ndim))
-    i, j = dim0 % a.ndim, dim1 % a.ndim
     axes[i], axes[j] = axes[j], axes[i]
     return Permute(tuple(axes))(a)
 
@@ -286,7 +283,4 @@ def stack(tensors: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> A
     """
     tensors = _as_tensors(tensors, "stack")
     axis = dim if dim is not None else axis
-    ndim = tensors[0].ndim + 1
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"stack: axis {axis} is out of range for {ndim} dimensions")
-    return Stack(axis % ndim)(*tensors)
+    return Stack(axis_index("stack", axis, tensors[0].ndim, extra=1))(*tensors)
