@@ -357,7 +357,13 @@ class Tensor:
                     f"in-place {op} on a tensor in a recorded computation would change values "
                     f"backward needs; write `t = t {op[0]} x` instead, or update parameters "
                     "inside `with dt.no_grad():`")
-            compute(self.data, other.data if isinstance(other, Tensor) else other)
+            value = other.data if isinstance(other, Tensor) else other
+            try:
+                if isinstance(value, (str, bytes)):  # NumPy would parse "1.5" as a number
+                    raise TypeError
+                compute(self.data, value)
+            except (TypeError, ValueError):   # NumPy checks before it writes: nothing changed
+                raise _write_error(f"t {op} x", self.data, value) from None
             return self
 
         method.__name__ = f"in-place {op}"
@@ -399,7 +405,13 @@ class Tensor:
                 "assigning into a tensor that requires grad would change values backward needs; "
                 "do it inside `with dt.no_grad():` (or use p.set_value(...) for parameters)")
         value = value.data if isinstance(value, Tensor) else value
-        self.data[ops.index_arrays(index, self.data)] = value
+        selected = ops.index_arrays(index, self.data)
+        try:
+            if isinstance(value, (str, bytes)):      # NumPy would parse "1.5" as a number
+                raise TypeError
+            self.data[selected] = value
+        except (TypeError, ValueError):       # NumPy checks before it writes: nothing changed
+            raise _write_error("t[index] = value", self.data[selected], value) from None
 
     # -- elementwise math (each is the op of the same name: t.exp() is dt.exp(t)) --------------
     exp = ops.exp
@@ -448,5 +460,25 @@ class Tensor:
 
 
 register_tensor_class(Tensor)
+
+
+def _write_error(what: str, target: Any, value: Any) -> Exception:
+    """Why ``value`` could not be written into ``target`` in place (the target is unchanged):
+    it is not a number, or its shape does not broadcast to the target's."""
+    kind = getattr(value, "dtype", None)
+    if kind is None:
+        kind = np.asarray(value).dtype if isinstance(value, (list, tuple)) else np.dtype(object)
+        if isinstance(value, (bool, int, float)):
+            kind = np.dtype(type(value))
+    if kind.kind not in "biuf":
+        return TypeError(f"{what}: cannot write a {type(value).__name__} ({value!r:.40}) into a "
+                         f"{target.dtype} tensor; use numbers or a Tensor")
+    if kind.kind == "f" and target.dtype.kind != "f":
+        return TypeError(f"{what}: cannot write {kind} values into a {target.dtype} tensor in "
+                         "place (they would be truncated); convert the tensor with .float() first")
+    shape = tuple(np.shape(value))
+    return ValueError(f"{what}: a value of shape {shape} does not broadcast into the shape "
+                      f"{tuple(target.shape)} it is written to (trailing dimensions must be equal "
+                      "or 1); the tensor is unchanged")
 
 __all__ = ["Tensor", "ElementCount"]

@@ -249,7 +249,12 @@ class Where(Function):
         self.condition = condition
 
     def forward(self, a, b):
-        return get_array_module(a).where(self.condition, a, b)
+        try:
+            return get_array_module(a).where(self.condition, a, b)
+        except ValueError:
+            shapes = f"{tuple(self.condition.shape)}, {tuple(a.shape)} and {tuple(b.shape)}"
+            raise ValueError(f"where: the condition, a and b have shapes {shapes}, which do not "
+                             "broadcast together: trailing dimensions must be equal or 1") from None
 
     def backward(self, g):
         xp = get_array_module(g)
@@ -266,10 +271,15 @@ def where(condition: Any, a: Any, b: Any) -> Any:
     tensor([0., 2.])
     """
     cond = condition.data if is_tensor(condition) else condition
+    if getattr(cond, "dtype", None) != bool:
+        # PyTorch refuses too: a float mask where 0.5 counts as True is a bug waiting to happen
+        raise TypeError(f"where: the condition must be a bool tensor (such as x > 0), got "
+                        f"{getattr(cond, 'dtype', type(cond).__name__)}; compare it with "
+                        "something first (mask > 0), or use mask.astype(dt.bool_)")
     if not is_tensor(a) and not is_tensor(b):
         a = make_tensor((B.backend_of(cond) or B.current()).asarray(a, dtype=default_float))
     a, b = promote(a, b, "where")
-    return Where(cond.astype(bool) if hasattr(cond, "astype") else cond)(a, b)
+    return Where(cond)(a, b)
 
 
 class Neg(Function):

@@ -15,10 +15,27 @@ import math
 from typing import Any
 
 from ... import backend as B
+from ..dtypes import default_float
 from ..function import Function
 from ..rng import generator
+from .convert import cast
 
 get_array_module = B.get_array_module
+
+
+def floating(a: Any) -> Any:
+    """``a`` itself if it holds floats; an integer or bool tensor as float32, as PyTorch's
+    ``exp``, ``log``, ``sqrt``, ``tanh``, ``sigmoid`` and ``erf`` take them (their results are
+    not integers).
+
+    >>> import dltutor as dt
+    >>> floating(dt.tensor([1, 2])).dtype
+    dtype('float32')
+    """
+    data = getattr(a, "data", None)
+    if data is not None and data.dtype.kind in "biu":
+        return cast(a, default_float)
+    return a
 # log(0), x/0 and overflow give inf/nan silently, as in PyTorch; dt.detect_anomaly finds them.
 ignore_float_errors = B.ignore_float_errors
 
@@ -42,7 +59,7 @@ def exp(a: Any) -> Any:
     >>> dt.exp(dt.tensor([0.0]))
     tensor([1.])
     """
-    return Exp()(a)
+    return Exp()(floating(a))
 
 
 class Log(Function):
@@ -65,7 +82,7 @@ def log(a: Any) -> Any:
     >>> dt.log(dt.tensor([1.0]))
     tensor([0.])
     """
-    return Log()(a)
+    return Log()(floating(a))
 
 
 class Sqrt(Function):
@@ -88,7 +105,7 @@ def sqrt(a: Any) -> Any:
     >>> dt.sqrt(dt.tensor([4.0]))
     tensor([2.])
     """
-    return Sqrt()(a)
+    return Sqrt()(floating(a))
 
 
 class Abs(Function):
@@ -130,7 +147,7 @@ def tanh(a: Any) -> Any:
     >>> dt.tanh(dt.tensor([0.0]))
     tensor([0.])
     """
-    return Tanh()(a)
+    return Tanh()(floating(a))
 
 
 class Sigmoid(Function):
@@ -152,7 +169,7 @@ def sigmoid(a: Any) -> Any:
     >>> dt.sigmoid(dt.tensor([0.0]))
     tensor([0.5])
     """
-    return Sigmoid()(a)
+    return Sigmoid()(floating(a))
 
 
 class Relu(Function):
@@ -221,7 +238,7 @@ def erf(a: Any) -> Any:
     >>> round(dt.erf(dt.tensor([1.0])).item(), 4)
     0.8427
     """
-    return Erf()(a)
+    return Erf()(floating(a))
 
 
 def gelu(a: Any, approximate: str = "none") -> Any:
