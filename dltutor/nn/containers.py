@@ -9,13 +9,29 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
+import numpy as np
+
+from ..errors import MessageKeyError
 from .module import Module
 
 
-def _position(index: int, length: int, what: str) -> int:
+def _position(index: Any, length: int, what: str) -> int:
+    """``index`` as a position in a container of ``length`` modules (negatives from the end)."""
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"{what} indices are integers or slices, got {index!r} of type "
+                        f"{type(index).__name__}; a named child is reached as an attribute or "
+                        "with dict(model.named_children())[name]")
     if not -length <= index < length:
         raise IndexError(f"{what} index {index} is out of range: it holds {length} module(s)")
     return index % length
+
+
+def _check_modules(what: str, modules: list) -> None:
+    """Refuse a list that holds anything but Modules, before any of it is added."""
+    for i, module in enumerate(modules):
+        if not isinstance(module, Module):
+            raise TypeError(f"{what}: item {i} is a {type(module).__name__}, not a Module "
+                            "(layers such as nn.Linear(2, 3) are Modules; functions are not)")
 
 
 class Sequential(Module):
@@ -106,13 +122,18 @@ class ModuleList(Module):
         return self
 
     def extend(self, modules: Iterable[Module]) -> "ModuleList":
-        """Add several modules at the end."""
+        """Add several modules at the end (all checked first: a bad one adds none)."""
+        modules = list(modules)
+        _check_modules("ModuleList.extend", modules)
         for module in modules:
             self.append(module)
         return self
 
     def insert(self, index: int, module: Module) -> None:
         """Insert a module before position ``index`` (later ones are renumbered)."""
+        _check_modules("ModuleList.insert", [module])
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise TypeError(f"ModuleList.insert: index must be an integer, got {index!r}")
         values = list(self._modules.values())
         values.insert(index, module)
         self._modules.clear()
@@ -135,7 +156,7 @@ class ModuleDict(Module):
 
     def __getitem__(self, key: str) -> Module:
         if key not in self._modules:
-            raise KeyError(f"ModuleDict has no module {key!r}; it has: "
+            raise MessageKeyError(f"ModuleDict has no module {key!r}; it has: "
                            f"{', '.join(self._modules) or 'none'}")
         return self._modules[key]
 

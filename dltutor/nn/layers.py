@@ -29,6 +29,28 @@ def _empty(*shape: int) -> Parameter:
     return Parameter(ag.zeros(*shape))
 
 
+def float_input(layer: Module, x: Any) -> None:
+    """Refuse what a float layer cannot take: a non-Tensor (a NumPy array, a list) or an
+    integer or bool tensor, which PyTorch refuses too ("mat1 and mat2 must have the same
+    dtype"). Computing it in float64 instead would hide the mistake and be slower.
+
+    >>> import dltutor as dt
+    >>> float_input(Linear(2, 1), dt.tensor([[1, 2]]))
+    Traceback (most recent call last):
+    ...
+    TypeError: Linear computes in floating point; it got a tensor of dtype int64: call .float() on the input first
+    """
+    name = type(layer).__name__
+    if not isinstance(x, Tensor):
+        kind = type(x).__name__
+        if type(x).__module__ != "builtins":
+            kind = f"{type(x).__module__.split('.')[0]}.{kind}"
+        raise TypeError(f"{name} expects a Tensor; it got a {kind}: wrap it with dt.tensor(...)")
+    if x.dtype.kind != "f":
+        raise TypeError(f"{name} computes in floating point; it got a tensor of dtype {x.dtype}: call "
+                        ".float() on the input first")
+
+
 class _WeightAndBias(Module):
     """Shared by Linear and Conv2d: a weight, an optional bias (out_features long), and
     PyTorch's default values for both."""
@@ -65,6 +87,10 @@ class Linear(_WeightAndBias):
         self._create((out_features, in_features), bias)
 
     def forward(self, x: Tensor) -> Tensor:
+        float_input(self, x)
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
+            raise ValueError(f"Linear(in_features={self.in_features}) got input of shape "
+                             f"{tuple(x.shape)}: its last dimension must be {self.in_features}")
         return ag.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
@@ -91,6 +117,7 @@ class Conv2d(_WeightAndBias):
         self._create((out_channels, in_channels, kh, kw), bias)
 
     def forward(self, x: Tensor) -> Tensor:
+        float_input(self, x)
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding)
 
     def extra_repr(self) -> str:

@@ -20,20 +20,36 @@ import numpy as np
 from .. import backend as B
 from ..autograd import Tensor, no_grad
 from ..autograd.function import make_tensor
+from ..errors import MessageKeyError
 from ..hooks import HookHandle
 from .parameter import Parameter
 from .state_dict import LoadResult, check_state_dict
 
 
-def _check_name(kind: str, name: Any, owner: "Module") -> None:
+_KINDS = {"_parameters": "a parameter", "_buffers": "a buffer", "_modules": "a submodule"}
+
+
+def _check_name(kind: str, name: Any, owner: "Module", store: str) -> None:
+    """Refuse a name that cannot be registered in ``owner``'s ``store``: not a string, empty,
+    dotted, a method's name, or already held by something else (PyTorch: "attribute 'x'
+    already exists"); re-registering the same kind under its own name is fine."""
     if not isinstance(name, str):
         raise TypeError(f"{kind} name must be a string, got {type(name).__name__}")
     if name == "" or "." in name:
-        raise KeyError(f"{kind} name {name!r} is not allowed: it must be non-empty and contain no "
-                       "'.', because dots separate the levels of a structured name")
+        raise MessageKeyError(f"{kind} name {name!r} is not allowed: it must be non-empty and "
+                              "contain no '.', because dots separate the levels of a structured "
+                              "name")
     if hasattr(type(owner), name):
-        raise KeyError(f"{kind} name {name!r} would hide the method or attribute "
-                       f"{type(owner).__name__}.{name}; choose another name")
+        raise MessageKeyError(f"{kind} name {name!r} would hide the method or attribute "
+                              f"{type(owner).__name__}.{name}; choose another name")
+    holder = next((label for other, label in _KINDS.items()
+                   if other != store and name in owner.__dict__.get(other, {})), None)
+    if holder is None and name in owner.__dict__:
+        holder = "a plain attribute"
+    if holder is not None:
+        raise MessageKeyError(f"attribute {name!r} already exists: {type(owner).__name__}.{name} "
+                              f"is {holder}, and registering {kind} {name!r} would silently "
+                              f"replace it. Choose another name, or `del module.{name}` first")
 
 
 class Module:
@@ -158,7 +174,7 @@ class Module:
         >>> list(m.state_dict())
         ['w']
         """
-        _check_name("parameter", name, self)
+        _check_name("parameter", name, self, "_parameters")
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter({name!r}) needs an nn.Parameter or None, got "
                             f"{type(param).__name__}")
@@ -177,7 +193,7 @@ class Module:
         >>> list(m.state_dict()), list(m.parameters())
         (['count'], [])
         """
-        _check_name("buffer", name, self)
+        _check_name("buffer", name, self, "_buffers")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"buffer {name!r} must be a Tensor or None, got {type(tensor).__name__}")
         self._forget(name, keep="_buffers")
@@ -194,7 +210,7 @@ class Module:
         >>> [n for n, _ in net.named_parameters()]
         ['block 0.weight', 'block 0.bias']
         """
-        _check_name("module", name, self)
+        _check_name("module", name, self, "_modules")
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module({name!r}) needs a Module, got {type(module).__name__}")
         self._forget(name, keep="_modules")

@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from .. import autograd as ag
+from .. import checks
 from ..autograd import Tensor, no_grad
 from . import functional as F
+from .layers import float_input
 from .module import Module
 from .parameter import Parameter
 
@@ -25,8 +27,16 @@ class _BatchNorm(Module):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = True, use_global_stats: bool | None = None):
         super().__init__()
+        owner = type(self).__name__
+        checks.integer(owner, "num_features", num_features, minimum=1)
+        checks.positive(owner, "eps", eps)
+        if momentum is not None:       # None: a cumulative average of every batch (PyTorch)
+            checks.between(owner, "momentum", momentum, 0, 1)
+        if use_global_stats not in (None, True, False):
+            raise TypeError(f"{owner}: use_global_stats must be None, True or False, got "
+                            f"{use_global_stats!r}")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.use_global_stats = affine, use_global_stats
+        self.affine, self.use_global_stats = bool(affine), use_global_stats
         if affine:
             self.weight = Parameter(ag.ones(num_features))
             self.bias = Parameter(ag.zeros(num_features))
@@ -36,6 +46,13 @@ class _BatchNorm(Module):
         self.register_buffer("running_mean", ag.zeros(num_features))
         self.register_buffer("running_var", ag.ones(num_features))
         self.register_buffer("num_batches_tracked", ag.tensor(0))
+
+    def _momentum(self) -> float:
+        """The weight of this batch in the running statistics: ``momentum``, or with
+        ``momentum=None`` 1 / (batches seen, this one included): a plain average of them all."""
+        if self.momentum is not None:
+            return self.momentum
+        return 1.0 / (int(self.num_batches_tracked.item()) + 1)
 
     def uses_batch_stats(self) -> bool:
         """True when this forward normalizes with the batch's own mean and variance.
@@ -48,20 +65,22 @@ class _BatchNorm(Module):
         return not self.use_global_stats
 
     def forward(self, x: Tensor) -> Tensor:
+        float_input(self, x)
         if x.ndim not in self.ranks or x.shape[1] != self.num_features:
             raise ValueError(f"{type(self).__name__}({self.num_features}) expects input of rank "
                              f"{' or '.join(map(str, self.ranks))} with {self.num_features} "
                              f"channels on axis 1, got shape {tuple(x.shape)}")
         batch_stats = self.uses_batch_stats()
         update = batch_stats and self.training
-        if update:
-            with no_grad():
-                self.num_batches_tracked.data[...] = self.num_batches_tracked.data + 1
-        return F.batch_norm(
+        out = F.batch_norm(
             x,
             self.running_mean if (update or not batch_stats) else None,
             self.running_var if (update or not batch_stats) else None,
-            self.weight, self.bias, training=batch_stats, momentum=self.momentum, eps=self.eps)
+            self.weight, self.bias, training=batch_stats, momentum=self._momentum(), eps=self.eps)
+        if update:      # counted only once batch_norm accepted the batch (a batch of 1 is not)
+            with no_grad():
+                self.num_batches_tracked.data[...] = self.num_batches_tracked.data + 1
+        return out
 
     def extra_repr(self) -> str:
         text = f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"

@@ -44,12 +44,9 @@ def check_state_dict(owner: str, own: dict[str, Any], state_dict: Any,
                         f"{type(state_dict).__name__}")
     missing = [k for k in own if k not in state_dict]
     unexpected = [k for k in state_dict if k not in own]
-    mismatched = []
-    for key, target in own.items():
-        if key in state_dict:
-            shape = _shape_of(state_dict[key])
-            if shape != tuple(target.shape):
-                mismatched.append(f"{key!r}: model {tuple(target.shape)}, state dict {shape}")
+    mismatched = [(heading, f"{key!r}: {text}") for key, target in own.items()
+                  if key in state_dict
+                  for heading, text in [_value_problem(state_dict[key], target)] if heading]
     conflicts = [] if mismatched else _tied_conflicts(own, state_dict)
     if mismatched or conflicts or (strict and (missing or unexpected)):
         raise StateDictError(_load_report(owner, missing, unexpected, mismatched, strict,
@@ -57,11 +54,28 @@ def check_state_dict(owner: str, own: dict[str, Any], state_dict: Any,
     return missing, unexpected
 
 
-def _shape_of(value: Any) -> tuple[int, ...]:
-    shape = getattr(value, "shape", None)
-    if shape is None:
-        raise TypeError(f"state dict values must be tensors or arrays, got {type(value).__name__}")
-    return tuple(shape)
+_UNUSABLE, _SHAPES = "values that cannot be loaded", "shape mismatches"
+
+
+def _value_problem(value: Any, target: Any) -> tuple[str | None, str]:
+    """(the report's heading, what is wrong) when ``value`` cannot be copied into ``target``,
+    else (None, ""): it must be a tensor or an array of real numbers, shaped like the target.
+
+    >>> from dltutor import nn
+    >>> _value_problem(np.array(["a", "b"]), nn.Parameter([1.0, 2.0]))
+    ('values that cannot be loaded', 'holds <U1 values, not numbers (a tensor holds bool, int or float)')
+    >>> _value_problem([1.0, 2.0], nn.Parameter([1.0, 2.0]))
+    ('values that cannot be loaded', 'is a list, not a tensor or an array')
+    """
+    data = value.data if isinstance(value, Tensor) else value
+    if getattr(data, "shape", None) is None or getattr(data, "dtype", None) is None:
+        return _UNUSABLE, f"is a {type(value).__name__}, not a tensor or an array"
+    if data.dtype.kind not in "biuf":
+        return _UNUSABLE, (f"holds {data.dtype} values, not numbers (a tensor holds bool, int "
+                           "or float)")
+    if tuple(data.shape) != tuple(target.shape):
+        return _SHAPES, f"model {tuple(target.shape)}, state dict {tuple(data.shape)}"
+    return None, ""
 
 
 def _tied_conflicts(own: dict[str, Any], state_dict: dict[str, Any]) -> list[str]:
@@ -87,7 +101,8 @@ def _as_numpy(value: Any) -> np.ndarray:
     return B.to_numpy(value.data if isinstance(value, Tensor) else value)
 
 
-def _load_report(owner: str, missing: list[str], unexpected: list[str], mismatched: list[str],
+def _load_report(owner: str, missing: list[str], unexpected: list[str],
+                 mismatched: list[tuple[str, str]],
                  strict: bool, conflicts: list[str]) -> str:
     lines = [f"load_state_dict: the state dict does not fit this {owner}; nothing was changed."]
     if conflicts:
@@ -102,8 +117,10 @@ def _load_report(owner: str, missing: list[str], unexpected: list[str], mismatch
     if unexpected and strict:
         lines.append("  unexpected keys (in the state dict, not in the model): "
                      + ", ".join(repr(k) for k in unexpected))
-    if mismatched:
-        lines.append("  shape mismatches: " + "; ".join(mismatched))
+    for heading in (_UNUSABLE, _SHAPES):
+        found = [text for kind, text in mismatched if kind == heading]
+        if found:
+            lines.append(f"  {heading}: " + "; ".join(found))
     if strict and (missing or unexpected):
         lines.append("Compare the names with model.state_dict().keys(); strict=False loads the "
                      "keys that match.")
