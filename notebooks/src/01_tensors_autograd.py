@@ -328,6 +328,23 @@ features @ weights
 assert (features.reshape(16, 12) @ weights).shape == (16, 5)
 
 # %% [markdown]
+# ### What a tensor may hold
+#
+# A dltutor tensor holds real numbers: bool, integers or floats. PyTorch also has complex
+# tensors; dltutor has none, so it refuses complex data instead of quietly dropping the
+# imaginary part (and refuses strings and Python objects, as PyTorch does):
+
+# %%
+try:
+    dt.tensor([1.0 + 2.0j])
+except TypeError as err:
+    print(err)
+    complex_error = err
+
+# %%
+assert "complex" in str(complex_error)
+
+# %% [markdown]
 # ## Gradients accumulate until you clear them
 #
 # `loss.backward()` computes d loss / d t for every leaf tensor `t` with `requires_grad=True`

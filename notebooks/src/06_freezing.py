@@ -295,6 +295,20 @@ assert {"running_mean", "running_var"} <= {n for n, _ in bn.named_buffers()}
 assert {"running_mean", "running_var"} <= set(bn.state_dict())     # saved with the model
 
 # %% [markdown]
+# `eps`, the small number added to the variance before the square root, must be above 0 here:
+# PyTorch accepts `eps=0`, which divides by zero as soon as a channel is constant in a batch.
+
+# %%
+try:
+    nn.BatchNorm1d(3, eps=0.0)
+except ValueError as err:
+    print(err)
+    eps_error = err
+
+# %%
+assert "eps" in str(eps_error)
+
+# %% [markdown]
 # ### What momentum 0.1 means
 #
 # In training mode every forward pass moves the running statistics a fraction `momentum` of the
