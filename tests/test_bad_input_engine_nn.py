@@ -322,3 +322,23 @@ def test_module_list_extend_adds_nothing_when_one_item_is_bad():
             state=[blocks])
     refused(lambda: blocks.insert(0, lambda x: x), TypeError, "ModuleList.insert",
             state=[blocks])
+
+
+VALUES = [
+    ("a string", "abc", TypeError, ["strings"]),
+    ("ragged lists", [[1.0], [1.0, 2.0]], ValueError, ["ragged"]),
+    ("complex numbers", [[1 + 2j] * 2] * 3, TypeError, ["complex"]),
+    ("None", None, TypeError, ["None"]),
+    ("the wrong shape", dt.ones(3), ValueError, ["(3, 2)", "(3,)"]),
+]
+
+
+@pytest.mark.parametrize("label, value, error, names", VALUES, ids=[c[0] for c in VALUES])
+@pytest.mark.parametrize("how", ["set_value", "assign_"])
+def test_new_values_for_a_parameter_are_checked_before_they_are_written(label, value, error,
+                                                                        names, how):
+    net = net_with_grads()
+    weight = net[0].weight
+    call = (lambda: weight.set_value(value)) if how == "set_value" else (
+        lambda: nn.init.assign_(weight, value))
+    refused(call, error, how, *names, state=[net])

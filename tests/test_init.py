@@ -357,7 +357,7 @@ def test_assign_wrong_shape_names_both_shapes_and_changes_nothing():
 
 
 def test_assign_ragged_list():
-    with pytest.raises(ValueError, match="rectangular"):
+    with pytest.raises(ValueError, match="assign_: the nested lists are ragged"):
         init.assign_(_param(2, 2), [[1.0, 2.0], [3.0]])
 
 

@@ -50,7 +50,7 @@ def as_dtype(dtype: Any) -> np.dtype | None:
 _REAL_KINDS = "biuf"   # bool, signed and unsigned integers, floats: what a tensor may hold
 
 
-def _numbers_only(data: Any) -> np.ndarray:
+def _numbers_only(data: Any, owner: str = "dt.tensor") -> np.ndarray:
     """``data`` as a NumPy array, if it holds real numbers only; a clear error otherwise
     (strings, objects, None, complex numbers, ragged lists).
 
@@ -62,27 +62,28 @@ def _numbers_only(data: Any) -> np.ndarray:
     try:
         probe = np.asarray(data)
     except ValueError:
-        raise ValueError("dt.tensor: the nested lists are ragged (rows of different lengths); "
+        raise ValueError(f"{owner}: the nested lists are ragged (rows of different lengths); "
                          "every row must have the same length") from None
     if probe.dtype.kind not in _REAL_KINDS:
-        _refuse_kind(probe.dtype, type(data).__name__)
+        _refuse_kind(probe.dtype, type(data).__name__, owner)
     return probe
 
 
-def _refuse_kind(dtype: np.dtype, what: str) -> None:
+def _refuse_kind(dtype: np.dtype, what: str, owner: str = "dt.tensor") -> None:
     """Raise the TypeError for data a tensor cannot hold (PyTorch refuses strings and objects
     too; it has complex tensors, dltutor does not)."""
     kind = {"U": "strings", "S": "bytes", "O": "Python objects (or None)", "c": "complex numbers",
             "M": "dates", "m": "time spans", "V": "raw records"}.get(dtype.kind, str(dtype))
-    raise TypeError(f"dt.tensor: cannot make a tensor from {what} data holding {kind}; a tensor "
+    raise TypeError(f"{owner}: cannot make a tensor from {what} data holding {kind}; a tensor "
                     "holds real numbers (bool, int, float): pass numbers, (nested) lists of "
                     "numbers or a numeric array")
 
 
-def to_array(data: Any, dtype: Any = None) -> Any:
+def to_array(data: Any, dtype: Any = None, caller: str = "dt.tensor") -> Any:
     """A new array of ``data`` with PyTorch's dtype rules, on the current backend (or on
     ``data``'s own GPU backend): Python floats become float32, ints int64, and an array keeps
-    its dtype. ``data`` is always copied, as ``torch.tensor`` copies.
+    its dtype. ``data`` is always copied, as ``torch.tensor`` copies. Anything but real numbers
+    is refused, naming ``caller`` (the function the learner called).
 
     >>> a = np.ones(2)
     >>> b = to_array(a)
@@ -96,11 +97,11 @@ def to_array(data: Any, dtype: Any = None) -> Any:
     # Lists, scalars and NumPy arrays go to the current backend; a GPU array stays where it is.
     backend = owner if owner not in (None, B.NUMPY) else B.current()
     if owner is None:
-        probe = _numbers_only(data)
+        probe = _numbers_only(data, caller)
         if dtype is None and probe.dtype == np.float64 and not isinstance(data, np.generic):
             dtype = default_float   # Python floats (a NumPy scalar or array keeps its dtype)
     elif data.dtype.kind not in _REAL_KINDS:
-        _refuse_kind(data.dtype, type(data).__name__)
+        _refuse_kind(data.dtype, type(data).__name__, caller)
     array = backend.asarray(data, dtype=dtype)
     if owner is not None and (array is data or getattr(array, "base", None) is data):
         array = array.copy()

@@ -53,6 +53,7 @@ import numpy as np
 from .. import backend as B
 from ..autograd import Tensor, no_grad
 from ..autograd import rng
+from ..autograd.dtypes import to_array
 
 __all__ = [
     "calculate_gain",
@@ -625,11 +626,8 @@ def assign_(tensor: Tensor, values: Any) -> Tensor:
     _check_tensor(func, tensor, floating=False)
     if isinstance(values, Tensor):
         values = values.data
-    try:
-        new_shape = tuple(values.shape) if hasattr(values, "shape") else np.shape(values)
-    except ValueError:
-        raise ValueError("assign_: the values do not form a rectangular array (rows of "
-                         "different lengths?)") from None
+    values = to_array(values, caller="assign_")   # refuses strings, objects, complex, ragged
+    new_shape = tuple(values.shape)
     shape = tuple(tensor.shape)
     if tuple(new_shape) != shape:
         raise ValueError(f"assign_: the tensor has shape {shape} but the values have shape "

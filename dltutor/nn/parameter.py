@@ -60,13 +60,13 @@ class Parameter(Tensor):
         >>> p.set_value([5.0, 6.0]).tolist()
         [5.0, 6.0]
         """
-        new = value.data if isinstance(value, Tensor) else value
-        new_shape = tuple(np.shape(new)) if not hasattr(new, "shape") else tuple(new.shape)
-        if new_shape != tuple(self.shape):
+        new = to_array(value.data if isinstance(value, Tensor) else value, self.dtype,
+                       caller="set_value")     # refuses strings, objects, complex, ragged lists
+        if tuple(new.shape) != tuple(self.shape):
             raise ValueError(f"set_value: the parameter has shape {tuple(self.shape)} but the new "
-                             f"value has shape {new_shape}; reshape the value first")
+                             f"value has shape {tuple(new.shape)}; reshape the value first")
         with no_grad():
-            self.data[...] = to_array(new, self.dtype)
+            self.data[...] = new
         return self
 
     def __repr__(self) -> str:
