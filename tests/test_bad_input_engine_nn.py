@@ -342,3 +342,37 @@ def test_new_values_for_a_parameter_are_checked_before_they_are_written(label, v
     call = (lambda: weight.set_value(value)) if how == "set_value" else (
         lambda: nn.init.assign_(weight, value))
     refused(call, error, how, *names, state=[net])
+
+
+CONSTRUCTORS = [
+    ("Conv2d kernel 0", lambda: nn.Conv2d(1, 1, 0), ValueError, ["Conv2d", "kernel_size"]),
+    ("Conv2d stride 0", lambda: nn.Conv2d(1, 1, 3, stride=0), ValueError, ["Conv2d", "stride"]),
+    ("Conv2d padding -1", lambda: nn.Conv2d(1, 1, 3, padding=-1), ValueError,
+     ["Conv2d", "padding", "-1"]),
+    ("Conv2d kernel 2.5", lambda: nn.Conv2d(1, 1, 2.5), ValueError, ["Conv2d", "2.5"]),
+    ("Conv2d kernel of three", lambda: nn.Conv2d(1, 1, (3, 3, 3)), ValueError,
+     ["Conv2d", "kernel_size"]),
+    ("max_pool2d kernel 0", lambda: nn.MaxPool2d(0)(dt.ones(1, 1, 4, 4)), ValueError,
+     ["max_pool2d", "kernel_size"]),
+    ("Dropout p 1.5", lambda: nn.Dropout(1.5), ValueError, ["Dropout", "1.5"]),
+    ("manual_seed -1", lambda: dt.manual_seed(-1), ValueError, ["manual_seed", "-1"]),
+    ("manual_seed 'x'", lambda: dt.manual_seed("x"), TypeError, ["manual_seed", "'x'"]),
+    ("regularizer a number", lambda: nn.Parameter([1.0], regularizer=0.1), TypeError,
+     ["regularizer", "float"]),
+    ("lr_mult NaN", lambda: nn.Parameter([1.0], lr_mult=float("nan")), ValueError,
+     ["lr_mult", "nan"]),
+    ("lr_mult negative", lambda: nn.Parameter([1.0], lr_mult=-1), ValueError, ["lr_mult", "-1"]),
+]
+
+
+@pytest.mark.parametrize("label, call, error, names", CONSTRUCTORS,
+                         ids=[c[0] for c in CONSTRUCTORS])
+def test_layers_and_parameters_check_their_arguments(label, call, error, names):
+    refused(call, error, *names)
+
+
+def test_a_negative_embedding_index_is_refused_not_wrapped():
+    dt.manual_seed(0)
+    table = nn.Embedding(5, 3)
+    refused(lambda: table(dt.tensor([0, -1])), IndexError, "embedding", "-1", "0..4",
+            state=[table])

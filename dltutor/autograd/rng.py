@@ -23,6 +23,10 @@ def manual_seed(seed: int) -> np.random.Generator:
     True
     """
     global _generator
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"manual_seed: the seed must be an integer, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"manual_seed: the seed must be >= 0, got {seed}")
     _generator = np.random.default_rng(seed)
     return _generator
 

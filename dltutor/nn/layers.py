@@ -109,11 +109,11 @@ class Conv2d(_WeightAndBias):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, bias: bool = True):
         super().__init__()
-        kh, kw = as_pair(kernel_size, "kernel_size")
+        kh, kw = as_pair(kernel_size, "Conv2d: kernel_size")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = (kh, kw)
-        self.stride = as_pair(stride, "stride")
-        self.padding = as_pair(padding, "padding")
+        self.stride = as_pair(stride, "Conv2d: stride")
+        self.padding = as_pair(padding, "Conv2d: padding", minimum=0)
         self._create((out_channels, in_channels, kh, kw), bias)
 
     def forward(self, x: Tensor) -> Tensor:

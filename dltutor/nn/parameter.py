@@ -49,6 +49,10 @@ class Parameter(Tensor):
                             "make it with dtype=dt.float32")
         init_tensor(self, array, bool(requires_grad))  # shares a Tensor's memory: no copy
         self.lr_mult = _check_lr_mult(lr_mult)
+        if regularizer is not None and not callable(getattr(regularizer, "add_to", None)):
+            raise TypeError(f"Parameter: regularizer must be an optim.L1Decay or optim.L2Decay "
+                            f"(or None), got {type(regularizer).__name__}; for a plain number "
+                            "use the optimizer's weight_decay")
         self.regularizer = regularizer
         self.need_clip = bool(need_clip)
 

@@ -15,24 +15,30 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ... import backend as B
 from ..function import Function
 
 get_array_module = B.get_array_module
 
 
-def as_pair(value: Any, name: str) -> tuple[int, int]:
-    """``value`` as (height, width): an int means both.
+def as_pair(value: Any, name: str, minimum: int = 1) -> tuple[int, int]:
+    """``value`` as (height, width): an int means both; each must be an integer >=
+    ``minimum`` (1 for a kernel size or a stride, 0 for padding).
 
     >>> as_pair(3, "kernel_size"), as_pair((2, 1), "stride")
     ((3, 3), (2, 1))
+    >>> as_pair(-1, "padding", minimum=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: padding must be an integer >= 0 or a pair of them, got -1
     """
-    if isinstance(value, int):
-        return value, value
-    value = tuple(value)
-    if len(value) != 2:
-        raise ValueError(f"{name} must be an int or a pair of ints, got {value}")
-    return int(value[0]), int(value[1])
+    pair = (value, value) if not isinstance(value, (tuple, list)) else tuple(value)
+    if len(pair) != 2 or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool)
+                                 and n >= minimum for n in pair):
+        raise ValueError(f"{name} must be an integer >= {minimum} or a pair of them, got {value!r}")
+    return int(pair[0]), int(pair[1])
 
 
 def _output_size(op: str, size: tuple[int, int], kernel: tuple[int, int],
@@ -124,7 +130,7 @@ def conv2d(x: Any, weight: Any, bias: Any | None = None, stride: Any = 1,
     if x.shape[1] != weight.shape[1]:
         raise ValueError(f"conv2d: input has {x.shape[1]} channels but the weight of shape "
                          f"{tuple(weight.shape)} expects {weight.shape[1]}")
-    op = Conv2d(as_pair(stride, "stride"), as_pair(padding, "padding"))
+    op = Conv2d(as_pair(stride, "conv2d: stride"), as_pair(padding, "conv2d: padding", minimum=0))
     return op(x, weight) if bias is None else op(x, weight, bias)
 
 
@@ -161,9 +167,9 @@ def _pool(cls: type, op: str, x: Any, kernel_size: Any, stride: Any, padding: An
     """Check the arguments of pooling op ``op`` and run pooling class ``cls``."""
     if x.ndim != 4:
         raise ValueError(f"{op}: input must be (N, C, H, W), got {tuple(x.shape)}")
-    kernel = as_pair(kernel_size, "kernel_size")
-    stride = kernel if stride is None else as_pair(stride, "stride")
-    padding = as_pair(padding, "padding")
+    kernel = as_pair(kernel_size, f"{op}: kernel_size")
+    stride = kernel if stride is None else as_pair(stride, f"{op}: stride")
+    padding = as_pair(padding, f"{op}: padding", minimum=0)
     if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
         raise ValueError(f"{op}: padding {padding} must be at most half the kernel size {kernel}")
     return cls(kernel, stride, padding)(x)

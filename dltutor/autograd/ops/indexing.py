@@ -111,7 +111,8 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None) -> Any:
     if data.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got {data.dtype}")
     rows = weight.shape[0]
-    if data.size and (int(data.min()) < -rows or int(data.max()) >= rows):
+    # A negative index would silently pick a row from the end: PyTorch refuses it, and so do we.
+    if data.size and (int(data.min()) < 0 or int(data.max()) >= rows):
         bad = int(data.max()) if int(data.max()) >= rows else int(data.min())
         raise IndexError(f"embedding: index {bad} is out of range for a table of {rows} rows "
                          f"(valid: 0..{rows - 1})")
