@@ -1,4 +1,4 @@
-"""Building networks: Parameter, Module, containers, layers, initializers, functional ops.
+"""Building networks: Parameter, Module, containers, layers, losses, initializers, functional ops.
 
 >>> from dltutor import nn
 >>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
@@ -14,6 +14,7 @@ from .containers import ModuleDict, ModuleList, Sequential
 from .activations import (GELU, Dropout, Flatten, Identity, LeakyReLU, LogSoftmax, ReLU, Sigmoid,
                           Softmax, Tanh)
 from .layers import Conv2d, Embedding, Linear
+from .losses import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AvgPool2d, GlobalAvgPool2d, MaxPool2d
 from .module import Module
@@ -24,4 +25,4 @@ __all__ = ["functional", "init", "Parameter", "Module", "LoadResult", "StateDict
            "Sequential", "ModuleList", "ModuleDict", "Linear", "Conv2d", "Embedding", "BatchNorm1d",
            "BatchNorm2d", "LayerNorm", "Dropout", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d",
            "Flatten", "Identity", "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "Softmax",
-           "LogSoftmax"]
+           "LogSoftmax", "CrossEntropyLoss", "MSELoss", "L1Loss", "BCEWithLogitsLoss"]

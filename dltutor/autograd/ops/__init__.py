@@ -9,7 +9,7 @@ side, followed by the lowercase function learners call (``dt.exp(x)``, ``x.exp()
 * ``shape``: reshape, flatten, (un)squeeze, permute, transpose, broadcast_to, expand, concat, stack
 * ``indexing``: ``t[index]``, embedding
 * ``linalg``: matmul, linear
-* ``losses``: cross_entropy, mse_loss
+* ``losses``: cross_entropy, mse_loss, l1_loss, binary_cross_entropy_with_logits
 * ``conv``: conv2d, max_pool2d, avg_pool2d
 * ``norm``: batch_norm, layer_norm
 * ``convert``: cast (dtypes), to_backend (devices)
@@ -33,7 +33,8 @@ from .elementwise import (Abs, Clip, Dropout, Erf, Exp, LeakyRelu, Log, Relu, Si
                           sigmoid, sqrt, tanh)
 from .indexing import Embedding, GetItem, embedding, getitem, index_arrays
 from .linalg import Linear, Matmul, linear, matmul
-from .losses import CrossEntropy, MSELoss, cross_entropy, mse_loss
+from .losses import (CrossEntropy, MSELoss, binary_cross_entropy_with_logits, check_reduction,
+                     cross_entropy, l1_loss, mse_loss)
 from .norm import BatchNorm, batch_norm, layer_norm
 from .operands import as_tensor
 from .reduce import (LogSumExp, Max, Mean, Min, Sum, Var, argmax, argmin, logsumexp, max, mean,

@@ -20,6 +20,7 @@ from typing import Any
 
 from ... import backend as B
 from ..function import Function, is_tensor
+from .elementwise import abs, exp, log, relu  # noqa: A004 - the ops, not the builtins
 from .operands import as_tensor
 from .shape import permute, reshape
 
@@ -28,7 +29,14 @@ get_array_module = B.get_array_module
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-def _check_reduction(op: str, reduction: str) -> None:
+def check_reduction(op: str, reduction: str) -> None:
+    """Refuse a ``reduction`` other than PyTorch's three, naming the loss ``op``.
+
+    >>> check_reduction("mse_loss", "avg")
+    Traceback (most recent call last):
+    ...
+    ValueError: mse_loss: reduction must be one of ('mean', 'sum', 'none'), got 'avg'
+    """
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{op}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
 
@@ -104,7 +112,7 @@ def cross_entropy(logits: Any, labels: Any, reduction: str = "mean",
     >>> round(cross_entropy(dt.zeros(2, 4), dt.tensor([1, 3])).item(), 4)   # log(4)
     1.3863
     """
-    _check_reduction("cross_entropy", reduction)
+    check_reduction("cross_entropy", reduction)
     label_data = labels.data if is_tensor(labels) else as_tensor(labels, logits).data
     if logits.ndim < 2:
         raise ValueError(f"cross_entropy: logits must have shape (N, C), got {tuple(logits.shape)}")
@@ -152,10 +160,46 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: 
     >>> mse_loss(dt.tensor([1.0, 3.0]), dt.tensor([0.0, 0.0]))
     tensor(5.)
     """
-    _check_reduction("mse_loss", reduction)
+    check_reduction("mse_loss", reduction)
     target = as_tensor(target, input)
     if target.shape != input.shape:
         warnings.warn(f"mse_loss: input shape {tuple(input.shape)} and target shape "
                       f"{tuple(target.shape)} differ and will be broadcast; reshape one of them "
                       "if that is not what you meant", UserWarning, stacklevel=2)
     return MSELoss(reduction)(input, target)
+
+
+def _reduce(op: str, losses: Any, reduction: str) -> Any:
+    """``losses`` (one per element) reduced as ``reduction`` says."""
+    check_reduction(op, reduction)
+    if reduction == "mean":
+        return losses.mean()
+    return losses.sum() if reduction == "sum" else losses
+
+
+def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
+    """Mean absolute error ``mean(|input - target|)`` (PyTorch's ``l1_loss``), built from
+    ``abs`` and ``mean``, so its gradient is ``sign(input - target) / n``.
+
+    >>> import dltutor as dt
+    >>> l1_loss(dt.tensor([1.0, -3.0]), dt.tensor([0.0, 0.0]))
+    tensor(2.)
+    """
+    check_reduction("l1_loss", reduction)
+    return _reduce("l1_loss", abs(input - as_tensor(target, input, "l1_loss")), reduction)
+
+
+def binary_cross_entropy_with_logits(input: Any, target: Any,  # noqa: A002
+                                     reduction: str = "mean") -> Any:
+    """Binary cross-entropy of raw scores ``input`` against targets in [0, 1], with the
+    sigmoid inside: ``max(x, 0) - x * y + log(1 + exp(-|x|))``, the form that never takes
+    the log of 0 nor overflows ``exp`` (PyTorch computes the same).
+
+    >>> import dltutor as dt
+    >>> round(binary_cross_entropy_with_logits(dt.tensor([0.0]), dt.tensor([1.0])).item(), 4)
+    0.6931
+    """
+    check_reduction("binary_cross_entropy_with_logits", reduction)
+    y = as_tensor(target, input, "binary_cross_entropy_with_logits")
+    losses = relu(input) - input * y + log(1 + exp(-abs(input)))
+    return _reduce("binary_cross_entropy_with_logits", losses, reduction)
