@@ -80,3 +80,22 @@ def test_a_loss_module_refuses_an_unknown_reduction(cls):
     with pytest.raises(ValueError, match=f"{cls.__name__}: reduction must be one of"):
         cls(reduction="avg")
     assert list(cls().parameters()) == []
+
+
+def test_pytorch_idioms_of_a_training_loop_work():
+    """``f"{loss:.3f}"`` and ``torch.set_grad_enabled`` as learners write them."""
+    loss = dt.tensor(2.0) / 3
+    assert f"loss {loss:.3f}" == "loss 0.667" and f"{loss}" == str(loss)
+    with pytest.raises(TypeError, match="one-element tensor"):
+        f"{dt.ones(2):.2f}"
+    w = dt.ones(2, requires_grad=True)
+    for training in (False, True):
+        with dt.set_grad_enabled(training):
+            out = (w * 2).sum()
+        assert out.requires_grad is training
+    dt.set_grad_enabled(False)
+    assert not dt.is_grad_enabled()
+    dt.set_grad_enabled(True)
+    assert dt.is_grad_enabled()
+    with pytest.raises(TypeError, match="set_grad_enabled"):
+        dt.set_grad_enabled("no")

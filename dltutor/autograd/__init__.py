@@ -14,7 +14,7 @@ from .creation import (arange, eye, full, ones, ones_like, rand, randint, randn,
 from .dtypes import as_dtype, bool_, float16, float32, float64, int32, int64
 from .engine import backward
 from .function import (AnomalyError, Function, detect_anomaly, enable_grad, is_grad_enabled,
-                       no_grad)
+                       no_grad, set_grad_enabled)
 from .ops import (abs, add, argmax, argmin, broadcast_to, cast, cat, clamp, clip, concat, div,
                   erf, exp, expand, flatten, gelu, getitem, leaky_relu, linear, log, log_softmax,
                   logsumexp, matmul, max, maximum, mean, min, minimum, mul, neg, permute, pow,
@@ -98,4 +98,5 @@ __all__ = [
     "enable_grad",
     "is_grad_enabled",
     "no_grad",
+    "set_grad_enabled",
 ]

@@ -72,6 +72,32 @@ class GradMode:
         return wrapper
 
 
+class set_grad_enabled(GradMode):  # noqa: N801 - PyTorch's name, used as a function
+    """Switch gradient recording on (True) or off (False) now, as PyTorch's
+    ``torch.set_grad_enabled``; used in a ``with`` block it restores the previous setting at
+    the end. (``dt.no_grad()`` is the usual way; this one takes the mode as a value, handy as
+    ``with dt.set_grad_enabled(training):``.)
+
+    >>> import dltutor as dt
+    >>> with dt.set_grad_enabled(False):
+    ...     dt.is_grad_enabled()
+    False
+    >>> dt.is_grad_enabled()
+    True
+    """
+
+    def __init__(self, mode: bool):
+        global _grad_enabled
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled: mode must be True or False, got {mode!r}")
+        super().__init__(mode)
+        self._previous.append(_grad_enabled)   # set now: a plain call switches it too
+        _grad_enabled = mode
+
+    def __enter__(self) -> None:
+        pass                                    # already set in __init__
+
+
 def no_grad() -> GradMode:
     """Compute without recording a graph: results have ``requires_grad=False``.
 

@@ -177,6 +177,21 @@ class Tensor:
         """True when some element is true (non-zero)."""
         return bool(self.data.any())
 
+    def __format__(self, spec: str) -> str:
+        """A one-element tensor formats as its number, so ``f"{loss:.3f}"`` works as in
+        PyTorch; a larger tensor takes no format spec (format ``t.numpy()`` instead).
+
+        >>> import dltutor as dt
+        >>> f"{dt.tensor(2.0) / 3:.3f}"
+        '0.667'
+        """
+        if not spec:
+            return str(self)
+        if self.data.size != 1:
+            raise TypeError(f"a format spec ({spec!r}) needs a one-element tensor; this one has "
+                            f"shape {tuple(self.shape)}: format t.item() or t.numpy() instead")
+        return format(self.item(), spec)
+
     def __repr__(self) -> str:
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(", precision=4,
                                suppress_small=False, threshold=1000, edgeitems=3)
