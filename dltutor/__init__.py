@@ -11,6 +11,7 @@ from . import backend, data, diagnose, nn, optim, stats, trace
 from .autograd import *  # noqa: F401,F403  (the tensor API: dt.tensor, dt.exp, dt.no_grad, ...)
 from .autograd import __all__ as _autograd_all
 from .io import CheckpointError, load, save
+from .nn import utils as _nn_utils  # noqa: F401  (nn.utils points into optim: load it after optim)
 
 __all__ = ["backend", "data", "diagnose", "nn", "optim", "stats", "trace", "quick_mode", "save", "load", "CheckpointError", *_autograd_all]
 __version__ = "0.1.0"
@@ -22,9 +23,20 @@ def quick_mode() -> bool:
     The tests and ``make notebooks`` set it, so notebooks can run shorter training loops there
     (``epochs = 5 if dt.quick_mode() else 50``); when you run a notebook yourself it is off.
 
-    >>> isinstance(quick_mode(), bool)
+    >>> quick_mode() in (True, False)
     True
     """
     import os
 
     return os.environ.get("DLTUTOR_QUICK") == "1"
+
+
+# PyTorch's short dtype names: dt.float is dt.float32, dt.double is dt.float64, and so on. They
+# are attributes only, left out of __all__, so `from dltutor import *` never hides Python's own
+# float, int and bool. (Defined last: below this line those names are dtypes in this module.)
+float = float32  # noqa: A001
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+bool = bool_  # noqa: A001

@@ -26,6 +26,8 @@ import operator
 from numbers import Real
 from typing import Any
 
+import numpy as np
+
 __all__ = ["number", "non_negative", "positive", "probability", "between", "integer"]
 
 
@@ -123,9 +125,11 @@ def probability(owner: str, name: str, value: Any, *, hint: str = "") -> Any:
 
 
 def integer(owner: str, name: str, value: Any, *, minimum: int | None = None,
-            hint: str = "") -> int:
+            hint: str = "", whole_floats: bool = False) -> int:
     """``value`` as an int if it is an integer (not a bool) >= ``minimum``: ``TypeError`` for a
-    non-integer such as 2.5, ``ValueError`` for one that is too small.
+    non-integer such as 2.5, ``ValueError`` for one that is too small. With
+    ``whole_floats=True`` a float with no fraction (``30.0``, what ``epochs / 4`` gives) counts
+    as the integer it equals, as PyTorch's schedulers accept it.
 
     >>> integer("StepLR", "step_size", 3, minimum=1)
     3
@@ -133,12 +137,16 @@ def integer(owner: str, name: str, value: Any, *, minimum: int | None = None,
     Traceback (most recent call last):
     ...
     TypeError: StepLR: step_size must be an integer, got 2.5 of type float
+    >>> integer("StepLR", "step_size", 30.0, whole_floats=True)
+    30
     >>> integer("LinearLR", "total_iters", 0, minimum=1, hint="a number of steps")
     Traceback (most recent call last):
     ...
     ValueError: LinearLR: total_iters must be an integer >= 1, got 0 (a number of steps)
     """
     suffix = f" ({hint})" if hint else ""
+    if whole_floats and isinstance(value, (float, np.floating)) and float(value).is_integer():
+        value = int(value)
     try:
         if isinstance(value, bool):
             raise TypeError

@@ -9,17 +9,17 @@
 
 >>> from dltutor.autograd import Tensor, Function, no_grad
 """
-from .creation import (arange, eye, full, ones, ones_like, rand, randint, randn, tensor, zeros,
-                       zeros_like)
+from .creation import (arange, eye, full, normal, ones, ones_like, rand, randint, randn, tensor,
+                       zeros, zeros_like)
 from .dtypes import as_dtype, bool_, float16, float32, float64, int32, int64
 from .engine import backward
 from .function import (AnomalyError, Function, detect_anomaly, enable_grad, is_grad_enabled,
                        no_grad, set_grad_enabled)
-from .ops import (abs, add, argmax, argmin, broadcast_to, cast, cat, clamp, clip, concat, div,
-                  erf, exp, expand, flatten, gelu, getitem, leaky_relu, linear, log, log_softmax,
-                  logsumexp, matmul, max, maximum, mean, min, minimum, mul, neg, permute, pow,
-                  relu, reshape, sigmoid, softmax, sqrt, squeeze, stack, std, sub, sum, tanh,
-                  transpose, unsqueeze, var, where)
+from .ops import (abs, add, amax, amin, argmax, argmin, broadcast_to, cast, cat, clamp, clip,
+                  concat, div, erf, exp, expand, flatten, gelu, getitem, leaky_relu, linear, log,
+                  log_softmax, logsumexp, matmul, max, maximum, mean, min, minimum, mul, neg, norm,
+                  permute, pow, relu, reshape, sigmoid, softmax, sqrt, squeeze, stack, std, sub,
+                  sum, tanh, transpose, unsqueeze, var, where)
 from .rng import manual_seed
 from .tensor import Tensor
 
@@ -35,6 +35,7 @@ __all__ = [
     "int32",
     "int64",
     "manual_seed",
+    "normal",
     "ones",
     "ones_like",
     "rand",
@@ -45,6 +46,8 @@ __all__ = [
     "zeros_like",
     "abs",
     "add",
+    "amax",
+    "amin",
     "argmax",
     "argmin",
     "broadcast_to",
@@ -73,6 +76,7 @@ __all__ = [
     "minimum",
     "mul",
     "neg",
+    "norm",
     "permute",
     "pow",
     "relu",

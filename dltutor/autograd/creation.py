@@ -38,12 +38,19 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return Tensor(data, dtype=dtype, requires_grad=requires_grad)
 
 
-def _shape(sizes: tuple) -> tuple[int, ...]:
+def _shape(sizes: tuple, size: Any = None, op: str = "") -> tuple[int, ...]:
+    """The shape asked for in any of PyTorch's ways: ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``
+    or ``f(size=(2, 3))``."""
+    if size is not None:
+        if sizes:
+            raise TypeError(f"{op}: give the shape once, either as sizes {sizes} or as "
+                            f"size={size!r}, not both")
+        sizes = (size,)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
     for n in sizes:
-        if not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"sizes must be non-negative integers, got {sizes}")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"{op}: sizes must be non-negative integers, got {sizes}")
     return tuple(int(n) for n in sizes)
 
 
@@ -53,24 +60,29 @@ def _filled(shape: tuple[int, ...], value: float, dtype: Any, requires_grad: boo
     return make_tensor(array).requires_grad_(requires_grad)
 
 
-def zeros(*sizes: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of zeros; ``dt.zeros(2, 3)`` and ``dt.zeros((2, 3))`` both work.
+def zeros(*sizes: Any, size: Any = None, dtype: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros; ``dt.zeros(2, 3)``, ``dt.zeros((2, 3))`` and ``dt.zeros(size=(2, 3))``
+    all work, as in PyTorch.
 
     >>> import dltutor as dt
     >>> dt.zeros(2)
     tensor([0., 0.])
+    >>> dt.zeros(size=(1, 3)).shape
+    (1, 3)
     """
-    return _filled(_shape(sizes), 0, dtype, requires_grad)
+    return _filled(_shape(sizes, size, "zeros"), 0, dtype, requires_grad)
 
 
-def ones(*sizes: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def ones(*sizes: Any, size: Any = None, dtype: Any = None,
+         requires_grad: bool = False) -> Tensor:
     """A tensor of ones.
 
     >>> import dltutor as dt
     >>> dt.ones(1, 2)
     tensor([[1., 1.]])
     """
-    return _filled(_shape(sizes), 1, dtype, requires_grad)
+    return _filled(_shape(sizes, size, "ones"), 1, dtype, requires_grad)
 
 
 def full(size: Any, fill_value: float, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -80,7 +92,7 @@ def full(size: Any, fill_value: float, dtype: Any = None, requires_grad: bool = 
     >>> dt.full((2,), 42.0)
     tensor([42., 42.])
     """
-    return _filled(_shape((size,)), fill_value, dtype, requires_grad)
+    return _filled(_shape((size,), op="full"), fill_value, dtype, requires_grad)
 
 
 def zeros_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -134,7 +146,8 @@ def _random(draw: str, shape: tuple[int, ...], dtype: Any) -> Any:
     return B.current().asarray(values.astype(dtype, copy=False))
 
 
-def rand(*sizes: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def rand(*sizes: Any, size: Any = None, dtype: Any = None,
+         requires_grad: bool = False) -> Tensor:
     """Uniform random numbers in ``[0, 1)``.
 
     >>> import dltutor as dt
@@ -142,25 +155,76 @@ def rand(*sizes: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     >>> bool(t.min() >= 0) and bool(t.max() < 1)
     True
     """
-    return make_tensor(_random("uniform", _shape(sizes), dtype)).requires_grad_(requires_grad)
+    shape = _shape(sizes, size, "rand")
+    return make_tensor(_random("uniform", shape, dtype)).requires_grad_(requires_grad)
 
 
-def randn(*sizes: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def randn(*sizes: Any, size: Any = None, dtype: Any = None,
+          requires_grad: bool = False) -> Tensor:
     """Standard normal random numbers (mean 0, std 1).
 
     >>> import dltutor as dt
     >>> dt.randn(2, 3).shape
     (2, 3)
     """
-    return make_tensor(_random("normal", _shape(sizes), dtype)).requires_grad_(requires_grad)
+    shape = _shape(sizes, size, "randn")
+    return make_tensor(_random("normal", shape, dtype)).requires_grad_(requires_grad)
 
 
-def randint(low: int, high: int, size: Any, dtype: Any = None) -> Tensor:
-    """Random integers in ``[low, high)`` (int64 by default), e.g. fake class labels.
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """Normal random numbers with the given ``mean`` and ``std``, as ``torch.normal``:
+    ``dt.normal(0, 0.01, size=(2, 1))`` draws a ``(2, 1)`` tensor; tensors as ``mean`` or
+    ``std`` give one draw per element (their broadcast shape).
+
+    Drawn like ``dt.randn`` (from the generator ``dt.manual_seed`` seeds), then scaled and
+    shifted in float64 before rounding to the dtype.
+
+    >>> import dltutor as dt
+    >>> _ = dt.manual_seed(0)
+    >>> w = dt.normal(0, 0.01, size=(2, 1), requires_grad=True)
+    >>> w.shape, w.requires_grad
+    ((2, 1), True)
+    >>> dt.normal(dt.tensor([0.0, 100.0]), 0.0)          # std 0: exactly the means
+    tensor([  0., 100.])
+    """
+    means, stds = _float64("normal", "mean", mean), _float64("normal", "std", std)
+    if not (stds >= 0).all():
+        raise ValueError(f"normal: std must be >= 0 (it is the spread), got {std!r}")
+    try:
+        shape = np.broadcast_shapes(means.shape, stds.shape,
+                                    *([_shape((size,), op="normal")] if size is not None else []))
+    except ValueError:
+        raise ValueError(f"normal: mean of shape {means.shape}, std of shape {stds.shape} and "
+                         f"size {size!r} do not broadcast together") from None
+    dtype = as_dtype(dtype) or (mean.dtype if isinstance(mean, Tensor) else default_float)
+    values = means + stds * generator().standard_normal(shape, dtype=np.float64)
+    return make_tensor(B.current().asarray(values.astype(dtype))).requires_grad_(requires_grad)
+
+
+def _float64(op: str, name: str, value: Any) -> np.ndarray:
+    """A number or tensor argument as a float64 array, or a TypeError naming it."""
+    array = np.asarray(value.numpy() if isinstance(value, Tensor) else value)
+    if isinstance(value, bool) or array.dtype.kind not in "biuf":
+        raise TypeError(f"{op}: {name} must be a number or a tensor of numbers, got {value!r}")
+    return array.astype(np.float64)
+
+
+def randint(low: int, high: Any = None, size: Any = None, dtype: Any = None) -> Tensor:
+    """Random integers in ``[low, high)`` (int64 by default), e.g. fake class labels. As in
+    PyTorch, ``low`` may be left out: ``dt.randint(10, (4,))`` is ``dt.randint(0, 10, (4,))``.
 
     >>> import dltutor as dt
     >>> dt.randint(0, 10, (4,)).dtype
     dtype('int64')
+    >>> dt.randint(3, size=(2, 2)).shape
+    (2, 2)
     """
-    values = generator().integers(low, high, size=_shape((size,)), dtype=np.int64)
+    if size is None and isinstance(high, (tuple, list)):   # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:                                      # randint(high, size=...)
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint: give the shape, e.g. dt.randint(0, 10, (4,)) or size=(4,)")
+    values = generator().integers(low, high, size=_shape((size,), op="randint"), dtype=np.int64)
     return tensor(values, dtype=dtype)

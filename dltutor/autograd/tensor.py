@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import operator
 import weakref
+from numbers import Real
 from typing import Any, Callable
 
 import numpy as np
@@ -290,16 +291,19 @@ class Tensor:
         self.grad = None
 
     # -- devices and dtypes ---------------------------------------------------------------------
-    def to(self, device: str) -> "Tensor":
-        """The tensor on another device (``"cpu"`` or ``"gpu"``); itself if already there.
+    def to(self, target: Any) -> "Tensor":
+        """The tensor on another device (``"cpu"`` or ``"gpu"``) or as another dtype
+        (``t.to(dt.float64)``, as in PyTorch); itself if nothing changes.
 
-        Gradients flow back through the move.
+        Gradients flow back through the move or the cast.
 
         >>> import dltutor as dt
-        >>> dt.ones(2).to("cpu").device
-        'cpu'
+        >>> dt.ones(2).to("cpu").device, dt.ones(2).to(dt.float64).dtype
+        ('cpu', dtype('float64'))
         """
-        return ops.to_backend(self, B.get(device))
+        if isinstance(target, B.Backend) or (isinstance(target, str) and not _names_dtype(target)):
+            return ops.to_backend(self, B.get(target))
+        return ops.cast(self, as_dtype(target))
 
     def cpu(self) -> "Tensor":
         """The tensor on the CPU (a NumPy array)."""
@@ -320,6 +324,86 @@ class Tensor:
     def astype(self, dtype: Any) -> "Tensor":
         """The tensor converted to ``dtype`` (NumPy's spelling; PyTorch says ``.to(dtype)``)."""
         return ops.cast(self, as_dtype(dtype))
+
+    def type(self, dtype: Any = None) -> Any:
+        """With a dtype, the tensor converted to it; without, the dtype's name (PyTorch
+        returns a class name such as ``'torch.FloatTensor'`` there).
+
+        >>> import dltutor as dt
+        >>> t = dt.tensor([1, 2])
+        >>> t.type(), t.type(dt.float32)
+        ('int64', tensor([1., 2.]))
+        """
+        if dtype is None:
+            return str(self.dtype)
+        return ops.cast(self, as_dtype(dtype))
+
+    # -- filling in place (PyTorch's t.zero_(), t.fill_(v), t.normal_(), t.uniform_()) ---------
+    def zero_(self) -> "Tensor":
+        """Set every element to 0, in place; returns the tensor (``w.grad.zero_()``).
+
+        >>> import dltutor as dt
+        >>> dt.ones(2).zero_()
+        tensor([0., 0.])
+        """
+        return self.fill_(0)
+
+    def fill_(self, value: Any) -> "Tensor":
+        """Set every element to ``value``, in place; returns the tensor.
+
+        Like every in-place change, it is refused on a tensor that requires grad unless you are
+        inside ``with dt.no_grad():`` (initializing a parameter: ``nn.init.constant_(p, v)``).
+
+        >>> import dltutor as dt
+        >>> dt.zeros(2, 2).fill_(7)
+        tensor([[7., 7.],
+                [7., 7.]])
+        """
+        if isinstance(value, Tensor) and value.data.size == 1:
+            value = value.item()
+        if isinstance(value, (Tensor, list, tuple)) or np.ndim(value) != 0:
+            raise ValueError(f"fill_ takes one value, got {type(value).__name__} of shape "
+                             f"{np.shape(value.numpy() if isinstance(value, Tensor) else value)};"
+                             " to copy several values use t[...] = values")
+        if not isinstance(value, (Real, np.number, np.bool_)):   # None would become NaN
+            raise _write_error("t.fill_(value)", self.data, value)
+        self._check_in_place("fill_")
+        self.data[...] = value
+        return self
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> "Tensor":
+        """Fill with normal random numbers, in place: the same as
+        ``nn.init.normal_(t, mean, std)`` (which the chapters use for parameters).
+
+        >>> import dltutor as dt
+        >>> _ = dt.manual_seed(0)
+        >>> dt.zeros(1000).normal_(0, 0.01).std() < 0.02
+        tensor(True)
+        """
+        self._check_in_place("normal_")
+        return _init().normal_(self, mean, std, generator)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> "Tensor":
+        """Fill with uniform random numbers from ``[a, b)``, in place: the same as
+        ``nn.init.uniform_(t, a, b)``.
+
+        >>> import dltutor as dt
+        >>> bool(dt.zeros(100).uniform_(-1, 1).abs().max() <= 1)
+        True
+        """
+        self._check_in_place("uniform_")
+        return _init().uniform_(self, a, b, generator)
+
+    def _check_in_place(self, method: str) -> None:
+        """Refuse an in-place fill of a tensor that requires grad while gradients are recorded,
+        as PyTorch does ("a leaf Variable that requires grad is being used in an in-place
+        operation"): the graph could no longer tell which values it saw."""
+        if self.requires_grad and is_grad_enabled():
+            raise RuntimeError(
+                f"t.{method}(...) on a tensor that requires grad would change values a recorded "
+                f"computation may need; initialize parameters with nn.init ("
+                f"nn.init.{'constant_' if method == 'fill_' else method}(p, ...)), or do it "
+                "inside `with dt.no_grad():`")
 
     # -- arithmetic -----------------------------------------------------------------------------
     def __add__(self, other: Any) -> "Tensor":
@@ -449,9 +533,12 @@ class Tensor:
     mean = ops.mean
     max = ops.max
     min = ops.min
+    amax = ops.amax
+    amin = ops.amin
     var = ops.var
     std = ops.std
     logsumexp = ops.logsumexp
+    norm = ops.norm
     argmax = ops.argmax
     argmin = ops.argmin
     softmax = ops.softmax
@@ -475,6 +562,22 @@ class Tensor:
 
 
 register_tensor_class(Tensor)
+
+
+def _names_dtype(name: str) -> bool:
+    """Whether the string ``name`` is a dtype (``"float64"``, ``"long"``) rather than a device."""
+    try:
+        return as_dtype(name) is not None
+    except TypeError:
+        return False
+
+
+def _init() -> Any:
+    """``dltutor.nn.init``, where the random fills live with their checks (one implementation
+    for ``t.normal_()`` and ``init.normal_(t)``). Imported on first use: nn is built on this
+    module, so importing it at the top would be circular."""
+    from ..nn import init
+    return init
 
 
 def _write_error(what: str, target: Any, value: Any) -> Exception:

@@ -1,4 +1,4 @@
-"""Building networks: Parameter, Module, containers, layers, losses, initializers, functional ops.
+"""Building networks: Parameter, Module, containers, layers (lazy ones too), losses, initializers, functional ops.
 
 >>> from dltutor import nn
 >>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
@@ -14,15 +14,17 @@ from .containers import ModuleDict, ModuleList, Sequential
 from .activations import (GELU, Dropout, Flatten, Identity, LeakyReLU, LogSoftmax, ReLU, Sigmoid,
                           Softmax, Tanh)
 from .layers import Conv2d, Embedding, Linear
+from .lazy import LazyConv2d, LazyLinear
 from .losses import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AvgPool2d, GlobalAvgPool2d, MaxPool2d
 from .module import Module
 from .state_dict import LoadResult, StateDictError
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter, UninitializedParameterError
 
 __all__ = ["functional", "init", "Parameter", "Module", "LoadResult", "StateDictError",
-           "Sequential", "ModuleList", "ModuleDict", "Linear", "Conv2d", "Embedding", "BatchNorm1d",
+           "Sequential", "ModuleList", "ModuleDict", "Linear", "Conv2d", "LazyLinear", "LazyConv2d",
+           "UninitializedParameter", "UninitializedParameterError", "Embedding", "BatchNorm1d",
            "BatchNorm2d", "LayerNorm", "Dropout", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d",
            "Flatten", "Identity", "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "Softmax",
            "LogSoftmax", "CrossEntropyLoss", "MSELoss", "L1Loss", "BCEWithLogitsLoss"]

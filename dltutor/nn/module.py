@@ -22,7 +22,7 @@ from ..autograd import Tensor, no_grad
 from ..autograd.function import make_tensor
 from ..errors import MessageKeyError
 from ..hooks import HookHandle
-from .parameter import Parameter
+from .parameter import Parameter, is_uninitialized
 from .state_dict import LoadResult, check_state_dict
 
 
@@ -355,7 +355,10 @@ class Module:
             dot = f"{module_prefix}." if module_prefix else ""
             for name, param in module._parameters.items():
                 if param is not None:
-                    state[dot + name] = param if keep_vars else make_tensor(param.data)
+                    # A lazy layer's parameter with no values yet goes in as itself (PyTorch
+                    # lists it too); saving it or loading into it is what needs values.
+                    keep = keep_vars or is_uninitialized(param)
+                    state[dot + name] = param if keep else make_tensor(param.data)
             for name, buffer in module._buffers.items():
                 if buffer is not None and name not in module._non_persistent:
                     state[dot + name] = buffer if keep_vars else make_tensor(buffer.data)
@@ -384,6 +387,8 @@ class Module:
                 if key in state_dict:
                     value = state_dict[key]
                     value = value.data if isinstance(value, Tensor) else value
+                    if is_uninitialized(target):      # a lazy layer takes the loaded shape
+                        target.materialize(tuple(value.shape))
                     target.data[...] = B.backend_of(target.data).asarray(value, dtype=target.dtype)
         return LoadResult(missing, unexpected)
 

@@ -1,4 +1,5 @@
-"""Parameter: a tensor a module learns, with Paddle's per-parameter settings as attributes.
+"""Parameter: a tensor a module learns, with Paddle's per-parameter settings as attributes;
+and UninitializedParameter, the parameter of a lazy layer before its first forward pass.
 
 >>> import dltutor as dt
 >>> from dltutor import nn
@@ -13,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Tensor, no_grad
+from .. import backend as B
+from ..autograd import Tensor, float32, no_grad
 from ..autograd.dtypes import to_array
 from ..autograd.function import init_tensor
 
@@ -84,6 +86,110 @@ class Parameter(Tensor):
         if not self.requires_grad:
             extras.append("requires_grad=False")
         return f"Parameter({', '.join(extras)})\n{Tensor.__repr__(self)}"
+
+
+class UninitializedParameterError(RuntimeError, ValueError):
+    """A lazy layer's parameter was used before the layer's first forward pass created it.
+    A RuntimeError (what PyTorch raises for its shape) and a ValueError (what it raises when an
+    op meets one)."""
+
+
+class _NoValuesYet:
+    """What an :class:`UninitializedParameter` holds instead of an array: the sizes known so
+    far (``template``) and whose parameter it is; every other use of it (``.shape``,
+    ``.dtype``, arithmetic, indexing) raises the error that says what to do."""
+
+    __slots__ = ("owner", "template")
+
+    def __init__(self, owner: str, template: tuple[int | None, ...]):
+        self.owner, self.template = owner, template
+
+    def _refuse(self, what: str) -> UninitializedParameterError:
+        return UninitializedParameterError(
+            f"{self.owner} does not exist yet (asked for: {what}). A lazy layer creates its "
+            "parameters at its first forward pass, when it sees the size of the input: run "
+            "the model once on a batch, e.g. net(X), before you read, initialize, save or "
+            "optimize them.")
+
+    def __getattr__(self, name: str) -> Any:
+        raise self._refuse("its values" if name.startswith("__") else name)
+
+    def __getitem__(self, index: Any) -> Any:
+        raise self._refuse("its values")
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise self._refuse("writing values")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse("its values as an array")
+
+    def __len__(self) -> int:
+        raise self._refuse("its length")
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet: ``template`` gives the known sizes and
+    ``None`` for the ones the first input will fill in (the ``in_features`` of a weight).
+
+    ``materialize(shape)`` gives it values (zeros, for the layer to initialize) and turns it
+    into a plain :class:`~dltutor.nn.Parameter`, keeping the same object.
+
+    >>> p = UninitializedParameter((3, None), "a test weight")
+    >>> p.requires_grad, p.fits((3, 5)), p.fits((4, 5))
+    (True, True, False)
+    >>> p.materialize((3, 5)).shape, type(p).__name__
+    ((3, 5), 'Parameter')
+    """
+
+    __slots__ = ()
+
+    def __init__(self, template: tuple[int | None, ...], owner: str):  # noqa: D107
+        # No slots of its own, so that materialize() can turn it into a Parameter in place.
+        init_tensor(self, _NoValuesYet(owner, tuple(template)), True)
+        self.lr_mult, self.regularizer, self.need_clip = 1.0, None, True
+
+    @property
+    def template(self) -> tuple[int | None, ...]:
+        """The sizes known so far; None where the first input decides."""
+        return self.data.template
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Not known yet: raises, as in PyTorch."""
+        raise self.data._refuse("its shape")
+
+    def fits(self, shape: tuple[int, ...]) -> bool:
+        """Whether ``shape`` agrees with every size already known."""
+        template = self.template
+        return len(shape) == len(template) and all(
+            known is None or known == size for known, size in zip(template, shape))
+
+    def materialize(self, shape: tuple[int, ...], dtype: Any = float32) -> Parameter:
+        """Give the parameter zeros of ``shape`` and make it a plain Parameter (same object)."""
+        if not self.fits(tuple(shape)):
+            raise ValueError(f"{self.data.owner}: shape {tuple(shape)} does not fit the known "
+                             f"sizes {_show(self.template)}")
+        self.data = B.current().xp.zeros(tuple(shape), dtype=dtype)
+        self.__class__ = Parameter            # the same object: hooks, ties and names stay
+        return self
+
+    def __repr__(self) -> str:
+        return f"<UninitializedParameter: shape {_show(self.template)} until the first forward>"
+
+
+def _show(template: tuple[int | None, ...]) -> str:
+    return "(" + ", ".join("?" if n is None else str(n) for n in template) + \
+        ("," if len(template) == 1 else "") + ")"
+
+
+def is_uninitialized(param: Any) -> bool:
+    """True for a lazy layer's parameter that its first forward has not created yet.
+
+    >>> from dltutor import nn
+    >>> is_uninitialized(nn.LazyLinear(2).weight), is_uninitialized(nn.Linear(1, 2).weight)
+    (True, False)
+    """
+    return isinstance(param, UninitializedParameter)
 
 
 def _check_lr_mult(value: Any) -> float:

@@ -20,6 +20,7 @@ import numpy as np
 from .. import backend as B
 from ..autograd import Tensor
 from ..errors import MessageKeyError
+from .parameter import is_uninitialized
 
 
 class LoadResult(NamedTuple):
@@ -73,7 +74,11 @@ def _value_problem(value: Any, target: Any) -> tuple[str | None, str]:
     if data.dtype.kind not in "biuf":
         return _UNUSABLE, (f"holds {data.dtype} values, not numbers (a tensor holds bool, int "
                            "or float)")
-    if tuple(data.shape) != tuple(target.shape):
+    if is_uninitialized(target):      # a lazy layer's parameter: the known sizes must agree
+        if not target.fits(tuple(data.shape)):
+            return _SHAPES, (f"model {target.template} (a lazy layer's parameter; None is not "
+                             f"known yet), state dict {tuple(data.shape)}")
+    elif tuple(data.shape) != tuple(target.shape):
         return _SHAPES, f"model {tuple(target.shape)}, state dict {tuple(data.shape)}"
     return None, ""
 

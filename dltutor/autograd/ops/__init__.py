@@ -4,7 +4,7 @@ side, followed by the lowercase function learners call (``dt.exp(x)``, ``x.exp()
 
 * ``arithmetic``: ``+ - * / **``, maximum, minimum, where, comparisons
 * ``elementwise``: exp, log, sqrt, abs, the activations, erf, clip, dropout
-* ``reduce``: sum, mean, max, min, var, std, logsumexp, argmax, argmin
+* ``reduce``: sum, mean, max, min, amax, amin, norm, var, std, logsumexp, argmax, argmin
 * ``softmax``: softmax, log_softmax
 * ``shape``: reshape, flatten, (un)squeeze, permute, transpose, broadcast_to, expand, concat, stack
 * ``indexing``: ``t[index]``, embedding
@@ -37,8 +37,8 @@ from .losses import (CrossEntropy, MSELoss, binary_cross_entropy_with_logits, ch
                      cross_entropy, l1_loss, mse_loss)
 from .norm import BatchNorm, batch_norm, layer_norm
 from .operands import as_tensor
-from .reduce import (LogSumExp, Max, Mean, Min, Sum, Var, argmax, argmin, logsumexp, max, mean,
-                     min, std, sum, var)
+from .reduce import (LogSumExp, Max, Mean, Min, Norm, Sum, TakeAlong, ValuesIndices, Var, amax,
+                     amin, argmax, argmin, logsumexp, max, mean, min, norm, std, sum, var)
 from .shape import (BroadcastTo, Concat, Permute, Reshape, Stack, broadcast_to, cat, concat,
                     expand, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze)
 from .softmax import LogSoftmax, Softmax, log_softmax, softmax

@@ -114,5 +114,9 @@ def reduction_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
 
 
 def one_axis(op: str, axis: Any, dim: Any, ndim: int) -> int:
-    """The single axis an op such as softmax works along (``dim`` is PyTorch's name)."""
-    return reduction_axes(op, dim if dim is not None else axis, ndim)[0]
+    """The single axis an op such as softmax works along (``dim`` is PyTorch's name).
+
+    >>> one_axis("softmax", -1, None, ndim=2), one_axis("softmax", 0, 1, ndim=2)
+    (1, 1)
+    """
+    return axis_index(op, dim if dim is not None else axis, ndim)

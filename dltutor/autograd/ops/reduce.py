@@ -1,7 +1,9 @@
-"""Reductions over axes: ``sum``, ``mean``, ``max``, ``min``, ``var``, ``std``, ``logsumexp``,
-and the index reductions ``argmax``/``argmin`` (which carry no gradient). Each op's class is
-followed by the function learners call. ``dim=``/``keepdim=`` are PyTorch's spellings of
-``axis=``/``keepdims=``; both work.
+"""Reductions over axes: ``sum``, ``mean``, ``max``, ``min``, ``amax``, ``amin``, ``var``,
+``std``, ``norm``, ``logsumexp``, and the index reductions ``argmax``/``argmin`` (which carry no
+gradient). Each op's class is followed by the function learners call. ``dim=``/``keepdim=``
+are PyTorch's spellings of ``axis=``/``keepdims=``; both work. As in PyTorch, ``max`` and
+``min`` along one dimension return the values *and* their indices (``_, predicted =
+logits.max(dim=1)``); ``amax``/``amin`` return the values alone.
 
 >>> import dltutor as dt
 >>> x = dt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -14,11 +16,13 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from ... import backend as B
 from ..dtypes import int64
-from ..function import Function, make_tensor
+from ..function import Function, is_tensor, make_tensor
+from .arithmetic import maximum, minimum
+from .elementwise import abs as absolute
 from .elementwise import sqrt
 from .operands import axis_index, reduction_axes
 
@@ -131,26 +135,119 @@ class Min(Extreme):
     largest = False
 
 
+class TakeAlong(Function):
+    """The element at ``indices`` along ``axis`` (one per position of the other axes): the
+    values of ``max(x, dim)``. Backward sends each gradient to the one element picked, as
+    PyTorch does for ``max(x, dim)``, even when another element ties with it."""
+
+    name = "take_along"
+
+    def __init__(self, axis: int, indices: Any, keepdims: bool):
+        self.axis, self.indices, self.keepdims = axis, indices, keepdims
+
+    def forward(self, a):
+        xp = get_array_module(a)
+        self.shape = a.shape
+        out = xp.take_along_axis(a, xp.expand_dims(self.indices, self.axis), axis=self.axis)
+        return out if self.keepdims else out.squeeze(self.axis)
+
+    def backward(self, g):
+        xp = get_array_module(g)
+        grad = xp.zeros(self.shape, dtype=g.dtype)
+        g = g if self.keepdims else xp.expand_dims(g, self.axis)
+        xp.put_along_axis(grad, xp.expand_dims(self.indices, self.axis), g, axis=self.axis)
+        return (grad,)
+
+
+class ValuesIndices(NamedTuple):
+    """What ``max(x, dim)`` and ``min(x, dim)`` return, as in PyTorch: the extreme values and
+    where they are. It unpacks like a pair: ``values, indices = x.max(dim=1)``."""
+
+    values: Any
+    indices: Any
+
+
+def _extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any) -> Any:
+    """``max``/``min`` with PyTorch's three forms: the whole tensor (a tensor), one dimension
+    (values and indices), or a second tensor (the elementwise ``maximum``/``minimum``)."""
+    if is_tensor(axis):
+        if dim is not None or keepdim is not None:
+            raise TypeError(f"{op}(a, b) compares two tensors elementwise and takes no dim")
+        return (maximum if op == "max" else minimum)(a, axis)
+    if dim is not None:
+        axis = dim
+    if keepdim is not None:
+        keepdims = keepdim
+    if axis is None:
+        return _reduce(Max if op == "max" else Min, a, None, keepdims, None, None, op)
+    if isinstance(axis, (tuple, list)):
+        raise TypeError(f"{op}(x, dim) takes one dimension (it also returns where the extreme "
+                        f"is); for several dimensions {axis!r} use dt.a{op}(x, dim=...)")
+    axis = axis_index(op, axis, a.ndim)
+    if a.data.size == 0:
+        raise ValueError(f"{op}: cannot reduce an empty tensor of shape {tuple(a.shape)}")
+    find = a.data.argmax if op == "max" else a.data.argmin
+    indices = find(axis=axis)
+    values = TakeAlong(axis, indices, bool(keepdims))(a)
+    if keepdims:
+        indices = get_array_module(indices).expand_dims(indices, axis)
+    return ValuesIndices(values, make_tensor(indices.astype(int64)))
+
+
 def max(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
         keepdim: bool | None = None) -> Any:
-    """Largest value over ``axis``; tied maxima share the gradient. Use ``argmax`` for indices.
+    """The largest value, as in PyTorch: ``max(x)`` is one number (tied maxima share the
+    gradient); ``max(x, dim)`` gives ``(values, indices)`` along ``dim`` (the gradient goes to
+    the element picked); ``max(x, y)`` with a tensor ``y`` is ``maximum(x, y)``.
 
     >>> import dltutor as dt
-    >>> dt.max(dt.tensor([[1.0, 5.0], [7.0, 2.0]]), axis=1)
-    tensor([5., 7.])
+    >>> x = dt.tensor([[1.0, 5.0], [7.0, 2.0]])
+    >>> dt.max(x)
+    tensor(7.)
+    >>> values, indices = dt.max(x, dim=1)
+    >>> values, indices
+    (tensor([5., 7.]), tensor([1, 0]))
+    >>> _, predicted = x.max(1)              # the class each row predicts
+    >>> predicted
+    tensor([1, 0])
     """
-    return _reduce(Max, a, axis, keepdims, dim, keepdim, "max")
+    return _extreme("max", a, axis, keepdims, dim, keepdim)
 
 
 def min(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
         keepdim: bool | None = None) -> Any:
-    """Smallest value over ``axis``; tied minima share the gradient.
+    """The smallest value; the same three forms as :func:`max`.
 
     >>> import dltutor as dt
     >>> dt.min(dt.tensor([3.0, 1.0]))
     tensor(1.)
+    >>> dt.min(dt.tensor([[3.0, 1.0]]), dim=1)
+    ValuesIndices(values=tensor([1.]), indices=tensor([1]))
     """
-    return _reduce(Min, a, axis, keepdims, dim, keepdim, "min")
+    return _extreme("min", a, axis, keepdims, dim, keepdim)
+
+
+def amax(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+         keepdim: bool | None = None) -> Any:
+    """The largest value over one or several dimensions, values only (tied maxima share the
+    gradient evenly, as in PyTorch's ``amax``).
+
+    >>> import dltutor as dt
+    >>> dt.amax(dt.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=(0, 1))
+    tensor(7.)
+    """
+    return _reduce(Max, a, axis, keepdims, dim, keepdim, "amax")
+
+
+def amin(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+         keepdim: bool | None = None) -> Any:
+    """The smallest value over one or several dimensions, values only (see :func:`amax`).
+
+    >>> import dltutor as dt
+    >>> dt.amin(dt.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=0)
+    tensor([1., 2.])
+    """
+    return _reduce(Min, a, axis, keepdims, dim, keepdim, "amin")
 
 
 class Var(Reduction):
@@ -195,6 +292,64 @@ def std(a: Any, axis: Any = None, keepdims: bool = False, correction: int = 1, *
     tensor(1.4142)
     """
     return sqrt(var(a, axis, keepdims, correction, dim=dim, keepdim=keepdim, unbiased=unbiased))
+
+
+class Norm(Reduction):
+    """The p-norm ``(sum |a|^p)^(1/p)`` over ``axes``. Its gradient is
+    ``g * sign(a) * (|a| / norm)^(p-1)``, which for p = 2 is ``g * a / norm``; where the norm
+    is 0 the gradient is 0 (as in PyTorch), not the NaN the formula would give."""
+
+    def __init__(self, axes: tuple[int, ...], keepdims: bool, p: float):
+        super().__init__(axes, keepdims)
+        self.p = p
+
+    def forward(self, a):
+        xp = get_array_module(a)
+        self.a, self.shape = a, a.shape
+        magnitude = xp.abs(a)
+        if self.p == 2:
+            self.norm = xp.sqrt((magnitude * magnitude).sum(axis=self.axes, keepdims=True))
+        else:
+            self.norm = (magnitude ** self.p).sum(axis=self.axes, keepdims=True) ** (1 / self.p)
+        return self.finish(self.norm)
+
+    def backward(self, g):
+        xp = get_array_module(g)
+        safe = xp.where(self.norm == 0, 1, self.norm)           # 0 / 0 would be NaN
+        if self.p == 2:
+            slope = self.a / safe
+        else:
+            slope = xp.sign(self.a) * (xp.abs(self.a) / safe) ** (self.p - 1)
+        return (self.expand(g) * xp.where(self.norm == 0, 0, slope),)
+
+
+def norm(a: Any, p: Any = 2, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+         keepdims: bool | None = None) -> Any:
+    """The ``p``-norm of ``a`` (all elements, or along ``dim``), as ``torch.norm``: ``p=2``
+    (also ``"fro"``) is the length of the vector, ``p=1`` the sum of absolute values, ``p=inf``
+    the largest absolute value (ties share the gradient), any other ``p > 0`` by its formula.
+
+    >>> import math
+    >>> import dltutor as dt
+    >>> x = dt.tensor([[3.0, 4.0], [0.0, 0.0]])
+    >>> x.norm(), dt.norm(x, p=1), dt.norm(x, p=math.inf)
+    (tensor(5.), tensor(7.), tensor(4.))
+    >>> _ = x.requires_grad_()
+    >>> x.norm(dim=1).sum().backward()        # a zero row gets gradient 0, not NaN
+    >>> x.grad
+    tensor([[0.6, 0.8],
+            [0. , 0. ]])
+    """
+    if p == "fro":
+        p = 2
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not p > 0:
+        raise ValueError(f"norm: p must be a number > 0, 'fro' or math.inf, got {p!r}")
+    if a.data.dtype.kind != "f":
+        raise TypeError(f"norm of a {a.dtype} tensor: convert it first with .float()")
+    keep = bool(keepdim or keepdims)
+    if p == math.inf:
+        return _reduce(Max, absolute(a), axis, keep, dim, None, "norm")
+    return _reduce(Norm, a, axis, keep, dim, None, "norm", p=float(p))
 
 
 class LogSumExp(Reduction):

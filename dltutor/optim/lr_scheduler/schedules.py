@@ -121,6 +121,7 @@ class StepLR(LRScheduler):
     def __init__(self, optimizer: Any, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
         self.step_size = checks.integer("StepLR", "step_size", step_size, minimum=1,
+                                        whole_floats=True,    # epochs / 4 is a float
                                         hint="the number of steps between decays")
         self.gamma = checks.non_negative("StepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
@@ -154,7 +155,7 @@ class MultiStepLR(LRScheduler):
         except TypeError:
             raise TypeError(f"MultiStepLR: milestones must be a list of step numbers such as "
                             f"[30, 80], got {milestones!r}") from None
-        values = [checks.integer("MultiStepLR", "each milestone", m) for m in given]
+        values = [checks.integer("MultiStepLR", "each milestone", m, whole_floats=True) for m in given]
         if any(m < 0 for m in values):
             raise ValueError(f"MultiStepLR: milestones are step numbers and must be >= 0, "
                              f"got milestones={given}")
@@ -227,6 +228,7 @@ class LinearLR(LRScheduler):
                        hint="for a warmup from 0 use LinearWarmup")
         checks.between("LinearLR", "end_factor", end_factor, 0, 1)
         total_iters = checks.integer("LinearLR", "total_iters", total_iters, minimum=1,
+                                     whole_floats=True,
                                      hint="the number of steps from start_factor to end_factor")
         self.start_factor = start_factor
         self.end_factor = end_factor
