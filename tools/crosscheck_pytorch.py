@@ -128,3 +128,37 @@ gs = [rng.standard_normal(5) * 3]
 p = nn.Parameter(np.zeros(5)); t = torch.nn.Parameter(torch.zeros(5, dtype=torch.float64)); p.grad = dt.tensor(gs[0]); t.grad = torch.tensor(gs[0])
 optim.clip_grad_value_([p], 1.5); torch.nn.utils.clip_grad_value_([t], 1.5)
 print(("OK " if np.allclose(p.grad.numpy(), t.grad.numpy()) else "BAD"), "clip_grad_value_")
+
+# --- issue 15: what learners bring from PyTorch ---
+x5 = rng.standard_normal((4, 5))   # (x above was reused by the optimizer checks)
+xt = np.array([[2.0, 2.0, 1.0], [0.5, 3.0, 3.0]])                   # ties on purpose
+both(lambda a: a.max(dim=1).values, lambda a: a.max(dim=1).values, xt, name="max(dim) values, ties")
+both(lambda a: a.min(0, keepdim=True).values, lambda a: a.min(0, keepdim=True).values, xt, name="min(dim, keepdim)")
+print(("OK " if dt.tensor(xt).max(1).indices.tolist() == torch.tensor(xt).max(1).indices.tolist() else "BAD"), "max(dim) indices with ties")
+both(lambda a: a.amax(dim=(0, 1)), lambda a: a.amax(dim=(0, 1)), xt, name="amax ties")
+both(lambda a, b: dt.max(a, b), torch.max, x5, rng.standard_normal((4, 5)), name="max(a, b)")
+for p in (2, 1, 3, math.inf, "fro"):
+    both(lambda a: a.norm(p=p, dim=1), lambda a: a.norm(p=p, dim=1), x5, name=f"norm p={p}")
+both(lambda a: a.norm(), lambda a: a.norm(), np.zeros(3), name="norm of zeros")
+both(lambda a: F.softmax(a, dim=0), lambda a: torch.softmax(a, dim=0), x5, name="softmax dim=0")
+both(lambda a: F.flatten(a, 1), lambda a: torch.flatten(a, 1), img, name="flatten")
+labels = np.array([0, 4, 2, 1])
+for red in ("mean", "sum", "none"):
+    both(lambda a: nn.CrossEntropyLoss(reduction=red)(a, dt.tensor(labels)), lambda a: torch.nn.CrossEntropyLoss(reduction=red)(a, torch.tensor(labels)), x5, name=f"CrossEntropyLoss {red}")
+target = rng.standard_normal((4, 5))
+both(lambda a: nn.L1Loss()(a, dt.tensor(target)), lambda a: torch.nn.L1Loss()(a, torch.tensor(target)), x5, name="L1Loss")
+both(lambda a: nn.BCEWithLogitsLoss()(a, dt.tensor((target > 0) * 1.0)), lambda a: torch.nn.BCEWithLogitsLoss()(a, torch.tensor((target > 0) * 1.0)), x5 * 30, name="BCEWithLogitsLoss large logits")
+# lazy layers: shapes and default bounds after the first forward
+lazy_t = torch.nn.Sequential(torch.nn.LazyLinear(8), torch.nn.ReLU(), torch.nn.LazyLinear(1)); lazy_t(torch.rand(2, 20))
+lazy_d = nn.Sequential(nn.LazyLinear(8), nn.ReLU(), nn.LazyLinear(1)); lazy_d(dt.rand(2, 20))
+print(("OK " if [tuple(p.shape) for p in lazy_t.parameters()] == [p.shape for p in lazy_d.parameters()] else "BAD"), "LazyLinear shapes", [tuple(p.shape) for p in lazy_d.parameters()])
+print("LazyLinear repr after forward", repr(lazy_t[0]) == repr(lazy_d[0]), repr(lazy_d[0]))
+print("lazy repr before", repr(torch.nn.LazyLinear(3)) == repr(nn.LazyLinear(3)), repr(nn.LazyLinear(3)))
+# StepLR with a whole float step size
+to = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0); ts = torch.optim.lr_scheduler.StepLR(to, step_size=4.0, gamma=0.5)
+do = optim.SGD([nn.Parameter([0.0])], lr=1.0); ds = optim.lr_scheduler.StepLR(do, step_size=4.0, gamma=0.5)
+seq_t, seq_d = [], []
+for _ in range(10):
+    seq_t.append(to.param_groups[0]["lr"]); seq_d.append(do.param_groups[0]["lr"]); to.step(); ts.step(); do.step(); ds.step()
+print(("OK " if seq_t == seq_d else "BAD"), "StepLR(step_size=4.0)", seq_d)
+print("t.type()", torch.tensor([1, 2]).type(), dt.tensor([1, 2]).type(), "(dltutor names the dtype)")
