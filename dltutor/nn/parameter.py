@@ -112,7 +112,7 @@ class _NoValuesYet:
             "optimize them.")
 
     def __getattr__(self, name: str) -> Any:
-        raise self._refuse("its values" if name.startswith("__") else name)
+        raise self._refuse(_ASKED.get(name, "its values"))
 
     def __getitem__(self, index: Any) -> Any:
         raise self._refuse("its values")
@@ -125,6 +125,11 @@ class _NoValuesYet:
 
     def __len__(self) -> int:
         raise self._refuse("its length")
+
+
+#: What a learner was doing when an array attribute was read (for the error message).
+_ASKED = {"shape": "its shape", "size": "its number of elements", "dtype": "its dtype",
+          "ndim": "its number of dimensions"}
 
 
 class UninitializedParameter(Parameter):

@@ -132,6 +132,60 @@ assert 0.0 <= many_u.min() and many_u.max() < 1.0
 assert abs(many_n.mean()) < 0.02 and abs(many_n.std() - 1.0) < 0.02     # 6 standard errors
 
 # %% [markdown]
+# Shapes can be given the ways PyTorch takes them: `dt.zeros(2, 3)`, `dt.zeros((2, 3))` and
+# `dt.zeros(size=(2, 3))` are the same. `dt.normal(mean, std, size)` draws normal numbers with
+# your own mean and spread, the line D2L starts its linear regression with:
+
+# %%
+dt.manual_seed(0)
+w = dt.normal(0, 0.01, size=(2, 1), requires_grad=True)
+b = dt.zeros(1, requires_grad=True)
+print(w.shape, w.requires_grad, b)
+
+# %%
+assert dt.zeros(2, 3).shape == dt.zeros((2, 3)).shape == dt.zeros(size=(2, 3)).shape == (2, 3)
+assert w.shape == (2, 1) and w.requires_grad and abs(w.numpy()).max() < 0.05   # 5 std
+
+# %% [markdown]
+# ## Reducing along a dimension: `dim=`, and what `max` returns
+#
+# Reductions (`sum`, `mean`, `max`, `std`, `softmax`, ...) take the dimension as `dim=` (PyTorch's
+# name) or `axis=` (NumPy's); `keepdim=True` keeps it with size 1. One of them returns more than
+# you might expect: like PyTorch, **`max(x, dim)` returns two tensors**, the largest values and
+# their positions. That is what makes the classification idiom work: the predicted class of each
+# row is the *index* of its largest score.
+
+# %%
+scores = dt.tensor([[0.1, 2.0, -1.0],
+                    [3.0, 0.5, 0.2]])          # 2 examples, 3 classes
+values, indices = scores.max(dim=1)
+_, predicted = dt.max(scores, 1)               # the PyTorch tutorials' line
+print(values, indices, predicted, sep="\n")
+print("whole tensor:", scores.max(), "| values only, over several dims:", scores.amax(dim=(0, 1)))
+
+# %%
+assert values.tolist() == [2.0, 3.0] and indices.tolist() == [1, 0]
+assert predicted.tolist() == [1, 0] and predicted.dtype == dt.int64
+assert scores.max().item() == 3.0 and scores.argmax(dim=1).tolist() == [1, 0]
+
+# %% [markdown]
+# With only one tensor coming back (as in NumPy), `_, predicted = ...` on a batch of two would
+# quietly unpack the two *rows* instead, and your accuracy would be computed from maxima. The
+# gradient follows PyTorch too: `values` sends its gradient to the one element each index picked,
+# while `x.max()` and `x.amax(dim)` share it evenly among tied maxima.
+
+# %%
+x = dt.tensor([[2.0, 2.0, 1.0]], requires_grad=True)
+x.max(dim=1).values.sum().backward()
+print("max(dim) :", x.grad)
+x.grad = None
+x.amax(dim=1).sum().backward()
+print("amax(dim):", x.grad)
+
+# %%
+assert x.grad.tolist() == [[0.5, 0.5, 0.0]]
+
+# %% [markdown]
 # ## Adding a channel dimension to images
 #
 # A batch of grayscale images, such as MNIST digits, often arrives with shape (N, 28, 28). A
@@ -582,7 +636,8 @@ assert moved == {"stage1": False, "stage2": False, "stage3": True}
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
 # | tensor from NumPy | `dt.tensor(arr, dtype=dt.float32)` | `torch.tensor(arr, dtype=torch.float32)` | `paddle.to_tensor(arr, dtype="float32")` (1.x: `fluid.dygraph.to_variable`) | `mge.tensor(arr, dtype="float32")` |
-# | uniform / normal / integers | `dt.rand`, `dt.randn`, `dt.randint` | `torch.rand`, `torch.randn`, `torch.randint` | `paddle.rand`, `paddle.randn`, `paddle.randint` | `mge.random.uniform`, `mge.random.normal`, — |
+# | uniform / normal / integers | `dt.rand`, `dt.randn`, `dt.normal`, `dt.randint` | `torch.rand`, `torch.randn`, `torch.normal`, `torch.randint` | `paddle.rand`, `paddle.randn`, `paddle.normal`, `paddle.randint` | `mge.random.uniform`, `mge.random.normal`, — |
+# | largest value and where | `values, indices = x.max(dim=1)` | `x.max(dim=1)` (same pair) | `paddle.max(x, axis=1)` (values only), `paddle.argmax` | `F.max(x, axis=1)` (values only), `F.argmax` |
 # | seed | `dt.manual_seed(0)` | `torch.manual_seed(0)` | `paddle.seed(0)` | `mge.random.seed(0)` |
 # | add an axis of size 1 | `x.unsqueeze(1)` | `x.unsqueeze(1)` | `paddle.unsqueeze(x, 1)` | `F.expand_dims(x, 1)` |
 # | repeat a size-1 axis | `x.expand(-1, 3, -1, -1)` | `x.expand(-1, 3, -1, -1)` | `paddle.expand(x, [N, 3, 28, 28])` | `F.broadcast_to(x, (N, 3, 28, 28))` |
@@ -596,8 +651,10 @@ assert moved == {"stage1": False, "stage2": False, "stage3": True}
 #
 # * `dt.tensor(array)` copies and keeps a NumPy array's dtype (float64 stays float64); Python
 #   floats give float32. Pass `dtype=dt.float32` for network inputs.
-# * `dt.rand`, `dt.randn`, `dt.randint` draw from one generator; `dt.manual_seed` makes them
-#   repeatable.
+# * `dt.rand`, `dt.randn`, `dt.normal`, `dt.randint` draw from one generator; `dt.manual_seed`
+#   makes them repeatable.
+# * Reductions take `dim=` or `axis=`; `x.max(dim)` returns `(values, indices)` as in PyTorch,
+#   `x.amax(dim)` the values alone.
 # * `unsqueeze(1)`, `reshape(N, 1, H, W)` and `x[:, None]` add a channel axis; `expand` repeats a
 #   size-1 axis without copying, and its gradient sums the copies.
 # * `a @ b` multiplies the last two axes and broadcasts the batch axes; flatten-then-multiply

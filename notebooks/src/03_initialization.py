@@ -161,6 +161,33 @@ assert (net[0].bias.numpy() == 0).all() and (net[2].bias.numpy() == 0).all()
 assert 0.005 < weights.std() < 0.015 and np.abs(weights).max() < 0.05   # small, around 0.01
 
 # %% [markdown]
+# > **Coming from PyTorch: `.data` is the array itself.** D2L and many PyTorch tutorials write
+# > `m.weight.data.normal_(0, 0.01)` and `m.bias.data.fill_(0)`. In dltutor `p.data` is the
+# > NumPy (or CuPy) array that holds the values, so that you can always look at the raw numbers;
+# > a NumPy array has no `normal_`, `fill_` or `abs()` method. Side by side:
+# >
+# > | PyTorch | dltutor |
+# > | --- | --- |
+# > | `m.weight.data.normal_(0, 0.01)` | `init.normal_(m.weight, 0, 0.01)` |
+# > | `m.bias.data.fill_(0)` | `init.zeros_(m.bias)` (or `init.constant_(m.bias, 0)`) |
+# > | `with torch.no_grad(): m.weight.normal_(0, 0.01)` | `with dt.no_grad(): m.weight.normal_(0, 0.01)` |
+# > | `m.weight.data.abs()` | `m.weight.abs()` (a tensor) or `np.abs(m.weight.data)` (an array) |
+# >
+# > The tensor methods `normal_`, `uniform_`, `fill_` and `zero_` exist too, and, as in PyTorch,
+# > they refuse a parameter outside `no_grad` (autograd could no longer tell which values it saw).
+
+# %% tags=["raises-exception"]
+net[0].weight.data.normal_(0, 0.01)        # the PyTorch line: .data is a NumPy array here
+
+# %%
+with dt.no_grad():
+    net[0].weight.normal_(0, 0.01)           # the tensor method, as in PyTorch
+    net[0].bias.fill_(0)
+print(type(net[0].weight.data).__name__, "| largest |w|:", np.abs(net[0].weight.data).max().round(4))
+assert isinstance(net[0].weight.data, np.ndarray) and not hasattr(net[0].weight.data, "normal_")
+assert (net[0].bias.numpy() == 0).all() and np.abs(net[0].weight.numpy()).max() < 0.05
+
+# %% [markdown]
 # `apply` visits the children first and the module itself last, so `fn` sees every layer,
 # the ReLU and the Sequential too — that is why `init_normal` checks the type:
 
@@ -572,6 +599,59 @@ assert np.allclose(fc(h).numpy(), h.numpy() @ paddle_weight + paddle_bias, atol=
 assert fc.weight.lr_mult == 2.0        # set_value changed the values, not the settings
 
 # %% [markdown]
+# ## Lazy initialization: let the first batch decide the input size
+#
+# Every layer so far was told its input size (`nn.Linear(4, 8)`). In a long network that is
+# tedious and easy to get wrong: change the image size and every following `in_features` must be
+# recomputed by hand. A **lazy** layer leaves it out. `nn.LazyLinear(8)` knows only its output
+# size; its weight cannot have a shape yet, so it starts as an `UninitializedParameter`. The
+# first forward pass sees the input, creates the weight and bias with the default
+# initialization, and turns the layer into a plain `Linear` (PyTorch does exactly this;
+# D2L's "builders' guide" uses it throughout).
+
+# %%
+dt.manual_seed(0)
+lazy_net = nn.Sequential(nn.LazyLinear(256), nn.ReLU(), nn.LazyLinear(10))
+print(lazy_net)
+print(lazy_net[0].weight)
+
+# %% [markdown]
+# Until then, anything that needs the parameter's values or shape is refused with a message
+# that says what to do: reading the shape, counting the parameters, an initializer, saving.
+
+# %% tags=["raises-exception"]
+sum(p.numel() for p in lazy_net.parameters())
+
+# %%
+X = dt.rand(2, 20)                              # one batch: 20 features
+print(lazy_net(X).shape)
+print(lazy_net)
+print([(name, p.shape) for name, p in lazy_net.named_parameters()])
+
+# %%
+assert [p.shape for p in lazy_net.parameters()] == [(256, 20), (256,), (10, 256), (10,)]
+assert type(lazy_net[0]) is nn.Linear and lazy_net[0].in_features == 20
+assert np.abs(lazy_net[0].weight.numpy()).max() <= 1 / math.sqrt(20)   # the default, fan_in 20
+
+# %% [markdown]
+# So run one batch through a lazy network **before** you initialize it your own way (with
+# `apply`, as above). The parameters keep their identity when they are created, so an optimizer
+# made before that first batch still updates them (PyTorch allows this too), and loading a state
+# dict into a lazy network creates its parameters with the loaded shapes. One caveat, also
+# PyTorch's: a lazy layer draws its random values at the first batch, after every plain layer
+# drew its own, so the same seed gives a network with lazy layers other starting values than the
+# same network written out in full.
+
+# %%
+lazy_net.apply(init_normal)                     # the initializer from the start of the chapter
+full = nn.Sequential(nn.Linear(20, 256), nn.ReLU(), nn.Linear(256, 10))
+fresh = nn.Sequential(nn.LazyLinear(256), nn.ReLU(), nn.LazyLinear(10))
+fresh.load_state_dict(full.state_dict())
+print([p.shape for p in fresh.parameters()])
+assert np.array_equal(fresh(X).numpy(), full(X).numpy())
+assert 0.005 < lazy_net[0].weight.numpy().std() < 0.015
+
+# %% [markdown]
 # ## Why initialization matters
 #
 # Here is the argument behind every formula above. A Linear layer adds up `fan_in` products,
@@ -777,6 +857,7 @@ print("the claims hold for seeds 0 to 4")
 # | pretrained embedding | `nn.Embedding.from_pretrained(a)` (frozen) | `nn.Embedding.from_pretrained(t)` (frozen) | `nn.Embedding(..., weight_attr=ParamAttr(initializer=Assign(a)))` | `M.Embedding.from_pretrained(t)` (frozen) |
 # | per-parameter lr | `p.lr_mult = 2.0` | a param group with its own `lr` | `ParamAttr(learning_rate=2.0)` | a param group with its own `lr` |
 # | Linear weight layout | `(out, in)` | `(out, in)` | `(in, out)` | `(out, in)` |
+# | input size from the first batch | `nn.LazyLinear(out)`, `nn.LazyConv2d(out, k)` | `nn.LazyLinear(out)`, `nn.LazyConv2d(out, k)` | — (give `in_features`) | — (give `in_features`) |
 #
 # In Paddle an initializer is an object handed to the layer through
 # `weight_attr=ParamAttr(initializer=...)` when it is made; calling one on an existing parameter
@@ -793,6 +874,8 @@ print("the claims hold for seeds 0 to 4")
 #   `dt.no_grad()`, or compute them in NumPy and `init.assign_` them.
 # * Change values in place (`set_value`, indexed assignment under `no_grad`), never by assigning
 #   a new Parameter: optimizers and ties hold the object.
+# * `nn.LazyLinear(out)` takes its input size from the first batch: run one batch before reading,
+#   initializing or saving its parameters.
 # * Pretrained vectors: `nn.Embedding.from_pretrained(array)` (frozen by default) or
 #   `set_value` into an existing table; the shapes must match.
 # * Paddle's `ParamAttr` settings are attributes here: `init.*` for the initializer, `lr_mult`,
