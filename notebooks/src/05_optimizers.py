@@ -87,11 +87,14 @@ def make_loader():
     return DataLoader(train_set, batch_size=64, shuffle=True, seed=0)
 
 
+loss_fn = nn.CrossEntropyLoss()     # the module form of F.cross_entropy, as PyTorch writes it
+
+
 def train_epoch(net, opt, loader):
     """One pass over the data; returns the mean loss."""
     total = 0.0
     for xb, yb in loader:
-        loss = F.cross_entropy(net(xb), yb)
+        loss = loss_fn(net(xb), yb)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -101,7 +104,8 @@ def train_epoch(net, opt, loader):
 
 def accuracy(net):
     with dt.no_grad():
-        return float((net(X_test).numpy().argmax(axis=1) == y_test).mean())
+        _, predicted = net(X_test).max(dim=1)          # (values, indices): keep the classes
+        return float((predicted.numpy() == y_test).mean())
 
 
 def snapshot(params):
@@ -118,6 +122,24 @@ def all_changed(before, params):
 
 
 print("batches per epoch:", len(make_loader()))
+
+# %% [markdown]
+# `nn.CrossEntropyLoss()` is a module holding one setting, `reduction`: `"mean"` (the default)
+# averages the per-example losses, `"sum"` adds them, `"none"` returns them all. It computes
+# exactly what `F.cross_entropy` does (the chapters use both):
+
+# %%
+with dt.no_grad():
+    logits, labels = net(X_test[:8]), dt.tensor(y_test[:8])
+    per_example = nn.CrossEntropyLoss(reduction="none")(logits, labels)
+    print("per example:", np.round(per_example.numpy(), 3))
+    print(f"mean {loss_fn(logits, labels):.4f} = F.cross_entropy {F.cross_entropy(logits, labels):.4f}")
+
+# %%
+assert np.allclose(loss_fn(logits, labels).item(), F.cross_entropy(logits, labels).item())
+assert np.allclose(per_example.numpy().mean(), loss_fn(logits, labels).item(), rtol=1e-6)
+assert np.allclose(nn.CrossEntropyLoss(reduction="sum")(logits, labels).item(),
+                   per_example.numpy().sum(), rtol=1e-5)
 
 # %% [markdown]
 # ## Different learning rates with parameter groups
