@@ -285,27 +285,31 @@ class FakeModule:
     pass
 
 
-@pytest.mark.parametrize("obj, where, type_name", [
-    ({"model": FakeModule()}, "obj['model']", "FakeModule"),
-    ({"opt": {"hook": print}}, "obj['opt']['hook']", "builtin_function_or_method"),
-    ({"groups": [{"w": np.array([object()], dtype=object)}]}, "obj['groups'][0]['w']", "object"),
-    ({"c": 1 + 2j}, "obj['c']", "complex"),
-    ({"s": {1, 2}}, "obj['s']", "set"),
+@pytest.mark.parametrize("obj, where, type_name, advice", [
+    ({"model": FakeModule()}, "obj['model']", "FakeModule", "Convert it to one of these"),
+    ({"opt": {"hook": print}}, "obj['opt']['hook']", "builtin_function_or_method",
+     "Convert it to one of these"),
+    ({"groups": [{"w": np.array([object()], dtype=object)}]}, "obj['groups'][0]['w']", "object",
+     "convert it to a bool, int or float dtype"),
+    ({"c": 1 + 2j}, "obj['c']", "complex", "Convert it to one of these"),
+    ({"s": {1, 2}}, "obj['s']", "set", "sorted(s)"),
 ])
-def test_unsupported_values_name_the_path_and_type(tmp_path, obj, where, type_name):
+def test_unsupported_values_name_the_path_and_type(tmp_path, obj, where, type_name, advice):
     with pytest.raises(TypeError) as info:
         save(obj, tmp_path / "x.safetensors")
     message = str(info.value)
-    assert where in message and type_name in message
-    assert "model.state_dict()" in message
+    assert where in message and type_name in message and advice in message
+    assert "state_dict" not in message  # advice about models only where there is a model
     assert os.listdir(tmp_path) == []
 
 
-def test_top_level_must_be_a_dict(tmp_path):
-    with pytest.raises(TypeError, match=r"takes a dict.*FakeModule.*model\.state_dict\(\)"):
+def test_top_level_must_be_a_tensor_or_a_container(tmp_path):
+    # Tensors, lists and tuples at the top level: see test_io_tensors.py.
+    with pytest.raises(TypeError, match=r"cannot save obj: a test_io\.FakeModule.*Convert it"):
         save(FakeModule(), tmp_path / "x.safetensors")
-    with pytest.raises(TypeError, match="takes a dict"):
-        save(dt.ones(2), tmp_path / "x.safetensors")
+    with pytest.raises(TypeError, match=r"takes a tensor, an array, or a list.*got 3 \(int\)"):
+        save(3, tmp_path / "x.safetensors")
+    assert os.listdir(tmp_path) == []
 
 
 def test_bad_keys_and_cycles(tmp_path):
@@ -423,7 +427,7 @@ def _with_metadata(tmp_path, document):
     (json.dumps({"version": 1, "tree": {"dict": []}}), "does not mention"),
     (json.dumps({"version": 1, "tree": {"dict": [["w", {"tensor": "w"}], ["x", {"int": 1.5}]]}}),
      "bad node"),
-    (json.dumps({"version": 1, "tree": {"list": [{"tensor": "w"}]}}), "top level is not a dict"),
+    (json.dumps({"version": 1, "tree": {"int": 3}}), "top level is a plain value"),
 ])
 def test_corrupt_dltutor_metadata(tmp_path, document, match):
     _expect_error(_with_metadata(tmp_path, document), match)

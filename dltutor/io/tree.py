@@ -19,14 +19,17 @@ import numpy as np
 from .. import backend as B
 from ..autograd import Tensor
 from ..autograd.function import make_tensor
+from ..nn.module import Module
+from ..optim.optimizer import Optimizer
 from .files import CheckpointError
 
 # The dtypes every safetensors reader understands and NumPy can hold.
 _SAVABLE_DTYPES = frozenset(np.dtype(name) for name in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64"))
-SAVE_HINT = ("Save the model's weights instead of the model: dt.save(model.state_dict(), path) "
-              "(and opt.state_dict() for an optimizer).")
+#: The flat key of a tensor saved on its own (``dt.save(x, path)``). Every other array's key is
+#: made from its path in the structure; a lone tensor has no path, so it gets this name.
+SINGLE_TENSOR_KEY = "tensor"
 
 
 #: How deeply dicts, lists and tuples may nest in a checkpoint. A real one nests 4 or 5 levels;
@@ -44,7 +47,7 @@ def encode(value: Any, path: tuple, tensors: dict, paths: dict, active: set) -> 
                          "(model, optimizer, plain values), so flatten the structure")
     array = _as_numpy(value, path)
     if array is not None:
-        key = "/".join(_escape(str(part)) for part in path)
+        key = flat_key(path)
         if key == "__metadata__":
             raise ValueError(f"cannot save {_show(path)}: '__metadata__' is reserved by the "
                              "safetensors format; rename this entry")
@@ -95,7 +98,32 @@ def encode(value: Any, path: tuple, tensors: dict, paths: dict, active: set) -> 
         return {"str": str(value)}
     raise TypeError(f"cannot save {_show(path)}: a {type_name(value)} is not a tensor, an array "
                     f"or a plain value (int, float, bool, str, None, or a list/tuple/dict of "
-                    f"them). {SAVE_HINT}")
+                    f"them). {save_hint(value)}")
+
+
+def save_hint(value: Any) -> str:
+    """What to save instead of ``value``, matched to what it is.
+
+    >>> from dltutor import nn
+    >>> "model.state_dict()" in save_hint(nn.Linear(2, 2))
+    True
+    >>> save_hint(print)
+    'Convert it to one of these first, or leave it out.'
+    """
+    if isinstance(value, Module):
+        return ("A model cannot be saved, only its weights: put model.state_dict() in its place "
+                "(dt.save(model.state_dict(), path)), and later load them into a model built "
+                "the same way with model.load_state_dict(dt.load(path)).")
+    if isinstance(value, Optimizer):
+        return ("An optimizer cannot be saved, only its state: put opt.state_dict() in its place "
+                "(dt.save(opt.state_dict(), path)), and later load it into an optimizer made "
+                "the same way with opt.load_state_dict(dt.load(path)).")
+    if callable(getattr(value, "state_dict", None)):  # a scheduler, a MultiOptimizer, ...
+        return (f"A {type(value).__name__} cannot be saved, only its state: put its "
+                "state_dict() in its place, and restore it later with load_state_dict(...).")
+    if isinstance(value, (set, frozenset)):  # sets have no order, so files do not hold them
+        return "Save sorted(s) or list(s) instead, and make it a set again after loading."
+    return "Convert it to one of these first, or leave it out."
 
 
 def _as_numpy(value: Any, path: tuple) -> np.ndarray | None:
@@ -113,11 +141,22 @@ def _as_numpy(value: Any, path: tuple) -> np.ndarray | None:
         array = array.view(np.ndarray)
     if array.dtype.newbyteorder("=") not in _SAVABLE_DTYPES:
         raise TypeError(f"cannot save {_show(path)}: an array of dtype {array.dtype} cannot go "
-                        "into a safetensors file; use a bool, int or float dtype (object arrays "
-                        f"hold Python objects, not numbers). {SAVE_HINT}")
+                        "into a safetensors file; convert it to a bool, int or float dtype "
+                        "(object arrays hold Python objects, not numbers)")
     array = array.astype(array.dtype.newbyteorder("<"), copy=False)
     # (not np.ascontiguousarray: it turns a 0-d array into shape (1,))
     return array if array.flags.c_contiguous else array.copy(order="C")
+
+
+def flat_key(path: tuple) -> str:
+    """The safetensors key of the array at ``path`` in the saved structure.
+
+    >>> flat_key(("model", "0.weight")), flat_key(("optimizer", "state", 0)), flat_key(())
+    ('model/0.weight', 'optimizer/state/0', 'tensor')
+    """
+    if not path:
+        return SINGLE_TENSOR_KEY
+    return "/".join(_escape(str(part)) for part in path)
 
 
 def _escape(part: str) -> str:
@@ -190,25 +229,25 @@ def decode(node: Any, arrays: dict, used: set, path: str, depth: int = 0) -> Any
     raise CheckpointError(path, f"corrupt dltutor metadata: bad node {node!r:.80}")
 
 
-def to_tensors(value: Any, as_numpy: bool) -> Any:
-    """The decoded structure with every array as a new tensor (or kept NumPy)."""
+def to_tensors(value: Any, backend: B.Backend | None) -> Any:
+    """The decoded structure with every array as a new tensor on ``backend`` (None: kept NumPy)."""
     if isinstance(value, np.ndarray):
-        return finish(value, as_numpy)
+        return finish(value, backend)
     if isinstance(value, dict):
-        return {k: to_tensors(v, as_numpy) for k, v in value.items()}
+        return {k: to_tensors(v, backend) for k, v in value.items()}
     if isinstance(value, list):
-        return [to_tensors(v, as_numpy) for v in value]
+        return [to_tensors(v, backend) for v in value]
     if isinstance(value, tuple):
-        return tuple(to_tensors(v, as_numpy) for v in value)
+        return tuple(to_tensors(v, backend) for v in value)
     return value
 
 
-def finish(array: np.ndarray, as_numpy: bool) -> Any:
-    """One loaded array as a writable NumPy array (``as_numpy``) or a new tensor."""
+def finish(array: np.ndarray, backend: B.Backend | None) -> Any:
+    """One loaded array as a new tensor on ``backend``, or a writable NumPy array when None."""
     if not array.flags.writeable:
         array = array.copy()
-    if as_numpy:
+    if backend is None:
         return array
-    # What dt.tensor(array) gives (same dtype, requires_grad False, current backend), without
-    # a second copy on the CPU: the array is already the file's own fresh copy.
-    return make_tensor(B.current().asarray(array))
+    # What dt.tensor(array) gives (same dtype, requires_grad False), without a second copy on
+    # the CPU: the array is already the file's own fresh copy.
+    return make_tensor(backend.asarray(array))
