@@ -508,6 +508,49 @@ assert header["model/0.weight"]["shape"] == [16, 2]
 assert "dltutor" in header["__metadata__"]    # the structure, as JSON
 
 # %% [markdown]
+# ### Saving a tensor, a list, a dict
+#
+# A checkpoint is a dict, but `dt.save` takes smaller things too, the way D2L's file I/O section
+# saves them with `torch.save`: one tensor, a list (or tuple) of tensors, a dict of tensors.
+# `dt.load` gives back the same kind of object. It also accepts `torch.load`'s two keywords:
+# `weights_only=True` (loading here is *always* weights-only: the file holds arrays and plain
+# values, never objects) and `map_location="cpu"` or `"gpu"` (which device the tensors go to).
+
+# %%
+x = dt.arange(4)
+dt.save(x, os.path.join(folder, "x-file"))
+x2 = dt.load(os.path.join(folder, "x-file"))
+
+y = dt.zeros(4)
+dt.save([x, y], os.path.join(folder, "x-files"))
+x3, y3 = dt.load(os.path.join(folder, "x-files"), weights_only=True, map_location="cpu")
+
+mydict = {"x": x, "y": y}
+dt.save(mydict, os.path.join(folder, "mydict"))
+mydict2 = dt.load(os.path.join(folder, "mydict"))
+print(x2, (x3, y3), mydict2, sep="\n")
+
+# %%
+assert x2.tolist() == [0, 1, 2, 3] and x2.dtype == dt.int64       # the dtype survives
+assert x3.tolist() == x.tolist() and y3.tolist() == [0.0] * 4
+assert list(mydict2) == ["x", "y"] and mydict2["y"].dtype == dt.float32
+
+# %% [markdown]
+# Asking for a pickle, `weights_only=False`, is refused with the reason; so is saving a whole
+# model, with what to save instead:
+
+# %% tags=["raises-exception"]
+dt.save(nn.Linear(2, 1), os.path.join(folder, "model-file"))
+
+# %%
+try:
+    dt.load(os.path.join(folder, "x-file"), weights_only=False)
+except ValueError as err:
+    print(err)
+    unpickle_error = err
+assert "pickle" in str(unpickle_error)
+
+# %% [markdown]
 # ### Why never pickle
 #
 # `pickle.dump` (and `torch.save`, `paddle.save`, `megengine.save`, which use it) writes a
@@ -645,7 +688,9 @@ assert other.weight is not last.weight, "copied values, not a shared parameter"
 # | shuffle order of a given epoch | `loader.set_epoch(e)` | `DistributedSampler.set_epoch(e)` | `DistributedBatchSampler.set_epoch(e)` | — |
 # | BLAS threads | `OMP_NUM_THREADS`, `threadpoolctl` | `torch.set_num_threads(n)` | `OMP_NUM_THREADS` | `OMP_NUM_THREADS` |
 # | save a checkpoint | `dt.save({"model": ..., "optimizer": ...}, path)` | `torch.save(...)` (pickle) or `safetensors.torch.save_file` | `paddle.save(state, path)` (pickle) | `megengine.save(obj, path)` (pickle) |
-# | load it | `dt.load(path)` | `torch.load(path, weights_only=True)` | `paddle.load(path)` | `megengine.load(path)` |
+# | load it | `dt.load(path)` (always weights-only) | `torch.load(path, weights_only=True)` | `paddle.load(path)` | `megengine.load(path)` |
+# | save one tensor, a list, a dict | `dt.save(x, path)`, `dt.save([x, y], path)` | `torch.save(x, path)` | `paddle.save(x, path)` | `megengine.save(x, path)` |
+# | load onto a device | `dt.load(path, map_location="cpu")` | `torch.load(path, map_location="cpu")` | `paddle.load(path)` then `.cuda()` | `megengine.load(path, map_location=...)` |
 # | restore weights | `model.load_state_dict(sd)` | `model.load_state_dict(sd)` | `model.set_state_dict(sd)` | `model.load_state_dict(sd)` |
 # | restore optimizer | `opt.load_state_dict(sd)` | `opt.load_state_dict(sd)` | `opt.set_state_dict(sd)` | `opt.load_state_dict(sd)` |
 # | restore schedule | `sched.load_state_dict(sd)` | `sched.load_state_dict(sd)` | `sched.set_state_dict(sd)` | `sched.load_state_dict(sd)` |
@@ -664,7 +709,8 @@ assert other.weight is not last.weight, "copied values, not a shared parameter"
 #   scheduler and the data position. Save all of them, rebuild, load all of them, and the run
 #   continues bit for bit. Leave one out and it does not.
 # * `dt.save` writes safetensors: arrays and a JSON header, readable anywhere, safe to load,
-#   never a pickle. A damaged or foreign file raises `dt.CheckpointError` naming the file.
+#   never a pickle. It takes a tensor, a list or a dict as well as a whole checkpoint, and
+#   `dt.load` accepts `torch.load`'s `weights_only` and `map_location`. A damaged or foreign file raises `dt.CheckpointError` naming the file.
 #
 # ## Exercises
 #
