@@ -98,6 +98,40 @@ print(f"loss: {losses[0]:.4f} -> {losses[-1]:.4f}")
 assert losses[-1] < losses[0], "twenty steps of gradient descent lower the loss"
 
 # %% [markdown]
+# ## Where dltutor differs from PyTorch
+#
+# Code written for PyTorch mostly runs here with `torch` replaced by `dt` (`nn`, `optim`,
+# `nn.functional`, `nn.init`, `nn.utils` have the same names), and prints the same numbers.
+# Where it does not, it is on purpose, and the chapter named in the table shows both sides:
+#
+# | | PyTorch | dltutor | why | chapter |
+# | --- | --- | --- | --- | --- |
+# | `p.data` | a tensor (`p.data.normal_(0, 0.01)`) | the NumPy/CuPy array | you can always see the raw numbers; use `init.normal_(p, 0, 0.01)` | 03 |
+# | a float64 input to a float32 layer | refused | computed in float64 | NumPy's rule; convert your data once | 01 |
+# | complex numbers | allowed | refused | no chapter needs them, and they hide mistakes | 01 |
+# | one parameter twice in an optimizer | a warning, then two updates per step | refused, naming it | one parameter, one update | 05 |
+# | tied names with different values in a state dict | the last one wins | refused | one value would silently be lost | 04 |
+# | a NaN or Inf gradient at `opt.step()` | applied | refused (`nonfinite="skip"` or `"apply"` to choose) | a NaN spreads to every weight in one step | 07 |
+# | a clip threshold <= 0 | accepted (flips or zeroes the gradients) | refused | always a mistake | 07 |
+# | `torch.load` / `dt.load` | may unpickle (`weights_only=False`) | always weights-only (safetensors) | a pickle can run code | 08 |
+# | `t.type()` | `'torch.FloatTensor'` | `'float32'` | NumPy dtypes | — |
+#
+# Two of them, proved here (the others are proved in their chapters):
+
+# %%
+p = nn.Parameter(dt.zeros(2, 2))
+print(type(p.data).__module__, type(p.data).__name__)
+try:
+    optim.SGD([p, p], lr=0.1)
+except ValueError as err:
+    refusal = str(err)
+    print(refusal.splitlines()[0][:90])
+
+# %%
+assert isinstance(p.data, np.ndarray)                   # the array, not a tensor
+assert "twice" in refusal                               # refused, where PyTorch only warns
+
+# %% [markdown]
 # ## What the frameworks call it
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
