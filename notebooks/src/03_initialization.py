@@ -176,8 +176,11 @@ assert 0.005 < weights.std() < 0.015 and np.abs(weights).max() < 0.05   # small,
 # > The tensor methods `normal_`, `uniform_`, `fill_` and `zero_` exist too, and, as in PyTorch,
 # > they refuse a parameter outside `no_grad` (autograd could no longer tell which values it saw).
 
-# %% tags=["raises-exception"]
-net[0].weight.data.normal_(0, 0.01)        # the PyTorch line: .data is a NumPy array here
+# %%
+try:
+    net[0].weight.data.normal_(0, 0.01)      # the PyTorch line: .data is a NumPy array here
+except AttributeError as err:
+    print("AttributeError:", err)
 
 # %%
 with dt.no_grad():
@@ -619,8 +622,11 @@ print(lazy_net[0].weight)
 # Until then, anything that needs the parameter's values or shape is refused with a message
 # that says what to do: reading the shape, counting the parameters, an initializer, saving.
 
-# %% tags=["raises-exception"]
-sum(p.numel() for p in lazy_net.parameters())
+# %%
+try:
+    sum(p.numel() for p in lazy_net.parameters())
+except nn.UninitializedParameterError as err:
+    print("UninitializedParameterError:", err)
 
 # %%
 X = dt.rand(2, 20)                              # one batch: 20 features
