@@ -39,7 +39,10 @@ True
 
 What the frameworks call these: PyTorch ``torch.nn.init.kaiming_normal_``; Paddle
 ``paddle.nn.initializer.KaimingNormal`` (an object given to ``ParamAttr``); MegEngine
-``megengine.module.init.msra_normal_``; Paddle's ``Assign`` initializer is :func:`assign_` here.
+``megengine.module.init.msra_normal_``. Paddle's objects exist here too (``init.Normal``,
+``init.Constant``, ``init.XavierUniform``, ``init.KaimingNormal``, ``init.Assign``, ...; see
+:mod:`dltutor.nn.initializers`): a layer takes them as ``weight_init=``/``bias_init=``, and each
+calls the function of this module that does the work.
 """
 from __future__ import annotations
 
@@ -669,3 +672,12 @@ def reset_linear_(weight: Tensor, bias: Tensor | None = None, generator: Any = N
         bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
         uniform_(bias, -bound, bound, generator)
     return weight
+
+
+# Paddle's initializer objects (init.Normal(0.0, 0.02), init.Assign(vectors), ...) call the
+# functions above. They live in initializers.py and are imported last, once those exist.
+from .initializers import (Assign, Constant, Initializer, KaimingNormal,  # noqa: E402
+                           KaimingUniform, Normal, Uniform, XavierNormal, XavierUniform)
+
+__all__ += ["Initializer", "Normal", "Uniform", "Constant", "XavierUniform", "XavierNormal",
+            "KaimingUniform", "KaimingNormal", "Assign"]

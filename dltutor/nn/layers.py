@@ -51,11 +51,28 @@ def float_input(layer: Module, x: Any) -> None:
                         ".float() on the input first")
 
 
-class _WeightAndBias(Module):
-    """Shared by Linear and Conv2d: a weight, an optional bias (out_features long), and
-    PyTorch's default values for both."""
+def check_initializers(layer: str, weight_init: Any, bias_init: Any, bias: bool) -> None:
+    """Refuse ``weight_init``/``bias_init`` that are not callables taking a parameter (an
+    initializer object such as ``init.Normal(0, 0.02)``, or a function), and a ``bias_init``
+    for a layer without a bias."""
+    for name, value in (("weight_init", weight_init), ("bias_init", bias_init)):
+        if value is not None and not callable(value):
+            raise TypeError(f"{layer}: {name} must be an initializer such as "
+                            f"init.Normal(0.0, 0.02), or a function of the parameter, got "
+                            f"{type(value).__name__} ({value!r:.40})")
+    if bias_init is not None and not bias:
+        raise ValueError(f"{layer}: bias_init was given but bias=False, so there is no bias to "
+                         "initialize; drop one of the two")
 
-    def _create(self, weight_shape: tuple[int, ...], bias: bool) -> None:
+
+class _WeightAndBias(Module):
+    """Shared by Linear and Conv2d: a weight, an optional bias (out_features long), PyTorch's
+    default values for both, and the layer's own initializers when given."""
+
+    def _create(self, weight_shape: tuple[int, ...], bias: bool, weight_init: Any = None,
+                bias_init: Any = None) -> None:
+        check_initializers(type(self).__name__, weight_init, bias_init, bias)
+        self.weight_init, self.bias_init = weight_init, bias_init
         self.weight = _empty(*weight_shape)
         if bias:
             self.bias = _empty(weight_shape[0])
@@ -64,27 +81,39 @@ class _WeightAndBias(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Draw fresh default values (PyTorch's initialization)."""
+        """Draw fresh values: PyTorch's defaults, then the layer's own ``weight_init`` and
+        ``bias_init`` if it has them. (The defaults are always drawn first, so a layer's bias
+        starts the same whether or not its weight has an initializer of its own.)"""
         init.reset_linear_(self.weight, self.bias)
+        if self.weight_init is not None:
+            self.weight_init(self.weight)
+        if self.bias_init is not None:
+            self.bias_init(self.bias)
 
 
 class Linear(_WeightAndBias):
     """A fully connected layer: ``y = x @ weight.T + bias``.
 
     ``weight`` has shape (out_features, in_features), as in PyTorch (Paddle stores the
-    transpose). Both start uniform in ``[-1/sqrt(in_features), 1/sqrt(in_features)]``.
+    transpose). Both start uniform in ``[-1/sqrt(in_features), 1/sqrt(in_features)]``, unless
+    you give the layer initializers of its own (Paddle's way): ``weight_init=init.Normal(0,
+    0.02)``, ``bias_init=init.Constant(0.0)``, or any function that fills a parameter.
 
     >>> import dltutor as dt
+    >>> from dltutor.nn import init
     >>> _ = dt.manual_seed(0)
     >>> layer = Linear(4, 2)
     >>> bool(layer.weight.abs().max() <= 0.5)      # 1/sqrt(4)
     True
+    >>> Linear(4, 2, bias_init=init.Constant(0.5)).bias.tolist()
+    [0.5, 0.5]
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, *,
+                 weight_init: Any = None, bias_init: Any = None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self._create((out_features, in_features), bias)
+        self._create((out_features, in_features), bias, weight_init, bias_init)
 
     def forward(self, x: Tensor) -> Tensor:
         float_input(self, x)
@@ -107,14 +136,15 @@ class Conv2d(_WeightAndBias):
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, bias: bool = True):
+                 padding: Any = 0, bias: bool = True, *, weight_init: Any = None,
+                 bias_init: Any = None):
         super().__init__()
         kh, kw = as_pair(kernel_size, "Conv2d: kernel_size")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = (kh, kw)
         self.stride = as_pair(stride, "Conv2d: stride")
         self.padding = as_pair(padding, "Conv2d: padding", minimum=0)
-        self._create((out_channels, in_channels, kh, kw), bias)
+        self._create((out_channels, in_channels, kh, kw), bias, weight_init, bias_init)
 
     def forward(self, x: Tensor) -> Tensor:
         float_input(self, x)
@@ -131,8 +161,9 @@ class Conv2d(_WeightAndBias):
 class Embedding(Module):
     """A lookup table: row ``i`` of ``weight`` is the vector of token ``i``.
 
-    Rows start ~ N(0, 1) (PyTorch); the row at ``padding_idx`` starts at zero and never gets
-    a gradient.
+    Rows start ~ N(0, 1) (PyTorch), or as ``weight_init`` says (``init.Assign(vectors)``
+    loads pretrained word vectors, Paddle's way); the row at ``padding_idx`` starts at zero and
+    never gets a gradient.
 
     >>> import dltutor as dt
     >>> table = Embedding(10, 3, padding_idx=0)
@@ -143,8 +174,10 @@ class Embedding(Module):
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 _weight: Parameter | None = None):
+                 _weight: Parameter | None = None, *, weight_init: Any = None):
         super().__init__()
+        check_initializers("Embedding", weight_init, None, False)
+        self.weight_init = weight_init
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
@@ -159,8 +192,11 @@ class Embedding(Module):
             self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Draw fresh N(0, 1) rows and zero the padding row."""
+        """Draw fresh N(0, 1) rows (then apply ``weight_init`` if given) and zero the padding
+        row."""
         init.normal_(self.weight)
+        if self.weight_init is not None:
+            self.weight_init(self.weight)
         if self.padding_idx is not None:
             with no_grad():
                 self.weight.data[self.padding_idx] = 0

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..autograd import Tensor
 from ..autograd.ops import as_pair
-from .layers import Conv2d, Linear, float_input
+from .layers import Conv2d, Linear, check_initializers, float_input
 from .module import Module
 from .parameter import UninitializedParameter, is_uninitialized
 
@@ -40,8 +40,11 @@ class _LazyWeightAndBias:
 
     becomes: type[Module]
 
-    def _create_lazy(self, weight_template: tuple[int | None, ...], bias: bool) -> None:
+    def _create_lazy(self, weight_template: tuple[int | None, ...], bias: bool,
+                     weight_init: Any, bias_init: Any) -> None:
         name = type(self).__name__
+        check_initializers(name, weight_init, bias_init, bias)
+        self.weight_init, self.bias_init = weight_init, bias_init   # applied at creation
         self.weight = UninitializedParameter(weight_template, f"the weight of this {name}")
         if bias:
             self.bias = UninitializedParameter(weight_template[:1], f"the bias of this {name}")
@@ -86,10 +89,11 @@ class LazyLinear(_LazyWeightAndBias, Linear):
 
     becomes = Linear
 
-    def __init__(self, out_features: int, bias: bool = True):  # noqa: D107
+    def __init__(self, out_features: int, bias: bool = True, *, weight_init: Any = None,
+                 bias_init: Any = None):  # noqa: D107
         Module.__init__(self)
         self.in_features, self.out_features = 0, out_features
-        self._create_lazy((out_features, None), bias)
+        self._create_lazy((out_features, None), bias, weight_init, bias_init)
 
     def forward(self, x: Tensor) -> Tensor:
         float_input(self, x)
@@ -115,14 +119,15 @@ class LazyConv2d(_LazyWeightAndBias, Conv2d):
     becomes = Conv2d
 
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 bias: bool = True):  # noqa: D107
+                 bias: bool = True, *, weight_init: Any = None,
+                 bias_init: Any = None):  # noqa: D107
         Module.__init__(self)
         kh, kw = as_pair(kernel_size, "LazyConv2d: kernel_size")
         self.in_channels, self.out_channels = 0, out_channels
         self.kernel_size = (kh, kw)
         self.stride = as_pair(stride, "LazyConv2d: stride")
         self.padding = as_pair(padding, "LazyConv2d: padding", minimum=0)
-        self._create_lazy((out_channels, None, kh, kw), bias)
+        self._create_lazy((out_channels, None, kh, kw), bias, weight_init, bias_init)
 
     def forward(self, x: Tensor) -> Tensor:
         float_input(self, x)

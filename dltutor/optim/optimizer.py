@@ -168,6 +168,17 @@ class Optimizer:
             for param in group["params"]:
                 param.grad = None
 
+    def clear_grad(self) -> None:
+        """Paddle's and MegEngine's name for :meth:`zero_grad` (the chapters use ``zero_grad``).
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> w = nn.Parameter([1.0]); w.grad = dt.ones(1)
+        >>> optim.SGD([w], lr=0.1).clear_grad(); w.grad is None
+        True
+        """
+        self.zero_grad()
+
     # -- what applies to one parameter ----------------------------------------------------------
     def effective_lr(self, param: Tensor, group: dict[str, Any]) -> float:
         """The learning rate that multiplies this parameter's update: group lr x lr_mult.

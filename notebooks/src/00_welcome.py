@@ -139,7 +139,7 @@ assert "twice" in refusal                               # refused, where PyTorch
 # | array with gradient | `dt.tensor(..., requires_grad=True)` | `torch.tensor(..., requires_grad=True)` | `paddle.to_tensor(..., stop_gradient=False)` | `mge.tensor(...)` + `GradManager` |
 # | compute gradients | `loss.backward()` | `loss.backward()` | `loss.backward()` | `gm.backward(loss)` |
 # | update parameters | `opt.step()` | `opt.step()` | `opt.step()` | `opt.step()` |
-# | forget gradients | `opt.zero_grad()` | `opt.zero_grad()` | `opt.clear_grad()` | `opt.clear_grad()` |
+# | forget gradients | `opt.zero_grad()` (Paddle's name works too: `opt.clear_grad()`) | `opt.zero_grad()` | `opt.clear_grad()` | `opt.clear_grad()` |
 #
 # ## Exercises
 #

@@ -854,21 +854,40 @@ print("the claims hold for seeds 0 to 4")
 # | --- | --- | --- | --- | --- |
 # | default Linear init | U(±1/sqrt(fan_in)), weight and bias | same | Xavier-uniform weight, zero bias | N(0, 1/fan_in) weight, zero bias |
 # | visit every layer | `net.apply(fn)` | `net.apply(fn)` | `net.apply(fn)` | `net.apply(fn)` |
-# | normal / uniform / constant | `init.normal_`, `init.uniform_`, `init.constant_` | `nn.init.normal_`, `uniform_`, `constant_` | `nn.initializer.Normal`, `Uniform`, `Constant` | `module.init.normal_`, `uniform_`, `fill_` |
-# | Xavier (Glorot) | `init.xavier_uniform_`, `init.xavier_normal_` | `nn.init.xavier_uniform_`, `xavier_normal_` | `nn.initializer.XavierUniform`, `XavierNormal` | `module.init.xavier_uniform_`, `xavier_normal_` |
-# | Kaiming (He) | `init.kaiming_uniform_`, `init.kaiming_normal_` | `nn.init.kaiming_uniform_`, `kaiming_normal_` | `nn.initializer.KaimingUniform`, `KaimingNormal` | `module.init.msra_uniform_`, `msra_normal_` |
+# | normal / uniform / constant | `init.normal_`, `init.uniform_`, `init.constant_` (objects: `init.Normal`, `init.Uniform`, `init.Constant`) | `nn.init.normal_`, `uniform_`, `constant_` | `nn.initializer.Normal`, `Uniform`, `Constant` | `module.init.normal_`, `uniform_`, `fill_` |
+# | Xavier (Glorot) | `init.xavier_uniform_`, `init.xavier_normal_` (objects: `init.XavierUniform`, `init.XavierNormal`) | `nn.init.xavier_uniform_`, `xavier_normal_` | `nn.initializer.XavierUniform`, `XavierNormal` | `module.init.xavier_uniform_`, `xavier_normal_` |
+# | Kaiming (He) | `init.kaiming_uniform_`, `init.kaiming_normal_` (objects: `init.KaimingUniform`, `init.KaimingNormal`) | `nn.init.kaiming_uniform_`, `kaiming_normal_` | `nn.initializer.KaimingUniform`, `KaimingNormal` | `module.init.msra_uniform_`, `msra_normal_` |
 # | gain of an activation | `init.calculate_gain` | `nn.init.calculate_gain` | `nn.initializer.calculate_gain` | `module.init.calculate_gain` |
 # | copy an array in | `p.set_value(a)`, `init.assign_(p, a)` | `with torch.no_grad(): p.copy_(torch.from_numpy(a))` | `p.set_value(a)`, `nn.initializer.Assign(a)` | `p._reset(mge.tensor(a))` (what its `init` functions do) |
 # | change entries | `with dt.no_grad(): p[0, 0] = 42` | `with torch.no_grad(): p[0, 0] = 42` | `p.set_value(...)` | — |
-# | pretrained embedding | `nn.Embedding.from_pretrained(a)` (frozen) | `nn.Embedding.from_pretrained(t)` (frozen) | `nn.Embedding(..., weight_attr=ParamAttr(initializer=Assign(a)))` | `M.Embedding.from_pretrained(t)` (frozen) |
+# | pretrained embedding | `nn.Embedding.from_pretrained(a)` (frozen), `nn.Embedding(n, d, weight_init=init.Assign(a))` | `nn.Embedding.from_pretrained(t)` (frozen) | `nn.Embedding(..., weight_attr=ParamAttr(initializer=Assign(a)))` | `M.Embedding.from_pretrained(t)` (frozen) |
+# | an initializer for one layer | `nn.Linear(4, 8, weight_init=init.Normal(0.0, 0.02))` | `init.normal_(layer.weight, 0.0, 0.02)` after making it | `nn.Linear(4, 8, weight_attr=ParamAttr(initializer=Normal(0.0, 0.02)))` | `M.init.normal_(layer.weight, 0, 0.02)` after making it |
 # | per-parameter lr | `p.lr_mult = 2.0` | a param group with its own `lr` | `ParamAttr(learning_rate=2.0)` | a param group with its own `lr` |
 # | Linear weight layout | `(out, in)` | `(out, in)` | `(in, out)` | `(out, in)` |
 # | input size from the first batch | `nn.LazyLinear(out)`, `nn.LazyConv2d(out, k)` | `nn.LazyLinear(out)`, `nn.LazyConv2d(out, k)` | — (give `in_features`) | — (give `in_features`) |
 #
 # In Paddle an initializer is an object handed to the layer through
 # `weight_attr=ParamAttr(initializer=...)` when it is made; calling one on an existing parameter
-# also works (`Normal(0.0, 0.01)(layer.weight)`). dltutor, PyTorch and MegEngine use functions
-# that change an existing tensor in place.
+# also works (`Normal(0.0, 0.01)(layer.weight)`). PyTorch and MegEngine use functions that change
+# an existing tensor in place, and so do these chapters. dltutor has Paddle's objects too, so the
+# Paddle FAQ's answer ("give this layer its own initializer and learning rate", "load my word
+# vectors") translates line by line; each object calls the function of the same name:
+
+# %%
+dt.manual_seed(0)
+fc = nn.Linear(4, 8, weight_init=init.Normal(0.0, 0.02), bias_init=init.Constant(0.0))
+fc.weight.lr_mult = 2.0                       # ParamAttr(learning_rate=2.0)
+vectors = np.arange(12, dtype=np.float32).reshape(6, 2)
+emb = nn.Embedding(6, 2, weight_init=init.Assign(vectors))
+print(init.Normal(0.0, 0.02), "| bias:", fc.bias.numpy()[:3], "| row 5:", emb.weight.numpy()[5])
+
+# %%
+dt.manual_seed(1)
+by_object = init.XavierUniform()(nn.Parameter(dt.zeros(8, 4)))
+dt.manual_seed(1)
+by_function = init.xavier_uniform_(nn.Parameter(dt.zeros(8, 4)))
+assert np.array_equal(by_object.numpy(), by_function.numpy())      # one implementation
+assert (fc.bias.numpy() == 0).all() and np.array_equal(emb.weight.numpy(), vectors)
 #
 # ## Summary
 #
