@@ -35,9 +35,11 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	@touch $@ $(LAB_STAMP)
 
+# Opens on the first chapter (00_welcome) rather than JupyterLab's launcher.
 lab: $(LAB_STAMP)
-	@echo "Starting JupyterLab on notebooks/ - open the URL it prints below (Ctrl-C stops it)."
-	$(BIN)/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser $(AS_ROOT)
+	@echo "Starting JupyterLab on notebooks/00_welcome.ipynb - open the URL it prints below (Ctrl-C stops it)."
+	$(BIN)/jupyter lab --notebook-dir=notebooks --LabApp.default_url=/lab/tree/00_welcome.ipynb \
+	  --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser $(AS_ROOT)
 
 # In parallel, one worker per core: each notebook (nbval) and each test module stays on one
 # worker (--dist loadscope), so the slow CPU-variant module runs beside everything else.

@@ -2,8 +2,8 @@
 
 Each test starts its own server on 127.0.0.1 (a free port, a token) in a temporary copy of the
 notebooks folder, with its own Jupyter config, settings and runtime directories, so nothing
-the browser saves can touch the committed notebooks. It opens ``10_live_lab.ipynb``, runs it,
-presses play, changes controls while the lab trains, and reads what happened from the data
+the browser saves can touch the committed notebooks. It opens ``10_live_lab.ipynb`` in
+JupyterLab (and the app page ``lab.ipynb`` in Voilà), runs it, presses play, changes controls while the lab trains, and reads what happened from the data
 attributes of the status line (``<div class="dltutor-status" data-step=... data-norm-2=...>``,
 see ``dltutor.lab.widgets``).
 
@@ -28,6 +28,7 @@ from browser_helpers import (ARTIFACTS, CHROMIUM_ARGS, INSTALL_HINT, Server, cop
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(150)]
 
 NOTEBOOK = "10_live_lab.ipynb"
+APP_NOTEBOOK = "lab.ipynb"          # the lab alone: what Voilà and the Binder lab badge open
 CHROMIUM = find_chromium()
 _REQUIRED = os.environ.get("DLTUTOR_REQUIRE_BROWSER") == "1"
 try:
@@ -101,6 +102,11 @@ def press_play_and_freeze_layer_2(page) -> dict[str, str]:
     after the freeze took effect (the frozen layer's norm from then on must not change)."""
     play = page.locator(".dltutor-play")
     play.scroll_into_view_if_needed()
+    # The lab starts at the demo's pace (a few steps per second, for a learner to watch);
+    # the test moves the speed slider to its last stop, "max", with the keyboard.
+    page.locator(".dltutor-pace .noUi-handle").focus()
+    page.keyboard.press("End")
+    wait_for_status(page, lambda a: a["data-pace"] == "max", "the speed slider to reach max")
     play.click()
     wait_for_status(page, lambda a: a["data-running"] == "1" and as_int(a, "data-step") >= 50,
                     "training to start after pressing play")
@@ -172,7 +178,7 @@ def test_jupyterlab_run_all_play_and_steer(workdir, page):
 def test_voila_app_play_and_freeze(workdir, page):
     notebooks, env = workdir
     port, token = free_port(), "dltutor-test-token"
-    server = Server(["voila", NOTEBOOK, "--no-browser", f"--port={port}",
+    server = Server(["voila", APP_NOTEBOOK, "--no-browser", f"--port={port}",
                      "--Voila.ip=127.0.0.1", "--Voila.port_retries=0", f"--token={token}",
                      "--show_tracebacks=True"],
                     cwd=notebooks, env=env, log_path=ARTIFACTS / "voila-server.log")
@@ -181,11 +187,22 @@ def test_voila_app_play_and_freeze(workdir, page):
         page.goto(f"http://127.0.0.1:{port}/?token={token}", timeout=90_000,
                   wait_until="commit")
         page.wait_for_selector(".dltutor-play", timeout=90_000)
+        assert "Try this" in page.locator(".dltutor-help").inner_text()
         settled = press_play_and_freeze_layer_2(page)
         assert_frozen_layer_stopped_while_training_continued(page, settled)
         record_speed("Voila", page)
         page.locator(".dltutor-status-line").scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "browser_voila.png"))
+        # The demo picker replaces the lab: a fresh one, with its own layers and speed.
+        page.locator(".dltutor-demo select").select_option("exploding gradients")
+        switched = wait_for_status(
+            page, lambda a: a["data-step"] == "0" and "12" in a["data-layer-keys"].split(),
+            "the demo picker to show the exploding-gradients lab")
+        assert switched["data-running"] == "0" and switched["data-pace"] == "2.0"
+        assert "global norm" in page.locator(".dltutor-help").inner_text()
+        page.locator(".dltutor-plots canvas").first.wait_for(state="visible", timeout=30_000)
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(ARTIFACTS / "browser_voila_exploding.png"), full_page=True)
     except BaseException:
         save_failure(page, "voila", [server])
         raise

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import time
 from html.parser import HTMLParser
 
 import numpy as np
@@ -20,6 +21,7 @@ from dltutor.lab import LabError, TrainingLab, demos  # noqa: E402
 from dltutor.lab import widgets as lw  # noqa: E402
 from dltutor.lab.widgets import LabView, layer_key, layer_keys, live_views  # noqa: E402
 from dltutor.nn import functional as F  # noqa: E402
+from bad_input import refused  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -259,7 +261,7 @@ def test_plots_show_the_recorded_steps_and_the_frozen_span():
 
 # -- the asyncio training loop ---------------------------------------------------------------------
 def test_train_runs_the_requested_steps_and_stops():
-    view = LabView(demos.moons_mlp())
+    view = LabView(demos.moons_mlp(), pace=None)            # as fast as it goes
     asyncio.run(view.train(steps=30))
     assert view.lab.steps_done == 30 and not view.running
     assert status_attributes(view)["data-running"] == "0"
@@ -267,7 +269,7 @@ def test_train_runs_the_requested_steps_and_stops():
 
 
 def test_play_twice_starts_one_loop_and_controls_apply_mid_run():
-    view = LabView(demos.moons_mlp(), slice_seconds=0.005)
+    view = LabView(demos.moons_mlp(), slice_seconds=0.005, pace=None)
 
     async def scenario():
         view.play()
@@ -305,7 +307,7 @@ def test_draw_requests_are_throttled_to_ten_per_second():
 
 
 def test_a_training_error_stops_the_loop_and_shows_in_the_status_line():
-    view = LabView(demos.moons_mlp())
+    view = LabView(demos.moons_mlp(), pace=None)
     view.lr.value = 1e6                      # the loss blows up within a few steps
     asyncio.run(view.train(steps=200))
     attrs = status_attributes(view)
@@ -353,3 +355,45 @@ def test_a_refused_step_shows_in_the_status_line_and_changes_nothing():
     assert view.lab.steps_done == 1
     for key, value in view.lab.model.state_dict().items():
         np.testing.assert_array_equal(value.numpy(), weights[key], err_msg=key)
+
+
+# -- speed ---------------------------------------------------------------------------------------
+def test_the_view_starts_at_the_labs_pace_and_the_slider_changes_it():
+    view = LabView(demos.moons_mlp())
+    assert view.pace == 3.0 and view.speed.value == 3.0
+    assert status_attributes(view)["data-pace"] == "3.0"
+    view.speed.value = math.inf                             # "max"
+    assert view.pace is None and status_attributes(view)["data-pace"] == "max"
+    view.close()
+    refused(lambda: LabView(demos.moons_mlp(), pace=0), ValueError, "pace")
+
+
+@pytest.mark.parametrize("pace", [10.0, 40.0])
+def test_training_never_runs_ahead_of_the_chosen_speed(pace):
+    view = LabView(demos.moons_mlp(), pace=pace, slice_seconds=0.005)
+    start = time.perf_counter()
+    asyncio.run(view.train(seconds=0.5))
+    elapsed = time.perf_counter() - start
+    # A correctness bound, not a speed test: step k may start only (k - 1) / pace seconds in.
+    assert 1 <= view.lab.steps_done <= pace * elapsed + 1
+    view.close()
+
+
+def seconds_to_learn(make, target, pace, clip=False):
+    lab = make()
+    if clip:
+        lab.set_clip("global_norm", 1.0)
+    while lab.accuracy() < target:
+        lab.step(5)
+        assert lab.steps_done < 5000, "the demo never learned"
+    return lab.steps_done / pace
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("demo, target, clip", [("moons_mlp", 0.97, False),
+                                                ("exploding_gradients", 0.95, True),
+                                                ("digits_mlp", 0.95, False)])
+def test_at_its_pace_a_demo_takes_20_to_60_seconds_to_learn(demo, target, clip, seed):
+    make = getattr(demos, demo)
+    pace = make(seed=seed).pace
+    assert 20 <= seconds_to_learn(lambda: make(seed=seed), target, pace, clip) <= 60

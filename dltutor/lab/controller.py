@@ -54,12 +54,18 @@ class TrainingLab:
     ``seed`` make the loader; ``batch_size=None`` trains on the whole set each step).
     ``loss_fn(output, target)`` returns the loss tensor. ``recorder`` defaults to a per-layer
     Recorder. ``X``/``y`` are kept (as NumPy) for plots such as the decision boundary.
+    ``pace`` is the speed the live view starts at, in steps per second (None: as fast as it
+    goes); the demos choose one at which a run takes about half a minute, so you can watch it.
     """
 
     def __init__(self, model: Any, optimizer: Any, loss_fn: Callable, data: Any,
                  recorder: Recorder | None = None, batch_size: int | None = None,
-                 seed: int = 0, name: str = "lab"):
+                 seed: int = 0, name: str = "lab", pace: float | None = None):
         _check_parts(model, optimizer, loss_fn)
+        if pace is not None:
+            checks.positive("TrainingLab", "pace", pace,
+                            hint="steps per second, or None for as fast as it goes")
+        self.pace = pace
         self.model, self.optimizer, self.loss_fn, self.name = model, optimizer, loss_fn, name
         self.loader, self.X, self.y = _as_loader(data, batch_size, seed)
         self.recorder = recorder if recorder is not None else Recorder(

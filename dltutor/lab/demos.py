@@ -52,8 +52,9 @@ def moons_mlp(seed: int = 0, hidden: int = 16, lr: float = 0.1, batch_size: int 
     model = nn.Sequential(nn.Linear(2, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
                           nn.Linear(hidden, 2))
     opt = optim.SGD(model.named_parameters(), lr=lr, momentum=0.9)
+    # 90 to 140 steps to 97 % accuracy: at 3 steps/s the boundary forms in 30 to 45 s.
     return TrainingLab(model, opt, F.cross_entropy, (X, y), batch_size=batch_size, seed=seed,
-                       name="moons MLP")
+                       name="moons MLP", pace=3)
 
 
 def exploding_gradients(seed: int = 0, depth: int = 6, width: int = 32, gain: float = 2.0,
@@ -93,7 +94,7 @@ def exploding_gradients(seed: int = 0, depth: int = 6, width: int = 32, gain: fl
     model = nn.Sequential(*layers)
     opt = optim.SGD(model.named_parameters(), lr=lr, momentum=0.9)
     return TrainingLab(model, opt, F.cross_entropy, (X, y), batch_size=None, seed=seed,
-                       name="exploding gradients")
+                       name="exploding gradients", pace=2)   # clipped: 60-90 steps to 95 %
 
 
 def tied_mlp(seed: int = 0, hidden: int = 16, lr: float = 0.1) -> TrainingLab:
@@ -111,7 +112,7 @@ def tied_mlp(seed: int = 0, hidden: int = 16, lr: float = 0.1) -> TrainingLab:
                           nn.Linear(hidden, 2))
     opt = optim.SGD(model.named_parameters(), lr=lr, momentum=0.9)
     return TrainingLab(model, opt, F.cross_entropy, (X, y), batch_size=32, seed=seed,
-                       name="tied MLP")
+                       name="tied MLP", pace=4)    # 75-280 steps to 97 %
 
 
 def digits_mlp(seed: int = 0, hidden: int = 64, lr: float = 1e-3) -> TrainingLab:
@@ -129,4 +130,4 @@ def digits_mlp(seed: int = 0, hidden: int = 64, lr: float = 1e-3) -> TrainingLab
     model = nn.Sequential(nn.Linear(64, hidden), nn.ReLU(), nn.Linear(hidden, 10))
     opt = optim.Adam(model.named_parameters(), lr=lr)
     return TrainingLab(model, opt, F.cross_entropy, (X, y), batch_size=64, seed=seed,
-                       name="digits MLP")
+                       name="digits MLP", pace=10)   # 370-450 steps to 95 %

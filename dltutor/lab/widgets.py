@@ -3,7 +3,9 @@ ipympl plots, bound to the controller.
 
 ``lab.show()`` (or ``lab`` as the last line of a cell) displays a :class:`LabView`:
 
-* **buttons**: play / pause / step (one step) / reset;
+* **buttons**: play / pause / step (one step) / reset, and a **speed** slider (training steps
+  per second, from 1 to "max"; it starts at the lab's ``pace``, a speed at which a demo takes
+  about half a minute, so you can watch it learn and steer it);
 * **per layer**: a *freeze* checkbox and an *lr x* slider (the layer's lr multiplier, on a
   log-like scale that includes 0: ``LR_MULTS``);
 * **clipping**: a mode selector (off / value / norm / global norm) and a threshold slider;
@@ -88,10 +90,13 @@ from ..stats import eval_mode
 from ..trace import Recorder
 from .controller import TrainingLab
 
-__all__ = ["LabView", "layer_key", "live_views", "close_all", "LR_MULTS", "CLIP_THRESHOLDS"]
+__all__ = ["LabView", "layer_key", "live_views", "close_all", "LR_MULTS", "CLIP_THRESHOLDS",
+           "PACES"]
 
 #: The choices of the per-layer lr multiplier slider (0 stops the layer).
 LR_MULTS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+#: The choices of the speed slider, in training steps per second (inf: as fast as it goes).
+PACES = (1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, math.inf)
 #: The choices of the clip threshold slider.
 CLIP_THRESHOLDS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 #: The clip mode selector: (label, value); the value goes to ``lab.set_clip`` ("off" -> None).
@@ -169,11 +174,15 @@ def _label(value: float) -> str:
     return f"{value:g}"
 
 
-def _with_option(options: tuple, value: float) -> tuple:
+def _pace_label(value: float) -> str:
+    return "max" if math.isinf(value) else f"{value:g}/s"
+
+
+def _with_option(options: tuple, value: float, label: Callable[[float], str] = _label) -> tuple:
     """SelectionSlider options ``(label, value)`` including ``value`` (kept sorted)."""
     if any(v == value for _, v in options):
         return options
-    return tuple(sorted(options + ((_label(value), value),), key=lambda o: o[1]))
+    return tuple(sorted(options + ((label(value), value),), key=lambda o: o[1]))
 
 
 def _message(exc: BaseException) -> str:
@@ -258,6 +267,8 @@ class LabView:
 
     ``redraw_interval``: the shortest time between redraws (0.1 s: at most 10 per second).
     ``slice_seconds``: how long the training task steps before it lets widget messages in.
+    ``pace``: the speed training starts at, in steps per second (None: as fast as it goes);
+    by default the lab's own ``lab.pace``. The speed slider changes it while it runs.
 
     The controls, for scripts and tests: ``buttons`` (``"play"``, ``"pause"``, ``"step"``,
     ``"reset"``), ``freeze[layer]``, ``lr_mult[layer]``, ``clip_mode``, ``clip_threshold``,
@@ -265,10 +276,16 @@ class LabView:
     """
 
     def __init__(self, lab: TrainingLab, redraw_interval: float = REDRAW_INTERVAL,
-                 slice_seconds: float = SLICE_SECONDS):
+                 slice_seconds: float = SLICE_SECONDS, pace: float | None | str = "lab"):
         if not isinstance(lab, TrainingLab):
             raise TypeError(f"LabView shows a TrainingLab, got {type(lab).__name__}")
+        pace = lab.pace if pace == "lab" else pace
+        if pace is not None and not (isinstance(pace, (int, float)) and pace > 0):
+            raise ValueError(f"LabView: pace must be a number of steps per second > 0, or None "
+                             f"for as fast as it goes; got {pace!r}")
         self.lab = lab
+        self.pace: float | None = None if pace is None or math.isinf(pace) else float(pace)
+        self._pace_anchor = (time.perf_counter(), lab.steps_done)
         self.redraw_interval, self.slice_seconds = redraw_interval, slice_seconds
         self.keys = layer_keys(lab.layers)
         self.closed = False
@@ -360,12 +377,22 @@ class LabView:
         self.lr.observe(lambda change: self._apply(lambda: self.lab.set_lr(change["new"])),
                         names="value")
 
+        speed = math.inf if self.pace is None else self.pace
+        self.speed = W.SelectionSlider(
+            options=_with_option(tuple((_pace_label(v), v) for v in PACES), speed, _pace_label),
+            value=speed, description="speed", continuous_update=True,
+            layout=W.Layout(width="300px"), style={"description_width": "44px"},
+            tooltip="training steps per second")
+        self.speed.add_class("dltutor-pace")
+        self.speed.observe(lambda change: self._set_pace(change["new"]), names="value")
+
         self.status = W.HTML(layout=W.Layout(width="100%"))
         self.status.add_class("dltutor-status-line")
         title = W.HTML(f"<b>{html.escape(lab.name)}</b>",
                        layout=W.Layout(margin="0 12px 0 4px"))
         self._controls_box = W.VBox([
-            W.HBox([title, *self.buttons.values()], layout=W.Layout(align_items="center")),
+            W.HBox([title, *self.buttons.values(), self.speed],
+                   layout=W.Layout(align_items="center", flex_flow="row wrap")),
             *rows,
             W.HBox([self.clip_mode, self.clip_threshold, self.lr]),
         ])
@@ -565,6 +592,7 @@ class LabView:
                          None if seconds is None else time.perf_counter() + seconds)
         if self._task is not None and not self._task.done():
             return
+        self._pace_anchor = (time.perf_counter(), self.lab.steps_done)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -596,6 +624,8 @@ class LabView:
                     if stop_step is not None and self.lab.steps_done >= stop_step:
                         self._want_running = False
                         break
+                    if self._steps_due() <= 0:      # at the chosen speed, not yet
+                        break
                     self.lab.step(1)
                     now = time.perf_counter()
                     if now >= deadline:
@@ -603,7 +633,7 @@ class LabView:
                 if stop_time is not None and time.perf_counter() >= stop_time:
                     self._want_running = False
                 self._tick()
-                await asyncio.sleep(0.001)
+                await asyncio.sleep(self._pause_before_next_step())
         except Exception as exc:  # noqa: BLE001 - shown in the status line (and lab.error)
             self._ui_error = _message(exc)
         finally:
@@ -612,6 +642,35 @@ class LabView:
             if not self.closed:
                 self._set_buttons(False)
                 self.refresh(plots=True)
+
+    def _set_pace(self, value: float) -> None:
+        """The speed slider: ``value`` steps per second from now on (inf: as fast as it goes)."""
+        self.pace = None if math.isinf(value) else float(value)
+        self._pace_anchor = (time.perf_counter(), self.lab.steps_done)
+        self._update_status()
+
+    def _steps_due(self) -> int:
+        """How many steps the chosen speed allows now: the steps that fit in the time since the
+        speed was set (or play pressed), minus those done. A machine that falls more than a
+        second behind starts counting afresh, rather than racing to catch up."""
+        if self.pace is None:
+            return 1
+        start, done_then = self._pace_anchor
+        now = time.perf_counter()
+        due = int((now - start) * self.pace) + 1 - (self.lab.steps_done - done_then)
+        if due > self.pace + 1:
+            self._pace_anchor = (now - 1 / self.pace, self.lab.steps_done)
+            return 1
+        return due
+
+    def _pause_before_next_step(self) -> float:
+        """Seconds to sleep between slices: a moment for the widget messages, or, at a chosen
+        speed, until the next step is due (at most one slice, so controls stay responsive)."""
+        if self.pace is None:
+            return 0.001
+        start, done_then = self._pace_anchor
+        next_due = start + (self.lab.steps_done - done_then) / self.pace
+        return min(max(next_due - time.perf_counter(), 0.001), max(self.slice_seconds, 0.05))
 
     def step_once(self) -> None:
         """One training step (the step button); an error goes to the status line."""
@@ -692,6 +751,7 @@ class LabView:
         browser has made so far), ``data-full-redraws`` (those that redrew the axes, not
         only the data), ``data-redraws-per-second``, ``data-draw-requests``
         (``draw_idle`` calls), ``data-draw-ms`` (the last drawing's time),
+        ``data-pace`` (the chosen speed in steps per second, or ``max``),
         ``data-clip-mode``, ``data-clip-threshold``, ``data-clip-scale``, ``data-lr``,
         ``data-error`` (empty when none), ``data-layer-keys`` (the keys, space separated)
         and per layer ``data-norm-<key>`` (parameter norm after the latest step, full
@@ -704,6 +764,7 @@ class LabView:
             "data-loss": _number(state["loss"]),
             "data-running": "1" if self.running else "0",
             "data-steps-per-second": f"{self._steps_rate.value():.1f}",
+            "data-pace": "max" if self.pace is None else _number(self.pace),
             "data-redraws": str(self.canvas.dltutor_draws),
             "data-full-redraws": str(self.canvas.dltutor_full_draws),
             "data-redraws-per-second": f"{self._draw_rate.value():.2f}",

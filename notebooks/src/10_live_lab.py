@@ -259,11 +259,15 @@ assert all(clipping_story_holds(seed) for seed in range(5))
 # * Type a negative **lr**: the lab refuses it, says why in the status line, and the box
 #   snaps back. Nothing was changed.
 # * **pause**, **step** (one step), **reset** (initial weights; your settings stay).
+# * **speed**: training steps per second. Each demo starts at a pace where it learns in about
+#   half a minute, so you can watch the boundary form and change a control halfway; slide it to
+#   1 to follow single steps, or to *max* to go as fast as the machine goes.
 #
 # Training runs in the background of the kernel, in short slices, so you can run other cells
 # meanwhile (`lab.freeze("0")` in a new cell shows up in the widgets too). Running this cell
-# again replaces the old view and stops its training. In Voilà (the standalone app view of
-# this notebook) the same controls work.
+# again replaces the old view and stops its training. The page `lab.ipynb` is the lab alone,
+# with a menu of demos (two moons, exploding gradients, a tied layer, handwritten digits) and a
+# line saying what to try with each; Voilà serves it as an app (`voila notebooks/lab.ipynb`).
 
 # %% tags=["nbval-ignore-output"]
 lab = demos.moons_mlp()
