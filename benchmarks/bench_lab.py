@@ -13,12 +13,11 @@ SGD with momentum, the per-layer Recorder on):
    (target: at least 300 per second);
 2. the same with ``lab.freeze``, an lr multiplier and global-norm clipping switched on (the
    controls must not slow training down);
-3. the widget view's asyncio training loop without a browser (``LabView.train``): steps per
-   second including the status line and plot updates it makes between slices (the drawing
-   itself happens only when a browser asks for it, see 4);
-4. one drawing of the view's figure (what the browser asks for up to 10 times a second),
-   the Agg rendering and the PNG diff sent to the page, in milliseconds: a full drawing
-   (when the axis limits change) and a blit (only the data repainted, most drawings).
+3. the widget view's asyncio training loop without a browser (``LabView.train`` at full
+   speed): steps per second including the status line and the plot frames it makes between
+   slices (12 a second);
+4. one frame of the plots (``chart_frame``: the numbers the browser draws, 12 times a
+   second), in milliseconds and kilobytes, after 1000 steps with a layer frozen.
 
 The browser numbers (steps and redraws per second with the plots live in JupyterLab and
 Voilà) come from ``pytest -m browser tests/test_browser.py``, which writes them to
@@ -72,12 +71,12 @@ def steered_lab():
 
 
 def view_loop(seconds: float, repeats: int) -> float:
-    """Steps per second of LabView's training loop (no browser: nothing is drawn)."""
+    """Steps per second of LabView's training loop at full speed (no browser)."""
     from dltutor.lab.widgets import LabView
 
     rates = []
     for _ in range(repeats):
-        view = LabView(demos.moons_mlp())
+        view = LabView(demos.moons_mlp(), pace=None)
         started = time.perf_counter()
         asyncio.run(view.train(seconds=seconds))
         rates.append(view.lab.steps_done / (time.perf_counter() - started))
@@ -85,30 +84,27 @@ def view_loop(seconds: float, repeats: int) -> float:
     return statistics.median(rates)
 
 
-def draw_ms(repeats: int) -> tuple[float, float]:
-    """Median times of a full drawing of the view's figure and of a blit (only the data
-    repainted on the saved background), after 1000 steps, in ms."""
+def frame_cost(repeats: int) -> tuple[float, float]:
+    """Median time to build one frame of the plots (with the decision boundary) after 1000
+    steps, in ms, and its size as JSON in KB."""
+    import json
+
+    from dltutor.lab.chart import chart_frame
     from dltutor.lab.widgets import LabView
 
-    view = LabView(demos.moons_mlp())
+    view = LabView(demos.moons_mlp(), pace=None)
     view.lab.step(500)
     view.lab.freeze("2")
     view.lab.step(500)
-    view.refresh(plots=True)
-    view.canvas.draw()                      # the first drawing loads fonts
-    full, blit = [], []
+    times = []
     for _ in range(repeats):
         view.lab.step(10)
-        view.refresh(plots=True)
-        view._background = None             # force a full drawing
-        view.canvas.draw()
-        full.append(view.canvas.dltutor_draw_seconds * 1000)
-        view.lab.step(10)
-        view._update_plots(relimit=False)   # same limits: the browser's next drawing blits
-        view.canvas.draw()
-        blit.append(view.canvas.dltutor_draw_seconds * 1000)
+        started = time.perf_counter()
+        frame = chart_frame(view.lab, view._colors, view._predict)
+        times.append((time.perf_counter() - started) * 1000)
+    size = len(json.dumps(frame)) / 1000
     view.close()
-    return statistics.median(full), statistics.median(blit)
+    return statistics.median(times), size
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     plain = steps_per_second(demos.moons_mlp(), 300, repeats)
     steered = steps_per_second(steered_lab(), 300, repeats)
     loop = view_loop(1.0 if args.quick else 2.0, 1 if args.quick else 3)
-    full_ms, blit_ms = draw_ms(3 if args.quick else 7)
+    frame_ms, frame_kb = frame_cost(5 if args.quick else 21)
     met = "yes" if plain >= TARGET_STEPS_PER_SECOND else "**NO**"
     lines = [
         f"Live lab benchmark: moons demo (2-16-16-2 MLP, batch 32, SGD momentum 0.9, "
@@ -136,12 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{TARGET_STEPS_PER_SECOND} | {met} |",
         f"| `lab.step` with a layer frozen, lr x3 on another, global-norm clipping | "
         f"{steered:.0f} steps/s | report | — |",
-        f"| `LabView` training loop, no browser (status + plot updates every 0.1 s) | "
+        f"| `LabView` training loop, no browser (status 10/s, plot frames 12/s) | "
         f"{loop:.0f} steps/s | report | — |",
-        f"| one full drawing of the view's figure (Agg + PNG diff) | {full_ms:.0f} ms | "
-        f"report | — |",
-        f"| one blit: only the data repainted on the saved background (+ PNG diff) | "
-        f"{blit_ms:.0f} ms | report | — |",
+        f"| one frame of the plots, decision boundary included (built in the kernel) | "
+        f"{frame_ms:.1f} ms, {frame_kb:.0f} KB | report | — |",
         "",
         f"(total {time.perf_counter() - started:.1f} s)",
     ]

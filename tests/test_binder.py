@@ -66,7 +66,7 @@ def test_binder_environment_has_no_broken_requirements(binder_env):
 
 
 def test_the_kit_works_in_the_binder_environment(binder_env):
-    code = ("import ipympl, ipywidgets, jupyterlab, voila, dltutor as dt\n"
+    code = ("import anywidget, ipywidgets, jupyterlab, voila, dltutor as dt\n"
             "from dltutor.lab import demos\n"
             "lab = demos.moons_mlp()\n"
             "assert lab.run(20), lab.error\n"

@@ -4,6 +4,7 @@ and the asyncio training loop (run briefly with asyncio.run)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import math
 import re
 import time
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("ipywidgets")
-pytest.importorskip("ipympl")
+pytest.importorskip("anywidget")
 
 from dltutor import data, nn, optim  # noqa: E402
 from dltutor.autograd.rng import manual_seed  # noqa: E402
@@ -169,10 +170,10 @@ def test_widgets_follow_changes_made_in_code():
 # -- the page: CSS classes and the status line -----------------------------------------------------
 def test_every_control_has_its_css_class():
     view = LabView(demos.moons_mlp())
-    classes = {c for w in view._all_widgets() + [view.canvas] for c in w._dom_classes}
+    classes = {c for w in view._all_widgets() for c in w._dom_classes}
     expected = {"dltutor-lab", "dltutor-play", "dltutor-pause", "dltutor-step", "dltutor-reset",
-                "dltutor-clip-mode", "dltutor-clip-threshold", "dltutor-lr",
-                "dltutor-status-line", "dltutor-plots", "dltutor-legend"}
+                "dltutor-clip-mode", "dltutor-clip-threshold", "dltutor-lr", "dltutor-pace",
+                "dltutor-status-line", "dltutor-plots", "dltutor-legend", "dltutor-grad-norm"}
     expected |= {f"dltutor-{what}-{layer}" for what in ("freeze", "lr-mult")
                  for layer in ("0", "2", "4")}
     assert expected <= classes
@@ -220,7 +221,7 @@ def test_show_twice_keeps_one_live_view_and_closes_the_old_figure():
     lab.show()
     (view2,) = live_views()
     assert view2 is not view1 and view1.closed and not view2.closed
-    assert view1.canvas.comm is None and view1.freeze["0"].comm is None   # widgets closed
+    assert view1.chart.comm is None and view1.freeze["0"].comm is None    # widgets closed
     demos.moons_mlp().show()                 # re-running `demos.moons_mlp().show()`
     (view3,) = live_views()
     assert view2.closed and view3.lab is not lab
@@ -228,35 +229,67 @@ def test_show_twice_keeps_one_live_view_and_closes_the_old_figure():
     assert len(live_views()) == 2
 
 
-def test_figures_stay_out_of_pyplot():
+def numbers(text):
+    """A line of the chart's frame back as numbers (base64 float32, as chart.js reads it)."""
+    return np.frombuffer(base64.b64decode(text), dtype="<f4")
+
+
+def test_the_view_makes_no_matplotlib_figure():
     import matplotlib.pyplot as plt
 
     before = plt.get_fignums()
     view = LabView(demos.moons_mlp())
-    assert plt.get_fignums() == before
-    assert view.figure.canvas is view.canvas and view.ax_boundary is not None
+    assert plt.get_fignums() == before and "boundary" in view.chart.spec
 
 
 def test_a_lab_without_2d_data_has_no_decision_boundary():
     view = LabView(demos.digits_mlp())
     view.lab.step(2)
     view.refresh(plots=True)
-    assert view.ax_boundary is None and len(view.figure.axes) == 4
+    assert "boundary" not in view.chart.spec and "boundary" not in view.chart.frame
+    assert [p["id"] for p in view.chart.spec["panels"]] == ["loss", "param", "grad", "ratio"]
 
 
-def test_plots_show_the_recorded_steps_and_the_frozen_span():
+def test_the_frame_holds_the_recorded_steps_the_frozen_span_and_the_marks():
     view = LabView(demos.moons_mlp())
     view.lab.step(5)
-    view.lab.freeze("2")
+    view.freeze["2"].value = True                # what ticking the box does
     view.lab.step(5)
     view.refresh(plots=True)
-    x, y = view._loss_line.get_data()
-    assert list(x) == list(range(10))
-    np.testing.assert_array_equal(y, view.lab.recorder.series("loss"))
-    spans = view._spans[0][view._names.index("2")].get_paths()
-    assert len(spans) == 1
-    assert spans[0].vertices[:, 0].min() == 4.5 and spans[0].vertices[:, 0].max() == 9.5
-    assert "accuracy" in view._boundary_title.get_text()
+    frame = view.chart.frame
+    assert list(numbers(frame["x"])) == list(range(10))
+    np.testing.assert_array_equal(numbers(frame["panels"]["loss"]["lines"][0]["y"]),
+                                  view.lab.recorder.series("loss").astype("<f4"))
+    (span,) = frame["spans"]
+    assert (span["x0"], span["x1"]) == (4.5, 9.5) and span["color"] == view._colors[1]
+    assert frame["markers"] == [{"x": 5, "text": "layer 2 frozen"}]
+    frozen_grad = numbers(frame["panels"]["grad"]["lines"][1]["y"])
+    assert (frozen_grad[5:] == 0).all()          # drawn on the 0 floor line, not left out
+    assert frame["boundary"]["title"].startswith("accuracy")
+
+
+def test_clipping_adds_the_after_clipping_lines_and_the_threshold():
+    view = LabView(demos.exploding_gradients())
+    view.clip_mode.value = "global_norm"
+    view.clip_threshold.value = 1.0
+    view.lab.step(3)
+    view.refresh(plots=True)
+    grad = view.chart.frame["panels"]["grad"]
+    after = [line for line in grad["lines"] if line["dash"]]
+    assert len(after) == len(view.lab.layers) + 1          # each layer, and the global norm
+    assert grad["hlines"] == [{"y": 1.0, "label": "clip threshold 1"}]
+    global_after = numbers(after[-1]["y"])
+    assert np.all(global_after <= 1.0 + 1e-5)               # pinned to the threshold
+    assert view.chart.frame["markers"][-1]["text"] == "clip global norm 1"
+
+
+def test_the_gradient_norm_beside_the_clip_slider_is_the_latest_one():
+    view = LabView(demos.moons_mlp())
+    view.lab.step(3)
+    view.refresh()
+    latest = view.lab.recorder.series("global_grad_norm")[-1]
+    assert f"{latest:.3g}" in view.grad_norm.value
+    assert status_attributes(view)["data-grad-norm"] == repr(float(latest))
 
 
 # -- the asyncio training loop ---------------------------------------------------------------------
@@ -298,12 +331,15 @@ def test_play_twice_starts_one_loop_and_controls_apply_mid_run():
     assert view.lab.clip_setting()[0] == "global_norm"
 
 
-def test_draw_requests_are_throttled_to_ten_per_second():
-    view = LabView(demos.moons_mlp(), slice_seconds=0.002)
+def test_frames_are_sent_on_a_beat_of_twelve_per_second():
+    view = LabView(demos.moons_mlp(), slice_seconds=0.002, pace=None)
     requests = view.draw_requests
+    started = time.perf_counter()
     asyncio.run(view.train(seconds=0.6))
+    elapsed = time.perf_counter() - started
     assert view.lab.steps_done > 0
-    assert view.draw_requests - requests <= 0.6 * 10 + 2
+    # a bound, not a speed: one frame per 1/12 s of the run, plus the first and the last
+    assert view.draw_requests - requests <= elapsed * 12 + 2
 
 
 def test_a_training_error_stops_the_loop_and_shows_in_the_status_line():

@@ -1,7 +1,7 @@
 """The live training lab: a controller you can drive from code, and a widget view of it.
 
 ``TrainingLab`` (plain Python, no widgets) owns the loop and the controls; ``lab.show()`` (or
-just ``lab`` as the last line of a cell) displays the ipywidgets/ipympl view from
+just ``lab`` as the last line of a cell) displays the ipywidgets view (plots drawn in the browser) from
 ``dltutor.lab.widgets``. ``dltutor.lab.demos`` has ready-made labs.
 
 >>> from dltutor.lab import TrainingLab, demos

@@ -85,6 +85,9 @@ class TrainingLab:
         self._initial_optimizer = copy.deepcopy(_plain_state(optimizer.state_dict()))
         self._initial_lrs = [group["lr"] for group in optimizer.param_groups]
         self.base_lr = self._initial_lrs[0]
+        #: The controls changed so far, as (step, what): the plots mark each one at its step.
+        self.events: list[tuple[int, str]] = []
+        self._controls_noted = ""
 
     # -- running ---------------------------------------------------------------------------------
     def _next_batch(self) -> tuple:
@@ -182,6 +185,7 @@ class TrainingLab:
                 self.loader.set_epoch(0)
             self._batches = iter(())
             self.steps_done, self.last_loss, self.error = 0, math.nan, None
+            self.events.clear()
 
     # -- controls --------------------------------------------------------------------------------
     def _layer_params(self, layer: str) -> list[Tensor]:
@@ -201,6 +205,7 @@ class TrainingLab:
             p.requires_grad_(not frozen)
             if frozen:
                 p.grad = None
+        self._note(f"freeze {layer}", f"layer {layer} {'frozen' if frozen else 'unfrozen'}")
 
     def set_lr_mult(self, layer: str, value: float) -> None:
         """Scale one layer's learning rate: effective lr = lr x ``value`` (0 stops it, 2 doubles
@@ -209,6 +214,7 @@ class TrainingLab:
         checks.non_negative("", f"lr multiplier for layer {layer!r}", value, error=LabError)
         for p in params:
             p.lr_mult = float(value)
+        self._note(f"lr_mult {layer}", f"layer {layer} lr × {float(value):g}")
 
     def set_clip(self, mode: str | None, threshold: float | None = None) -> None:
         """Clip gradients in the optimizer: ``None`` (off), ``"value"``, ``"norm"`` (each
@@ -217,9 +223,11 @@ class TrainingLab:
             raise LabError(f"clip mode must be one of {list(CLIP_MODES)}, got {mode!r}")
         if mode is None:
             self.optimizer.grad_clip = None
+            self._note("clip", "clip off")
             return
         checks.positive("", "clip threshold", threshold, error=LabError)
         self.optimizer.grad_clip = CLIP_MODES[mode](float(threshold))
+        self._note("clip", f"clip {mode.replace('_', ' ')} {float(threshold):g}")
 
     def set_lr(self, value: float) -> None:
         """Set the learning rate of every parameter group (groups keep their ratios to the
@@ -229,6 +237,16 @@ class TrainingLab:
         for group, initial in zip(self.optimizer.param_groups, self._initial_lrs):
             group["lr"] = initial * scale if self._initial_lrs[0] else float(value)
         self.base_lr = float(value)
+        self._note("lr", f"lr {float(value):g}")
+
+    def _note(self, control: str, what: str) -> None:
+        """Remember that ``control`` changed to ``what`` at this step. A second change of the
+        same control at the same step replaces the first: dragging a slider leaves one mark."""
+        last = self._controls_noted
+        if self.events and self.events[-1][0] == self.steps_done and last == control:
+            self.events.pop()
+        self.events.append((self.steps_done, what))
+        self._controls_noted = control
 
     # -- what the UI shows -----------------------------------------------------------------------
     def clip_setting(self) -> tuple[str | None, float | None]:
@@ -270,7 +288,7 @@ class TrainingLab:
         return float((predicted == self.y).mean())
 
     def show(self) -> Any:
-        """Display the live widget view (needs ipywidgets and ipympl; see dltutor.lab.widgets)."""
+        """Display the live widget view (needs ipywidgets and anywidget; see dltutor.lab.widgets)."""
         from .widgets import LabView   # here: widgets imports this module, and ipywidgets
 
         return LabView(self).show()

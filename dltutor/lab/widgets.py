@@ -1,5 +1,5 @@
 """The live view of a :class:`~dltutor.lab.controller.TrainingLab`: ipywidgets controls and
-ipympl plots, bound to the controller.
+live plots drawn in the browser (:mod:`dltutor.lab.chart`), bound to the controller.
 
 ``lab.show()`` (or ``lab`` as the last line of a cell) displays a :class:`LabView`:
 
@@ -10,10 +10,13 @@ ipympl plots, bound to the controller.
   log-like scale that includes 0: ``LR_MULTS``);
 * **clipping**: a mode selector (off / value / norm / global norm) and a threshold slider;
 * **lr**: the global learning rate (type a number, press Enter);
-* **plots** (ipympl, redrawn while training): the loss, each layer's parameter norm, its
-  gradient norm before (solid) and after (dashed) clipping, its update / parameter ratio, the
-  steps where it was frozen (shaded in its colour), and the decision boundary when the data
-  has two features (``lab.X.shape[1] == 2``);
+* **plots** (drawn by the browser from numbers the kernel sends, twelve frames a second;
+  see :mod:`dltutor.lab.chart`): the loss, each layer's parameter norm, its gradient norm
+  before clipping (thin) and after (thick, dashed), its update / parameter ratio, the steps
+  where it was frozen (shaded in its colour), a mark at every step where a control changed
+  ("layer 2 frozen", "clip global norm 0.1"), and the decision boundary when the data has two
+  features. Values of 0 (a frozen layer's gradient) sit on a floor line labelled 0. The
+  panels share the width they get: side by side on a wide page, stacked on a narrow one;
 * **a status line**: step, loss, clip scale, steps per second and the last error.
 
 This module is a thin layer. Every control calls one :class:`TrainingLab` method
@@ -24,17 +27,14 @@ the status line and the widget snaps back to the controller's current value. Cha
 code (``lab.freeze("2")`` in another cell) show in the widgets within a tenth of a second.
 
 Training runs as an :mod:`asyncio` task on the kernel's event loop: slices of about 20 ms of
-steps, each followed by ``await asyncio.sleep(0.001)`` so widget messages are handled between
-slices and a control takes effect from the next step. Pressing play twice does not start a
-second loop. The plots are redrawn with ``canvas.draw_idle()`` at most ten times a second,
-and less often when drawing is slow (it gets at most ``DRAW_SHARE``, 40 %, of the time, so
-training keeps most of it on a slow machine). Most redraws are blits: only the data is
-repainted on a saved background, and the axes (their limits change with some slack) are
-drawn again only when the data outgrows them. The figure belongs to the view, not to pyplot:
-``plt.close("all")`` and ``%matplotlib`` settings neither see nor disturb it.
+steps, each followed by a short ``await asyncio.sleep`` so widget messages are handled between
+slices and a control takes effect from the next step (at a chosen speed, the task sleeps until
+the next step is due). Pressing play twice does not start a second loop. A new frame of plot
+numbers goes to the page every ``redraw_interval`` (1/12 s); building one costs the
+kernel about a millisecond, and the browser draws it.
 
 One live view per lab name: showing a lab again (re-running the cell, even with a new lab of
-the same name) closes the previous view's figures and stops its training task.
+the same name) closes the previous view's widgets and stops its training task.
 
 For tests and for the curious, the page exposes the state:
 
@@ -42,7 +42,8 @@ For tests and for the curious, the page exposes the state:
   ``dltutor-reset``, ``dltutor-freeze-<key>``, ``dltutor-lr-mult-<key>``,
   ``dltutor-clip-mode``, ``dltutor-clip-threshold``, ``dltutor-lr``, ``dltutor-status-line``
   (the status widget; the div inside it is ``dltutor-status``), ``dltutor-legend``,
-  ``dltutor-plots`` (the ipympl canvas) and the whole view ``dltutor-lab``;
+  ``dltutor-plots`` (the chart), ``dltutor-grad-norm`` (the gradient norm beside the clip
+  slider) and the whole view ``dltutor-lab``;
 * the status line is ``<div class="dltutor-status" data-step="123" data-loss="0.31"
   data-running="1" data-steps-per-second="412.5" data-redraws="37" data-norm-0="2.3456789"
   ...>``; see :meth:`LabView.status_data` for every attribute.
@@ -72,22 +73,15 @@ import html
 import math
 import re
 import time
-import warnings
 from collections import deque
-from itertools import count
 from typing import Any, Callable
 
 import ipywidgets as W
 import numpy as np
-from ipympl.backend_nbagg import Canvas, FigureManager
-from matplotlib.collections import PolyCollection
-from matplotlib.colors import to_hex
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
 from ..autograd import no_grad, tensor
 from ..stats import eval_mode
-from ..trace import Recorder
+from .chart import LiveChart, chart_frame, chart_spec, layer_colors
 from .controller import TrainingLab
 
 __all__ = ["LabView", "layer_key", "live_views", "close_all", "LR_MULTS", "CLIP_THRESHOLDS",
@@ -102,26 +96,16 @@ CLIP_THRESHOLDS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 #: The clip mode selector: (label, value); the value goes to ``lab.set_clip`` ("off" -> None).
 CLIP_CHOICES = (("off", "off"), ("value", "value"), ("norm (each tensor)", "norm"),
                 ("global norm", "global_norm"))
-#: Shortest time between two redraws of the plots (seconds): at most 10 per second.
-REDRAW_INTERVAL = 0.1
-#: Drawing may take at most this share of the time; slower drawings are requested less often.
-DRAW_SHARE = 0.4
+#: Time between two frames of the plots (seconds): 12 per second, so that at least 10 reach
+#: the page while training runs flat out.
+REDRAW_INTERVAL = 1 / 12
 #: Seconds of training steps between two looks at the widget messages.
 SLICE_SECONDS = 0.02
-#: At most this many points per line (longer histories are thinned for drawing).
-MAX_POINTS = 400
-#: Resolution of the decision-boundary grid.
-GRID = 60
-#: Slack of the axis limits: the x axis runs ahead of the data by this share of its span, and
-#: a y axis gets this share of its span as margin and shrinks when the data fills less than
-#: Y_SHRINK of it. Limits that change less often mean fewer full drawings.
-X_SLACK, Y_MARGIN, Y_SHRINK = 0.4, 0.3, 0.2
 #: At most this many views stay live; showing one more closes the oldest.
 MAX_LIVE = 4
 
 _LIVE: dict[str, "LabView"] = {}     # lab name -> its live view
 _TASKS: set[asyncio.Task] = set()    # strong references: asyncio keeps only weak ones
-_numbers = count(1)
 
 
 def layer_key(name: str) -> str:
@@ -156,7 +140,7 @@ def live_views() -> list["LabView"]:
 
 
 def close_all() -> None:
-    """Close every live view: stop its training task and close its figure and widgets."""
+    """Close every live view: stop its training task and close its widgets."""
     for view in list(_LIVE.values()):
         view.close()
 
@@ -189,58 +173,6 @@ def _message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _css_color(color: str) -> str:
-    return to_hex(color)
-
-
-def _power_label(value: float, _position: Any = None) -> str:
-    """Log-axis tick label without mathtext (cheaper to draw): ``1e-3``, ``1``, ``10``."""
-    if value <= 0:
-        return ""
-    exponent = math.log10(value)
-    if abs(exponent - round(exponent)) > 1e-6:
-        return ""
-    exponent = int(round(exponent))
-    return {0: "1", 1: "10"}.get(exponent, f"1e{exponent}")
-
-
-class _LabCanvas(Canvas):
-    """ipympl's canvas, counting and timing the drawings the browser asks for.
-
-    When the browser asks for a drawing (after ``draw_idle``), ``fast_draw`` (set by the view)
-    gets the first go: if the axes, ticks and titles are unchanged it repaints only the data
-    on a saved background (blitting) and returns True; otherwise the whole figure is drawn.
-    """
-
-    def __init__(self, figure: Figure, *args: Any, **kwargs: Any):
-        super().__init__(figure, *args, **kwargs)
-        self.dltutor_draws = 0
-        self.dltutor_full_draws = 0
-        self.dltutor_draw_seconds = 0.0
-        # moving averages of the time of a full drawing and of a blit (seconds)
-        self.dltutor_full_average = self.dltutor_fast_average = 0.0
-        self.fast_draw: Callable[[], bool] | None = None
-
-    def draw(self) -> None:
-        started = time.perf_counter()
-        full = True
-        try:
-            if self.fast_draw is not None and self.fast_draw():
-                full = False
-                # matplotlib's public blit(): marks the image changed and sends the
-                # changed pixels to the page (ipympl's refresh_all)
-                self.blit()
-            else:
-                self.dltutor_full_draws += 1
-                super().draw()
-        finally:
-            self.dltutor_draws += 1
-            self.dltutor_draw_seconds = seconds = time.perf_counter() - started
-            name = "dltutor_full_average" if full else "dltutor_fast_average"
-            average = getattr(self, name)
-            setattr(self, name, seconds if average == 0 else 0.7 * average + 0.3 * seconds)
-
-
 class _Rate:
     """Events per second over the last ``window`` seconds, from (time, total count) samples."""
 
@@ -265,14 +197,15 @@ class _Rate:
 class LabView:
     """Widgets and live plots for one :class:`TrainingLab` (see the module docstring).
 
-    ``redraw_interval``: the shortest time between redraws (0.1 s: at most 10 per second).
+    ``redraw_interval``: the time between two frames of the plots (1/12 s).
     ``slice_seconds``: how long the training task steps before it lets widget messages in.
     ``pace``: the speed training starts at, in steps per second (None: as fast as it goes);
     by default the lab's own ``lab.pace``. The speed slider changes it while it runs.
 
     The controls, for scripts and tests: ``buttons`` (``"play"``, ``"pause"``, ``"step"``,
     ``"reset"``), ``freeze[layer]``, ``lr_mult[layer]``, ``clip_mode``, ``clip_threshold``,
-    ``lr``, ``status``; the plots: ``figure`` and ``canvas``; the whole view: ``widget``.
+    ``lr``, ``speed``, ``status``, ``grad_norm``; the plots: ``chart``; the whole view:
+    ``widget``.
     """
 
     def __init__(self, lab: TrainingLab, redraw_interval: float = REDRAW_INTERVAL,
@@ -294,13 +227,13 @@ class LabView:
         self._stop_at: tuple[int | None, float | None] = (None, None)
         self._syncing = False
         self._ui_error: str | None = None
-        self._last_status = self._last_plot = self._last_relimit = -math.inf
-        self._plot_interval = redraw_interval
+        self._last_status = self._last_plot = -math.inf
         self._steps_rate, self._draw_rate = _Rate(), _Rate()
-        self.draw_requests = 0
+        self.draw_requests = 0            # frames sent to the page
+        self._frame_seconds = 0.0         # what building the last one cost the kernel
         self._build_controls()
-        self._build_figure()
-        self.widget = W.VBox([self._controls_box, self.status, self.legend, self.canvas],
+        self._build_chart()
+        self.widget = W.VBox([self._controls_box, self.status, self.legend, self.chart],
                              layout=W.Layout(width="100%"))
         self.widget.add_class("dltutor-lab")
         self.refresh(plots=True)
@@ -349,13 +282,13 @@ class LabView:
             options = _with_option(tuple((_label(v), v) for v in LR_MULTS), row["lr_mult"])
             slider = W.SelectionSlider(options=options, value=row["lr_mult"],
                                        description="lr ×", continuous_update=True,
-                                       layout=W.Layout(width="300px"),
+                                       layout=W.Layout(width="300px", min_width="220px"),
                                        style={"description_width": "36px"})
             slider.add_class(f"dltutor-lr-mult-{key}")
             slider.observe(lambda change, n=name: self._apply(
                 lambda: self.lab.set_lr_mult(n, change["new"])), names="value")
             self.freeze[name], self.lr_mult[name] = box, slider
-            rows.append(W.HBox([label, box, slider]))
+            rows.append(W.HBox([label, box, slider], layout=W.Layout(flex_flow="row wrap")))
 
         mode = state["clip_mode"] or "off"
         self.clip_mode = W.Dropdown(options=CLIP_CHOICES, value=mode, description="clip",
@@ -366,10 +299,14 @@ class LabView:
         self.clip_threshold = W.SelectionSlider(
             options=_with_option(tuple((_label(v), v) for v in CLIP_THRESHOLDS), threshold),
             value=threshold, description="at", continuous_update=True,
-            layout=W.Layout(width="300px"), style={"description_width": "24px"})
+            layout=W.Layout(width="300px", min_width="220px"),
+            style={"description_width": "24px"})
         self.clip_threshold.add_class("dltutor-clip-threshold")
         self.clip_mode.observe(lambda change: self._apply(self._set_clip), names="value")
         self.clip_threshold.observe(lambda change: self._apply(self._set_clip), names="value")
+        # What the threshold is compared with: the global gradient norm of the latest step.
+        self.grad_norm = W.HTML(layout=W.Layout(width="190px", margin="0 8px"))
+        self.grad_norm.add_class("dltutor-grad-norm")
         self.lr = W.FloatText(value=state["lr"], description="lr", step=None,
                               layout=W.Layout(width="170px"),
                               style={"description_width": "24px"})
@@ -394,143 +331,31 @@ class LabView:
             W.HBox([title, *self.buttons.values(), self.speed],
                    layout=W.Layout(align_items="center", flex_flow="row wrap")),
             *rows,
-            W.HBox([self.clip_mode, self.clip_threshold, self.lr]),
+            W.HBox([self.clip_mode, self.clip_threshold, self.grad_norm, self.lr],
+                   layout=W.Layout(align_items="center", flex_flow="row wrap")),
         ])
 
-    def _build_figure(self) -> None:
+    def _build_chart(self) -> None:
+        """The plots (a :class:`~dltutor.lab.chart.LiveChart`) and their legend, in HTML."""
         lab = self.lab
-        X = lab.X
-        self._two_d = (X is not None and lab.y is not None and np.ndim(X) == 2
-                       and np.shape(X)[1] == 2)
-        fig = Figure(figsize=(10.5, 5.8), dpi=72)
-        self.figure = fig
-        self.canvas = _LabCanvas(fig)
-        with warnings.catch_warnings():   # ipympl's Toolbar trips a traitlets deprecation
-            warnings.simplefilter("ignore", DeprecationWarning)
-            self._manager = FigureManager(self.canvas, next(_numbers))
-        self.canvas.header_visible = False
-        self.canvas.footer_visible = False
-        self.canvas.toolbar_visible = False
-        self.canvas.resizable = False
-        self.canvas.add_class("dltutor-plots")
-
-        if self._two_d:   # the decision boundary takes the right column, both rows
-            gs = fig.add_gridspec(2, 3, left=0.055, right=0.99, bottom=0.085, top=0.94,
-                                  wspace=0.28, hspace=0.38, width_ratios=(1, 1, 1.05))
-        else:
-            gs = fig.add_gridspec(2, 2, left=0.06, right=0.99, bottom=0.085, top=0.94,
-                                  wspace=0.22, hspace=0.38)
-        self.ax_loss = fig.add_subplot(gs[0, 0])
-        self.ax_param = fig.add_subplot(gs[0, 1], sharex=self.ax_loss)
-        self.ax_grad = fig.add_subplot(gs[1, 0], sharex=self.ax_loss)
-        self.ax_ratio = fig.add_subplot(gs[1, 1], sharex=self.ax_loss)
-        self.ax_boundary = fig.add_subplot(gs[:, 2]) if self._two_d else None
-        # Few ticks and plain labels: text is most of the drawing time.
-        for ax, title in ((self.ax_loss, "loss"), (self.ax_param, "parameter norm  ‖w‖"),
-                          (self.ax_grad, "gradient norm  ‖∇w‖  (dashed: after clipping)"),
-                          (self.ax_ratio, "update / parameter  ‖Δw‖ / ‖w‖")):
-            ax.set_title(title, fontsize=9)
-            ax.tick_params(labelsize=7)
-            ax.grid(True, alpha=0.3)
-            ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))
-        self.ax_param.yaxis.set_major_locator(MaxNLocator(4))
-        for ax in (self.ax_grad, self.ax_ratio):
-            ax.set_xlabel("step", fontsize=8)
-        for ax in (self.ax_loss, self.ax_grad, self.ax_ratio):
-            ax.set_yscale("log", nonpositive="mask")
-            ax.yaxis.set_major_locator(LogLocator(numticks=5))
-            ax.yaxis.set_minor_locator(NullLocator())
-            ax.yaxis.set_major_formatter(FuncFormatter(_power_label))
-
-        names = list(lab.recorder.names)
-        self._names = names
-        colors = [f"C{i % 10}" for i in range(len(names))]
-        (self._loss_line,) = self.ax_loss.plot([], [], color="0.2", lw=1.2)
-        self._param_lines = [self.ax_param.plot([], [], color=c, lw=1.4)[0] for c in colors]
-        self._grad_lines = [self.ax_grad.plot([], [], color=c, lw=1.2)[0] for c in colors]
-        self._clipped_lines = [self.ax_grad.plot([], [], color=c, lw=1.2, ls="--")[0]
-                               for c in colors]
-        (self._global_line,) = self.ax_grad.plot([], [], color="k", lw=1.0, alpha=0.7)
-        (self._global_clipped,) = self.ax_grad.plot([], [], color="k", lw=1.0, ls="--",
-                                                    alpha=0.7)
-        self._threshold_line = self.ax_grad.axhline(1.0, color="0.35", lw=1.0, ls=":",
-                                                    visible=False)
-        self._ratio_lines = [self.ax_ratio.plot([], [], color=c, lw=1.2)[0] for c in colors]
-        self.ax_ratio.axhline(1e-3, color="0.35", lw=1.0, ls=":")
-        # Frozen steps: one collection of rectangles (full height) per name and panel.
-        self._spans = []
-        for ax in (self.ax_param, self.ax_grad, self.ax_ratio):
-            row = []
-            for c in colors:
-                spans = PolyCollection([], facecolors=c, alpha=0.15, linewidths=0,
-                                       transform=ax.get_xaxis_transform())
-                ax.add_collection(spans, autolim=False)
-                row.append(spans)
-            self._spans.append(row)
-        # The legend is HTML next to the plots (a matplotlib legend costs a lot per redraw).
-        swatch = ("<span style='display:inline-block;width:22px;border-top:{style} {color};"
-                  "vertical-align:middle;margin:0 4px 0 10px'></span>")
-        keys = "".join(swatch.format(style="3px solid", color=_css_color(c))
-                       + html.escape(f"{lab.recorder.by} {n}") for c, n in zip(colors, names))
+        self._colors = layer_colors(lab)
+        self.chart = LiveChart(spec=chart_spec(lab), layout=W.Layout(width="100%"))
+        self.chart.add_class("dltutor-plots")
+        swatch = ("<span style='display:inline-block;width:24px;border-top:{style} {color};"
+                  "vertical-align:middle;margin:0 5px 0 12px'></span>")
+        keys = "".join(swatch.format(style="3px solid", color=c)
+                       + html.escape(f"{lab.recorder.by} {n}")
+                       for c, n in zip(self._colors, lab.recorder.names))
         keys += (swatch.format(style="2px solid", color="#000") + "all layers (global)"
-                 + swatch.format(style="2px dashed", color="#555") + "after clipping"
+                 + swatch.format(style="3px dashed", color="#555") + "after clipping"
                  + swatch.format(style="2px dotted", color="#555")
-                 + "clip threshold / ratio 1e-3"
-                 + "<span style='display:inline-block;width:18px;height:10px;"
-                   "background:rgba(0,0,0,0.15);margin:0 4px 0 10px'></span>"
+                 + "clip threshold (gradient panel), 1e-3 (update panel)"
+                 + swatch.format(style="2px dashed", color="#7a4dd8") + "a control changed"
+                 + "<span style='display:inline-block;width:18px;height:11px;"
+                   "background:rgba(0,0,0,0.15);margin:0 5px 0 12px'></span>"
                  + "shaded: steps the layer was frozen (its colour)")
-        self.legend = W.HTML(f"<div style='font-size:11px;line-height:1.8'>{keys}</div>")
+        self.legend = W.HTML(f"<div style='font-size:12px;line-height:1.9'>{keys}</div>")
         self.legend.add_class("dltutor-legend")
-
-        if self._two_d:
-            self._setup_boundary()
-        # Blitting: the data artists are "animated" (left out of the full drawing, painted on
-        # a saved background); the axes keep limits we set, so the background stays valid.
-        # (in drawing order: the shaded frozen spans under the lines)
-        self._animated = [*(c for row in self._spans for c in row), self._loss_line,
-                          *self._param_lines, *self._grad_lines, *self._clipped_lines,
-                          self._global_line, self._global_clipped, self._threshold_line,
-                          *self._ratio_lines]
-        if self._two_d:
-            self._animated += [self._image, self._boundary_title]
-        for artist in self._animated:
-            artist.set_animated(True)
-        for ax in (self.ax_loss, self.ax_param, self.ax_grad, self.ax_ratio):
-            ax.set_autoscale_on(False)
-        self.ax_loss.set_xlim(0, 20)
-        self.ax_loss.set_ylim(1e-2, 1)
-        self.ax_param.set_ylim(0, 1)
-        self.ax_grad.set_ylim(1e-3, 10)
-        self.ax_ratio.set_ylim(1e-5, 1e-1)
-        self._background = None
-        self._background_key: tuple = ()
-        self.canvas.mpl_connect("draw_event", self._on_full_draw)
-        self.canvas.fast_draw = self._fast_draw
-
-    def _setup_boundary(self) -> None:
-        X, y = np.asarray(self.lab.X), np.asarray(self.lab.y).ravel()
-        lo, hi = X.min(axis=0) - 0.5, X.max(axis=0) + 0.5
-        xs, ys = np.linspace(lo[0], hi[0], GRID), np.linspace(lo[1], hi[1], GRID)
-        xx, yy = np.meshgrid(xs, ys)
-        dtype = X.dtype if X.dtype.kind == "f" else np.float32
-        self._grid = np.column_stack([xx.ravel(), yy.ravel()]).astype(dtype)
-        self._X = X.astype(dtype, copy=False)
-        self._y = y
-        self._classes = int(max(2, y.max() + 1)) if y.size else 2
-        ax = self.ax_boundary
-        binary = self._classes == 2
-        self._image = ax.imshow(np.zeros((GRID, GRID)), origin="lower", aspect="auto",
-                                extent=(lo[0], hi[0], lo[1], hi[1]),
-                                cmap="coolwarm" if binary else "tab10", alpha=0.45,
-                                vmin=0.0 if binary else -0.5,
-                                vmax=1.0 if binary else 9.5, interpolation="bilinear")
-        ax.scatter(X[:, 0], X[:, 1], c=y, s=7, cmap="coolwarm" if binary else "tab10",
-                   vmin=0 if binary else -0.5, vmax=1 if binary else 9.5, linewidths=0)
-        ax.set_xlim(lo[0], hi[0])
-        ax.set_ylim(lo[1], hi[1])
-        ax.set_xticks([])
-        ax.set_yticks([])
-        self._boundary_title = ax.set_title("decision boundary", fontsize=9)
 
     # -- showing and closing ---------------------------------------------------------------------
     def show(self) -> W.VBox:
@@ -552,7 +377,7 @@ class LabView:
         display(self.show())
 
     def close(self) -> None:
-        """Stop training, close the figure and every widget, and forget this view."""
+        """Stop training, close every widget (the chart too), and forget this view."""
         if self.closed:
             return
         self._want_running = False
@@ -561,11 +386,8 @@ class LabView:
         self.closed = True
         if _LIVE.get(self.lab.name) is self:
             del _LIVE[self.lab.name]
-        self.canvas.fast_draw = None
-        self._manager.destroy()            # closes the canvas widget
         for widget in self._all_widgets():
             widget.close()
-        self.figure.clear()
 
     def _all_widgets(self) -> list[W.Widget]:
         found, stack = [], [self.widget]
@@ -747,10 +569,10 @@ class LabView:
         """The status line's data attributes (all strings):
 
         ``data-step``, ``data-loss``, ``data-running`` (1 or 0), ``data-steps-per-second``
-        (over the last 2 s of training; 0 when paused), ``data-redraws`` (drawings the
-        browser has made so far), ``data-full-redraws`` (those that redrew the axes, not
-        only the data), ``data-redraws-per-second``, ``data-draw-requests``
-        (``draw_idle`` calls), ``data-draw-ms`` (the last drawing's time),
+        (over the last 2 s of training; 0 when paused), ``data-redraws`` (frames the
+        browser has drawn so far), ``data-redraws-per-second``, ``data-draw-requests``
+        (frames sent to the page), ``data-draw-ms`` (what building the last frame cost the
+        kernel), ``data-grad-norm`` (the latest global gradient norm, before clipping),
         ``data-pace`` (the chosen speed in steps per second, or ``max``),
         ``data-clip-mode``, ``data-clip-threshold``, ``data-clip-scale``, ``data-lr``,
         ``data-error`` (empty when none), ``data-layer-keys`` (the keys, space separated)
@@ -765,11 +587,11 @@ class LabView:
             "data-running": "1" if self.running else "0",
             "data-steps-per-second": f"{self._steps_rate.value():.1f}",
             "data-pace": "max" if self.pace is None else _number(self.pace),
-            "data-redraws": str(self.canvas.dltutor_draws),
-            "data-full-redraws": str(self.canvas.dltutor_full_draws),
+            "data-redraws": str(self.chart.frames_drawn),
             "data-redraws-per-second": f"{self._draw_rate.value():.2f}",
             "data-draw-requests": str(self.draw_requests),
-            "data-draw-ms": f"{self.canvas.dltutor_draw_seconds * 1000:.1f}",
+            "data-draw-ms": f"{self._frame_seconds * 1000:.1f}",
+            "data-grad-norm": _number(self._latest_grad_norm()),
             "data-clip-mode": state["clip_mode"] or "off",
             "data-clip-threshold": _number(state["clip_threshold"]),
             "data-clip-scale": _number(state["clip_scale"]),
@@ -806,8 +628,9 @@ class LabView:
         if data["data-error"]:
             text += (f"<br><span style='color:#b00'>last error: "
                      f"{html.escape(data['data-error'])}</span>")
+        # Two lines are always reserved, so the plots do not jump when an error line appears.
         return (f'<div class="dltutor-status" {attributes} '
-                f'style="font-family:monospace;font-size:12px">{text}</div>')
+                f'style="font-family:monospace;font-size:13px;min-height:3.2em">{text}</div>')
 
     def _update_status(self) -> None:
         if self.closed:
@@ -815,30 +638,28 @@ class LabView:
         value = self.status_html()
         if value != self.status.value:
             self.status.value = value
+        norm = self._latest_grad_norm()
+        text = (f"<span style='font-size:13px'>‖∇w‖ now <b>{norm:.3g}</b></span>"
+                if math.isfinite(norm) else "<span style='font-size:13px'>‖∇w‖ now –</span>")
+        if text != self.grad_norm.value:
+            self.grad_norm.value = text
 
     def _tick(self) -> None:
-        """Called between slices: status and widgets at most every ``redraw_interval``, the
-        plots at most that often and never more than ``DRAW_SHARE`` of the time."""
+        """Called between slices: status, widgets and a frame of the plots, each at most every
+        ``redraw_interval``."""
         now = time.perf_counter()
         self._steps_rate.add(now, self.lab.steps_done)
-        self._draw_rate.add(now, self.canvas.dltutor_draws)
+        self._draw_rate.add(now, self.chart.frames_drawn)
         if now - self._last_status >= self.redraw_interval:
             self._last_status = now
             self._sync_controls()
             self._update_status()
-        if now - self._last_plot >= self._plot_interval:
-            # A full drawing (new axis limits) at most once per its cost / DRAW_SHARE; in
-            # between, the data may run past the limits for a moment and blits go on.
-            canvas = self.canvas
-            relimit = now - self._last_relimit >= canvas.dltutor_full_average / DRAW_SHARE
-            self._last_plot = now
-            self._update_plots(relimit=relimit)
-            self._request_draw()
-            full = self._background is None or self._background_key != self._canvas_key()
-            if full:
-                self._last_relimit = now
-            cost = canvas.dltutor_full_average if full else canvas.dltutor_fast_average
-            self._plot_interval = max(self.redraw_interval, cost / DRAW_SHARE)
+        if now - self._last_plot >= self.redraw_interval:
+            # On a fixed beat (not "interval after the last one"): slices end at odd times,
+            # and counting from each would lose a frame in every few.
+            behind = now - self._last_plot >= 2 * self.redraw_interval
+            self._last_plot = now if behind else self._last_plot + self.redraw_interval
+            self._send_frame()
 
     def refresh(self, plots: bool = False) -> None:
         """Update the status line and widgets now (and the plots with ``plots=True``)."""
@@ -848,159 +669,25 @@ class LabView:
         self._update_status()
         if plots:
             self._last_plot = time.perf_counter()
-            self._update_plots()
-            self._request_draw()
-
-    def _request_draw(self) -> None:
-        self.draw_requests += 1
-        self.canvas.draw_idle()
+            self._send_frame()
 
     # -- plots ------------------------------------------------------------------------------------
-    def _update_plots(self, relimit: bool = True) -> None:
-        rec = self.lab.recorder
-        steps = rec.steps
-        n = len(steps)
-        pick = np.arange(n - 1, -1, -max(1, math.ceil(n / MAX_POINTS)))[::-1]
-        x = steps[pick].astype(float)
-        self._loss_line.set_data(x, rec.series("loss")[pick])
-        param = rec.series("param_norm")[pick]
-        grad = rec.series("grad_norm")[pick]
-        clipped_all = rec.series("clipped_grad_norm")
-        clipped = clipped_all[pick]
-        ratio = rec.series("update_ratio")[pick]
-        for i in range(len(self._names)):
-            self._param_lines[i].set_data(x, param[:, i])
-            self._grad_lines[i].set_data(x, grad[:, i])
-            self._clipped_lines[i].set_data(x, clipped[:, i])
-            self._ratio_lines[i].set_data(x, ratio[:, i])
-        self._global_line.set_data(x, rec.series("global_grad_norm")[pick])
-        if n:
-            with np.errstate(invalid="ignore"):
-                total = np.sqrt(np.nansum(clipped_all[pick] ** 2, axis=1))
-        else:
-            total = np.zeros(0)
-        self._global_clipped.set_data(x, total)
-        mode, threshold = self.lab.clip_setting()
-        if mode in ("norm", "global_norm") and threshold:
-            self._threshold_line.set_ydata([threshold, threshold])
-            self._threshold_line.set_visible(True)
-        else:
-            self._threshold_line.set_visible(False)
-        self._update_spans(rec)
-        if relimit:
-            self._set_limits(steps, [
-                (self.ax_loss, [self._loss_line.get_ydata()]),
-                (self.ax_param, [line.get_ydata() for line in self._param_lines]),
-                (self.ax_grad, [line.get_ydata() for line in
-                                [*self._grad_lines, *self._clipped_lines, self._global_line,
-                                 self._global_clipped]]
-                 + ([[threshold]] if self._threshold_line.get_visible() else [])),
-                (self.ax_ratio, [line.get_ydata() for line in self._ratio_lines] + [[1e-3]]),
-            ])
-        if self._two_d:
-            self._update_boundary()
+    def _send_frame(self) -> None:
+        """The latest numbers to the chart (the browser draws them)."""
+        started = time.perf_counter()
+        self.chart.frame = chart_frame(self.lab, self._colors, self._predict)
+        self.draw_requests += 1
+        self._frame_seconds = time.perf_counter() - started
 
-    def _set_limits(self, steps: np.ndarray, panels: list) -> None:
-        """Axis limits with slack: they change (and the figure needs a full drawing) only
-        when the data leaves them or fills much less of them; otherwise the next drawing is
-        a cheap blit."""
-        x0, x1 = self.ax_loss.get_xlim()
-        if len(steps):
-            first, last = float(steps[0]), float(steps[-1])
-            span = max(last - first, 20.0)
-            if last > x1 or first < x0 or first > x0 + X_SLACK * (x1 - x0) \
-                    or (x1 - x0) > 3 * span:
-                self.ax_loss.set_xlim(first - 0.5, first + (1 + X_SLACK) * span + 0.5)
-        elif (x0, x1) != (0, 20):
-            self.ax_loss.set_xlim(0, 20)
-        for ax, series in panels:
-            log = ax.get_yscale() == "log"
-            values = np.concatenate([np.asarray(v, dtype=float).ravel() for v in series])
-            values = values[np.isfinite(values) & ((values > 0) if log else True)]
-            if values.size == 0:
-                continue
-            if ax is self.ax_loss and values.size > 50:
-                # mini-batch losses spike: a spike may poke out rather than rescale the axis
-                low, high = values.min(), float(np.percentile(values, 99))
-            else:
-                low, high = values.min(), values.max()
-            if log:
-                low, high = math.log10(low), math.log10(high)
-            y0, y1 = ax.get_ylim()
-            if log:
-                y0, y1 = math.log10(y0), math.log10(y1)
-            span = max(high - low, 0.5 if log else max(abs(high) * 0.05, 1e-6))
-            if y0 <= low and high <= y1 and (high - low) >= Y_SHRINK * (y1 - y0):
-                continue
-            if y0 <= low and high <= y1 and (y1 - y0) <= 1.5 * span:
-                continue          # a flat line: the span is already as small as it gets
-            margin = Y_MARGIN * span
-            low, high = (max(low - margin, 0.0) if low >= 0 and not log else low - margin,
-                         high + margin)
-            ax.set_ylim((10 ** low, 10 ** high) if log else (low, high))
-
-    def _on_full_draw(self, event: Any) -> None:
-        """After a full drawing (the data artists left out): keep it as the background and
-        paint the data on it, before the image goes to the page."""
-        canvas = self.canvas
-        self._background = canvas.copy_from_bbox(self.figure.bbox)
-        self._background_key = self._canvas_key()
-        self._draw_animated()
-
-    def _canvas_key(self) -> tuple:
-        return (*self.figure.bbox.size, self.figure.dpi, self.ax_loss.get_xlim(),
-                *(ax.get_ylim() for ax in (self.ax_loss, self.ax_param, self.ax_grad,
-                                           self.ax_ratio)))
-
-    def _draw_animated(self) -> None:
-        for artist in self._animated:
-            if artist.get_visible():
-                self.figure.draw_artist(artist)
-
-    def _fast_draw(self) -> bool:
-        """Repaint only the data on the saved background, if it is still valid."""
-        if self._background is None or self._background_key != self._canvas_key():
-            return False
-        self.canvas.restore_region(self._background)
-        self._draw_animated()
-        return True
-
-    def _update_spans(self, rec: Recorder) -> None:
-        steps = rec.steps
-        for i, name in enumerate(self._names):
-            verts = []
-            for first, last in rec.frozen_runs(name):
-                x0, x1 = steps[first] - 0.5, steps[last] + 0.5
-                verts.append([(x0, 0), (x0, 1), (x1, 1), (x1, 0)])
-            for row in self._spans:
-                row[i].set_verts(verts)
+    def _latest_grad_norm(self) -> float:
+        values = self.lab.recorder.series("global_grad_norm")
+        return float(values[-1]) if len(values) else math.nan
 
     def _predict(self, points: np.ndarray) -> np.ndarray:
         model = self.lab.model
         with eval_mode(model), no_grad(), np.errstate(all="ignore"):
             out = model(tensor(points)).numpy()
         return out.reshape(len(out), -1)
-
-    def _update_boundary(self) -> None:
-        try:
-            out = self._predict(np.concatenate([self._grid, self._X]))
-        except Exception:  # noqa: BLE001 - a broken model shows in the status line, not here
-            return
-        grid, points = out[:len(self._grid)], out[len(self._grid):]
-        if out.shape[1] == 1:
-            with np.errstate(over="ignore"):
-                image = 1 / (1 + np.exp(-grid[:, 0]))
-            predicted = (points[:, 0] > 0).astype(int)
-        elif out.shape[1] == 2:
-            with np.errstate(over="ignore", invalid="ignore"):
-                image = 1 / (1 + np.exp(grid[:, 0] - grid[:, 1]))   # softmax of class 1
-            predicted = points.argmax(axis=1)
-        else:
-            image = grid.argmax(axis=1).astype(float)
-            predicted = points.argmax(axis=1)
-        self._image.set_data(np.nan_to_num(image, nan=0.5).reshape(GRID, GRID))
-        accuracy = float((predicted == self._y).mean()) if len(self._y) else math.nan
-        self._boundary_title.set_text(f"decision boundary · accuracy {accuracy:.0%}")
 
     def __repr__(self) -> str:
         return (f"LabView({self.lab.name!r}, step {self.lab.steps_done}, "

@@ -249,13 +249,17 @@ assert all(clipping_story_holds(seed) for seed in range(5))
 # Now do it by hand while the network trains. Run the cell below: it shows the lab's
 # controls and plots, live.
 #
-# * Press **play**. The loss falls, the decision boundary (right) wraps around the moons.
+# * Press **play**. The loss falls, the decision boundary wraps around the moons.
 # * **Tick freeze on layer 2** and watch its parameter-norm line (orange) go flat; the
-#   shaded span marks the steps it was frozen. Untick it and it moves again.
-# * **Slide lr × on layer 0** to 3 or 10: its update / parameter ratio (bottom right) jumps
-#   up. At 0 the layer stops, like a freeze, but it still gets a gradient (chapter 06).
-# * Set **clip** to *global norm* and the threshold to 0.1: the dashed gradient lines drop
-#   to the threshold (dotted); the status line shows the clip scale.
+#   shaded span marks the steps it was frozen, and a purple mark labelled "layer 2 frozen"
+#   shows the step you clicked. Its gradient drops to the floor line labelled 0. Untick it
+#   and it moves again.
+# * **Slide lr × on layer 0** to 3 or 10: its update / parameter ratio jumps up. At 0 the
+#   layer stops, like a freeze, but it still gets a gradient (chapter 06).
+# * Set **clip** to *global norm*: beside the slider, ‖∇w‖ shows the gradient norm of the
+#   latest step; put the threshold below it (0.1) and the thick dashed after-clipping lines
+#   drop to the threshold (dotted) while the thin lines show what the gradients were; the
+#   status line shows the clip scale.
 # * Type a negative **lr**: the lab refuses it, says why in the status line, and the box
 #   snaps back. Nothing was changed.
 # * **pause**, **step** (one step), **reset** (initial weights; your settings stay).
