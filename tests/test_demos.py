@@ -58,3 +58,39 @@ def test_digits_mlp_learns_the_digits(seed):
     lab = demos.digits_mlp(seed=seed)
     assert lab.run(100)
     assert lab.accuracy() > 0.8                              # 0.83-0.88 seen
+
+
+def steps_to(lab, target, limit=4000, every=25):
+    """Train until the accuracy reaches ``target``; the steps it took."""
+    while lab.accuracy() < target:
+        assert lab.steps_done < limit, f"never reached {target:.0%}"
+        lab.step(every)
+    return lab.steps_done
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_first_layers_lr_multiplier_decides_how_fast_the_spirals_are_learned(seed):
+    base = steps_to(demos.spirals_mlp(seed=seed), 0.9)
+    boosted = demos.spirals_mlp(seed=seed)
+    boosted.set_lr_mult("0", 10)
+    assert steps_to(boosted, 0.9) <= 0.7 * base          # 1.65-2.4x fewer steps seen
+    stalled, plain = demos.spirals_mlp(seed=seed), demos.spirals_mlp(seed=seed)
+    stalled.set_lr_mult("0", 0)
+    stalled.step(base)
+    plain.step(base)
+    assert stalled.accuracy() <= plain.accuracy() - 0.05   # 0.08-0.29 below seen
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_freezing_pretrained_layers_keeps_what_they_knew(seed):
+    frozen, free = demos.pretrained_features(seed=seed), demos.pretrained_features(seed=seed)
+    knew = frozen.state()["watch"]["digits, pretrained head"]
+    assert knew > 0.97                                      # pretrained: 0.987-0.999 seen
+    frozen.freeze("0.0")
+    frozen.freeze("0.2")
+    frozen.step(200)
+    free.step(200)
+    assert frozen.state()["watch"]["digits, pretrained head"] == knew   # not one bit changed
+    assert frozen.accuracy() > 0.88                         # the new head learned parity (0.90-0.98)
+    assert free.state()["watch"]["digits, pretrained head"] < knew - 0.1  # forgot (to 0.48-0.82)
+    assert free.accuracy() > 0.95                           # while parity got better (0.98-1.0)

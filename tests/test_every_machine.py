@@ -1,10 +1,11 @@
-"""The same lesson on every machine: notebooks and doctests pass under other CPUs' rounding.
+"""The same lesson on every machine: notebooks, doctests and the lab demos' claims pass under
+other CPUs' rounding.
 
 The main test run checks the stored notebook outputs on this machine's kernels. Here each
 variant of ``cpu_variants.variants()`` runs the notebooks (nbval, against the same stored
-outputs) and the doctests again in a fresh pytest process, with other OpenBLAS kernels, with
-NumPy's baseline SIMD loops, or under the rounding probe. A stored number or a claim that
-depends on how one CPU rounds fails here. ``make test-cpus`` runs only these.
+outputs), the doctests and ``tests/test_demos.py`` again in a fresh pytest process, with
+other OpenBLAS kernels, with NumPy's baseline SIMD loops, or under the rounding probe. A
+stored number or a claim that depends on how one CPU rounds fails here. ``make test-cpus`` runs only these.
 """
 from __future__ import annotations
 
@@ -33,10 +34,10 @@ def _summary(output: str) -> str:
 def test_notebooks_and_doctests_hold_under(variant, tmp_path):
     if variant.unavailable:
         pytest.skip(variant.unavailable)
-    command = pytest_command(variant, ["dltutor", "notebooks"])
+    command = pytest_command(variant, ["dltutor", "notebooks", "tests/test_demos.py"])
     run = subprocess.run(command, cwd=ROOT, env=environment(variant, tmp_path),
                          capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, (
-        f"under {variant.name} ({variant.env}) the notebooks or doctests fail:\n"
+        f"under {variant.name} ({variant.env}) the notebooks, doctests or demos fail:\n"
         f"{_summary(run.stdout + run.stderr)}\n"
         f"Reproduce: .venv/bin/python tests/cpu_variants.py run {variant.name} [PATH...]")

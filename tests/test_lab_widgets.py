@@ -428,7 +428,8 @@ def seconds_to_learn(make, target, pace, clip=False):
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("demo, target, clip", [("moons_mlp", 0.97, False),
                                                 ("exploding_gradients", 0.95, True),
-                                                ("digits_mlp", 0.95, False)])
+                                                ("digits_mlp", 0.95, False),
+                                                ("spirals_mlp", 0.9, False)])
 def test_at_its_pace_a_demo_takes_20_to_60_seconds_to_learn(demo, target, clip, seed):
     make = getattr(demos, demo)
     pace = make(seed=seed).pace

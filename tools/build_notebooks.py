@@ -8,8 +8,9 @@ with its outputs, normalised so that a rebuild on the same machine changes nothi
 
 * the kernel runs with ``DLTUTOR_QUICK=1``, as the tests do, so long loops are short and the
   stored outputs are exactly what nbval will see (``dt.quick_mode()`` reads it);
-* cell ids are numbered, execution timings and widget state are dropped, the kernelspec is
-  ``python3``, and an error a cell shows on purpose is stored as its message alone.
+* cell ids are numbered, execution timings and widget state are dropped (a cell that shows a
+  live widget keeps no output at all), the kernelspec is ``python3``, and an error a cell
+  shows on purpose is stored as its message alone.
 
 Notebooks seed their own random numbers with ``dt.manual_seed``.
 """
@@ -56,6 +57,11 @@ def normalise(nb: nbformat.NotebookNode) -> None:
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if any("application/vnd.jupyter.widget-view+json" in output.get("data", {})
+               for output in cell.get("outputs", [])):
+            # A live widget (the lab) cannot be stored; its text stand-in
+            # ("VBox(children=...)") would only show before the cell runs. Keep nothing.
+            cell.outputs = []
         for output in cell.get("outputs", []):
             output.get("metadata", {}).pop("execution", None)
             if output.get("output_type") == "error":

@@ -40,6 +40,13 @@ DEMOS: dict[str, Demo] = {
     "exploding gradients": Demo(demos.exploding_gradients,
                                 "Press play: the loss overflows within a few steps. Reset, set "
                                 "clip to global norm at 1 and play again: now it learns."),
+    "spirals": Demo(demos.spirals_mlp,
+                    "Three spiral arms, a narrow first layer. Set layer 0's lr × to 10 and it "
+                    "untangles them much sooner; at 0 it stalls. Reset between tries."),
+    "pretrained features": Demo(demos.pretrained_features,
+                                "Layers 0.0 and 0.2 read digits; the new head learns odd vs "
+                                "even. Freeze both and the digit accuracy stays put; leave "
+                                "them free and it collapses."),
     "tied layer": Demo(demos.tied_mlp,
                        "Layer 2 is used twice: freeze it and both uses stop; its gradient is "
                        "the sum of the two uses."),

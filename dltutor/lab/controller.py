@@ -56,12 +56,21 @@ class TrainingLab:
     Recorder. ``X``/``y`` are kept (as NumPy) for plots such as the decision boundary.
     ``pace`` is the speed the live view starts at, in steps per second (None: as fast as it
     goes); the demos choose one at which a run takes about half a minute, so you can watch it.
+    ``watch`` maps a name to a function of no arguments returning a number that the view shows
+    beside the loss (e.g. the accuracy on a task the network learned before).
     """
 
     def __init__(self, model: Any, optimizer: Any, loss_fn: Callable, data: Any,
                  recorder: Recorder | None = None, batch_size: int | None = None,
-                 seed: int = 0, name: str = "lab", pace: float | None = None):
+                 seed: int = 0, name: str = "lab", pace: float | None = None,
+                 watch: dict[str, Callable[[], float]] | None = None):
         _check_parts(model, optimizer, loss_fn)
+        watch = dict(watch or {})
+        for label, fn in watch.items():
+            if not isinstance(label, str) or not callable(fn):
+                raise LabError(f"watch maps names to functions of no arguments; got {label!r}: "
+                               f"{type(fn).__name__}")
+        self.watch = watch
         if pace is not None:
             checks.positive("TrainingLab", "pace", pace,
                             hint="steps per second, or None for as fast as it goes")
@@ -277,15 +286,14 @@ class TrainingLab:
             "layers": layers, "clip_mode": mode, "clip_threshold": threshold,
             "clip_scale": getattr(clip, "last_scale", None) if clip is not None else None,
             "error": None if self.error is None else f"{type(self.error).__name__}: {self.error}",
+            "watch": {label: float(fn()) for label, fn in self.watch.items()},
         }
 
     def accuracy(self) -> float:
         """Accuracy of the model on the lab's data (for classification demos)."""
         if self.X is None:
             raise LabError("accuracy needs the data as arrays (X, y)")
-        with eval_mode(self.model), no_grad():
-            predicted = self.model(tensor(self.X)).numpy().argmax(axis=1)
-        return float((predicted == self.y).mean())
+        return accuracy(self.model, self.X, self.y)
 
     def show(self) -> Any:
         """Display the live widget view (needs ipywidgets and anywidget; see dltutor.lab.widgets)."""
@@ -310,6 +318,13 @@ def _count(method: str, name: str, value: Any) -> int:
                               hint="a number of training steps")
     except (TypeError, ValueError) as exc:
         raise LabError(str(exc)) from None
+
+
+def accuracy(model: Module, X: np.ndarray, y: np.ndarray) -> float:
+    """The share of rows of ``X`` whose largest output is the label in ``y`` (eval mode)."""
+    with eval_mode(model), no_grad():
+        predicted = model(tensor(X)).numpy().argmax(axis=1)
+    return float((predicted == np.asarray(y)).mean())
 
 
 def _check_parts(model: Any, optimizer: Any, loss_fn: Callable) -> None:

@@ -90,7 +90,7 @@ __all__ = ["LabView", "layer_key", "live_views", "close_all", "LR_MULTS", "CLIP_
 #: The choices of the per-layer lr multiplier slider (0 stops the layer).
 LR_MULTS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 #: The choices of the speed slider, in training steps per second (inf: as fast as it goes).
-PACES = (1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, math.inf)
+PACES = (1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0, 200.0, 500.0, math.inf)
 #: The choices of the clip threshold slider.
 CLIP_THRESHOLDS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 #: The clip mode selector: (label, value); the value goes to ``lab.set_clip`` ("off" -> None).
@@ -575,7 +575,8 @@ class LabView:
         kernel), ``data-grad-norm`` (the latest global gradient norm, before clipping),
         ``data-pace`` (the chosen speed in steps per second, or ``max``),
         ``data-clip-mode``, ``data-clip-threshold``, ``data-clip-scale``, ``data-lr``,
-        ``data-error`` (empty when none), ``data-layer-keys`` (the keys, space separated)
+        ``data-error`` (empty when none), ``data-watch-<i>`` (the lab's watched numbers, in
+        order), ``data-layer-keys`` (the keys, space separated)
         and per layer ``data-norm-<key>`` (parameter norm after the latest step, full
         precision), ``data-frozen-<key>`` (1 or 0) and ``data-lr-mult-<key>``.
         """
@@ -599,6 +600,8 @@ class LabView:
             "data-error": error,
             "data-layer-keys": " ".join(self.keys[row["name"]] for row in state["layers"]),
         }
+        for index, value in enumerate(state["watch"].values()):
+            data[f"data-watch-{index}"] = _number(value)
         for row in state["layers"]:
             key = self.keys[row["name"]]
             data[f"data-norm-{key}"] = _number(row.get("param_norm", math.nan))
@@ -621,6 +624,9 @@ class LabView:
                  ("<span style='color:#080'>running</span>, "
                   f"{float(data['data-steps-per-second']):.0f} steps/s"
                   if data["data-running"] == "1" else "paused")]
+        for label, value in self.lab.state()["watch"].items():
+            parts.append(f"{html.escape(label)} <b>{value:.1%}</b>" if 0 <= value <= 1
+                         else f"{html.escape(label)} <b>{value:.4g}</b>")
         frozen = [n for n in self.lab.layers if data[f"data-frozen-{self.keys[n]}"] == "1"]
         if frozen:
             parts.append("frozen: " + ", ".join(html.escape(n) for n in frozen))
