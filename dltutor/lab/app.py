@@ -44,9 +44,10 @@ DEMOS: dict[str, Demo] = {
                     "Three spiral arms, a narrow first layer. Set layer 0's lr × to 10 and it "
                     "untangles them much sooner; at 0 it stalls. Reset between tries."),
     "pretrained features": Demo(demos.pretrained_features,
-                                "Layers 0.0 and 0.2 read digits; the new head learns odd vs "
-                                "even. Freeze both and the digit accuracy stays put; leave "
-                                "them free and it collapses."),
+                                "Layers 0.0 and 0.2 read digits (see 'digits, pretrained "
+                                "head'); the new head learns odd vs even. Freeze both before "
+                                "play and the digit accuracy stays put; leave them free and "
+                                "it collapses."),
     "tied layer": Demo(demos.tied_mlp,
                        "Layer 2 is used twice: freeze it and both uses stop; its gradient is "
                        "the sum of the two uses."),

@@ -76,7 +76,7 @@ def chart_spec(lab: TrainingLab) -> dict[str, Any]:
     panels = [
         {"id": "loss", "title": "loss", "log": True},
         {"id": "param", "title": "parameter norm ‖w‖", "log": False, "spans": True},
-        {"id": "grad", "title": "gradient norm ‖∇w‖ (dashed: after clipping)", "log": True,
+        {"id": "grad", "title": "gradient norm ‖∇w‖ (dashed: clipped)", "log": True,
          "zero_floor": True, "spans": True},
         {"id": "ratio", "title": "update / parameter ‖Δw‖ / ‖w‖", "log": True,
          "zero_floor": True, "spans": True},

@@ -270,8 +270,11 @@ assert all(clipping_story_holds(seed) for seed in range(5))
 # Training runs in the background of the kernel, in short slices, so you can run other cells
 # meanwhile (`lab.freeze("0")` in a new cell shows up in the widgets too). Running this cell
 # again replaces the old view and stops its training. The page `lab.ipynb` is the lab alone,
-# with a menu of demos (two moons, exploding gradients, a tied layer, handwritten digits) and a
-# line saying what to try with each; Voilà serves it as an app (`voila notebooks/lab.ipynb`).
+# with a menu of demos and a line saying what to try with each: two moons; exploding gradients
+# (clipping rescues them); spirals, where the first layer's lr × decides how fast the arms are
+# untangled; pretrained features, where freezing two pretrained layers keeps what they knew while
+# a new head learns, and training them erases it; a tied layer; handwritten digits. Voilà serves
+# it as an app (`voila notebooks/lab.ipynb`).
 
 # %% tags=["nbval-ignore-output"]
 lab = demos.moons_mlp()
