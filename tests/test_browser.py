@@ -207,6 +207,16 @@ def test_voila_app_play_and_freeze(workdir, page):
         page.locator(".dltutor-plots canvas").first.wait_for(state="visible", timeout=30_000)
         page.wait_for_timeout(500)
         page.screenshot(path=str(ARTIFACTS / "browser_voila_exploding.png"), full_page=True)
+        # On a phone's width the panels stack, each as wide as the page allows.
+        page.set_viewport_size({"width": 412, "height": 900})
+        page.wait_for_timeout(800)
+        boxes = page.locator(".dltutor-chart canvas").evaluate_all(
+            "cs => cs.map(c => { const r = c.getBoundingClientRect(); "
+            "return [r.left, r.top, r.width]; })")
+        assert len(boxes) == 5                                  # four panels and the boundary
+        assert len({round(left) for left, _, _ in boxes}) == 1  # one column
+        assert all(width <= 412 for _, _, width in boxes)
+        page.screenshot(path=str(ARTIFACTS / "browser_voila_phone.png"))
     except BaseException:
         save_failure(page, "voila", [server])
         raise
