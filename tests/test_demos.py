@@ -54,6 +54,18 @@ def test_tied_mlp_learns_with_one_shared_layer(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_freezing_the_tied_layer_stops_both_of_its_uses(seed):
+    lab = demos.tied_mlp(seed=seed)
+    lab.step(20)
+    shared = lab.model[2].weight.numpy().copy()
+    lab.freeze("2")                                          # one layer in the list ...
+    lab.step(20)
+    assert np.array_equal(lab.model[2].weight.numpy(), shared)
+    assert lab.model[4].weight is lab.model[2].weight        # ... and both uses are it
+    assert np.all(lab.recorder.series("grad_norm", "2")[20:] == 0)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_digits_mlp_learns_the_digits(seed):
     lab = demos.digits_mlp(seed=seed)
     assert lab.run(100)
