@@ -666,14 +666,56 @@ assert moved == {"stage1": False, "stage2": False, "stage3": True}
 #
 # ## Exercises
 #
-# 1. Make a tensor from `np.arange(6).reshape(2, 3)`. What is its dtype? Can it have
-#    `requires_grad=True`? *Hint: only floating-point tensors can; try `dtype=dt.float32`.*
-# 2. Use `expand` to turn a tensor of shape (3, 1) into shape (3, 4), sum it, and predict the
-#    gradient before you run backward. *Hint: each entry is used 4 times.*
-# 3. Use `mul` from this chapter with `x_num_col_dims=2` on `a2` (shape (2, 1, 3, 4)) and a
-#    (12, 6) matrix. Which axes end up as rows? *Hint: the first two, so the result is
-#    (2, 1, 6).*
-# 4. In the three-stage network, move the `detach()` to stage1's output. Which parameters get a
-#    gradient now? Check with `grads()`. *Hint: the cut moves, and so does the boundary.*
-# 5. Call `loss.backward()` twice on the same `loss`. Read the error. *Hint: backward frees the
-#    graph; `retain_graph=True` keeps it for one more backward.*
+# Each exercise has a cell for your answer: replace `____` with it, run the cell, and the last
+# line checks it (correct, not yet and what differs, or not attempted). `ex.q1.hint()` gives a
+# hint (call it again for the next), `ex.q1.solution()` shows an answer, and
+# `exercises.progress()` lists how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("01")
+
+# %% [markdown]
+# **1.** Make a tensor `t` holding `np.arange(6).reshape(2, 3)` that can have
+# `requires_grad=True`. What dtype must it have?
+
+# %%
+t = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** `col = dt.ones(3, 1, requires_grad=True)` is expanded to shape (3, 4) and summed:
+# `col.expand(3, 4).sum().backward()`. Predict `col.grad` *before* you run it, as an array in
+# `predicted_grad`; then run it and compare.
+
+# %%
+predicted_grad = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** Call this chapter's `mul` on `a2` (shape (2, 1, 3, 4)) and a (12, 6) matrix with
+# `x_num_col_dims=2`. Which shape comes out? Put it in `mul_shape` (a tuple).
+
+# %%
+mul_shape = ____
+ex.q3.check()
+
+# %% [markdown]
+# **4.** In the three-stage network, move the `detach()` to stage1's output
+# (`stage2(stage1(x).relu().detach())`). Which parameters get a gradient now? Put their names
+# (`"stage2.weight"`, ...) in `with_grad`; `grads()` shows them.
+
+# %%
+with_grad = ____
+ex.q4.check()
+
+# %% [markdown]
+# **5.** Call `loss.backward()` twice on the same `loss`. Which type of error is raised? Put
+# the error's class (or its name) in `second_backward_error`, and read what the message says to
+# do.
+
+# %%
+second_backward_error = ____
+ex.q5.check()

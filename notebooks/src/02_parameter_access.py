@@ -397,15 +397,54 @@ assert not os.path.exists(path)
 #
 # ## Exercises
 #
-# 1. Print the names and shapes of the parameters of `rgnet[0][2]` only. How many values does it
-#    hold? *Hint: `named_parameters()` on the block; `p.numel()`.*
-# 2. Run `loss.backward()` a second time on a fresh forward pass of `net`. What happens to
-#    `net[2].bias.grad`, and how do you start from `None` again? *Hint: chapter 01, gradients
-#    accumulate; `net.zero_grad()`.*
-# 3. Export the **first** layer of `net` and load it into `rgnet[0][0][0]`. Which of the two
-#    shapes has to match? *Hint: `rgnet[0][0][0]` is a `Linear(4, 8)`, like `net[0]`.*
-# 4. Save the whole `net.state_dict()` and look at the keys with `load_file`. Load the file into
-#    a new network with `load_state_dict`. *Hint: the keys are `'0.weight'`, ...; `strict=False`
-#    loads only the keys that match.*
-# 5. Build `block2()` with `nn.Sequential(*[block1() for _ in range(4)])` instead of
-#    `add_module`. How do the names change? *Hint: children get their positions as names.*
+# Each exercise has a cell for your answer: replace `____` with it, run the cell, and the last
+# line checks it. `ex.q1.hint()` gives a hint (call it again for the next), `ex.q1.solution()`
+# shows an answer, and `exercises.progress()` lists how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("02")
+
+# %% [markdown]
+# **1.** List the names of the parameters of `rgnet[0][2]` only, as the block itself names them
+# (`block_names`), and count the values they hold (`block_values`).
+
+# %%
+block_names = ____
+block_values = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** Run `net(X).sum().backward()` twice without clearing the gradients in between. By what
+# factor does `net[2].bias.grad` change from the first to the second? Put it in
+# `bias_grad_ratio`. How do you start from `None` again?
+
+# %%
+bias_grad_ratio = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** Export the **first** layer of `net` and load it into `rgnet[0][0][0]`. Then set
+# `loaded = rgnet[0][0][0]`. Which shapes have to match?
+
+# %%
+loaded = ____
+ex.q3.check()
+
+# %% [markdown]
+# **4.** Save the whole `net.state_dict()` with `dt.save` and list the keys in the file
+# (`keys_in_file`). Why is there no key starting with `1.`?
+
+# %%
+keys_in_file = ____
+ex.q4.check()
+
+# %% [markdown]
+# **5.** Build the same four blocks with `nn.Sequential(*[block1() for _ in range(4)])` instead
+# of `add_module`. What are the names of its children (`child_names`)?
+
+# %%
+child_names = ____
+ex.q5.check()

@@ -1,0 +1,81 @@
+"""Exercises that answer back: ``check()``, ``hint()`` and ``solution()`` for each chapter.
+
+In a chapter's exercise section::
+
+    from dltutor import exercises
+    ex = exercises.chapter("01")
+
+    t = ____                 # your answer here
+    ex.q1.check()            # correct / not yet, and what differs / not attempted
+    ex.q1.hint()             # one hint at a time
+    ex.q1.solution()         # an answer, when you want it
+
+``check()`` reads your variables from the notebook, so you write ordinary code. Every verdict
+is a short, fixed sentence. :func:`progress` lists every exercise and how it stands in this
+session (a teacher can ask a student to run it).
+
+>>> ex = chapter("01")
+>>> ex.q1.verdict({"t": ____}).status
+'not attempted'
+>>> len(all_exercises()) >= 5
+True
+"""
+from __future__ import annotations
+
+from . import ch01, ch02
+from .checker import Exercise, Verdict, ____
+from .messages import MESSAGES
+
+__all__ = ["____", "Exercise", "Verdict", "chapter", "all_exercises", "progress"]
+
+#: The exercises of each chapter, by the chapter's number.
+CHAPTERS: dict[str, list[Exercise]] = {"01": ch01.EXERCISES, "02": ch02.EXERCISES}
+
+
+class Chapter:
+    """The exercises of one chapter as attributes: ``ex.q1``, ``ex.q2``, ..."""
+
+    def __init__(self, number: str, exercises: list[Exercise]):
+        self.number = number
+        for exercise in exercises:
+            setattr(self, "q" + exercise.id.split(".")[1], exercise)
+        self.exercises = list(exercises)
+
+    def __repr__(self) -> str:
+        return f"Chapter {self.number}: " + ", ".join(f"q{e.id.split('.')[1]}"
+                                                      for e in self.exercises)
+
+
+def chapter(number: str) -> Chapter:
+    """The exercises of chapter ``number`` (``"01"``), to check, hint and solve.
+
+    >>> chapter("01")
+    Chapter 01: q1, q2, q3, q4, q5
+    """
+    if number not in CHAPTERS:
+        raise ValueError(f"no exercises for chapter {number!r}; chapters with exercises: "
+                         f"{', '.join(CHAPTERS)}")
+    return Chapter(number, CHAPTERS[number])
+
+
+def all_exercises() -> list[Exercise]:
+    """Every exercise of every chapter, in order."""
+    return [exercise for exercises in CHAPTERS.values() for exercise in exercises]
+
+
+def progress() -> list[tuple[str, str]]:
+    """Print and return how every exercise stands in this session: correct, not yet, not
+    attempted, or not checked (its ``check()`` was never run).
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stdout(io.StringIO()) as printed:
+    ...     rows = progress()
+    >>> rows[0][0], "exercises correct in this session" in printed.getvalue()
+    ('01.1', True)
+    """
+    rows = [(exercise.id, exercise.last_status) for exercise in all_exercises()]
+    done = sum(status == MESSAGES["status_correct"] for _, status in rows)
+    print(MESSAGES["progress_header"].format(done=done, total=len(rows)))
+    for exercise_id, status in rows:
+        print(f"  {exercise_id:6s} {status}")
+    return rows

@@ -1,0 +1,131 @@
+"""The exercises of chapter 01 (tensors and autograd).
+
+Each check reads the learner's variables and says, when the answer is not right yet, what is
+different in a way that points at the idea (not at the expected value).
+
+>>> import numpy as np
+>>> Q2.verdict({"predicted_grad": np.full((3, 4), 4.0)}).message
+'Exercise 01.2: not yet. Right values, wrong shape: a gradient has the shape of its tensor, (3, 1), not (3, 4).'
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autograd import Tensor
+from .checker import Exercise
+
+
+def _trainable_arange(t: Any) -> str | None:
+    if not isinstance(t, Tensor):
+        return f"t is a {type(t).__name__}; make it with dt.tensor(...)"
+    if tuple(t.shape) != (2, 3) or not np.array_equal(t.numpy(), np.arange(6).reshape(2, 3)):
+        return f"t should hold np.arange(6).reshape(2, 3); it has shape {tuple(t.shape)}"
+    if t.dtype.kind != "f":
+        return (f"t has dtype {t.dtype}: integers cannot require gradients (a gradient is a "
+                "small real change); ask for a floating-point dtype when you make it")
+    if not t.requires_grad:
+        return "t.requires_grad is False: pass requires_grad=True (or call t.requires_grad_())"
+    return None
+
+
+Q1 = Exercise(
+    "01.1", names=("t",), check=_trainable_arange,
+    hints=("Try dt.tensor(np.arange(6).reshape(2, 3), requires_grad=True) and read the error.",
+           "np.arange gives integers (int64); dt.tensor keeps an array's dtype unless you pass "
+           "dtype=..."),
+    solution="t = dt.tensor(np.arange(6).reshape(2, 3), dtype=dt.float32, requires_grad=True)")
+
+
+def _expand_gradient(predicted_grad: Any) -> str | None:
+    got = np.asarray(predicted_grad, dtype=float)
+    if got.shape == (3, 1) and np.allclose(got, 4.0):
+        return None
+    if got.size and np.allclose(got, 4.0):
+        return (f"Right values, wrong shape: a gradient has the shape of its tensor, (3, 1), not "
+                f"{got.shape}.")
+    if got.size and np.allclose(got, 1.0):
+        return ("Each entry of col is used in 4 places of the (3, 4) tensor, and the gradients "
+                "of those uses add up.")
+    return "Think of how many times each entry of col is used in the sum."
+
+
+Q2 = Exercise(
+    "01.2", names=("predicted_grad",), check=_expand_gradient,
+    hints=("col.expand(3, 4) repeats each row's single value 4 times without copying.",
+           "sum() gives each element of the expanded tensor gradient 1; backward adds the "
+           "gradients of all copies of one entry.",
+           "The gradient goes back to col itself, so it has col's shape."),
+    solution=("predicted_grad = np.full((3, 1), 4.0)\n"
+              "# check it:\n"
+              "col = dt.ones(3, 1, requires_grad=True)\n"
+              "col.expand(3, 4).sum().backward()\n"
+              "print(col.grad)"))
+
+
+def _mul_shape(mul_shape: Any) -> str | None:
+    got = tuple(mul_shape) if isinstance(mul_shape, (tuple, list)) else mul_shape
+    if got == (2, 1, 6):
+        return None
+    if got == (2, 6):
+        return ("The first two axes of a2 are the rows, and the result keeps them as they "
+                "were: (2, 1), not 2.")
+    if got in ((12, 6), (2, 6, 1), (6,)):
+        return "That is not what comes back after mul reshapes the 2-D product."
+    return (f"{got!r}: with x_num_col_dims=2 the rows are a2's first 2 axes (2, 1), flattened "
+            "to 2 for the product and restored afterwards.")
+
+
+Q3 = Exercise(
+    "01.3", names=("mul_shape",), check=_mul_shape,
+    hints=("x_num_col_dims=2 splits a2's shape (2, 1, 3, 4) into rows (2, 1) and columns "
+           "(3, 4).",
+           "The 2-D product is (2, 12) @ (12, 6); mul then gives the rows their own axes back."),
+    solution=("mul_shape = tuple(mul(a2, dt.randn(12, 6), x_num_col_dims=2).shape)   # (2, 1, 6)"))
+
+_ALL_PARAMS = {f"stage{i}.{p}" for i in (1, 2, 3) for p in ("weight", "bias")}
+
+
+def _detach_at_stage1(with_grad: Any) -> str | None:
+    got = set(with_grad)
+    want = {name for name in _ALL_PARAMS if not name.startswith("stage1")}
+    if got == want:
+        return None
+    unknown = got - _ALL_PARAMS
+    if unknown:
+        return f"no parameter is called {sorted(unknown)[0]!r}; use names like 'stage2.weight'"
+    if any(name.startswith("stage1") for name in got):
+        return "stage1 is upstream of the cut: backward never reaches its parameters."
+    return "stage2 is now downstream of the cut, between it and the loss: it gets a gradient."
+
+
+Q4 = Exercise(
+    "01.4", names=("with_grad",), check=_detach_at_stage1,
+    hints=("Backward walks from the loss towards the inputs and stops at the detached tensor.",
+           "After moving the cut, stage2 and stage3 lie between the cut and the loss."),
+    solution=("# in forward(): h = stage2(stage1(x).relu().detach()).relu()\n"
+              "with_grad = {'stage2.weight', 'stage2.bias', 'stage3.weight', 'stage3.bias'}"))
+
+
+def _second_backward(second_backward_error: Any) -> str | None:
+    name = (second_backward_error.__name__ if isinstance(second_backward_error, type)
+            else str(second_backward_error))
+    if name == "RuntimeError":
+        return None, "Pass retain_graph=True to the first backward() to keep the graph."
+    return (f"{name!r} is not what backward raises here: run the cell and read the first word "
+            "of the error.")
+
+
+Q5 = Exercise(
+    "01.5", names=("second_backward_error",), check=_second_backward,
+    hints=("Run loss.backward() twice in one cell and read the error's type (its first word).",
+           "Backward frees the graph it walked, to save memory."),
+    solution=("loss = (dt.ones(2, requires_grad=True) ** 2).sum()\n"
+              "loss.backward()\n"
+              "try:\n"
+              "    loss.backward()\n"
+              "except Exception as err:\n"
+              "    second_backward_error = type(err)        # RuntimeError"))
+
+EXERCISES = [Q1, Q2, Q3, Q4, Q5]

@@ -1,0 +1,121 @@
+"""The exercises of chapter 02 (parameter access).
+
+>>> Q5.verdict({"child_names": ["block 0", "block 1", "block 2", "block 3"]}).message
+'Exercise 02.5: not yet. Those are the names add_module gave; a Sequential made from a list names each child by its position.'
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..nn import Linear
+from .checker import Exercise
+
+_BLOCK_NAMES = ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+
+def _block_parameters(block_names: Any, block_values: Any) -> str | None:
+    names = list(block_names)
+    if names != _BLOCK_NAMES:
+        if sorted(names) == sorted(_BLOCK_NAMES):
+            return "Right names, other order: list them in named_parameters() order."
+        if any(name.startswith("0.block") for name in names):
+            return ("Those names are seen from rgnet; ask the block itself: "
+                    "rgnet[0][2].named_parameters() names them from inside it.")
+        return f"rgnet[0][2] has the parameters of its two Linear layers; got {names!r}"
+    if block_values != 76:
+        return (f"{block_values!r} values: count weight and bias of both Linear layers "
+                "(4*8 + 8 + 8*4 + 4); p.numel() gives one parameter's")
+    return None
+
+
+Q1 = Exercise(
+    "02.1", names=("block_names", "block_values"), check=_block_parameters,
+    hints=("rgnet[0] is block2(); position 2 in it is the child named 'block 2', a block1().",
+           "[n for n, p in rgnet[0][2].named_parameters()] and sum(p.numel() for ...)."),
+    solution=("block = rgnet[0][2]\n"
+              "block_names = [name for name, p in block.named_parameters()]\n"
+              "block_values = sum(p.numel() for p in block.parameters())      # 76"))
+
+
+def _grad_ratio(bias_grad_ratio: Any) -> str | None:
+    if np.isclose(float(bias_grad_ratio), 2.0):
+        return None, "net.zero_grad() (or opt.zero_grad()) starts the next backward from None."
+    if np.isclose(float(bias_grad_ratio), 1.0):
+        return ("A second backward does not replace the gradient: it adds to it (run it and "
+                "compare).")
+    return f"{bias_grad_ratio!r}: two backward passes of the same batch, added together."
+
+
+Q2 = Exercise(
+    "02.2", names=("bias_grad_ratio",), check=_grad_ratio,
+    hints=("Copy net[2].bias.grad after one backward, run a fresh forward and backward, and "
+           "divide.",
+           "Gradients accumulate across backward() calls until something sets them to None."),
+    solution=("net.zero_grad()\n"
+              "net(X).sum().backward()\n"
+              "first = net[2].bias.grad.numpy().copy()\n"
+              "net(X).sum().backward()\n"
+              "bias_grad_ratio = float(net[2].bias.grad.numpy()[0] / first[0])     # 2.0"))
+
+
+def _loaded_layer(loaded: Any, net: Any) -> str | None:
+    if not isinstance(loaded, Linear):
+        return f"loaded should be the layer rgnet[0][0][0] (a Linear), not a {type(loaded).__name__}"
+    if (loaded.in_features, loaded.out_features) != (4, 8):
+        return "rgnet[0][0][0] is the first Linear(4, 8) of the first block"
+    if not np.array_equal(loaded.weight.numpy(), net[0].weight.numpy()):
+        return ("its weight differs from net[0].weight: load net[0].state_dict() into it "
+                "(directly, or through dt.save and dt.load)")
+    if not np.array_equal(loaded.bias.numpy(), net[0].bias.numpy()):
+        return "the weight arrived but not the bias: load the whole state dict of net[0]"
+    return None
+
+
+Q3 = Exercise(
+    "02.3", names=("loaded", "net"), check=_loaded_layer,
+    hints=("net[0] and rgnet[0][0][0] are both Linear(4, 8): their state dicts have the same "
+           "keys and shapes.",
+           "rgnet[0][0][0].load_state_dict(net[0].state_dict()); a file in between works too."),
+    solution=("rgnet[0][0][0].load_state_dict(net[0].state_dict())\n"
+              "loaded = rgnet[0][0][0]"))
+
+
+def _keys_in_file(keys_in_file: Any) -> str | None:
+    keys = list(keys_in_file)
+    if keys == ["0.weight", "0.bias", "2.weight", "2.bias"]:
+        return None
+    if sorted(keys) == sorted(["0.weight", "0.bias", "2.weight", "2.bias"]):
+        return None, "(A safetensors reader may list them in another order.)"
+    if "1.weight" in keys:
+        return "net[1] is the ReLU: it has no parameters, so no key starts with '1.'"
+    return f"{keys!r}: the keys are the structured names of net's parameters"
+
+
+Q4 = Exercise(
+    "02.4", names=("keys_in_file",), check=_keys_in_file,
+    hints=("dt.save(net.state_dict(), path), then list(load_file(path)) or list(dt.load(path)).",
+           "The names are the positions in the Sequential and the parameter's name."),
+    solution=("path = os.path.join(tempfile.mkdtemp(), 'net.safetensors')\n"
+              "dt.save(net.state_dict(), path)\n"
+              "keys_in_file = list(dt.load(path))"))
+
+
+def _child_names(child_names: Any) -> str | None:
+    names = [str(name) for name in child_names]
+    if names == ["0", "1", "2", "3"]:
+        return None
+    if names and names[0].startswith("block"):
+        return ("Those are the names add_module gave; a Sequential made from a list names each "
+                "child by its position.")
+    return f"{names!r}: look at [name for name, _ in nn.Sequential(...).named_children()]"
+
+
+Q5 = Exercise(
+    "02.5", names=("child_names",), check=_child_names,
+    hints=("nn.Sequential(*modules) numbers its children.",),
+    solution=("flat = nn.Sequential(*[block1() for _ in range(4)])\n"
+              "child_names = [name for name, _ in flat.named_children()]     # '0' .. '3'"))
+
+EXERCISES = [Q1, Q2, Q3, Q4, Q5]

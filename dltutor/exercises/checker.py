@@ -1,0 +1,144 @@
+"""One exercise: what it reads from the notebook, how it checks it, its hints and solution.
+
+An :class:`Exercise` reads the learner's own variables (by name, from the namespace of the
+cell that calls ``check()``), so the learner writes ordinary code and then asks::
+
+    ex.q1.check()        # correct / not yet (and what differs) / not attempted
+    ex.q1.hint()         # the next hint; hints come one at a time
+    ex.q1.solution()     # an answer, only when asked
+
+A starter cell assigns :data:`____` (four underscores) to the variables; while one of them
+still holds it, or is missing, the exercise is "not attempted".
+
+>>> ex = Exercise("99.1", names=("answer",),
+...               check=lambda answer: None if answer == 42 else f"got {answer!r}, not 42",
+...               hints=("It is a number.", "Six times seven."), solution="answer = 42")
+>>> ex.verdict({"answer": ____}).status
+'not attempted'
+>>> ex.verdict({"answer": 41}).message
+'Exercise 99.1: not yet. got 41, not 42'
+>>> ex.verdict({"answer": 42}).status
+'correct'
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, NamedTuple
+
+from .messages import MESSAGES
+
+
+class _Blank:
+    """The placeholder a starter cell puts where the learner's answer goes."""
+
+    _instance = None
+
+    def __new__(cls) -> "_Blank":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "____"
+
+
+#: Put this where an answer goes: ``dtype_of_t = ____``.
+____ = _Blank()
+
+
+class Verdict(NamedTuple):
+    """The result of checking one exercise: ``status`` is ``"correct"``, ``"not yet"`` or
+    ``"not attempted"``; ``message`` is the sentence ``check()`` prints."""
+
+    status: str
+    message: str
+
+
+class Exercise:
+    """One checked exercise.
+
+    ``id``: chapter and number, ``"01.1"``. ``names``: the learner's variables it reads.
+    ``check(**values)``: returns None when the answer is right, else a short sentence saying
+    what differs (it may also return ``(None, note)`` to add a note to "correct").
+    ``hints``: shown one at a time. ``solution``: code shown by :meth:`solution`.
+    """
+
+    def __init__(self, id: str, names: tuple[str, ...], check: Callable[..., Any],
+                 hints: tuple[str, ...], solution: str):
+        self.id, self.names, self._check = id, tuple(names), check
+        self.hints, self.code = tuple(hints), solution
+        self.hints_shown = 0
+        self.last_status = MESSAGES["status_not_checked"]
+
+    # -- for learners ---------------------------------------------------------------------------
+    def check(self) -> None:
+        """Check the answer in the calling cell's variables and print the verdict."""
+        print(self.verdict(_caller_namespace()).message)
+
+    def hint(self, n: int | None = None) -> None:
+        """Print the next hint (or hint ``n``, counting from 1)."""
+        if n is None:
+            if self.hints_shown >= len(self.hints):
+                print(MESSAGES["no_more_hints"].format(id=self.id,
+                                                       solution=self._call("solution")))
+                return
+            self.hints_shown += 1
+            n = self.hints_shown
+        if not 1 <= n <= len(self.hints):
+            raise ValueError(f"exercise {self.id} has hints 1 to {len(self.hints)}, not {n}")
+        print(MESSAGES["hint"].format(n=n, total=len(self.hints), id=self.id,
+                                      text=self.hints[n - 1]))
+
+    def solution(self) -> None:
+        """Print an answer (one of possibly several)."""
+        print(MESSAGES["solution"].format(id=self.id, code=self.code))
+
+    # -- for tests and for progress() ------------------------------------------------------------
+    def verdict(self, namespace: dict[str, Any]) -> Verdict:
+        """The verdict on the answer found in ``namespace`` (nothing is printed)."""
+        if any(namespace.get(name, ____) is ____ for name in self.names):
+            verdict = Verdict(MESSAGES["status_not_attempted"],
+                              MESSAGES["not_attempted"].format(id=self.id,
+                                                               names=_names(self.names)))
+        else:
+            verdict = self._judge({name: namespace[name] for name in self.names})
+        self.last_status = verdict.status
+        return verdict
+
+    def _judge(self, values: dict[str, Any]) -> Verdict:
+        try:
+            result = self._check(**values)
+        except Exception as exc:  # noqa: BLE001 - a wrong answer may break the check itself
+            return Verdict(MESSAGES["status_not_yet"],
+                           MESSAGES["error"].format(id=self.id, error=type(exc).__name__,
+                                                    message=exc))
+        note = None
+        if isinstance(result, tuple):
+            result, note = result
+        if result is None:
+            text = MESSAGES["correct"].format(id=self.id)
+            return Verdict(MESSAGES["status_correct"], text + (f" {note}" if note else ""))
+        return Verdict(MESSAGES["status_not_yet"],
+                       MESSAGES["not_yet"].format(id=self.id, why=result))
+
+    def _call(self, method: str) -> str:
+        chapter, number = self.id.split(".")
+        return f"ex.q{number}.{method}()"
+
+    def __repr__(self) -> str:
+        return f"Exercise({self.id!r}, reads {', '.join(self.names)}: {self.last_status})"
+
+
+def _names(names: tuple[str, ...]) -> str:
+    return " and ".join(", ".join(names).rsplit(", ", 1)) if len(names) > 1 else names[0]
+
+
+def _caller_namespace() -> dict[str, Any]:
+    """The globals of the code that called ``check()`` (a notebook cell's are the kernel's
+    user namespace), with its locals on top when called from inside a function."""
+    frame = inspect.currentframe()
+    try:
+        caller = frame.f_back.f_back          # _caller_namespace <- check <- the learner
+        return {**caller.f_globals, **caller.f_locals}
+    finally:
+        del frame
