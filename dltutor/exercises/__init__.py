@@ -22,14 +22,26 @@ True
 """
 from __future__ import annotations
 
-from . import ch01, ch02
+import importlib
+import pkgutil
+
 from .checker import Exercise, Verdict, ____
 from .messages import MESSAGES
 
 __all__ = ["____", "Exercise", "Verdict", "chapter", "all_exercises", "progress"]
 
-#: The exercises of each chapter, by the chapter's number.
-CHAPTERS: dict[str, list[Exercise]] = {"01": ch01.EXERCISES, "02": ch02.EXERCISES}
+
+def _load_chapters() -> dict[str, list[Exercise]]:
+    """Each module ``chNN`` of this package holds chapter NN's ``EXERCISES``."""
+    found = {}
+    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        if module.startswith("ch") and module[2:].isdigit():
+            found[module[2:]] = importlib.import_module(f".{module}", __name__).EXERCISES
+    return found
+
+
+#: The exercises of each chapter, by the chapter's number ("01": [...]).
+CHAPTERS: dict[str, list[Exercise]] = _load_chapters()
 
 
 class Chapter:
