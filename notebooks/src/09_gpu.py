@@ -234,7 +234,8 @@ for b, nbytes in act.items():
 # %%
 assert grad_bytes == param_bytes, "one gradient per parameter, the same size"
 assert state_bytes == 2 * param_bytes, "Adam keeps two arrays per parameter"
-assert act[128] == 4 * act[32], "activations grow in proportion to the batch size"
+# every module's output is batch x width float32 values: 512 + 512 + 512 + 512 + 10 per sample
+assert all(act[b] == 4 * b * (4 * 512 + 10) for b in act), "activations: 4 bytes per value"
 
 # %% [markdown]
 # For a small MLP the fixed part (parameters, gradients, Adam state: 4 x the parameters) wins at
@@ -429,16 +430,46 @@ assert ref() is None
 #
 # ## Exercises
 #
-# 1. Write `step_memory_mb(model, batch_size, optimizer="adam")` from the four parts and check it
-#    against the numbers above. How large a batch fits in 1 GB for the MLP?
-#    *Hint: SGD with momentum keeps one array per parameter, plain SGD none.*
-# 2. Accumulate over micro-batches of *unequal* sizes (20 + 12 samples). Scaling each loss by
-#    1/2 is now wrong: what should the factors be? Check with the assert above.
-#    *Hint: weight each micro-batch's mean loss by its share of the samples.*
-# 3. Run the `activations_alive` experiment with `kept.append(loss.detach())`. How many
-#    activations stay alive, and why?
-# 4. If you have an NVIDIA GPU: `pip install "dltutor[gpu]"`, rerun the chapter and check that
-#    the parameters report `device == "gpu"`. Then time an epoch of the spirals model on both
-#    devices. Why is the GPU hardly faster for such a small model?
-#    *Hint: every op starts a GPU kernel, and for 64 x 64 matrices starting it costs more than
-#    the arithmetic.*
+# Each exercise has a cell for your answer: replace `____` with it, run the cell, and the last
+# line checks it. `ex.q1.hint()` gives a hint (call it again for the next), `ex.q1.solution()`
+# shows an answer, and `exercises.progress()` lists how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("09")
+
+# %% [markdown]
+# **1.** Write `step_memory_mb(model, batch_size, optimizer="adam")`, the memory of one training
+# step in MB from the four parts (`optimizer` is `"sgd"`, `"momentum"` or `"adam"`). The check
+# calls it on the 784-512-512-10 MLP for several batch sizes and optimizers. How large a batch
+# fits in 1 GB?
+
+# %%
+step_memory_mb = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** Accumulate over micro-batches of *unequal* sizes, 20 + 12 samples, so that the gradient
+# equals the one of the whole batch of 32. By which factors must the two mean losses be scaled?
+# Put them in `factors` (a pair) and check with the accumulation code above.
+
+# %%
+factors = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** Run the `activations_alive` experiment keeping `loss.detach()`. How many activations
+# stay alive (`alive_detached`)?
+
+# %%
+alive_detached = ____
+ex.q3.check()
+
+# %% [markdown]
+# **4.** (Not checked: it needs a GPU.) If you have an NVIDIA GPU, `pip install "dltutor[gpu]"`,
+# rerun the chapter and check that the parameters report `device == "gpu"`. Then time an epoch
+# of the spirals model on both devices. Why is the GPU hardly faster for such a small model?
+# *Hint: every op starts a GPU kernel, and for 64 x 64 matrices starting it costs more than the
+# arithmetic.*
