@@ -306,15 +306,45 @@ lab.show()
 #
 # ## Exercises
 #
-# 1. Freeze the *first* layer `"0"` instead of `"2"` from step 0 (`lab.freeze("0")` before
-#    any step). Does the network still learn the moons? *Hint: a frozen random first layer is
-#    a fixed random feature map; compare `lab.accuracy()` after 300 steps with and without.*
-# 2. In the widget view, set the lr multiplier of layer 4 to 0 and compare with freezing it.
-#    What is different in the gradient-norm plot? *Hint: chapter 06, way 2.*
-# 3. Switch on clipping in the exploding network only after 3 unclipped steps
-#    (`lab.step(3)`, then `lab.set_clip(...)`). Can it still be rescued? And at 10.0 instead
-#    of 1.0? *Hint: with momentum 0.9 a step can be up to ten times lr × threshold long;
-#    watch `lab.recorder.series("param_norm")`.*
-# 4. Replace `demos.moons_mlp()` by `demos.exploding_gradients()` in the widget cell and tame
-#    it live: which clip threshold learns fastest? *Hint: watch the clip scale in the status
-#    line; if it is always tiny, the threshold is too small.*
+# Guided experiments: run each one with the lab's controls (in code, or in the widgets and then
+# read `lab`), store what you measured, and the last line checks it: it runs the same
+# experiment, compares, and says what it shows. `ex.q1.hint()` gives a hint, `ex.q1.solution()`
+# an answer, `exercises.progress()` how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("10")
+
+# %% [markdown]
+# **1.** Freeze the *first* layer `"0"` of `demos.moons_mlp()` before any step and train 300
+# steps. Does the network still learn the moons? Store `lab.accuracy()` in
+# `accuracy_first_frozen`.
+
+# %%
+accuracy_first_frozen = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** In `demos.exploding_gradients()`, switch on global-norm clipping at 1.0 only after 3
+# unclipped steps, then run 300 steps. Does it still reach 95 % accuracy? (`late_clip_learns`:
+# True or False.) Watch `lab.recorder.series("param_norm")` to see why.
+
+# %%
+late_clip_learns = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** In `demos.spirals_mlp()`, how many times fewer steps does the network need to reach
+# 90 % accuracy when layer `"0"` has lr × 10? Store steps at × 1 divided by steps at × 10 in
+# `speedup` (check the accuracy every 25 steps).
+
+# %%
+speedup = ____
+ex.q3.check()
+
+# %% [markdown]
+# **4.** (Not checked: an experiment of your own.) In the widget view, set the lr multiplier of
+# layer 4 to 0 and compare with freezing it. What is different in the gradient-norm plot?
+# *Hint: chapter 06, way 2.*
