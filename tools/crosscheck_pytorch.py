@@ -162,3 +162,9 @@ for _ in range(10):
     seq_t.append(to.param_groups[0]["lr"]); seq_d.append(do.param_groups[0]["lr"]); to.step(); ts.step(); do.step(); ds.step()
 print(("OK " if seq_t == seq_d else "BAD"), "StepLR(step_size=4.0)", seq_d)
 print("t.type()", torch.tensor([1, 2]).type(), dt.tensor([1, 2]).type(), "(dltutor names the dtype)")
+# chapter 01's claim: PyTorch refuses a float64 input to a float32 layer (dltutor computes in float64)
+try:
+    torch.nn.Linear(3, 2)(torch.zeros(1, 3, dtype=torch.float64))
+    print("BAD PyTorch accepted a float64 input to a float32 Linear")
+except RuntimeError as err:
+    print("OK  PyTorch refuses float64 input to a float32 Linear:", str(err).splitlines()[0])

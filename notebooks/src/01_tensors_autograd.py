@@ -67,8 +67,9 @@ assert a[0, 0].item() == 0.0, "the tensor kept its own copy"
 # %% [markdown]
 # Why the dtype matters: a layer's parameters are `float32`, and a `float64` input turns the
 # whole computation into `float64`, which is slower and doubles the memory. dltutor quietly
-# promotes the result; PyTorch refuses to mix the two in a layer. Either way, convert your data
-# once, when you make the tensor.
+# promotes the result; PyTorch refuses to mix the two in a layer (`RuntimeError: mat1 and mat2
+# must have the same dtype`, as `tools/crosscheck_pytorch.py` records). Either way, convert
+# your data once, when you make the tensor.
 
 # %%
 layer = nn.Linear(3, 2)
@@ -306,6 +307,8 @@ print(flat.shape)
 
 # %%
 by_hand = (a.reshape(6, 4) @ b).reshape(2, 3, 5)
+reference = np.einsum("ijk,kl->ijl", a.numpy(), b.numpy())      # NumPy, not the kit
+assert np.allclose(flat.numpy(), reference, atol=1e-6)
 assert np.allclose(flat.numpy(), out.numpy(), atol=1e-6)
 assert np.allclose(by_hand.numpy(), out.numpy(), atol=1e-6)
 lin = nn.Linear(4, 5)                         # a Linear layer on a 3-D input: the same idea
