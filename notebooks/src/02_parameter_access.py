@@ -204,6 +204,29 @@ assert [row["name"] for row in report.rows] == [n for n, _ in net.named_paramete
 assert report.totals["total"] == sum(p.numel() for p in net.parameters()) == 4 * 8 + 8 + 8 + 1
 
 # %% [markdown]
+# `summary` is dltutor's own (PyTorch has no such function; Paddle has `paddle.summary`). What it
+# shows takes a few lines you can carry to PyTorch unchanged, with `torch` in place of `dt`: the
+# loop below uses only `named_parameters()`, `shape`, `numel()` and `requires_grad`.
+
+# %%
+def parameter_table(model):
+    """Name, shape, number of values and trainability of every parameter, then the total."""
+    rows = [(name, tuple(p.shape), p.numel(), p.requires_grad)
+            for name, p in model.named_parameters()]
+    for name, shape, count, trained in rows:
+        print(f"{name:10s} {str(shape):10s} {count:6d}  {'trained' if trained else 'frozen'}")
+    print(f"{'total':10s} {'':10s} {sum(row[2] for row in rows):6d}")
+    return rows
+
+
+table = parameter_table(net)
+
+# %%
+assert [(name, shape) for name, shape, _, _ in table] == \
+    [(row["name"], tuple(row["shape"])) for row in report.rows]
+assert sum(row[2] for row in table) == report.totals["total"]
+
+# %% [markdown]
 # ## Parameters of nested blocks
 #
 # Bigger networks are built from blocks, and blocks from smaller blocks. A *block factory* is a
