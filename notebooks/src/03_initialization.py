@@ -910,17 +910,52 @@ assert (fc.bias.numpy() == 0).all() and np.array_equal(emb.weight.numpy(), vecto
 #
 # ## Exercises
 #
-# 1. Make a `nn.Conv2d(3, 16, kernel_size=5)` and check that its weights lie within
-#    $\pm 1/\sqrt{\text{fan\_in}}$. *Hint: for a conv kernel, fan_in is in_channels x kh x kw.*
-# 2. Write an initializer that makes a square Linear layer start as the identity map, and check
-#    that the layer returns its input. *Hint: `init.eye_` and `init.zeros_`.*
-# 3. In the deep-network experiment, replace tanh by `nn.Sigmoid`. Which initializer keeps the
-#    signal steady now, and why is sigmoid harder? *Hint: sigmoid's outputs are not centred on
-#    zero, and its slope at 0 is 1/4.*
-# 4. Train the 15-block tanh network on `dltutor.data.make_moons` (add a first layer 2 -> 64
-#    and a last layer 64 -> 2) for 100 steps, once with std 0.01 and once with Xavier.
-#    Compare the loss curves. *Hint: `plot.loss` needs a `Recorder`; or just keep a list of
-#    `loss.item()`.*
-# 5. Load the word vectors with `freeze=False`, train a few steps, and check that only the rows
-#    of the words in the batch changed. *Hint: the gradient of an embedding is zero in the rows
-#    that were not looked up.*
+# Each exercise has a cell for your answer: replace `____` with it, run the cell, and the last
+# line checks it. `ex.q1.hint()` gives a hint (call it again for the next), `ex.q1.solution()`
+# shows an answer, and `exercises.progress()` lists how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("03")
+
+# %% [markdown]
+# **1.** Make a `nn.Conv2d(3, 16, kernel_size=5)`. Within which bound $b$ does the default put
+# its weights ($\pm b$)? Put $b$ in `conv_bound` and check it against the layer.
+
+# %%
+conv_bound = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** Write an initializer `identity_init(m)` that makes a square Linear layer start as the
+# identity map: the layer returns its input.
+
+# %%
+identity_init = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** What gain does Xavier need for tanh (`tanh_gain`), and why is it above 1? In the
+# deep-network experiment, try `nn.Sigmoid` too: why is sigmoid harder? *(Its outputs are not
+# centred on zero, and its slope at 0 is 1/4.)*
+
+# %%
+tanh_gain = ____
+ex.q3.check()
+
+# %% [markdown]
+# **4.** Load six word vectors with `nn.Embedding.from_pretrained(vectors, freeze=False)`, take
+# one SGD step on `table(dt.tensor([0, 2])).sum()`, and list the rows that changed
+# (`changed_rows`).
+
+# %%
+changed_rows = ____
+ex.q4.check()
+
+# %% [markdown]
+# **5.** (Not checked: an experiment.) Train the 15-block tanh network on
+# `dltutor.data.make_moons` (add a first layer 2 -> 64 and a last layer 64 -> 2) for 100 steps,
+# once with std 0.01 and once with Xavier, and compare the loss curves. *Hint: keep a list of
+# `loss.item()`.*

@@ -1,0 +1,107 @@
+"""The exercises of chapter 03 (initialization).
+
+>>> Q1.verdict({"conv_bound": 1 / 3 ** 0.5}).message
+'Exercise 03.1: not yet. Each output of a conv kernel sums over in_channels x kh x kw inputs, not only the 3 channels: that product is its fan_in.'
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import nn
+from ..autograd import randn
+from .checker import Exercise
+
+
+def _conv_bound(conv_bound: Any) -> str | None:
+    got = float(conv_bound)
+    if math.isclose(got, 1 / math.sqrt(3 * 5 * 5), rel_tol=1e-4):
+        return None
+    if math.isclose(got, 1 / math.sqrt(3), rel_tol=1e-4):
+        return ("Each output of a conv kernel sums over in_channels x kh x kw inputs, not only "
+                "the 3 channels: that product is its fan_in.")
+    if math.isclose(got, 1 / math.sqrt(16 * 25), rel_tol=1e-4):
+        return "That uses fan_out (16 x 5 x 5); the default bound uses fan_in."
+    return "The default bound is 1 / sqrt(fan_in); find fan_in from the weight's shape."
+
+
+Q1 = Exercise(
+    "03.1", names=("conv_bound",), check=_conv_bound,
+    hints=("nn.Conv2d(3, 16, kernel_size=5).weight has shape (16, 3, 5, 5).",
+           "fan_in = shape[1] x shape[2] x shape[3]; compare with abs(weight).max()."),
+    solution=("conv = nn.Conv2d(3, 16, kernel_size=5)\n"
+              "conv_bound = 1 / math.sqrt(3 * 5 * 5)\n"
+              "assert np.abs(conv.weight.numpy()).max() <= conv_bound"))
+
+
+def _identity_init(identity_init: Any) -> str | None:
+    if not callable(identity_init):
+        return "identity_init should be a function of a module, like init_normal above."
+    layer = nn.Linear(5, 5)
+    identity_init(layer)
+    x = randn(3, 5)
+    if np.allclose(layer(x).numpy(), x.numpy(), atol=1e-6):
+        return None
+    if np.allclose(layer.weight.numpy(), np.eye(5)):
+        return "The weight is the identity, but the bias still adds its random start: zero it."
+    return "After identity_init(layer), layer(x) should return x: weight = identity, bias = 0."
+
+
+Q2 = Exercise(
+    "03.2", names=("identity_init",), check=_identity_init,
+    hints=("init.eye_ fills a square matrix with the identity.",
+           "def identity_init(m): init.eye_(m.weight); init.zeros_(m.bias)"),
+    solution=("def identity_init(m):\n"
+              "    if isinstance(m, nn.Linear):\n"
+              "        init.eye_(m.weight)\n"
+              "        init.zeros_(m.bias)"))
+
+
+def _tanh_gain(tanh_gain: Any) -> str | None:
+    got = float(tanh_gain)
+    if math.isclose(got, 5 / 3, rel_tol=1e-6):
+        return None, "calculate_gain('tanh') is 5/3: tanh shrinks what passes it, so start larger."
+    if math.isclose(got, math.sqrt(2), rel_tol=1e-6):
+        return "sqrt(2) is ReLU's gain (ReLU zeroes half the signal); tanh has its own."
+    if math.isclose(got, 1.0):
+        return ("tanh's slope is 1 only at 0 and smaller elsewhere, so it shrinks the signal: "
+                "its gain is above 1.")
+    return "Ask init.calculate_gain for 'tanh'."
+
+
+Q3 = Exercise(
+    "03.3", names=("tanh_gain",), check=_tanh_gain,
+    hints=("The gain makes up for how much the activation shrinks the signal.",),
+    solution="tanh_gain = init.calculate_gain('tanh')        # 5/3")
+
+
+def _changed_rows(changed_rows: Any) -> str | None:
+    got = {int(i) for i in changed_rows}
+    if got == {0, 2}:
+        return None, "The gradient of an embedding is zero in every row that was not looked up."
+    if len(got) == 6:
+        return ("Only the looked-up rows get a gradient; the others have gradient 0 and plain "
+                "SGD leaves them exactly as they were.")
+    if not got:
+        return ("Nothing changed? from_pretrained freezes by default: pass freeze=False so the "
+                "table trains.")
+    return f"{sorted(got)}: which rows did the batch look up?"
+
+
+Q4 = Exercise(
+    "03.4", names=("changed_rows",), check=_changed_rows,
+    hints=("table = nn.Embedding.from_pretrained(vectors, freeze=False) for a (6, 4) array of "
+           "vectors; one SGD step on table(dt.tensor([0, 2])).sum().",
+           "Compare table.weight.numpy() before and after: rows where anything differs."),
+    solution=("from dltutor import nn, optim\n"
+              "vectors = np.arange(24, dtype=np.float32).reshape(6, 4)\n"
+              "table = nn.Embedding.from_pretrained(vectors, freeze=False)\n"
+              "opt = optim.SGD(table.parameters(), lr=0.1)\n"
+              "table(dt.tensor([0, 2])).sum().backward()\n"
+              "opt.step()\n"
+              "changed_rows = {i for i in range(6) if not np.array_equal(table.weight.numpy()[i], "
+              "vectors[i])}"))
+
+EXERCISES = [Q1, Q2, Q3, Q4]
