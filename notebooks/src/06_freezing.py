@@ -680,15 +680,44 @@ assert checks["detached"].cause == "not_reached"
 #
 # ## Exercises
 #
-# 1. Freeze `net[0]` with a group of `lr=0` instead of `lr_mult = 0` in the unfreezing experiment
-#    and check that the jump is the same. *Hint: build the optimizer from two groups,
-#    `net[0].named_parameters(prefix="0")` and `net[2].named_parameters(prefix="2")`, then set
-#    `opt.param_groups[0]["lr"]` back to 0.05 to unfreeze.*
-# 2. In the `lr_mult` way, reset the momentum when unfreezing and show that the first update is
-#    then a plain first step. *Hint: `opt.state.pop(p, None)` for each parameter of `net[0]`.*
-# 3. Use `nn.BatchNorm1d(3, momentum=0.5)` and predict `running_mean` after two forward passes
-#    of the same batch before you run it. *Hint: the distance to the batch mean halves each time.*
-# 4. Plant one more bug in `Planted`: a branch whose output is multiplied by 0. What does
-#    `why_not_updating` say before and after one `opt.step()` with `momentum=0.9`?
-#    *Hint: the gradient exists but is all zeros; after a step there is a momentum buffer... of
-#    zeros.*
+# Each exercise has a cell for your answer: replace `____` with it, run the cell, and the last
+# line checks it. `ex.q1.hint()` gives a hint (call it again for the next), `ex.q1.solution()`
+# shows an answer, and `exercises.progress()` lists how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("06")
+
+# %% [markdown]
+# **1.** `nn.BatchNorm1d(3, momentum=0.5)` sees the batch `[[1, 2, 3], [3, 4, 5]]` twice in
+# training mode. Predict `running_mean` afterwards (`predicted_running_mean`), then check by
+# running it.
+
+# %%
+predicted_running_mean = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** Plant one more bug: a branch `zeroed` whose output is multiplied by 0 before the sum.
+# What `cause` does `dt.diagnose.why_not_updating` give for `"zeroed.weight"` with SGD and
+# momentum 0.9 (`zero_branch_cause`)? Does a step change that?
+
+# %%
+zero_branch_cause = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** Of the two ways, `requires_grad_(False)` and `lr_mult = 0`, which one still gets a
+# gradient computed in backward? (`still_gets_gradient`: `"requires_grad"` or `"lr_mult"`.)
+
+# %%
+still_gets_gradient = ____
+ex.q3.check()
+
+# %% [markdown]
+# **4.** (Not checked: an experiment.) Freeze `net[0]` with a group of `lr=0` instead of
+# `lr_mult = 0` in the unfreezing experiment and check that the jump is the same; then reset
+# the momentum when unfreezing (`opt.state.pop(p, None)` for each parameter of `net[0]`) and
+# show that the first update is a plain first step.

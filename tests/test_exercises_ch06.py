@@ -1,0 +1,21 @@
+"""Chapter 06's exercises answer back (the checks are in ``tests/exercise_checks.py``)."""
+from __future__ import annotations
+
+from exercise_checks import chapter_tests
+
+CASES = {
+    "06.1": ({"predicted_running_mean": [1.5, 2.25, 3.0]},
+             [({"predicted_running_mean": [2.0, 3.0, 4.0]}, ["half of the way"]),
+              ({"predicted_running_mean": [1.0, 1.5, 2.0]}, ["one pass"]),
+              ({"predicted_running_mean": [1.5, 2.25]}, ["3 numbers"])]),
+    "06.2": ({"zero_branch_cause": "zero_grad"},
+             [({"zero_branch_cause": "not_reached"}, ["does reach"]),
+              ({"zero_branch_cause": None}, ["check.cause"])]),
+    "06.3": ({"still_gets_gradient": "lr_mult"},
+             [({"still_gets_gradient": "requires_grad"}, ["None"]),
+              ({"still_gets_gradient": "both"}, ["Answer"])]),
+}
+
+SELF_CONTAINED = {"06.2", "06.3"}
+
+globals().update(chapter_tests("06", CASES, SELF_CONTAINED))
