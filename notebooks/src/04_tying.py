@@ -463,16 +463,45 @@ assert count(lm) == vocab_size * dim + dim * dim + dim
 #
 # ## Exercises
 #
-# 1. Train the untied version of the moons classifier (`untied_mlp`) with the same optimizer
-#    settings and compare the loss curves and decision boundaries. *Hint: make a second
-#    `Recorder` and plot `plot.traces(rec, "loss")` for both on one Axes.*
-# 2. In the tied network, give the shared layer a learning-rate multiplier of 0.5. Does it matter
-#    through which name (`net[2]` or `net[4]`) you set it? *Hint: `lr_mult` is an attribute of
-#    the one Parameter object; check with `dt.diagnose.explain_lr`.*
-# 3. Change the state dict so that `"2.weight"` and `"4.weight"` hold *different* values and load
-#    it into a tied network. Which value does the shared weight end up with, and why is this a
-#    trap? *Hint: both keys are copied into the same object, one after the other.*
-# 4. Tie the weights of two `nn.Linear(4, 6)` and `nn.Linear(6, 4)` layers so that the second
-#    uses the transpose of the first (as an autoencoder's decoder might). Why can't you simply
-#    assign `dec.weight = enc.weight`? *Hint: the shapes differ; compute the decoder with
-#    `F.linear(h, enc.weight.T)` in a custom `forward` instead.*
+# Each exercise has a cell for your answer: replace `____` with it, run the cell, and the last
+# line checks it. `ex.q1.hint()` gives a hint (call it again for the next), `ex.q1.solution()`
+# shows an answer, and `exercises.progress()` lists how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("04")
+
+# %% [markdown]
+# **1.** In the tied network `net`, give the shared layer a learning-rate multiplier of 0.5.
+# Does it matter through which name, `net[2]` or `net[4]`, you set it
+# (`matters_which_name`: True or False)? Check with `dt.diagnose.explain_lr`.
+
+# %%
+matters_which_name = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** Change the state dict of `tied` so that `"2.weight"` and `"4.weight"` hold *different*
+# values, and load it. What happens in dltutor? Store the error's class in `tie_load_error`.
+# (In PyTorch both keys are copied into the one tensor, one after the other, and the last key
+# silently wins: a trap.)
+
+# %%
+tie_load_error = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** An autoencoder's decoder often uses the *transpose* of the encoder's weight. For
+# `enc = nn.Linear(4, 6)` and `dec = nn.Linear(6, 4)`, give the two weights' shapes
+# (`shapes`). Why can't you simply assign `dec.weight = enc.weight`?
+
+# %%
+shapes = ____
+ex.q3.check()
+
+# %% [markdown]
+# **4.** (Not checked: an experiment.) Train the untied version of the moons classifier
+# (`untied_mlp`) with the same optimizer settings and compare the loss curves and decision
+# boundaries. *Hint: a second `Recorder`, and `plot.traces(rec, "loss")` for both.*
