@@ -62,7 +62,8 @@ Q2 = Exercise(
 
 def _loaded_layer(loaded: Any, net: Any) -> str | None:
     if not isinstance(loaded, Linear):
-        return f"loaded should be the layer rgnet[0][0][0] (a Linear), not a {type(loaded).__name__}"
+        return (f"loaded should be the layer rgnet[0][0][0] (a Linear), not a "
+                f"{type(loaded).__name__}")
     if (loaded.in_features, loaded.out_features) != (4, 8):
         return "rgnet[0][0][0] is the first Linear(4, 8) of the first block"
     if not np.array_equal(loaded.weight.numpy(), net[0].weight.numpy()):

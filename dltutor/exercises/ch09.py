@@ -33,7 +33,8 @@ def expected_mb(batch_size: int, optimizer: str) -> float:
 
 def _step_memory(step_memory_mb: Any) -> str | None:
     if not callable(step_memory_mb):
-        return "step_memory_mb should be a function: def step_memory_mb(model, batch_size, optimizer='adam'): ..."
+        return ("step_memory_mb should be a function: "
+                "def step_memory_mb(model, batch_size, optimizer='adam'): ...")
     model = _mlp()
     for batch, opt in ((32, "adam"), (256, "adam"), (32, "sgd"), (1024, "momentum")):
         got, want = float(step_memory_mb(model, batch, opt)), expected_mb(batch, opt)
