@@ -721,14 +721,43 @@ assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=se
 #
 # ## Exercises
 #
-# 1. Train the too-large network with `ClipGradByNorm(0.3)` (each layer clipped on its own)
-#    instead of the global norm. Does it still learn? *Hint: `train_deep(grad_clip=...)`,
-#    then compare `rec.series("loss")[-10:].mean()`.*
-# 2. Fix the network without clipping: draw the weights with `gain=1.0` (Kaiming's own
-#    scale) in `too_large_relu_net`. Do the gradients still explode? *Hint: plot
-#    `plot.traces(rec, "grad_norm")`.*
-# 3. In the regression that overflowed, find the largest learning rate that still converges.
-#    *Hint: try 0.5, 0.7, 0.9 and watch `rec.series("param_norm", "weight")`.*
-# 4. Keep the last layer out of clipping (`need_clip = False` for `"12.weight"` and
-#    `"12.bias"`) and check that `clip.last_total_norm` no longer counts it. *Hint: compare
-#    with `np.sqrt(sum(...))` over the other layers' gradient norms.*
+# Each exercise has a cell for your answer: replace `____` with it, run the cell, and the last
+# line checks it. `ex.q1.hint()` gives a hint (call it again for the next), `ex.q1.solution()`
+# shows an answer, and `exercises.progress()` lists how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("07")
+
+# %% [markdown]
+# **1.** Two parameters have gradients `[6.0]` and `[8.0]`. What are they after
+# `optim.clip_grad_norm_([a, b], max_norm=5.0)` (`scaled_grads`, a pair)?
+
+# %%
+scaled_grads = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** Clip the gradient `[0.3, -2.0]` at 1.0 by value (`by_value`) and by norm (`by_norm`).
+# Which one keeps its direction?
+
+# %%
+by_value = ____
+by_norm = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** With `ClipGradByGlobalNorm`, is a parameter with `need_clip = False` counted in the
+# global norm (`counted_in_global_norm`: True or False)? Keep the last layer of the too-large
+# network out of clipping and compare `clip.last_total_norm` to find out.
+
+# %%
+counted_in_global_norm = ____
+ex.q3.check()
+
+# %% [markdown]
+# **4.** (Not checked: experiments.) Train the too-large network with `ClipGradByNorm(0.3)`
+# (each layer on its own) instead of the global norm: does it still learn? Then fix it without
+# clipping, with `gain=1.0` in `too_large_relu_net`: do the gradients still explode?
