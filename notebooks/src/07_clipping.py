@@ -317,7 +317,7 @@ xc, yc = dt.tensor(features), dt.tensor(labels)
 
 
 def naive_cross_entropy(logits, target):
-    probs = F.softmax(logits, axis=1)
+    probs = F.softmax(logits, dim=1)
     return -dt.log(probs[dt.arange(len(target)), target]).mean()
 
 
@@ -378,13 +378,13 @@ assert np.isinf(losses[1]) and np.isnan(losses[2])
 # %%
 logits = dt.tensor([[2.0, 1.0, -1.0], [200.0, 0.0, -50.0]])
 with np.errstate(all="ignore"):
-    naive_value = dt.log(F.softmax(logits, axis=1))
+    naive_value = dt.log(F.softmax(logits, dim=1))
 print("log(softmax):", naive_value)
-print("log_softmax: ", F.log_softmax(logits, axis=1))
+print("log_softmax: ", F.log_softmax(logits, dim=1))
 
 # %%
-assert np.allclose(naive_value.numpy()[0], F.log_softmax(logits, axis=1).numpy()[0], atol=1e-6)
-assert np.isinf(naive_value.numpy()[1]).any() and np.isfinite(F.log_softmax(logits, axis=1).numpy()).all()
+assert np.allclose(naive_value.numpy()[0], F.log_softmax(logits, dim=1).numpy()[0], atol=1e-6)
+assert np.isinf(naive_value.numpy()[1]).any() and np.isfinite(F.log_softmax(logits, dim=1).numpy()).all()
 
 # %% [markdown]
 # With `F.cross_entropy` the run stays finite (its second loss is still large: the real problem
