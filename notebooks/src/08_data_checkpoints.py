@@ -719,18 +719,56 @@ assert other.weight is not last.weight, "copied values, not a shared parameter"
 #
 # ## Exercises
 #
-# 1. Replace Adam by `optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9)` in `build()`
-#    and run the chapter again. Is the exact resume still exact? How large is the difference
-#    without the optimizer state? *Hint: `opt.state_dict()["state"]` shows what SGD keeps.*
-# 2. Save a checkpoint in the middle of an epoch (after, say, 3 batches) and resume exactly.
-#    *Hint: `loader.order(e)` gives epoch `e`'s sample order; store the epoch and the number of
-#    batches done, and on resuming skip that many batches of the epoch (`itertools.islice`).*
-# 3. Write a `Dataset` whose `__getitem__` adds a little noise to each sample (augmentation) and
-#    check that `num_workers=2` still gives the same batches as `num_workers=0`. What does that
-#    require of the noise? *Hint: a generator per sample, seeded from the sample index and the
-#    epoch, `np.random.default_rng([i, epoch])`, gives the same noise whichever thread draws it.*
-# 4. Make the slow data set's `__getitem__` a pure-Python loop (`sum(k * k for k in range(20000))`)
-#    instead of `time.sleep`, and time an epoch with 0 and 2 workers as above. Explain the result.
+# Each exercise has a cell for your answer: replace `____` with it, run the cell, and the last
+# line checks it. `ex.q1.hint()` gives a hint (call it again for the next), `ex.q1.solution()`
+# shows an answer, and `exercises.progress()` lists how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("08")
+
+# %% [markdown]
+# **1.** Replace Adam by `optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9)`: what does
+# SGD keep for each parameter in `opt.state_dict()["state"]` (`sgd_state_keys`, the names)? Why
+# does a resume without it stop being exact?
+
+# %%
+sgd_state_keys = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** How many batches does a `DataLoader` give for 100 samples with `batch_size=32`, without
+# and with `drop_last=True` (`batches`, a pair)?
+
+# %%
+batches = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** A `Dataset` that adds a little noise to each sample (augmentation) must give the same
+# batches with `num_workers=2` as with 0. Write `noise(i, epoch)`, returning 3 small random
+# numbers, so that the same sample in the same epoch always gets the same noise, whichever
+# thread draws it.
+
+# %%
+noise = ____
+ex.q3.check()
+
+# %% [markdown]
+# **4.** Save `{"weights": dt.ones(2), "epoch": 3}` and load it back: of which type is the
+# loaded `"epoch"` (`epoch_type`)?
+
+# %%
+epoch_type = ____
+ex.q4.check()
+
+# %% [markdown]
+# **5.** (Not checked: experiments.) Save a checkpoint in the middle of an epoch (after 3
+# batches) and resume exactly (`loader.order(e)` gives epoch `e`'s order; skip the batches done
+# with `itertools.islice`). Then make the slow data set's `__getitem__` a pure-Python loop
+# instead of `time.sleep` and time an epoch with 0 and 2 workers: explain the result.
 
 # %%
 workdir.cleanup()

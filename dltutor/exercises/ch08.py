@@ -1,0 +1,104 @@
+"""The exercises of chapter 08 (data, checkpoints and resuming).
+
+>>> Q2.verdict({"batches": (3, 3)}).message
+'Exercise 08.2: not yet. Without drop_last the last, smaller batch (4 samples) is kept: 100 = 3 x 32 + 4.'
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .checker import Exercise
+
+
+def _sgd_state(sgd_state_keys: Any) -> str | None:
+    got = set(sgd_state_keys)
+    if got == {"step", "momentum_buffer"}:
+        return None, ("The momentum buffer is why a resume without the optimizer's state is not "
+                      "exact: the first steps after it lack the accumulated velocity.")
+    if got == {"momentum_buffer"}:
+        return "Look again: dltutor also keeps each parameter's step count."
+    if "exp_avg" in got:
+        return "exp_avg and exp_avg_sq are Adam's running averages; SGD with momentum keeps less."
+    return "Run one step and read opt.state_dict()['state'] for one parameter."
+
+
+Q1 = Exercise(
+    "08.1", names=("sgd_state_keys",), check=_sgd_state,
+    hints=("Make optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9), take one step, then "
+           "look at opt.state_dict()['state'].",),
+    solution=("from dltutor import nn, optim\n"
+              "m = nn.Linear(2, 1)\n"
+              "opt = optim.SGD(m.named_parameters(), lr=0.1, momentum=0.9)\n"
+              "m(dt.ones(1, 2)).sum().backward()\n"
+              "opt.step()\n"
+              "sgd_state_keys = set(opt.state_dict()['state']['weight'])"))
+
+
+def _batches(batches: Any) -> str | None:
+    got = tuple(int(b) for b in batches)
+    if got == (4, 3):
+        return None
+    if got == (3, 3):
+        return ("Without drop_last the last, smaller batch (4 samples) is kept: "
+                "100 = 3 x 32 + 4.")
+    if got == (4, 4):
+        return "drop_last=True drops the last, incomplete batch of 4 samples."
+    return ("Count len(DataLoader(...)) for 100 samples in batches of 32, without and with "
+            "drop_last.")
+
+
+Q2 = Exercise(
+    "08.2", names=("batches",), check=_batches,
+    hints=("100 samples in batches of 32: three full batches and what is left.",),
+    solution=("from dltutor.data import DataLoader, TensorDataset\n"
+              "ds = TensorDataset(np.zeros((100, 2), dtype=np.float32), np.zeros(100))\n"
+              "batches = (len(DataLoader(ds, batch_size=32)), "
+              "len(DataLoader(ds, batch_size=32, drop_last=True)))"))
+
+
+def _noise(noise: Any) -> str | None:
+    if not callable(noise):
+        return "noise should be a function noise(i, epoch) returning 3 numbers."
+    first, again = np.asarray(noise(5, 1)), np.asarray(noise(5, 1))
+    if first.shape != (3,):
+        return f"noise(i, epoch) should return 3 numbers, not shape {first.shape}."
+    if not np.array_equal(first, again):
+        return ("Two calls with the same (i, epoch) differ: draws from a shared generator depend "
+                "on the order the threads ask. Seed a generator from (i, epoch).")
+    if np.array_equal(first, np.asarray(noise(6, 1))):
+        return "Samples 5 and 6 get the same noise: put the index i into the seed."
+    if np.array_equal(first, np.asarray(noise(5, 2))):
+        return "Every epoch gets the same noise: put the epoch into the seed too."
+    return None
+
+
+Q3 = Exercise(
+    "08.3", names=("noise",), check=_noise,
+    hints=("A background worker may draw sample 5 before or after sample 4: the noise may not "
+           "depend on the order.",
+           "np.random.default_rng([i, epoch]) is a generator seeded by both numbers."),
+    solution=("def noise(i, epoch):\n"
+              "    return np.random.default_rng([i, epoch]).normal(0.0, 0.01, size=3)"))
+
+
+def _epoch_type(epoch_type: Any) -> str | None:
+    if epoch_type is int:
+        return None, ("Plain values go into the file's JSON metadata and come back as they "
+                      "were; only arrays become tensors.")
+    if isinstance(epoch_type, type) and epoch_type.__name__ == "Tensor":
+        return "Only arrays become tensors; a plain int is stored as JSON and comes back an int."
+    return "Store type(loaded['epoch'])."
+
+
+Q4 = Exercise(
+    "08.4", names=("epoch_type",), check=_epoch_type,
+    hints=("Save {'weights': dt.ones(2), 'epoch': 3}, load it and look at the type of each "
+           "value.",),
+    solution=("import os, tempfile\n"
+              "path = os.path.join(tempfile.mkdtemp(), 'ckpt.safetensors')\n"
+              "dt.save({'weights': dt.ones(2), 'epoch': 3}, path)\n"
+              "epoch_type = type(dt.load(path)['epoch'])"))
+
+EXERCISES = [Q1, Q2, Q3, Q4]

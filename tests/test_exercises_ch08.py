@@ -1,0 +1,36 @@
+"""Chapter 08's exercises answer back (the checks are in ``tests/exercise_checks.py``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from dltutor import Tensor
+from exercise_checks import chapter_tests
+
+
+def good_noise(i, epoch):
+    return np.random.default_rng([i, epoch]).normal(0.0, 0.01, size=3)
+
+
+def global_noise(i, epoch):
+    return np.random.normal(0.0, 0.01, size=3)
+
+
+def index_only_noise(i, epoch):
+    return np.random.default_rng(i).normal(0.0, 0.01, size=3)
+
+
+CASES = {
+    "08.1": ({"sgd_state_keys": ["momentum_buffer", "step"]},
+             [({"sgd_state_keys": ["exp_avg", "exp_avg_sq", "step"]}, ["Adam"]),
+              ({"sgd_state_keys": ["momentum_buffer"]}, ["step count"])]),
+    "08.2": ({"batches": (4, 3)},
+             [({"batches": (3, 3)}, ["100 = 3 x 32 + 4"]), ({"batches": [4, 4]}, ["drops"])]),
+    "08.3": ({"noise": good_noise},
+             [({"noise": global_noise}, ["shared generator"]),
+              ({"noise": index_only_noise}, ["epoch"])]),
+    "08.4": ({"epoch_type": int}, [({"epoch_type": Tensor}, ["JSON"])]),
+}
+
+SELF_CONTAINED = {"08.1", "08.2", "08.3", "08.4"}
+
+globals().update(chapter_tests("08", CASES, SELF_CONTAINED))
