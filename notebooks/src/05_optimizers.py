@@ -1029,20 +1029,46 @@ assert moves == [0.05, 0.095]
 #
 # ## Exercises
 #
-# 1. Give the conv group a learning rate of 0.1 and the fc group 0.001 and train for 10 epochs.
-#    Which is better than the run in section "Different learning rates": test accuracy up or
-#    down? *Hint: reuse `make_net`, `make_loader`, `train_epoch` and `accuracy`.*
-# 2. Replace `LinearLR` in the training run with `CosineAnnealingLR(opt, T_max=EPOCHS)` and print
-#    the lr each epoch uses. *Hint: record `opt.param_groups[0]["lr"]` before each epoch.*
-# 3. Step the `LinearLR` scheduler once per **batch** instead of once per epoch. What must
-#    `total_iters` become so that the lr still reaches 0 at the end of training?
-#    *Hint: the answer involves `len(loader)`.*
-# 4. Set `net.conv1.weight.lr_mult = 0` and train one epoch. Does `conv1.weight` move? Does it
-#    still get a gradient? Check with `diagnose.why_not_updating(net, opt, "conv1.weight")`.
-# 5. Add decoupled weight decay to `LionLite` (Lion uses it): shrink the parameter by
-#    `1 - lr * wd` before the sign step, with a new hyperparameter `decoupled_wd`.
-#    *Hint: add it to `defaults`, read it from `group`; test it with a zero gradient as in the
-#    weight-decay section.*
-# 6. Use `two_steps` with `w` listed three times and momentum 0.9. Work out both moves by hand
-#    first. *Hint: in the first step each entry starts a fresh buffer; in the second, the three
-#    entries push one shared buffer in turn.*
+# Each exercise has a cell for your answer: replace `____` with it, run the cell, and the last
+# line checks it. `ex.q1.hint()` gives a hint (call it again for the next), `ex.q1.solution()`
+# shows an answer, and `exercises.progress()` lists how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("05")
+
+# %% [markdown]
+# **1.** In a 10-epoch run, step the `LinearLR` scheduler once per **batch** instead of once per
+# epoch. What must `total_iters` be so that the lr still reaches its end at the end of training?
+
+# %%
+total_iters = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** An SGD with `lr=0.1`, a `StepLR(opt, step_size=1, gamma=0.5)` stepped once, and a
+# parameter with `lr_mult = 3`: what is that parameter's effective learning rate
+# (`effective_lr`)? Check with `diagnose.explain_lr`.
+
+# %%
+effective_lr = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** Set `net.conv1.weight.lr_mult = 0` and train one step. Does `conv1.weight` move
+# (`moves`)? Does it still get a gradient (`gets_gradient`)? `diagnose.why_not_updating(net,
+# opt, "conv1.weight")` tells why.
+
+# %%
+moves = ____
+gets_gradient = ____
+ex.q3.check()
+
+# %% [markdown]
+# **4.** (Not checked: experiments.) Give the conv group a learning rate of 0.1 and the fc group
+# 0.001 and train 10 epochs: test accuracy up or down? Replace `LinearLR` by
+# `CosineAnnealingLR(opt, T_max=EPOCHS)` and print the lr of each epoch. Add decoupled weight
+# decay to `LionLite` (shrink by `1 - lr * wd` before the sign step). Use `two_steps` with `w`
+# listed three times and momentum 0.9, working out both moves by hand first.
