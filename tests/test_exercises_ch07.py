@@ -3,21 +3,37 @@ from __future__ import annotations
 
 import numpy as np
 
+from dltutor import optim
 from exercise_checks import chapter_tests
 
-G = np.array([0.3, -2.0])
+# gradients with the chapter's shapes: layers 0 and 2 have norm 3 together, layer 4 has norm 4
+ORIGINAL = {"0.weight": np.full((16, 4), 0.25, dtype=np.float32),       # norm 2
+            "0.bias": np.zeros(16, dtype=np.float32),
+            "2.weight": np.zeros((16, 16), dtype=np.float32),
+            "2.bias": np.full(16, np.sqrt(5) / 4, dtype=np.float32),      # norm sqrt(5)
+            "4.weight": np.zeros((1, 16), dtype=np.float32),
+            "4.bias": np.array([4.0], dtype=np.float32)}                  # norm 4
 
 CASES = {
-    "07.1": ({"scaled_grads": [3.0, 4.0]},
-             [({"scaled_grads": [6.0, 8.0]}, ["5 / 10"]),
-              ({"scaled_grads": [5.0, 5.0]}, ["value"])]),
-    "07.2": ({"by_value": [0.3, -1.0], "by_norm": G / np.linalg.norm(G)},
-             [({"by_value": G / np.linalg.norm(G), "by_norm": [0.3, -1.0]}, ["Swapped"]),
-              ({"by_value": [0.3, -1.0], "by_norm": [0.3, -1.0]}, ["direction"])]),
-    "07.3": ({"counted_in_global_norm": False},
-             [({"counted_in_global_norm": True}, ["neither"])]),
+    "07.1": ({"tensor_clip": optim.ClipGradByNorm(0.5)},
+             [({"tensor_clip": optim.ClipGradByGlobalNorm(0.5)}, ["one factor", "on its own"]),
+              ({"tensor_clip": optim.ClipGradByValue(0.5)}, ["single values"]),
+              ({"tensor_clip": optim.ClipGradByNorm(1.0)}, ["threshold"])]),
+    "07.2": ({"predicted_scale": 1.0},
+             [({"predicted_scale": 2.0 / 1.4647}, ["only ever shrinks"]),
+              ({"predicted_scale": 1.0 / 1.4647}, ["below 2.0"])]),
+    "07.3": ({"norm_without_last": 3.0, "original": ORIGINAL},
+             [({"norm_without_last": 5.0, "original": ORIGINAL}, ["still counted", "need_clip"]),
+              ({"norm_without_last": 4.0, "original": ORIGINAL}, ["own norm"])]),
+    "07.4": ({"bad_op": "sqrt", "bad_pass": "backward"},
+             [({"bad_op": "sqrt", "bad_pass": "forward"}, ["finite", "derivative"]),
+              ({"bad_op": "sum", "bad_pass": "backward"}, ["before it"])]),
+    "07.5": ({"shrunk": ["0.weight", "2.weight", "4.weight"]},
+             [({"shrunk": ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]},
+               ["biases", "below 0.5"]),
+              ({"shrunk": ["2.weight"]}, ["each by its own factor"])]),
 }
 
-SELF_CONTAINED = {"07.1", "07.2", "07.3"}
+SELF_CONTAINED = {"07.4"}
 
 globals().update(chapter_tests("07", CASES, SELF_CONTAINED))

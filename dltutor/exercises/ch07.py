@@ -1,7 +1,7 @@
-"""The exercises of chapter 07 (clipping and numerical trouble).
+"""The exercises of chapter 07 (gradient clipping and numerical trouble).
 
->>> Q1.verdict({"scaled_grads": [6.0, 8.0]}).message
-'Exercise 07.1: not yet. The total norm is sqrt(6² + 8²) = 10, above max_norm 5: every gradient is scaled by the same factor, 5 / 10.'
+>>> Q2.verdict({"predicted_scale": 2.0 / 1.4647}).message
+'Exercise 07.2: not yet. Clipping only ever shrinks: a scale above 1 would make the gradients larger.'
 """
 from __future__ import annotations
 
@@ -9,69 +9,138 @@ from typing import Any
 
 import numpy as np
 
+from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from .checker import Exercise
 
 
-def _norm_clip(scaled_grads: Any) -> str | None:
-    got = np.asarray(scaled_grads, dtype=float).ravel()
-    if got.shape == (2,) and np.allclose(got, [3.0, 4.0], rtol=1e-5):
-        return None, ("PyTorch's factor is max_norm / (total + 1e-6), so the result is a hair "
-                      "under [3, 4].")
-    if got.shape == (2,) and np.allclose(got, [6.0, 8.0]):
-        return ("The total norm is sqrt(6² + 8²) = 10, above max_norm 5: every gradient is "
-                "scaled by the same factor, 5 / 10.")
-    if got.shape == (2,) and np.allclose(got, [5.0, 5.0]):
-        return "That clips each value to 5 (clip_grad_value_); the norm clip keeps the direction."
-    return "Scale both gradients by max_norm / total norm."
+def _tensor_clip(tensor_clip: Any) -> str | None:
+    if isinstance(tensor_clip, ClipGradByGlobalNorm):
+        return ("ClipGradByGlobalNorm scales all tensors by one factor; by_tensor_norm clipped "
+                "each tensor on its own.")
+    if isinstance(tensor_clip, ClipGradByValue):
+        return ("ClipGradByValue clamps single values; by_tensor_norm limited the norm of each "
+                "tensor.")
+    if not isinstance(tensor_clip, ClipGradByNorm):
+        return "tensor_clip should be a clip object from optim, like optim.ClipGradByGlobalNorm(1.0)."
+    if not np.isclose(tensor_clip.clip_norm, 0.5):
+        return "Right kind of clip, other threshold: by_tensor_norm used max_norm=0.5."
+    return None
 
 
 Q1 = Exercise(
-    "07.1", names=("scaled_grads",), check=_norm_clip,
-    hints=("The total is the norm of all gradients together: sqrt(6² + 8²).",),
-    solution=("from dltutor import nn, optim\n"
-              "a, b = nn.Parameter([0.0]), nn.Parameter([0.0])\n"
-              "a.grad, b.grad = dt.tensor([6.0]), dt.tensor([8.0])\n"
-              "optim.clip_grad_norm_([a, b], max_norm=5.0)\n"
-              "scaled_grads = [a.grad.item(), b.grad.item()]"))
-
-_G = np.array([0.3, -2.0])
+    "07.1", names=("tensor_clip",), check=_tensor_clip,
+    hints=("by_tensor_norm called clip_grad_norm_ once per parameter, with max_norm=0.5.",
+           "Paddle's clip objects: ClipGradByValue, ClipGradByNorm (each tensor), "
+           "ClipGradByGlobalNorm (all together)."),
+    solution="tensor_clip = optim.ClipGradByNorm(0.5)")
 
 
-def _value_and_norm(by_value: Any, by_norm: Any) -> str | None:
-    value, norm = (np.asarray(v, dtype=float).ravel() for v in (by_value, by_norm))
-    if not np.allclose(value, [0.3, -1.0]):
-        if np.allclose(value, _G / np.linalg.norm(_G)):
-            return "Swapped? Clipping by value clamps each entry to [-1, 1] on its own."
-        return "By value, each entry is clamped to [-1, 1] on its own: 0.3 stays, -2 becomes -1."
-    if np.allclose(norm, _G / np.linalg.norm(_G), rtol=1e-4):
-        return None, ("By value changes the direction of the gradient; by norm keeps it and "
-                      "only shortens it.")
-    if np.allclose(norm, [0.3, -1.0]):
-        return "By norm, the whole vector is scaled by 1 / its norm: its direction stays."
-    return "By norm: g * (1 / norm(g)), since the norm (about 2.02) is above 1."
+def _predicted_scale(predicted_scale: Any) -> str | None:
+    scale = float(predicted_scale)
+    if np.isclose(scale, 1.0):
+        return None, "A clip only acts on gradients above its threshold."
+    if scale > 1.0:
+        return "Clipping only ever shrinks: a scale above 1 would make the gradients larger."
+    return ("The global norm (printed at the top, about 1.46) is already below 2.0, so "
+            "nothing needs to be cut.")
 
 
 Q2 = Exercise(
-    "07.2", names=("by_value", "by_norm"), check=_value_and_norm,
-    hints=("ClipGradByValue(1.0) clamps entries; ClipGradByNorm(1.0) rescales the tensor.",
-           "np.clip(g, -1, 1), and g / np.linalg.norm(g)."),
-    solution=("g = np.array([0.3, -2.0])\n"
-              "by_value = np.clip(g, -1.0, 1.0)\n"
-              "by_norm = g / np.linalg.norm(g)"))
+    "07.2", names=("predicted_scale",), check=_predicted_scale,
+    hints=("The scale is clip_norm / max(global_norm, clip_norm).",
+           "Compare the global norm printed at the top of the chapter with 2.0."),
+    solution=("predicted_scale = 1.0\n"
+              "# check it:\n"
+              "restore_grads()\n"
+              "clip2 = optim.ClipGradByGlobalNorm(2.0)\n"
+              "clip2(list(net.parameters()), [p.grad.numpy().copy() for p in net.parameters()])\n"
+              "print(clip2.last_scale)"))
 
 
-def _counted(counted_in_global_norm: Any) -> str | None:
-    if counted_in_global_norm is False:
-        return None, "need_clip=False keeps a parameter out of the global norm and unscaled."
-    if counted_in_global_norm is True:
-        return ("need_clip=False takes the parameter out of clipping entirely: it is neither "
-                "counted in the global norm nor scaled.")
-    return "Answer True or False."
+def _norm(original: dict, prefixes: tuple[str, ...]) -> float:
+    return float(np.sqrt(sum(np.sum(g.astype(float) ** 2) for n, g in original.items()
+                             if n.startswith(prefixes))))
+
+
+def _norm_without_last(norm_without_last: Any, original: Any) -> str | None:
+    got = float(norm_without_last)
+    if np.isclose(got, _norm(original, ("0.", "2.")), rtol=1e-4):
+        return None
+    if np.isclose(got, _norm(original, ("0.", "2.", "4.")), rtol=1e-4):
+        return ("The last layer is still counted: set need_clip = False on 4.weight and 4.bias "
+                "before the clip runs.")
+    if np.isclose(got, _norm(original, ("4.",)), rtol=1e-4):
+        return ("That is the last layer's own norm; the layers that are still clipped are the "
+                "ones counted.")
+    return ("last_total_norm should be the global norm of the gradients of the layers 0 and 2 "
+            "only.")
 
 
 Q3 = Exercise(
-    "07.3", names=("counted_in_global_norm",), check=_counted,
-    hints=("Compare clip.last_total_norm with and without need_clip=False on one parameter.",),
-    solution="counted_in_global_norm = False")
+    "07.3", names=("norm_without_last", "original"), check=_norm_without_last,
+    hints=("The last layer of net is net[4]: its parameters are 4.weight and 4.bias.",
+           "Set p.need_clip = False for those two, restore_grads(), then clip (step with a "
+           "grad_clip optimizer, or call the clip object with the parameters and gradient "
+           "copies) and read clip.last_total_norm.",
+           "Set need_clip back to True afterwards."),
+    solution=("for n, p in net.named_parameters():\n"
+              "    p.need_clip = not n.startswith('4.')\n"
+              "restore_grads()\n"
+              "clip = optim.ClipGradByGlobalNorm(1.0)\n"
+              "clip(list(net.parameters()), [p.grad.numpy().copy() for p in net.parameters()])\n"
+              "norm_without_last = clip.last_total_norm\n"
+              "for p in net.parameters():\n"
+              "    p.need_clip = True"))
 
-EXERCISES = [Q1, Q2, Q3]
+
+def _sqrt_anomaly(bad_op: Any, bad_pass: Any) -> str | None:
+    op, where = str(bad_op).strip().lower(), str(bad_pass).strip().lower()
+    if op == "sum":
+        return "sum only adds finite numbers here; the inf starts at the op before it."
+    if op != "sqrt":
+        return "Name the op as the anomaly error does: its first word."
+    if where == "forward":
+        return ("sqrt(0) = 0 is finite, so the forward pass is fine; the derivative "
+                "1 / (2 sqrt(x)) is not.")
+    if where != "backward":
+        return "bad_pass is 'forward' or 'backward'."
+    return None
+
+
+Q4 = Exercise(
+    "07.4", names=("bad_op", "bad_pass"), check=_sqrt_anomaly,
+    hints=("Wrap it in `with dt.detect_anomaly():` and catch dt.AnomalyError to read it.",
+           "The error starts with the op's name and says which pass produced the inf."),
+    solution=("v = dt.tensor([0.0, 4.0], requires_grad=True)\n"
+              "try:\n"
+              "    with dt.detect_anomaly():\n"
+              "        dt.sqrt(v).sum().backward()\n"
+              "except dt.AnomalyError as error:\n"
+              "    print(error)\n"
+              "bad_op, bad_pass = 'sqrt', 'backward'"))
+
+_WEIGHTS = ["0.weight", "2.weight", "4.weight"]
+
+
+def _shrunk(shrunk: Any) -> str | None:
+    got = sorted(str(name) for name in shrunk)
+    if got == _WEIGHTS:
+        return None
+    if any(name.endswith("bias") for name in got):
+        return ("The biases' gradients have norms below 0.5: per-tensor clipping leaves them "
+                "alone.")
+    if set(got) < set(_WEIGHTS):
+        return ("Every tensor whose norm is above 0.5 is shrunk, each by its own factor, not "
+                "only the largest.")
+    return "Use names like '0.weight', as net.named_parameters() gives them."
+
+
+Q5 = Exercise(
+    "07.5", names=("shrunk",), check=_shrunk,
+    hints=("clip.predict_scales(params) says, without clipping, the factor for each gradient.",
+           "A factor below 1 means the tensor is shrunk; pair the factors with names."),
+    solution=("restore_grads()\n"
+              "scales = optim.ClipGradByNorm(0.5).predict_scales(list(net.parameters()))\n"
+              "shrunk = [n for n, s in zip(names, scales) if s < 1]"))
+
+EXERCISES = [Q1, Q2, Q3, Q4, Q5]

@@ -732,32 +732,46 @@ from dltutor.exercises import ____
 ex = exercises.chapter("07")
 
 # %% [markdown]
-# **1.** Two parameters have gradients `[6.0]` and `[8.0]`. What are they after
-# `optim.clip_grad_norm_([a, b], max_norm=5.0)` (`scaled_grads`, a pair)?
+# **1.** `by_tensor_norm` was clipped PyTorch's way, one `clip_grad_norm_` per parameter. Make
+# the clip object that does the same inside an optimizer (`tensor_clip`).
 
 # %%
-scaled_grads = ____
+tensor_clip = ____
 ex.q1.check()
 
 # %% [markdown]
-# **2.** Clip the gradient `[0.3, -2.0]` at 1.0 by value (`by_value`) and by norm (`by_norm`).
-# Which one keeps its direction?
+# **2.** Predict: after one step of `optim.SGD(net.named_parameters(), lr=0.1,
+# grad_clip=optim.ClipGradByGlobalNorm(2.0))` on the original gradients, what is
+# `clip.last_scale`? Put it in `predicted_scale`, then check it by running the clip.
 
 # %%
-by_value = ____
-by_norm = ____
+predicted_scale = ____
 ex.q2.check()
 
 # %% [markdown]
-# **3.** With `ClipGradByGlobalNorm`, is a parameter with `need_clip = False` counted in the
-# global norm (`counted_in_global_norm`: True or False)? Keep the last layer of the too-large
-# network out of clipping and compare `clip.last_total_norm` to find out.
+# **3.** Keep the last layer of `net` out of clipping (`need_clip = False` for `"4.weight"` and
+# `"4.bias"`), clip the original gradients with `ClipGradByGlobalNorm(1.0)`, and put its
+# `last_total_norm` in `norm_without_last`. Which layers does it count? (Set `need_clip` back
+# to `True` afterwards.)
 
 # %%
-counted_in_global_norm = ____
+norm_without_last = ____
 ex.q3.check()
 
 # %% [markdown]
-# **4.** (Not checked: experiments.) Train the too-large network with `ClipGradByNorm(0.3)`
-# (each layer on its own) instead of the global norm: does it still learn? Then fix it without
-# clipping, with `gain=1.0` in `too_large_relu_net`: do the gradients still explode?
+# **4.** `v = dt.tensor([0.0, 4.0], requires_grad=True)`, then `dt.sqrt(v).sum().backward()`
+# inside `dt.detect_anomaly()`. Which op does the anomaly check name first (`bad_op`), and in
+# which pass, `"forward"` or `"backward"` (`bad_pass`)? Predict, then run it.
+
+# %%
+bad_op = ____
+bad_pass = ____
+ex.q4.check()
+
+# %% [markdown]
+# **5.** Which of `net`'s parameters does `ClipGradByNorm(0.5)` shrink? List their names in
+# `shrunk`, using the clip's `predict_scales` rather than clipping.
+
+# %%
+shrunk = ____
+ex.q5.check()
