@@ -694,8 +694,8 @@ assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=se
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
-# | clip values (function) | `optim.clip_grad_value_(params, v)` | `torch.nn.utils.clip_grad_value_(params, v)` | `paddle.nn.utils.clip_grad_value_(params, v)` (2.6+) | `megengine.optimizer.clip_grad_value(params, lower, upper)` |
-# | clip the global norm (function) | `optim.clip_grad_norm_(params, max_norm)` | `torch.nn.utils.clip_grad_norm_(params, max_norm)` | `paddle.nn.utils.clip_grad_norm_(params, max_norm)` (2.5+) | `megengine.optimizer.clip_grad_norm(params, max_norm)` |
+# | clip values (function) | `optim.clip_grad_value_(params, v)` | `torch.nn.utils.clip_grad_value_(params, v)` | `paddle.nn.utils.clip_grad_value_(params, v)` | `megengine.optimizer.clip_grad_value(params, lower, upper)` |
+# | clip the global norm (function) | `optim.clip_grad_norm_(params, max_norm)` | `torch.nn.utils.clip_grad_norm_(params, max_norm)` | `paddle.nn.utils.clip_grad_norm_(params, max_norm)` | `megengine.optimizer.clip_grad_norm(params, max_norm)` |
 # | clip values (in the optimizer) | `SGD(..., grad_clip=optim.ClipGradByValue(max))` | — | `SGD(..., grad_clip=paddle.nn.ClipGradByValue(max))` | — |
 # | clip each tensor's norm | `grad_clip=optim.ClipGradByNorm(clip_norm)` | — (`clip_grad_norm_` per parameter) | `grad_clip=paddle.nn.ClipGradByNorm(clip_norm)` | — |
 # | clip the global norm (in the optimizer) | `grad_clip=optim.ClipGradByGlobalNorm(clip_norm)` | — | `grad_clip=paddle.nn.ClipGradByGlobalNorm(clip_norm)` | — |
