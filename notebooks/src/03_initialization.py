@@ -251,6 +251,22 @@ assert np.abs(net[0].weight.numpy()).max() <= a
 assert (net[2].weight.numpy() == 42).all()
 
 # %% [markdown]
+# 32 values only show the bound. On a large weight the whole distribution shows: the values
+# fill $(-a, a)$, and their standard deviation is that of a uniform distribution,
+# $a/\sqrt{3} = \text{gain}\cdot\sqrt{2/(\text{fan\_in} + \text{fan\_out})}$.
+
+# %%
+big = init.xavier_uniform_(nn.Parameter(dt.zeros(400, 800)))
+a_big = math.sqrt(6 / (800 + 400))
+values = big.numpy().astype(np.float64)
+print(f"bound {a_big:.4f}, largest |w| {np.abs(values).max():.4f}, "
+      f"std {values.std():.4f} (formula {a_big / math.sqrt(3):.4f})")
+
+# %%
+assert np.abs(values).max() <= a_big and np.abs(values).max() > 0.99 * a_big
+assert abs(values.std() / (a_big / math.sqrt(3)) - 1) < 0.01      # 320,000 values: 1 % is 12 standard errors
+
+# %% [markdown]
 # Instead of one function per block you can also pick parameters by **name**, which is handy
 # when the rule depends on the kind of parameter rather than on the layer:
 
