@@ -217,10 +217,31 @@ assert (net[0].weight.numpy() == 1).all() and (net[2].weight.numpy() == 1).all()
 assert (net[0].bias.numpy() == 0).all() and (net[2].bias.numpy() == 0).all()
 
 # %% [markdown]
-# (A network whose weights are all equal is useless for training: every unit of a layer computes
-# the same thing and receives the same gradient, so they stay identical forever. Constants are
-# for biases and for demonstrations like this one.)
-#
+# A network whose weights are all equal is useless for training: every unit of a layer computes
+# the same thing and receives the same gradient, so they stay identical however long you train.
+# Fifty steps of SGD on random data show it: the eight hidden units of the first layer end with
+# eight equal rows of weights (equal up to the last bits of rounding). Constants are for biases
+# and for demonstrations like this one.
+
+# %%
+symmetric = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1)).apply(init_constant)
+sym_opt = optim.SGD(symmetric.parameters(), lr=0.05)
+dt.manual_seed(0)
+xs_sym, ys_sym = dt.randn(64, 4), dt.randn(64, 1)
+for _ in range(50):
+    sym_opt.zero_grad()
+    nn.functional.mse_loss(symmetric(xs_sym), ys_sym).backward()
+    sym_opt.step()
+rows = symmetric[0].weight.numpy()
+print("the 8 rows moved away from 1:", not np.allclose(rows, 1.0))
+print("and are still equal:", np.allclose(rows, rows[0], rtol=1e-5, atol=1e-6))
+
+# %%
+assert not np.allclose(rows, 1.0)                                     # training moved them
+assert np.allclose(rows, rows[0], rtol=1e-5, atol=1e-6)               # ... all the same way
+assert np.allclose(symmetric[2].weight.numpy(), symmetric[2].weight.numpy()[0, 0], rtol=1e-5)
+
+# %% [markdown]
 # ## Different initializers for different blocks
 #
 # `apply` works on any part of the tree, so each block can get its own rule. Here the first
