@@ -925,7 +925,8 @@ dt.manual_seed(1)
 by_function = init.xavier_uniform_(nn.Parameter(dt.zeros(8, 4)))
 assert np.array_equal(by_object.numpy(), by_function.numpy())      # one implementation
 assert (fc.bias.numpy() == 0).all() and np.array_equal(emb.weight.numpy(), vectors)
-#
+
+# %% [markdown]
 # ## Summary
 #
 # * A Linear layer starts uniform on $\pm 1/\sqrt{\text{fan\_in}}$ (weight and bias), which keeps
