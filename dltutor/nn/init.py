@@ -39,10 +39,26 @@ True
 
 What the frameworks call these: PyTorch ``torch.nn.init.kaiming_normal_``; Paddle
 ``paddle.nn.initializer.KaimingNormal`` (an object given to ``ParamAttr``); MegEngine
-``megengine.module.init.msra_normal_``. Paddle's objects exist here too (``init.Normal``,
-``init.Constant``, ``init.XavierUniform``, ``init.KaimingNormal``, ``init.Assign``, ...; see
-:mod:`dltutor.nn.initializers`): a layer takes them as ``weight_init=``/``bias_init=``, and each
-calls the function of this module that does the work.
+``megengine.module.init.msra_normal_``. The functions above, PyTorch's names, are what the
+chapters use. Paddle's objects exist here too, with Paddle's arguments and defaults, so that
+Paddle code translates line by line (see :mod:`dltutor.nn.initializers`):
+
+=================================  ===============================  ===========================
+Paddle                             dltutor                          calls
+=================================  ===============================  ===========================
+``Normal(0.0, 0.02)``              ``init.Normal(0.0, 0.02)``       ``normal_(p, 0.0, 0.02)``
+``Uniform(-0.1, 0.1)``             ``init.Uniform(-0.1, 0.1)``      ``uniform_(p, -0.1, 0.1)``
+``TruncatedNormal(0.0, 0.02)``     ``init.TruncatedNormal(...)``    ``trunc_normal_``
+``Constant(0.0)``                  ``init.Constant(0.0)``           ``constant_(p, 0.0)``
+``XavierUniform()``                ``init.XavierUniform()``         ``xavier_uniform_(p)``
+``KaimingNormal()`` (ReLU)         ``init.KaimingNormal()``         ``kaiming_normal_``
+``Assign(array)``                  ``init.Assign(array)``           ``assign_(p, array)``
+``ParamAttr(initializer=obj)``     ``weight_init=obj`` (a layer)    ``obj(layer.weight)``
+=================================  ===============================  ===========================
+
+An object is called on a parameter, ``init.XavierUniform()(layer.weight)``, or given to a layer
+(``nn.Linear``, ``nn.Conv2d``, ``nn.Embedding``); either way the work is done by the function of
+this module.
 """
 from __future__ import annotations
 
@@ -677,7 +693,8 @@ def reset_linear_(weight: Tensor, bias: Tensor | None = None, generator: Any = N
 # Paddle's initializer objects (init.Normal(0.0, 0.02), init.Assign(vectors), ...) call the
 # functions above. They live in initializers.py and are imported last, once those exist.
 from .initializers import (Assign, Constant, Initializer, KaimingNormal,  # noqa: E402
-                           KaimingUniform, Normal, Uniform, XavierNormal, XavierUniform)
+                           KaimingUniform, Normal, TruncatedNormal, Uniform, XavierNormal,
+                           XavierUniform)
 
-__all__ += ["Initializer", "Normal", "Uniform", "Constant", "XavierUniform", "XavierNormal",
-            "KaimingUniform", "KaimingNormal", "Assign"]
+__all__ += ["Initializer", "Normal", "Uniform", "TruncatedNormal", "Constant", "XavierUniform",
+            "XavierNormal", "KaimingUniform", "KaimingNormal", "Assign"]

@@ -54,8 +54,22 @@ def float_input(layer: Module, x: Any) -> None:
 def check_initializers(layer: str, weight_init: Any, bias_init: Any, bias: bool) -> None:
     """Refuse ``weight_init``/``bias_init`` that are not callables taking a parameter (an
     initializer object such as ``init.Normal(0, 0.02)``, or a function), and a ``bias_init``
-    for a layer without a bias."""
+    for a layer without a bias. Checked before anything is drawn, so a refused layer leaves
+    the random numbers where they were.
+
+    >>> from dltutor.nn import init
+    >>> check_initializers("Linear", init.Normal, None, True)
+    Traceback (most recent call last):
+    ...
+    TypeError: Linear: weight_init got the class Normal, not an initializer made from it; add the parentheses: weight_init=Normal(...)
+    """
     for name, value in (("weight_init", weight_init), ("bias_init", bias_init)):
+        # A class is callable too, but calling it on the parameter would make an object
+        # (with the parameter as its first argument) instead of filling the parameter.
+        if isinstance(value, type):
+            raise TypeError(f"{layer}: {name} got the class {value.__name__}, not an "
+                            f"initializer made from it; add the parentheses: "
+                            f"{name}={value.__name__}(...)")
         if value is not None and not callable(value):
             raise TypeError(f"{layer}: {name} must be an initializer such as "
                             f"init.Normal(0.0, 0.02), or a function of the parameter, got "
@@ -130,9 +144,16 @@ class Linear(_WeightAndBias):
 class Conv2d(_WeightAndBias):
     """2-D convolution over (N, C, H, W) images; weight (out_channels, in_channels, kh, kw).
 
+    Weight and bias start as PyTorch's, uniform in ``±1/sqrt(in_channels * kh * kw)``, unless
+    the layer gets initializers of its own (``weight_init=``, ``bias_init=``, as for Linear).
+
     >>> import dltutor as dt
+    >>> from dltutor.nn import init
     >>> Conv2d(1, 6, 5)(dt.ones(2, 1, 28, 28)).shape
     (2, 6, 24, 24)
+    >>> conv = Conv2d(3, 8, 3, weight_init=init.KaimingNormal(), bias_init=init.Constant(0.0))
+    >>> conv.bias.tolist() == [0.0] * 8
+    True
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
@@ -171,12 +192,19 @@ class Embedding(Module):
     (1, 3, 3)
     >>> table.weight[0].tolist()
     [0.0, 0.0, 0.0]
+    >>> from dltutor.nn import init
+    >>> vectors = [[0.5, 0.5], [1.0, -1.0]]                  # two pretrained word vectors
+    >>> Embedding(2, 2, weight_init=init.Assign(vectors)).weight.tolist()
+    [[0.5, 0.5], [1.0, -1.0]]
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  _weight: Parameter | None = None, *, weight_init: Any = None):
         super().__init__()
         check_initializers("Embedding", weight_init, None, False)
+        if _weight is not None and weight_init is not None:
+            raise ValueError("Embedding: give the table either as _weight (what from_pretrained "
+                             "does) or through weight_init=init.Assign(values), not both")
         self.weight_init = weight_init
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:

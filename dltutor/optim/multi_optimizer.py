@@ -71,6 +71,19 @@ class MultiOptimizer:
         for opt in self.optimizers:
             opt.zero_grad()
 
+    def clear_grad(self) -> None:
+        """Paddle's and MegEngine's name for :meth:`zero_grad` (the chapters use ``zero_grad``).
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> a, b = nn.Parameter([1.0]), nn.Parameter([1.0])
+        >>> a.grad, b.grad = dt.ones(1), dt.ones(1)
+        >>> MultiOptimizer(optim.SGD([a], lr=0.1), optim.Adam([b])).clear_grad()
+        >>> a.grad is None and b.grad is None
+        True
+        """
+        self.zero_grad()
+
     def state_dict(self) -> dict[str, Any]:
         """One state dict holding each optimizer's."""
         return {"optimizers": [opt.state_dict() for opt in self.optimizers]}
