@@ -68,3 +68,9 @@ def test_an_unknown_chapter_is_named():
         exercises.chapter("42")
 
 
+
+
+def test_not_attempted_names_only_what_is_still_to_be_set():
+    exercise = exercises.Exercise("99.3", ("answer", "net"), lambda answer, net: None, (), "")
+    message = exercise.verdict({"answer": exercises.____, "net": object()}).message
+    assert "Set answer (replace ____" in message and "net" not in message

@@ -96,10 +96,10 @@ class Exercise:
     # -- for tests and for progress() ------------------------------------------------------------
     def verdict(self, namespace: dict[str, Any]) -> Verdict:
         """The verdict on the answer found in ``namespace`` (nothing is printed)."""
-        if any(namespace.get(name, ____) is ____ for name in self.names):
-            verdict = Verdict(MESSAGES["status_not_attempted"],
-                              MESSAGES["not_attempted"].format(id=self.id,
-                                                               names=_names(self.names)))
+        unset = tuple(name for name in self.names if namespace.get(name, ____) is ____)
+        if unset:              # name only what is still to be set (a chapter variable it
+            verdict = Verdict(MESSAGES["status_not_attempted"],     # also reads is set)
+                              MESSAGES["not_attempted"].format(id=self.id, names=_names(unset)))
         else:
             verdict = self._judge({name: namespace[name] for name in self.names})
         self.last_status = verdict.status
