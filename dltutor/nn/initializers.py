@@ -47,6 +47,8 @@ True
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from typing import Any, Callable
 
 from .. import checks
@@ -86,7 +88,7 @@ def _no_given_fan(owner: str, name: str, value: Any) -> None:
                      f"your choosing use init.Normal(0.0, std) or init.Uniform(-bound, bound)")
 
 
-class Initializer:
+class Initializer(ABC):
     """An initialization you can name before there is a parameter: ``init(param)`` fills
     ``param`` in place and returns it. Subclasses set their arguments in ``__init__`` (checked
     there) and say in ``_fill`` which function of :mod:`dltutor.nn.init` applies them.
@@ -101,8 +103,9 @@ class Initializer:
     def __call__(self, param: Tensor) -> Tensor:
         return self._fill(param)
 
+    @abstractmethod
     def _fill(self, param: Tensor) -> Tensor:
-        raise NotImplementedError
+        """Fill ``param`` in place with the matching function of :mod:`dltutor.nn.init`."""
 
     def __repr__(self) -> str:
         args = ", ".join(f"{name}={value!r}" for name, value in vars(self).items()
