@@ -4,16 +4,13 @@ from __future__ import annotations
 from exercise_checks import chapter_tests
 
 CASES = {
-    "06.1": ({"predicted_running_mean": [1.5, 2.25, 3.0]},
-             [({"predicted_running_mean": [2.0, 3.0, 4.0]}, ["half of the way"]),
-              ({"predicted_running_mean": [1.0, 1.5, 2.0]}, ["one pass"]),
-              ({"predicted_running_mean": [1.5, 2.25]}, ["3 numbers"])]),
-    "06.2": ({"zero_branch_cause": "zero_grad"},
-             [({"zero_branch_cause": "not_reached"}, ["does reach"]),
-              ({"zero_branch_cause": None}, ["check.cause"])]),
-    "06.3": ({"still_gets_gradient": "lr_mult"},
-             [({"still_gets_gradient": "requires_grad"}, ["None"]),
-              ({"still_gets_gradient": "both"}, ["Answer"])]),
+    "06.1": ({"total_iters": 240},
+             [({"total_iters": 10}, ["counts batches"]), ({"total_iters": 24}, ["one epoch"])]),
+    "06.2": ({"effective_lr": 0.15},
+             [({"effective_lr": 0.3}, ["halved"]), ({"effective_lr": 0.05}, ["lr_mult = 3"])]),
+    "06.3": ({"paddle_fc_lr": 0.005},
+             [({"paddle_fc_lr": 0.2}, ["scale"]), ({"paddle_fc_lr": 0.1}, ["scale"]),
+              ({"paddle_fc_lr": 0.01}, ["stepped once"])]),
 }
 
 SELF_CONTAINED = {"06.2", "06.3"}

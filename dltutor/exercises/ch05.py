@@ -1,61 +1,13 @@
 """The exercises of chapter 05 (optimizers, parameter groups, per-parameter settings).
 
->>> Q1.verdict({"total_iters": 10}).message
-'Exercise 05.1: not yet. Stepped once per batch, the scheduler counts batches: total_iters must be the number of batches in the whole run.'
+>>> Q2.verdict({"decay_names": {"fc1.weight", "fc2.weight"}}).status
+'not yet'
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .checker import Exercise
-
-_EPOCHS, _BATCHES = 10, 24          # the chapter's full run: 10 epochs of 1500 / 64 -> 24 batches
-
-
-def _total_iters(total_iters: Any) -> str | None:
-    if total_iters == _EPOCHS * _BATCHES:
-        return None, "In code: total_iters = EPOCHS * len(loader)."
-    if total_iters == _EPOCHS:
-        return ("Stepped once per batch, the scheduler counts batches: total_iters must be the "
-                "number of batches in the whole run.")
-    if total_iters == _BATCHES:
-        return "That is one epoch's batches; the lr should reach its end after all 10 epochs."
-    return "The number of scheduler steps in the run: epochs x batches per epoch."
-
-
-Q1 = Exercise(
-    "05.1", names=("total_iters",), check=_total_iters,
-    hints=("How many times is sched.step() called in 10 epochs, once per batch?",
-           "len(make_loader()) is the number of batches of one epoch."),
-    solution="total_iters = 10 * len(make_loader())        # 240")
-
-
-def _effective_lr(effective_lr: Any) -> str | None:
-    got = float(effective_lr)
-    if math.isclose(got, 0.1 * 0.5 * 3.0, rel_tol=1e-6):
-        return None, ("effective lr = group lr (after the scheduler) x lr_mult; explain_lr "
-                      "shows both parts.")
-    if math.isclose(got, 0.1 * 3.0, rel_tol=1e-6):
-        return ("The scheduler already halved the group's lr; lr_mult multiplies what the "
-                "group has now.")
-    if math.isclose(got, 0.1 * 0.5, rel_tol=1e-6):
-        return "lr_mult = 3 multiplies the group's lr for this parameter."
-    return "Multiply the group's current lr by the parameter's lr_mult."
-
-
-Q2 = Exercise(
-    "05.2", names=("effective_lr",), check=_effective_lr,
-    hints=("An SGD with lr=0.1, StepLR(opt, step_size=1, gamma=0.5) stepped once, and "
-           "p.lr_mult = 3.",
-           "dt.diagnose.explain_lr(opt, name).effective_lr, or opt.effective_lr(p, group)."),
-    solution=("from dltutor import nn, optim\n"
-              "from dltutor.optim import lr_scheduler\n"
-              "layer = nn.Linear(2, 1)\n"
-              "layer.weight.lr_mult = 3.0\n"
-              "opt = optim.SGD(layer.named_parameters(), lr=0.1)\n"
-              "lr_scheduler.StepLR(opt, step_size=1, gamma=0.5).step()\n"
-              "effective_lr = dt.diagnose.explain_lr(opt, 'weight').effective_lr      # 0.15"))
 
 
 def _mult_zero(moves: Any, gets_gradient: Any) -> str | None:
@@ -70,8 +22,8 @@ def _mult_zero(moves: Any, gets_gradient: Any) -> str | None:
     return "Answer True or False for each."
 
 
-Q3 = Exercise(
-    "05.3", names=("moves", "gets_gradient"), check=_mult_zero,
+Q1 = Exercise(
+    "05.1", names=("moves", "gets_gradient"), check=_mult_zero,
     hints=("Set net.conv1.weight.lr_mult = 0, train one step, compare the weight before and "
            "after, and look at net.conv1.weight.grad.",
            "diagnose.why_not_updating(net, opt, 'conv1.weight') says why."),
@@ -84,5 +36,66 @@ Q3 = Exercise(
               "opt.step()\n"
               "moves = not np.array_equal(before, net.conv1.weight.numpy())      # False\n"
               "gets_gradient = net.conv1.weight.grad is not None                   # True"))
+
+
+#: The names a fresh Paddle process gives the chapter's LeNet (layer type, counter, w or b).
+PADDLE_WEIGHTS = {"conv2d_0.w_0", "conv2d_1.w_0", "linear_0.w_0", "linear_1.w_0"}
+PADDLE_BIASES = {"conv2d_0.b_0", "conv2d_1.b_0", "linear_0.b_0", "linear_1.b_0"}
+
+
+def _decay_names(decay_names: Any) -> str | None:
+    names = set(decay_names)
+    if names == PADDLE_WEIGHTS:
+        return None, ("apply_decay_param_fun=lambda name: name in decay_names now decays the "
+                      "weights only, in Paddle as in dltutor.")
+    if not names <= PADDLE_WEIGHTS | PADDLE_BIASES:
+        return ("Paddle calls the function with its generated names (like linear_1.b_0), not "
+                "the structured ones: take them from paddle_generated.")
+    if names & PADDLE_BIASES:
+        return "The set holds bias names (…b_0): those are the ones that must not decay."
+    return "Some weights are missing: every …w_0 name should decay."
+
+
+Q2 = Exercise(
+    "05.2", names=("decay_names",), check=_decay_names,
+    hints=("paddle_generated maps each structured name (fc2.bias) to Paddle's (linear_1.b_0).",
+           "Keep the Paddle names whose structured name does not end with 'bias'."),
+    solution=("decay_names = {paddle_generated[n] for n in paddle_generated "
+              "if not n.endswith('bias')}"))
+
+
+#: The chapter's LeNet: each parameter's shape is unique, so a shape names the parameter.
+_FC2_SHAPES = {(10, 32), (10,)}
+_ALL_SHAPES = {(6, 1, 3, 3), (6,), (16, 6, 3, 3), (16,), (32, 64), (32,)} | _FC2_SHAPES
+
+
+def _fc2_groups(fc2_opt: Any) -> str | None:
+    lr_of = {}
+    for group in fc2_opt.param_groups:
+        for param in group["params"]:
+            lr_of[tuple(param.shape)] = group["lr"]
+    if set(lr_of) != _ALL_SHAPES:
+        return "The optimizer should hold all eight parameters of net, each exactly once."
+    fc2_lrs = {lr_of[s] for s in _FC2_SHAPES}
+    other_lrs = {lr_of[s] for s in _ALL_SHAPES - _FC2_SHAPES}
+    if fc2_lrs == {0.05} and other_lrs == {0.001}:
+        return "The two learning rates are swapped: fc2 gets 0.001, the rest 0.05."
+    if fc2_lrs != {0.001}:
+        return "fc2.weight and fc2.bias should both train at lr 0.001."
+    if other_lrs != {0.05}:
+        return "Every parameter outside fc2 should train at the default lr 0.05."
+    return None, "Each parameter in one group: the general group leaves fc2 out (compare with id)."
+
+
+Q3 = Exercise(
+    "05.3", names=("fc2_opt",), check=_fc2_groups,
+    hints=("Two groups: everything except fc2 (default lr 0.05), and fc2 with 'lr': 0.001.",
+           "Leave fc2's parameters out of the first group by object: id(p) not in "
+           "{id(q) for q in net.fc2.parameters()}."),
+    solution=("special = {id(p) for p in net.fc2.parameters()}\n"
+              "fc2_opt = optim.SGD([{'params': [(n, p) for n, p in net.named_parameters()\n"
+              "                                 if id(p) not in special]},\n"
+              "                     {'params': net.fc2.named_parameters(prefix='fc2'), "
+              "'lr': 0.001}], lr=0.05)"))
 
 EXERCISES = [Q1, Q2, Q3]

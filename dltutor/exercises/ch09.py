@@ -1,107 +1,104 @@
-"""The exercises of chapter 09 (the same code on a GPU, and GPU memory).
+"""The exercises of chapter 09 (data, checkpoints and resuming).
 
->>> Q2.verdict({"factors": (0.5, 0.5)}).message
-'Exercise 09.2: not yet. Each loss is a mean over its own micro-batch; with 20 and 12 samples a half each would count the 12 samples as much as the 20.'
+>>> Q2.verdict({"batches": (3, 3)}).message
+'Exercise 09.2: not yet. Without drop_last the last, smaller batch (4 samples) is kept: 100 = 3 x 32 + 4.'
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from .. import nn
 from .checker import Exercise
 
-MB = 1024 ** 2
-#: Arrays the optimizers keep per parameter.
-STATE_ARRAYS = {"sgd": 0, "momentum": 1, "adam": 2}
 
-
-def _mlp() -> nn.Module:
-    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
-                         nn.Linear(512, 10))
-
-
-def expected_mb(batch_size: int, optimizer: str) -> float:
-    """The chapter's four parts for its 784-512-512-10 MLP, in MB (float32)."""
-    params = 4 * (784 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10)
-    per_sample = 4 * (512 + 512 + 512 + 512 + 10)            # every module's output
-    fixed = params * (2 + STATE_ARRAYS[optimizer])
-    return (fixed + per_sample * batch_size) / MB
-
-
-def _step_memory(step_memory_mb: Any) -> str | None:
-    if not callable(step_memory_mb):
-        return ("step_memory_mb should be a function: "
-                "def step_memory_mb(model, batch_size, optimizer='adam'): ...")
-    model = _mlp()
-    for batch, opt in ((32, "adam"), (256, "adam"), (32, "sgd"), (1024, "momentum")):
-        got, want = float(step_memory_mb(model, batch, opt)), expected_mb(batch, opt)
-        if math.isclose(got, want, rel_tol=0.01):
-            continue
-        if opt == "adam" and math.isclose(got, expected_mb(batch, "sgd"), rel_tol=0.01):
-            return "Adam keeps two more arrays per parameter (its two running averages)."
-        fixed_only = expected_mb(0, opt)
-        if math.isclose(got, fixed_only, rel_tol=0.01):
-            return "The activations are missing: every layer's output for the whole batch."
-        if math.isclose(got, want - expected_mb(0, "sgd") / 2, rel_tol=0.01):
-            return "The gradients are missing: one more array per parameter, the same size."
-        return (f"for batch {batch} with {opt} it gives {got:.1f} MB; add parameters, gradients, "
-                "the optimizer's arrays and the activations (in MB: bytes / 1024**2)")
-    return None
+def _sgd_state(sgd_state_keys: Any) -> str | None:
+    got = set(sgd_state_keys)
+    if got == {"step", "momentum_buffer"}:
+        return None, ("The momentum buffer is why a resume without the optimizer's state is not "
+                      "exact: the first steps after it lack the accumulated velocity.")
+    if got == {"momentum_buffer"}:
+        return "Look again: dltutor also keeps each parameter's step count."
+    if "exp_avg" in got:
+        return "exp_avg and exp_avg_sq are Adam's running averages; SGD with momentum keeps less."
+    return "Run one step and read opt.state_dict()['state'] for one parameter."
 
 
 Q1 = Exercise(
-    "09.1", names=("step_memory_mb",), check=_step_memory,
-    hints=("Four parts: parameters, gradients (the same size), the optimizer's arrays (0 for "
-           "SGD, 1 for momentum, 2 for Adam, each the size of the parameters), activations.",
-           "The activations: run the model once with a forward hook on each module that adds "
-           "up out.data.nbytes, as activation_bytes does; they grow with the batch."),
-    solution=("def step_memory_mb(model, batch_size, optimizer='adam'):\n"
-              "    params = sum(p.data.nbytes for p in model.parameters())\n"
-              "    arrays = {'sgd': 0, 'momentum': 1, 'adam': 2}[optimizer]\n"
-              "    return (params * (2 + arrays) + activation_bytes(model, batch_size)) / MB"))
+    "09.1", names=("sgd_state_keys",), check=_sgd_state,
+    hints=("Make optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9), take one step, then "
+           "look at opt.state_dict()['state'].",),
+    solution=("from dltutor import nn, optim\n"
+              "m = nn.Linear(2, 1)\n"
+              "opt = optim.SGD(m.named_parameters(), lr=0.1, momentum=0.9)\n"
+              "m(dt.ones(1, 2)).sum().backward()\n"
+              "opt.step()\n"
+              "sgd_state_keys = set(opt.state_dict()['state']['weight'])"))
 
 
-def _factors(factors: Any) -> str | None:
-    got = tuple(float(f) for f in factors)
-    if len(got) == 2 and np.allclose(got, (20 / 32, 12 / 32)):
+def _batches(batches: Any) -> str | None:
+    got = tuple(int(b) for b in batches)
+    if got == (4, 3):
         return None
-    if len(got) == 2 and np.allclose(got, (0.5, 0.5)):
-        return ("Each loss is a mean over its own micro-batch; with 20 and 12 samples a half "
-                "each would count the 12 samples as much as the 20.")
-    if len(got) == 2 and np.allclose(got, (1.0, 1.0)):
-        return "Two means added up are about twice the mean over all 32 samples."
-    if len(got) == 2 and np.allclose(got, (12 / 32, 20 / 32)):
-        return "Swapped: the first micro-batch has 20 samples, the larger share."
-    return "Weight each micro-batch's mean loss by its share of the 32 samples."
+    if got == (3, 3):
+        return ("Without drop_last the last, smaller batch (4 samples) is kept: "
+                "100 = 3 x 32 + 4.")
+    if got == (4, 4):
+        return "drop_last=True drops the last, incomplete batch of 4 samples."
+    return ("Count len(DataLoader(...)) for 100 samples in batches of 32, without and with "
+            "drop_last.")
 
 
 Q2 = Exercise(
-    "09.2", names=("factors",), check=_factors,
-    hints=("The mean over 32 samples is the sum of all 32 losses divided by 32.",
-           "A micro-batch's mean times its size is its sum: 20 * mean_20 + 12 * mean_12, all "
-           "over 32."),
-    solution=("factors = (20 / 32, 12 / 32)\n"
-              "net.zero_grad()\n"
-              "for part, factor in ((slice(0, 20), factors[0]), (slice(20, 32), factors[1])):\n"
-              "    (F.cross_entropy(net(xb[part]), yb[part]) * factor).backward()"))
+    "09.2", names=("batches",), check=_batches,
+    hints=("100 samples in batches of 32: three full batches and what is left.",),
+    solution=("from dltutor.data import DataLoader, TensorDataset\n"
+              "ds = TensorDataset(np.zeros((100, 2), dtype=np.float32), np.zeros(100))\n"
+              "batches = (len(DataLoader(ds, batch_size=32)), "
+              "len(DataLoader(ds, batch_size=32, drop_last=True)))"))
 
 
-def _alive_when_detached(alive_detached: Any) -> str | None:
-    if alive_detached == 0:
-        return None, ("detach() keeps the loss's value without its graph, so nothing upstream "
-                      "stays alive.")
-    if alive_detached == 10:
-        return ("A detached loss has no graph (grad_fn is None): it cannot keep the activations "
-                "alive. Run activations_alive(lambda loss: loss.detach()).")
-    return f"{alive_detached!r}: run activations_alive(lambda loss: loss.detach()) and see."
+def _noise(noise: Any) -> str | None:
+    if not callable(noise):
+        return "noise should be a function noise(i, epoch) returning 3 numbers."
+    first, again = np.asarray(noise(5, 1)), np.asarray(noise(5, 1))
+    if first.shape != (3,):
+        return f"noise(i, epoch) should return 3 numbers, not shape {first.shape}."
+    if not np.array_equal(first, again):
+        return ("Two calls with the same (i, epoch) differ: draws from a shared generator depend "
+                "on the order the threads ask. Seed a generator from (i, epoch).")
+    if np.array_equal(first, np.asarray(noise(6, 1))):
+        return "Samples 5 and 6 get the same noise: put the index i into the seed."
+    if np.array_equal(first, np.asarray(noise(5, 2))):
+        return "Every epoch gets the same noise: put the epoch into the seed too."
+    return None
 
 
 Q3 = Exercise(
-    "09.3", names=("alive_detached",), check=_alive_when_detached,
-    hints=("Which of the three, the loss, loss.item() or loss.detach(), still has a grad_fn?",),
-    solution="alive_detached = activations_alive(lambda loss: loss.detach())     # 0")
+    "09.3", names=("noise",), check=_noise,
+    hints=("A background worker may draw sample 5 before or after sample 4: the noise may not "
+           "depend on the order.",
+           "np.random.default_rng([i, epoch]) is a generator seeded by both numbers."),
+    solution=("def noise(i, epoch):\n"
+              "    return np.random.default_rng([i, epoch]).normal(0.0, 0.01, size=3)"))
 
-EXERCISES = [Q1, Q2, Q3]
+
+def _epoch_type(epoch_type: Any) -> str | None:
+    if epoch_type is int:
+        return None, ("Plain values go into the file's JSON metadata and come back as they "
+                      "were; only arrays become tensors.")
+    if isinstance(epoch_type, type) and epoch_type.__name__ == "Tensor":
+        return "Only arrays become tensors; a plain int is stored as JSON and comes back an int."
+    return "Store type(loaded['epoch'])."
+
+
+Q4 = Exercise(
+    "09.4", names=("epoch_type",), check=_epoch_type,
+    hints=("Save {'weights': dt.ones(2), 'epoch': 3}, load it and look at the type of each "
+           "value.",),
+    solution=("import os, tempfile\n"
+              "path = os.path.join(tempfile.mkdtemp(), 'ckpt.safetensors')\n"
+              "dt.save({'weights': dt.ones(2), 'epoch': 3}, path)\n"
+              "epoch_type = type(dt.load(path)['epoch'])"))
+
+EXERCISES = [Q1, Q2, Q3, Q4]

@@ -55,12 +55,13 @@ assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 # | 02 parameter access | reaching a layer's parameters, names in nested blocks, exporting one layer |
 # | 03 initialization | default and built-in initializers, custom ones, why the scale matters |
 # | 04 tying | sharing one layer in several places, what happens to its gradient |
-# | 05 optimizers | parameter groups, per-parameter learning rates and decay, schedules, step counting |
-# | 06 freezing | three ways to stop a layer training and how they differ; BatchNorm |
-# | 07 clipping and numerical trouble | clipping by value, norm and global norm; hunting a NaN |
-# | 08 data and checkpoints | batching in the background, saving and resuming exactly |
-# | 09 GPU | the same code on a GPU with CuPy, and what to do when memory runs out |
-# | 10 the live lab | freeze, re-weight and clip a network while it trains, and watch |
+# | 05 optimizers | parameter groups, several optimizers, per-parameter learning rates and decay |
+# | 06 learning rates | changing learning rates while training, schedulers, step counting, your own optimizer |
+# | 07 freezing | three ways to stop a layer training and how they differ; BatchNorm |
+# | 08 clipping and numerical trouble | clipping by value, norm and global norm; hunting a NaN |
+# | 09 data and checkpoints | batching in the background, saving and resuming exactly |
+# | 10 GPU | the same code on a GPU with CuPy, and what to do when memory runs out |
+# | 11 the live lab | freeze, re-weight and clip a network while it trains, and watch |
 #
 # `notebooks/FAQ.md` maps each learner question to the section that answers it.
 
@@ -68,7 +69,7 @@ assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 # ## CPU or GPU
 #
 # NumPy computes on the CPU. With an NVIDIA GPU and `pip install "dltutor[gpu]"`, the same code
-# runs on the GPU through CuPy after `dt.backend.use("gpu")`; chapter 09 shows how.
+# runs on the GPU through CuPy after `dt.backend.use("gpu")`; chapter 10 shows how.
 
 # %%
 print("current backend:", dt.backend.current())
@@ -100,7 +101,7 @@ assert losses[-1] < losses[0], "twenty steps of gradient descent lower the loss"
 # %% [markdown]
 # The same five lines, run longer on a classic picture: a small network learning to separate
 # the two "moons". Each colour is the class the network predicts at that point; the live lab
-# (`lab.ipynb`, chapter 10) lets you watch this boundary form and steer the training.
+# (`lab.ipynb`, chapter 11) lets you watch this boundary form and steer the training.
 
 # %%
 import matplotlib.pyplot as plt
@@ -141,9 +142,9 @@ assert (predicted.numpy() == y_moons).mean() > 0.95       # the moons are separa
 # | complex numbers | allowed | refused | no chapter needs them, and they hide mistakes | 01 |
 # | one parameter twice in an optimizer | a warning, then two updates per step | refused, naming it | one parameter, one update | 05 |
 # | tied names with different values in a state dict | the last one wins | refused | one value would silently be lost | 04 |
-# | a NaN or Inf gradient at `opt.step()` | applied | refused (`nonfinite="skip"` or `"apply"` to choose) | a NaN spreads to every weight in one step | 07 |
-# | a clip threshold <= 0 | accepted (flips or zeroes the gradients) | refused | always a mistake | 07 |
-# | `torch.load` / `dt.load` | may unpickle (`weights_only=False`) | always weights-only (safetensors) | a pickle can run code | 08 |
+# | a NaN or Inf gradient at `opt.step()` | applied | refused (`nonfinite="skip"` or `"apply"` to choose) | a NaN spreads to every weight in one step | 08 |
+# | a clip threshold <= 0 | accepted (flips or zeroes the gradients) | refused | always a mistake | 08 |
+# | `torch.load` / `dt.load` | may unpickle (`weights_only=False`) | always weights-only (safetensors) | a pickle can run code | 09 |
 # | `t.type()` | `'torch.FloatTensor'` | `'float32'` | NumPy dtypes | — |
 #
 # Two of them, proved here (the others are proved in their chapters):

@@ -434,7 +434,7 @@ assert np.allclose(w.grad.numpy(), 2 * first)
 # Clearing means setting the gradient to `None` (`w.grad = None`, `module.zero_grad()` or
 # `optimizer.zero_grad()`). `None` and zeros are not the same thing: `None` says "no gradient
 # reached this tensor", and optimizers skip such parameters entirely, which matters for freezing
-# (chapter 06).
+# (chapter 07).
 
 # %%
 w.grad = None
@@ -576,7 +576,7 @@ assert stage1.weight.grad is not None and stage2.weight.grad is None
 # Compare with **freezing only stage2** (`stage2.requires_grad_(False)`): stage2 gets no
 # gradient, but the gradient still flows *through* stage2's arithmetic to its input, so stage1
 # keeps training. Cutting the path at stage2's output fixes both stages; freezing one layer
-# fixes that layer only. Chapter 06 compares the ways of freezing in detail.
+# fixes that layer only. Chapter 07 compares the ways of freezing in detail.
 
 # %%
 clear()

@@ -1,34 +1,36 @@
 # %% [markdown]
-# # Optimizers, parameter groups and per-parameter settings
+# # Optimizers and parameter groups
 #
 # An optimizer is the part of training that actually changes the numbers inside a network. The
 # simplest one treats every parameter alike: one learning rate, one weight decay, one update
 # rule. Real training rarely stays that simple. You may want the pretrained convolutions to move
-# slowly and the new classifier quickly, no weight decay on biases, a learning rate that shrinks
-# every epoch, Adam for one part and SGD for another, or a part that does not train at all.
+# slowly and the new classifier quickly, no weight decay on biases, Adam for one part and SGD
+# for another, or a part that does not train at all.
 #
 # This chapter answers those questions on one small convolutional network. For each one it
 # shows the code, then **proves** what happened by comparing parameter values before and after
 # a step, often against a step computed by hand. You will learn:
 #
-# * parameter groups: a learning rate (and any other setting) per group of parameters;
-# * changing learning rates during training, by hand and with schedulers;
+# * parameter groups: a learning rate (and any other setting) per group of parameters, and how
+#   to inspect them;
 # * several optimizers at once, and training only part of a network;
 # * per-parameter settings (`lr_mult`, `regularizer`) versus the optimizer's, and which wins;
-# * how the optimizer counts its steps, how to write your own optimizer, and what goes wrong
-#   when a parameter is handed to an optimizer twice.
+# * weight decay for some parameters only, in dltutor, PyTorch and Paddle;
+# * what goes wrong when a parameter is handed to an optimizer twice.
+#
+# Chapter 06 goes on with the same network: learning rates that change during training,
+# schedulers, how the optimizer counts its steps, and writing your own optimizer.
 
 # %%
 import inspect
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 import dltutor as dt
-from dltutor import diagnose, nn, optim, plot
-from dltutor.data import DataLoader, TensorDataset, load_digits
+from dltutor import diagnose, nn, optim
+from dltutor.examples import (LeNet, accuracy, all_changed, digits, make_loader, make_net,
+                              snapshot, train_epoch, unchanged)
 from dltutor.nn import functional as F
-from dltutor.optim import lr_scheduler
 
 np.set_printoptions(precision=4, suppress=True)
 EPOCHS = 3 if dt.quick_mode() else 10      # the longer training runs; short under the tests
@@ -41,96 +43,53 @@ print("quick mode:", dt.quick_mode(), "| epochs for the longer runs:", EPOCHS)
 # classes. We keep the first 1,500 for training and the rest to measure accuracy.
 #
 # The network is a small LeNet made for 8x8 images: two convolutions, then two fully connected
-# ("fc") layers. Its layers are attributes named `conv1`, `conv2`, `fc1` and `fc2`, so every
-# parameter name says which kind of layer it belongs to; we will pick parameters by name.
+# ("fc") layers. Chapters 05 and 06 share it, so it lives in the kit, in `dltutor.examples`;
+# here is its whole definition:
 
 # %%
-class LeNet(nn.Module):
-    """conv 6@3x3 (pad 1), relu, maxpool 2, conv 16@3x3, relu, fc 64->32, relu, fc 32->10"""
+print(inspect.getsource(LeNet))
 
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 6, kernel_size=3, padding=1)   # 1x8x8 -> 6x8x8
-        self.pool = nn.MaxPool2d(2)                              # 6x8x8 -> 6x4x4
-        self.conv2 = nn.Conv2d(6, 16, kernel_size=3)             # 6x4x4 -> 16x2x2
-        self.fc1 = nn.Linear(16 * 2 * 2, 32)
-        self.fc2 = nn.Linear(32, 10)
+# %% [markdown]
+# Its layers are attributes named `conv1`, `conv2`, `fc1` and `fc2`, so every parameter name
+# says which kind of layer it belongs to; we will pick parameters by name.
 
-    def forward(self, x):
-        x = self.pool(F.relu(self.conv1(x)))
-        x = F.relu(self.conv2(x)).flatten(1)
-        return self.fc2(F.relu(self.fc1(x)))
+# %%
+train_set, X_test, y_test = digits()
+print("train", len(train_set), "| test images", X_test.shape, X_test.dtype, "| labels", y_test.dtype)
 
-
-X, y = load_digits(images=True)
-train_set = TensorDataset(X[:1500], y[:1500])
-X_test, y_test = dt.tensor(X[1500:]), y[1500:]
-print("images", X.shape, X.dtype, "| labels", y.shape, y.dtype)
-
-dt.manual_seed(0)
-net = LeNet()
+net = make_net(seed=0)        # dt.manual_seed(0), then LeNet()
 for name, param in net.named_parameters():
     print(f"{name:13s} {tuple(param.shape)}")
 
 # %% [markdown]
-# Eight parameter tensors: a weight and a bias per layer. A few helpers keep the training loops
-# below short: a fresh network with a fixed seed, a data loader with a fixed shuffle seed, one
-# epoch of training, the test accuracy, and a snapshot (a copy) of parameter values.
+# Eight parameter tensors: a weight and a bias per layer. `dltutor.examples` also holds the few
+# helpers every experiment below repeats. The training loop is the one to know:
 
 # %%
-def make_net(seed=0):
-    dt.manual_seed(seed)
-    return LeNet()
-
-
-def make_loader():
-    return DataLoader(train_set, batch_size=64, shuffle=True, seed=0)
-
-
-loss_fn = nn.CrossEntropyLoss()     # the module form of F.cross_entropy, as PyTorch writes it
-
-
-def train_epoch(net, opt, loader):
-    """One pass over the data; returns the mean loss."""
-    total = 0.0
-    for xb, yb in loader:
-        loss = loss_fn(net(xb), yb)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        total += loss.item()
-    return total / len(loader)
-
-
-def accuracy(net):
-    with dt.no_grad():
-        _, predicted = net(X_test).max(dim=1)          # (values, indices): keep the classes
-        return float((predicted.numpy() == y_test).mean())
-
-
-def snapshot(params):
-    """Copies of the values (p.numpy() shares memory with the parameter, so copy it)."""
-    return [p.numpy().copy() for p in params]
-
-
-def unchanged(before, params):
-    return all(np.array_equal(b, p.numpy()) for b, p in zip(before, params))
-
-
-def all_changed(before, params):
-    return all(not np.array_equal(b, p.numpy()) for b, p in zip(before, params))
-
-
-print("batches per epoch:", len(make_loader()))
+print(inspect.getsource(train_epoch))
 
 # %% [markdown]
-# `nn.CrossEntropyLoss()` is a module holding one setting, `reduction`: `"mean"` (the default)
+# The others: `make_net(seed)` builds a fresh network from a fixed seed, `make_loader()` the
+# training digits in shuffled batches of 64 (the same order every time), `accuracy(net)` the
+# fraction of test digits the network gets right. `snapshot(params)` copies parameter values
+# (`p.numpy()` shares memory with the parameter, so it must copy), and `unchanged(before,
+# params)` / `all_changed(before, params)` compare parameters with such a snapshot.
+
+# %%
+print("batches per epoch:", len(make_loader()))
+assert len(make_loader()) == int(np.ceil(1500 / 64)) == 24
+assert np.array_equal(make_net(0).fc2.weight.numpy(), net.fc2.weight.numpy())   # same seed
+
+# %% [markdown]
+# The loss is the cross-entropy of chapter 01. `nn.CrossEntropyLoss()` is its module form, as
+# PyTorch code writes it: a module holding one setting, `reduction`. `"mean"` (the default)
 # averages the per-example losses, `"sum"` adds them, `"none"` returns them all. It computes
 # exactly what `F.cross_entropy` does (the chapters use both):
 
 # %%
+loss_fn = nn.CrossEntropyLoss()
 with dt.no_grad():
-    logits, labels = net(X_test[:8]), dt.tensor(y_test[:8])
+    logits, labels = net(dt.tensor(X_test[:8])), dt.tensor(y_test[:8])
     per_example = nn.CrossEntropyLoss(reduction="none")(logits, labels)
     print("per example:", np.round(per_example.numpy(), 3))
     print(f"mean {loss_fn(logits, labels):.4f} = F.cross_entropy {F.cross_entropy(logits, labels):.4f}")
@@ -202,6 +161,9 @@ for (name, p), old in zip(net.named_parameters(), before):
     print(f"{name:13s} moved by lr x grad with lr = {lr_used}")
 
 # %% [markdown]
+
+
+# %% [markdown]
 # ## Inspecting param groups
 #
 # The groups live in `opt.param_groups`, a plain list of dicts. Each dict holds the group's
@@ -231,241 +193,7 @@ assert opt.param_groups[0]["param_names"] == ["conv1.weight", "conv1.bias",
 assert opt.param_groups[0]["momentum"] == 0.0    # inherited from SGD's default
 
 # %% [markdown]
-# ## Changing a group learning rate during training
-#
-# The optimizer reads `group["lr"]` afresh on every `step()`, so you may change it whenever you
-# like. A common use: one part of the network has learned enough, so set its group's learning
-# rate to 0 and let the rest go on.
-#
-# We train for four epochs (momentum 0.9 makes the loss fall faster) and set the fc group's
-# learning rate to 0 after the second epoch. After each epoch we print a few values of
-# `fc2.bias` and keep snapshots of both groups.
 
-# %%
-net = make_net()
-conv_params = [(n, p) for n, p in net.named_parameters() if "conv" in n]
-other_params = [(n, p) for n, p in net.named_parameters() if "conv" not in n]
-opt = optim.SGD([{"params": conv_params}, {"params": other_params, "lr": 0.01}],
-                lr=0.05, momentum=0.9)
-conv_group, fc_group = opt.param_groups[0]["params"], opt.param_groups[1]["params"]
-
-loader = make_loader()
-history = []                          # (epoch, conv snapshot, fc snapshot)
-print("start   fc2.bias[:5] =", net.fc2.bias.numpy()[:5])
-for epoch in range(4):
-    loss = train_epoch(net, opt, loader)
-    history.append((epoch, snapshot(conv_group), snapshot(fc_group)))
-    print(f"epoch {epoch} fc2.bias[:5] = {net.fc2.bias.numpy()[:5]}  loss {loss:.4f}")
-    if epoch == 1:
-        opt.param_groups[1]["lr"] = 0.0
-        print("        -> lr of the fc group set to 0")
-
-# %% [markdown]
-# Before the change `fc2.bias` moves every epoch; after it, the printed values stay put. The
-# assert cell checks every element of every parameter: the fc parameters after epochs 2 and 3
-# equal those after epoch 1, while every convolution parameter keeps changing.
-
-# %%
-_, conv_after_1, fc_after_1 = history[1]
-_, conv_after_0, fc_after_0 = history[0]
-assert unchanged(fc_after_1, fc_group), "lr 0: the fc parameters did not move"
-assert all(not np.array_equal(a, b) for a, b in zip(fc_after_0, fc_after_1)), "they moved before"
-assert all_changed(conv_after_1, conv_group), "the conv parameters kept training"
-
-# %% [markdown]
-# Their gradients were still computed every step (an lr of 0 does not stop backward), and the
-# momentum buffer still holds values; only the update is multiplied by 0. The diagnostics say so:
-
-# %%
-print(diagnose.why_not_updating(net, opt, "fc1.weight").verdict)
-assert net.fc1.weight.grad is not None
-assert np.abs(opt.state[net.fc1.weight]["momentum_buffer"]).max() > 0
-assert diagnose.why_not_updating(net, opt, "fc1.weight").cause == "lr_zero"
-
-# %% [markdown]
-# Any number `>= 0` is a learning rate here, but NaN and infinity are not: **dltutor refuses
-# them where PyTorch does not.** PyTorch checks `lr < 0`, which is False for NaN, so a NaN lr
-# (from a typo in a formula, a scheduler, or a checkpoint) turns every weight into NaN at the
-# next step. dltutor checks the lr in the constructor, in `add_param_group`, in a loaded state
-# dict, and again at `step()` for a value you set by hand, before it changes anything:
-
-# %%
-kept = snapshot(conv_group + fc_group)
-opt.param_groups[1]["lr"] = float("nan")
-try:
-    opt.step()
-except ValueError as err:
-    print(err)
-    nan_lr_error = err
-opt.param_groups[1]["lr"] = 0.0
-
-# %%
-assert "param_groups[1]['lr']" in str(nan_lr_error)
-assert unchanged(kept, conv_group + fc_group), "the refused step changed nothing"
-
-# %% [markdown]
-# A picture of the same run: the size of each layer's update per step. We rerun the four
-# epochs with a `Recorder` attached (it reads every step through the optimizer's hooks); the fc
-# layers' lines drop to nothing at the change and the steps where they were frozen are shaded.
-
-# %%
-net = make_net()
-opt = optim.SGD([{"params": [(n, p) for n, p in net.named_parameters() if "conv" in n]},
-                 {"params": [(n, p) for n, p in net.named_parameters() if "conv" not in n],
-                  "lr": 0.01}], lr=0.05, momentum=0.9)
-rec = dt.trace.Recorder(net, opt, by="layer")
-loader = make_loader()
-for epoch in range(4):
-    train_epoch(net, opt, loader)
-    if epoch == 1:
-        opt.param_groups[1]["lr"] = 0.0
-
-fig, ax = plt.subplots(figsize=(8, 3.5))
-plot.traces(rec, "update_norm", ax=ax)
-ax.axvline(2 * len(loader), color="0.3", ls=":")
-ax.set_title("Update size per layer: the fc group's lr is set to 0 after epoch 2")
-plt.show()
-
-# %%
-update = rec.series("update_norm")                   # steps x layers
-fc_columns = [rec.names.index("fc1"), rec.names.index("fc2")]
-after = slice(2 * len(loader), None)
-assert np.all(np.nan_to_num(update[after][:, fc_columns]) == 0)
-assert np.all(update[after][:, rec.names.index("conv1")] > 0)
-
-# %% [markdown]
-# ## Decaying the learning rate each epoch
-#
-# Most training runs lower the learning rate as they go: big steps early, small steps to settle
-# at the end. The simplest plan is a **linear decay**: in epoch `e` of `E`, use
-# `lr = initial_lr * (1 - e / E)`.
-#
-# ### By hand
-#
-# Before each epoch, write the new value into every group. Remember each group's *own* starting
-# value first, or every group ends up with the same learning rate:
-
-# %%
-total_epochs = 10
-net = make_net()
-opt = optim.SGD([{"params": [p for n, p in net.named_parameters() if "conv" in n]},
-                 {"params": [p for n, p in net.named_parameters() if "conv" not in n],
-                  "lr": 0.01}], lr=0.05)
-base_lrs = [group["lr"] for group in opt.param_groups]     # 0.05 and 0.01
-
-by_hand = []
-for epoch in range(total_epochs):
-    for group, base in zip(opt.param_groups, base_lrs):
-        group["lr"] = base * (1 - epoch / total_epochs)
-    by_hand.append([group["lr"] for group in opt.param_groups])
-    # ... here: one epoch of training with these lrs
-for epoch in (0, 5, 9):
-    print(f"epoch {epoch}: lrs", np.round(by_hand[epoch], 4))
-
-# %%
-assert np.allclose(by_hand[0], [0.05, 0.01])
-assert np.allclose(by_hand[5], [0.025, 0.005])       # half way: half the lr
-assert np.allclose(by_hand[9], [0.005, 0.001])       # last epoch: a tenth
-
-# %% [markdown]
-# A tempting shortcut writes *one* starting lr into every group
-# (`group["lr"] = 0.05 * (1 - epoch / E)`). It silently throws away the per-group rates:
-# after it, the fc group trains at 0.05 too.
-
-# %%
-for group in opt.param_groups:                 # the shortcut, at epoch 0
-    group["lr"] = 0.05 * (1 - 0 / total_epochs)
-print([group["lr"] for group in opt.param_groups])
-assert opt.param_groups[1]["lr"] == 0.05       # the 0.01 of the fc group is gone
-
-# %% [markdown]
-# ### With a scheduler
-#
-# A *scheduler* does this bookkeeping for you. It remembers each group's starting lr (as
-# `group["initial_lr"]`) and sets every group's `lr` each time you call `scheduler.step()`,
-# **after** the optimizer's steps of that epoch. `LinearLR` with `start_factor=1.0` and
-# `end_factor=0.0` over 10 steps is exactly the linear decay above:
-
-# %%
-net = make_net()
-opt = optim.SGD([{"params": [p for n, p in net.named_parameters() if "conv" in n]},
-                 {"params": [p for n, p in net.named_parameters() if "conv" not in n],
-                  "lr": 0.01}], lr=0.05)
-sched = lr_scheduler.LinearLR(opt, start_factor=1.0, end_factor=0.0, total_iters=total_epochs)
-
-with_scheduler = []
-for epoch in range(total_epochs):
-    with_scheduler.append([group["lr"] for group in opt.param_groups])
-    # ... here: one epoch of training (opt.step() for every batch) ...
-    sched.step()                               # once per epoch, after the optimizer steps
-print("epoch 5: lrs", np.round(with_scheduler[5], 4), "| initial lrs:", sched.base_lrs)
-
-# %%
-assert np.allclose(with_scheduler, by_hand)
-assert sched.base_lrs == [0.05, 0.01]
-assert np.isclose(opt.param_groups[0]["lr"], 0.0)     # after 10 steps: the end factor, 0
-
-# %% [markdown]
-# The same plan in a real training run: a few epochs on the digits, the scheduler stepped once
-# per epoch. The lr each epoch used is recorded before the epoch starts.
-
-# %%
-net = make_net()
-opt = optim.SGD([{"params": [p for n, p in net.named_parameters() if "conv" in n]},
-                 {"params": [p for n, p in net.named_parameters() if "conv" not in n],
-                  "lr": 0.01}], lr=0.05, momentum=0.9)
-sched = lr_scheduler.LinearLR(opt, start_factor=1.0, end_factor=0.0, total_iters=EPOCHS)
-loader = make_loader()
-used = []
-for epoch in range(EPOCHS):
-    used.append(opt.param_groups[0]["lr"])
-    loss = train_epoch(net, opt, loader)
-    sched.step()
-    print(f"epoch {epoch}: conv lr {used[-1]:.4f}  loss {loss:.4f}  test accuracy {accuracy(net):.3f}")
-
-# %%
-assert np.allclose(used, [0.05 * (1 - e / EPOCHS) for e in range(EPOCHS)])
-
-# %% [markdown]
-# ### What the common schedules look like
-#
-# `lr_scheduler.preview(make_scheduler, steps)` runs a schedule on a throwaway optimizer and
-# returns the lr of every step, and `plot.lr_schedule` draws it. Four common shapes, over 30
-# epochs from lr 0.05:
-#
-# * `LinearLR`: a straight line down (our decay);
-# * `StepLR`: multiply by `gamma` every `step_size` epochs (a staircase);
-# * `CosineAnnealingLR`: half a cosine from the initial lr down to `eta_min`;
-# * `LinearWarmup`: start small and ramp up for a few epochs, then hand over to another
-#   schedule (here a cosine). The first updates of a fresh network can be wild; the warmup
-#   keeps them small.
-
-# %%
-steps = 30
-schedules = {
-    "LinearLR": lambda o: lr_scheduler.LinearLR(o, start_factor=1.0, end_factor=0.0,
-                                                total_iters=steps),
-    "StepLR": lambda o: lr_scheduler.StepLR(o, step_size=10, gamma=0.5),
-    "CosineAnnealingLR": lambda o: lr_scheduler.CosineAnnealingLR(o, T_max=steps),
-    "LinearWarmup + cosine": lambda o: lr_scheduler.LinearWarmup(
-        o, warmup_steps=5, after=lr_scheduler.CosineAnnealingLR(o, T_max=steps - 5)),
-}
-fig, ax = plt.subplots(figsize=(8, 3.5))
-curves = {}
-for label, make in schedules.items():
-    curves[label] = lr_scheduler.preview(make, steps, lr=0.05)
-    plot.lr_schedule(curves[label], ax=ax, label=label, log=False)
-ax.set_xlabel("epoch (one scheduler.step() per epoch)")
-plt.show()
-
-# %%
-linear, stair = curves["LinearLR"], curves["StepLR"]
-cosine, warm = curves["CosineAnnealingLR"], curves["LinearWarmup + cosine"]
-assert np.allclose(linear[[0, 15, 24]], [0.05, 0.025, 0.01])      # 0.05 * (1 - e / 30)
-assert np.allclose(stair[[0, 9, 10, 20]], [0.05, 0.05, 0.025, 0.0125])
-assert np.isclose(cosine[15], 0.025)                               # half way: half the lr
-assert np.allclose(warm[:6], [0.0, 0.01, 0.02, 0.03, 0.04, 0.05])  # ramp, then the cosine
-print("LinearLR at epochs 0, 15, 24:", linear[[0, 15, 24]].round(4))
 
 # %% [markdown]
 # ## Different optimizers for different parameters
@@ -528,7 +256,9 @@ for epoch in range(EPOCHS):
 # %% [markdown]
 # If the optimizers do *not* step at the same moments (one every batch, one every 10 batches),
 # skip the wrapper and call each optimizer's `step()` and `zero_grad()` where you need them.
-#
+
+
+# %% [markdown]
 # ## Training only some parameters
 #
 # To train only the convolutions, the first idea is to hand only them to the optimizer. That
@@ -540,17 +270,30 @@ for epoch in range(EPOCHS):
 net = make_net()
 opt = optim.SGD([p for n, p in net.named_parameters() if "conv" in n], lr=0.05)
 xb, yb = next(iter(make_loader()))
+each_pass = []        # what each backward pass alone sends to fc2.bias (a hook sees it)
+conv_pass = []        # the same for conv1.bias, which the optimizer holds
+handles = [net.fc2.bias.register_hook(lambda grad: each_pass.append(grad.numpy().copy())),
+           net.conv1.bias.register_hook(lambda grad: conv_pass.append(grad.numpy().copy()))]
 for step in range(2):
-    opt.zero_grad()
+    opt.zero_grad()                               # clears the conv gradients only
     F.cross_entropy(net(xb), yb).backward()
-    if step == 0:
-        first_grad = net.fc2.bias.grad.numpy().copy()
     opt.step()
-print("fc2.bias.grad after 2 steps:", net.fc2.bias.grad.numpy()[:4], "...")
+for handle in handles:
+    handle.remove()
+print("one pass:     ", np.round(each_pass[0][:4], 4), "...")
+print("fc2.bias.grad:", np.round(net.fc2.bias.grad.numpy()[:4], 4), "... after 2 steps")
+
+# %% [markdown]
+# The gradient hook (chapter 04 met them) records what each backward pass sends to `fc2.bias`.
+# After two steps, `.grad` holds the **sum** of both passes: about twice one pass's gradient
+# (the same batch, and the fc layers did not move), while each conv gradient is one pass's.
 
 # %%
-assert net.fc2.bias.grad is not None                      # computed although never used
-assert not np.allclose(net.fc2.bias.grad.numpy(), first_grad)   # and never cleared: it grew
+fc2_grad = net.fc2.bias.grad.numpy()
+assert np.allclose(fc2_grad, each_pass[0] + each_pass[1], atol=1e-7)   # accumulated: the sum
+assert np.allclose(fc2_grad, 2 * each_pass[0], rtol=0.05, atol=1e-4)    # about 2x one pass
+assert not np.allclose(fc2_grad, each_pass[1], rtol=0.05, atol=1e-4)    # not just the last one
+assert np.allclose(net.conv1.bias.grad.numpy(), conv_pass[1], atol=1e-7)   # cleared each step
 
 # %% [markdown]
 # The clean way is to switch the gradient off: `requires_grad_(False)` on the layers that must
@@ -580,9 +323,11 @@ for (name, p), old in zip(net.named_parameters(), before):
         assert p.grad is None and np.array_equal(old, p.numpy()), name
 
 # %% [markdown]
-# Chapter 06 compares the ways of freezing (requires_grad, lr 0, `lr_mult = 0`, `detach`) in
+# Chapter 07 compares the ways of freezing (requires_grad, lr 0, `lr_mult = 0`, `detach`) in
 # detail.
-#
+
+
+# %% [markdown]
 # ## Optimizer settings vs parameter settings
 #
 # Paddle lets you attach settings to a parameter itself (its `ParamAttr`). dltutor keeps those
@@ -637,16 +382,6 @@ assert np.allclose(net.fc1.bias.numpy(), b_expected, atol=1e-7)
 wrong = w_old - 0.02 * (g_w + 0.001 * np.sign(w_old) + 0.01 * w_old)   # if both decays applied
 assert not np.allclose(net.fc1.weight.numpy(), wrong, atol=1e-7)
 
-# %% [markdown]
-# One more rule of thumb: a scheduler changes the *group's* lr and the multiplier scales
-# whatever the group has. `explain_lr` shows both parts when a scheduler is at work:
-
-# %%
-sched = lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
-sched.step()
-report = diagnose.explain_lr(opt, "fc1.weight")
-print(report)
-assert np.isclose(report.effective_lr, 0.01 * 0.5 * 2.0)
 
 # %% [markdown]
 # ## Different weight decay for different parameters
@@ -710,6 +445,37 @@ for name, p in net.named_parameters():
         assert np.allclose(p.numpy(), before[name] * (1 - 0.01 * 0.01), atol=1e-8), name
 
 # %% [markdown]
+# **In Paddle the function sees other names.** Paddle's AdamW calls
+# `apply_decay_param_fun(param.name)`, and a Paddle parameter's `.name` is the name Paddle
+# *generated* when it created it: `conv2d_0.w_0`, `conv2d_0.b_0`, ..., `linear_1.b_0` (layer
+# type, a counter, then `w` or `b`), not the structured name `fc2.bias` that
+# `named_parameters()` gives. So the function above, copied to Paddle, returns True for every
+# parameter and **Paddle decays the biases too**, with no error. The names a fresh Paddle
+# process gives our LeNet's parameters, and what the function answers for them:
+
+# %%
+paddle_generated = {"conv1.weight": "conv2d_0.w_0", "conv1.bias": "conv2d_0.b_0",
+                    "conv2.weight": "conv2d_1.w_0", "conv2.bias": "conv2d_1.b_0",
+                    "fc1.weight": "linear_0.w_0", "fc1.bias": "linear_0.b_0",
+                    "fc2.weight": "linear_1.w_0", "fc2.bias": "linear_1.b_0"}
+by_suffix = lambda name: not name.endswith("bias")          # the function above
+print({paddle_name: by_suffix(paddle_name) for paddle_name in paddle_generated.values()})
+
+# %% [markdown]
+# The portable fix decides by the structured name once, then hands Paddle a set of the names
+# it will see: `decay = {p.name for n, p in model.named_parameters() if not
+# n.endswith("bias")}` and `apply_decay_param_fun=lambda name: name in decay`. The same idea,
+# on the table above:
+
+# %%
+decay_names = {paddle_generated[n] for n, _ in net.named_parameters() if not n.endswith("bias")}
+by_set = lambda name: name in decay_names
+assert all(by_suffix(paddle_name) for paddle_name in paddle_generated.values())   # decays all
+assert [by_set(paddle_generated[n]) for n, _ in net.named_parameters()] == \
+       [opt.decays(n) for n, _ in net.named_parameters()]        # the set agrees with dltutor
+print(sorted(decay_names))
+
+# %% [markdown]
 # **3. A regularizer on the parameter** (Paddle's other answer). A parameter's own regularizer
 # replaces the optimizer's weight decay, so a zero-strength `L2Decay(0.0)` on each bias switches
 # the decay off for it while the optimizer keeps `weight_decay=0.01` for the rest:
@@ -728,148 +494,7 @@ for name, p in net.named_parameters():
 print(diagnose.explain_lr(opt, "conv1.bias").decay)
 
 # %% [markdown]
-# ## How the step count advances
-#
-# The optimizer counts one step **per call to `step()`**, that is, per mini-batch, not per
-# epoch. It keeps two counters:
-#
-# * `opt.step_count`: how many times `step()` was called;
-# * `opt.state[p]["step"]`: how many times *this parameter* was actually updated. Adam needs it
-#   for its bias correction.
-#
-# An epoch is `len(loader)` batches, so after `E` epochs the count is `E * len(loader)`.
-# (1,500 samples in batches of 64 make 24 batches: 23 full ones and a last one of 28.)
 
-# %%
-net = make_net()
-opt = optim.Adam(net.named_parameters(), lr=0.01)
-loader = make_loader()
-counts = []
-for epoch in range(2):
-    train_epoch(net, opt, loader)
-    counts.append(opt.step_count)
-print("batches per epoch:", len(loader), "| step_count after each epoch:", counts)
-print("conv1.weight state['step']:", opt.state[net.conv1.weight]["step"])
-
-# %%
-assert len(loader) == int(np.ceil(1500 / 64)) == 24
-assert counts == [len(loader), 2 * len(loader)]
-assert all(opt.state[p]["step"] == 2 * len(loader) for p in net.parameters())
-
-# %% [markdown]
-# A parameter without a gradient is skipped, and a skipped parameter is **not** counted. Freeze
-# `fc1` for a third epoch: `step()` is called 24 more times, but `fc1`'s own count stays behind.
-
-# %%
-net.fc1.requires_grad_(False)          # train_epoch's zero_grad() drops its old gradients
-train_epoch(net, opt, loader)
-print("step_count:", opt.step_count,
-      "| conv1.weight:", opt.state[net.conv1.weight]["step"],
-      "| fc1.weight:", opt.state[net.fc1.weight]["step"])
-
-# %%
-assert opt.step_count == 3 * len(loader)
-assert opt.state[net.conv1.weight]["step"] == 3 * len(loader)
-assert opt.state[net.fc1.weight]["step"] == 2 * len(loader)
-
-# %% [markdown]
-# A scheduler keeps its own count (`scheduler.last_epoch`): one per `scheduler.step()`. Whether
-# that is one per epoch or one per batch is up to you; just give `total_iters`, `step_size`,
-# `T_max`... in the same unit as you step it.
-#
-# ## Writing your own optimizer
-#
-# In dltutor an optimizer is the base class `optim.Optimizer` plus **one method**, `update`,
-# which changes one parameter given its gradient. Before calling it, the base class has already
-# skipped parameters without a gradient, clipped, added weight decay or the parameter's
-# regularizer, multiplied the group's lr by `lr_mult`, and counted the step. Here is the whole
-# of `SignSGD`, which steps by the sign of the gradient:
-
-# %%
-print(inspect.getsource(optim.SignSGD))
-
-# %% [markdown]
-# Let us write a new one: a small version of **Lion** (Chen et al., 2023). It keeps a momentum
-# `m` per parameter and steps by the *sign* of a blend of `m` and the new gradient, so every
-# element moves by exactly `lr` (or not at all, where the blend is exactly 0):
-#
-# ```
-# direction = sign(beta1 * m + (1 - beta1) * g)
-# p        -= lr * direction
-# m         = beta2 * m + (1 - beta2) * g
-# ```
-#
-# The hyperparameters go into `defaults` (which makes them per-group settings), the momentum
-# into `state` (which makes it part of the checkpoint). `xp` is NumPy, or CuPy on a GPU.
-
-# %%
-class LionLite(optim.Optimizer):
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.99), weight_decay=0.0, grad_clip=None):
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay),
-                         grad_clip)
-
-    def update(self, param, grad, state, group, lr):
-        xp = dt.backend.get_array_module(grad)
-        beta1, beta2 = group["betas"]
-        if "exp_avg" not in state:                    # first step of this parameter
-            state["exp_avg"] = xp.zeros_like(param.data)
-        m = state["exp_avg"]
-        param.data -= lr * xp.sign(beta1 * m + (1 - beta1) * grad)
-        m *= beta2
-        m += (1 - beta2) * grad
-
-# %% [markdown]
-# It trains the LeNet, with parameter groups, straight away:
-
-# %%
-def lion_for(net):
-    """LionLite with two groups: the conv layers at lr 0.003, the rest at 0.001."""
-    return LionLite([{"params": [(n, p) for n, p in net.named_parameters() if "conv" in n]},
-                     {"params": [(n, p) for n, p in net.named_parameters() if "conv" not in n],
-                      "lr": 0.001}], lr=0.003)
-
-
-net = make_net()
-opt = lion_for(net)
-loader = make_loader()
-losses = []
-for epoch in range(EPOCHS):
-    losses.append(train_epoch(net, opt, loader))
-    print(f"epoch {epoch}: loss {losses[-1]:.4f}  test accuracy {accuracy(net):.3f}")
-
-# %%
-def lion_learns(seed):
-    """LionLite lowers the loss of a LeNet started from `seed` over the epochs."""
-    other = make_net(seed)
-    other_opt, other_loader = lion_for(other), make_loader()
-    epoch_losses = [train_epoch(other, other_opt, other_loader) for _ in range(EPOCHS)]
-    return epoch_losses[-1] < epoch_losses[0]
-
-
-assert losses[-1] < losses[0]
-assert all(lion_learns(seed) for seed in range(1, 5))             # not luck: other seeds too
-print("fc group lr:", opt.param_groups[1]["lr"], "| state of fc1.weight:", sorted(opt.state[net.fc1.weight]))
-
-# %% [markdown]
-# What we did not write comes for free. `lr_mult`: two parameters with the same gradient, one
-# with `lr_mult = 0.5`, must move by `lr` and `lr / 2` per element (Lion moves every element by
-# exactly its lr). And checkpoints: `state_dict()` already holds each parameter's momentum under
-# its name.
-
-# %%
-a = nn.Parameter(np.ones(3, dtype=np.float32))
-b = nn.Parameter(np.ones(3, dtype=np.float32), lr_mult=0.5)
-lion = LionLite([("a", a), ("b", b)], lr=0.1)
-((a + b) * dt.tensor([1.0, -2.0, 3.0])).sum().backward()     # both get the gradient [1, -2, 3]
-lion.step()
-print("a:", a.numpy(), " b:", b.numpy())
-
-# %%
-assert np.allclose(a.numpy(), 1 - 0.1 * np.array([1, -1, 1]))
-assert np.allclose(b.numpy(), 1 - 0.05 * np.array([1, -1, 1]))
-saved = lion.state_dict()
-print(sorted(saved["state"]), sorted(saved["state"]["b"]))
-assert sorted(saved["state"]) == ["a", "b"] and "exp_avg" in saved["state"]["b"]
 
 # %% [markdown]
 # ## A parameter in an optimizer twice
@@ -986,46 +611,48 @@ assert moves == [0.05, 0.095]
 # worse and keeps changing (the buffer is pushed twice per step). Nothing crashes: training
 # just behaves oddly, which is why dltutor stops you up front. (A *tied* parameter, one object
 # used in two layers, is not a duplicate: `parameters()` lists it once. See chapter 04.)
+#
+# Paddle and MegEngine check only what PyTorch checks first: a parameter in **two groups** is
+# refused (Paddle raises `ValueError`, MegEngine an `AssertionError`, both saying "some
+# parameters appear in more than one parameter group"), while a group that lists a parameter
+# twice is not checked at all.
+
+# %% [markdown]
+
 
 # %% [markdown]
 # ## What the frameworks call it
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
-# | parameter groups | `optim.SGD([{"params": a}, {"params": b, "lr": 0.01}], lr=0.05)` | same | `parameters=[{"params": a}, {"params": b, "learning_rate": 0.2}]` (a *scale* of the base lr) | same as dltutor |
+# | parameter groups | `optim.SGD([{"params": a}, {"params": b, "lr": 0.01}], lr=0.05)` | same | `parameters=[{"params": a}, {"params": b, "learning_rate": 0.2}]` (a *scale* of the optimizer's lr; chapter 06) | same as dltutor |
 # | list the groups | `opt.param_groups` | `opt.param_groups` | `opt._param_groups` | `opt.param_groups` |
 # | add a group later | `opt.add_param_group(group)` | `opt.add_param_group(group)` | `opt._add_param_group(group)` | `opt.add_param_group(group)` |
-# | change the lr by hand | `group["lr"] = x` | `group["lr"] = x` | `opt.set_lr(x)` | `group["lr"] = x` |
-# | schedulers | `optim.lr_scheduler.LinearLR`, `StepLR`, `CosineAnnealingLR`, `LinearWarmup` | `torch.optim.lr_scheduler.LinearLR`, `StepLR`, `CosineAnnealingLR`, `SequentialLR` | `paddle.optimizer.lr.LinearLR`, `StepDecay`, `CosineAnnealingDecay`, `LinearWarmup` | `megengine.optimizer.MultiStepLR` |
 # | clear gradients | `opt.zero_grad()` | `opt.zero_grad()` | `opt.clear_grad()` | `opt.clear_grad()` |
 # | several optimizers as one | `optim.MultiOptimizer(sgd, adam)` | — (call each) | — (call each) | — (the guide's `MultipleOptimizer` class) |
 # | train only some parameters | `layer.requires_grad_(False)` | `layer.requires_grad_(False)` | `param.stop_gradient = True` | attach only those to `GradManager` and the optimizer |
 # | per-parameter lr multiplier | `p.lr_mult = 2.0` | — | `ParamAttr(learning_rate=2.0)` | — |
 # | per-parameter regularizer | `p.regularizer = optim.L2Decay(c)` (replaces the optimizer's) | — | `ParamAttr(regularizer=L2Decay(c))` (replaces the optimizer's) | — |
-# | decay chosen by name | `AdamW(..., apply_decay_param_fun=f)` | — (use two groups) | `AdamW(..., apply_decay_param_fun=f)` | — (use two groups) |
-# | steps taken | `opt.step_count`, `opt.state[p]["step"]` | `opt.state[p]["step"]` (Adam, AdamW) | — | — |
-# | write an optimizer | subclass `optim.Optimizer`, override `update` | subclass `torch.optim.Optimizer`, write `step` | subclass `paddle.optimizer.Optimizer`, override `_append_optimize_op` | subclass `megengine.optimizer.Optimizer`, write `_create_state` and `_updates` |
-# | a parameter given twice | `ValueError` naming it | error across groups; only a warning within a group (then updated twice) | — | — |
+# | decay chosen by name | `AdamW(..., apply_decay_param_fun=f)`, `f("fc2.bias")` | — (use two groups) | `AdamW(..., apply_decay_param_fun=f)`, `f("linear_1.b_0")`: the generated name | — (use two groups) |
+# | a parameter in two groups | `ValueError` naming it | `ValueError` | `ValueError` | `AssertionError` |
+# | a parameter twice in one group | `ValueError` naming it | a warning, then updated twice per step | not checked | not checked |
 
 # %% [markdown]
 # ## Summary
 #
 # * A **parameter group** is a dict `{"params": ..., "lr": ..., ...}`; whatever a group does not
 #   set comes from the optimizer's arguments. `opt.param_groups` is the live list of them.
-# * The optimizer reads `group["lr"]` on every step: change it by hand (remember each group's
-#   own starting value) or let a **scheduler** do it, stepped after the optimizer.
 # * Different update rules for different parts: several optimizers, driven together by
 #   `MultiOptimizer`.
 # * To train only part of a network, turn the gradient off (`requires_grad_(False)`): the rest
-#   keeps `.grad` None and is skipped.
+#   keeps `.grad` None and is skipped. Leaving parameters out of the optimizer only stops them
+#   moving; their gradients pile up.
 # * A parameter's **`lr_mult`** multiplies its group's lr; its **`regularizer`** replaces the
 #   optimizer's weight decay. Bias-free decay: two groups, AdamW's `apply_decay_param_fun`, or a
-#   zero regularizer on the biases.
-# * The step count advances once per `step()` call (per batch); parameters that are skipped are
-#   not counted.
-# * A new optimizer is one `update` method; groups, `lr_mult`, decay, clipping and checkpoints
-#   come with the base class.
+#   zero regularizer on the biases. In Paddle, `apply_decay_param_fun` sees generated names.
 # * A parameter may be in an optimizer only once; dltutor raises, PyTorch may update it twice.
+#
+# Chapter 06 changes learning rates while the network trains.
 #
 # ## Exercises
 #
@@ -1040,35 +667,34 @@ from dltutor.exercises import ____
 ex = exercises.chapter("05")
 
 # %% [markdown]
-# **1.** In a 10-epoch run, step the `LinearLR` scheduler once per **batch** instead of once per
-# epoch. What must `total_iters` be so that the lr still reaches its end at the end of training?
-
-# %%
-total_iters = ____
-ex.q1.check()
-
-# %% [markdown]
-# **2.** An SGD with `lr=0.1`, a `StepLR(opt, step_size=1, gamma=0.5)` stepped once, and a
-# parameter with `lr_mult = 3`: what is that parameter's effective learning rate
-# (`effective_lr`)? Check with `diagnose.explain_lr`.
-
-# %%
-effective_lr = ____
-ex.q2.check()
-
-# %% [markdown]
-# **3.** Set `net.conv1.weight.lr_mult = 0` and train one step. Does `conv1.weight` move
+# **1.** Set `net.conv1.weight.lr_mult = 0` and train one step. Does `conv1.weight` move
 # (`moves`)? Does it still get a gradient (`gets_gradient`)? `diagnose.why_not_updating(net,
 # opt, "conv1.weight")` tells why.
 
 # %%
 moves = ____
 gets_gradient = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** You port the bias-free AdamW to Paddle. Using `paddle_generated` (the names Paddle
+# gives our LeNet), build `decay_names`: the set of Paddle names that should decay, so that
+# `apply_decay_param_fun=lambda name: name in decay_names` decays the weights only.
+
+# %%
+decay_names = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** Build `fc2_opt`, an SGD over `net` in which `fc2`'s two parameters train at lr 0.001
+# and every other parameter at the default lr 0.05, each parameter in exactly one group.
+
+# %%
+fc2_opt = ____
 ex.q3.check()
 
 # %% [markdown]
 # **4.** (Not checked: experiments.) Give the conv group a learning rate of 0.1 and the fc group
-# 0.001 and train 10 epochs: test accuracy up or down? Replace `LinearLR` by
-# `CosineAnnealingLR(opt, T_max=EPOCHS)` and print the lr of each epoch. Add decoupled weight
-# decay to `LionLite` (shrink by `1 - lr * wd` before the sign step). Use `two_steps` with `w`
-# listed three times and momentum 0.9, working out both moves by hand first.
+# 0.001 and train 10 epochs: test accuracy up or down? Train with SGD for the convolutions and
+# Adam for the fc layers against Adam everywhere. Use `two_steps` with `w` listed three times
+# and momentum 0.9, working out both moves by hand first.

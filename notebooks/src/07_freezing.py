@@ -146,7 +146,7 @@ assert buffer_norms[-1] > 1.5 * buffer_norms[0]                   # momentum kee
 # trained for the same number of steps with the first layer frozen, one by `requires_grad_(False)`
 # (way 1) and one by `lr_mult = 0` (way 2), and then unfrozen. While frozen, the two copies are
 # identical: the first layer does not move in either, so the rest sees the same inputs and trains
-# the same way. A `Recorder` (chapter 07 uses it more) records the size of every update.
+# the same way. A `Recorder` (chapter 08 uses it more) records the size of every update.
 
 # %%
 frozen_steps = 20
@@ -271,7 +271,7 @@ assert opt3.state[net3[0].weight]["step"] == 1
 # | when unfrozen | momentum starts afresh | stored momentum makes it **jump** | must be added with `opt.add_param_group` |
 #
 # `requires_grad_(False)` is the one to reach for: it is the cheapest and leaves nothing behind.
-# A zero lr is handy for switching a layer off and on *during* training (see [05 § Changing a group learning rate during training](05_optimizers.ipynb#Changing-a-group-learning-rate-during-training),
+# A zero lr is handy for switching a layer off and on *during* training (see [06 § Changing a group learning rate during training](06_learning_rates.ipynb#Changing-a-group-learning-rate-during-training),
 # and the live lab) but mind the momentum.
 
 # %% [markdown]
@@ -329,9 +329,18 @@ print("running_mean:", bn.running_mean.numpy(), " batch mean:", batch_mean)
 momentum = 0.1            # PyTorch's (and dltutor's) convention
 assert np.allclose(bn.running_mean.numpy(), (1 - momentum) * old_mean + momentum * batch_mean, atol=1e-6)
 assert np.allclose(bn.running_var.numpy(), (1 - momentum) * old_var + momentum * batch_var, atol=1e-5)
-paddle_momentum = 0.9     # Paddle's number for the same rule
-assert np.allclose(bn.running_mean.numpy(),
-                   paddle_momentum * old_mean + (1 - paddle_momentum) * batch_mean, atol=1e-6)
+
+
+def paddle_running_update(old, batch, momentum):
+    """Paddle's BatchNorm rule: its momentum is the weight of the OLD value."""
+    return momentum * old + (1 - momentum) * batch
+
+
+# Paddle's 0.9 gives what PyTorch's 0.1 gave; copying the number 0.1 over does not
+assert np.allclose(bn.running_mean.numpy(), paddle_running_update(old_mean, batch_mean, 0.9),
+                   atol=1e-6)
+assert not np.allclose(bn.running_mean.numpy(), paddle_running_update(old_mean, batch_mean, 0.1),
+                       atol=1e-2)
 # in training mode the output is normalized with the BATCH statistics, not the running ones
 assert np.allclose(out.numpy().mean(axis=0), 0, atol=1e-5)
 
@@ -688,7 +697,7 @@ assert checks["detached"].cause == "not_reached"
 from dltutor import exercises
 from dltutor.exercises import ____
 
-ex = exercises.chapter("06")
+ex = exercises.chapter("07")
 
 # %% [markdown]
 # **1.** `nn.BatchNorm1d(3, momentum=0.5)` sees the batch `[[1, 2, 3], [3, 4, 5]]` twice in

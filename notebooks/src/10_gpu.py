@@ -207,15 +207,20 @@ assert all(p.dtype == np.float32 for p in mlp.parameters())
 # adds up the bytes of the outputs, for two batch sizes.
 
 # %%
-def activation_bytes(model, batch_size):
-    """Bytes of every layer's output in one forward pass (about what backward keeps)."""
+def layer_output_bytes(model, x):
+    """Bytes of each layer's output in one forward pass of x (about what backward keeps)."""
     sizes = []
     handles = [m.register_forward_hook(lambda m, inputs, out: sizes.append(out.data.nbytes))
                for m in model]
-    model(dt.randn(batch_size, 784))
+    model(x)
     for h in handles:
         h.remove()
-    return sum(sizes)
+    return sizes
+
+
+def activation_bytes(model, batch_size):
+    """All of them, for a batch of random 28x28 images."""
+    return sum(layer_output_bytes(model, dt.randn(batch_size, 784)))
 
 
 adam = optim.Adam(mlp.parameters(), lr=1e-3)
@@ -394,9 +399,82 @@ assert ref() is None
 # them quickly, so `nvidia-smi` still counts them as used. They are reused by your own program;
 # to hand them back to the driver (for another program), call
 # `cupy.get_default_memory_pool().free_all_blocks()`.
+
+# %% [markdown]
+# ### 6. Half-precision activations: mixed precision
 #
-# If all of this is not enough: a smaller model, float16 parameters (half the bytes, with care
-# for the range), or a GPU with more memory.
+# A float16 (or bfloat16) value takes 2 bytes instead of 4, so computing the forward and
+# backward passes in half precision halves the activations. The big frameworks do it for you:
+# `with torch.autocast("cuda", dtype=torch.float16):` around the forward pass in PyTorch,
+# `with paddle.amp.auto_cast():` in Paddle. Two details make it work. The weights keep a
+# float32 **master copy** for the update (a small update added to a large weight vanishes in
+# float16). And float16 cannot hold very small numbers: anything below about `6e-8` becomes 0,
+# so small gradients would be lost. **Loss scaling** multiplies the loss (and so every
+# gradient) by a large factor before backward and divides it out, in float32, before the step:
+# `torch.amp.GradScaler`, `paddle.amp.GradScaler`. (bfloat16 has float32's range and needs no
+# scaling.) dltutor has no autocast, but the two facts are easy to see:
+
+# %%
+x32 = dt.randn(128, 512)
+x16 = x32.to(dt.half)
+print(f"a batch of activations: {x32.data.nbytes // 1024} KB in float32, "
+      f"{x16.data.nbytes // 1024} KB in float16")
+
+small_grad = np.float32(1e-8)                 # a real, small gradient
+scale = np.float32(2 ** 16)                   # the loss scale
+survives = np.float16(small_grad * scale)     # the scaled gradient fits in float16
+print("float16 of the gradient:", np.float16(small_grad),
+      "| scaled, stored in float16, unscaled in float32:", np.float32(survives) / scale)
+
+# %%
+assert x16.data.nbytes * 2 == x32.data.nbytes
+assert np.float16(small_grad) == 0                                 # lost without scaling
+assert np.isclose(np.float32(survives) / scale, small_grad, rtol=1e-2)   # kept with it
+
+# %% [markdown]
+# ### 7. Recompute instead of store: activation checkpointing
+#
+# Backward needs the forward pass's outputs. Instead of keeping all of them, keep only one in
+# every few layers (the *checkpoints*) and, during backward, run the forward pass of one
+# segment again to get its outputs back. Memory falls from every layer's output to the
+# checkpoints plus one segment; the price is one more forward pass (roughly a third more
+# compute). PyTorch: `torch.utils.checkpoint.checkpoint(segment, x)`; Paddle:
+# `paddle.distributed.fleet.utils.recompute(segment, x)`. The arithmetic, on the measured outputs
+# of a deeper MLP (eight Linear + ReLU pairs, a batch of 128):
+
+# %%
+deep = nn.Sequential(*[module for _ in range(8) for module in (nn.Linear(512, 512), nn.ReLU())])
+per_module = layer_output_bytes(deep, dt.randn(128, 512))
+segment = 4                                         # a checkpoint after every 4 modules
+checkpoints = sum(per_module[segment - 1::segment])
+one_segment = max(sum(per_module[i:i + segment]) for i in range(0, len(per_module), segment))
+print(f"keep everything: {sum(per_module) / MB:.2f} MB | checkpoints + one segment: "
+      f"{(checkpoints + one_segment) / MB:.2f} MB")
+
+# %%
+assert len(per_module) == 16 and all(b == 128 * 512 * 4 for b in per_module)
+assert checkpoints + one_segment == sum(per_module) // 2        # 4 + 4 outputs instead of 16
+
+# %% [markdown]
+# ### 8. The allocator
+#
+# Frameworks keep freed GPU memory in a cache for reuse (CuPy's memory pool above). "Out of
+# memory" can then come from a cache cut into pieces too small for the next array
+# (*fragmentation*); PyTorch's error message shows it as a lot of memory "reserved but
+# unallocated". PyTorch: set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` before the
+# program starts, so cached blocks can grow instead of splitting; `torch.cuda.memory_summary()`
+# shows the cache. Paddle: `FLAGS_allocator_strategy=auto_growth` (its default) takes memory as
+# it is needed, and `FLAGS_fraction_of_gpu_memory_to_use` sets how much the older strategy
+# takes up front. CuPy: `cupy.get_default_memory_pool().set_limit(fraction=0.5)` caps the pool.
+# Emptying a cache (`torch.cuda.empty_cache()`, `free_all_blocks()`) helps *other* programs,
+# never your own next array.
+#
+# ### In short
+#
+# When a step does not fit: a smaller batch, with gradients accumulated to keep the batch you
+# wanted; evaluation under `no_grad`, numbers instead of tensors, `del`; mixed precision; then
+# activation checkpointing; the allocator's settings when the message shows much reserved but
+# unallocated memory; and last, a smaller model or a GPU with more memory.
 #
 # ## What the frameworks call it
 #
@@ -438,7 +516,7 @@ assert ref() is None
 from dltutor import exercises
 from dltutor.exercises import ____
 
-ex = exercises.chapter("09")
+ex = exercises.chapter("10")
 
 # %% [markdown]
 # **1.** Write `step_memory_mb(model, batch_size, optimizer="adam")`, the memory of one training

@@ -2,7 +2,7 @@
 # # The live lab
 #
 # The earlier chapters took parameter management apart one idea at a time: freezing
-# (chapter 06), learning rates per parameter (chapter 05), clipping (chapter 07). This chapter
+# (chapter 07), learning rates per parameter (chapter 05), clipping (chapter 08). This chapter
 # puts them together **while a network trains**:
 #
 # * What happens when I freeze a layer in the middle of training?
@@ -255,7 +255,7 @@ assert all(clipping_story_holds(seed) for seed in range(5))
 #   shows the step you clicked. Its gradient drops to the floor line labelled 0. Untick it
 #   and it moves again.
 # * **Slide lr × on layer 0** to 3 or 10: its update / parameter ratio jumps up. At 0 the
-#   layer stops, like a freeze, but it still gets a gradient (chapter 06).
+#   layer stops, like a freeze, but it still gets a gradient (chapter 07).
 # * Set **clip** to *global norm*: beside the slider, ‖∇w‖ shows the gradient norm of the
 #   latest step; put the threshold below it (0.1) and the thick dashed after-clipping lines
 #   drop to the threshold (dotted) while the thin lines show what the gradients were; the
@@ -315,7 +315,7 @@ lab.show()
 from dltutor import exercises
 from dltutor.exercises import ____
 
-ex = exercises.chapter("10")
+ex = exercises.chapter("11")
 
 # %% [markdown]
 # **1.** Freeze the *first* layer `"0"` of `demos.moons_mlp()` before any step and train 300
@@ -347,4 +347,4 @@ ex.q3.check()
 # %% [markdown]
 # **4.** (Not checked: an experiment of your own.) In the widget view, set the lr multiplier of
 # layer 4 to 0 and compare with freezing it. What is different in the gradient-norm plot?
-# *Hint: chapter 06, way 2.*
+# *Hint: chapter 07, way 2.*

@@ -727,7 +727,7 @@ assert other.weight is not last.weight, "copied values, not a shared parameter"
 from dltutor import exercises
 from dltutor.exercises import ____
 
-ex = exercises.chapter("08")
+ex = exercises.chapter("09")
 
 # %% [markdown]
 # **1.** Replace Adam by `optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9)`: what does

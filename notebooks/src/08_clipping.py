@@ -470,8 +470,20 @@ assert "nan" in str(nonfinite_error)
 # %% [markdown]
 # ## When training does not converge
 #
-# There are many reasons a network does not learn. Check them roughly in this order, cheapest
-# first:
+# There are many reasons a network does not learn. Two habits make every check below work:
+#
+# * **Start from a baseline that works**: a setup known to train (a published recipe, the same
+#   model on an easier problem, or the one-small-batch test below), with its loss curve
+#   recorded. Without one you cannot tell "broken" from "slow".
+# * **Change one thing at a time** and compare with the baseline. Two changes at once can
+#   cancel each other or hide each other, and you learn nothing about either.
+#
+# The **batch size** is one of those things, and it is tied to the learning rate: a smaller
+# batch gives more steps per epoch and noisier gradients (the cell after the list measures how
+# much noisier), so a learning rate that worked may now be too large. Halve the batch, and try
+# a smaller lr before blaming the model.
+#
+# Then check, roughly in this order, cheapest first:
 #
 # 1. **Data and labels.** Look at a few samples with their labels. Are the labels right and
 #    matched to the inputs (a shuffled `X` with an unshuffled `y` learns nothing)? Are the
@@ -504,6 +516,31 @@ for _ in range(300):
     one_batch.append(loss.item())
 print(f"loss on 8 points: {one_batch[0]:.4f} at the start, {one_batch[-1]:.4f} after 300 steps")
 assert one_batch[-1] < 0.01 * one_batch[0]          # it can learn: below 1% of where it started
+
+# %% [markdown]
+# And the batch size: the gradient of a batch is an average over its examples, so its spread
+# from batch to batch shrinks like `1 / sqrt(batch size)`. Forty random batches of 8 and of 64
+# from the 200 sine points, the spread of the first layer's weight gradient:
+
+# %%
+def gradient_spread(batch_size, draws=40):
+    """Std, over random batches, of the first layer's weight gradient (averaged over weights)."""
+    rng = np.random.default_rng(0)
+    grads = []
+    for _ in range(draws):
+        rows = rng.choice(len(X_sine), batch_size, replace=False)
+        small.zero_grad()
+        F.mse_loss(small(xs[rows]), ys[rows]).backward()
+        grads.append(small[0].weight.grad.numpy().ravel().copy())
+    return float(np.std(grads, axis=0).mean())
+
+
+spread = {b: gradient_spread(b) for b in (8, 64)}
+print("batches of 8 spread more than twice as much as batches of 64:", spread[8] > 2 * spread[64])
+
+# %%
+assert spread[8] > 2 * spread[64]            # sqrt(64 / 8) = 2.8 expected
+assert spread[8] < 5 * spread[64]
 
 # %% [markdown]
 # ### Exploding gradients in a deep network
@@ -729,7 +766,7 @@ assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=se
 from dltutor import exercises
 from dltutor.exercises import ____
 
-ex = exercises.chapter("07")
+ex = exercises.chapter("08")
 
 # %% [markdown]
 # **1.** `by_tensor_norm` was clipped PyTorch's way, one `clip_grad_norm_` per parameter. Make
