@@ -382,6 +382,30 @@ assert np.allclose(net.fc1.bias.numpy(), b_expected, atol=1e-7)
 wrong = w_old - 0.02 * (g_w + 0.001 * np.sign(w_old) + 0.01 * w_old)   # if both decays applied
 assert not np.allclose(net.fc1.weight.numpy(), wrong, atol=1e-7)
 
+# %% [markdown]
+# **PyTorch has no `lr_mult`** (and no per-parameter regularizer). There, a parameter with its
+# own learning rate gets a group of its own: `{"params": [fc1.weight], "lr": 0.01 * 2}`. Both
+# ways take the same step; two networks from the same seed, one step on the same batch:
+
+# %%
+with_mult, with_group = make_net(), make_net()
+with_mult.fc1.weight.lr_mult = 2.0
+by_mult = optim.SGD([{"params": [p for n, p in with_mult.named_parameters() if "conv" in n]},
+                     {"params": [p for n, p in with_mult.named_parameters() if "conv" not in n],
+                      "lr": 0.01}], lr=0.05)
+by_group = optim.SGD([{"params": [p for n, p in with_group.named_parameters() if "conv" in n]},
+                      {"params": [with_group.fc1.weight], "lr": 0.01 * 2.0},     # PyTorch's way
+                      {"params": [p for n, p in with_group.named_parameters()
+                                  if "conv" not in n and n != "fc1.weight"], "lr": 0.01}], lr=0.05)
+for model, opt_ in ((with_mult, by_mult), (with_group, by_group)):
+    opt_.zero_grad()
+    F.cross_entropy(model(xb), yb).backward()
+    opt_.step()
+same = all(np.allclose(a.numpy(), b.numpy(), atol=1e-7)
+           for a, b in zip(with_mult.parameters(), with_group.parameters()))
+print("the same parameters after one step:", same)
+assert same and not np.allclose(with_mult.fc1.weight.numpy(), make_net().fc1.weight.numpy())
+
 
 # %% [markdown]
 # ## Different weight decay for different parameters

@@ -611,6 +611,43 @@ clipped_change = np.abs(model.clipped.weight.numpy() - before["clipped.weight"])
 assert 0 < clipped_change < 2e-6                    # "nearly zero": a step of at most lr x 1e-5
 
 # %% [markdown]
+# **In PyTorch** there is no `why_not_updating`, and no `lr_mult` or `need_clip` to ask about.
+# The questions PyTorch does have take a dozen lines that carry over unchanged (`named_parameters`,
+# `param_groups`, `requires_grad` and `.grad` mean the same there):
+
+# %%
+def why_not_moving(model, opt, name):
+    """The first reason, among those PyTorch has, why parameter `name` will not move."""
+    param = dict(model.named_parameters())[name]
+    groups = [g for g in opt.param_groups if any(p is param for p in g["params"])]
+    if not groups:
+        return "not in the optimizer"
+    if not param.requires_grad:
+        return "requires_grad is False"
+    if param.grad is None:
+        return "no gradient: the loss does not reach it"
+    if groups[0]["lr"] == 0:
+        return "its group's lr is 0"
+    if param.grad.abs().max().item() == 0:
+        return "its gradient is all zero"
+    return None
+
+
+for branch in checks:
+    print(f"{branch:10s} {why_not_moving(model, opt, branch + '.weight')}")
+
+# %% [markdown]
+# It finds the four mistakes PyTorch can make. The `mult_zero` and `clipped` branches pass its
+# checks: in PyTorch their causes do not exist (there, a multiplier is a group of its own, and
+# clipping is a call you make on the parameters you choose).
+
+# %%
+assert {b: why_not_moving(model, opt, f"{b}.weight") for b in checks} == {
+    "healthy": None, "left_out": "not in the optimizer", "frozen": "requires_grad is False",
+    "detached": "no gradient: the loss does not reach it", "lr_zero": "its group's lr is 0",
+    "mult_zero": None, "clipped": None}
+
+# %% [markdown]
 # The `clipped` branch did move, by a few millionths: clipping to a norm of `1e-5` leaves a
 # step of at most `lr x 1e-5`, which is why the check says "nearly zero" rather than "zero".
 #

@@ -291,6 +291,12 @@ for n, p in net.named_parameters():                                     # undo, 
 # `need_clip` belongs to the clip objects. The PyTorch-style functions clip whatever you pass
 # them, so there you leave parameters out by not passing them:
 # `optim.clip_grad_norm_([p for n, p in net.named_parameters() if not n.endswith("bias")], 1.0)`.
+# The same gradients as with `need_clip`:
+
+# %%
+restore_grads()
+optim.clip_grad_norm_([p for n, p in net.named_parameters() if not n.endswith("bias")], 1.0)
+assert all(np.allclose(p.grad.numpy(), used[n], atol=1e-5) for n, p in net.named_parameters())
 
 # %% [markdown]
 # ## Where did my NaN loss start
