@@ -142,6 +142,8 @@ assert (predicted.numpy() == y_moons).mean() > 0.95       # the moons are separa
 # | complex numbers | allowed | refused | no chapter needs them, and they hide mistakes | 01 |
 # | one parameter twice in an optimizer | a warning, then two updates per step | refused, naming it | one parameter, one update | 05 |
 # | tied names with different values in a state dict | the last one wins | refused | one value would silently be lost | 04 |
+# | `load_state_dict` with a key that does not fit | copies every key that fits, then raises | refused as a whole: nothing changes | a half-loaded model looks fine | 02 |
+# | a per-parameter lr, a parameter kept out of clipping, "why is it not updating?" | a group per lr; clip only what you pass; look by hand | also `p.lr_mult`, `p.need_clip`, `dt.diagnose` | Paddle's ideas, and a kit that explains itself | 05, 07, 08 |
 # | a NaN or Inf gradient at `opt.step()` | applied | refused (`nonfinite="skip"` or `"apply"` to choose) | a NaN spreads to every weight in one step | 08 |
 # | a clip threshold <= 0 | accepted (flips or zeroes the gradients) | refused | always a mistake | 08 |
 # | `torch.load` / `dt.load` | may unpickle (`weights_only=False`) | always weights-only (safetensors) | a pickle can run code | 09 |

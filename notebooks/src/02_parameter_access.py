@@ -381,6 +381,39 @@ except nn.StateDictError as err:
 assert np.array_equal(small.bias.numpy(), bias_before)
 
 # %% [markdown]
+# **Here dltutor differs from PyTorch.** PyTorch's `load_state_dict` copies each entry that fits
+# *as it goes* and raises only at the end, so after the same error PyTorch's bias already holds
+# the file's value: half the layer is new, half old, and nothing tells you which. (Checked with
+# PyTorch 2.x.) The function below does what PyTorch's loop does, on copies of the arrays:
+
+# %%
+def torch_like_load(arrays, state):
+    """PyTorch's order of work: copy each entry that fits, note the rest, raise at the end."""
+    errors = []
+    for key, value in state.items():
+        if arrays[key].shape != value.shape:
+            errors.append(f"size mismatch for {key}: {value.shape} in the file, "
+                          f"{arrays[key].shape} in the layer")
+            continue
+        arrays[key][...] = value                  # copied at once: there is no way back
+    if errors:
+        raise RuntimeError("; ".join(errors))
+
+
+arrays = {"weight": small.weight.numpy().copy(), "bias": small.bias.numpy().copy()}
+try:
+    torch_like_load(arrays, {key: t.numpy() for key, t in dt.load(path).items()})
+except RuntimeError as err:
+    print(err)
+print("bias, PyTorch's way:", arrays["bias"], "| dltutor's bias:", small.bias.numpy())
+
+# %%
+assert np.array_equal(arrays["bias"], stored["bias"])           # PyTorch: the bias was loaded
+assert np.array_equal(arrays["weight"], small.weight.numpy())   # but not the weight
+assert np.array_equal(small.bias.numpy(), bias_before)          # dltutor: nothing changed
+assert not np.array_equal(stored["bias"], bias_before)
+
+# %% [markdown]
 # Clean up the temporary folder:
 
 # %%

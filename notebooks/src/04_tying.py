@@ -219,6 +219,32 @@ assert friend_emb.weight is user_emb.weight
 dt.diagnose.ties(nn.ModuleDict({"user": user_emb, "friend": friend_emb}))
 
 # %% [markdown]
+# **Paddle's names, side by side.** In a Paddle *static* graph a parameter **is** its name: every
+# layer built with `ParamAttr(name="shared_emb")` reads and writes the one variable of that name
+# in the program. In Paddle's *dynamic* graph (the default since Paddle 2.0), in PyTorch and in
+# dltutor, a parameter is an **object** and its name only a label: two layers given the same
+# `ParamAttr(name=...)` there get two separate tables (Paddle's maintainers say so in Paddle
+# issue 69497). Share the object instead.
+#
+# | | Paddle, static graph | Paddle dynamic graph, PyTorch, dltutor |
+# | --- | --- | --- |
+# | one table for two columns | `attr = ParamAttr(name="shared_emb")`, then `paddle.static.nn.embedding(ids, size=[5, 3], param_attr=attr)` for each column | one `nn.Embedding(5, 3)`, called for each column |
+# | tie two layers that already exist | (names are fixed when the program is built) | `friend_emb.weight = user_emb.weight` |
+# | a layer with a weight *and* a bias | name both `param_attr` and `bias_attr`, or only the weights are shared | share the module, or assign both attributes |
+# | what you see | one variable name in the program | one object under several names (`dt.diagnose.ties`) |
+#
+# The third row bites in both worlds: tying only the weight of two `Linear` layers leaves two
+# biases.
+
+# %%
+left, right = nn.Linear(3, 3), nn.Linear(3, 3)
+right.weight = left.weight                        # the weight only
+print(dt.diagnose.ties(nn.ModuleDict({"left": left, "right": right})))
+assert right.weight is left.weight and right.bias is not left.bias
+right.bias = left.bias                            # now the whole layer is shared
+assert len(list(nn.ModuleDict({"left": left, "right": right}).parameters())) == 2
+
+# %% [markdown]
 # ## How shared parameters are listed and stored
 #
 # A shared parameter is **one** object with **several** names. Each way of listing parameters
