@@ -11,6 +11,10 @@ CASES = {
     "06.3": ({"paddle_fc_lr": 0.005},
              [({"paddle_fc_lr": 0.2}, ["scale"]), ({"paddle_fc_lr": 0.1}, ["scale"]),
               ({"paddle_fc_lr": 0.01}, ["stepped once"])]),
+    "06.4": ({"first_frozen_step": 48},
+             [({"first_frozen_step": 2}, ["per optimizer step"]),
+              ({"first_frozen_step": 49}, ["count from 0"]),
+              ({"first_frozen_step": 47}, ["last step of epoch 1"])]),
 }
 
 SELF_CONTAINED = {"06.2", "06.3"}

@@ -78,4 +78,26 @@ Q3 = Exercise(
            "A group's 'learning_rate' multiplies that lr for the group's parameters."),
     solution="paddle_fc_lr = 0.05 * 0.5 * 0.2          # scheduler lr x the group's scale: 0.005")
 
-EXERCISES = [Q1, Q2, Q3]
+def _first_frozen_step(first_frozen_step: Any) -> str | None:
+    step = int(first_frozen_step)
+    if step == 2 * _BATCHES:
+        return None, ("The Recorder has one row per optimizer step, counted from 0: epochs 0 "
+                      "and 1 are rows 0 to 47.")
+    if step == 2:
+        return "That is an epoch; the Recorder has one row per optimizer step (per batch)."
+    if step == 2 * _BATCHES + 1:
+        return "Rows count from 0: the 48 steps of epochs 0 and 1 are rows 0 to 47."
+    if step == 2 * _BATCHES - 1:
+        return "Row 47 is the last step of epoch 1, still at lr 0.01: its update is not zero."
+    return "Find the first row of fc1's column in rec.series('update_norm') that is 0."
+
+
+Q4 = Exercise(
+    "06.4", names=("first_frozen_step",), check=_first_frozen_step,
+    hints=("rec.series('update_norm') is an array with one row per step and one column per "
+           "layer; rec.names.index('fc1') is fc1's column.",
+           "np.flatnonzero(column == 0)[0] is the first row where the column is 0."),
+    solution=("column = rec.series('update_norm')[:, rec.names.index('fc1')]\n"
+              "first_frozen_step = int(np.flatnonzero(column == 0)[0])          # 48"))
+
+EXERCISES = [Q1, Q2, Q3, Q4]

@@ -662,7 +662,16 @@ paddle_fc_lr = ____
 ex.q3.check()
 
 # %% [markdown]
-# **4.** (Not checked: experiments.) Replace `LinearLR` by `CosineAnnealingLR(opt,
+# **4.** The `Recorder` of the first section (`rec`) recorded every step of the run in which the
+# fc group's lr was set to 0 after the second epoch. At which step (`first_frozen_step`, a row
+# of `rec.series("update_norm")`) is fc1's update zero for the first time?
+
+# %%
+first_frozen_step = ____
+ex.q4.check()
+
+# %% [markdown]
+# **5.** (Not checked: experiments.) Replace `LinearLR` by `CosineAnnealingLR(opt,
 # T_max=EPOCHS)` and print the lr of each epoch. Accumulate gradients over 8 batches instead of
 # 4: how many steps per epoch, and does the loss still fall? Add decoupled weight decay to
 # `LionLite` (shrink `param.data` by `1 - lr * wd` before the sign step) and rerun the zero-gradient
