@@ -106,6 +106,7 @@ CASES = {
     "squeeze": (lambda a: a.squeeze(), [randn(2, 1, 3, 1)]),
     "expand": (lambda a: a.expand(4, 3, -1), [randn(3, 1)]),
     "broadcast_to": (lambda a: dt.broadcast_to(a, (2, 2, 3)), [randn(1, 3)]),
+    "clone": (lambda a: a.clone() * a, [randn(2, 3)]),
     # indexing
     "getitem_slice": (lambda a: a[1:, ::2], [randn(3, 5)]),
     "getitem_negative_step": (lambda a: a[::-1, 1], [randn(3, 4)]),

@@ -16,10 +16,10 @@ from .engine import backward
 from .function import (AnomalyError, Function, detect_anomaly, enable_grad, is_grad_enabled,
                        no_grad, set_grad_enabled)
 from .ops import (abs, add, amax, amin, argmax, argmin, broadcast_to, cast, cat, clamp, clip,
-                  concat, div, erf, exp, expand, flatten, gelu, getitem, leaky_relu, linear, log,
-                  log_softmax, logsumexp, matmul, max, maximum, mean, min, minimum, mul, neg, norm,
-                  permute, pow, relu, reshape, sigmoid, softmax, sqrt, squeeze, stack, std, sub,
-                  sum, tanh, transpose, unsqueeze, var, where)
+                  clone, concat, div, erf, exp, expand, flatten, gelu, getitem, leaky_relu,
+                  linear, log, log_softmax, logsumexp, matmul, max, maximum, mean, min, minimum,
+                  mul, neg, norm, permute, pow, relu, reshape, sigmoid, softmax, sqrt, squeeze,
+                  stack, std, sub, sum, tanh, transpose, unsqueeze, var, where)
 from .rng import manual_seed
 from .tensor import Tensor
 
@@ -55,6 +55,7 @@ __all__ = [
     "cat",
     "clamp",
     "clip",
+    "clone",
     "concat",
     "div",
     "erf",

@@ -523,6 +523,7 @@ class Tensor:
     leaky_relu = ops.leaky_relu
     clip = ops.clip
     clamp = ops.clip
+    clone = ops.clone
     pow = ops.pow
     maximum = ops.maximum
     minimum = ops.minimum

@@ -194,6 +194,9 @@ assert net.get_parameter("2.bias") is net[2].bias
 # %% [markdown]
 # `dt.diagnose.summary(net)` puts it all in one table: every name with its shape, its number of
 # values, dtype, whether it is trained, and its per-parameter settings; below, the totals.
+# (`dt.diagnose` is the kit's toolbox for questions about parameters. Given an optimizer too,
+# `summary(net, opt)` adds each parameter's group and learning rate; chapters 05 and 07 use it
+# that way.)
 
 # %%
 report = dt.diagnose.summary(net)

@@ -323,6 +323,38 @@ assert np.array_equal(fresh[2].weight.numpy(), tied[2].weight.numpy())
 assert np.allclose(fresh(X).numpy(), tied(X).numpy())
 
 # %% [markdown]
+# **Here dltutor differs from PyTorch.** A state dict has a key for each name of a tied
+# parameter, so it can hold two *different* values for what is one object (edited by hand, or
+# merged from two checkpoints). There is no right answer, and dltutor refuses the load, naming
+# both keys; nothing is changed:
+
+# %%
+disagreeing = {name: value.numpy().copy() for name, value in tied.state_dict().items()}
+disagreeing["4.weight"] = disagreeing["2.weight"] + 1.0          # the two names now disagree
+kept = fresh[2].weight.numpy().copy()
+try:
+    fresh.load_state_dict(disagreeing)
+except nn.StateDictError as err:
+    print(err)
+
+# %% [markdown]
+# PyTorch copies the keys one after the other into the one shared tensor, so the **last key
+# wins** and the other value is lost without a word. (Checked with PyTorch 2.x.) The same
+# order of work, on one NumPy array that both names point to:
+
+# %%
+shared = kept.copy()
+torch_like = {"2.weight": shared, "4.weight": shared}           # two names, one array
+for key in ("2.weight", "4.weight"):                              # the state dict's order
+    torch_like[key][...] = disagreeing[key]
+print("PyTorch's way keeps 4.weight's value:", np.array_equal(shared, disagreeing["4.weight"]))
+
+# %%
+assert np.array_equal(fresh[2].weight.numpy(), kept)              # dltutor: unchanged
+assert np.array_equal(shared, disagreeing["4.weight"])            # PyTorch: the last key won
+assert not np.array_equal(shared, disagreeing["2.weight"])        # and 2.weight's value is gone
+
+# %% [markdown]
 # Load the same file into the **untied** architecture and you get equal values in two separate
 # layers — a copy, not a tie. The first training step pulls them apart:
 
@@ -346,8 +378,12 @@ folder.cleanup()
 # ## Training a network with a shared layer
 #
 # Now train one. The classifier below maps the two moons data set's 2-D points to two classes
-# through a 16 x 16 hidden layer that is applied **twice**. A `Recorder` hooked into the
-# optimizer keeps, for every step, each layer's parameter norm and gradient norm.
+# through a 16 x 16 hidden layer that is applied **twice**. To watch the training we use a
+# `Recorder` (from `dltutor.trace`, a kit tool that later chapters use for their plots too). It
+# hooks into the optimizer and keeps, for every step, each layer's (or each parameter's)
+# parameter norm, gradient norm and update size; `recorder.series(kind)` returns one as an
+# array with a row per step, and `plot.traces` draws it. The end of this section shows the
+# dozen lines of its core, in the form PyTorch accepts too.
 
 # %%
 X_moons, y_moons = make_moons(n=200, noise=0.15, seed=0)
@@ -403,6 +439,54 @@ plot.decision_boundary(mlp, X_moons, y_moons, ax=axes[2])
 axes[0].set_title("Parameter norm per layer (layer 2 = the shared one)")
 axes[1].set_title("Gradient norm per layer")
 plt.show()
+
+# %% [markdown]
+# **A Recorder in PyTorch.** PyTorch 2.x optimizers have the same two hooks the `Recorder`
+# uses: `register_step_pre_hook` runs just before each `step()`, `register_step_post_hook` just
+# after, both called as `hook(optimizer, args, kwargs)`. Before the step, keep a copy of each
+# parameter and note its gradient's norm; after it, the size of the change is the update. These
+# lines run unchanged in PyTorch (`torch` for `dt`):
+
+# %%
+class NormTrace:
+    """Per step: the gradient norm and the update norm of every parameter."""
+
+    def __init__(self, model, opt):
+        self.named = list(model.named_parameters())
+        self.grad_norm, self.update_norm = [], []
+        opt.register_step_pre_hook(self.before_step)
+        opt.register_step_post_hook(self.after_step)
+
+    def before_step(self, opt, args, kwargs):
+        self.before = [p.detach().clone() for _, p in self.named]
+        self.grad_norm.append([p.grad.norm().item() for _, p in self.named])
+
+    def after_step(self, opt, args, kwargs):
+        self.update_norm.append([(p.detach() - old).norm().item()
+                                 for (_, p), old in zip(self.named, self.before)])
+
+
+# %% [markdown]
+# Attach it and a `Recorder` (one column per parameter) to a fresh tied network and train a few
+# steps: both see the same numbers.
+
+# %%
+dt.manual_seed(0)
+hidden = nn.Linear(16, 16)
+traced = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), hidden, nn.Tanh(), hidden, nn.Tanh(),
+                       nn.Linear(16, 2))
+opt = optim.SGD(traced.named_parameters(), lr=0.3, momentum=0.9)
+mine, kits = NormTrace(traced, opt), Recorder(traced, opt, by="parameter")
+for step in range(5):
+    opt.zero_grad()
+    F.cross_entropy(traced(xb), yb).backward()
+    opt.step()
+print("parameters traced:", [name for name, _ in mine.named])
+
+# %%
+assert [name for name, _ in mine.named] == kits.names       # the shared weight once
+assert np.allclose(mine.grad_norm, kits.series("grad_norm"), rtol=1e-5)
+assert np.allclose(mine.update_norm, kits.series("update_norm"), rtol=1e-4, atol=1e-9)
 
 # %% [markdown]
 # **Why share at all?**
@@ -511,8 +595,8 @@ ex.q1.check()
 # %% [markdown]
 # **2.** Change the state dict of `tied` so that `"2.weight"` and `"4.weight"` hold *different*
 # values, and load it. What happens in dltutor? Store the error's class in `tie_load_error`.
-# (In PyTorch both keys are copied into the one tensor, one after the other, and the last key
-# silently wins: a trap.)
+# (PyTorch's behaviour is in the section on how shared parameters are stored: the last key
+# silently wins.)
 
 # %%
 tie_load_error = ____

@@ -12,7 +12,7 @@ side, followed by the lowercase function learners call (``dt.exp(x)``, ``x.exp()
 * ``losses``: cross_entropy, mse_loss, l1_loss, binary_cross_entropy_with_logits
 * ``conv``: conv2d, max_pool2d, avg_pool2d
 * ``norm``: batch_norm, layer_norm
-* ``convert``: cast (dtypes), to_backend (devices)
+* ``convert``: cast (dtypes), to_backend (devices), clone (a copy)
 
 Ops work on raw backend arrays and take their array module from the arrays
 (``backend.get_array_module``), never from ``numpy`` directly, so the same code runs on CuPy.
@@ -27,7 +27,7 @@ They never reduce broadcast gradients themselves: the engine does that in one pl
 from .arithmetic import (Add, Div, Maximum, Minimum, Mul, Neg, Pow, PowConst, Sub, Where, add,
                          compare, div, maximum, minimum, mul, neg, pow, sub, where)
 from .conv import AvgPool2d, Conv2d, MaxPool2d, as_pair, avg_pool2d, conv2d, max_pool2d
-from .convert import Cast, ToBackend, cast, to_backend
+from .convert import Cast, Clone, ToBackend, cast, clone, to_backend
 from .elementwise import (Abs, Clip, Dropout, Erf, Exp, LeakyRelu, Log, Relu, Sigmoid, Sqrt,
                           Tanh, abs, clamp, clip, dropout, erf, exp, gelu, leaky_relu, log, relu,
                           sigmoid, sqrt, tanh)

@@ -1,4 +1,5 @@
-"""Type and device changes: ``t.float()``, ``dt.cast(t, dtype)``, ``t.to("gpu")``.
+"""Type and device changes and copies: ``t.float()``, ``dt.cast(t, dtype)``, ``t.to("gpu")``,
+``t.clone()``.
 
 >>> import dltutor as dt
 >>> x = dt.tensor([1.0, 2.0], requires_grad=True)
@@ -67,3 +68,33 @@ def to_backend(a: Any, target: B.Backend) -> Any:
     if B.backend_of(a.data) is target:
         return a
     return ToBackend(target)(a)
+
+
+class Clone(Function):
+    """A copy in new memory; the gradient passes through unchanged."""
+
+    def forward(self, a):
+        return a.copy()
+
+    def backward(self, g):
+        return (g,)
+
+
+def clone(a: Any) -> Any:
+    """A copy of the tensor in its own memory, still in the graph (PyTorch's ``clone``).
+
+    ``t.detach().clone()`` is the usual way to keep the values of a parameter as they are now:
+    ``detach()`` alone shares memory, so an in-place update would change the kept values too.
+
+    >>> import dltutor as dt
+    >>> w = dt.tensor([1.0, 2.0], requires_grad=True)
+    >>> kept = w.detach().clone()
+    >>> with dt.no_grad():
+    ...     w -= 1.0
+    >>> kept, w.detach()
+    (tensor([1., 2.]), tensor([0., 1.]))
+    >>> (w.clone() * 3).sum().backward()         # the gradient flows through a clone
+    >>> w.grad
+    tensor([3., 3.])
+    """
+    return Clone()(a)
