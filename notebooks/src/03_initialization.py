@@ -221,7 +221,9 @@ assert (net[0].bias.numpy() == 0).all() and (net[2].bias.numpy() == 0).all()
 # the same thing and receives the same gradient, so they stay identical however long you train.
 # Fifty steps of SGD on random data show it: the eight hidden units of the first layer end with
 # eight equal rows of weights (equal up to the last bits of rounding). Constants are for biases
-# and for demonstrations like this one.
+# and for demonstrations like this one. (`optim.SGD(params, lr)` is plain stochastic gradient
+# descent: each `step()` subtracts `lr x gradient` from every parameter it holds, and
+# `zero_grad()` clears the gradients before the next backward. Chapter 05 is about optimizers.)
 
 # %%
 symmetric = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1)).apply(init_constant)
@@ -375,6 +377,49 @@ init.assign_(net[0].weight, values)
 assert np.allclose(net[0].weight.numpy(), values)
 
 # %% [markdown]
+# **Coming from the Paddle edition of D2L?** Its code for this section runs without an error
+# and changes nothing, for two reasons worth knowing in any framework:
+#
+# * `paddle.nn.initializer.Normal(mean=0.0, std=0.01)` on a line of its own *makes* an
+#   initializer object and throws it away. An initializer does something only when it is called
+#   on a parameter (`Normal(0.0, 0.01)(m.weight)`) or handed to a layer
+#   (`weight_attr=ParamAttr(initializer=...)`). The same goes for `paddle.zeros(m.bias)`: it
+#   makes a new tensor. (`XavierUniform(m.weight, -10, 10)` even passes the weight as `fan_in`;
+#   dltutor refuses that, Paddle does not.)
+# * `m = paddle.to_tensor(m.weight)` followed by `m *= h` multiplies a **copy**: the name `m`
+#   now points to a new tensor, and the layer's weight is untouched. Change the parameter
+#   itself: `m.weight.set_value(m.weight * h)` in Paddle, in place under `no_grad()` here.
+#
+# dltutor has the same initializer objects (`init.Normal`, `init.Uniform`, ... with Paddle's
+# arguments), so both mistakes can be shown here:
+
+# %%
+layer = nn.Linear(4, 8)
+original = layer.weight.numpy().copy()
+init.Normal(mean=0.0, std=0.01)                       # made and thrown away
+copy = layer.weight.numpy().copy()
+copy *= np.abs(copy) >= 0.25                          # a copy, masked
+print("weight unchanged after both:", np.array_equal(layer.weight.numpy(), original))
+
+init.Uniform(-10.0, 10.0)(layer.weight)               # called on the parameter: applied
+with dt.no_grad():
+    layer.weight[layer.weight.abs() < 5] = 0          # the parameter itself, in place
+w_now = layer.weight.numpy()
+print("now every weight is 0 or has |w| >= 5:", bool(np.all((w_now == 0) | (np.abs(w_now) >= 5))))
+
+# %%
+assert not np.array_equal(copy, original)             # the copy did change ...
+assert np.abs(w_now).max() > 1                        # the Uniform(-10, 10) was applied
+assert bool(np.all((w_now == 0) | (np.abs(w_now) >= 5)))
+try:
+    init.XavierUniform(layer.weight, -10, 10)         # the weight passed as fan_in
+    refused = None
+except TypeError as err:
+    refused = str(err)
+print(refused)
+assert refused is not None and "called on the parameter" in refused
+
+# %% [markdown]
 # ## Setting parameter values directly
 #
 # Sometimes you just want to change some numbers: add 1 to every weight, or put 42 in one entry.
@@ -441,8 +486,9 @@ net[0].weight = net[0].weight + 1
 
 # %% [markdown]
 # and a new `nn.Parameter` is accepted — but it is a different object, which the optimizer made
-# before has never heard of. The layer's new weight would never be trained. `why_not_updating`
-# finds that:
+# before has never heard of. The layer's new weight would never be trained.
+# `dt.diagnose.why_not_updating(model, opt, name)`, one of the kit's diagnostics (it checks the
+# usual reasons a parameter does not train; chapter 07 goes through all of them), finds that:
 
 # %%
 net[0].weight = nn.Parameter(np.ones((8, 4), dtype=np.float32))
@@ -567,8 +613,8 @@ init.assign_(nn.Embedding(len(vocab), 3).weight, vectors)
 # | `trainable=False` | `layer.weight.requires_grad_(False)` |
 #
 # (You can also pass them when you make a parameter yourself:
-# `nn.Parameter(array, lr_mult=2.0)`.) Chapters 05 to 07 look at the last four; here are the
-# first three.
+# `nn.Parameter(array, lr_mult=2.0)`.) Chapters 05, 07 and 08 look at the last four; here are
+# the first three.
 
 # %%
 dt.manual_seed(0)
@@ -585,7 +631,9 @@ assert 0.015 < fc.weight.numpy().std() < 0.025 and (fc.bias.numpy() == 0).all()
 
 # %% [markdown]
 # The optimizer multiplies its learning rate by each parameter's `lr_mult`. Give it the named
-# parameters so it can tell you, by name, what it will do:
+# parameters so it can tell you, by name, what it will do: `dt.diagnose.explain_lr(opt, name)`
+# (a kit diagnostic; chapters 05 and 06 use it with groups and schedulers) shows how the
+# optimizer arrives at that parameter's learning rate.
 
 # %%
 opt = optim.SGD(net.named_parameters(), lr=0.1)
@@ -877,6 +925,36 @@ for seed in range(1, 5):
     assert claims_hold(*measure(seed, axes)), seed
     plt.close(fig)
 print("the claims hold for seeds 0 to 4")
+
+# %% [markdown]
+# **The same measurement in PyTorch.** `plot.layer_statistics` is the kit's (it calls
+# `dltutor.stats.activation_stats` and `gradient_stats`). Its core is a forward hook on each
+# block that notes the std of the block's output, a few lines that run unchanged in PyTorch
+# with `torch` for `dt` (`correction=0` divides by n, as the kit's statistics do):
+
+# %%
+def output_stds(model, x):
+    """The std of each block's output in one forward pass, found with forward hooks."""
+    stds = []
+    handles = [block.register_forward_hook(
+                   lambda module, inputs, out: stds.append(out.std(correction=0).item()))
+               for block in model]
+    with dt.no_grad():
+        model(x)
+    for handle in handles:
+        handle.remove()
+    return stds
+
+
+net = deep_net(nn.Tanh, tanh_inits["Xavier, gain 5/3"])
+x = dt.randn(128, WIDTH, dtype=dt.float64)
+by_hooks = output_stds(net, x)
+by_kit = [std for _, _, std in dt.stats.activation_stats(net, x)]
+print("blocks 0, 7, 14:", np.round([by_hooks[i] for i in (0, 7, 14)], 3))
+
+# %%
+assert len(by_hooks) == DEPTH
+assert np.allclose(by_hooks, by_kit, rtol=1e-9)
 
 # %% [markdown]
 # Two closing remarks. First, these are statements about the **start** of training; normalization
