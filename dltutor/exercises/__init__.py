@@ -26,7 +26,7 @@ import importlib
 import pkgutil
 
 from .checker import Exercise, Verdict, ____
-from .messages import MESSAGES
+from ..i18n import text
 
 __all__ = ["____", "Exercise", "Verdict", "chapter", "all_exercises", "progress"]
 
@@ -86,8 +86,8 @@ def progress() -> list[tuple[str, str]]:
     ('01.1', True)
     """
     rows = [(exercise.id, exercise.last_status) for exercise in all_exercises()]
-    done = sum(status == MESSAGES["status_correct"] for _, status in rows)
-    print(MESSAGES["progress_header"].format(done=done, total=len(rows)))
+    done = sum(status == "correct" for _, status in rows)
+    print(text("exercise.progress_header", done=done, total=len(rows)))
     for exercise_id, status in rows:
-        print(f"  {exercise_id:6s} {status}")
+        print(f"  {exercise_id:6s} {text('exercise.status.' + status)}")
     return rows

@@ -25,7 +25,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, NamedTuple
 
-from .messages import MESSAGES
+from ..i18n import sentence, text
 
 
 class _Blank:
@@ -68,7 +68,7 @@ class Exercise:
         self.id, self.names, self._check = id, tuple(names), check
         self.hints, self.code = tuple(hints), solution
         self.hints_shown = 0
-        self.last_status = MESSAGES["status_not_checked"]
+        self.last_status = "not checked"
 
     # -- for learners ---------------------------------------------------------------------------
     def check(self) -> None:
@@ -79,27 +79,27 @@ class Exercise:
         """Print the next hint (or hint ``n``, counting from 1)."""
         if n is None:
             if self.hints_shown >= len(self.hints):
-                print(MESSAGES["no_more_hints"].format(id=self.id,
-                                                       solution=self._call("solution")))
+                print(text("exercise.no_more_hints", id=self.id,
+                           solution=self._call("solution")))
                 return
             self.hints_shown += 1
             n = self.hints_shown
         if not 1 <= n <= len(self.hints):
             raise ValueError(f"exercise {self.id} has hints 1 to {len(self.hints)}, not {n}")
-        print(MESSAGES["hint"].format(n=n, total=len(self.hints), id=self.id,
-                                      text=self.hints[n - 1]))
+        print(text("exercise.hint", n=n, total=len(self.hints), id=self.id,
+                   text=sentence(self.hints[n - 1])))
 
     def solution(self) -> None:
         """Print an answer (one of possibly several)."""
-        print(MESSAGES["solution"].format(id=self.id, code=self.code))
+        print(text("exercise.solution", id=self.id, code=self.code))
 
     # -- for tests and for progress() ------------------------------------------------------------
     def verdict(self, namespace: dict[str, Any]) -> Verdict:
         """The verdict on the answer found in ``namespace`` (nothing is printed)."""
         unset = tuple(name for name in self.names if namespace.get(name, ____) is ____)
         if unset:              # name only what is still to be set (a chapter variable it
-            verdict = Verdict(MESSAGES["status_not_attempted"],     # also reads is set)
-                              MESSAGES["not_attempted"].format(id=self.id, names=_names(unset)))
+            verdict = Verdict("not attempted",                      # also reads is set)
+                              text("exercise.not_attempted", id=self.id, names=_names(unset)))
         else:
             verdict = self._judge({name: namespace[name] for name in self.names})
         self.last_status = verdict.status
@@ -109,17 +109,15 @@ class Exercise:
         try:
             result = self._check(**values)
         except Exception as exc:  # noqa: BLE001 - a wrong answer may break the check itself
-            return Verdict(MESSAGES["status_not_yet"],
-                           MESSAGES["error"].format(id=self.id, error=type(exc).__name__,
-                                                    message=exc))
+            return Verdict("not yet", text("exercise.error", id=self.id,
+                                           error=type(exc).__name__, message=exc))
         note = None
         if isinstance(result, tuple):
             result, note = result
         if result is None:
-            text = MESSAGES["correct"].format(id=self.id)
-            return Verdict(MESSAGES["status_correct"], text + (f" {note}" if note else ""))
-        return Verdict(MESSAGES["status_not_yet"],
-                       MESSAGES["not_yet"].format(id=self.id, why=result))
+            said = text("exercise.correct", id=self.id)
+            return Verdict("correct", said + (f" {sentence(note)}" if note else ""))
+        return Verdict("not yet", text("exercise.not_yet", id=self.id, why=sentence(result)))
 
     def _call(self, method: str) -> str:
         chapter, number = self.id.split(".")
@@ -130,7 +128,8 @@ class Exercise:
 
 
 def _names(names: tuple[str, ...]) -> str:
-    return " and ".join(", ".join(names).rsplit(", ", 1)) if len(names) > 1 else names[0]
+    return text("exercise.names_and").join(", ".join(names).rsplit(", ", 1)) \
+        if len(names) > 1 else names[0]
 
 
 def _caller_namespace() -> dict[str, Any]:

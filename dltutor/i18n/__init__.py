@@ -1,0 +1,102 @@
+"""The language of what the kit says to a learner: English (the default) or Chinese.
+
+Exercise verdicts and hints, the lab's labels and status line, and the diagnostics' reports come
+from one table per language (``en.py``, ``zh.py`` in this package), looked up by key. Error
+messages from the engine stay English: they name code, and a search for them should find the
+same answers everywhere.
+
+Choose the language with ``dt.set_language("zh")`` in a notebook, or for a whole session with
+the environment variable ``DLTUTOR_LANG=zh`` (the Chinese chapters set it in their first cell).
+
+>>> from dltutor import i18n
+>>> i18n.text("exercise.correct", id="01.1")
+'Exercise 01.1: correct.'
+>>> with i18n.use_language("zh"):
+...     i18n.text("exercise.correct", id="01.1")
+'练习 01.1：正确。'
+>>> i18n.get_language()
+'en'
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Iterator
+
+from . import en, zh
+
+#: The languages the kit speaks, and their tables (key -> ``str.format`` template).
+TABLES = {"en": en.TEXT, "zh": zh.TEXT}
+LANGUAGES = tuple(TABLES)
+#: Sentences of the exercises' own checks and hints, English -> Chinese (see ``zh.py``).
+SENTENCES = {"zh": zh.SENTENCES}
+
+__all__ = ["LANGUAGES", "get_language", "set_language", "text", "sentence", "use_language"]
+
+
+def _checked(language: object, where: str) -> str:
+    if language not in TABLES:
+        raise ValueError(f"{where}: the kit speaks {' and '.join(repr(x) for x in LANGUAGES)}, "
+                         f"not {language!r}")
+    return str(language)
+
+
+_language = _checked(os.environ.get("DLTUTOR_LANG", "en") or "en", "DLTUTOR_LANG")
+
+
+def set_language(language: str) -> None:
+    """Speak ``language`` ("en" or "zh") from now on: exercise verdicts and hints, the lab,
+    the diagnostics. Engine errors stay English.
+
+    >>> import dltutor as dt
+    >>> dt.set_language("zh"); dt.get_language()
+    'zh'
+    >>> dt.set_language("en")
+    """
+    global _language
+    _language = _checked(language, "set_language")
+
+
+def get_language() -> str:
+    """The language the kit speaks now ("en" unless ``set_language`` or DLTUTOR_LANG said
+    otherwise).
+
+    >>> get_language() in LANGUAGES
+    True
+    """
+    return _language
+
+
+@contextlib.contextmanager
+def use_language(language: str) -> Iterator[None]:
+    """Speak ``language`` inside a ``with`` block, then the previous one again.
+
+    >>> with use_language("zh"):
+    ...     get_language()
+    'zh'
+    """
+    global _language
+    previous, _language = _language, _checked(language, "use_language")
+    try:
+        yield
+    finally:
+        _language = previous
+
+
+def text(key: str, **fields: object) -> str:
+    """The template ``key`` in the current language, filled in with ``fields``.
+
+    >>> text("exercise.hint", n=1, total=2, id="01.1", text="It is a number.")
+    'Hint 1 of 2 for exercise 01.1: It is a number.'
+    """
+    return TABLES[_language][key].format(**fields)
+
+
+def sentence(english: str) -> str:
+    """An exercise's own sentence (a hint, a "not yet" reason) in the current language: its
+    translation when the table has one, else the English sentence.
+
+    >>> sentence("It is a number.")
+    'It is a number.'
+    """
+    return SENTENCES.get(_language, {}).get(english, english)

@@ -1,0 +1,71 @@
+"""The kit speaks English or Chinese: complete tables, a checked choice, verdicts in both."""
+from __future__ import annotations
+
+import os
+import string
+import subprocess
+import sys
+
+import pytest
+
+import dltutor as dt
+from dltutor import i18n
+from dltutor.exercises import ____, chapter
+
+
+def fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def test_every_language_has_every_key_with_the_same_fields():
+    english = i18n.TABLES["en"]
+    for language, table in i18n.TABLES.items():
+        assert set(table) == set(english), language
+        for key, template in english.items():
+            assert fields(table[key]) == fields(template), (language, key)
+
+
+def test_the_chinese_table_is_chinese():
+    for key, template in i18n.TABLES["zh"].items():
+        if key != "exercise.names_and":
+            assert any("\u4e00" <= ch <= "\u9fff" for ch in template), key
+
+
+def test_set_language_switches_and_refuses_other_languages():
+    assert dt.get_language() == "en"
+    with pytest.raises(ValueError, match="'en' and 'zh'"):
+        dt.set_language("cn")
+    assert dt.get_language() == "en"                      # a refused choice changes nothing
+    dt.set_language("zh")
+    try:
+        assert dt.get_language() == "zh"
+    finally:
+        dt.set_language("en")
+
+
+def test_an_exercise_answers_in_the_learners_language():
+    q1 = chapter("01").q1
+    english = q1.verdict({name: ____ for name in q1.names})
+    with i18n.use_language("zh"):
+        chinese = q1.verdict({name: ____ for name in q1.names})
+    assert english.status == chinese.status == "not attempted"     # statuses are keys
+    assert english.message.startswith("Exercise 01.1: not attempted")
+    assert chinese.message.startswith("练习 01.1：还没有作答")
+
+
+def test_a_translated_sentence_replaces_the_english_one(monkeypatch):
+    monkeypatch.setitem(i18n.SENTENCES["zh"], "It is a number.", "它是一个数。")
+    with i18n.use_language("zh"):
+        assert i18n.sentence("It is a number.") == "它是一个数。"
+        assert i18n.sentence("Not in the table.") == "Not in the table."
+    assert i18n.sentence("It is a number.") == "It is a number."
+
+
+def test_the_environment_variable_chooses_the_language_and_is_checked():
+    code = "import dltutor as dt; print(dt.get_language())"
+    run = lambda value: subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                       text=True, env={**os.environ, "DLTUTOR_LANG": value})
+    assert run("zh").stdout.strip() == "zh"
+    assert run("").stdout.strip() == "en"
+    refused = run("chinese")
+    assert refused.returncode != 0 and "DLTUTOR_LANG" in refused.stderr
