@@ -38,7 +38,8 @@ def test_notebook_was_built_from_its_current_source(source):
         f"NAMES={source.stem}`")
 
 
-@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(NOTEBOOKS.glob("zh/*.ipynb")),
+                         ids=lambda p: str(p.relative_to(NOTEBOOKS)))
 def test_stored_notebook_is_clean(notebook):
     nb = json.loads(notebook.read_text(encoding="utf-8"))
     assert "widgets" not in nb["metadata"], "widget state must not be committed"

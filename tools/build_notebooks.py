@@ -13,6 +13,13 @@ with its outputs, normalised so that a rebuild on the same machine changes nothi
   shows on purpose is stored as its message alone.
 
 Notebooks seed their own random numbers with ``dt.manual_seed``.
+
+**The Chinese edition.** When ``notebooks/src/zh/NN_name.py`` exists (the chapter's prose in
+Chinese, see ``tools/translations.py``), the same command also builds
+``notebooks/zh/NN_name.ipynb``: the English notebook's code cells, the Chinese prose cells in
+their place, and a first cell that switches the kit to Chinese (``dt.set_language("zh")``), so
+that verdicts, hints and the lab speak Chinese. It is executed and normalised the same way.
+``--lang en`` or ``--lang zh`` builds one edition only.
 """
 from __future__ import annotations
 
@@ -28,6 +35,10 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "notebooks" / "src"
 OUTPUT = ROOT / "notebooks"
+ZH_OUTPUT = OUTPUT / "zh"
+#: The first cell of every Chinese notebook (the only code the English edition does not have).
+LANGUAGE_CELL = ('import dltutor as dt\n\n'
+                 'dt.set_language("zh")     # 练习反馈、提示、诊断和实验室界面都用中文')
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
@@ -42,13 +53,35 @@ def notebook_from_source(source: Path) -> nbformat.NotebookNode:
     return nb
 
 
-def execute(nb: nbformat.NotebookNode, timeout: int = 600) -> None:
-    """Run every cell in a fresh kernel started in notebooks/ with DLTUTOR_QUICK=1."""
+def execute(nb: nbformat.NotebookNode, folder: Path = OUTPUT, timeout: int = 600) -> None:
+    """Run every cell in a fresh kernel started in ``folder`` with DLTUTOR_QUICK=1."""
     os.environ["DLTUTOR_QUICK"] = "1"
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(OUTPUT)}},
+                            resources={"metadata": {"path": str(folder)}},
                             record_timing=False, store_widget_state=False)
     client.execute()
+
+
+def chinese_notebook(source: Path) -> nbformat.NotebookNode:
+    """The Chinese edition of ``source``: its code cells, the Chinese prose in place of the
+    English, and the language cell first. Stops with what to do when the prose is out of step."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import translations
+
+    found = translations.problems(source.stem)
+    if found:
+        raise SystemExit(f"notebooks/zh/{source.stem}.ipynb cannot be built:\n  "
+                         + "\n  ".join(found))
+    nb = notebook_from_source(source)
+    prose = iter(text for _, text in translations.chinese_prose(source.stem))
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = next(prose)
+    first = nbformat.v4.new_code_cell(LANGUAGE_CELL, metadata={"tags": ["language"]})
+    nb.cells.insert(0, first)
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"zh-{source.stem[:2]}-{index:03d}"
+    return nb
 
 
 def normalise(nb: nbformat.NotebookNode) -> None:
@@ -70,19 +103,29 @@ def normalise(nb: nbformat.NotebookNode) -> None:
                 output["traceback"] = [f"{output['ename']}: {output['evalue']}"]
 
 
-def build(source: Path) -> Path:
-    nb = notebook_from_source(source)
+def build(source: Path, language: str = "en") -> Path:
+    """Build, execute and write one edition of one chapter; returns the notebook's path."""
+    if language == "zh":
+        nb, folder = chinese_notebook(source), ZH_OUTPUT
+    else:
+        nb, folder = notebook_from_source(source), OUTPUT
+    folder.mkdir(exist_ok=True)
     started = time.perf_counter()
-    execute(nb)
+    execute(nb, folder)
     normalise(nb)
-    target = OUTPUT / f"{source.stem}.ipynb"
+    target = folder / f"{source.stem}.ipynb"
     nbformat.write(nb, target)
     print(f"{target.relative_to(ROOT)}: {len(nb.cells)} cells, "
           f"{time.perf_counter() - started:.1f} s")
     return target
 
 
-def main(names: list[str]) -> int:
+def main(args: list[str]) -> int:
+    languages = ["en", "zh"]
+    if "--lang" in args:
+        at = args.index("--lang")
+        languages, args = [args[at + 1]], args[:at] + args[at + 2:]
+    names = args
     sources = sorted(SOURCES.glob("*.py"))
     if names:
         sources = [s for s in sources if any(s.stem.startswith(n) or s.stem == n for n in names)]
@@ -91,7 +134,10 @@ def main(names: list[str]) -> int:
                   f"{', '.join(s.stem for s in sorted(SOURCES.glob('*.py')))}")
             return 1
     for source in sources:
-        build(source)
+        if "en" in languages:
+            build(source, "en")
+        if "zh" in languages and (SOURCES / "zh" / source.name).exists():
+            build(source, "zh")
     return 0
 
 
