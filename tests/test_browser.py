@@ -223,3 +223,37 @@ def test_voila_app_play_and_freeze(workdir, page):
     finally:
         server.stop()
 
+
+
+def test_voila_chinese_lab_page_speaks_chinese_and_trains(workdir, page):
+    """The Chinese edition's lab page: labels, help and status line in Chinese; play trains."""
+    notebooks, env = workdir
+    port, token = free_port(), "dltutor-test-token"
+    server = Server(["voila", "zh/" + APP_NOTEBOOK, "--no-browser", f"--port={port}",
+                     "--Voila.ip=127.0.0.1", "--Voila.port_retries=0", f"--token={token}",
+                     "--show_tracebacks=True"],
+                    cwd=notebooks, env=env, log_path=ARTIFACTS / "voila-zh-server.log")
+    try:
+        server.wait_for_port(port)
+        page.goto(f"http://127.0.0.1:{port}/?token={token}", timeout=90_000,
+                  wait_until="commit")
+        page.wait_for_selector(".dltutor-play", timeout=90_000)
+        assert "试一试" in page.locator(".dltutor-help").inner_text()
+        assert page.locator(".dltutor-play").inner_text().strip() == "播放"
+        assert "冻结" in page.locator(".dltutor-lab").inner_text()
+        assert "两个月牙" in page.locator(".dltutor-demo").inner_text()
+        page.locator(".dltutor-pace .noUi-handle").focus()
+        page.keyboard.press("End")
+        wait_for_status(page, lambda a: a["data-pace"] == "max", "the speed slider to reach max")
+        page.locator(".dltutor-play").click()
+        trained = wait_for_status(page, lambda a: as_int(a, "data-step") >= 50,
+                                  "the Chinese lab to train after pressing 播放")
+        line = page.locator(".dltutor-status").inner_text()
+        assert "步数" in line and "损失" in line and float(trained["data-loss"]) > 0
+        page.locator(".dltutor-status-line").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "browser_voila_zh.png"))
+    except BaseException:
+        save_failure(page, "voila-zh", [server])
+        raise
+    finally:
+        server.stop()

@@ -1,8 +1,8 @@
 """The lab as an app: a demo picker, one line saying what to try, and the live lab below.
 
 ``notebooks/lab.ipynb`` is this and nothing else, so that Voilà (and the Binder lab badge) show
-the lab alone. Each entry of :data:`DEMOS` is a ready-made lab from :mod:`dltutor.lab.demos`
-and the experiment it is made for. Picking another demo closes the running lab (its training
+the lab alone. Each entry of :data:`DEMOS` is a ready-made lab from :mod:`dltutor.lab.demos`;
+the line beside the menu says what experiment it is made for. Picking another demo closes the running lab (its training
 stops) and shows the new one, at the new demo's own speed.
 
 >>> app = LabApp()
@@ -16,44 +16,26 @@ stops) and shows the new one, at the new demo's own speed.
 from __future__ import annotations
 
 import html
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 import ipywidgets as W
 
+from ..i18n import text
 from . import demos
 from .controller import TrainingLab
 from .widgets import LabView
 
 
-class Demo(NamedTuple):
-    """A lab to build and the one-line experiment to try with it."""
-
-    build: Callable[[], TrainingLab]
-    try_this: str
-
-
-#: The demos the app offers, in menu order.
-DEMOS: dict[str, Demo] = {
-    "two moons": Demo(demos.moons_mlp,
-                      "Press play. Tick freeze on layer 2 and watch its norm go flat while "
-                      "the other layers learn; set a layer's lr × to 0 or 10."),
-    "exploding gradients": Demo(demos.exploding_gradients,
-                                "Press play: the loss overflows within a few steps. Reset, set "
-                                "clip to global norm at 1 and play again: now it learns."),
-    "spirals": Demo(demos.spirals_mlp,
-                    "Three spiral arms, a narrow first layer. Set layer 0's lr × to 10 and it "
-                    "untangles them much sooner; at 0 it stalls. Reset between tries."),
-    "pretrained features": Demo(demos.pretrained_features,
-                                "Layers 0.0 and 0.2 read digits (see 'digits, pretrained "
-                                "head'); the new head learns odd vs even. Freeze both before "
-                                "play and the digit accuracy stays put; leave them free and "
-                                "it collapses."),
-    "tied layer": Demo(demos.tied_mlp,
-                       "Layer 2 is used twice: freeze it and both uses stop; its gradient is "
-                       "the sum of the two uses."),
-    "handwritten digits": Demo(demos.digits_mlp,
-                               "Adam on 8x8 digits: set layer 0's lr × to 0 (a fixed feature "
-                               "extractor) and see how far the last layer gets alone."),
+#: The demos the app offers, in menu order: name -> the function that builds its lab. The
+#: menu shows ``text("lab.demo.<name>")`` and the experiment to try, ``text("lab.try.<name>")``
+#: (:mod:`dltutor.i18n`), in the learner's language.
+DEMOS: dict[str, Callable[[], TrainingLab]] = {
+    "two moons": demos.moons_mlp,
+    "exploding gradients": demos.exploding_gradients,
+    "spirals": demos.spirals_mlp,
+    "pretrained features": demos.pretrained_features,
+    "tied layer": demos.tied_mlp,
+    "handwritten digits": demos.digits_mlp,
 }
 
 
@@ -67,7 +49,8 @@ class LabApp:
     def __init__(self, demo: str = "two moons"):
         if demo not in DEMOS:
             raise ValueError(f"LabApp: unknown demo {demo!r}; choose one of {list(DEMOS)}")
-        self.picker = W.Dropdown(options=list(DEMOS), value=demo, description="demo",
+        self.picker = W.Dropdown(options=[(text(f"lab.demo.{name}"), name) for name in DEMOS],
+                                 value=demo, description=text("lab.app.demo"),
                                  layout=W.Layout(width="280px"),
                                  style={"description_width": "40px"})
         self.picker.add_class("dltutor-demo")
@@ -81,10 +64,9 @@ class LabApp:
         self.picker.observe(lambda change: self._switch(change["new"]), names="value")
 
     def _open(self, demo: str) -> LabView:
-        entry = DEMOS[demo]
-        self.help.value = (f"<span style='font-size:14px'><b>Try this:</b> "
-                           f"{html.escape(entry.try_this)}</span>")
-        view = LabView(entry.build())
+        self.help.value = (f"<span style='font-size:14px'><b>{text('lab.app.try')}</b> "
+                           f"{html.escape(text(f'lab.try.{demo}'))}</span>")
+        view = LabView(DEMOS[demo]())
         view.show()                     # the one live view of this lab's name
         return view
 

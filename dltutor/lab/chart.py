@@ -37,6 +37,7 @@ import anywidget
 import numpy as np
 import traitlets
 
+from ..i18n import text
 from .controller import TrainingLab
 
 __all__ = ["LiveChart", "chart_spec", "chart_frame", "layer_colors", "GRID", "MAX_POINTS"]
@@ -74,11 +75,11 @@ def chart_spec(lab: TrainingLab) -> dict[str, Any]:
     ['loss', 'param', 'grad', 'ratio']
     """
     panels = [
-        {"id": "loss", "title": "loss", "log": True},
-        {"id": "param", "title": "parameter norm ‖w‖", "log": False, "spans": True},
-        {"id": "grad", "title": "gradient norm ‖∇w‖ (dashed: clipped)", "log": True,
+        {"id": "loss", "title": text("lab.panel.loss"), "log": True},
+        {"id": "param", "title": text("lab.panel.param"), "log": False, "spans": True},
+        {"id": "grad", "title": text("lab.panel.grad"), "log": True,
          "zero_floor": True, "spans": True},
-        {"id": "ratio", "title": "update / parameter ‖Δw‖ / ‖w‖", "log": True,
+        {"id": "ratio", "title": text("lab.panel.ratio"), "log": True,
          "zero_floor": True, "spans": True},
     ]
     spec: dict[str, Any] = {"panels": panels}
@@ -86,7 +87,7 @@ def chart_spec(lab: TrainingLab) -> dict[str, Any]:
         X, y = np.asarray(lab.X, dtype=float), np.asarray(lab.y).ravel().astype(int)
         lo, hi = X.min(axis=0) - 0.5, X.max(axis=0) + 0.5
         spec["boundary"] = {
-            "title": "decision boundary", "grid": GRID,
+            "title": text("lab.panel.boundary"), "grid": GRID,
             "extent": [float(lo[0]), float(hi[0]), float(lo[1]), float(hi[1])],
             "points": [[round(float(a), 3), round(float(b), 3), int(c)]
                        for (a, b), c in zip(X, y)],
@@ -140,7 +141,7 @@ def chart_frame(lab: TrainingLab, colors: list[str],
         with np.errstate(invalid="ignore"):
             total = np.sqrt(np.nansum(clipped ** 2, axis=1)) if n else np.zeros(0)
         grad_lines.append(_line(total, "#000000", 2.4, [6, 3]))
-    grad_refs = ([{"y": float(threshold), "label": f"clip threshold {threshold:g}"}]
+    grad_refs = ([{"y": float(threshold), "label": text("lab.panel.threshold", threshold=f"{threshold:g}")}]
                  if clip_mode in ("norm", "global_norm") and threshold else [])
     frame: dict[str, Any] = {
         "step": lab.steps_done,
@@ -183,4 +184,5 @@ def boundary(lab: TrainingLab, predict: Callable[[np.ndarray], np.ndarray]) -> d
             values, mode, predicted = cells.argmax(axis=1), "class", points.argmax(axis=1)
     accuracy = float((predicted == y).mean()) if len(y) else math.nan
     return {"grid": base64.b64encode(np.asarray(values, dtype=np.uint8).tobytes()).decode(),
-            "mode": mode, "title": f"accuracy {accuracy:.0%}", "accuracy": accuracy}
+            "mode": mode, "title": text("lab.panel.accuracy", accuracy=f"{accuracy:.0%}"),
+            "accuracy": accuracy}

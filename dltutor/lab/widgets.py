@@ -80,6 +80,7 @@ import ipywidgets as W
 import numpy as np
 
 from ..autograd import no_grad, tensor
+from ..i18n import sentence, text
 from ..stats import eval_mode
 from .chart import LiveChart, chart_frame, chart_spec, layer_colors
 from .controller import TrainingLab
@@ -93,9 +94,9 @@ LR_MULTS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 PACES = (1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0, 200.0, 500.0, math.inf)
 #: The choices of the clip threshold slider.
 CLIP_THRESHOLDS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
-#: The clip mode selector: (label, value); the value goes to ``lab.set_clip`` ("off" -> None).
-CLIP_CHOICES = (("off", "off"), ("value", "value"), ("norm (each tensor)", "norm"),
-                ("global norm", "global_norm"))
+#: The clip modes of the selector; the value goes to ``lab.set_clip`` ("off" -> None). Their
+#: labels are ``text("lab.clip.<mode>")``, in the learner's language.
+CLIP_MODES = ("off", "value", "norm", "global_norm")
 #: Time between two frames of the plots (seconds): 12 per second, so that at least 10 reach
 #: the page while training runs flat out.
 REDRAW_INTERVAL = 1 / 12
@@ -159,7 +160,7 @@ def _label(value: float) -> str:
 
 
 def _pace_label(value: float) -> str:
-    return "max" if math.isinf(value) else f"{value:g}/s"
+    return text("lab.max") if math.isinf(value) else f"{value:g}/s"
 
 
 def _with_option(options: tuple, value: float, label: Callable[[float], str] = _label) -> tuple:
@@ -250,15 +251,11 @@ class LabView:
             b.on_click(lambda _: action())
             return b
 
-        self.buttons = {
-            "play": button("play", "play", "play", "train continuously", self.play),
-            "pause": button("pause", "pause", "pause", "stop after the current slice",
-                            self.pause),
-            "step": button("step", "step", "step-forward", "train one step", self.step_once),
-            "reset": button("reset", "reset", "undo",
-                            "initial weights, fresh optimizer; the controls stay",
-                            self.reset),
-        }
+        icons = {"play": "play", "pause": "pause", "step": "step-forward", "reset": "undo"}
+        actions = {"play": self.play, "pause": self.pause, "step": self.step_once,
+                   "reset": self.reset}
+        self.buttons = {name: button(name, text(f"lab.{name}"), icons[name],
+                                     text(f"lab.{name}.tip"), actions[name]) for name in icons}
         self.buttons["pause"].disabled = True
 
         self.freeze: dict[str, W.Checkbox] = {}
@@ -270,11 +267,12 @@ class LabView:
             module = modules.get(name)
             size = sum(int(np.prod(p.shape)) for p in module.parameters(recurse=False)) \
                 if module is not None else 0
-            what = f"{type(module).__name__}, {size} params" if module is not None else ""
-            label = W.HTML(f"<b>layer {html.escape(name or '(root)')}</b> "
+            what = (text("lab.layer_size", kind=type(module).__name__, size=size)
+                    if module is not None else "")
+            label = W.HTML(f"<b>{html.escape(text('lab.layer', name=name or '(root)'))}</b> "
                            f"<span style='color:#666'>{html.escape(what)}</span>",
                            layout=W.Layout(width="210px"))
-            box = W.Checkbox(value=row["frozen"], description="freeze", indent=False,
+            box = W.Checkbox(value=row["frozen"], description=text("lab.freeze"), indent=False,
                              layout=W.Layout(width="80px"))
             box.add_class(f"dltutor-freeze-{key}")
             box.observe(lambda change, n=name: self._apply(
@@ -291,16 +289,17 @@ class LabView:
             rows.append(W.HBox([label, box, slider], layout=W.Layout(flex_flow="row wrap")))
 
         mode = state["clip_mode"] or "off"
-        self.clip_mode = W.Dropdown(options=CLIP_CHOICES, value=mode, description="clip",
+        self.clip_mode = W.Dropdown(options=[(text(f"lab.clip.{m}"), m) for m in CLIP_MODES],
+                                    value=mode, description=text("lab.clip"),
                                     layout=W.Layout(width="230px"),
                                     style={"description_width": "36px"})
         self.clip_mode.add_class("dltutor-clip-mode")
         threshold = state["clip_threshold"] if state["clip_threshold"] is not None else 1.0
         self.clip_threshold = W.SelectionSlider(
             options=_with_option(tuple((_label(v), v) for v in CLIP_THRESHOLDS), threshold),
-            value=threshold, description="at", continuous_update=True,
+            value=threshold, description=text("lab.clip_at"), continuous_update=True,
             layout=W.Layout(width="300px", min_width="220px"),
-            style={"description_width": "24px"})
+            style={"description_width": "36px"})
         self.clip_threshold.add_class("dltutor-clip-threshold")
         self.clip_mode.observe(lambda change: self._apply(self._set_clip), names="value")
         self.clip_threshold.observe(lambda change: self._apply(self._set_clip), names="value")
@@ -317,15 +316,15 @@ class LabView:
         speed = math.inf if self.pace is None else self.pace
         self.speed = W.SelectionSlider(
             options=_with_option(tuple((_pace_label(v), v) for v in PACES), speed, _pace_label),
-            value=speed, description="speed", continuous_update=True,
+            value=speed, description=text("lab.speed"), continuous_update=True,
             layout=W.Layout(width="300px"), style={"description_width": "44px"},
-            tooltip="training steps per second")
+            tooltip=text("lab.speed.tip"))
         self.speed.add_class("dltutor-pace")
         self.speed.observe(lambda change: self._set_pace(change["new"]), names="value")
 
         self.status = W.HTML(layout=W.Layout(width="100%"))
         self.status.add_class("dltutor-status-line")
-        title = W.HTML(f"<b>{html.escape(lab.name)}</b>",
+        title = W.HTML(f"<b>{html.escape(sentence(lab.name))}</b>",
                        layout=W.Layout(margin="0 12px 0 4px"))
         self._controls_box = W.VBox([
             W.HBox([title, *self.buttons.values(), self.speed],
@@ -343,17 +342,19 @@ class LabView:
         self.chart.add_class("dltutor-plots")
         swatch = ("<span style='display:inline-block;width:24px;border-top:{style} {color};"
                   "vertical-align:middle;margin:0 5px 0 12px'></span>")
+        by = text(f"lab.legend.by.{lab.recorder.by}")
         keys = "".join(swatch.format(style="3px solid", color=c)
-                       + html.escape(f"{lab.recorder.by} {n}")
+                       + html.escape(text("lab.legend.trace", by=by, name=n))
                        for c, n in zip(self._colors, lab.recorder.names))
-        keys += (swatch.format(style="2px solid", color="#000") + "all layers (global)"
-                 + swatch.format(style="3px dashed", color="#555") + "after clipping"
+        keys += (swatch.format(style="2px solid", color="#000") + text("lab.legend.global")
+                 + swatch.format(style="3px dashed", color="#555") + text("lab.legend.clipped")
                  + swatch.format(style="2px dotted", color="#555")
-                 + "clip threshold (gradient panel), 1e-3 (update panel)"
-                 + swatch.format(style="2px dashed", color="#7a4dd8") + "a control changed"
+                 + text("lab.legend.threshold")
+                 + swatch.format(style="2px dashed", color="#7a4dd8")
+                 + text("lab.legend.changed")
                  + "<span style='display:inline-block;width:18px;height:11px;"
                    "background:rgba(0,0,0,0.15);margin:0 5px 0 12px'></span>"
-                 + "shaded: steps the layer was frozen (its colour)")
+                 + text("lab.legend.frozen"))
         self.legend = W.HTML(f"<div style='font-size:12px;line-height:1.9'>{keys}</div>")
         self.legend.add_class("dltutor-legend")
 
@@ -615,28 +616,33 @@ class LabView:
         attributes = " ".join(f'{k}="{html.escape(v, quote=True)}"' for k, v in data.items())
         loss = float(data["data-loss"])
         scale = data["data-clip-scale"]
-        parts = [f"step <b>{data['data-step']}</b>",
-                 f"loss <b>{loss:.4f}</b>" if math.isfinite(loss) else "loss –",
-                 "clip " + ("off" if data["data-clip-mode"] == "off" else
-                            f"{data['data-clip-mode'].replace('_', ' ')} at "
-                            f"{float(data['data-clip-threshold']):g}, scale "
-                            + (f"{float(scale):.3f}" if scale != "nan" else "–")),
-                 ("<span style='color:#080'>running</span>, "
-                  f"{float(data['data-steps-per-second']):.0f} steps/s"
-                  if data["data-running"] == "1" else "paused")]
+        mode = data["data-clip-mode"]
+        clip = (text("lab.status.clip_off") if mode == "off" else
+                text("lab.status.clip_on", mode=text(f"lab.clip.{mode}"),
+                     threshold=f"{float(data['data-clip-threshold']):g}",
+                     scale=f"{float(scale):.3f}" if scale != "nan" else "–"))
+        rate = text("lab.status.rate", rate=f"{float(data['data-steps-per-second']):.0f}")
+        parts = [f"{text('lab.status.step')} <b>{data['data-step']}</b>",
+                 f"{text('lab.status.loss')} " + (f"<b>{loss:.4f}</b>" if math.isfinite(loss)
+                                                  else "–"),
+                 f"{text('lab.status.clip')} {clip}",
+                 (f"<span style='color:#080'>{text('lab.status.running')}</span>, {rate}"
+                  if data["data-running"] == "1" else text("lab.status.paused"))]
         for label, value in self.lab.state()["watch"].items():
-            parts.append(f"{html.escape(label)} <b>{value:.1%}</b>" if 0 <= value <= 1
-                         else f"{html.escape(label)} <b>{value:.4g}</b>")
+            label = html.escape(sentence(label))
+            parts.append(f"{label} <b>{value:.1%}</b>" if 0 <= value <= 1
+                         else f"{label} <b>{value:.4g}</b>")
         frozen = [n for n in self.lab.layers if data[f"data-frozen-{self.keys[n]}"] == "1"]
         if frozen:
-            parts.append("frozen: " + ", ".join(html.escape(n) for n in frozen))
-        text = " · ".join(parts)
+            parts.append(f"{text('lab.status.frozen')}: "
+                         + ", ".join(html.escape(n) for n in frozen))
+        line = " · ".join(parts)
         if data["data-error"]:
-            text += (f"<br><span style='color:#b00'>last error: "
+            line += (f"<br><span style='color:#b00'>{text('lab.status.error')}: "
                      f"{html.escape(data['data-error'])}</span>")
         # Two lines are always reserved, so the plots do not jump when an error line appears.
         return (f'<div class="dltutor-status" {attributes} '
-                f'style="font-family:monospace;font-size:13px;min-height:3.2em">{text}</div>')
+                f'style="font-family:monospace;font-size:13px;min-height:3.2em">{line}</div>')
 
     def _update_status(self) -> None:
         if self.closed:
@@ -645,10 +651,10 @@ class LabView:
         if value != self.status.value:
             self.status.value = value
         norm = self._latest_grad_norm()
-        text = (f"<span style='font-size:13px'>‖∇w‖ now <b>{norm:.3g}</b></span>"
-                if math.isfinite(norm) else "<span style='font-size:13px'>‖∇w‖ now –</span>")
-        if text != self.grad_norm.value:
-            self.grad_norm.value = text
+        shown = f"<b>{norm:.3g}</b>" if math.isfinite(norm) else "–"
+        label = f"<span style='font-size:13px'>{html.escape(text('lab.grad_now'))} {shown}</span>"
+        if label != self.grad_norm.value:
+            self.grad_norm.value = label
 
     def _tick(self) -> None:
         """Called between slices: status, widgets and a frame of the plots, each at most every
