@@ -11,10 +11,11 @@ LAB_PORT ?= 8888
 # Jupyter refuses to run as root unless told to; containers and CI machines often are root.
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test test-cpus notebooks bench clean help
+.PHONY: lab lab-zh test test-cpus notebooks bench clean help
 
 help:
 	@echo "make lab    - install the kit in .venv and open JupyterLab on notebooks/"
+	@echo "make lab-zh - the same, on the Chinese edition (notebooks/zh/)"
 	@echo "make test   - install the test extras in .venv and run the whole suite"
 	@echo "make test-cpus - rerun the notebooks and doctests under other CPUs' rounding only"
 	@echo "make notebooks - rebuild every chapter from notebooks/src and store its outputs"
@@ -35,11 +36,16 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	@touch $@ $(LAB_STAMP)
 
-# Opens on the first chapter (00_welcome) rather than JupyterLab's launcher.
+# Opens on the first chapter (00_welcome) rather than JupyterLab's launcher; `make lab-zh`
+# opens the Chinese edition's first chapter (notebooks/zh/00_welcome.ipynb) and speaks Chinese.
+START ?= 00_welcome.ipynb
 lab: $(LAB_STAMP)
-	@echo "Starting JupyterLab on notebooks/00_welcome.ipynb - open the URL it prints below (Ctrl-C stops it)."
-	$(BIN)/jupyter lab --notebook-dir=notebooks --LabApp.default_url=/lab/tree/00_welcome.ipynb \
+	@echo "Starting JupyterLab on notebooks/$(START) - open the URL it prints below (Ctrl-C stops it)."
+	$(BIN)/jupyter lab --notebook-dir=notebooks --LabApp.default_url=/lab/tree/$(START) \
 	  --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser $(AS_ROOT)
+
+lab-zh:
+	@DLTUTOR_LANG=zh $(MAKE) --no-print-directory lab START=zh/00_welcome.ipynb
 
 # In parallel, one worker per core: each notebook (nbval) and each test module stays on one
 # worker (--dist loadscope), so the slow CPU-variant module runs beside everything else.

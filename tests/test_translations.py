@@ -8,6 +8,7 @@ other than the first cell, which switches the kit to Chinese.
 """
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -49,7 +50,7 @@ def test_the_chinese_notebook_has_the_english_code_and_the_chinese_prose(source)
     assert code == cells(english, "code"), (
         f"notebooks/zh/{target.name} is stale: its code differs from the English source; run "
         f"`make notebooks NAMES={source.stem}`")
-    assert cells(built, "markdown") == [text.strip() for _, text in
+    assert cells(built, "markdown") == [translations.localize_links(text).strip() for _, text in
                                         translations.chinese_prose(source.stem)], (
         f"notebooks/zh/{target.name} is stale: its prose differs from {source.name}")
 
@@ -68,3 +69,43 @@ def test_an_untranslated_cell_is_caught(tmp_path, monkeypatch):
     translations.write_cells(tmp_path / "lab.py", [(translations.stamp_of(english[0]), english[0])])
     found = translations.problems("lab")
     assert len(found) == 1 and "not translated yet" in found[0]
+
+
+def test_the_chinese_faq_index_is_current_and_every_link_works():
+    from test_notebooks import FAQ_IDS, headings
+
+    zh_faq = ROOT / "notebooks" / "zh" / "FAQ.md"
+    assert zh_faq.read_text(encoding="utf-8") == translations.chinese_faq(), (
+        "notebooks/zh/FAQ.md is stale: run `python tools/translations.py faq`")
+    rows = {}
+    for line in zh_faq.read_text(encoding="utf-8").splitlines():
+        match = translations.FAQ_ROW.match(line)
+        if match:
+            rows[match.group(1)] = line
+    assert sorted(rows) == sorted(FAQ_IDS)
+    for faq_id, line in rows.items():
+        question = line.split("|")[2]
+        assert translations.HAN.search(question), f"{faq_id}: the question is not in Chinese"
+        targets = re.findall(r"\]\(([^)]+)\)", line)
+        assert targets, f"{faq_id} has no link"
+        for target in targets:
+            path, _, anchor = target.partition("#")
+            notebook = (zh_faq.parent / path).resolve()
+            assert notebook.exists(), f"{faq_id}: {path} does not exist"
+            assert anchor in headings(notebook), f"{faq_id}: {path} has no heading #{anchor}"
+
+
+def test_the_chinese_readme_has_the_two_commands_and_the_ways_in():
+    readme_zh = (ROOT / "README.zh.md").read_text(encoding="utf-8")
+    assert "make lab" in readme_zh and "make test" in readme_zh and "make lab-zh" in readme_zh
+    for link in ("notebooks/zh/FAQ.md", "notebooks/GLOSSARY.md", "README.md"):
+        assert f"]({link})" in readme_zh, link
+    assert "](README.zh.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_both_editions_point_to_the_glossary():
+    glossary = (ROOT / "notebooks" / "GLOSSARY.md").read_text(encoding="utf-8")
+    assert "| 中文 | English | dltutor | PyTorch | Paddle | MegEngine |" in glossary
+    for welcome in ("notebooks/00_welcome.ipynb", "notebooks/zh/00_welcome.ipynb"):
+        prose = cells(nbformat.read(ROOT / welcome, as_version=4), "markdown")
+        assert any("GLOSSARY.md" in text for text in prose), welcome

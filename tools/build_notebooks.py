@@ -76,7 +76,7 @@ def chinese_notebook(source: Path) -> nbformat.NotebookNode:
     prose = iter(text for _, text in translations.chinese_prose(source.stem))
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = next(prose)
+            cell.source = translations.localize_links(next(prose))
     first = nbformat.v4.new_code_cell(LANGUAGE_CELL, metadata={"tags": ["language"]})
     nb.cells.insert(0, first)
     for index, cell in enumerate(nb.cells):

@@ -21,6 +21,9 @@ the cell to translate again.
   stamped, ready to be translated in place (refuses to overwrite an existing file).
 * ``stamp NAME...``: after you have updated stale translations, stamp them with the current
   English cells (the cell count must already match).
+* ``faq``: write ``notebooks/zh/FAQ.md``: the questions of ``notebooks/src/zh/FAQ.md`` (in
+  Chinese) with the links of the English index, pointed at the Chinese chapters' headings (at
+  the English chapter while a chapter is not translated yet).
 """
 from __future__ import annotations
 
@@ -79,7 +82,55 @@ def problems(name: str) -> list[str]:
                          f"stamp {name}`")
         elif en.strip() and not HAN.search(zh):
             found.append(f"prose cell {index} (English: {first_line!r}) is not translated yet")
+        elif [level for level, _ in headings(en)] != [level for level, _ in headings(zh)]:
+            found.append(f"prose cell {index} (English: {first_line!r}) has headings at levels "
+                         f"{[lv for lv, _ in headings(en)]}, its translation "
+                         f"{[lv for lv, _ in headings(zh)]}: keep one heading for each")
     return found
+
+
+def headings(text: str) -> list[tuple[int, str]]:
+    """``(level, anchor)`` of each markdown heading in ``text``; the anchor is JupyterLab's,
+    the heading's text with spaces turned into ``-``."""
+    found = []
+    for line in text.splitlines():
+        match = re.match(r"(#+)\s+(.*)", line)
+        if match:
+            found.append((len(match.group(1)), match.group(2).strip().replace(" ", "-")))
+    return found
+
+
+def is_translated(name: str) -> bool:
+    """True when ``notebooks/src/zh/NAME.py`` exists and pairs with the English source."""
+    return (ZH_SOURCES / f"{name}.py").exists() and not problems(name)
+
+
+def chinese_anchor(name: str, english_anchor: str) -> str:
+    """The anchor in the Chinese chapter ``name`` of the heading that translates the English
+    heading ``english_anchor`` (the same heading of the paired prose cell).
+
+    Raises KeyError when the English chapter has no such heading."""
+    for en, (_, zh) in zip(english_prose(name), chinese_prose(name)):
+        en_anchors = [anchor for _, anchor in headings(en)]
+        if english_anchor in en_anchors:
+            return [anchor for _, anchor in headings(zh)][en_anchors.index(english_anchor)]
+    raise KeyError(f"{name} has no heading #{english_anchor}")
+
+
+CHAPTER_LINK = re.compile(r"\]\((\d\d_[a-z0-9_]+)\.ipynb(?:#([^)\s]+))?\)")
+
+
+def localize_links(text: str) -> str:
+    """Point the chapter links of Chinese prose at the Chinese chapters and their headings (an
+    untranslated chapter's link goes to the English one, ``../NN_name.ipynb``)."""
+    def replace(match: re.Match) -> str:
+        name, anchor = match.group(1), match.group(2)
+        if not (SOURCES / f"{name}.py").exists():
+            return match.group(0)
+        if not is_translated(name):
+            return f"](../{name}.ipynb" + (f"#{anchor})" if anchor else ")")
+        return f"]({name}.ipynb" + (f"#{chinese_anchor(name, anchor)})" if anchor else ")")
+    return CHAPTER_LINK.sub(replace, text)
 
 
 def write_cells(path: Path, cells: list[tuple[str, str]]) -> None:
@@ -123,7 +174,56 @@ def chapter_names(args: list[str]) -> list[str]:
     return chosen
 
 
+FAQ_ROW = re.compile(r"^\|\s*([A-Z]\d+)\s*\|")
+
+
+def english_faq_links() -> dict[str, list[tuple[str, str, str]]]:
+    """For each question id of ``notebooks/FAQ.md``: its links as (chapter, anchor, text)."""
+    links = {}
+    for line in (ROOT / "notebooks" / "FAQ.md").read_text(encoding="utf-8").splitlines():
+        match = FAQ_ROW.match(line)
+        if match:
+            links[match.group(1)] = re.findall(
+                r"\[(\d\d) § [^\]]*\]\((\d\d_[a-z0-9_]+)\.ipynb#([^)]+)\)", line)
+    return {faq_id: [(name, anchor, number) for number, name, anchor in found]
+            for faq_id, found in links.items()}
+
+
+def chinese_faq() -> str:
+    """The text of ``notebooks/zh/FAQ.md`` (see the ``faq`` command)."""
+    links = english_faq_links()
+    out = []
+    for line in (ZH_SOURCES / "FAQ.md").read_text(encoding="utf-8").splitlines():
+        match = FAQ_ROW.match(line)
+        if not match:
+            out.append(line)
+            if line.startswith("## "):
+                out += ["", "| 编号 | 问题 | 回答在 |", "| --- | --- | --- |"]
+            continue
+        faq_id = match.group(1)
+        question = line.split("|")[2].strip()
+        if faq_id not in links:
+            raise SystemExit(f"notebooks/src/zh/FAQ.md: {faq_id} is not in notebooks/FAQ.md")
+        targets = []
+        for name, anchor, number in links[faq_id]:
+            if is_translated(name):
+                zh = chinese_anchor(name, anchor)
+                targets.append(f"[{number} § {zh.replace('-', ' ')}]({name}.ipynb#{zh})")
+            else:
+                targets.append(f"[{number} § {anchor.replace('-', ' ')}（英文）]"
+                               f"(../{name}.ipynb#{anchor})")
+        out.append(f"| {faq_id} | {question} | {', '.join(targets)} |")
+    # a section heading is followed by the table header; drop the blank rows in between
+    text = "\n".join(out) + "\n"
+    return re.sub(r"(\| --- \| --- \| --- \|)\n\n", r"\1\n", text)
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["faq"]:
+        target = ROOT / "notebooks" / "zh" / "FAQ.md"
+        target.write_text(chinese_faq(), encoding="utf-8")
+        print(f"wrote {target.relative_to(ROOT)}")
+        return 0
     if not argv or argv[0] not in ("status", "skeleton", "stamp"):
         print(__doc__)
         return 2

@@ -63,7 +63,9 @@ assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 # | 10 GPU | the same code on a GPU with CuPy, and what to do when memory runs out |
 # | 11 the live lab | freeze, re-weight and clip a network while it trains, and watch |
 #
-# `notebooks/FAQ.md` maps each learner question to the section that answers it.
+# `notebooks/FAQ.md` maps each learner question to the section that answers it, and
+# `notebooks/GLOSSARY.md` lists the terms in English and Chinese with each framework's names.
+# The Chinese edition of every chapter is in `notebooks/zh/` (中文版).
 
 # %% [markdown]
 # ## CPU or GPU

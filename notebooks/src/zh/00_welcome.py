@@ -17,7 +17,7 @@
 #
 # `Tensor`（张量）保存着一个数组。指定 `requires_grad=True` 之后，对它的每一次运算都会被记录下来，这样 `backward()` 就能算出某个结果相对于它的梯度。
 
-# %% [markdown] en="d3c69704"
+# %% [markdown] en="a42333a7"
 # ## 各章一览
 #
 # | 笔记本 | 回答什么问题 |
@@ -34,7 +34,8 @@
 # | 10 GPU | 同一份代码在 GPU 上用 CuPy 运行，显存不够时怎么办 |
 # | 11 实时实验室 | 在网络训练时冻结、调整学习率倍数、裁剪，并实时观察 |
 #
-# `FAQ.md` 把学习者的每个问题对应到回答它的那一节；`../GLOSSARY.md` 是中英术语对照表。
+# `notebooks/zh/FAQ.md` 把学习者的每个问题对应到回答它的那一节；`notebooks/GLOSSARY.md` 是中英文
+# 术语对照表，并列出各框架中的写法。英文版在 `notebooks/` 中。
 
 # %% [markdown] en="44184e3e"
 # ## CPU 还是 GPU
