@@ -41,7 +41,7 @@ def row(check, name):
 def assert_aligned(report):
     """Every line of the table part starts each column at the header's column start."""
     lines = repr(report).splitlines()
-    headers = [h for _, h in report.columns]
+    headers = report._headers()
     head = next(i for i, line in enumerate(lines) if line.split() == headers)
     starts = [m.start() for m in re.finditer(r"\S+", lines[head])]
     assert len(starts) == len(headers)

@@ -29,6 +29,7 @@ def test_every_language_has_every_key_with_the_same_fields():
 def test_the_chinese_table_is_chinese():
     for key, template in i18n.TABLES["zh"].items():
         words = re.sub(r"\{[^}]*\}", "", template)          # what is left besides the fields
+        words = re.sub(r"\S*[_=]\S*|True|False|None", "", words)  # and code: lr_mult, need_clip
         if re.search(r"[A-Za-z]", words):
             assert re.search(r"[\u4e00-\u9fff]", words), (key, template)
 
@@ -71,3 +72,23 @@ def test_the_environment_variable_chooses_the_language_and_is_checked():
     assert run("").stdout.strip() == "en"
     refused = run("chinese")
     assert refused.returncode != 0 and "DLTUTOR_LANG" in refused.stderr
+
+
+def test_the_diagnostics_report_in_the_learners_language():
+    from dltutor import diagnose, nn, optim
+
+    net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    opt = optim.SGD([{"params": net[0].named_parameters(prefix="0")},
+                     {"params": net[2].named_parameters(prefix="2"), "lr": 0.0}], lr=0.1)
+    net(dt.ones(4, 2)).sum().backward()
+    english = diagnose.why_not_updating(net, opt, "2.weight")
+    with i18n.use_language("zh"):
+        chinese = diagnose.why_not_updating(net, opt, "2.weight")
+        summary = repr(diagnose.summary(net, opt))
+        lr = repr(diagnose.explain_lr(opt, "2.weight"))
+    assert english.cause == chinese.cause == "lr_zero"          # causes are codes, not words
+    assert english.verdict.startswith("not updating because: its group's lr is 0")
+    assert chinese.verdict.startswith("不会更新，因为：它所在参数组的学习率为 0")
+    assert [r["check"] for r in chinese.rows][:2] == ["在优化器中？", "requires_grad？"]
+    assert "形状" in summary and "合计" in summary and "shape" not in summary
+    assert "有效学习率" in lr and "已冻结" in lr

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import text
 from .lookup import _Entry, _find_entry
 from .optimizer_rules import _decay_text
 from .report import _fmt, _Report
@@ -20,12 +21,13 @@ class LRExplanation(_Report):
     (0.1, 'trainable')
     """
 
-    columns = [("step", "step"), ("value", "value"), ("note", "note")]
+    columns = ["step", "value", "note"]
 
     def __init__(self, data: dict[str, Any], rows: list[dict[str, Any]]):
         self.data, self.rows = data, rows
         self.title = data["name"] if data["opt_index"] is None else \
-            f"{data['name']}  (optimizer {data['opt_index']}: {data['optimizer']})"
+            text("diagnose.lr.title_in", name=data["name"], index=data["opt_index"],
+                 optimizer=data["optimizer"])
 
     def __getattr__(self, key: str) -> Any:
         data = self.__dict__.get("data", {})
@@ -40,9 +42,9 @@ class LRExplanation(_Report):
         lines = [self.title]
         for r in self.rows:
             value = _fmt(r["value"])
-            text = "  " + r["step"].ljust(label_w) + "  "
-            text += (value.ljust(value_w) + "  " + r["note"]) if r["note"] else value
-            lines.append(text.rstrip())
+            line = "  " + r["step"].ljust(label_w) + "  "
+            line += (value.ljust(value_w) + "  " + r["note"]) if r["note"] else value
+            lines.append(line.rstrip())
         return "\n".join(lines)
 
     def _cells(self) -> list[list[str]]:
@@ -99,13 +101,14 @@ def explain_lr(optimizer: Any, name: Any) -> LRExplanation:
     decay, kinds, coeff = _decay_text(entry)
     clip_text, clipped = _clip_text(entry)
     reasons = _frozen_reasons(entry)
-    status = "frozen: " + "; ".join(reasons) if reasons else "trainable"
-    rows = [{"step": f"group {gi} lr", "value": lr, "note": note},
-            {"step": "x lr_mult", "value": lr_mult, "note": ""},
-            {"step": "= effective lr", "value": effective, "note": ""},
-            {"step": "decay", "value": decay, "note": ""},
-            {"step": "clipping", "value": clip_text, "note": ""},
-            {"step": "status", "value": status, "note": ""}]
+    status = (text("diagnose.lr.frozen", reasons="; ".join(reasons)) if reasons
+              else text("diagnose.lr.trainable"))
+    rows = [{"step": text("diagnose.lr.group", group=gi), "value": lr, "note": note},
+            {"step": text("diagnose.lr.mult"), "value": lr_mult, "note": ""},
+            {"step": text("diagnose.lr.effective"), "value": effective, "note": ""},
+            {"step": text("diagnose.lr.decay"), "value": decay, "note": ""},
+            {"step": text("diagnose.lr.clipping"), "value": clip_text, "note": ""},
+            {"step": text("diagnose.lr.status"), "value": status, "note": ""}]
     data = {"name": entry.name, "optimizer": type(entry.opt).__name__,
             "opt_index": entry.opt_index, "group": gi, "group_lr": lr,
             "initial_lr": float(initial) if initial is not None else None,
@@ -121,7 +124,7 @@ def _scheduler_factor(lr: float, initial: Any) -> tuple[float | None, str]:
     """(lr / initial_lr, a note saying so) when a scheduler changed the group's lr."""
     if initial is not None and float(initial) != lr and float(initial) != 0:
         factor = lr / float(initial)
-        return factor, f"(initial {_fmt(initial)} x scheduler factor {_fmt(factor)})"
+        return factor, text("diagnose.lr.scheduler", initial=_fmt(initial), factor=_fmt(factor))
     return None, ""
 
 
@@ -129,23 +132,23 @@ def _clip_text(entry: _Entry) -> tuple[str, bool]:
     """Which clip object clips this gradient (and the last step's scale), or why none."""
     clip = getattr(entry.opt, "grad_clip", None)
     if clip is None:
-        return f"none ({type(entry.opt).__name__} has no grad_clip)", False
+        return text("diagnose.lr.no_clip", optimizer=type(entry.opt).__name__), False
     if not getattr(entry.param, "need_clip", True):
-        return f"excluded: need_clip=False (the optimizer's {clip!r} skips it)", False
-    text = f"{clip!r} (need_clip=True)"
+        return text("diagnose.lr.clip_excluded", clip=repr(clip)), False
+    said = text("diagnose.lr.clip", clip=repr(clip))
     scale = getattr(clip, "last_scale", None)
     if scale is not None:
-        text += f"; the last step scaled the clipped gradients by {_fmt(scale)}"
-    return text, True
+        said += text("diagnose.lr.clip_scale", scale=_fmt(scale))
+    return said, True
 
 
 def _frozen_reasons(entry: _Entry) -> list[str]:
     """Every reason the parameter cannot move (empty when it is trainable)."""
     reasons = []
     if not entry.param.requires_grad:
-        reasons.append("requires_grad=False (no gradient: step skips it)")
+        reasons.append(text("diagnose.lr.reason_requires_grad"))
     if getattr(entry.param, "lr_mult", 1.0) == 0:
-        reasons.append("lr_mult=0")
+        reasons.append(text("diagnose.lr.reason_mult"))
     if entry.group["lr"] == 0:
-        reasons.append(f"group {entry.group_index} lr is 0")
+        reasons.append(text("diagnose.lr.reason_lr", group=entry.group_index))
     return reasons

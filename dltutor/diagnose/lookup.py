@@ -13,6 +13,7 @@ from typing import Any
 
 from ..autograd import Tensor
 from ..errors import MessageKeyError
+from ..i18n import text
 
 
 class UnknownNameError(MessageKeyError):
@@ -48,10 +49,10 @@ class _Entry:
 
     @property
     def where(self) -> str:
-        text = f"group {self.group_index}"
-        if self.opt_index is not None:
-            text += f" (optimizer {self.opt_index}: {type(self.opt).__name__})"
-        return text
+        if self.opt_index is None:
+            return text("diagnose.where", group=self.group_index)
+        return text("diagnose.where_in", group=self.group_index, index=self.opt_index,
+                    optimizer=type(self.opt).__name__)
 
 
 def _entries(optimizer: Any) -> list[_Entry]:

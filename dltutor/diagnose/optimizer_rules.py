@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import backend as B
+from ..i18n import text
 from ..optim.regularizer import Regularizer
 from .lookup import _Entry
 from .report import _fmt
@@ -33,34 +34,33 @@ def _decay_text(entry: _Entry) -> tuple[str, list[str], float | None]:
     gi, group_decay = entry.group_index, entry.group.get("weight_decay", 0)
     parts, kinds, coeff = [], [], None
     if decay.source == "parameter":
-        note = ("(coupled: added to the gradient)" if decay.replaced is None else
-                f"(replaces group {gi}'s weight_decay {_decay_name(decay.replaced)})")
-        parts.append(f"{decay.coupled!r} from the parameter {note}")
+        note = (text("diagnose.decay.coupled_note") if decay.replaced is None else
+                text("diagnose.decay.replaces", group=gi, decay=_decay_name(decay.replaced)))
+        parts.append(text("diagnose.decay.from_param", regularizer=repr(decay.coupled), note=note))
         kinds.append("param_regularizer")
         coeff = getattr(decay.coupled, "coeff", None)
     elif isinstance(decay.coupled, Regularizer):
-        parts.append(f"{decay.coupled!r} from group {gi}'s weight_decay "
-                     "(coupled: added to the gradient)")
+        parts.append(text("diagnose.decay.from_group", regularizer=repr(decay.coupled), group=gi))
         kinds.append("group_regularizer")
         coeff = decay.coupled.coeff
     elif decay.coupled is not None:
         shown = _fmt(decay.coupled)
-        parts.append(f"coupled L2 {shown} from group {gi}'s weight_decay (g += {shown} * p)")
+        parts.append(text("diagnose.decay.coupled_l2", coeff=shown, group=gi))
         kinds.append("coupled_l2")
         coeff = float(decay.coupled)
     if decay.decoupled:
         shown = _fmt(decay.decoupled)
-        parts.append(f"decoupled weight decay {shown} from group {gi} "
-                     f"({type(entry.opt).__name__}: p *= 1 - lr * {shown} before the step)")
+        parts.append(text("diagnose.decay.decoupled", coeff=shown, group=gi,
+                          optimizer=type(entry.opt).__name__))
         kinds.append("decoupled")
         coeff = decay.decoupled if coeff is None else coeff
     if decay.excluded:
-        parts.append(f"no decoupled decay: apply_decay_param_fun({entry.name!r}) is False "
-                     f"(group {gi}'s weight_decay {_fmt(group_decay)} skipped)")
+        parts.append(text("diagnose.decay.excluded", name=repr(entry.name), group=gi,
+                          coeff=_fmt(group_decay)))
         kinds.append("decoupled_excluded")
     if not parts:
-        return "none", kinds, None
-    return "; plus ".join(parts), kinds, coeff
+        return text("diagnose.decay.none"), kinds, None
+    return text("diagnose.decay.plus").join(parts), kinds, coeff
 
 
 def _decay_name(value: Any) -> str:

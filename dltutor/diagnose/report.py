@@ -13,6 +13,8 @@ import html
 from numbers import Integral, Real
 from typing import Any
 
+from ..i18n import text
+
 
 def _fmt(value: Any, digits: int = 4) -> str:
     """A cell's text: numbers short (0.1 * 0.1 prints as 0.01), None as '-', lists joined.
@@ -27,8 +29,8 @@ def _fmt(value: Any, digits: int = 4) -> str:
     if isinstance(value, Integral):
         return str(int(value))
     if isinstance(value, Real):
-        text = f"{float(value):.{digits}g}"
-        return text + ".0" if text.lstrip("-").isdigit() else text
+        shown = f"{float(value):.{digits}g}"
+        return shown + ".0" if shown.lstrip("-").isdigit() else shown
     if isinstance(value, (list, tuple)) and not value:
         return "-" if isinstance(value, list) else "()"
     if isinstance(value, list):
@@ -63,8 +65,8 @@ def _html_table(title: str, headers: list[str], cells: list[list[str]], footer: 
         parts.append(f"<tr{attr}>" + "".join(
             f'<td style="text-align:left"><code>{esc(c)}</code></td>' for c in row) + "</tr>")
     parts.append("</tbody></table>")
-    for text in footer:
-        parts.append(f"<p>{esc(text)}</p>")
+    for line in footer:
+        parts.append(f"<p>{esc(line)}</p>")
     parts.append("</div>")
     return "\n".join(parts)
 
@@ -73,15 +75,18 @@ class _Report:
     """Shared printing: a title, a table built from ``rows`` and ``columns``, footer lines."""
 
     title: str = ""
-    columns: list[tuple[str, str]] = []  # (key in each row, header)
+    columns: list[str] = []  # the keys of each row shown; headers: text("diagnose.col.<key>")
     rows: list[dict[str, Any]]
     empty_text = "(nothing to show)"
+
+    def _headers(self) -> list[str]:
+        return [text(f"diagnose.col.{key}") for key in self.columns]
 
     def _footer(self) -> list[str]:
         return []
 
     def _cells(self) -> list[list[str]]:
-        return [[_fmt(row[key]) for key, _ in self.columns] for row in self.rows]
+        return [[_fmt(row[key]) for key in self.columns] for row in self.rows]
 
     def _row_styles(self) -> list[str] | None:
         return None
@@ -89,7 +94,7 @@ class _Report:
     def __repr__(self) -> str:
         lines = [self.title] if self.title else []
         if self.rows:
-            lines += _text_table([h for _, h in self.columns], self._cells())
+            lines += _text_table(self._headers(), self._cells())
         else:
             lines.append("  " + self.empty_text)
         return "\n".join(lines + self._footer())
@@ -97,5 +102,5 @@ class _Report:
     def _repr_html_(self) -> str:
         if not self.rows:
             return _html_table(self.title, [self.empty_text], [], self._footer())
-        return _html_table(self.title, [h for _, h in self.columns], self._cells(),
+        return _html_table(self.title, self._headers(), self._cells(),
                            self._footer(), self._row_styles())

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import text
 from .lookup import _by_param, _entries, _Entry
 from .report import _Report
 
@@ -21,29 +22,28 @@ class Summary(_Report):
                  multi: bool, title: str, outside: list[str]):
         self.rows, self.totals, self.title = rows, totals, title
         self.outside = outside
-        cols = [("name", "name"), ("shape", "shape"), ("count", "count"), ("dtype", "dtype"),
-                ("requires_grad", "requires_grad"), ("lr_mult", "lr_mult"),
-                ("regularizer", "regularizer"), ("need_clip", "need_clip")]
+        cols = ["name", "shape", "count", "dtype", "requires_grad", "lr_mult", "regularizer",
+                "need_clip"]
         if multi:
-            cols.append(("optimizer", "optimizer"))
+            cols.append("optimizer")
         if with_opt:
-            cols += [("group", "group"), ("effective_lr", "effective_lr")]
-        cols.append(("tied_to", "tied_to"))
+            cols += ["group", "effective_lr"]
+        cols.append("tied_to")
         self.columns = cols
-        self.empty_text = "this model has no parameters"
+        self.empty_text = text("diagnose.summary.empty")
 
     def _footer(self) -> list[str]:
         t = self.totals
-        lines = [f"total: {t['total']:,} parameters in {t['tensors']} tensor(s), each counted once"
-                 + (f" ({t['names']} names: tied ones are listed under every alias)"
+        lines = [text("diagnose.summary.total", total=f"{t['total']:,}", tensors=t["tensors"])
+                 + (text("diagnose.summary.aliases", names=t["names"])
                     if t["names"] != t["tensors"] else ""),
-                 f"trainable (requires_grad=True): {t['trainable']:,}    "
-                 f"frozen (requires_grad=False): {t['frozen']:,}"]
+                 text("diagnose.summary.trainable", trainable=f"{t['trainable']:,}",
+                      frozen=f"{t['frozen']:,}")]
         if t.get("not_in_optimizer"):
-            lines.append(f"not in the optimizer (never updated): {t['not_in_optimizer']:,} "
-                         f"parameters in {t['tensors_not_in_optimizer']} tensor(s)")
+            lines.append(text("diagnose.summary.left_out", count=f"{t['not_in_optimizer']:,}",
+                              tensors=t["tensors_not_in_optimizer"]))
         if self.outside:
-            lines.append("in the optimizer but not in this model: " + ", ".join(self.outside))
+            lines.append(text("diagnose.summary.outside", names=", ".join(self.outside)))
         return lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -102,13 +102,14 @@ def summary(model: Any, optimizer: Any = None) -> Summary:
     unique = {id(p): p for _, p in named}
     totals = {"tensors": len(unique), "names": len(named), **_totals(unique.values())}
     outside: list[str] = []
-    title = f"summary of {type(model).__name__}"
+    title = text("diagnose.summary.title", model=type(model).__name__)
     if optimizer is not None:
         left_out = [p for k, p in unique.items() if k not in by_param]
         totals["not_in_optimizer"] = sum(int(p.numel()) for p in left_out)
         totals["tensors_not_in_optimizer"] = len(left_out)
         outside = [e.qualified for e in entries if id(e.param) not in unique]
-        title += f" with {type(optimizer).__name__}"
+        title = text("diagnose.summary.title_with", model=type(model).__name__,
+                     optimizer=type(optimizer).__name__)
     return Summary(rows, totals, optimizer is not None, multi, title, outside)
 
 

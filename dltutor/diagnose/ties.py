@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..autograd import Tensor
+from ..i18n import text
 from .report import _fmt, _Report
 
 
@@ -17,11 +18,11 @@ class Ties(_Report):
     0
     """
 
-    columns = [("names", "names"), ("shape", "shape"), ("count", "count")]
-    empty_text = "no tied parameters: every parameter has exactly one name"
+    columns = ["names", "shape", "count"]
 
     def __init__(self, groups: list[list[str]], rows: list[dict[str, Any]], title: str):
         self.groups, self.rows, self.title = groups, rows, title
+        self.empty_text = text("diagnose.ties.empty")
 
     def _cells(self) -> list[list[str]]:
         return [[" = ".join(r["names"]), _fmt(r["shape"]), _fmt(r["count"])] for r in self.rows]
@@ -66,4 +67,4 @@ def ties(model: Any) -> Ties:
     groups = [names for _, names in tied]
     rows = [{"names": list(names), "shape": tuple(p.shape), "count": int(p.numel())}
             for p, names in tied]
-    return Ties(groups, rows, f"tied parameters of {type(model).__name__}")
+    return Ties(groups, rows, text("diagnose.ties.title", model=type(model).__name__))

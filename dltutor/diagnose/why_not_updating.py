@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..autograd import Tensor
+from ..i18n import text
 from .lookup import _by_param, _entries, _Entry, _reaches, _unknown
 from .optimizer_rules import _array_stats, _decay_text, _predicted_scale
 from .report import _fmt, _Report
@@ -20,19 +21,9 @@ from .report import _fmt, _Report
 #: A clip that scales a gradient by less than this is reported as "clipped to near zero".
 CLIPPED_SCALE = 1e-3
 
-_VERDICTS = {
-    "not_in_optimizer": "it is not in the optimizer (optimizer.step() never sees it)",
-    "requires_grad_false": "requires_grad is False (frozen)",
-    "no_grad": "its grad is None, so step() skips it",
-    "not_reached": "the loss does not reach it (not used, or cut off by detach()/no_grad "
-                   "upstream), so it gets no gradient",
-    "zero_grad": "its gradient is all zeros and nothing else (momentum, weight decay) moves it",
-    "lr_zero": "its group's lr is 0",
-    "lr_mult_zero": "its lr_mult is 0",
-    "clipped_to_zero": "gradient clipping scales its gradient to nearly zero",
-    "bn_stats_frozen": "the BatchNorm does not update its running statistics",
-    "not_a_parameter": "it is a buffer, not a parameter: no optimizer updates it",
-}
+def _cause(cause: str) -> str:
+    """The sentence the verdict gives for ``cause`` (a code such as "lr_zero")."""
+    return text(f"diagnose.why.cause.{cause}")
 
 
 class UpdateCheck(_Report):
@@ -47,16 +38,16 @@ class UpdateCheck(_Report):
     ('no_grad', ['problem'])
     """
 
-    columns = [("check", "check"), ("answer", "answer"), ("status", "status")]
+    columns = ["check", "answer", "status"]
 
     def __init__(self, name: str, rows: list[dict[str, Any]], cause: str | None, verdict: str,
                  will_move: bool | None):
         self.name, self.rows, self.cause, self.verdict = name, rows, cause, verdict
         self.will_move = will_move
-        self.title = f"why is {name!r} (not) updating?"
+        self.title = text("diagnose.why.title", name=repr(name))
 
     def _footer(self) -> list[str]:
-        return ["verdict: " + self.verdict]
+        return [text("diagnose.why.verdict_line", verdict=self.verdict)]
 
     def _row_styles(self) -> list[str]:
         colour = {"problem": "color:#b00020", "warning": "color:#a05a00"}
@@ -74,8 +65,11 @@ class UpdateCheck(_Report):
 
 
 def _row(check: str, answer: str, status: str, cause: str | None = None) -> dict[str, Any]:
-    """One line of the checklist; ``cause`` is the code a "problem" row gives the verdict."""
-    return {"check": check, "answer": answer, "status": status, "cause": cause}
+    """One line of the checklist: the check ``check`` (a key: its label is
+    ``text("diagnose.why.check.<check>")``); ``cause`` is the code a "problem" row gives the
+    verdict."""
+    return {"check": text(f"diagnose.why.check.{check}"), "answer": answer, "status": status,
+            "cause": cause, "key": check}
 
 
 def why_not_updating(model: Any, optimizer: Any, name: str, loss: Any = None) -> UpdateCheck:
@@ -170,23 +164,24 @@ def _question(name: str, param: Tensor, optimizer: Any, loss: Any) -> _Question:
 def _in_optimizer(q: _Question) -> dict[str, Any]:
     """1. Is it in the optimizer? By object identity, so any alias of a tied parameter works."""
     if q.optimizer is None:
-        return _row("in the optimizer?", "not checked (no optimizer given)", "n/a")
+        return _row("in_optimizer", text("diagnose.why.not_checked_optimizer"), "n/a")
     if q.entry is None:
-        answer = "no: optimizer.step() never sees it"
+        answer = text("diagnose.why.not_held")
         if any(e.name == q.name for e in q.entries):
-            answer += (f" (the optimizer holds ANOTHER object named {q.name!r}: was the model or "
-                       "the parameter replaced after the optimizer was built?)")
-        return _row("in the optimizer?", answer, "problem", "not_in_optimizer")
-    alias = f" as {q.entry.name!r}" if q.entry.name != q.name else ""
-    return _row("in the optimizer?", f"yes: {q.entry.where}{alias}", "ok")
+            answer += text("diagnose.why.other_object", name=repr(q.name))
+        return _row("in_optimizer", answer, "problem", "not_in_optimizer")
+    if q.entry.name != q.name:
+        return _row("in_optimizer", text("diagnose.why.held_as", where=q.entry.where,
+                                         alias=repr(q.entry.name)), "ok")
+    return _row("in_optimizer", text("diagnose.why.held", where=q.entry.where), "ok")
 
 
 def _requires_grad(q: _Question) -> dict[str, Any]:
     """2. Does backward give it a gradient at all?"""
     if q.param.requires_grad:
-        return _row("requires_grad?", "True", "ok")
-    return _row("requires_grad?", "False: frozen, backward gives it no gradient",
-                "problem", "requires_grad_false")
+        return _row("requires_grad", text("diagnose.why.requires_grad_true"), "ok")
+    return _row("requires_grad", text("diagnose.why.requires_grad_false"), "problem",
+                "requires_grad_false")
 
 
 def _gradient(q: _Question) -> dict[str, Any]:
@@ -196,54 +191,50 @@ def _gradient(q: _Question) -> dict[str, Any]:
         return _no_gradient(q)
     nonzero, norm, _ = _array_stats(grad.data)
     if nonzero:
-        return _row("gradient", f"non-zero (norm {_fmt(norm)})", "ok")
-    return _row("gradient", "all zeros (e.g. a dead ReLU, or multiplied by 0): the gradient "
-                "alone does not move it", "problem", "zero_grad")
+        return _row("gradient", text("diagnose.why.grad_nonzero", norm=_fmt(norm)), "ok")
+    return _row("gradient", text("diagnose.why.grad_zeros"), "problem", "zero_grad")
 
 
 def _no_gradient(q: _Question) -> dict[str, Any]:
     """3, when ``.grad`` is None: expected when frozen, or before backward if the loss reaches
     it; otherwise backward never reached it (the next check may say why)."""
     if not q.param.requires_grad:
-        return _row("gradient", "None (expected: requires_grad is False)", "problem")
+        return _row("gradient", text("diagnose.why.grad_none_frozen"), "problem")
     if q.reached is False:
-        return _row("gradient", "None: the loss does not reach it (see next row)", "problem")
+        return _row("gradient", text("diagnose.why.grad_none_unreached"), "problem")
     if q.reached is True:
-        return _row("gradient", "None so far, but the loss reaches it: loss.backward() will "
-                    "give it one", "ok")
-    return _row("gradient", "None: backward has not reached it (not used in the loss, cut by "
-                "detach(), or zero_grad() after backward); step() skips it", "problem", "no_grad")
+        return _row("gradient", text("diagnose.why.grad_none_yet"), "ok")
+    return _row("gradient", text("diagnose.why.grad_none"), "problem", "no_grad")
 
 
 def _reached_from_loss(q: _Question) -> dict[str, Any]:
     """4. Does the loss reach it? (only when a loss was given)"""
     if q.reached == "skip":
-        return _row("reached from the loss?", "not checked (pass loss=... before calling "
-                    "backward, or backward with retain_graph=True)", "n/a")
+        return _row("reached", text("diagnose.why.reach_not_checked"), "n/a")
     if q.reached is True:
-        return _row("reached from the loss?", "yes", "ok")
+        return _row("reached", text("diagnose.why.yes"), "ok")
     if q.reached is False:
-        return _row("reached from the loss?", "no: not used in the loss, or cut off by "
-                    "detach() / no_grad() upstream", "problem", "not_reached")
-    return _row("reached from the loss?", "cannot tell: graph freed by backward; pass the loss "
-                "before calling backward, or use retain_graph=True", "unknown")
+        return _row("reached", text("diagnose.why.reach_no"), "problem", "not_reached")
+    return _row("reached", text("diagnose.why.reach_unknown"), "unknown")
 
 
 def _effective_lr(q: _Question) -> dict[str, Any]:
     """5. Is the number that multiplies its gradient 0 (group lr 0, or lr_mult 0)?"""
     if q.entry is None:
-        return _row("effective lr", "-", "n/a")
+        return _row("effective_lr", "-", "n/a")
     lr, mult = q.entry.group["lr"], getattr(q.param, "lr_mult", 1.0)
     effective = q.effective_lr
-    text = (f"{_fmt(effective)} = group {q.entry.group_index} lr {_fmt(lr)} x lr_mult "
-            f"{_fmt(mult)}")
+    how = text("diagnose.why.lr", effective=_fmt(effective), group=q.entry.group_index,
+               lr=_fmt(lr), mult=_fmt(mult))
     if lr == 0:
-        return _row("effective lr", text + ": the group's lr is 0", "problem", "lr_zero")
+        return _row("effective_lr", text("diagnose.why.lr_group_zero", text=how), "problem",
+                    "lr_zero")
     if mult == 0:
-        return _row("effective lr", text + ": lr_mult is 0", "problem", "lr_mult_zero")
+        return _row("effective_lr", text("diagnose.why.lr_mult_zero", text=how), "problem",
+                    "lr_mult_zero")
     if effective == 0:
-        return _row("effective lr", text, "problem", "lr_zero")
-    return _row("effective lr", text, "ok")
+        return _row("effective_lr", how, "problem", "lr_zero")
+    return _row("effective_lr", how, "ok")
 
 
 def _clipping(q: _Question) -> dict[str, Any]:
@@ -252,16 +243,16 @@ def _clipping(q: _Question) -> dict[str, Any]:
         return _row("clipping", "-", "n/a")
     clip = getattr(q.entry.opt, "grad_clip", None)
     if clip is None:
-        return _row("clipping", "none", "ok")
+        return _row("clipping", text("diagnose.why.clip_none"), "ok")
     if not getattr(q.param, "need_clip", True):
-        return _row("clipping", f"excluded from {clip!r} (need_clip=False)", "ok")
+        return _row("clipping", text("diagnose.why.clip_excluded", clip=repr(clip)), "ok")
     predicted = _predicted_scale(q.entry)
     last = getattr(clip, "last_scale", None)
     parts = [f"{clip!r}"]
     if predicted is not None:
-        parts.append(f"scales this gradient by about {_fmt(predicted, digits=2)}")
+        parts.append(text("diagnose.why.clip_predicted", scale=_fmt(predicted, digits=2)))
     if last is not None:
-        parts.append(f"last step's scale {_fmt(last)}")
+        parts.append(text("diagnose.why.clip_last", scale=_fmt(last)))
     scale = predicted if predicted is not None else last
     if scale is not None and scale < CLIPPED_SCALE:
         return _row("clipping", ", ".join(parts), "problem", "clipped_to_zero")
@@ -269,24 +260,29 @@ def _clipping(q: _Question) -> dict[str, Any]:
 
 
 # What can move a parameter whose gradient is zero: the two checks below answer
-# "will still move: ..." (status "warning") when it does.
-_MOMENTUM, _DECAY = "momentum with a zero gradient", "weight decay with a zero gradient"
-_MOVES_BY = {_MOMENTUM: "moves_by_momentum", _DECAY: "moves_by_weight_decay"}
-_WILL_MOVE = "will still move: "
+# "will still move: ..." (status "warning") when it does; the verdict keeps what follows.
+_MOVES_BY = {"momentum": "moves_by_momentum", "decay": "moves_by_weight_decay"}
+
 
 
 def _momentum(q: _Question) -> dict[str, Any]:
     """7. With a zero gradient: will stale momentum (SGD's buffer, Adam's exp_avg) move it?"""
     if q.entry is None or not q.grad_zero:
-        return _row(_MOMENTUM, _not_applicable(q), "n/a")
-    found = _momentum_state(q)
+        return _row("momentum", _not_applicable(q), "n/a")
+    found = "; ".join(_momentum_state(q))
     if found and q.moving_lr:
-        return _row(_MOMENTUM, _WILL_MOVE + "momentum buffer non-zero (" + "; ".join(found)
-                    + ")", "warning")
+        return _moving_row("momentum", text("diagnose.why.momentum_nonzero", found=found))
     if found:
-        return _row(_MOMENTUM, "non-zero state (" + "; ".join(found) + ") but the effective "
-                    "lr is 0", "ok")
-    return _row(_MOMENTUM, "no momentum state to move it", "ok")
+        return _row("momentum", text("diagnose.why.momentum_lr_zero", found=found), "ok")
+    return _row("momentum", text("diagnose.why.momentum_none"), "ok")
+
+
+def _moving_row(check: str, what: str) -> dict[str, Any]:
+    """A warning row: the parameter will move although its gradient is zero, because of
+    ``what`` (kept under "moves" for the verdict)."""
+    row = _row(check, text("diagnose.why.will_move", what=what), "warning")
+    row["moves"] = what
+    return row
 
 
 def _momentum_state(q: _Question) -> list[str]:
@@ -299,23 +295,23 @@ def _momentum_state(q: _Question) -> list[str]:
         if value is not None and hasattr(value, "shape"):
             nonzero, _, absmax = _array_stats(value)
             if nonzero:
-                found.append(f"largest |{key}| {_fmt(absmax)}")
+                found.append(text("diagnose.why.momentum_largest", key=key, value=_fmt(absmax)))
     return found
 
 
 def _weight_decay(q: _Question) -> dict[str, Any]:
     """8. With a zero gradient: will weight decay move it (towards zero)?"""
     if q.entry is None or not q.grad_zero:
-        return _row(_DECAY, _not_applicable(q), "n/a")
+        return _row("decay", _not_applicable(q), "n/a")
     decay, kinds, coeff = _decay_text(q.entry)
     applies = bool(kinds) and kinds != ["decoupled_excluded"] and bool(coeff)
     if not applies:
-        return _row(_DECAY, f"none ({decay})", "ok")
+        return _row("decay", text("diagnose.why.decay_none", decay=decay), "ok")
     if not q.moving_lr:
-        return _row(_DECAY, "applies, but the effective lr is 0", "ok")
+        return _row("decay", text("diagnose.why.decay_lr_zero"), "ok")
     if not _array_stats(q.param.data)[0]:
-        return _row(_DECAY, "applies, but the parameter is all zeros so it adds nothing", "ok")
-    return _row(_DECAY, _WILL_MOVE + f"weight decay applies ({decay})", "warning")
+        return _row("decay", text("diagnose.why.decay_zero_param"), "ok")
+    return _moving_row("decay", text("diagnose.why.decay_applies", decay=decay))
 
 
 def _not_applicable(q: _Question) -> str:
@@ -323,15 +319,14 @@ def _not_applicable(q: _Question) -> str:
     if q.entry is None:
         return "-"
     if q.param.grad is None:
-        return "n/a: step() skips a parameter whose grad is None"
-    return "n/a: the gradient is non-zero"
+        return text("diagnose.why.na_no_grad")
+    return text("diagnose.why.na_nonzero")
 
 
 def _verdict(q: _Question, rows: list[dict[str, Any]]) -> UpdateCheck:
     """The first problem in checklist order; else what moves it although its gradient is
     zero; else "should update" with the evidence."""
-    movers = [(_MOVES_BY[r["check"]], r["answer"][len(_WILL_MOVE):]) for r in rows
-              if r["check"] in _MOVES_BY and r["status"] == "warning"]
+    movers = [(_MOVES_BY[r["key"]], r["moves"]) for r in rows if "moves" in r]
     if movers:  # a zero gradient is not a problem when something else moves the parameter
         for r in rows:
             if r["cause"] == "zero_grad":
@@ -339,18 +334,21 @@ def _verdict(q: _Question, rows: list[dict[str, Any]]) -> UpdateCheck:
     causes = [r["cause"] for r in rows if r["status"] == "problem" and r["cause"]]
     if causes:
         cause = causes[0]
-        detail = _VERDICTS[cause]
+        detail = _cause(cause)
         if cause in ("lr_zero", "lr_mult_zero", "clipped_to_zero"):
-            detail += " (" + next(r["answer"] for r in rows if r["cause"] == cause) + ")"
-        return UpdateCheck(q.name, rows, cause, "not updating because: " + detail, False)
+            detail = text("diagnose.why.with_reason", detail=detail,
+                          why=next(r["answer"] for r in rows if r["cause"] == cause))
+        return UpdateCheck(q.name, rows, cause, text("diagnose.why.not_updating", detail=detail),
+                           False)
     if movers:
-        return UpdateCheck(q.name, rows, movers[0][0], "will still move although its gradient "
-                           "is zero: " + "; ".join(text for _, text in movers), True)
-    evidence = [r["check"].rstrip("?") + ": " + r["answer"] for r in rows if r["status"] == "ok"]
+        return UpdateCheck(q.name, rows, movers[0][0], text(
+            "diagnose.why.moves_anyway", movers="; ".join(what for _, what in movers)), True)
+    evidence = "; ".join(r["check"].rstrip("?？") + ": " + r["answer"] for r in rows
+                         if r["status"] == "ok")
     if q.optimizer is None:
-        return UpdateCheck(q.name, rows, None, "should update, if an optimizer holds it: "
-                           + "; ".join(evidence), None)
-    return UpdateCheck(q.name, rows, None, "should update: " + "; ".join(evidence), True)
+        return UpdateCheck(q.name, rows, None, text("diagnose.why.should_if", evidence=evidence),
+                           None)
+    return UpdateCheck(q.name, rows, None, text("diagnose.why.should", evidence=evidence), True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -371,15 +369,14 @@ def _buffer_check(model: Any, name: str) -> UpdateCheck:
     path, _, attr = name.rpartition(".")
     module = model.get_submodule(path)
     kind = type(module).__name__
-    where = f"{kind} at {path!r}" if path else kind
-    rows = [_row("a parameter?", f"no: a buffer of {where} (state, not learned); optimizers "
-                 "never see it", "ok")]
+    where = text("diagnose.why.buffer_where", kind=kind, path=repr(path)) if path else kind
+    rows = [_row("a_parameter", text("diagnose.why.buffer", where=where), "ok")]
     if hasattr(module, "uses_batch_stats") and attr in _BATCHNORM_STATS:
         return _batchnorm_stats_check(module, name, where, rows)
-    rows.append(_row("who updates it?", f"only {kind}'s own code in forward", "problem",
+    rows.append(_row("who_updates", text("diagnose.why.own_code", kind=kind), "problem",
                      "not_a_parameter"))
     return UpdateCheck(name, rows, "not_a_parameter",
-                       "not updating because: " + _VERDICTS["not_a_parameter"], None)
+                       text("diagnose.why.not_updating", detail=_cause("not_a_parameter")), None)
 
 
 def _batchnorm_stats_check(module: Any, name: str, where: str,
@@ -390,29 +387,26 @@ def _batchnorm_stats_check(module: Any, name: str, where: str,
     ugs = module.use_global_stats
     # eval mode freezes them unless use_global_stats=True (which freezes them by itself)
     mode_freezes = not module.training and ugs is not True
-    rows.append(_row("module mode", "training" if module.training else "eval (training=False)",
+    rows.append(_row("module_mode", text("diagnose.why.mode_training") if module.training
+                     else text("diagnose.why.mode_eval"),
                      "problem" if mode_freezes else "ok",
                      "bn_stats_frozen" if mode_freezes else None))
-    rows.append(_row("use_global_stats", f"{ugs}" + {
-        None: " (follows train()/eval())",
-        True: ": always uses and never updates the running statistics",
-        False: ": always normalizes with the batch's statistics"}[ugs],
+    rows.append(_row("use_global_stats", text(f"diagnose.why.ugs_{str(ugs).lower()}"),
         "problem" if ugs is True else "ok", "bn_stats_frozen" if ugs is True else None))
     if module.uses_batch_stats() and module.training:
-        rows.append(_row("running stats", "updated by every forward: running = "
-                         f"{1 - module.momentum:g}*running + {module.momentum:g}*batch", "ok"))
-        return UpdateCheck(name, rows, None,
-                           f"should update: {where} is in training mode and uses batch "
-                           f"statistics, so the next forward updates {attr} (a buffer: the "
-                           "optimizer does not touch it)", True)
+        rows.append(_row("running_stats", text("diagnose.why.stats_updated",
+                                                keep=f"{1 - module.momentum:g}",
+                                                momentum=f"{module.momentum:g}"), "ok"))
+        return UpdateCheck(name, rows, None, text("diagnose.why.bn_should", where=where,
+                                                  attr=attr), True)
     if ugs is True:
-        why = f"{where} has use_global_stats=True"
+        why = text("diagnose.why.bn_ugs", where=where)
     elif ugs is None:
-        why = f"{where} is in eval mode; call .train() to update them"
+        why = text("diagnose.why.bn_eval", where=where)
     else:
-        why = f"{where} is in eval mode; use_global_stats=False still normalizes with batch " \
-              "statistics but only training mode updates the running ones"
-    rows.append(_row("running stats", "frozen: forward uses them but does not change them",
-                     "problem", "bn_stats_frozen"))
+        why = text("diagnose.why.bn_eval_ugs_false", where=where)
+    rows.append(_row("running_stats", text("diagnose.why.stats_frozen"), "problem",
+                     "bn_stats_frozen"))
+    detail = text("diagnose.why.with_reason", detail=_cause("bn_stats_frozen"), why=why)
     return UpdateCheck(name, rows, "bn_stats_frozen",
-                       f"not updating because: {_VERDICTS['bn_stats_frozen']} ({why})", False)
+                       text("diagnose.why.not_updating", detail=detail), False)

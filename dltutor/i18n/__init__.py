@@ -83,7 +83,7 @@ def use_language(language: str) -> Iterator[None]:
         _language = previous
 
 
-def text(key: str, **fields: object) -> str:
+def text(key: str, /, **fields: object) -> str:
     """The template ``key`` in the current language, filled in with ``fields``.
 
     >>> text("exercise.hint", n=1, total=2, id="01.1", text="It is a number.")
