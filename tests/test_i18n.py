@@ -92,3 +92,46 @@ def test_the_diagnostics_report_in_the_learners_language():
     assert [r["check"] for r in chinese.rows][:2] == ["在优化器中？", "requires_grad？"]
     assert "形状" in summary and "合计" in summary and "shape" not in summary
     assert "有效学习率" in lr and "已冻结" in lr
+
+
+def exercise_sentences() -> set[str]:
+    """Every fixed sentence the exercises print: their hints, and the reasons and notes their
+    checks return (sentences built with f-strings are left out: they carry the learner's
+    values)."""
+    import ast
+    from pathlib import Path
+
+    found = set()
+    for path in sorted((Path(dt.__file__).parent / "exercises").glob("ch*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            values = []
+            if isinstance(node, ast.Return) and node.value is not None:
+                values = (node.value.elts if isinstance(node.value, ast.Tuple)
+                          else [node.value])
+            elif isinstance(node, ast.keyword) and node.arg == "hints":
+                values = node.value.elts
+            found |= {v.value for v in values                  # sentences, not "____"
+                      if isinstance(v, ast.Constant) and isinstance(v.value, str)
+                      and " " in v.value}
+    return found
+
+
+def test_every_exercise_sentence_has_a_chinese_translation():
+    sentences = exercise_sentences()
+    assert len(sentences) > 150
+    missing = sorted(sentences - set(i18n.SENTENCES["zh"]))
+    assert not missing, f"add to dltutor/i18n/zh.py SENTENCES: {missing[:5]}"
+
+
+def test_a_hint_is_shown_in_chinese():
+    from dltutor.exercises import chapter
+
+    q1 = chapter("06").q1
+    q1.hints_shown = 0
+    with i18n.use_language("zh"):
+        import contextlib
+        import io
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            q1.hint()
+    q1.hints_shown = 0
+    assert out.getvalue().startswith("练习 06.1 的提示 1/2：每个批量调用一次的话")

@@ -115,8 +115,10 @@ class Exercise:
         if isinstance(result, tuple):
             result, note = result
         if result is None:
-            said = text("exercise.correct", id=self.id)
-            return Verdict("correct", said + (f" {sentence(note)}" if note else ""))
+            if note:
+                return Verdict("correct", text("exercise.correct_note", id=self.id,
+                                               note=sentence(note)))
+            return Verdict("correct", text("exercise.correct", id=self.id))
         return Verdict("not yet", text("exercise.not_yet", id=self.id, why=sentence(result)))
 
     def _call(self, method: str) -> str:

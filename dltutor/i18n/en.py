@@ -8,6 +8,7 @@ keys with the same fields (a test checks it).
 TEXT = {
     # -- the exercise checker -----------------------------------------------------------------
     "exercise.correct": "Exercise {id}: correct.",
+    "exercise.correct_note": "Exercise {id}: correct. {note}",
     "exercise.not_yet": "Exercise {id}: not yet. {why}",
     "exercise.not_attempted": ("Exercise {id}: not attempted yet. Set {names} (replace ____ with "
                                "your answer), run the cell, then check again."),
