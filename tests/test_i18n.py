@@ -95,9 +95,9 @@ def test_the_diagnostics_report_in_the_learners_language():
 
 
 def exercise_sentences() -> set[str]:
-    """Every fixed sentence the exercises print: their hints, and the reasons and notes their
-    checks return (sentences built with f-strings are left out: they carry the learner's
-    values)."""
+    """Every sentence the exercises print: their hints, the reasons and notes their checks
+    return, and the templates they fill with the learner's values (``sentence("{got!r}: ...",
+    got=got)``)."""
     import ast
     from pathlib import Path
 
@@ -110,6 +110,9 @@ def exercise_sentences() -> set[str]:
                           else [node.value])
             elif isinstance(node, ast.keyword) and node.arg == "hints":
                 values = node.value.elts
+            elif (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "sentence"
+                  and node.args):
+                values = node.args[:1]                            # a template with fields
             found |= {v.value for v in values                  # sentences, not "____"
                       if isinstance(v, ast.Constant) and isinstance(v.value, str)
                       and " " in v.value}

@@ -14,17 +14,20 @@ from typing import Any
 import numpy as np
 
 from ..autograd import Tensor
+from ..i18n import sentence
 from .checker import Exercise
 
 
 def _trainable_arange(t: Any) -> str | None:
     if not isinstance(t, Tensor):
-        return f"t is a {type(t).__name__}; make it with dt.tensor(...)"
+        return sentence("t is a {kind}; make it with dt.tensor(...)", kind=type(t).__name__)
     if tuple(t.shape) != (2, 3) or not np.array_equal(t.numpy(), np.arange(6).reshape(2, 3)):
-        return f"t should hold np.arange(6).reshape(2, 3); it has shape {tuple(t.shape)}"
+        return sentence("t should hold np.arange(6).reshape(2, 3); it has shape {shape}",
+                        shape=tuple(t.shape))
     if t.dtype.kind != "f":
-        return (f"t has dtype {t.dtype}: integers cannot require gradients (a gradient is a "
-                "small real change); ask for a floating-point dtype when you make it")
+        return sentence("t has dtype {dtype}: integers cannot require gradients (a gradient is "
+                        "a small real change); ask for a floating-point dtype when you make it",
+                        dtype=t.dtype)
     if not t.requires_grad:
         return "t.requires_grad is False: pass requires_grad=True (or call t.requires_grad_())"
     return None
@@ -43,8 +46,8 @@ def _expand_gradient(predicted_grad: Any) -> str | None:
     if got.shape == (3, 1) and np.allclose(got, 4.0):
         return None
     if got.size and np.allclose(got, 4.0):
-        return (f"Right values, wrong shape: a gradient has the shape of its tensor, (3, 1), not "
-                f"{got.shape}.")
+        return sentence("Right values, wrong shape: a gradient has the shape of its tensor, "
+                        "(3, 1), not {shape}.", shape=got.shape)
     if got.size and np.allclose(got, 1.0):
         return ("Each entry of col is used in 4 places of the (3, 4) tensor, and the gradients "
                 "of those uses add up.")
@@ -73,8 +76,8 @@ def _mul_shape(mul_shape: Any) -> str | None:
                 "were: (2, 1), not 2.")
     if got in ((12, 6), (2, 6, 1), (6,)):
         return "That is not what comes back after mul reshapes the 2-D product."
-    return (f"{got!r}: with x_num_col_dims=2 the rows are a2's first 2 axes (2, 1), flattened "
-            "to 2 for the product and restored afterwards.")
+    return sentence("{got!r}: with x_num_col_dims=2 the rows are a2's first 2 axes (2, 1), "
+                    "flattened to 2 for the product and restored afterwards.", got=got)
 
 
 Q3 = Exercise(
@@ -94,7 +97,8 @@ def _detach_at_stage1(with_grad: Any) -> str | None:
         return None
     unknown = got - _ALL_PARAMS
     if unknown:
-        return f"no parameter is called {sorted(unknown)[0]!r}; use names like 'stage2.weight'"
+        return sentence("no parameter is called {name!r}; use names like 'stage2.weight'",
+                        name=sorted(unknown)[0])
     if any(name.startswith("stage1") for name in got):
         return "stage1 is upstream of the cut: backward never reaches its parameters."
     return "stage2 is now downstream of the cut, between it and the loss: it gets a gradient."
@@ -113,8 +117,8 @@ def _second_backward(second_backward_error: Any) -> str | None:
             else str(second_backward_error))
     if name == "RuntimeError":
         return None, "Pass retain_graph=True to the first backward() to keep the graph."
-    return (f"{name!r} is not what backward raises here: run the cell and read the first word "
-            "of the error.")
+    return sentence("{name!r} is not what backward raises here: run the cell and read the first "
+                    "word of the error.", name=name)
 
 
 Q5 = Exercise(

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..nn import Linear
+from ..i18n import sentence
 from .checker import Exercise
 
 _BLOCK_NAMES = ["0.weight", "0.bias", "2.weight", "2.bias"]
@@ -23,10 +24,11 @@ def _block_parameters(block_names: Any, block_values: Any) -> str | None:
         if any(name.startswith("0.block") for name in names):
             return ("Those names are seen from rgnet; ask the block itself: "
                     "rgnet[0][2].named_parameters() names them from inside it.")
-        return f"rgnet[0][2] has the parameters of its two Linear layers; got {names!r}"
+        return sentence("rgnet[0][2] has the parameters of its two Linear layers; got {names!r}",
+                        names=names)
     if block_values != 76:
-        return (f"{block_values!r} values: count weight and bias of both Linear layers "
-                "(4*8 + 8 + 8*4 + 4); p.numel() gives one parameter's")
+        return sentence("{count!r} values: count weight and bias of both Linear layers "
+                        "(4*8 + 8 + 8*4 + 4); p.numel() gives one parameter's", count=block_values)
     return None
 
 
@@ -45,7 +47,8 @@ def _grad_ratio(bias_grad_ratio: Any) -> str | None:
     if np.isclose(float(bias_grad_ratio), 1.0):
         return ("A second backward does not replace the gradient: it adds to it (run it and "
                 "compare).")
-    return f"{bias_grad_ratio!r}: two backward passes of the same batch, added together."
+    return sentence("{ratio!r}: two backward passes of the same batch, added together.",
+                    ratio=bias_grad_ratio)
 
 
 Q2 = Exercise(
@@ -62,8 +65,8 @@ Q2 = Exercise(
 
 def _loaded_layer(loaded: Any, net: Any) -> str | None:
     if not isinstance(loaded, Linear):
-        return (f"loaded should be the layer rgnet[0][0][0] (a Linear), not a "
-                f"{type(loaded).__name__}")
+        return sentence("loaded should be the layer rgnet[0][0][0] (a Linear), not a {kind}",
+                        kind=type(loaded).__name__)
     if (loaded.in_features, loaded.out_features) != (4, 8):
         return "rgnet[0][0][0] is the first Linear(4, 8) of the first block"
     if not np.array_equal(loaded.weight.numpy(), net[0].weight.numpy()):
@@ -91,7 +94,7 @@ def _keys_in_file(keys_in_file: Any) -> str | None:
         return None, "(A safetensors reader may list them in another order.)"
     if "1.weight" in keys:
         return "net[1] is the ReLU: it has no parameters, so no key starts with '1.'"
-    return f"{keys!r}: the keys are the structured names of net's parameters"
+    return sentence("{keys!r}: the keys are the structured names of net's parameters", keys=keys)
 
 
 Q4 = Exercise(
@@ -110,7 +113,8 @@ def _child_names(child_names: Any) -> str | None:
     if names and names[0].startswith("block"):
         return ("Those are the names add_module gave; a Sequential made from a list names each "
                 "child by its position.")
-    return f"{names!r}: look at [name for name, _ in nn.Sequential(...).named_children()]"
+    return sentence("{names!r}: look at [name for name, _ in nn.Sequential(...).named_children()]",
+                    names=names)
 
 
 Q5 = Exercise(

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import nn
 from ..autograd import randn
+from ..i18n import sentence
 from .checker import Exercise
 
 
@@ -87,7 +88,7 @@ def _changed_rows(changed_rows: Any) -> str | None:
     if not got:
         return ("Nothing changed? from_pretrained freezes by default: pass freeze=False so the "
                 "table trains.")
-    return f"{sorted(got)}: which rows did the batch look up?"
+    return sentence("{rows}: which rows did the batch look up?", rows=sorted(got))
 
 
 Q4 = Exercise(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import sentence
 from .checker import Exercise
 
 
@@ -38,7 +39,7 @@ def _tie_load(tie_load_error: Any) -> str | None:
                 "parameter (PyTorch would keep the last one without a word).")
     if name == "KeyError":
         return "Close: the error is a KeyError, but name its own class (type(err).__name__)."
-    return f"{name!r}: catch the error and store type(err)."
+    return sentence("{name!r}: catch the error and store type(err).", name=name)
 
 
 Q2 = Exercise(

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import sentence
 from .checker import Exercise
 
 _BATCH_MEAN = np.array([2.0, 3.0, 4.0])
@@ -49,7 +50,8 @@ def _zero_branch(zero_branch_cause: Any) -> str | None:
                 "what the gradient it brings is.")
     if zero_branch_cause is None:
         return "why_not_updating found a problem: read check.cause, not check.will_move."
-    return f"{zero_branch_cause!r}: run why_not_updating on 'zeroed.weight' and read .cause."
+    return sentence("{cause!r}: run why_not_updating on 'zeroed.weight' and read .cause.",
+                    cause=zero_branch_cause)
 
 
 Q2 = Exercise(

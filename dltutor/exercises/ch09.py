@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import sentence
 from .checker import Exercise
 
 
@@ -63,7 +64,8 @@ def _noise(noise: Any) -> str | None:
         return "noise should be a function noise(i, epoch) returning 3 numbers."
     first, again = np.asarray(noise(5, 1)), np.asarray(noise(5, 1))
     if first.shape != (3,):
-        return f"noise(i, epoch) should return 3 numbers, not shape {first.shape}."
+        return sentence("noise(i, epoch) should return 3 numbers, not shape {shape}.",
+                        shape=first.shape)
     if not np.array_equal(first, again):
         return ("Two calls with the same (i, epoch) differ: draws from a shared generator depend "
                 "on the order the threads ask. Seed a generator from (i, epoch).")

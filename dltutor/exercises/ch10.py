@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import nn
+from ..i18n import sentence
 from .checker import Exercise
 
 MB = 1024 ** 2
@@ -47,8 +48,9 @@ def _step_memory(step_memory_mb: Any) -> str | None:
             return "The activations are missing: every layer's output for the whole batch."
         if math.isclose(got, want - expected_mb(0, "sgd") / 2, rel_tol=0.01):
             return "The gradients are missing: one more array per parameter, the same size."
-        return (f"for batch {batch} with {opt} it gives {got:.1f} MB; add parameters, gradients, "
-                "the optimizer's arrays and the activations (in MB: bytes / 1024**2)")
+        return sentence("for batch {batch} with {opt} it gives {got:.1f} MB; add parameters, "
+                        "gradients, the optimizer's arrays and the activations (in MB: bytes / "
+                        "1024**2)", batch=batch, opt=opt, got=got)
     return None
 
 
@@ -96,7 +98,8 @@ def _alive_when_detached(alive_detached: Any) -> str | None:
     if alive_detached == 10:
         return ("A detached loss has no graph (grad_fn is None): it cannot keep the activations "
                 "alive. Run activations_alive(lambda loss: loss.detach()).")
-    return f"{alive_detached!r}: run activations_alive(lambda loss: loss.detach()) and see."
+    return sentence("{answer!r}: run activations_alive(lambda loss: loss.detach()) and see.",
+                    answer=alive_detached)
 
 
 Q3 = Exercise(

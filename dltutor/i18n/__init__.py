@@ -92,11 +92,15 @@ def text(key: str, /, **fields: object) -> str:
     return TABLES[_language][key].format(**fields)
 
 
-def sentence(english: str) -> str:
+def sentence(english: str, **fields: object) -> str:
     """An exercise's own sentence (a hint, a "not yet" reason) in the current language: its
-    translation when the table has one, else the English sentence.
+    translation when the table has one, else the English sentence; then ``fields`` filled in
+    (a sentence that shows the learner's values is a template, ``"{got!r}: ..."``).
 
     >>> sentence("It is a number.")
     'It is a number.'
+    >>> sentence("{got!r} is not 42.", got=41)
+    '41 is not 42.'
     """
-    return SENTENCES.get(_language, {}).get(english, english)
+    template = SENTENCES.get(_language, {}).get(english, english)
+    return template.format(**fields) if fields else template
