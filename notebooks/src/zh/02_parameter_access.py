@@ -1,0 +1,149 @@
+# %% [markdown] en="41108c78"
+# # 参数访问
+#
+# 训练为网络的参数找到好的值；之后你会想*使用*它们：查看它们以便调试或可视化、保存其中一部分、或者加载到另一个模型中。为此你必须知道参数在哪里、叫什么名字。本章跟着一个小网络，回答以下问题（参数访问，parameter access）：
+#
+# * 怎样拿到某一层的参数？
+# * 参数对象是什么：它的值在哪里、梯度在哪里，为什么梯度一开始是 `None`？
+# * 怎样列出每个参数的名字和形状，并按名字取出其中一个？
+# * 块嵌套在块中时，参数怎样命名？
+# * 怎样只把某一层的权重保存到文件，再加载到另一层中？
+
+# %% [markdown] en="634fc89c"
+# 本章的网络是一个带一个隐藏层的多层感知机：4 个输入、8 个隐藏单元、1 个输出，再加上一个包含 2 个样本的批量用来运行它。
+
+# %% [markdown] en="73f7bf58"
+# ## Sequential 中某一层的参数
+#
+# `Sequential` 可以像列表一样索引：`net[0]` 是第一个 `Linear`，`net[1]` 是 `ReLU`，`net[2]` 是输出层。一层的 `state_dict()`（状态字典，state dict）是一个从参数名到值的字典；对于 `Linear`，名字是 `weight` 和 `bias`。
+
+# %% [markdown] en="9fa9b453"
+# `Linear(8, 1)` 的权重形状是 (1, 8)，即 (out_features, in_features)，与 PyTorch 相同（Paddle 存的是转置，(in, out)）。偏置每个输出一个数。`ReLU` 没有要学习的东西，所以它的状态字典是空的。
+
+# %% [markdown] en="269f9dd0"
+# 状态字典中的值是普通张量（没有梯度），并且与参数**共享内存**：它们是当前值的一个视图，而不是快照。如果想保留此刻的值，请复制它们（`.numpy().copy()`）。
+
+# %% [markdown] en="13c07b5d"
+# ## 参数对象是什么
+#
+# `net[2].bias` 不是一个光秃秃的数组，而是一个 `nn.Parameter`：一个被模块登记为可学习的张量。它保存一个值和（反向传播之后的）梯度，还带有几个后面章节会用到的设置（`lr_mult`、`regularizer`、`need_clip`）。
+
+# %% [markdown] en="c1ae2c25"
+# 要直接处理这些数，请明确地取出值：
+#
+# * `p.data` 是里面的数组（在 CPU 上是 NumPy 数组，在 GPU 上是 CuPy 数组）；
+# * `p.numpy()` 总是给出 NumPy 数组；
+# * 只有一个数时，`p.item()` 给出一个 Python 数。
+
+# %% [markdown] en="f3565015"
+# 除了值，参数还有梯度 `p.grad`。到目前为止我们只运行了前向传播：还没有任何 `backward()` 计算过梯度，所以没有东西可存，梯度是 `None`。（`None` 不是零：零表示“这个参数变化时损失不变”，而 `None` 表示“还没有人问过”。）
+
+# %% [markdown] en="f3e1acb0"
+# 一次反向传播之后，每个参数都有了梯度，它是一个与参数**形状完全相同**的张量：每个数对应一个偏导数。
+
+# %% [markdown] en="a7277ff0"
+# 这里的数很容易手工验证。输出是 `h @ W2.T + b2`，其中 `h` 是隐藏层的输出，损失把两个样本的输出加起来：所以 `b2` 的梯度是每个样本 1（共 2），`W2` 的梯度是 `h` 在批量上的和。
+
+# %% [markdown] en="0f8fc021"
+# 第一层的图示：它的权重（8 个隐藏单元 × 4 个输入）和它的梯度并排放在一起，是两个形状相同的数组。梯度为零的行，属于那些对两个样本都被 ReLU 关掉的隐藏单元。
+
+# %% [markdown] en="50052221"
+# ## 所有参数及其名字和形状
+#
+# `named_parameters()` 遍历一个模块，产生 `(name, parameter)` 对。对单独一层，名字很短；对整个网络，每个名字前面会加上它所在层的位置，用点号连接。没有 `1.`：ReLU 没有参数。
+
+# %% [markdown] en="aa9412ae"
+# 网络的状态字典使用同样的名字，所以 `net.state_dict()['2.bias']` 就是输出层的偏置。`net.get_parameter('2.bias')` 返回参数对象本身。
+
+# %% [markdown] en="795be88d"
+# `dt.diagnose.summary(net)` 把这些都放进一张表：每个名字及其形状、元素个数、数据类型、是否参与训练，以及它的逐参数设置；表下面是合计。（`dt.diagnose` 是本套件回答参数相关问题的工具箱。如果再给出优化器，`summary(net, opt)` 还会加上每个参数所在的参数组和学习率；第 05 章和第 07 章就是这样用的。）
+
+# %% [markdown] en="cc7b5be4"
+# `summary` 是 dltutor 自己的工具（PyTorch 没有这样的函数；Paddle 有 `paddle.summary`）。它显示的内容，用几行代码就能原样搬到 PyTorch（把 `dt` 换成 `torch`）：下面的循环只用到了 `named_parameters()`、`shape`、`numel()` 和 `requires_grad`。
+
+# %% [markdown] en="58420ed6"
+# ## 嵌套块的参数
+#
+# 更大的网络由块构成，块又由更小的块构成。*块工厂*是一个每次调用都返回一个新块的函数。`block2` 把 `block1` 生成的四个块放进一个 `Sequential`，并用 `add_module` 给每个块命名；名字里可以有空格。
+
+# %% [markdown] en="5afd678d"
+# 打印网络会把嵌套结构显示成一棵缩进的树：每一行开头是子模块在其父模块中的名字。
+
+# %% [markdown] en="4a5f1e8e"
+# 参数的完整名字是从顶层开始的一串名字，用点号连接：`block 0` 中第一层的偏置是 `0.block 0.0.bias`（“rgnet 的子模块 `0`，然后是子模块 `block 0`，然后是子模块 `0`，最后是它的 `bias`”）。工厂造出的每个块都有自己的参数。
+
+# %% [markdown] en="0e7c9bfc"
+# 你可以像嵌套列表一样按位置沿着树往下走：`rgnet[0]` 是那个大块，`rgnet[0][1]` 是它的**第二个**子模块，名字叫 `block 1`，`rgnet[0][1][0]` 是那个块的第一层。`rgnet[0]` 的状态字典相对于 `rgnet[0]` 给它命名：`'block 1.0.bias'`。
+#
+# 注意区分位置和名字。位置 1 是名为 `block 1` 的子模块；`'block 0.0.bias'` 是位置 0 的偏置，是另一层，数值也不同。（这道练习的某些版本拿 `rgnet[0][1][0].bias` 和 `'block 0.0.bias'` 比较；它们不是同一个参数。）
+
+# %% [markdown] en="3d0b37b8"
+# ## 导出某一层的权重
+#
+# 有时你只想要模型的一部分，例如最后一层的权重和偏置，好在另一个模型中复用。`net[2].state_dict()` 恰好就是这一部分，把它保存下来：`dt.save(net[2].state_dict(), path)`。
+#
+# dltutor 写的是 **safetensors** 文件：若干数组，加上一个说明每个数组的名字、数据类型和形状的小 JSON 头。加载这样的文件只可能得到数组；而 pickle（`torch.save` 默认写的格式）在加载时会运行代码。我们写到一个临时文件夹里，所以不会留下任何东西。
+
+# %% [markdown] en="4769d487"
+# 任何 safetensors 读取器都能打开这个文件。下面是 NumPy 的读取器在里面找到的东西：两个数组，用的是这一层给它们起的名字。
+
+# %% [markdown] en="9a21ed0d"
+# 要使用这些权重，创建一个形状相同的层，用 `load_state_dict(dt.load(path))` 把它们复制进去。它返回缺失的键和多余的键（这里都没有）；新层现在的计算与 `net[2]` 完全相同。
+
+# %% [markdown] en="90bb81b2"
+# 对一个新网络的最后一层也一样：`other[2].load_state_dict(...)`。只有那一层会改变；新网络的其余部分保留自己的值。
+
+# %% [markdown] en="c0c9e7f8"
+# 形状不匹配时，加载会失败，报错信息会列出每个不匹配的键以及两边的形状。（这个单元格本来就会失败。）
+
+# %% [markdown] en="39cbe7fe"
+# 失败的加载**什么都不改变**。在 `Linear(4, 1)` 中，偏置（形状 (1,)）是合适的，但权重不合适，于是整个加载被拒绝：偏置保持原来的值，而不是被加载了一半。
+
+# %% [markdown] en="4de6ddc9"
+# **这里 dltutor 与 PyTorch 不同。** PyTorch 的 `load_state_dict` 会*边走边*复制每个合适的条目，到最后才报错，所以在同样的错误之后，PyTorch 的偏置已经是文件里的值了：这一层一半是新的、一半是旧的，而且没有任何提示告诉你是哪一半。（已用 PyTorch 2.x 验证。）下面的函数在数组的副本上做了 PyTorch 的循环所做的事：
+
+# %% [markdown] en="476d336b"
+# 清理临时文件夹：
+
+# %% [markdown] en="3d598d05"
+# ## 各框架中的叫法
+#
+# | 概念 | dltutor | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- |
+# | 某一层的参数 | `net[2].state_dict()` | `net[2].state_dict()` | `net[2].state_dict()` | `net[2].state_dict()` |
+# | 参数类 | `nn.Parameter` | `torch.nn.Parameter` | `paddle.create_parameter(...)`（设置通过 `ParamAttr`） | `megengine.Parameter` |
+# | 以 NumPy 形式取值 | `p.numpy()`、`p.data` | `p.detach().numpy()`、`p.data` | `p.numpy()` | `p.numpy()` |
+# | 梯度 | `p.grad` | `p.grad` | `p.grad` | `p.grad` |
+# | 名字和值 | `named_parameters()` | `named_parameters()` | `named_parameters()` | `named_parameters()` |
+# | 按名字取一个参数 | `net.get_parameter("2.bias")` | `net.get_parameter("2.bias")` | `net.state_dict()["2.bias"]` | `net.state_dict()[name]` |
+# | 添加一个有名字的子模块 | `add_module("block 0", m)` | `add_module("block 0", m)` | `add_sublayer("block 0", m)` | 赋值给一个属性 |
+# | 参数一览表 | `dt.diagnose.summary(net)` | — | `paddle.summary(net, input_size)` | — |
+# | 保存某一层 | `dt.save(net[2].state_dict(), path)`（safetensors） | `torch.save(net[2].state_dict(), path)`（pickle） | `paddle.save(net[2].state_dict(), path)`（1.x：`fluid.io.save_vars`） | `mge.save(net[2].state_dict(), path)` |
+# | 加载它 | `layer.load_state_dict(dt.load(path))` | `layer.load_state_dict(torch.load(path))` | `layer.set_state_dict(paddle.load(path))`（1.x：`fluid.io.load_vars`） | `layer.load_state_dict(mge.load(path))` |
+#
+# ## 小结
+#
+# * `Sequential` 像列表一样索引；`net[i].state_dict()` 以短名字（`weight`、`bias`）保存第 `i` 层的参数，这些张量与参数共享内存。
+# * 参数是一个 `nn.Parameter`，即 `requires_grad=True` 的张量：`p.data` / `p.numpy()` 是它的值，`p.grad` 是它的梯度，在反向传播算出梯度之前是 `None`，之后与参数的形状完全相同。
+# * `named_parameters()` 和 `state_dict()` 用子模块名字组成的路径、以点号连接来命名参数（`'2.bias'`、`'0.block 1.0.bias'`）；`dt.diagnose.summary` 把它们列成表。
+# * 索引按位置，名字来自 `add_module`；`block2()` 的位置 1 是名为 `block 1` 的子模块。
+# * `dt.save(net[2].state_dict(), path)` 把一层导出到任何读取器都能打开的 safetensors 文件；`layer.load_state_dict(dt.load(path))` 把它加载到形状相同的层中，不匹配的加载什么都不改变。
+#
+# ## 练习
+#
+# 每道练习都有一个供你作答的单元格：把 `____` 换成你的答案，运行这个单元格，最后一行会检查它。`ex.q1.hint()` 给出一条提示（再调用一次给出下一条），`ex.q1.solution()` 显示一种答案，`exercises.progress()` 列出每道练习的完成情况。
+
+# %% [markdown] en="694ef9d6"
+# **1.** 只列出 `rgnet[0][2]` 的参数名，按这个块自己给它们起的名字（`block_names`），并数一数它们共有多少个值（`block_values`）。
+
+# %% [markdown] en="8a0a7930"
+# **2.** 运行 `net(X).sum().backward()` 两次，中间不清除梯度。从第一次到第二次，`net[2].bias.grad` 变成了原来的几倍？把它放进 `bias_grad_ratio`。怎样重新从 `None` 开始？
+
+# %% [markdown] en="b872a766"
+# **3.** 导出 `net` 的**第一**层，并把它加载到 `rgnet[0][0][0]` 中。然后设置 `loaded = rgnet[0][0][0]`。哪些形状必须匹配？
+
+# %% [markdown] en="8857fc27"
+# **4.** 用 `dt.save` 保存整个 `net.state_dict()`，并列出文件中的键（`keys_in_file`）。为什么没有以 `1.` 开头的键？
+
+# %% [markdown] en="906ff82e"
+# **5.** 用 `nn.Sequential(*[block1() for _ in range(4)])` 而不是 `add_module` 构建同样的四个块。它的子模块叫什么名字（`child_names`）？
