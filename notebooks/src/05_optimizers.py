@@ -161,9 +161,6 @@ for (name, p), old in zip(net.named_parameters(), before):
     print(f"{name:13s} moved by lr x grad with lr = {lr_used}")
 
 # %% [markdown]
-
-
-# %% [markdown]
 # ## Inspecting param groups
 #
 # The groups live in `opt.param_groups`, a plain list of dicts. Each dict holds the group's
@@ -191,9 +188,6 @@ print(opt.param_groups[0]["param_names"])
 assert opt.param_groups[0]["param_names"] == ["conv1.weight", "conv1.bias",
                                               "conv2.weight", "conv2.bias"]
 assert opt.param_groups[0]["momentum"] == 0.0    # inherited from SGD's default
-
-# %% [markdown]
-
 
 # %% [markdown]
 # ## Different optimizers for different parameters
@@ -518,9 +512,6 @@ for name, p in net.named_parameters():
 print(diagnose.explain_lr(opt, "conv1.bias").decay)
 
 # %% [markdown]
-
-
-# %% [markdown]
 # ## A parameter in an optimizer twice
 #
 # An easy mistake: you want `fc2` to get its own learning rate, so you add a group for it, but
@@ -640,9 +631,6 @@ assert moves == [0.05, 0.095]
 # refused (Paddle raises `ValueError`, MegEngine an `AssertionError`, both saying "some
 # parameters appear in more than one parameter group"), while a group that lists a parameter
 # twice is not checked at all.
-
-# %% [markdown]
-
 
 # %% [markdown]
 # ## What the frameworks call it

@@ -150,9 +150,6 @@ assert np.all(np.nan_to_num(update[after][:, fc_columns]) == 0)
 assert np.all(update[after][:, rec.names.index("conv1")] > 0)
 
 # %% [markdown]
-
-
-# %% [markdown]
 # ## Decaying the learning rate each epoch
 #
 # Most training runs lower the learning rate as they go: big steps early, small steps to settle
@@ -279,9 +276,6 @@ assert np.allclose(stair[[0, 9, 10, 20]], [0.05, 0.05, 0.025, 0.0125])
 assert np.isclose(cosine[15], 0.025)                               # half way: half the lr
 assert np.allclose(warm[:6], [0.0, 0.01, 0.02, 0.03, 0.04, 0.05])  # ramp, then the cosine
 print("LinearLR at epochs 0, 15, 24:", linear[[0, 15, 24]].round(4))
-
-# %% [markdown]
-
 
 # %% [markdown]
 # ## Schedulers and per-parameter multipliers
@@ -525,9 +519,6 @@ assert np.allclose(b.numpy(), 1 - 0.05 * np.array([1, -1, 1]))
 saved = lion.state_dict()
 print(sorted(saved["state"]), sorted(saved["state"]["b"]))
 assert sorted(saved["state"]) == ["a", "b"] and "exp_avg" in saved["state"]["b"]
-
-# %% [markdown]
-
 
 # %% [markdown]
 # **LionLite's `weight_decay` is not Lion's.** LionLite accepts `weight_decay` and hands it to
