@@ -543,7 +543,7 @@ assert not np.allclose(p.numpy(), lion_paper, atol=1e-2)  # not the tiny decoupl
 # %% [markdown]
 # To make it Lion's, keep the decay out of the base class (a key of your own, say
 # `decoupled_wd`, that the base does not read) and shrink `param.data` in `update` before the
-# sign step: exercise 4 below.
+# sign step: exercise 5 below.
 #
 # ### The same optimizer in PyTorch and in Paddle
 #
