@@ -1,0 +1,188 @@
+# %% [markdown] en="62fddfe4"
+# # 梯度裁剪与数值问题
+#
+# 时不时会有一个批量产生比平常大几百倍的梯度，一步就把权重甩得很远，训练再也恢复不过来——或者损失变成 `inf`，接着变成 `nan`。**梯度裁剪**（gradient clipping）在优化器使用梯度之前限制它的大小。本章介绍
+#
+# * 三种裁剪方式（按值、按每个张量的范数、按全局范数），PyTorch 用函数的方式，以及 Paddle 把裁剪对象交给优化器的方式；
+# * 每种方式对同一组梯度做了什么，以及怎样让某些参数不参与裁剪；
+# * 怎样找到 NaN 最早出现在哪个运算；
+# * 训练不收敛时要检查什么，借助训练中记录的梯度范数和更新量曲线。
+
+# %% [markdown] en="744f7d76"
+# ## 三种裁剪梯度的方式
+#
+# 一个小网络和一个批量给了我们一组要裁剪的梯度。我们保存一份副本，让每种方法都从完全相同的数开始。
+
+# %% [markdown] en="d879c874"
+# **全局范数**（global norm）是把所有梯度连成一个向量后的范数：各张量范数的平方和再开平方。
+
+# %% [markdown] en="5981b1de"
+# ### PyTorch 风格 在 backward 和 step 之间对 .grad 调用函数
+#
+# * `optim.clip_grad_value_(params, v)` 把每个梯度值截断到 `[-v, v]` 之内；
+# * `optim.clip_grad_norm_(params, max_norm)` 用同一个因子缩放**所有**梯度，使它们的全局范数不超过 `max_norm`，并返回裁剪之前的全局范数（便于记录）。它用 PyTorch 的公式 `max_norm / (total + 1e-6)` 计算这个因子，所以结果会比 `max_norm` 略小一丝；
+# * 逐个张量裁剪在 PyTorch 中没有专门的函数：对每个参数各调用一次 `clip_grad_norm_`。
+#
+# 它们原地修改 `p.grad`，所以要在 `backward()` 之后、`opt.step()` 之前调用。
+
+# %% [markdown] en="65353ee4"
+# 阈值必须是一个大于 0 的数。无论 `max_norm` 是多少，PyTorch 都计算 `max_norm / total`，所以 `max_norm=-1` 会悄悄翻转每个梯度的符号（训练于是朝损失增大的方向走），`max_norm=0` 会把它们清零；dltutor 在碰任何梯度之前就拒绝这两种情况。
+
+# %% [markdown] en="60852eae"
+# ### Paddle 风格 把裁剪对象交给优化器
+#
+# Paddle 在优化器内部裁剪：你创建一个裁剪对象——`optim.ClipGradByValue(max)`、`optim.ClipGradByNorm(clip_norm)`（逐个张量）或 `optim.ClipGradByGlobalNorm(clip_norm)`——并作为 `grad_clip=` 传入。这样每次 `opt.step()` 都会先裁剪再更新。优化器裁剪的是**它自己的副本**：`p.grad` 保持反向传播留下的样子。这个对象会记住它在上一步做了什么：`last_total_norm`（裁剪前的全局范数）、`last_clipped_norm`（裁剪后）和 `last_scale`（裁剪后 / 裁剪前）。
+
+# %% [markdown] en="e1807212"
+# 更新使用的是裁剪后的梯度（`lr × 梯度 × 缩放因子`），而 `.grad` 中仍是未裁剪的梯度。Paddle 的公式没有 epsilon：缩放因子是 `clip_norm / max(global_norm, clip_norm)`，这里恰好是 `1 / 1.4647`。
+
+# %% [markdown] en="08b02972"
+# 裁剪对象也是一个普通的函数：用参数和一组梯度数组调用它，它会原地裁剪这些数组。这让我们可以检查两种风格是否一致（差别只在 PyTorch 的 epsilon）。
+
+# %% [markdown] en="59183e68"
+# ## 几种裁剪在同一组梯度上有什么不同
+#
+# 三种方法都让梯度变小，但方式不同。下面是每种方法前后各张量的范数，以及把梯度看作一个向量时，裁剪后与原始梯度之间的余弦相似度（1 表示方向相同）。
+
+# %% [markdown] en="c4fd38c1"
+# * **全局范数**把所有东西乘以同一个数（这里是 0.68）：每个张量按相同的比例缩小，所以整个梯度保持方向不变。只有步长变了。
+# * **逐张量范数**只缩小超过阈值的张量（三个权重），各用各的因子，偏置则不动。每个张量保持自己的方向，但它们之间的相对大小变了，所以整个梯度的方向也变了。
+# * **按值裁剪**截断单个数：在同一个张量中，大的元素被截断、小的保留，所以连单个张量的方向都会改变。
+
+# %% [markdown] en="68d61eff"
+# 同一件事的两幅图。左边，一个有两个元素的梯度 `(3, 0.5)`，分别按值裁剪到 1 和按范数裁剪到 1：按值裁剪把它转向了对角线。右边，我们网络的梯度在每种方法之后各张量的范数。
+
+# %% [markdown] en="e9286a5a"
+# 该用哪一种？全局范数裁剪是通常的选择（大多数论文和代码中说的“梯度裁剪”就是它）：它保持方向，只限制步长。逐张量裁剪分别限制每一层，按值裁剪是最粗暴的工具。
+
+# %% [markdown] en="442f66b7"
+# ### 让某些参数不参与裁剪
+#
+# 每个参数都有 `need_clip`（Paddle 的 `ParamAttr(need_clip=...)`）。交给优化器的裁剪对象会跳过 `need_clip=False` 的参数：它们的梯度既不计入全局范数，也不被缩放。这里我们让所有偏置都不参与。
+
+# %% [markdown] en="27d0c3bd"
+# `need_clip` 属于裁剪对象。PyTorch 风格的函数裁剪你传给它的一切，所以在那里，不想裁剪的参数就不要传进去：`optim.clip_grad_norm_([p for n, p in net.named_parameters() if not n.endswith("bias")], 1.0)`。得到的梯度与使用 `need_clip` 时相同：
+
+# %% [markdown] en="c0c5c442"
+# ## 我的 NaN 损失从哪里开始
+#
+# NaN（“不是一个数”）从来不会凭空出现：某个运算从有限的输入产生了 `inf` 或 `nan`，之后的每个运算都把它传了下去。等你看到 `loss = nan` 时，权重通常也已经是 NaN 了。常见的第一个出问题的运算：0 的对数、除以 0、大数的 `exp`，以及因为学习率太大而超出 float32 范围（约 `3.4e38`）的数。
+#
+# ### 下溢为 0 的概率取了对数
+#
+# 一个在从未标准化过的特征（值高达 40）上训练的分类器，交叉熵用手写的 `-log(softmax(logits)[label])`。（发生这种情况时，NumPy 还会在引擎深处打印警告；我们用 `np.errstate` 让它们安静，以保持输出可读。优化器设置了 `nonfinite="apply"`，这样它会像 PyTorch 那样用 NaN 梯度走一步；dltutor 默认会拒绝，后面一节会讲到。）
+
+# %% [markdown] en="9a74b8a4"
+# 第一步正常，第二步的损失是 `inf`，之后一切都是 `nan`，包括权重。在 `dt.detect_anomaly()` 之内，每个运算都会在前向和反向传播中检查自己的输出，第一个产生 NaN 或 Inf 的运算会抛出 `dt.AnomalyError`，报出自己的名字、输入的形状，以及输入是否已经有问题。我们捕获这个错误并打印出来（否则它会让笔记本停下）。
+
+# %% [markdown] en="5e0a53f3"
+# 罪魁祸首是 `log`，它的输入是有限的：给它的概率恰好是 0。第一步之后，logits 拉得太开，差值的 `exp` 在 float32 中下溢为 0，而 `log(0) = -inf`。
+
+# %% [markdown] en="624d6463"
+# 解决办法是永远不要对 softmax 取对数：`F.log_softmax` 先减去最大的 logit，再计算与 `log(softmax(z))` 相同的数，所以什么都不会下溢，`F.cross_entropy` 用的就是它。在朴素公式有限的地方，两者一致。
+
+# %% [markdown] en="e07ce739"
+# 用 `F.cross_entropy` 时，训练保持有限（它的第二个损失仍然很大：真正的问题在于输入的尺度）。把特征标准化也能解决这个问题。
+
+# %% [markdown] en="d8763dd6"
+# ### 学习率太大导致权重溢出
+#
+# 并不是每个 NaN 都从该负责的那个运算开始。一个学习率太大的线性回归：每一步越过最小值的幅度都比上一步更大，权重按几何级数增长，几十步之后，平方误差就超出了 float32 的范围。一个 `Recorder`（下一节用得更多）跟踪参数范数。
+
+# %% [markdown] en="aef6e7e6"
+# 异常检查指向了损失（`mse_loss`），第一个 `inf` 出现在那里，但这个运算只是受害者。曲线讲出了真相：权重范数每一步都按同样的比例增长，在对数坐标上是一条直线，而且每次更新都比权重本身还大（更新比大于 1）。这正是学习率太大的典型特征。
+
+# %% [markdown] en="c9ed91e0"
+# 追查 NaN 的另外两个工具：对每个参数检查 `np.isfinite(p.numpy()).all()`，可以找到第一个出问题的参数；`optim.clip_grad_norm_(params, max_norm, error_if_nonfinite=True)` 会在梯度中一出现 NaN 或 Inf 就报错。异常检测会在每个运算之后（前向和反向）都加一次检查：追查时打开，查完再关掉。
+
+# %% [markdown] en="8c5ff395"
+# ## 训练不收敛时
+#
+# 网络学不会的原因有很多。有两个习惯能让下面的每项检查都发挥作用：
+#
+# * **从一个能工作的基线开始**：一个已知能训练的设置（公开的方案、同一个模型在更简单问题上的表现，或者下面的单个小批量测试），并记录下它的损失曲线。没有基线，你就分不清“坏了”和“慢了”。
+# * **一次只改一样东西**，并与基线比较。同时改两样，它们可能相互抵消或相互掩盖，你对哪一样都学不到什么。
+#
+# **批量大小**就是这样的东西之一，而且它和学习率相关联：批量越小，每轮的步数越多，梯度的噪声也越大（列表后面的单元格会测量噪声大了多少），所以原本合适的学习率现在可能太大了。把批量减半时，先试试更小的学习率，再去怪模型。
+#
+# 然后大致按下面的顺序检查，代价最小的在前：
+#
+# 1. **数据和标签。** 看几个样本及其标签。标签对吗，与输入对得上吗（打乱了的 `X` 配上没打乱的 `y`，什么也学不到）？特征的尺度合理吗（标准化了吗），就像上面 NaN 的例子那样？
+# 2. **模型能过拟合一个小批量吗？** 用几个样本，损失应该能降到接近 0。如果做不到，就是模型、损失或训练循环坏了。
+# 3. **学习率。** 太大：损失上下跳动或爆炸。太小：几乎不动。试试相差 10 倍的几个值。
+# 4. **初始化的尺度。** 激活值和梯度应该在各层之间大致保持同样的大小（第 03 章介绍了 `plot.layer_statistics`）。
+# 5. **梯度范数。** 尖峰、持续增长、NaN，或者梯度几乎为 0 的层。
+# 6. **更新量与参数之比。** 在健康的训练中，每步的 `||update|| / ||parameter||` 约为 `1e-3`；接近 1 时，权重每一步都被重写，远小于它时，权重几乎不动。
+#
+# 第二项检查，在一个小而健康的网络和八个点上：
+
+# %% [markdown] en="f98bf133"
+# 还有批量大小：一个批量的梯度是它所含样本的平均，所以它在批量之间的离散程度按 `1 / sqrt(批量大小)` 缩小。从 200 个正弦点中随机抽取各四十个大小为 8 和 64 的批量，第一层权重梯度的离散程度：
+
+# %% [markdown] en="efce807c"
+# ### 深层网络中的梯度爆炸
+#
+# 现在来看一个完全训练不了的网络：六个 ReLU 层，权重按 Kaiming 规则的两倍来抽取（标准差 `2 * sqrt(2 / fan_in)`；第 03 章解释了这条规则），每一步都在整个数据集上用带动量的 SGD 对两个月牙做分类。一个 `Recorder` 挂在优化器上，在每一步记录每层的梯度范数、更新量范数和参数范数（`by="layer"` 把一层的权重和偏置加在一起；`log_loss` 把损失交给它）。当损失不再是一个数时，循环就停下，训练脚本也应该这样做。
+#
+# 有一个设置需要说明：`nonfinite="apply"`。默认情况下，dltutor 的优化器会拒绝梯度中含有 NaN 或 Inf 的一步（下面会详细讲）。PyTorch 会走这一步，所以为了像 PyTorch 那样观察爆炸的过程，我们要求它采用 PyTorch 的行为。
+
+# %% [markdown] en="e2fa4eff"
+# 曲线说明了什么：
+#
+# * **梯度范数**从第一步起就有几百：前向传播时信号在六层中的每一层都翻倍，反向传播时梯度也以同样的方式增长。这么大的健康网络起步时约为 1；
+# * **更新比** `||update|| / ||parameter||` 一开始就约为 1，是 `1e-3` 这个经验值的一千倍：每一步都把权重完全重写；
+# * 于是**参数范数**一步步增长，这又让下一个梯度更大。梯度爆炸会自我加剧：**损失**增长许多个数量级，几步之后就变成 `nan`。
+
+# %% [markdown] en="7822c0ff"
+# ### dltutor 默认的做法 拒绝有毒的一步
+#
+# 在 PyTorch 中，一个梯度里的一个 `inf` 或 `nan` 会直接进入权重，用全局范数裁剪时还会进入*每一个*权重（全局范数是 `nan`，每个缩放后的梯度也是）。dltutor 的优化器在改变任何东西之前先检查梯度：在默认的 `nonfinite="raise"` 下，这一步会抛出 `optim.NonFiniteGradientError`，指出是哪些参数，并让模型保持上一个正常步之后的样子。（`nonfinite="skip"` 会默默跳过这样的步并在 `opt.skipped_steps` 中计数，就像 PyTorch 混合精度训练中的 `GradScaler` 那样。）这是 dltutor 拒绝 PyTorch 所接受的东西的地方之一。
+
+# %% [markdown] en="6652f179"
+# ### 同一个网络加上全局范数裁剪
+#
+# 我们把 `optim.ClipGradByGlobalNorm(1.0)` 交给优化器，从同样的初始权重重新训练。现在任何一步都不会长于 `lr x 1`（动量 0.9 时约为它的十倍）。
+
+# %% [markdown] en="ad20892e"
+# 裁剪后的梯度（虚线）从不超过 1，而裁剪前的梯度一开始有几百，所以最初几步被缩小了上百倍；随着网络稳定下来，它的梯度降到阈值以下，裁剪就不再起作用。损失下降了几个数量级，而不是爆炸，网络学会了月牙。隐藏层的更新比保持在典型范围内，低于 `1e-2`；只有输出层 `12` 移动得更快。不过，裁剪治的是症状：这里真正的疗法是合理的初始化（第 03 章；试试 `gain=1.0`）。裁剪是一张安全网，防止偶尔一个坏批量毁掉许多好批量的成果。下一个单元格用五个种子检查所有这些结论。
+
+# %% [markdown] en="dccdfdd6"
+# ## 各框架中的叫法
+#
+# | 概念 | dltutor | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- |
+# | 按值裁剪（函数） | `optim.clip_grad_value_(params, v)` | `torch.nn.utils.clip_grad_value_(params, v)` | `paddle.nn.utils.clip_grad_value_(params, v)` | `megengine.optimizer.clip_grad_value(params, lower, upper)` |
+# | 按全局范数裁剪（函数） | `optim.clip_grad_norm_(params, max_norm)` | `torch.nn.utils.clip_grad_norm_(params, max_norm)` | `paddle.nn.utils.clip_grad_norm_(params, max_norm)` | `megengine.optimizer.clip_grad_norm(params, max_norm)` |
+# | 按值裁剪（在优化器中） | `SGD(..., grad_clip=optim.ClipGradByValue(max))` | — | `SGD(..., grad_clip=paddle.nn.ClipGradByValue(max))` | — |
+# | 按每个张量的范数裁剪 | `grad_clip=optim.ClipGradByNorm(clip_norm)` | —（对每个参数调用 `clip_grad_norm_`） | `grad_clip=paddle.nn.ClipGradByNorm(clip_norm)` | — |
+# | 按全局范数裁剪（在优化器中） | `grad_clip=optim.ClipGradByGlobalNorm(clip_norm)` | — | `grad_clip=paddle.nn.ClipGradByGlobalNorm(clip_norm)` | — |
+# | 让某个参数不参与裁剪 | `p.need_clip = False` | —（不传入它） | `ParamAttr(need_clip=False)` | —（不传入它） |
+# | 找出产生 NaN 的运算 | `with dt.detect_anomaly():` | `with torch.autograd.detect_anomaly():` | `paddle.set_flags({"FLAGS_check_nan_inf": 1})` | — |
+# | 数值稳定的 softmax 对数 | `F.log_softmax`、`F.cross_entropy` | `F.log_softmax`、`F.cross_entropy` | `F.log_softmax`、`F.cross_entropy` | `F.logsoftmax`、`F.nn.cross_entropy` |
+# | 记录训练曲线 | `dltutor.trace.Recorder(model, opt)` | —（钩子、TensorBoard） | —（VisualDL） | — |
+#
+# ## 小结
+#
+# * 在 `backward()` 之后、`step()` 之前用 `clip_grad_value_` / `clip_grad_norm_` 裁剪（它们修改 `.grad`），或者把 `ClipGradByValue` / `ClipGradByNorm` / `ClipGradByGlobalNorm` 作为 `grad_clip=` 交给优化器（它裁剪自己的副本；`.grad` 不变；这个对象会记录 `last_total_norm` 和 `last_scale`）。
+# * 全局范数裁剪用同一个因子缩放所有梯度并保持方向；逐张量裁剪改变张量之间的相对大小；按值裁剪甚至会改变单个张量内部的方向。`need_clip=False` 让一个参数不受裁剪对象的影响。
+# * NaN 始于某个输入有限的运算。`dt.detect_anomaly()` 会指出它；曲线则告诉你这个运算是原因（对 0 取对数：用 `log_softmax` / `cross_entropy`），还是受害者（按几何级数增长的权重：学习率的问题）。
+# * 训练不收敛时，先检查数据，再过拟合一个批量，然后看学习率、初始化、梯度范数和更新比。
+#
+# ## 练习
+#
+# 每道练习都有一个供你作答的单元格：把 `____` 换成你的答案，运行这个单元格，最后一行会检查它。`ex.q1.hint()` 给出一条提示（再调用一次给出下一条），`ex.q1.solution()` 显示一种答案，`exercises.progress()` 列出每道练习的完成情况。
+
+# %% [markdown] en="ebc8edbe"
+# **1.** `by_tensor_norm` 是按 PyTorch 的方式裁剪的，对每个参数调用一次 `clip_grad_norm_`。创建在优化器内部做同样事情的裁剪对象（`tensor_clip`）。
+
+# %% [markdown] en="8e597da5"
+# **2.** 预测：在原始梯度上用 `optim.SGD(net.named_parameters(), lr=0.1, grad_clip=optim.ClipGradByGlobalNorm(2.0))` 走一步之后，`clip.last_scale` 是多少？把它放进 `predicted_scale`，然后运行这个裁剪来验证。
+
+# %% [markdown] en="41df9728"
+# **3.** 让 `net` 的最后一层不参与裁剪（对 `"4.weight"` 和 `"4.bias"` 设置 `need_clip = False`），用 `ClipGradByGlobalNorm(1.0)` 裁剪原始梯度，把它的 `last_total_norm` 放进 `norm_without_last`。它计算了哪些层？（之后把 `need_clip` 改回 `True`。）
+
+# %% [markdown] en="988473b3"
+# **4.** `v = dt.tensor([0.0, 4.0], requires_grad=True)`，然后在 `dt.detect_anomaly()` 中执行 `dt.sqrt(v).sum().backward()`。异常检查首先指出哪个运算（`bad_op`），是在哪一次传播中，`"forward"` 还是 `"backward"`（`bad_pass`）？先预测，再运行。
+
+# %% [markdown] en="fc4f2444"
+# **5.** `ClipGradByNorm(0.5)` 会缩小 `net` 的哪些参数？用裁剪对象的 `predict_scales`（而不是真的裁剪）找出来，把它们的名字列在 `shrunk` 中。
