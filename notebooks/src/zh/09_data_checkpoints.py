@@ -1,0 +1,175 @@
+# %% [markdown] en="1b08b325"
+# # 数据、检查点与恢复训练
+#
+# 每次训练都伴随着两件杂事，而这两件事都决定了这次训练有没有价值。
+#
+# * **给模型喂数据。** 一个大数据集要以打乱的小批量（mini-batch）送到模型，而且要足够快，让模型永远不必等待。怎样在没有缓慢的 Python 循环的情况下分批、打乱，在模型训练时加载下一个批量，并用上 CPU 的所有核心？
+# * **停下来再重新开始。** 一次长时间的训练会被打断：笔记本电脑休眠了，课堂时间结束了。怎样保存训练需要的*一切*，并精确地恢复，使结果与从未停下过一样，逐位相同？
+#
+# 本章用 `dltutor.data`（形状与 PyTorch 相同的 `Dataset` 和 `DataLoader`）以及 `dt.save` / `dt.load`（以 safetensors 文件保存的检查点，checkpoint）回答这两个问题。
+
+# %% [markdown] en="53579651"
+# ## 高效地读取大数据集
+#
+# ### 不用 Python 循环地分批
+#
+# 把数据保存为每个样本一行的 NumPy 数组，并用 `TensorDataset` 包装起来。`DataLoader` 再把一轮切成小批量。因为它能看到整个数组，它对**每个数组做一次花式索引**（`X[indices]`）就能取出一个批量，这由 NumPy 在 C 中完成，而不是在 Python 中对每个样本调用一次 `dataset[i]`。
+
+# %% [markdown] en="ad37edf9"
+# 为了*看到*加载器怎样读取数据，给它一个会统计自己被索引了多少次的数组（一个带计数 `__getitem__` 的 NumPy 子类）。200 个样本、每批 64 个，一轮是 4 个批量，数组被索引了 4 次：每个批量一次，而不是每个样本一次。
+
+# %% [markdown] en="61f7dfd4"
+# ### 可以复现的打乱
+#
+# 使用 `shuffle=True` 时，每一轮都以新的顺序访问样本。第 `e` 轮的顺序来自一个以 `(seed, e)` 为种子的生成器，所以同一个种子每次都给出同样的训练，每一轮与上一轮不同，每个样本在每一轮中恰好被访问一次。`loader.epoch` 说明下一个 `for` 循环将运行第几轮。
+
+# %% [markdown] en="601702f1"
+# 当批量大小不能整除数据集大小时，一轮的最后一个批量会小一些（10 = 4 + 4 + 2）。`drop_last=True` 会丢掉这个不完整的批量，适用于需要等大批量的模型（例如只有 1 个样本的批量上的 BatchNorm）。被丢掉的是这一轮打乱顺序后排在最后的那些样本，所以它们随着顺序逐轮变化。
+
+# %% [markdown] en="9b611250"
+# **比 PyTorch 更严格。** `shuffle` 和 `drop_last` 必须是 `True` 或 `False`。PyTorch 的 `DataLoader` 使用它得到的任何东西的真值，所以 `drop_last="False"`（从配置文件读来的字符串）在那里会悄悄丢掉批量；dltutor 会拒绝并说明原因。
+
+# %% [markdown] en="66a4aaa5"
+# ### 比内存还大的数据集
+#
+# `TensorDataset` 只需要可以被索引的数组。用 `np.save` 把一个大数组保存一次，再用 `np.load(..., mmap_mode="r")` 打开，操作系统只会从磁盘读取每个批量需要的那些行。得到的批量与数组在内存中时相同。
+
+# %% [markdown] en="ff1ad3ea"
+# ### 在后台加载 `num_workers`
+#
+# 当读取一个样本很慢时（要打开一个文件、解码一张图像、计算数据增强），普通的循环会交替进行：加载一个批量，在上面训练，加载下一个，再训练……设置 `num_workers=2` 后，两个后台线程会在模型训练当前批量的同时准备*下一个*批量。
+#
+# 下面是一个故意做得很慢的数据集：每个样本要花一毫秒，就像从磁盘读取一样。它还会记下每个样本是*哪个线程*加载的，并在第二个批量的第一个样本（样本 16）被加载时竖起一个标志。
+
+# %% [markdown] en="8c17e42d"
+# 工作线程改变的是*谁*读取样本，从不改变批量*包含什么*。现在来看它们的意义：取出第一个批量，在“训练”它的同时，等待（最多一秒）表示样本 16——*第二个*批量的第一个样本——已被读取的那个标志。没有工作线程时，没有东西会提前读取，所以这个标志永远不会出现；有工作线程时，它已经在那里了。
+
+# %% [markdown] en="7b1c70ae"
+# **线程什么时候有用？** Python 一次只运行一个线程的 Python 代码（GIL，全局解释器锁）。一个在等待文件、休眠、复制数据或在 NumPy（或 BLAS，或 GPU 内核）中计算的线程会*释放* GIL，于是其他线程可以同时运行。读取和解码文件、NumPy 预处理，以及主要由矩阵乘法组成的训练步都会释放它，所以加载和训练可以重叠。如果 `__getitem__` 是一个很长的**纯 Python** 循环，它会一直占着 GIL：这时工作线程只是和训练循环轮流运行，几乎没有收益。解决办法是把这些工作移进 NumPy（向量化），或者预先算好一次并保存结果。
+#
+# dltutor 使用线程，因为线程启动很快，能在 Jupyter 中工作，并且共享数组而不必复制。PyTorch 和 Paddle 则启动*进程*（两者都用 `num_workers`），这绕开了 GIL，代价是每个批量都要在进程之间复制。
+#
+# 下一个单元格分别计时有无工作线程时的一轮。**测试不检查它的输出**（这个单元格带有 `nbval-ignore-output` 标签），因为计时结果每次运行、每台机器都不一样；你的数字会不同，但规律应该相同。
+
+# %% [markdown] en="1512d342"
+# ### 用上 CPU 的每个核心
+#
+# 有三件事能让多核 CPU 上的训练更快，按效果排序：
+#
+# 1. **让 BLAS 使用这些核心。** 训练步中占主要时间的矩阵乘法由 NumPy 附带的 BLAS 库（OpenBLAS 或 MKL）完成，它已经会把每次乘法分给多个线程。环境变量 `OMP_NUM_THREADS`（或 `OPENBLAS_NUM_THREADS`、`MKL_NUM_THREADS`）设置线程数；它在导入 NumPy 时读取，所以要在 `import numpy` *之前*设置。在运行中的笔记本里，`threadpoolctl`（随 scikit-learn 一起安装）可以显示这些库及其线程（`threadpool_info()`）并限制它们（`threadpool_limits`）。
+# 2. **使用更大的批量。** 无论批量多大，每一步的 Python 开销都一样（每层一次调用）；更大的批量把更多工作交给 BLAS，而 BLAS 的工作量才会随核心数扩展，并且每轮需要的步数也更少。（这也会改变训练本身：你可能需要调整学习率。）
+# 3. **在后台加载**（`num_workers`），当读取数据很慢时，如上所述。让工作线程加上 BLAS 线程的总数大约等于核心数：线程多于核心只会让它们轮流运行。
+
+# %% [markdown] en="5135d04f"
+# ## 保存检查点并精确地恢复
+#
+# 一次训练在第 *t* 步时由什么组成？不只是权重：
+#
+# | 部分 | 在哪里 | 忘了它会出什么问题 |
+# | --- | --- | --- |
+# | 权重 | `model.state_dict()` | 你要从头开始 |
+# | 优化器的状态：动量缓冲区、Adam 的两个矩和步数、各组当前的 `lr` | `opt.state_dict()` | 恢复后的各步是不同的步，学习率是代码中设置的值 |
+# | 调度方案的位置 | `sched.state_dict()` | 调度方案从头开始：之后的学习率都不对 |
+# | 数据流的位置：第几轮，从而决定了打乱顺序 | `loader.epoch` | 模型以别的顺序看到样本 |
+#
+# 把这一切放进一个字典，用 `dt.save` 保存。恢复时，完全像开始时那样构建全新的对象，再把每一部分加载进去。
+#
+# 实验：一口气训练若干轮；然后用同样的设置训练一半的轮数，保存，扔掉一切，重新构建，加载，再训练另一半。比较最终的权重。
+
+# %% [markdown] en="73753a7a"
+# 现在是被打断的训练。前一半，然后保存检查点：
+
+# %% [markdown] en="7533b3eb"
+# 一个新的会话：像开始时那样构建一切，然后加载。对调度器来说顺序很重要：先构建优化器和调度器（调度器的构造函数会把学习率设为它的初始值），*然后*加载优化器的状态（它会恢复保存时那一轮的学习率）以及调度器的状态。
+#
+# `opt.load_state_dict` 返回一份报告，列出被加载的值所取代的超参数：这里是学习率，调度方案在保存检查点之前已经降低了它。请读一读：如果你恢复时*有意*要改某个超参数，就在加载之后再设置它，否则检查点中的值会生效。
+
+# %% [markdown] en="278a11a8"
+# ### 为什么优化器的状态很重要
+#
+# Adam 为每个参数保存两个滑动平均（梯度的和梯度平方的）以及一个步数；带动量的 SGD 保存一个速度。它们和权重一样是训练的一部分。只用权重恢复——一个新的优化器、新的平均值——之后的各步就是不同的步。检查点的其他部分也一样：漏掉一样，训练就会走向别处。
+
+# %% [markdown] en="dee97bf4"
+# 每一步的损失显示了几次训练在哪里分道扬镳。新的 Adam 在最初几步中完全不记得之前的梯度，所以每一步都让每个坐标移动整整一个学习率，而这个学习率又回到了代码中的值（调度方案已经到达的学习率是优化器状态的一部分）。重新开始之后损失立刻跳了起来，而精确恢复的那次则沿着一口气训练的曲线走。
+
+# %% [markdown] en="2ffa1a1a"
+# ## 检查点文件是什么
+#
+# `dt.save` 写的是一个 [safetensors](https://huggingface.co/docs/safetensors) 文件：一个 8 字节的数（文件头的长度），一个说明每个数组从哪里开始、数据类型和形状的 JSON 文件头，然后是数组的原始字节。没有别的东西。任何 safetensors 读取器都能打开它：用 `safetensors.numpy.load_file` 会得到一个扁平的 NumPy 数组字典，名字是数组在检查点字典中的路径。其余的结构（轮数、学习率、哪个键是列表……）是文件头元数据中的一个 JSON 文档。
+
+# %% [markdown] en="b313543e"
+# ### 保存一个张量、一个列表、一个字典
+#
+# 检查点是一个字典，但 `dt.save` 也接受更小的东西，就像 D2L 的文件读写一节用 `torch.save` 保存它们那样：一个张量、一个张量的列表（或元组）、一个张量的字典。`dt.load` 返回同一种对象。它还接受 `torch.load` 的两个关键字参数：`weights_only=True`（在这里加载*总是*只读权重：文件中只有数组和普通的值，从来没有对象）以及 `map_location="cpu"` 或 `"gpu"`（张量放到哪个设备上）。
+
+# %% [markdown] en="658a1b2d"
+# 要求使用 pickle，即 `weights_only=False`，会被拒绝并说明原因；保存整个模型对象也会被拒绝，并告诉你应该保存什么：
+
+# %% [markdown] en="46dd09f0"
+# ### 为什么永远不用 pickle
+#
+# `pickle.dump`（以及使用它的 `torch.save`、`paddle.save`、`megengine.save`）写下的是一个重建你的对象的*程序*，加载时就会运行这个程序。任何交给你这样一个检查点的人，都可以让它在你的机器上运行他想运行的任何代码（PyTorch 2.6 把 `torch.load(..., weights_only=True)` 设为默认值，以限制它能重建的东西）。下面是一个无害的例子：这些“权重”一被加载就会打印一行字。
+
+# %% [markdown] en="6d357d94"
+# safetensors 文件只可能给你数组，所以无论来源如何，加载它都是安全的。`dt.load` 直接拒绝 pickle，抛出一个指出文件名并说明发现了什么的 `dt.CheckpointError`（它的 `problem` 是解释；完整的报错信息以文件路径开头，这里不打印）。
+
+# %% [markdown] en="ce110641"
+# ### 损坏的文件
+#
+# 检查点可能被截断：磁盘满了，复制被打断了。`dt.load` 在返回任何东西之前会检查整个文件，所以损坏的文件永远不会给你半个模型：它会抛出一个指出文件名和问题的 `dt.CheckpointError`。
+
+# %% [markdown] en="6d556d39"
+# `dt.save` 自己从不留下这样的文件：它先写到一个临时文件，等一切都写到磁盘上后才把它重命名为目标文件，所以失败的保存会让之前的检查点完好无损。你会遇到的一种失败：保存了模型对象而不是它的状态字典。请保存值，而不是对象。
+
+# %% [markdown] en="cc99da4f"
+# 检查点只有几层深（模型、优化器、普通的值），所以 `dt.save` 拒绝嵌套超过 100 层的结构；`torch.save` 在 Python 放弃之前会把深十倍的结构 pickle 下来。拒绝发生在写入任何东西之前。
+
+# %% [markdown] en="c37e8a76"
+# ## 导出某一层
+#
+# 同样的两个函数也能导出单独一层：保存这一层的 `state_dict()`（这里是模型的最后一层：它的权重和偏置），用任何 safetensors 读取器查看这个文件，再把它加载到另一个形状相同的层中。在这一层自己的状态字典中，名字没有前缀（是 `weight`，而不是整个模型中的 `4.weight`），所以这个文件可以直接加载到任何 `nn.Linear(16, 3)` 中。
+
+# %% [markdown] en="6b170c73"
+# ## 各框架中的叫法
+#
+# | 概念 | dltutor | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- |
+# | 由数组组成的数据集 | `TensorDataset(X, y)` | `torch.utils.data.TensorDataset` | `paddle.io.TensorDataset` | `megengine.data.dataset.ArrayDataset` |
+# | 你自己的数据集 | 继承 `Dataset`（`__len__`、`__getitem__`） | `torch.utils.data.Dataset` | `paddle.io.Dataset` | `megengine.data.dataset.Dataset` |
+# | 打乱的批量 | `DataLoader(ds, batch_size, shuffle=True, seed=...)` | `DataLoader(ds, batch_size, shuffle=True, generator=g)` | `paddle.io.DataLoader(ds, batch_size, shuffle=True)` | `DataLoader(ds, sampler=RandomSampler(ds, batch_size))` |
+# | 后台加载 | `num_workers=2`（线程） | `num_workers=2`（进程） | `num_workers=2`（进程） | `num_workers=2`（进程） |
+# | 指定某一轮的打乱顺序 | `loader.set_epoch(e)` | `DistributedSampler.set_epoch(e)` | `DistributedBatchSampler.set_epoch(e)` | — |
+# | BLAS 线程 | `OMP_NUM_THREADS`、`threadpoolctl` | `torch.set_num_threads(n)` | `OMP_NUM_THREADS` | `OMP_NUM_THREADS` |
+# | 保存检查点 | `dt.save({"model": ..., "optimizer": ...}, path)` | `torch.save(...)`（pickle）或 `safetensors.torch.save_file` | `paddle.save(state, path)`（pickle） | `megengine.save(obj, path)`（pickle） |
+# | 加载它 | `dt.load(path)`（总是只读权重） | `torch.load(path, weights_only=True)` | `paddle.load(path)` | `megengine.load(path)` |
+# | 保存一个张量、列表、字典 | `dt.save(x, path)`、`dt.save([x, y], path)` | `torch.save(x, path)` | `paddle.save(x, path)` | `megengine.save(x, path)` |
+# | 加载到某个设备 | `dt.load(path, map_location="cpu")` | `torch.load(path, map_location="cpu")` | `paddle.load(path)` 然后 `.cuda()` | `megengine.load(path, map_location=...)` |
+# | 恢复权重 | `model.load_state_dict(sd)` | `model.load_state_dict(sd)` | `model.set_state_dict(sd)` | `model.load_state_dict(sd)` |
+# | 恢复优化器 | `opt.load_state_dict(sd)` | `opt.load_state_dict(sd)` | `opt.set_state_dict(sd)` | `opt.load_state_dict(sd)` |
+# | 恢复调度方案 | `sched.load_state_dict(sd)` | `sched.load_state_dict(sd)` | `sched.set_state_dict(sd)` | `sched.load_state_dict(sd)` |
+#
+# ## 小结
+#
+# * 把数组包装在 `TensorDataset` 中：`DataLoader` 对每个数组做一次花式索引就能取出一个批量。`shuffle=True, seed=...` 每轮给出一个新的、可复现的顺序，每个样本恰好一次；`drop_last=True` 丢掉不完整的批量；内存映射的 `.npy` 可以提供比内存还大的数据。
+# * `num_workers=2` 在模型训练的同时用后台线程读取后面的批量，批量内容完全相同。当工作会释放 GIL 时（I/O、NumPy、BLAS、GPU），线程才有帮助，纯 Python 循环则不行。在多核 CPU 上，让 BLAS 使用这些核心、使用更大的批量，并在后台加载。
+# * 检查点包括模型、优化器（动量、Adam 的矩、当前学习率）、调度器和数据位置。全部保存、重新构建、全部加载，训练就会逐位相同地继续。漏掉一样就不行。
+# * `dt.save` 写的是 safetensors：数组加上一个 JSON 文件头，在哪里都能读，加载是安全的，从来不是 pickle。它既接受完整的检查点，也接受一个张量、一个列表或一个字典；`dt.load` 接受 `torch.load` 的 `weights_only` 和 `map_location`。损坏的或来路不明的文件会抛出指出文件名的 `dt.CheckpointError`。
+#
+# ## 练习
+#
+# 每道练习都有一个供你作答的单元格：把 `____` 换成你的答案，运行这个单元格，最后一行会检查它。`ex.q1.hint()` 给出一条提示（再调用一次给出下一条），`ex.q1.solution()` 显示一种答案，`exercises.progress()` 列出每道练习的完成情况。
+
+# %% [markdown] en="2b42c203"
+# **1.** 把 Adam 换成 `optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9)`：SGD 在 `opt.state_dict()["state"]` 中为每个参数保存了什么（`sgd_state_keys`，这些键的名字）？为什么没有它，恢复就不再精确？
+
+# %% [markdown] en="94739c0f"
+# **2.** 对 100 个样本、`batch_size=32`，`DataLoader` 在不加和加 `drop_last=True` 时各给出多少个批量（`batches`，一个二元组）？
+
+# %% [markdown] en="926a3bb1"
+# **3.** 一个给每个样本加一点噪声（数据增强）的 `Dataset`，在 `num_workers=2` 时必须给出与 0 时相同的批量。写出 `noise(i, epoch)`，返回 3 个小的随机数，使同一轮中的同一个样本无论由哪个线程抽取，总是得到相同的噪声。
+
+# %% [markdown] en="4d5bf791"
+# **4.** 保存 `{"weights": dt.ones(2), "epoch": 3}` 再加载回来：加载得到的 `"epoch"` 是什么类型（`epoch_type`）？
+
+# %% [markdown] en="a6a596ba"
+# **5.** （不检查：实验。）在一轮的中间（3 个批量之后）保存检查点并精确恢复（`loader.order(e)` 给出第 `e` 轮的顺序；用 `itertools.islice` 跳过已完成的批量）。然后把那个很慢的数据集的 `__getitem__` 从 `time.sleep` 改成一个纯 Python 循环，分别在 0 个和 2 个工作线程下为一轮计时：解释结果。
