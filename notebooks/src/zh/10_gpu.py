@@ -1,0 +1,157 @@
+# %% [markdown] en="87d5d972"
+# # 在 GPU 上运行
+#
+# GPU 计算网络中的大型矩阵乘法比 CPU 快许多倍，但它带来了两个新问题：怎样把代码和模型放到 GPU 上（而不必把代码写两遍），以及它的内存（显存，比计算机的内存小）不够时怎么办？
+#
+# dltutor 在 CPU 上用 NumPy 计算，在 GPU 上用 [CuPy](https://cupy.dev)——NumPy 在 NVIDIA GPU 上的孪生兄弟——计算。其他一切——张量、层、优化器、本套件的各章——都是同一份代码。这个笔记本可以在任何机器上运行：在没有 GPU 的地方（比如测试它的那台机器），它会展示你那时看到的情况，而它关于内存的所有证明都在 CPU 上完成，那里的算术是一样的。
+
+# %% [markdown] en="998bd705"
+# ## 同一份代码在 GPU 上运行
+#
+# ### 后端 由谁来计算
+#
+# 每个张量都保存着某个*后端*的数组：一个 NumPy 数组（`device == "cpu"`）或一个 CuPy 数组（`device == "gpu"`）。`dt.backend.current()` 是新张量所在的后端，`dt.backend.use(name)` 切换它，可以永久切换（直接调用），也可以只在一个代码块中切换（`with`）。`"cpu"` 和 `"numpy"` 指的是同一个后端，`"gpu"`、`"cuda"` 和 `"cupy"` 也一样。
+
+# %% [markdown] en="f9baaaab"
+# 有三个调用会移动东西：
+#
+# * `dt.backend.use("gpu")`：从现在起创建的张量（`dt.randn`、`dt.tensor`、`DataLoader` 给出的批量、`dt.load`）都创建在 GPU 上；
+# * `tensor.to("gpu")`：在 GPU 上得到一个张量的副本（梯度会沿着这次移动流回来）；`tensor.to("cpu")` 或 `tensor.numpy()` 把值取回来；
+# * `model.to("gpu")`：把模型的每个参数和缓冲区**原地**移动：Parameter 对象保持不变，只有它们的数组被移动。
+#
+# GPU 只能计算它自己内存中的数组：把模型和每个批量放在同一个设备上。
+#
+# ### 这里有 GPU 吗
+#
+# `dt.backend.gpu_available()` 回答这个问题而不会报错：当 CuPy 能够导入并看到 GPU 时为 True。与设备无关的代码只问一次，然后处处使用这个答案。（这个单元格的输出取决于你的机器，所以测试不比较它：它带有 `nbval-ignore-output` 标签。）
+
+# %% [markdown] en="d27a3652"
+# 这样整个训练循环只需写一次。模型在创建优化器*之前*移动（PyTorch 也推荐这个顺序）：优化器的动量和 Adam 的矩在之后创建，就在参数旁边，在同一个设备上。每个批量都用 `.to(device)` 移动，它已经在那里时什么也不做。
+
+# %% [markdown] en="7af8f85b"
+# ### 缺少 CuPy 或 GPU 时
+#
+# 在无法使用 GPU 的地方请求 GPU，会抛出 `dt.backend.GPUUnavailableError`，报错信息会说明缺少什么以及该怎么做。有三种情况：
+#
+# | 缺少什么 | 报错信息说 | 解决办法 |
+# | --- | --- | --- |
+# | 没有安装 CuPy | "The GPU backend needs CuPy, which is not installed ..." | `pip install "dltutor[gpu]"`（适用于 CUDA 12 的 CuPy） |
+# | 安装了 CuPy，但 CUDA 驱动不工作 | "CuPy is installed but no usable GPU was found ..." | 检查 `nvidia-smi`；安装或更新 NVIDIA 驱动 |
+# | 安装了 CuPy，但机器上没有 GPU | "CuPy is installed but the machine has no GPU ..." | 换一台有 NVIDIA GPU 的机器 |
+#
+# 每条信息最后都建议用 `dt.backend.use('numpy')` 继续使用 CPU。三种请求 GPU 的方式都会给出同样的错误，而且失败的请求什么都不改变：后端仍是 CPU，移动失败的模型完整地留在原处。
+#
+# 下一个单元格用三种方式请求 GPU 并打印发生了什么。在有 GPU 的机器上请求会成功，打印的内容也不同，所以测试不比较它的输出（`nbval-ignore-output`）；它后面的断言单元格在两种机器上都会检查这些结论。
+
+# %% [markdown] en="27e3171b"
+# ## GPU 显存不够时
+#
+# 在 GPU 上，“内存不足”意味着一个训练步的数组放不进 GPU 的显存（CuPy 会抛出 `cupy.cuda.memory.OutOfMemoryError`）。这些显存都用到哪里去了？用在四样东西上：
+#
+# 1. **参数**；
+# 2. 它们的**梯度**（每个参数再加一个同样大小的数组）；
+# 3. **优化器的状态**：普通 SGD 没有，动量有一份副本，Adam 有两份（梯度及其平方的滑动平均）；
+# 4. **激活值**：前向传播为反向传播保留的每个中间结果。它们随批量大小增长，对于大的输入，它们是最大的一部分。
+#
+# ### 先估算一下
+#
+# 每个参数的数组都知道自己占多少字节：`p.data.nbytes`，即值的个数乘以每个值的字节数（float32 为 4）。对一个规模真实的模型把它们加起来，这里是一个处理 28x28 图像的 MLP：
+
+# %% [markdown] en="cdbafb04"
+# 现在在一次真实的 Adam 训练步上测量另外三部分。梯度占用的空间与参数一样多；Adam 的状态是它的两倍。对于激活值，在每一层上挂一个前向钩子，把输出的字节数加起来，分别测两种批量大小。
+
+# %% [markdown] en="8c1bfd2f"
+# 对于一个小 MLP，在批量较小时固定部分（参数、梯度、Adam 状态：参数的 4 倍）占主导，随着批量增大，激活值逐渐占了上风。下图用我们刚刚验证过的公式（每个样本的激活值 × 批量大小）把两者都画了出来。
+
+# %% [markdown] en="b177cafb"
+# 所以，当显存不够时，按顺序：
+#
+# ### 1. 使用更小的批量
+#
+# 激活值会按比例缩小，上面的断言已经证明了这一点。这是首先要尝试的；代价是梯度的噪声更大，下一个技巧可以消除它。
+#
+# ### 2. 在微批量上累积梯度
+#
+# 在 `zero_grad()` 之前，多次调用 `backward()` 时梯度会*相加*。所以不用一个 32 的批量，而是运行四个 8 的微批量，对每个调用 `backward()`，然后只走一步。任何时刻都只有一个微批量的激活值活着。把每个损失乘以 1/4：损失是它那个批量上的*平均值*，而 32 个样本上的平均值就是四个 8 样本平均值的平均。
+
+# %% [markdown] en="9a8356ed"
+# 这些梯度在 float32 舍入误差范围内一致（各项相加的顺序不同），所以优化器据此走的那一步也相同：
+
+# %% [markdown] en="c5138fac"
+# 有一点要注意：这只对独立处理各个样本的层是精确的。BatchNorm 在它看到的批量上计算统计量，所以用微批量时它看到的是 8 个样本的批量，而不是 32 个。
+#
+# ### 3. 在 `dt.no_grad()` 中评估
+#
+# 在训练之外你不需要梯度，所以没有理由记录计算图，而记录计算图会让每个激活值在结果存在期间一直活着。在 `dt.no_grad()` 中，结果只是普通的值：没有 `grad_fn`，什么都不保留。
+
+# %% [markdown] en="4a7a5555"
+# ### 4. 保留数字而不是张量
+#
+# 一个仍带着计算图的损失张量会让计算图中的激活值一直活着，无论损失本身多小。改为收集 `loss.item()`（一个 Python 浮点数）。为了看到区别，用一个前向钩子对每个隐藏层激活值保留一个*弱*引用（它不会让对象继续活着），在 10 个批量的循环之后数一数还有多少个活着。
+
+# %% [markdown] en="995848ca"
+# 在循环中写 `total = total + loss` 也一样（这个总和会拖着每一步的计算图），把模型输出存进列表“以后再用”也一样：请保留 `.item()`、`.numpy()` 或 `.detach()`。
+#
+# ### 5. `del` 不再需要的东西
+#
+# 当指向一个数组的最后一个引用消失时，它就会被释放。被一个变量持有的大张量会一直存在，直到这个变量被重新赋值或删除；在笔记本中这可能是很长一段时间。
+
+# %% [markdown] en="69c9c764"
+# 在 GPU 上，中间还有一层：CuPy 把释放的内存块保留在一个*内存池*中以便快速复用，所以 `nvidia-smi` 仍把它们算作已使用。你自己的程序会复用它们；要把它们还给驱动（给别的程序用），调用 `cupy.get_default_memory_pool().free_all_blocks()`。
+
+# %% [markdown] en="db591a88"
+# ### 6. 半精度的激活值 混合精度
+#
+# 一个 float16（或 bfloat16）值只占 2 个字节而不是 4 个，所以用半精度计算前向和反向传播，激活值就减半了。大框架会替你做：在 PyTorch 中把前向传播包在 `with torch.autocast("cuda", dtype=torch.float16):` 中，在 Paddle 中用 `with paddle.amp.auto_cast():`。有两个细节让它可行。权重保留一份 float32 的**主副本**用于更新（在 float16 中，一个小的更新加到一个大的权重上会消失）。而且 float16 存不下非常小的数：小于约 `6e-8` 的数都会变成 0，所以小的梯度会丢失。**损失缩放**（loss scaling）在反向传播之前把损失（从而每个梯度）乘以一个大因子，并在更新之前用 float32 除回去：`torch.amp.GradScaler`、`paddle.amp.GradScaler`。（bfloat16 的范围与 float32 相同，不需要缩放。）dltutor 没有 autocast，但这两个事实很容易看到：
+
+# %% [markdown] en="c486a478"
+# ### 7. 重算而不是存储 激活值检查点
+#
+# 反向传播需要前向传播的输出。不必全部保留，每隔几层只保留一个（即*检查点*），在反向传播时再把一段的前向传播运行一遍，把它的输出找回来。显存从每一层的输出降到检查点加上一段；代价是多一次前向传播（大约多三分之一的计算量）。PyTorch：`torch.utils.checkpoint.checkpoint(segment, x)`；Paddle：`paddle.distributed.fleet.utils.recompute(segment, x)`。下面在一个更深的 MLP（八对 Linear + ReLU，批量 128）实测的输出上算一算：
+
+# %% [markdown] en="45519ba1"
+# ### 8. 内存分配器
+#
+# 各框架把释放的 GPU 显存保留在缓存中以便复用（就像上面 CuPy 的内存池）。这样，“内存不足”可能来自一个被切成太多小块、放不下下一个数组的缓存（*碎片化*）；PyTorch 的报错信息会显示大量“已保留但未分配”（reserved but unallocated）的显存。PyTorch：在程序启动之前设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`，让缓存块能够增长而不是被分割；`torch.cuda.memory_summary()` 会显示缓存。Paddle：`FLAGS_allocator_strategy=auto_growth`（它的默认值）按需分配显存，`FLAGS_fraction_of_gpu_memory_to_use` 设置旧策略一开始占用多少。CuPy：`cupy.get_default_memory_pool().set_limit(fraction=0.5)` 给内存池设上限。清空缓存（`torch.cuda.empty_cache()`、`free_all_blocks()`）有助于*其他*程序，但对你自己的下一个数组毫无帮助。
+#
+# ### 简而言之
+#
+# 当一个训练步放不下时：用更小的批量，并累积梯度以保持你想要的批量；在 `no_grad` 中评估、保留数字而不是张量、`del`；混合精度；然后是激活值检查点；当报错信息显示大量已保留但未分配的显存时，调整内存分配器的设置；最后，换一个更小的模型或显存更大的 GPU。
+#
+# ## 各框架中的叫法
+#
+# | 概念 | dltutor | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- |
+# | 有 GPU 吗？ | `dt.backend.gpu_available()` | `torch.cuda.is_available()` | `paddle.device.cuda.device_count() > 0` | `megengine.is_cuda_available()` |
+# | 从现在起在 GPU 上计算 | `dt.backend.use("gpu")` | `torch.set_default_device("cuda")` | `paddle.set_device("gpu")` | `megengine.set_default_device("gpu0")` |
+# | 只在一个代码块中 | `with dt.backend.use("gpu"):` | `with torch.device("cuda"):` | — | — |
+# | 移动模型 | `model.to("gpu")` | `model.to("cuda")` | `model.to("gpu")` | —（在 `set_default_device` 之后构建它） |
+# | 移动张量 | `t.to("gpu")` | `t.to("cuda")` | `t.cuda()` | `t.to("gpu0")` |
+# | 在哪个设备上 | `t.device` | `t.device` | `t.place` | `t.device` |
+# | 没有 GPU 时得到什么 | 指出缺少什么的 `GPUUnavailableError` | `AssertionError`（“Torch not compiled with CUDA enabled”）或 `RuntimeError` | `paddle.set_device` 抛出的 `ValueError` | 一个运行时错误 |
+# | 不建计算图地评估 | `with dt.no_grad():` | `with torch.no_grad():` | `with paddle.no_grad():` | —（在 `GradManager` 之外什么都不记录） |
+# | 累积梯度 | 每个微批量调用 `backward()`，一次 `step()` | 相同 | 相同 | 每个微批量调用 `gm.backward()`，一次 `step()` |
+# | 释放显存缓存 | `cupy.get_default_memory_pool().free_all_blocks()` | `torch.cuda.empty_cache()` | `paddle.device.cuda.empty_cache()` | — |
+#
+# ## 小结
+#
+# * 后端决定由谁计算：CPU 上是 NumPy，GPU 上是 CuPy。`dt.backend.use("gpu")`（一次调用或一个 `with` 代码块）、`tensor.to("gpu")` 和 `model.to("gpu")` 把工作移到 GPU 上；写一次 `device = "gpu" if dt.backend.gpu_available() else "cpu"`，同一份代码就能在任何地方运行。
+# * 没有 CuPy 或 GPU 时，你会得到一个 `GPUUnavailableError`，它说明缺少的是哪一个以及怎样解决（`pip install "dltutor[gpu]"`），而且什么都没有改变。
+# * 一个训练步的显存 = 参数 + 梯度（再来一份同样大小的）+ 优化器状态（Adam：再来两份）+ 激活值（与批量大小成正比）。用 `p.data.nbytes` 来估算。
+# * 显存不够：更小的批量；梯度累积（损失 / k，每个微批量调用 `backward()`，一次 `step()`：梯度相同）；评估时用 `dt.no_grad()`；保留 `loss.item()` 而不是损失；`del` 大张量。
+#
+# ## 练习
+#
+# 每道练习都有一个供你作答的单元格：把 `____` 换成你的答案，运行这个单元格，最后一行会检查它。`ex.q1.hint()` 给出一条提示（再调用一次给出下一条），`ex.q1.solution()` 显示一种答案，`exercises.progress()` 列出每道练习的完成情况。
+
+# %% [markdown] en="b9adb34c"
+# **1.** 写出 `step_memory_mb(model, batch_size, optimizer="adam")`，根据四个部分计算一个训练步的显存（单位 MB；`optimizer` 是 `"sgd"`、`"momentum"` 或 `"adam"`）。检查会在 784-512-512-10 的 MLP 上用几种批量大小和优化器调用它。1 GB 能放下多大的批量？
+
+# %% [markdown] en="3110fa2a"
+# **2.** 在大小*不等*的微批量上累积，20 + 12 个样本，使梯度等于整个 32 样本批量的梯度。两个平均损失各应乘以什么因子？把它们放进 `factors`（一个二元组），并用上面的累积代码检查。
+
+# %% [markdown] en="6a04aefd"
+# **3.** 运行 `activations_alive` 实验，这次保留 `loss.detach()`。有多少个激活值还活着（`alive_detached`）？
+
+# %% [markdown] en="54ad6ad1"
+# **4.** （不检查：需要 GPU。）如果你有 NVIDIA GPU，执行 `pip install "dltutor[gpu]"`，重新运行本章，检查参数报告 `device == "gpu"`。然后分别在两种设备上为螺旋模型的一轮计时。为什么对这么小的模型，GPU 几乎不快？*提示：每个运算都要启动一个 GPU 内核，对于 64 × 64 的矩阵，启动内核的开销比算术本身还大。*
