@@ -117,19 +117,25 @@ def chinese_anchor(name: str, english_anchor: str) -> str:
     raise KeyError(f"{name} has no heading #{english_anchor}")
 
 
-CHAPTER_LINK = re.compile(r"\]\((\d\d_[a-z0-9_]+)\.ipynb(?:#([^)\s]+))?\)")
+CHAPTER_LINK = re.compile(r"\[([^\]]*)\]\((\d\d_[a-z0-9_]+)\.ipynb(?:#([^)\s]+))?\)")
 
 
 def localize_links(text: str) -> str:
     """Point the chapter links of Chinese prose at the Chinese chapters and their headings (an
-    untranslated chapter's link goes to the English one, ``../NN_name.ipynb``)."""
+    untranslated chapter's link goes to the English one, ``../NN_name.ipynb``). A link whose
+    text is ``NN § English heading`` shows the Chinese heading instead."""
     def replace(match: re.Match) -> str:
-        name, anchor = match.group(1), match.group(2)
+        label, name, anchor = match.group(1), match.group(2), match.group(3)
         if not (SOURCES / f"{name}.py").exists():
             return match.group(0)
         if not is_translated(name):
-            return f"](../{name}.ipynb" + (f"#{anchor})" if anchor else ")")
-        return f"]({name}.ipynb" + (f"#{chinese_anchor(name, anchor)})" if anchor else ")")
+            return f"[{label}](../{name}.ipynb" + (f"#{anchor})" if anchor else ")")
+        if not anchor:
+            return f"[{label}]({name}.ipynb)"
+        zh = chinese_anchor(name, anchor)
+        if re.fullmatch(r"\d\d § .*", label):
+            label = f"{label[:2]} § {zh.replace('-', ' ')}"
+        return f"[{label}]({name}.ipynb#{zh})"
     return CHAPTER_LINK.sub(replace, text)
 
 
