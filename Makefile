@@ -11,7 +11,7 @@ LAB_PORT ?= 8888
 # Jupyter refuses to run as root unless told to; containers and CI machines often are root.
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab lab-zh test test-cpus notebooks bench wheel clean help
+.PHONY: lab lab-zh test test-cpus notebooks bench wheel site clean help
 
 help:
 	@echo "make lab    - install the kit in .venv and open JupyterLab on notebooks/"
@@ -21,6 +21,7 @@ help:
 	@echo "make notebooks - rebuild every chapter from notebooks/src and store its outputs"
 	@echo "make bench  - run the speed benchmarks (benchmarks/RESULTS.md records them)"
 	@echo "make wheel  - build dist/dltutor-*.whl, the kit with its chapters (dltutor lab)"
+	@echo "make site   - build the chapters as a static website in site/ (both languages)"
 	@echo "make clean  - remove .venv and caches"
 
 $(BIN)/python:
@@ -66,6 +67,10 @@ notebooks: $(TEST_STAMP)
 
 bench: $(LAB_STAMP)
 	$(BIN)/python benchmarks/engine_bench.py
+
+# The website needs the `site` extra (MkDocs); the test extras include it.
+site: $(TEST_STAMP)
+	$(BIN)/python tools/build_site.py site
 
 wheel: $(LAB_STAMP)
 	$(BIN)/python -m pip wheel --no-deps --quiet -w dist .

@@ -1,0 +1,105 @@
+"""The chapters as a website: ``make site`` builds it, and Chromium reads it.
+
+The site is built into a temporary folder (``tools/build_site.py``) and served on 127.0.0.1.
+Chromium then opens every chapter page of both languages, the lab pages, the FAQ indexes, the
+glossary and the home pages, and checks from the pages themselves: each renders its headings
+and its images, no page requests anything from outside the site, every internal link answers,
+and every FAQ link lands on a heading that exists. A screenshot of a chapter in each language
+goes to ``test-artifacts/``.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from browser_helpers import ARTIFACTS, CHROMIUM_ARGS, find_chromium
+
+pytest.importorskip("mkdocs_jupyter", reason="the site extra: pip install -e '.[site]'")
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = find_chromium()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The built site, served on 127.0.0.1; yields its base URL."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_site
+
+    folder = build_site.build(tmp_path_factory.mktemp("site") / "site")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+def pages() -> list[str]:
+    """The site paths Chromium opens: every notebook, both languages, and the index pages."""
+    names = [p.stem for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    return (["", "FAQ/", "GLOSSARY/", "zh/", "zh/FAQ/"] + [f"{n}/" for n in names]
+            + [f"zh/{n}/" for n in names])
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip("Chromium is missing (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+def test_every_page_renders_and_stays_inside_the_site(site, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    outside, internal = [], set()
+    page.on("request", lambda r: outside.append(r.url)
+            if not r.url.startswith((site, "data:", "blob:")) else None)
+    for path in pages():
+        page.goto(site + path, wait_until="load")
+        assert page.locator("h1").count() >= 1, f"{path} shows no title"
+        assert page.locator("article h2, article h1").count() >= 1, path
+        broken = page.evaluate("""() => [...document.querySelectorAll('article img')]
+            .filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)""")
+        assert not broken, f"{path}: images that did not load: {broken[:3]}"
+        for href in page.evaluate("() => [...document.querySelectorAll('a[href]')]"
+                                  ".map(a => a.href)"):
+            if href.startswith(site):
+                internal.add(href.split("#")[0])
+        if path in ("05_optimizers/", "zh/05_optimizers/"):
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"site_{path.strip('/').replace('/', '_')}.png"))
+    assert not outside, f"requests outside the site: {sorted(set(outside))[:5]}"
+    for url in sorted(internal):
+        with urllib.request.urlopen(url) as response:           # raises on 404
+            assert response.status == 200, url
+    page.close()
+
+
+@pytest.mark.parametrize("faq", ["FAQ/", "zh/FAQ/"])
+def test_every_faq_link_lands_on_a_heading(site, browser, faq):
+    page = browser.new_page()
+    page.goto(site + faq)
+    links = page.evaluate("() => [...document.querySelectorAll('article td a[href*=\"#\"]')]"
+                          ".map(a => a.href)")
+    from test_notebooks import FAQ_IDS
+
+    assert len(links) >= len(FAQ_IDS), links[:3]          # one or more per question
+    for link in links:
+        page.goto(link)
+        fragment = urllib.parse.unquote(link.split("#", 1)[1])
+        assert page.evaluate("id => !!document.getElementById(id)", fragment), link
+    page.close()

@@ -1,0 +1,192 @@
+"""Build the chapters as a static website: ``make site`` (or ``python tools/build_site.py [DIR]``).
+
+The site is made from the committed notebooks, with their stored outputs and plots (nothing is
+executed), by MkDocs with the Material theme and mkdocs-jupyter (the ``site`` extra:
+``pip install -e ".[site]"``). It needs no network, and the pages it makes load nothing from
+outside the site (the theme's web fonts are off).
+
+Steps: the notebooks, the FAQ indexes and the glossary are staged in ``build/site-docs`` with a
+home page per language; each chapter gets, after its title, a "run this chapter" line (Binder,
+or ``dltutor lab`` on your machine) and the lab page a note that it needs a running kernel;
+``mkdocs build`` writes the site (``site/`` by default); then links between chapters, written
+for JupyterLab (``05_optimizers.ipynb#Heading``), are pointed at the pages
+(``../05_optimizers/#Heading``), and an empty MathJax loader nbconvert leaves behind is dropped.
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+STAGE = ROOT / "build" / "site-docs"
+BINDER = "https://mybinder.org/v2/gh/OWNER/REPO/HEAD?urlpath=lab/tree/notebooks/{path}"
+
+TEXT = {
+    "en": {
+        "run": ("**Run this chapter:** [on Binder]({binder}) (in your browser, nothing to "
+                "install), or on your machine with `dltutor lab` (after `pip install dltutor`) "
+                "or `make lab` in a clone."),
+        "lab": ("**This page is the live lab.** Its controls and plots need a running Python "
+                "kernel: open it [on Binder]({binder}), in JupyterLab (`dltutor lab`), or as an "
+                "app with Voilà (`voila notebooks/lab.ipynb`). Here you see it without one."),
+        "home": "dltutor: parameter management, chapter by chapter",
+    },
+    "zh": {
+        "run": ("**运行本章：** [在 Binder 上]({binder})（在浏览器中，无需安装），或在你的电脑上用 "
+                "`dltutor lab`（先 `pip install dltutor`），克隆仓库后也可以用 `make lab`。"),
+        "lab": ("**这个页面就是实时实验室。** 它的控件和图表需要一个运行中的 Python 内核："
+                "[在 Binder 上]({binder})打开，或在 JupyterLab（`dltutor lab --lang zh`）中打开，"
+                "或用 Voilà 作为应用打开（`voila notebooks/zh/lab.ipynb`）。这里看到的是没有内核时的样子。"),
+        "home": "dltutor：逐章学习参数管理",
+    },
+}
+
+
+def _chapter_titles(folder: Path) -> list[tuple[str, str]]:
+    """``(file name, first heading)`` of every chapter notebook in ``folder``, in order."""
+    titles = []
+    for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        first = next(c for c in cells if c["cell_type"] == "markdown" and c.get("id") != "site-run")
+        heading = "".join(first["source"]).splitlines()[0].lstrip("# ").strip()
+        titles.append((path.name, heading))
+    return titles
+
+
+def _home(language: str, folder: Path) -> str:
+    """The home page of one language: what the kit is and the list of chapters."""
+    lines = [f"# {TEXT[language]['home']}", ""]
+    if language == "en":
+        lines += ["An interactive Jupyter kit for **parameter management** in deep learning: how",
+                  "a network's parameters are accessed, initialized, tied, grouped in optimizers,",
+                  "given their own learning rates, frozen and clipped. Every number is computed",
+                  "by a small autograd engine that follows PyTorch. [中文版](zh/index.md) ·",
+                  "[FAQ](FAQ.md) · [Glossary](GLOSSARY.md)", "", "## Chapters", ""]
+    else:
+        lines += ["一套可交互的 Jupyter 教学材料，讲深度学习中的**参数管理**：怎样访问、初始化、共享参数，",
+                  "怎样在优化器中分组、给它们各自的学习率、冻结参数以及裁剪梯度。每一个数都由一个与",
+                  "PyTorch 一致的小型自动微分引擎算出。[English](../index.md) · [常见问题](FAQ.md) ·",
+                  "[术语对照表](../GLOSSARY.md)", "", "## 各章", ""]
+    for name, heading in _chapter_titles(folder):
+        lines.append(f"* [{name[:2]} {heading}]({name})")
+    lab = "the live lab (needs a running kernel)" if language == "en" else "实时实验室（需要运行中的内核）"
+    lines += [f"* [{lab}](lab.ipynb)", ""]
+    return "\n".join(lines)
+
+
+def _with_run_line(path: Path, text: str) -> None:
+    """Insert a markdown cell with ``text`` after the first text cell (the chapter's title and
+    introduction) of the notebook at ``path``."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    title = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "markdown")
+    nb["cells"].insert(title + 1, {"cell_type": "markdown", "id": "site-run", "metadata": {},
+                                   "source": text})
+    path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
+
+
+def stage() -> Path:
+    """Copy what the site shows into build/site-docs, with home pages and run lines."""
+    shutil.rmtree(STAGE, ignore_errors=True)
+    (STAGE / "zh").mkdir(parents=True)
+    for language, source, target in (("en", NOTEBOOKS, STAGE), ("zh", NOTEBOOKS / "zh",
+                                                                    STAGE / "zh")):
+        for path in sorted(source.glob("*.ipynb")):
+            shutil.copyfile(path, target / path.name)
+            relative = path.relative_to(NOTEBOOKS).as_posix()
+            kind = "lab" if path.name == "lab.ipynb" else "run"
+            _with_run_line(target / path.name,
+                             TEXT[language][kind].format(binder=BINDER.format(path=relative)))
+        shutil.copyfile(source / "FAQ.md", target / "FAQ.md")
+        (target / "index.md").write_text(_home(language, source), encoding="utf-8")
+    shutil.copyfile(NOTEBOOKS / "GLOSSARY.md", STAGE / "GLOSSARY.md")
+    return STAGE
+
+
+NOTEBOOK_LINK = re.compile(r'href="(\.\./)?(\d\d_[a-z0-9_]+|lab)\.ipynb(#[^"]*)?"')
+HEADING = re.compile(r'<(h[1-6]) id="[^"]*"([^>]*)>(.*?)<a class="anchor-link" href="#[^"]*">',
+                     re.S)
+TOC_LINK = re.compile(r'<a href="#[^"]*" class="md-nav__link">(\s*<span class="md-ellipsis">'
+                      r'\s*)(.*?)(\s*</span>)', re.S)
+
+
+def anchor(heading_html: str) -> str:
+    """JupyterLab's anchor for a heading: its text with spaces turned into ``-`` (the chapters'
+    links use these; mkdocs-jupyter's own ids drop non-ASCII letters, so Chinese ones vanish).
+
+    >>> anchor("A first look: <code>x</code>")
+    'A-first-look:-x'
+    """
+    text = html.unescape(re.sub(r"<[^>]+>", "", heading_html)).strip()
+    return text.replace(" ", "-")
+
+
+def fix_pages(site: Path) -> None:
+    """Give the chapter headings JupyterLab's anchors (and the page's table of contents links
+    to match), point JupyterLab-style chapter links at the pages, and drop the empty MathJax
+    loader nbconvert leaves behind."""
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        fixed = HEADING.sub(lambda m: f'<{m.group(1)} id="{html.escape(anchor(m.group(3)))}"'
+                                      f'{m.group(2)}>{m.group(3)}<a class="anchor-link" '
+                                      f'href="#{html.escape(anchor(m.group(3)))}">', text)
+        if fixed != text:            # a notebook page: its table of contents follows suit
+            fixed = TOC_LINK.sub(lambda m: f'<a href="#{html.escape(anchor(m.group(2)))}" '
+                                           f'class="md-nav__link">{m.group(1)}{m.group(2)}'
+                                           f'{m.group(3)}', fixed)
+        # a chapter page is NAME/index.html: its sibling chapters are one level up
+        fixed = NOTEBOOK_LINK.sub(lambda m: f'href="../{m.group(1) or ""}{m.group(2)}/'
+                                            f'{m.group(3) or ""}"', fixed)
+        fixed = fixed.replace('<script src=""> </script>', "")
+        if fixed != text:
+            page.write_text(fixed, encoding="utf-8")
+
+
+def config(docs: Path, site: Path) -> dict:
+    """The MkDocs configuration: the Material theme without web fonts (the site loads nothing
+    from outside), search, mkdocs-jupyter for the notebooks, and the navigation built from the
+    chapters that exist."""
+    def chapters(folder: str) -> list:
+        return [{f"{name[:2]} {title}": f"{folder}{name}"}
+                for name, title in _chapter_titles(docs / folder)]
+    return {
+        "site_name": "dltutor",
+        "docs_dir": str(docs),
+        "site_dir": str(site),
+        "use_directory_urls": True,
+        "theme": {"name": "material", "font": False,
+                  "features": ["navigation.sections", "search.highlight"]},
+        "plugins": ["search", {"mkdocs-jupyter": {
+            "include_requirejs": False, "ignore_h1_titles": True,
+            # the Chinese chapters' first cell only switches the kit's language
+            "remove_tag_config": {"remove_cell_tags": ["language"]}}}],
+        "nav": [{"Home": "index.md"}, {"Chapters": chapters("")},
+                {"The live lab": "lab.ipynb"}, {"FAQ": "FAQ.md"}, {"Glossary": "GLOSSARY.md"},
+                {"中文版": [{"首页": "zh/index.md"}, *chapters("zh/"),
+                            {"实时实验室": "zh/lab.ipynb"}, {"常见问题": "zh/FAQ.md"}]}],
+    }
+
+
+def build(site: Path) -> Path:
+    """Stage, build with MkDocs into ``site``, fix the pages; returns ``site``."""
+    import os
+
+    docs = stage()
+    config_file = STAGE.parent / "mkdocs.yml"
+    config_file.write_text(json.dumps(config(docs, site), ensure_ascii=False, indent=1),
+                           encoding="utf-8")       # JSON is YAML, and needs no YAML library
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "--config-file",
+                    str(config_file)], check=True, cwd=ROOT,
+                   env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    fix_pages(site)
+    return site
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "site"
+    print(f"site written to {build(target.resolve())}")
