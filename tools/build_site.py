@@ -163,6 +163,7 @@ def config(docs: Path, site: Path) -> dict:
                   "features": ["navigation.sections", "search.highlight"]},
         "plugins": ["search", {"mkdocs-jupyter": {
             "include_requirejs": False, "ignore_h1_titles": True,
+            "cache_dir": str(STAGE.parent / "mkdocs-jupyter-cache"),   # not in the clone's root
             # the Chinese chapters' first cell only switches the kit's language
             "remove_tag_config": {"remove_cell_tags": ["language"]}}}],
         "nav": [{"Home": "index.md"}, {"Chapters": chapters("")},
