@@ -11,7 +11,7 @@ LAB_PORT ?= 8888
 # Jupyter refuses to run as root unless told to; containers and CI machines often are root.
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab lab-zh test test-cpus notebooks bench wheel site clean help
+.PHONY: lab lab-zh test test-cpus notebooks bench wheel site classroom-test clean help
 
 help:
 	@echo "make lab    - install the kit in .venv and open JupyterLab on notebooks/"
@@ -22,6 +22,7 @@ help:
 	@echo "make bench  - run the speed benchmarks (benchmarks/RESULTS.md records them)"
 	@echo "make wheel  - build dist/dltutor-*.whl, the kit with its chapters (dltutor lab)"
 	@echo "make site   - build the chapters as a static website in site/ (both languages)"
+	@echo "make classroom-test - a JupyterHub on 127.0.0.1 with 20 students at once, measured"
 	@echo "make clean  - remove .venv and caches"
 
 $(BIN)/python:
@@ -71,6 +72,15 @@ bench: $(LAB_STAMP)
 # The website needs the `site` extra (MkDocs); the test extras include it.
 site: $(TEST_STAMP)
 	$(BIN)/python tools/build_site.py site
+
+# The hub load test: JupyterHub from PyPI, configurable-http-proxy from npm (into build/), then
+# 20 students at once on 127.0.0.1 (classroom/README.md). Not part of `make test`.
+CHP := build/node/node_modules/.bin/configurable-http-proxy
+$(CHP):
+	npm install --silent --prefix build/node configurable-http-proxy@5
+classroom-test: $(LAB_STAMP) $(CHP)
+	$(BIN)/python -m pip install --quiet -e ".[classroom]"
+	timeout 900 $(BIN)/python classroom/load_test.py --students 20 --steps 300 --proxy $(CHP)
 
 wheel: $(LAB_STAMP)
 	$(BIN)/python -m pip wheel --no-deps --quiet -w dist .
