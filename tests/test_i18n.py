@@ -138,3 +138,21 @@ def test_a_hint_is_shown_in_chinese():
             q1.hint()
     q1.hints_shown = 0
     assert out.getvalue().startswith("练习 06.1 的提示 1/2：每个批量调用一次的话")
+
+
+def test_chinese_reports_line_up_in_a_monospace_font():
+    from dltutor import diagnose, nn
+    from dltutor.diagnose.report import _width
+
+    net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    with i18n.use_language("zh"):
+        header, rule, *rows = repr(diagnose.summary(net)).splitlines()[1:4]
+    assert header.split()[:2] == ["名称", "形状"]
+
+    def second_column(line: str) -> int:
+        """Display columns before the second field (fields are two or more spaces apart)."""
+        match = re.match(r"(\s*\S+(?: \S+)*\s{2,})", line)
+        return _width(match.group(1))
+
+    # the header's 形状 (two characters, four columns) starts where the shapes start
+    assert second_column(header) == second_column(rule) == second_column(rows[0])

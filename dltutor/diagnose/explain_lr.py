@@ -6,7 +6,7 @@ from typing import Any
 from ..i18n import text
 from .lookup import _Entry, _find_entry
 from .optimizer_rules import _decay_text
-from .report import _fmt, _Report
+from .report import _fmt, _pad, _Report, _width
 
 
 class LRExplanation(_Report):
@@ -37,13 +37,13 @@ class LRExplanation(_Report):
 
     def __repr__(self) -> str:
         # Label and value columns line up; a note follows the value where there is one.
-        label_w = max(len(r["step"]) for r in self.rows)
-        value_w = max((len(_fmt(r["value"])) for r in self.rows if r["note"]), default=0)
+        label_w = max(_width(r["step"]) for r in self.rows)
+        value_w = max((_width(_fmt(r["value"])) for r in self.rows if r["note"]), default=0)
         lines = [self.title]
         for r in self.rows:
             value = _fmt(r["value"])
-            line = "  " + r["step"].ljust(label_w) + "  "
-            line += (value.ljust(value_w) + "  " + r["note"]) if r["note"] else value
+            line = "  " + _pad(r["step"], label_w) + "  "
+            line += (_pad(value, value_w) + "  " + r["note"]) if r["note"] else value
             lines.append(line.rstrip())
         return "\n".join(lines)
 

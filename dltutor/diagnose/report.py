@@ -10,6 +10,7 @@ or colours.
 from __future__ import annotations
 
 import html
+import unicodedata
 from numbers import Integral, Real
 from typing import Any
 
@@ -38,14 +39,29 @@ def _fmt(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a monospace font: a Chinese character takes two.
+
+    >>> _width("lr"), _width("学习率")
+    (2, 6)
+    """
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` columns (``str.ljust`` counts characters)."""
+    return text + " " * (width - _width(text))
+
+
 def _text_table(headers: list[str], cells: list[list[str]], indent: str = "  ") -> list[str]:
     """Left-aligned columns separated by two spaces; every column starts at the same place."""
-    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
+    widths = [max([_width(h)] + [_width(row[i]) for row in cells])
+              for i, h in enumerate(headers)]
 
     def line(values: list[str]) -> str:
-        return (indent + "  ".join(v.ljust(w) for v, w in zip(values, widths))).rstrip()
+        return (indent + "  ".join(_pad(v, w) for v, w in zip(values, widths))).rstrip()
 
-    return [line(headers), line(["-" * len(h) for h in headers])] + [line(r) for r in cells]
+    return [line(headers), line(["-" * _width(h) for h in headers])] + [line(r) for r in cells]
 
 
 def _html_table(title: str, headers: list[str], cells: list[list[str]], footer: list[str],
