@@ -54,6 +54,13 @@ def test_stored_notebook_is_clean(notebook):
                 f"cell {index} stores an error"
             assert "application/vnd.jupyter.widget-view+json" not in output.get("data", {}) \
                 or "nbval-ignore-output" in tags, f"cell {index} stores a widget view untagged"
+        assert not ("timing" in tags and cell.get("outputs")), \
+            f"cell {index} is tagged timing but stores this machine's seconds: rebuild it"
+        streams = [(o["output_type"], o.get("name")) for o in cell.get("outputs", [])]
+        assert all(a != b or a[0] != "stream" for a, b in zip(streams, streams[1:])), \
+            f"cell {index} stores one stream in pieces (cut by timing): rebuild it"
+
+
 def headings(notebook: Path) -> set[str]:
     """JupyterLab's anchors for the notebook's headings: the text with spaces as dashes."""
     nb = nbformat.read(notebook, as_version=4)

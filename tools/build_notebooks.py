@@ -9,8 +9,10 @@ with its outputs, normalised so that a rebuild on the same machine changes nothi
 * the kernel runs with ``DLTUTOR_QUICK=1``, as the tests do, so long loops are short and the
   stored outputs are exactly what nbval will see (``dt.quick_mode()`` reads it);
 * cell ids are numbered, execution timings and widget state are dropped (a cell that shows a
-  live widget keeps no output at all), the kernelspec is ``python3``, and an error a cell
-  shows on purpose is stored as its message alone.
+  live widget keeps no output at all, nor does a cell tagged ``timing``), the kernelspec is
+  ``python3``, an error a cell shows on purpose is stored as its message alone, and the pieces
+  a stream (stdout, stderr) arrived in are joined (how a print is cut into messages depends on
+  timing).
 
 Notebooks seed their own random numbers with ``dt.manual_seed``.
 
@@ -84,6 +86,25 @@ def chinese_notebook(source: Path) -> nbformat.NotebookNode:
     return nb
 
 
+def joined_streams(outputs: list) -> list:
+    """``outputs`` with each run of consecutive pieces of the same stream joined into one.
+
+    >>> pieces = [nbformat.v4.new_output("stream", name="stdout", text=t) for t in ("a\\n", "b")]
+    >>> [o["text"] for o in joined_streams(pieces)]
+    ['a\\nb']
+    """
+    joined: list = []
+    for output in outputs:
+        previous = joined[-1] if joined else None
+        if (output.get("output_type") == "stream" and previous is not None
+                and previous.get("output_type") == "stream"
+                and previous.get("name") == output.get("name")):
+            previous["text"] += output["text"]
+        else:
+            joined.append(output)
+    return joined
+
+
 def normalise(nb: nbformat.NotebookNode) -> None:
     """Drop what changes from run to run or should never be committed."""
     nb.metadata.pop("widgets", None)
@@ -95,6 +116,11 @@ def normalise(nb: nbformat.NotebookNode) -> None:
             # A live widget (the lab) cannot be stored; its text stand-in
             # ("VBox(children=...)") would only show before the cell runs. Keep nothing.
             cell.outputs = []
+        if "timing" in cell.metadata.get("tags", []):
+            # Seconds measured here are this machine's, this minute's: never committed.
+            cell.outputs = []
+        if cell.cell_type == "code":
+            cell.outputs = joined_streams(cell.outputs)
         for output in cell.get("outputs", []):
             output.get("metadata", {}).pop("execution", None)
             if output.get("output_type") == "error":
