@@ -65,11 +65,12 @@ def browser():
 
 def test_every_page_renders_and_stays_inside_the_site(site, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    outside, internal = [], set()
+    outside, internal, failed = [], set(), []
     page.on("request", lambda r: outside.append(r.url)
-            if not r.url.startswith((site, "data:", "blob:")) else None)
+            if not r.url.startswith((site, "data:", "blob:", "about:")) else None)
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     for path in pages():
-        page.goto(site + path, wait_until="load")
+        page.goto(site + path, wait_until="networkidle")
         assert page.locator("h1").count() >= 1, f"{path} shows no title"
         assert page.locator("article h2, article h1").count() >= 1, path
         broken = page.evaluate("""() => [...document.querySelectorAll('article img')]
@@ -83,6 +84,7 @@ def test_every_page_renders_and_stays_inside_the_site(site, browser):
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / f"site_{path.strip('/').replace('/', '_')}.png"))
     assert not outside, f"requests outside the site: {sorted(set(outside))[:5]}"
+    assert not failed, f"requests inside the site that failed: {sorted(set(failed))[:5]}"
     for url in sorted(internal):
         with urllib.request.urlopen(url) as response:           # raises on 404
             assert response.status == 200, url
@@ -102,4 +104,23 @@ def test_every_faq_link_lands_on_a_heading(site, browser, faq):
         page.goto(link)
         fragment = urllib.parse.unquote(link.split("#", 1)[1])
         assert page.evaluate("id => !!document.getElementById(id)", fragment), link
+    page.close()
+
+
+@pytest.mark.parametrize("chapter", ["03_initialization/", "zh/03_initialization/"])
+def test_formulas_are_typeset_offline(site, browser, chapter):
+    """Chapter 03's formulas come out as mathematics (the site's own MathJax), not as TeX."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(site + chapter, wait_until="networkidle")
+    page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+                           " && document.querySelectorAll('.MathJax').length > 0")
+    shown = page.evaluate("() => document.querySelector('article').innerText")
+    assert "\\sqrt" not in shown and "\\frac" not in shown, "TeX source is shown as text"
+    assert page.locator(".MathJax").count() >= 20            # ch03 has about 45 formulas
+    formula = page.locator(".MathJax_Display").first
+    formula.scroll_into_view_if_needed()
+    assert formula.bounding_box()["height"] > 20             # a displayed fraction, drawn tall
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.evaluate("() => window.scrollBy(0, -200)")
+    page.screenshot(path=str(ARTIFACTS / f"site_formulas_{chapter.split('/')[0]}.png"))
     page.close()

@@ -10,7 +10,9 @@ home page per language; each chapter gets, after its title, a "run this chapter"
 or ``dltutor lab`` on your machine) and the lab page a note that it needs a running kernel;
 ``mkdocs build`` writes the site (``site/`` by default); then links between chapters, written
 for JupyterLab (``05_optimizers.ipynb#Heading``), are pointed at the pages
-(``../05_optimizers/#Heading``), and an empty MathJax loader nbconvert leaves behind is dropped.
+(``../05_optimizers/#Heading``). Pages with formulas (chapter 03) typeset them with a copy of
+MathJax 2 kept inside the site (from the ``jupyter-server-mathjax`` package, the copy the classic
+Jupyter Notebook serves), so the formulas work offline too; other pages load no MathJax.
 """
 from __future__ import annotations
 
@@ -25,6 +27,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 STAGE = ROOT / "build" / "site-docs"
+#: Where the site keeps its copy of MathJax, and how a page with formulas loads it: TeX input,
+#: HTML-CSS output with the STIX web fonts (the only fonts that copy ships).
+MATHJAX = "assets/mathjax"
+#: The hidden MathML that MathJax adds for screen readers asks for TeX fonts this copy lacks (a
+#: request that fails) unless it keeps the page's font.
+MATHJAX_LOADER = ('<style>.MJX_Assistive_MathML [mathvariant] {{font-family: inherit !important}}'
+                  '</style><script type="text/x-mathjax-config">MathJax.Hub.Config({{"HTML-CSS": '
+                  '{{availableFonts: [], preferredFont: null, imageFont: null, '
+                  'webFont: "STIX-Web"}}}});</script><script src="{root}' + MATHJAX
+                  + '/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"> </script>')
+EMPTY_MATHJAX = '<script src=""> </script>'   # what mkdocs-jupyter leaves with no MathJax URL
 BINDER = "https://mybinder.org/v2/gh/OWNER/REPO/HEAD?urlpath=lab/tree/notebooks/{path}"
 
 TEXT = {
@@ -108,6 +121,27 @@ def stage() -> Path:
     return STAGE
 
 
+def has_formulas(notebook: Path) -> bool:
+    """Whether a text cell of ``notebook`` holds TeX (``$...$``): only then does its page load
+    MathJax.
+
+    >>> has_formulas(NOTEBOOKS / "03_initialization.ipynb"), has_formulas(NOTEBOOKS / "lab.ipynb")
+    (True, False)
+    """
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    return any(c["cell_type"] == "markdown" and "$" in "".join(c["source"]) for c in cells)
+
+
+def copy_mathjax(site: Path) -> None:
+    """Put MathJax 2 (TeX input, HTML-CSS output, its fonts) into ``site``; the SVG output and
+    the menu's translations are left out (about 5 MB less)."""
+    import jupyter_server_mathjax
+
+    static = Path(jupyter_server_mathjax.__file__).parent / "static"
+    shutil.copytree(static, site / MATHJAX, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("SVG", "localization"))
+
+
 NOTEBOOK_LINK = re.compile(r'href="(\.\./)?(\d\d_[a-z0-9_]+|lab)\.ipynb(#[^"]*)?"')
 HEADING = re.compile(r'<(h[1-6]) id="[^"]*"([^>]*)>(.*?)<a class="anchor-link" href="#[^"]*">',
                      re.S)
@@ -126,11 +160,13 @@ def anchor(heading_html: str) -> str:
     return text.replace(" ", "-")
 
 
-def fix_pages(site: Path) -> None:
+def fix_pages(site: Path, with_formulas: set[str]) -> None:
     """Give the chapter headings JupyterLab's anchors (and the page's table of contents links
-    to match), point JupyterLab-style chapter links at the pages, and drop the empty MathJax
-    loader nbconvert leaves behind."""
+    to match), point JupyterLab-style chapter links at the pages, and give the pages in
+    ``with_formulas`` (``"03_initialization/index.html"``) the site's MathJax in place of the
+    empty loader mkdocs-jupyter leaves behind (other pages lose it)."""
     for page in site.rglob("*.html"):
+        name = page.relative_to(site).as_posix()
         text = page.read_text(encoding="utf-8")
         fixed = HEADING.sub(lambda m: f'<{m.group(1)} id="{html.escape(anchor(m.group(3)))}"'
                                       f'{m.group(2)}>{m.group(3)}<a class="anchor-link" '
@@ -142,7 +178,9 @@ def fix_pages(site: Path) -> None:
         # a chapter page is NAME/index.html: its sibling chapters are one level up
         fixed = NOTEBOOK_LINK.sub(lambda m: f'href="../{m.group(1) or ""}{m.group(2)}/'
                                             f'{m.group(3) or ""}"', fixed)
-        fixed = fixed.replace('<script src=""> </script>', "")
+        root = "../" * name.count("/")
+        fixed = fixed.replace(EMPTY_MATHJAX, MATHJAX_LOADER.format(root=root)
+                              if name in with_formulas else "")
         if fixed != text:
             page.write_text(fixed, encoding="utf-8")
 
@@ -184,7 +222,11 @@ def build(site: Path) -> Path:
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "--config-file",
                     str(config_file)], check=True, cwd=ROOT,
                    env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
-    fix_pages(site)
+    with_formulas = {f"{path.relative_to(docs).with_suffix('').as_posix()}/index.html"
+                     for path in docs.rglob("*.ipynb") if has_formulas(path)}
+    if with_formulas:
+        copy_mathjax(site)
+    fix_pages(site, with_formulas)
     return site
 
 

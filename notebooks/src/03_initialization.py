@@ -34,10 +34,10 @@ np.set_printoptions(precision=4, suppress=True)
 # A freshly made `nn.Linear(in_features, out_features)` draws every weight **and** every bias
 # uniformly from
 #
-# $$\left[-\frac{1}{\sqrt{\text{fan\_in}}},\ \frac{1}{\sqrt{\text{fan\_in}}}\right],
-# \qquad \text{fan\_in} = \text{in\_features},$$
+# $$\left[-\frac{1}{\sqrt{\text{fan}_\text{in}}},\ \frac{1}{\sqrt{\text{fan}_\text{in}}}\right],$$
 #
-# the number of inputs that feed each output. This is PyTorch's default, and dltutor copies it.
+# where $\text{fan}_\text{in}$ (`fan_in` in code) is `in_features`, the number of inputs that
+# feed each output. This is PyTorch's default, and dltutor copies it.
 # A wide layer shows the range clearly: with 1000 inputs the bound is $1/\sqrt{1000} \approx
 # 0.0316$.
 
@@ -62,10 +62,10 @@ assert abs(w.std() / (bound / math.sqrt(3)) - 1) < 0.01         # a flat (unifor
 # initializer for a leaky ReLU with negative slope $a=\sqrt 5$. That initializer draws from
 # $U(-\text{bound}, \text{bound})$ with
 #
-# $$\text{bound} = \sqrt 3 \cdot \frac{\text{gain}}{\sqrt{\text{fan\_in}}},\qquad
+# $$\text{bound} = \sqrt 3 \cdot \frac{\text{gain}}{\sqrt{\text{fan}_\text{in}}},\qquad
 # \text{gain} = \sqrt{\frac{2}{1 + a^2}} = \sqrt{\frac{2}{6}} = \frac{1}{\sqrt 3},$$
 #
-# so the two $\sqrt 3$ cancel and $\text{bound} = 1/\sqrt{\text{fan\_in}}$. The odd-looking
+# so the two $\sqrt 3$ cancel and $\text{bound} = 1/\sqrt{\text{fan}_\text{in}}$. The odd-looking
 # $a=\sqrt 5$ is simply the number that makes this come out. dltutor's layers make the same call,
 # so the same seed gives exactly the same weights as calling the initializer yourself:
 
@@ -84,13 +84,13 @@ assert math.isclose(math.sqrt(3) * gain / math.sqrt(1000), bound)
 assert np.array_equal(by_hand.numpy(), wide.weight.numpy())    # bit for bit the layer's weights
 
 # %% [markdown]
-# **Why divide by $\sqrt{\text{fan\_in}}$?** Each output adds up `fan_in` products
+# **Why divide by $\sqrt{\text{fan}_\text{in}}$?** Each output adds up `fan_in` products
 # $w_i x_i$. If the inputs have variance 1, the sum has variance
-# $\text{fan\_in}\cdot\mathrm{Var}(w)$. With $\mathrm{Var}(w) = \text{bound}^2/3 =
-# 1/(3\,\text{fan\_in})$ that is $1/3$ *whatever the width* (plus $1/(3\,\text{fan\_in})$
+# $\text{fan}_\text{in}\cdot\mathrm{Var}(w)$. With $\mathrm{Var}(w) = \text{bound}^2/3 =
+# 1/(3\,\text{fan}_\text{in})$ that is $1/3$ *whatever the width* (plus $1/(3\,\text{fan}_\text{in})$
 # from the bias, which matters only for very narrow layers): the output's spread no longer
 # depends on how many inputs the layer has. A fixed range such as $U(-0.1, 0.1)$ has no such
-# property — its outputs grow like $\sqrt{\text{fan\_in}}$. Measure both:
+# property — its outputs grow like $\sqrt{\text{fan}_\text{in}}$. Measure both:
 
 # %%
 widths = [4, 16, 64, 256, 1024, 4096]
@@ -265,8 +265,8 @@ print(net[0].weight.numpy()[0])
 print(net[2].weight.numpy())
 
 # %% [markdown]
-# Xavier uniform draws from $U(-a, a)$ with $a = \text{gain}\cdot\sqrt{6/(\text{fan\_in} +
-# \text{fan\_out})}$; for the first layer (4 inputs, 8 outputs) $a = \sqrt{6/12} \approx 0.707$.
+# Xavier uniform draws from $U(-a, a)$ with $a = \text{gain}\cdot\sqrt{6/(\text{fan}_\text{in} +
+# \text{fan}_\text{out})}$; for the first layer (4 inputs, 8 outputs) $a = \sqrt{6/12} \approx 0.707$.
 
 # %%
 a = math.sqrt(6 / (4 + 8))
@@ -276,7 +276,7 @@ assert (net[2].weight.numpy() == 42).all()
 # %% [markdown]
 # 32 values only show the bound. On a large weight the whole distribution shows: the values
 # fill $(-a, a)$, and their standard deviation is that of a uniform distribution,
-# $a/\sqrt{3} = \text{gain}\cdot\sqrt{2/(\text{fan\_in} + \text{fan\_out})}$.
+# $a/\sqrt{3} = \text{gain}\cdot\sqrt{2/(\text{fan}_\text{in} + \text{fan}_\text{out})}$.
 
 # %%
 big = init.xavier_uniform_(nn.Parameter(dt.zeros(400, 800)))
@@ -748,10 +748,10 @@ assert 0.005 < lazy_net[0].weight.numpy().std() < 0.015
 # Here is the argument behind every formula above. A Linear layer adds up `fan_in` products,
 # so (for independent, zero-mean values)
 #
-# $$\mathrm{Var}(\text{output}) = \text{fan\_in}\cdot\mathrm{Var}(w)\cdot
+# $$\mathrm{Var}(\text{output}) = \text{fan}_\text{in}\cdot\mathrm{Var}(w)\cdot
 # \mathbb{E}[\text{input}^2].$$
 #
-# To pass the signal on at the same size, $\mathrm{Var}(w)$ must be about $1/\text{fan\_in}$,
+# To pass the signal on at the same size, $\mathrm{Var}(w)$ must be about $1/\text{fan}_\text{in}$,
 # times a correction for what the activation does to it — the **gain**. ReLU zeroes half of its
 # inputs, halving $\mathbb{E}[x^2]$, so ReLU layers need twice the variance: gain $\sqrt 2$
 # (Kaiming/He). tanh squashes large values; its gain is $5/3$. Xavier (Glorot) uses the average
@@ -884,8 +884,8 @@ for key in act_std:
 # * **Xavier for tanh, Kaiming for ReLU — steady.** Both lines stay within a small factor from
 #   the first block to the last.
 # * **The wrong gain is not enough.** Xavier without the ReLU gain loses a factor $\sqrt 2$ per
-#   ReLU layer; and the default $U(\pm 1/\sqrt{\text{fan\_in}})$, whose variance is only
-#   $1/(3\,\text{fan\_in})$, lets the tanh network's gradient fade by three orders of magnitude.
+#   ReLU layer; and the default $U(\pm 1/\sqrt{\text{fan}_\text{in}})$, whose variance is only
+#   $1/(3\,\text{fan}_\text{in})$, lets the tanh network's gradient fade by three orders of magnitude.
 
 # %%
 def spread(values):
@@ -1007,7 +1007,7 @@ assert (fc.bias.numpy() == 0).all() and np.array_equal(emb.weight.numpy(), vecto
 # %% [markdown]
 # ## Summary
 #
-# * A Linear layer starts uniform on $\pm 1/\sqrt{\text{fan\_in}}$ (weight and bias), which keeps
+# * A Linear layer starts uniform on $\pm 1/\sqrt{\text{fan}_\text{in}}$ (weight and bias), which keeps
 #   one layer's output scale independent of its width.
 # * `net.apply(fn)` runs `fn` on every module; check the type inside `fn`. Apply it to a part of
 #   the network (`net[0].apply(...)`) or select parameters by name to treat blocks differently.

@@ -7,26 +7,25 @@
 #
 # 这里的一切都是**原地**进行的：初始化器（initializer）改变参数里面的数，而参数对象本身保持不变。这个细节后面会显得很重要（见“直接设置参数值”一节）。
 
-# %% [markdown] en="4181529c"
+# %% [markdown] en="64d2965c"
 # ## Linear 层的默认初始化
 #
 # 新建的 `nn.Linear(in_features, out_features)` 会从下面的区间中均匀地抽取每个权重**和**每个偏置：
 #
-# $$\left[-\frac{1}{\sqrt{\text{fan\_in}}},\ \frac{1}{\sqrt{\text{fan\_in}}}\right],
-# \qquad \text{fan\_in} = \text{in\_features},$$
+# $$\left[-\frac{1}{\sqrt{\text{fan}_\text{in}}},\ \frac{1}{\sqrt{\text{fan}_\text{in}}}\right],$$
 #
-# 即输入到每个输出的输入个数。这是 PyTorch 的默认做法，dltutor 照搬了它。用一个很宽的层可以清楚地看到这个范围：有 1000 个输入时，边界是 $1/\sqrt{1000} \approx 0.0316$。
+# 其中 $\text{fan}_\text{in}$（代码里写作 `fan_in`）就是 `in_features`，即输入到每个输出的输入个数。这是 PyTorch 的默认做法，dltutor 照搬了它。用一个很宽的层可以清楚地看到这个范围：有 1000 个输入时，边界是 $1/\sqrt{1000} \approx 0.0316$。
 
-# %% [markdown] en="71c9237d"
+# %% [markdown] en="4411b82e"
 # **这个范围从哪里来。** PyTorch 并没有直接写出这个边界。它的 `Linear.reset_parameters` 调用 `kaiming_uniform_(weight, a=math.sqrt(5))`，也就是负斜率 $a=\sqrt 5$ 的 leaky ReLU 的 He 初始化器。这个初始化器从 $U(-\text{bound}, \text{bound})$ 中抽取，其中
 #
-# $$\text{bound} = \sqrt 3 \cdot \frac{\text{gain}}{\sqrt{\text{fan\_in}}},\qquad
+# $$\text{bound} = \sqrt 3 \cdot \frac{\text{gain}}{\sqrt{\text{fan}_\text{in}}},\qquad
 # \text{gain} = \sqrt{\frac{2}{1 + a^2}} = \sqrt{\frac{2}{6}} = \frac{1}{\sqrt 3},$$
 #
-# 两个 $\sqrt 3$ 相互抵消，于是 $\text{bound} = 1/\sqrt{\text{fan\_in}}$。看起来奇怪的 $a=\sqrt 5$ 只是恰好让结果如此的那个数。dltutor 的层也做同样的调用，所以同一个种子给出的权重，与你自己调用这个初始化器得到的完全相同：
+# 两个 $\sqrt 3$ 相互抵消，于是 $\text{bound} = 1/\sqrt{\text{fan}_\text{in}}$。看起来奇怪的 $a=\sqrt 5$ 只是恰好让结果如此的那个数。dltutor 的层也做同样的调用，所以同一个种子给出的权重，与你自己调用这个初始化器得到的完全相同：
 
-# %% [markdown] en="ca5cd883"
-# **为什么要除以 $\sqrt{\text{fan\_in}}$？** 每个输出要把 `fan_in` 个乘积 $w_i x_i$ 加起来。如果输入的方差是 1，和的方差就是 $\text{fan\_in}\cdot\mathrm{Var}(w)$。取 $\mathrm{Var}(w) = \text{bound}^2/3 = 1/(3\,\text{fan\_in})$，它就是 $1/3$，*与宽度无关*（再加上偏置贡献的 $1/(3\,\text{fan\_in})$，只对很窄的层有影响）：输出的离散程度不再取决于这一层有多少个输入。像 $U(-0.1, 0.1)$ 这样的固定范围就没有这个性质——它的输出会像 $\sqrt{\text{fan\_in}}$ 那样增长。两者都测一下：
+# %% [markdown] en="4278ce6d"
+# **为什么要除以 $\sqrt{\text{fan}_\text{in}}$？** 每个输出要把 `fan_in` 个乘积 $w_i x_i$ 加起来。如果输入的方差是 1，和的方差就是 $\text{fan}_\text{in}\cdot\mathrm{Var}(w)$。取 $\mathrm{Var}(w) = \text{bound}^2/3 = 1/(3\,\text{fan}_\text{in})$，它就是 $1/3$，*与宽度无关*（再加上偏置贡献的 $1/(3\,\text{fan}_\text{in})$，只对很窄的层有影响）：输出的离散程度不再取决于这一层有多少个输入。像 $U(-0.1, 0.1)$ 这样的固定范围就没有这个性质——它的输出会像 $\sqrt{\text{fan}_\text{in}}$ 那样增长。两者都测一下：
 
 # %% [markdown] en="24f5f03f"
 # 一层能保持尺度稳定，但请注意这个值：约 0.58，而不是 1。把许多这样的层叠起来，信号在每一层都会缩小一点——最后一节会展示这对深层网络的影响。偏置从同一个范围中抽取（这是 PyTorch 的选择；很多人会像下一节那样把它设为零）。
@@ -61,11 +60,11 @@
 #
 # `apply` 可以作用于树的任何部分，所以每个块都可以有自己的规则。这里第一层使用 Xavier（Glorot）均匀初始化，第二层使用常数 42。
 
-# %% [markdown] en="3f9df4e0"
-# Xavier 均匀初始化从 $U(-a, a)$ 中抽取，其中 $a = \text{gain}\cdot\sqrt{6/(\text{fan\_in} + \text{fan\_out})}$；对第一层（4 个输入、8 个输出），$a = \sqrt{6/12} \approx 0.707$。
+# %% [markdown] en="acaa60aa"
+# Xavier 均匀初始化从 $U(-a, a)$ 中抽取，其中 $a = \text{gain}\cdot\sqrt{6/(\text{fan}_\text{in} + \text{fan}_\text{out})}$；对第一层（4 个输入、8 个输出），$a = \sqrt{6/12} \approx 0.707$。
 
-# %% [markdown] en="69cbb80a"
-# 32 个值只能看出边界。在一个大的权重上，整个分布就显现出来了：这些值填满 $(-a, a)$，它们的标准差就是均匀分布的标准差 $a/\sqrt{3} = \text{gain}\cdot\sqrt{2/(\text{fan\_in} + \text{fan\_out})}$。
+# %% [markdown] en="7ca0aee8"
+# 32 个值只能看出边界。在一个大的权重上，整个分布就显现出来了：这些值填满 $(-a, a)$，它们的标准差就是均匀分布的标准差 $a/\sqrt{3} = \text{gain}\cdot\sqrt{2/(\text{fan}_\text{in} + \text{fan}_\text{out})}$。
 
 # %% [markdown] en="5c86110e"
 # 除了每个块写一个函数，也可以按**名字**挑选参数；当规则取决于参数的种类而不是所在的层时，这样很方便：
@@ -181,15 +180,15 @@
 # %% [markdown] en="75754fae"
 # 所以，在用自己的方式初始化一个延迟网络（像上面那样用 `apply`）**之前**，先让一个批量通过它。参数被创建时会保持自己的身份，所以在第一个批量之前建好的优化器仍会更新它们（PyTorch 也允许这样），把状态字典加载到延迟网络中会按加载的形状创建参数。有一点要注意，PyTorch 也一样：延迟层在第一个批量时才抽取随机值，晚于所有普通层，所以同一个种子下，带延迟层的网络与完整写出来的同一个网络的初始值不同。
 
-# %% [markdown] en="da91541a"
+# %% [markdown] en="69483fc7"
 # ## 为什么初始化很重要
 #
 # 这里是上面每个公式背后的道理。Linear 层把 `fan_in` 个乘积加起来，所以（对于相互独立、均值为零的值）
 #
-# $$\mathrm{Var}(\text{output}) = \text{fan\_in}\cdot\mathrm{Var}(w)\cdot
+# $$\mathrm{Var}(\text{output}) = \text{fan}_\text{in}\cdot\mathrm{Var}(w)\cdot
 # \mathbb{E}[\text{input}^2].$$
 #
-# 要让信号以同样的大小传下去，$\mathrm{Var}(w)$ 必须约为 $1/\text{fan\_in}$，再乘上一个修正激活函数影响的系数——**增益**（gain）。ReLU 把一半输入清零，使 $\mathbb{E}[x^2]$ 减半，所以 ReLU 层需要两倍的方差：增益 $\sqrt 2$（Kaiming/He）。tanh 会压缩大的值；它的增益是 $5/3$。Xavier（Glorot）使用 `fan_in` 和 `fan_out` 的平均值，这个折中也让反向传播（其中扇入和扇出的角色互换）保持在合适的范围内。`init.calculate_gain` 中有这张表：
+# 要让信号以同样的大小传下去，$\mathrm{Var}(w)$ 必须约为 $1/\text{fan}_\text{in}$，再乘上一个修正激活函数影响的系数——**增益**（gain）。ReLU 把一半输入清零，使 $\mathbb{E}[x^2]$ 减半，所以 ReLU 层需要两倍的方差：增益 $\sqrt 2$（Kaiming/He）。tanh 会压缩大的值；它的增益是 $5/3$。Xavier（Glorot）使用 `fan_in` 和 `fan_out` 的平均值，这个折中也让反向传播（其中扇入和扇出的角色互换）保持在合适的范围内。`init.calculate_gain` 中有这张表：
 
 # %% [markdown] en="23fcc873"
 # 现在做实验。一个由 15 个块组成的网络，每个块是一个宽度为 64 的 Linear 层加一个激活函数，输入是一个 128 个样本、标准差为 1 的批量。对每个块我们测量
@@ -201,13 +200,13 @@
 #
 # 我们用 **float64** 测量（`net.double()`，与 PyTorch 相同；输入也是 float64）。训练会用 float32，但测量结果应该在每台计算机上给出相同的数字，而在 float32 中其中一个数做不到：一旦 `|x| > 9`，float32 中的 `tanh(x)` 就恰好等于 ±1，而在比这稍小的地方，它的斜率 `1 - tanh(x)**2` 只剩下几位有效数字。在以标准差 1 初始化的 tanh 网络中，大多数单元都处在那里，所以流经它们的梯度大部分是舍入噪声，在矩阵运算舍入方式不同的 CPU 上，它的标准差会相差约 10%。float64 把这种噪声压到远低于这里打印的三位数字。
 
-# %% [markdown] en="4afc9454"
+# %% [markdown] en="1132dde0"
 # 图中说明了什么（下面逐条检查）：
 #
 # * **标准差 0.01——消失。** 每一层把信号乘以约 $0.01\sqrt{64} = 0.08$。经过 15 层，前向和反向都什么也不剩：最前面的几层基本得不到梯度，无法学习。
 # * **标准差 1——爆炸或饱和。** 每一层把信号乘以约 $\sqrt{64} = 8$（经过把一半值清零的 ReLU 后约为 $\sqrt{32} \approx 5.7$）。在 ReLU 网络中，激活值无限增长。在 tanh 网络中它们不能（tanh 保持在 ±1 之内），所以单元**饱和**：大多数输出停在 ±1。而在反向传播中，大的权重让梯度朝第一层增长几个数量级。
 # * **tanh 用 Xavier，ReLU 用 Kaiming——稳定。** 从第一个块到最后一个块，两条线都只在一个很小的倍数内变化。
-# * **增益不对也不行。** 不带 ReLU 增益的 Xavier 每经过一个 ReLU 层就损失 $\sqrt 2$ 倍；默认的 $U(\pm 1/\sqrt{\text{fan\_in}})$ 方差只有 $1/(3\,\text{fan\_in})$，让 tanh 网络的梯度衰减三个数量级。
+# * **增益不对也不行。** 不带 ReLU 增益的 Xavier 每经过一个 ReLU 层就损失 $\sqrt 2$ 倍；默认的 $U(\pm 1/\sqrt{\text{fan}_\text{in}})$ 方差只有 $1/(3\,\text{fan}_\text{in})$，让 tanh 网络的梯度衰减三个数量级。
 
 # %% [markdown] en="4d9a2fc6"
 # 一次抽取的权重和输入可能只是运气好。同样的结论在其他种子（其他权重、其他输入）下也成立；这些运行的图在屏幕外绘制后就扔掉了：
@@ -238,10 +237,10 @@
 #
 # 在 Paddle 中，初始化器是一个对象，在创建层时通过 `weight_attr=ParamAttr(initializer=...)` 交给它；把它用在已有的参数上也可以（`Normal(0.0, 0.01)(layer.weight)`）。PyTorch 和 MegEngine 用的是原地修改已有张量的函数，这些章节也一样。dltutor 也有 Paddle 的这些对象，所以 Paddle FAQ 的回答（“给这一层指定它自己的初始化器和学习率”“加载我的词向量”）可以逐行翻译过来；每个对象都调用同名的函数：
 
-# %% [markdown] en="e81e5213"
+# %% [markdown] en="a01adda2"
 # ## 小结
 #
-# * Linear 层从 $\pm 1/\sqrt{\text{fan\_in}}$ 上的均匀分布开始（权重和偏置），这让一层输出的尺度与它的宽度无关。
+# * Linear 层从 $\pm 1/\sqrt{\text{fan}_\text{in}}$ 上的均匀分布开始（权重和偏置），这让一层输出的尺度与它的宽度无关。
 # * `net.apply(fn)` 对每个模块运行 `fn`；在 `fn` 中检查类型。把它作用于网络的一部分（`net[0].apply(...)`），或按名字挑选参数，就可以区别对待不同的块。
 # * 自定义初始化器：先用内置的抽取，再在 `dt.no_grad()` 中原地修改；或者用 NumPy 算出来再 `init.assign_`。
 # * 原地修改值（`set_value`、在 `no_grad` 中索引赋值），不要赋一个新的 Parameter：优化器和参数共享持有的是对象。
