@@ -4,7 +4,9 @@ The site is built into a temporary folder (``tools/build_site.py``) and served o
 Chromium then opens every chapter page of both languages, the lab pages, the FAQ indexes, the
 glossary and the home pages, and checks from the pages themselves: each renders its headings
 and its images, no page requests anything from outside the site, every internal link answers,
-and every FAQ link lands on a heading that exists. A screenshot of a chapter in each language
+every FAQ link lands on a heading that exists, formulas are typeset, and the Chinese site is
+Chinese throughout (navigation, the theme's words, search) with a language menu that keeps the
+page. A screenshot of a chapter in each language
 goes to ``test-artifacts/``.
 """
 from __future__ import annotations
@@ -47,8 +49,8 @@ def site(tmp_path_factory):
 def pages() -> list[str]:
     """The site paths Chromium opens: every notebook, both languages, and the index pages."""
     names = [p.stem for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
-    return (["", "FAQ/", "GLOSSARY/", "zh/", "zh/FAQ/"] + [f"{n}/" for n in names]
-            + [f"zh/{n}/" for n in names])
+    return (["", "FAQ/", "GLOSSARY/", "zh/", "zh/FAQ/", "zh/GLOSSARY/"]
+            + [f"{n}/" for n in names] + [f"zh/{n}/" for n in names])
 
 
 @pytest.fixture(scope="module")
@@ -123,4 +125,63 @@ def test_formulas_are_typeset_offline(site, browser, chapter):
     ARTIFACTS.mkdir(exist_ok=True)
     page.evaluate("() => window.scrollBy(0, -200)")
     page.screenshot(path=str(ARTIFACTS / f"site_formulas_{chapter.split('/')[0]}.png"))
+    page.close()
+
+
+def test_the_chinese_site_speaks_chinese_and_the_menu_keeps_the_page(site, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(site + "zh/05_optimizers/", wait_until="networkidle")
+    nav = page.locator("nav.md-nav--primary").inner_text()
+    assert "参数初始化" in nav and "常见问题" in nav
+    assert "Initializing parameters" not in nav and "Chapters" not in nav, nav[:300]
+    assert page.get_attribute("html", "lang") == "zh"
+    assert page.get_attribute("input.md-search__input", "placeholder") == "搜索"
+    english = page.locator('a.md-select__link[hreflang="en"]').get_attribute("href")
+    page.goto(urllib.parse.urljoin(page.url, english), wait_until="load")
+    assert page.url == site + "05_optimizers/"
+    assert page.get_attribute("html", "lang") == "en"
+    chinese = page.locator('a.md-select__link[hreflang="zh"]').get_attribute("href")
+    assert urllib.parse.urljoin(page.url, chinese) == site + "zh/05_optimizers/"
+    page.close()
+
+
+@pytest.mark.parametrize("home", ["", "zh/"])
+def test_every_search_result_lands_on_its_heading(site, home):
+    """Each section the search index holds links to an id that exists on its page (the Chinese
+    chapters' sections had no anchor at all before the build gave them JupyterLab's)."""
+    import html
+    import json
+    import re
+
+    with urllib.request.urlopen(site + home + "search/search_index.json") as response:
+        docs = json.load(response)["docs"]
+    sections = [d["location"] for d in docs if "#" in d["location"]]
+    assert len(sections) > 100, "the chapters' sections are not in the index"
+    ids: dict[str, set] = {}
+    for location in sections:
+        page, fragment = location.split("#", 1)
+        if page not in ids:
+            with urllib.request.urlopen(site + home + page) as response:
+                text = response.read().decode("utf-8")
+            ids[page] = {html.unescape(i) for i in re.findall(r' id="([^"]*)"', text)}
+        assert fragment in ids[page], f"{home}{location}: no such heading"
+    titles = [d["title"] for d in docs]
+    assert not [t for t in titles if "\u00b6" in t or "\u200b" in t], "titles keep ¶ or word breaks"
+
+
+@pytest.mark.parametrize("home, query, expected", [("", "weight decay", "05_optimizers"),
+                                                   ("zh/", "学习率", "06_learning_rates")])
+def test_search_finds_the_chapter(site, browser, home, query, expected):
+    """Search works offline in both languages; Chinese is split into words (jieba) when the
+    index is built, so a word inside a sentence is found."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(site + home, wait_until="networkidle")
+    page.locator("input.md-search__input").click()
+    page.keyboard.type(query)
+    page.wait_for_selector(".md-search-result__item")
+    found = page.evaluate("() => [...document.querySelectorAll('.md-search-result__item a')]"
+                          ".map(a => a.href)")
+    assert any(f"{home}{expected}/" in href for href in found), found[:5]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"site_search_{home.strip('/') or 'en'}.png"))
     page.close()

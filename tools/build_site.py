@@ -5,11 +5,16 @@ executed), by MkDocs with the Material theme and mkdocs-jupyter (the ``site`` ex
 ``pip install -e ".[site]"``). It needs no network, and the pages it makes load nothing from
 outside the site (the theme's web fonts are off).
 
-Steps: the notebooks, the FAQ indexes and the glossary are staged in ``build/site-docs`` with a
-home page per language; each chapter gets, after its title, a "run this chapter" line (Binder,
-or ``dltutor lab`` on your machine) and the lab page a note that it needs a running kernel;
-``mkdocs build`` writes the site (``site/`` by default); then links between chapters, written
-for JupyterLab (``05_optimizers.ipynb#Heading``), are pointed at the pages
+Each language is a site of its own, in its own language (navigation, search, the theme's
+words): English at the top, Chinese under ``zh/``; a language menu in the header goes to the same
+page in the other language.
+
+Steps: the notebooks, the FAQ indexes and the glossary are staged in ``build/site-docs/en``
+and ``build/site-docs/zh`` with a home page each; each chapter gets, after its title, a "run
+this chapter" line (Binder, or ``dltutor lab`` on your machine) and the lab page a note that it
+needs a running kernel; ``mkdocs build`` writes each language's site (``site/`` by default,
+``site/zh``) and the search index is pointed at the headings; then links between chapters,
+written for JupyterLab (``05_optimizers.ipynb#Heading``), are pointed at the pages
 (``../05_optimizers/#Heading``). Pages with formulas (chapter 03) typeset them with a copy of
 MathJax 2 kept inside the site (from the ``jupyter-server-mathjax`` package, the copy the classic
 Jupyter Notebook serves), so the formulas work offline too; other pages load no MathJax.
@@ -49,6 +54,7 @@ TEXT = {
                 "kernel: open it [on Binder]({binder}), in JupyterLab (`dltutor lab`), or as an "
                 "app with Voilà (`voila notebooks/lab.ipynb`). Here you see it without one."),
         "home": "dltutor: parameter management, chapter by chapter",
+        "nav": ("Home", "Chapters", "The live lab", "FAQ", "Glossary"),
     },
     "zh": {
         "run": ("**运行本章：** [在 Binder 上]({binder})（在浏览器中，无需安装），或在你的电脑上用 "
@@ -57,6 +63,7 @@ TEXT = {
                 "[在 Binder 上]({binder})打开，或在 JupyterLab（`dltutor lab --lang zh`）中打开，"
                 "或用 Voilà 作为应用打开（`voila notebooks/zh/lab.ipynb`）。这里看到的是没有内核时的样子。"),
         "home": "dltutor：逐章学习参数管理",
+        "nav": ("首页", "各章", "实时实验室", "常见问题", "术语对照表"),
     },
 }
 
@@ -79,13 +86,13 @@ def _home(language: str, folder: Path) -> str:
         lines += ["An interactive Jupyter kit for **parameter management** in deep learning: how",
                   "a network's parameters are accessed, initialized, tied, grouped in optimizers,",
                   "given their own learning rates, frozen and clipped. Every number is computed",
-                  "by a small autograd engine that follows PyTorch. [中文版](zh/index.md) ·",
+                  "by a small autograd engine that follows PyTorch. [中文版](zh/) ·",
                   "[FAQ](FAQ.md) · [Glossary](GLOSSARY.md)", "", "## Chapters", ""]
     else:
         lines += ["一套可交互的 Jupyter 教学材料，讲深度学习中的**参数管理**：怎样访问、初始化、共享参数，",
                   "怎样在优化器中分组、给它们各自的学习率、冻结参数以及裁剪梯度。每一个数都由一个与",
-                  "PyTorch 一致的小型自动微分引擎算出。[English](../index.md) · [常见问题](FAQ.md) ·",
-                  "[术语对照表](../GLOSSARY.md)", "", "## 各章", ""]
+                  "PyTorch 一致的小型自动微分引擎算出。[English](../) · [常见问题](FAQ.md) ·",
+                  "[术语对照表](GLOSSARY.md)", "", "## 各章", ""]
     for name, heading in _chapter_titles(folder):
         lines.append(f"* [{name[:2]} {heading}]({name})")
     lab = "the live lab (needs a running kernel)" if language == "en" else "实时实验室（需要运行中的内核）"
@@ -103,22 +110,27 @@ def _with_run_line(path: Path, text: str) -> None:
     path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
 
 
-def stage() -> Path:
-    """Copy what the site shows into build/site-docs, with home pages and run lines."""
-    shutil.rmtree(STAGE, ignore_errors=True)
-    (STAGE / "zh").mkdir(parents=True)
-    for language, source, target in (("en", NOTEBOOKS, STAGE), ("zh", NOTEBOOKS / "zh",
-                                                                    STAGE / "zh")):
-        for path in sorted(source.glob("*.ipynb")):
-            shutil.copyfile(path, target / path.name)
-            relative = path.relative_to(NOTEBOOKS).as_posix()
-            kind = "lab" if path.name == "lab.ipynb" else "run"
-            _with_run_line(target / path.name,
-                             TEXT[language][kind].format(binder=BINDER.format(path=relative)))
-        shutil.copyfile(source / "FAQ.md", target / "FAQ.md")
-        (target / "index.md").write_text(_home(language, source), encoding="utf-8")
-    shutil.copyfile(NOTEBOOKS / "GLOSSARY.md", STAGE / "GLOSSARY.md")
-    return STAGE
+#: Each language: where its notebooks are and where its site goes inside the whole site.
+LANGUAGES = {"en": (NOTEBOOKS, ""), "zh": (NOTEBOOKS / "zh", "zh/")}
+
+
+def stage(language: str) -> Path:
+    """Copy what one language's site shows into build/site-docs/LANG, with its home page and
+    the run lines; returns that folder."""
+    source, _ = LANGUAGES[language]
+    target = STAGE / language
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for path in sorted(source.glob("*.ipynb")):
+        shutil.copyfile(path, target / path.name)
+        relative = path.relative_to(NOTEBOOKS).as_posix()
+        kind = "lab" if path.name == "lab.ipynb" else "run"
+        _with_run_line(target / path.name,
+                       TEXT[language][kind].format(binder=BINDER.format(path=relative)))
+    shutil.copyfile(source / "FAQ.md", target / "FAQ.md")
+    shutil.copyfile(NOTEBOOKS / "GLOSSARY.md", target / "GLOSSARY.md")
+    (target / "index.md").write_text(_home(language, source), encoding="utf-8")
+    return target
 
 
 def has_formulas(notebook: Path) -> bool:
@@ -160,13 +172,38 @@ def anchor(heading_html: str) -> str:
     return text.replace(" ", "-")
 
 
+#: The language links before they are pointed somewhere: ``#dltutor-LANG``. The menu's go to the
+#: same page in that language; the page head's go to that language's home, where the theme's
+#: script looks for the language's sitemap.xml.
+ALTERNATE = re.compile(r'href="#dltutor-([a-z]+)"')
+HEAD_ALTERNATE = re.compile(r'<link rel="alternate" href="#dltutor-([a-z]+)"')
+
+
+def counterpart(name: str, language: str, pages: set[str]) -> str:
+    """The page of the other ``language`` that matches the page ``name`` (a path in the site,
+    ``zh/05_optimizers/index.html``), or that language's home page when ``pages`` (every
+    page's path) has no such page; as a path from the site's root.
+
+    >>> counterpart("zh/05_optimizers/index.html", "en", {"05_optimizers/index.html"})
+    '05_optimizers/'
+    >>> counterpart("zh/search/index.html", "en", {"05_optimizers/index.html"})
+    ''
+    """
+    inside = name.removeprefix("zh/").removesuffix("index.html")
+    wanted = LANGUAGES[language][1] + inside
+    return wanted if f"{wanted}index.html" in pages else LANGUAGES[language][1]
+
+
 def fix_pages(site: Path, with_formulas: set[str]) -> None:
     """Give the chapter headings JupyterLab's anchors (and the page's table of contents links
-    to match), point JupyterLab-style chapter links at the pages, and give the pages in
-    ``with_formulas`` (``"03_initialization/index.html"``) the site's MathJax in place of the
-    empty loader mkdocs-jupyter leaves behind (other pages lose it)."""
-    for page in site.rglob("*.html"):
-        name = page.relative_to(site).as_posix()
+    to match), point JupyterLab-style chapter links at the pages, point the language menu at
+    the same page in the other language, and give the pages in ``with_formulas``
+    (``"03_initialization/index.html"``) the site's MathJax in place of the empty loader
+    mkdocs-jupyter leaves behind (other pages lose it)."""
+    pages = {page.relative_to(site).as_posix() for page in site.rglob("*.html")
+             if MATHJAX not in page.as_posix()}
+    for name in pages:
+        page = site / name
         text = page.read_text(encoding="utf-8")
         fixed = HEADING.sub(lambda m: f'<{m.group(1)} id="{html.escape(anchor(m.group(3)))}"'
                                       f'{m.group(2)}>{m.group(3)}<a class="anchor-link" '
@@ -179,51 +216,79 @@ def fix_pages(site: Path, with_formulas: set[str]) -> None:
         fixed = NOTEBOOK_LINK.sub(lambda m: f'href="../{m.group(1) or ""}{m.group(2)}/'
                                             f'{m.group(3) or ""}"', fixed)
         root = "../" * name.count("/")
+        fixed = HEAD_ALTERNATE.sub(lambda m: f'<link rel="alternate" '
+                                             f'href="{root}{LANGUAGES[m.group(1)][1]}"', fixed)
+        fixed = ALTERNATE.sub(lambda m: f'href="{root}{counterpart(name, m.group(1), pages)}"',
+                              fixed)
         fixed = fixed.replace(EMPTY_MATHJAX, MATHJAX_LOADER.format(root=root)
                               if name in with_formulas else "")
         if fixed != text:
             page.write_text(fixed, encoding="utf-8")
 
 
-def config(docs: Path, site: Path) -> dict:
-    """The MkDocs configuration: the Material theme without web fonts (the site loads nothing
-    from outside), search, mkdocs-jupyter for the notebooks, and the navigation built from the
-    chapters that exist."""
-    def chapters(folder: str) -> list:
-        return [{f"{name[:2]} {title}": f"{folder}{name}"}
-                for name, title in _chapter_titles(docs / folder)]
+def tidy_search_index(site: Path, notebooks: set[str]) -> None:
+    """Point each section of the pages in ``notebooks`` (``"05_optimizers/"``) that the search
+    finds at its heading's anchor (the JupyterLab-style one
+    ``fix_pages`` gives it: mkdocs-jupyter's Chinese anchors are empty, so those sections had
+    none), and drop the "¶" of nbconvert's heading links and the word breaks jieba put into the
+    titles the search shows."""
+    index_file = site / "search" / "search_index.json"
+    index = json.loads(index_file.read_text(encoding="utf-8"))
+    seen_pages = set()
+    for doc in index["docs"]:
+        page = doc["location"].split("#")[0]
+        doc["title"] = doc["title"].replace("\u200b", "").rstrip("¶ ")
+        if page in seen_pages and page in notebooks:   # a page's first entry is the page
+            doc["location"] = f"{page}#{anchor(doc['title'])}"
+        seen_pages.add(page)
+    index_file.write_text(json.dumps(index, ensure_ascii=False), encoding="utf-8")
+
+
+def config(language: str, docs: Path, site: Path) -> dict:
+    """The MkDocs configuration of one language's site: the Material theme in that language
+    without web fonts (the site loads nothing from outside), search (Chinese words are found
+    with jieba), mkdocs-jupyter for the notebooks, the navigation built from the chapters that
+    exist, and the language menu."""
+    home, chapters, lab, faq, glossary = TEXT[language]["nav"]
     return {
         "site_name": "dltutor",
         "docs_dir": str(docs),
         "site_dir": str(site),
         "use_directory_urls": True,
-        "theme": {"name": "material", "font": False,
+        "theme": {"name": "material", "font": False, "language": language,
                   "features": ["navigation.sections", "search.highlight"]},
-        "plugins": ["search", {"mkdocs-jupyter": {
+        "extra": {"alternate": [{"name": "English", "link": "#dltutor-en", "lang": "en"},
+                                {"name": "中文", "link": "#dltutor-zh", "lang": "zh"}]},
+        "plugins": [{"search": {"lang": language}}, {"mkdocs-jupyter": {
             "include_requirejs": False, "ignore_h1_titles": True,
             "cache_dir": str(STAGE.parent / "mkdocs-jupyter-cache"),   # not in the clone's root
             # the Chinese chapters' first cell only switches the kit's language
             "remove_tag_config": {"remove_cell_tags": ["language"]}}}],
-        "nav": [{"Home": "index.md"}, {"Chapters": chapters("")},
-                {"The live lab": "lab.ipynb"}, {"FAQ": "FAQ.md"}, {"Glossary": "GLOSSARY.md"},
-                {"中文版": [{"首页": "zh/index.md"}, *chapters("zh/"),
-                            {"实时实验室": "zh/lab.ipynb"}, {"常见问题": "zh/FAQ.md"}]}],
+        "nav": [{home: "index.md"},
+                {chapters: [{f"{name[:2]} {title}": name}
+                            for name, title in _chapter_titles(docs)]},
+                {lab: "lab.ipynb"}, {faq: "FAQ.md"}, {glossary: "GLOSSARY.md"}],
     }
 
 
 def build(site: Path) -> Path:
-    """Stage, build with MkDocs into ``site``, fix the pages; returns ``site``."""
+    """Stage and build each language with MkDocs into ``site`` (English first: its build
+    empties ``site``), fix the pages; returns ``site``."""
     import os
 
-    docs = stage()
-    config_file = STAGE.parent / "mkdocs.yml"
-    config_file.write_text(json.dumps(config(docs, site), ensure_ascii=False, indent=1),
-                           encoding="utf-8")       # JSON is YAML, and needs no YAML library
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "--config-file",
-                    str(config_file)], check=True, cwd=ROOT,
-                   env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
-    with_formulas = {f"{path.relative_to(docs).with_suffix('').as_posix()}/index.html"
-                     for path in docs.rglob("*.ipynb") if has_formulas(path)}
+    with_formulas = set()
+    for language, (_, folder) in LANGUAGES.items():
+        docs = stage(language)
+        config_file = STAGE / f"mkdocs-{language}.yml"
+        config_file.write_text(json.dumps(config(language, docs, site / folder),
+                                          ensure_ascii=False, indent=1),
+                               encoding="utf-8")   # JSON is YAML, and needs no YAML library
+        subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "--config-file",
+                        str(config_file)], check=True, cwd=ROOT,
+                       env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+        tidy_search_index(site / folder, {f"{path.stem}/" for path in docs.glob("*.ipynb")})
+        with_formulas |= {f"{folder}{path.stem}/index.html"
+                          for path in docs.glob("*.ipynb") if has_formulas(path)}
     if with_formulas:
         copy_mathjax(site)
     fix_pages(site, with_formulas)
