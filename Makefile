@@ -70,8 +70,9 @@ bench: $(LAB_STAMP)
 	$(BIN)/python benchmarks/engine_bench.py
 
 # The website needs the `site` extra (MkDocs); the test extras include it.
+# REPO=OWNER/NAME (the kit's public GitHub repository) adds Binder links to every page.
 site: $(TEST_STAMP)
-	$(BIN)/python tools/build_site.py site
+	$(BIN)/python tools/build_site.py site $(if $(REPO),--repo $(REPO))
 
 # The hub load test: JupyterHub from PyPI, configurable-http-proxy from npm (into build/), then
 # 20 students at once on 127.0.0.1 (classroom/README.md). Not part of `make test`.

@@ -37,7 +37,7 @@ def site(tmp_path_factory):
     sys.path.insert(0, str(ROOT / "tools"))
     import build_site
 
-    folder = build_site.build(tmp_path_factory.mktemp("site") / "site")
+    folder = build_site.build(tmp_path_factory.mktemp("site") / "site", repo="someone/dltutor")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
     handler.log_message = lambda *args: None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -185,3 +185,33 @@ def test_search_finds_the_chapter(site, browser, home, query, expected):
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"site_search_{home.strip('/') or 'en'}.png"))
     page.close()
+
+
+def test_every_chapter_page_says_how_to_run_it(site, browser):
+    """With --repo, each chapter links to itself on Binder (JupyterLab) and the lab page to the
+    Voila app; every page says how to run it locally."""
+    page = browser.new_page()
+    for path in pages():
+        name = path.rstrip("/").split("/")[-1]
+        if not name[:2].isdigit() and name != "lab":
+            continue
+        page.goto(site + path)
+        binder = page.locator('article a[href^="https://mybinder.org/"]').first.get_attribute("href")
+        notebook = f"notebooks/{path.rstrip('/')}.ipynb"
+        view = "voila/render" if name == "lab" else "lab/tree"
+        assert binder == ("https://mybinder.org/v2/gh/someone/dltutor/HEAD?urlpath="
+                          f"{view}/{notebook}"), (path, binder)
+        assert "dltutor lab" in page.locator("article").inner_text(), path
+    page.close()
+
+
+def test_without_a_repository_there_is_no_binder_link_and_a_bad_one_is_refused():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_site
+
+    assert "mybinder" not in build_site.run_line("zh", "zh/05_optimizers.ipynb", None)
+    with pytest.raises(SystemExit, match="OWNER/NAME"):
+        build_site.build(ROOT / "build" / "never", repo="https://github.com/someone/dltutor")
+    assert not (ROOT / "build" / "never").exists()

@@ -1,4 +1,5 @@
-"""Build the chapters as a static website: ``make site`` (or ``python tools/build_site.py [DIR]``).
+"""Build the chapters as a static website: ``make site [REPO=OWNER/NAME]`` (or
+``python tools/build_site.py [DIR] [--repo OWNER/NAME]``).
 
 The site is made from the committed notebooks, with their stored outputs and plots (nothing is
 executed), by MkDocs with the Material theme and mkdocs-jupyter (the ``site`` extra:
@@ -11,10 +12,11 @@ page in the other language.
 
 Steps: the notebooks, the FAQ indexes and the glossary are staged in ``build/site-docs/en``
 and ``build/site-docs/zh`` with a home page each; each chapter gets, after its title, a "run
-this chapter" line (Binder, or ``dltutor lab`` on your machine) and the lab page a note that it
-needs a running kernel; ``mkdocs build`` writes each language's site (``site/`` by default,
-``site/zh``) and the search index is pointed at the headings; then links between chapters,
-written for JupyterLab (``05_optimizers.ipynb#Heading``), are pointed at the pages
+this chapter" line (``dltutor lab`` on your machine, and Binder when ``--repo OWNER/NAME``
+names the kit's public GitHub repository) and the lab page a note that it needs a running
+kernel; ``mkdocs build`` writes each language's site (``site/`` by default, ``site/zh``) and
+the search index is pointed at the headings; then links between chapters, written for
+JupyterLab (``05_optimizers.ipynb#Heading``), are pointed at the pages
 (``../05_optimizers/#Heading``). Pages with formulas (chapter 03) typeset them with a copy of
 MathJax 2 kept inside the site (from the ``jupyter-server-mathjax`` package, the copy the classic
 Jupyter Notebook serves), so the formulas work offline too; other pages load no MathJax.
@@ -43,25 +45,33 @@ MATHJAX_LOADER = ('<style>.MJX_Assistive_MathML [mathvariant] {{font-family: inh
                   'webFont: "STIX-Web"}}}});</script><script src="{root}' + MATHJAX
                   + '/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"> </script>')
 EMPTY_MATHJAX = '<script src=""> </script>'   # what mkdocs-jupyter leaves with no MathJax URL
-BINDER = "https://mybinder.org/v2/gh/OWNER/REPO/HEAD?urlpath=lab/tree/notebooks/{path}"
+#: Binder opens a chapter in JupyterLab and the lab page as a Voilà app, from the GitHub
+#: repository named by ``--repo OWNER/NAME`` (``make site REPO=OWNER/NAME``); without one the
+#: pages only say how to run them on your machine (a Binder link needs a public repository).
+BINDER = {"run": "https://mybinder.org/v2/gh/{repo}/HEAD?urlpath=lab/tree/notebooks/{path}",
+          "lab": "https://mybinder.org/v2/gh/{repo}/HEAD?urlpath=voila/render/notebooks/{path}"}
+REPOSITORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 
 TEXT = {
     "en": {
-        "run": ("**Run this chapter:** [on Binder]({binder}) (in your browser, nothing to "
-                "install), or on your machine with `dltutor lab` (after `pip install dltutor`) "
-                "or `make lab` in a clone."),
+        "run": ("**Run this chapter:** {binder}on your machine with `dltutor lab` (after "
+                "`pip install dltutor`) or `make lab` in a clone."),
+        "run_binder": "[on Binder]({url}) (in your browser, nothing to install), or ",
         "lab": ("**This page is the live lab.** Its controls and plots need a running Python "
-                "kernel: open it [on Binder]({binder}), in JupyterLab (`dltutor lab`), or as an "
-                "app with Voilà (`voila notebooks/lab.ipynb`). Here you see it without one."),
+                "kernel: open it {binder}in JupyterLab (`dltutor lab`), or as an app with Voilà "
+                "(`voila notebooks/lab.ipynb`). Here you see it without one."),
+        "lab_binder": "[on Binder]({url}), ",
         "home": "dltutor: parameter management, chapter by chapter",
         "nav": ("Home", "Chapters", "The live lab", "FAQ", "Glossary"),
     },
     "zh": {
-        "run": ("**运行本章：** [在 Binder 上]({binder})（在浏览器中，无需安装），或在你的电脑上用 "
-                "`dltutor lab`（先 `pip install dltutor`），克隆仓库后也可以用 `make lab`。"),
+        "run": ("**运行本章：** {binder}在你的电脑上用 `dltutor lab`（先 `pip install dltutor`），"
+                "克隆仓库后也可以用 `make lab`。"),
+        "run_binder": "[在 Binder 上]({url})（在浏览器中，无需安装），或",
         "lab": ("**这个页面就是实时实验室。** 它的控件和图表需要一个运行中的 Python 内核："
-                "[在 Binder 上]({binder})打开，或在 JupyterLab（`dltutor lab --lang zh`）中打开，"
-                "或用 Voilà 作为应用打开（`voila notebooks/zh/lab.ipynb`）。这里看到的是没有内核时的样子。"),
+                "{binder}在 JupyterLab（`dltutor lab --lang zh`）中打开，或用 Voilà 作为应用打开"
+                "（`voila notebooks/zh/lab.ipynb`）。这里看到的是没有内核时的样子。"),
+        "lab_binder": "[在 Binder 上]({url})打开，或",
         "home": "dltutor：逐章学习参数管理",
         "nav": ("首页", "各章", "实时实验室", "常见问题", "术语对照表"),
     },
@@ -114,19 +124,33 @@ def _with_run_line(path: Path, text: str) -> None:
 LANGUAGES = {"en": (NOTEBOOKS, ""), "zh": (NOTEBOOKS / "zh", "zh/")}
 
 
-def stage(language: str) -> Path:
+def run_line(language: str, notebook: str, repo: str | None) -> str:
+    """The line a page gets after its title: how to run it, on Binder too when ``repo`` names
+    the kit's public GitHub repository.
+
+    >>> run_line("en", "05_optimizers.ipynb", None)
+    '**Run this chapter:** on your machine with `dltutor lab` (after `pip install dltutor`) or `make lab` in a clone.'
+    >>> run_line("en", "zh/lab.ipynb", "someone/dltutor").split("(", 1)[1].split(")")[0]
+    'https://mybinder.org/v2/gh/someone/dltutor/HEAD?urlpath=voila/render/notebooks/zh/lab.ipynb'
+    """
+    kind = "lab" if Path(notebook).name == "lab.ipynb" else "run"    # not 11_live_lab
+    text = TEXT[language]
+    binder = (text[f"{kind}_binder"].format(url=BINDER[kind].format(repo=repo, path=notebook))
+              if repo else "")
+    return text[kind].format(binder=binder)
+
+
+def stage(language: str, repo: str | None = None) -> Path:
     """Copy what one language's site shows into build/site-docs/LANG, with its home page and
-    the run lines; returns that folder."""
+    the run lines (see ``run_line``); returns that folder."""
     source, _ = LANGUAGES[language]
     target = STAGE / language
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     for path in sorted(source.glob("*.ipynb")):
         shutil.copyfile(path, target / path.name)
-        relative = path.relative_to(NOTEBOOKS).as_posix()
-        kind = "lab" if path.name == "lab.ipynb" else "run"
         _with_run_line(target / path.name,
-                       TEXT[language][kind].format(binder=BINDER.format(path=relative)))
+                       run_line(language, path.relative_to(NOTEBOOKS).as_posix(), repo))
     shutil.copyfile(source / "FAQ.md", target / "FAQ.md")
     shutil.copyfile(NOTEBOOKS / "GLOSSARY.md", target / "GLOSSARY.md")
     (target / "index.md").write_text(_home(language, source), encoding="utf-8")
@@ -271,14 +295,18 @@ def config(language: str, docs: Path, site: Path) -> dict:
     }
 
 
-def build(site: Path) -> Path:
+def build(site: Path, repo: str | None = None) -> Path:
     """Stage and build each language with MkDocs into ``site`` (English first: its build
-    empties ``site``), fix the pages; returns ``site``."""
+    empties ``site``), fix the pages; returns ``site``. ``repo`` (``OWNER/NAME`` on GitHub)
+    adds the Binder links."""
     import os
 
+    if repo is not None and not REPOSITORY.fullmatch(repo):
+        raise SystemExit(f"--repo {repo!r} is not a GitHub repository: give OWNER/NAME, "
+                         "e.g. --repo someone/dltutor (or leave it out for no Binder links)")
     with_formulas = set()
     for language, (_, folder) in LANGUAGES.items():
-        docs = stage(language)
+        docs = stage(language, repo)
         config_file = STAGE / f"mkdocs-{language}.yml"
         config_file.write_text(json.dumps(config(language, docs, site / folder),
                                           ensure_ascii=False, indent=1),
@@ -295,6 +323,18 @@ def build(site: Path) -> Path:
     return site
 
 
+def main(args: list[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Build the chapters as a static website.")
+    parser.add_argument("folder", nargs="?", default=str(ROOT / "site"),
+                        help="where the site goes (default: site/)")
+    parser.add_argument("--repo", help="the kit's GitHub repository, OWNER/NAME: adds Binder "
+                                       "links to every page")
+    options = parser.parse_args(args)
+    print(f"site written to {build(Path(options.folder).resolve(), options.repo)}")
+    return 0
+
+
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "site"
-    print(f"site written to {build(target.resolve())}")
+    sys.exit(main(sys.argv[1:]))
