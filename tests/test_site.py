@@ -177,8 +177,16 @@ def test_search_finds_the_chapter(site, browser, home, query, expected):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(site + home, wait_until="networkidle")
     page.locator("input.md-search__input").click()
-    page.keyboard.type(query)
-    page.wait_for_selector(".md-search-result__item")
+    # the index is built in a worker when the page opens: wait until search says it is ready
+    # (on a busy machine that takes a while), then ask
+    ready = {"": "Type to start searching", "zh/": "键入以开始搜索"}[home]
+    page.wait_for_function("text => document.querySelector('.md-search-result__meta')"
+                           ".textContent.trim() === text", arg=ready, timeout=120_000)
+    # The search reads the box on a key press: Playwright types Chinese characters without
+    # one (as text an input method inserts), so a key press follows, as a learner's would.
+    page.locator("input.md-search__input").fill(query)
+    page.keyboard.press("End")
+    page.wait_for_selector(".md-search-result__item", timeout=60_000)
     found = page.evaluate("() => [...document.querySelectorAll('.md-search-result__item a')]"
                           ".map(a => a.href)")
     assert any(f"{home}{expected}/" in href for href in found), found[:5]
