@@ -500,6 +500,15 @@ def test_html_has_a_table_and_escapes_names():
         assert "&lt;b&gt;&amp;" in page
 
 
+def test_html_draws_no_empty_code_box_for_an_empty_cell():
+    net = make_net()
+    opt = optim.SGD(net.named_parameters(), lr=0.1)
+    explanation = D.explain_lr(opt, "0.weight")
+    assert any(not row["note"] for row in explanation.rows)       # there are empty cells
+    page = explanation._repr_html_()
+    assert "<code></code>" not in page and "<code>0.1</code>" in page
+
+
 def test_reprs_are_aligned():
     net = make_net()
     opt = optim.SGD(net.named_parameters(), lr=0.1, momentum=0.9)

@@ -79,7 +79,8 @@ def _html_table(title: str, headers: list[str], cells: list[list[str]], footer: 
         style = row_styles[i] if row_styles else ""
         attr = f' style="{style}"' if style else ""
         parts.append(f"<tr{attr}>" + "".join(
-            f'<td style="text-align:left"><code>{esc(c)}</code></td>' for c in row) + "</tr>")
+            f'<td style="text-align:left">{f"<code>{esc(c)}</code>" if c else ""}</td>'
+            for c in row) + "</tr>")                # an empty cell draws no empty code box
     parts.append("</tbody></table>")
     for line in footer:
         parts.append(f"<p>{esc(line)}</p>")
