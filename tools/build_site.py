@@ -152,7 +152,10 @@ def stage(language: str, repo: str | None = None) -> Path:
         _with_run_line(target / path.name,
                        run_line(language, path.relative_to(NOTEBOOKS).as_posix(), repo))
     shutil.copyfile(source / "FAQ.md", target / "FAQ.md")
-    shutil.copyfile(NOTEBOOKS / "GLOSSARY.md", target / "GLOSSARY.md")
+    # the glossary is one wide table: it gets the room of the page's table of contents
+    (target / "GLOSSARY.md").write_text("---\nhide:\n  - toc\n---\n\n"
+                                        + (NOTEBOOKS / "GLOSSARY.md").read_text(encoding="utf-8"),
+                                        encoding="utf-8")
     (target / "index.md").write_text(_home(language, source), encoding="utf-8")
     return target
 
