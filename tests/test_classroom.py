@@ -49,3 +49,19 @@ def test_the_sizing_table_follows_from_the_measurements():
     assert "**35 students per core, 4.0 students per GiB**" in table
     assert "| 30 | 1 | 8 |" in table and "| 300 | 9 | 75 |" in table
     assert load_test.p95([1.0, 2.0]) == 2.0
+
+
+def test_both_readmes_show_the_recorded_measurement():
+    """The sizing in README.md and README.zh.md is the one the recorded run gives
+    (benchmarks/classroom.json): a new measurement must reach both."""
+    import json
+
+    table = load_test_module().sizing(
+        json.loads((ROOT / "benchmarks" / "classroom.json").read_text(encoding="utf-8")))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme_zh = (ROOT / "README.zh.md").read_text(encoding="utf-8")
+    assert table in readme, "README.md: paste `python classroom/load_test.py --table`"
+    rows = [line for line in table.splitlines() if line.startswith(("| 30 |", "| 100 |", "| 300 |"))]
+    per_core, per_gib = table.split("**")[1].replace(" students per core,", "").split()[:2]
+    assert len(rows) == 3 and all(row in readme_zh for row in rows), rows
+    assert f"每核 {per_core} 名学生、每 GiB {per_gib} 名学生" in readme_zh
