@@ -298,6 +298,20 @@ def config(language: str, docs: Path, site: Path) -> dict:
     }
 
 
+#: ``python -m mkdocs``, with jieba (the Chinese search's word splitter) told to keep its
+#: progress lines to itself.
+MKDOCS = """
+import logging
+try:
+    import jieba
+    jieba.setLogLevel(logging.WARNING)
+except ImportError:      # the Chinese search then matches whole runs of characters only
+    pass
+from mkdocs.__main__ import cli
+cli()
+"""
+
+
 def build(site: Path, repo: str | None = None) -> Path:
     """Stage and build each language with MkDocs into ``site`` (English first: its build
     empties ``site``), fix the pages; returns ``site``. ``repo`` (``OWNER/NAME`` on GitHub)
@@ -314,7 +328,7 @@ def build(site: Path, repo: str | None = None) -> Path:
         config_file.write_text(json.dumps(config(language, docs, site / folder),
                                           ensure_ascii=False, indent=1),
                                encoding="utf-8")   # JSON is YAML, and needs no YAML library
-        subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "--config-file",
+        subprocess.run([sys.executable, "-c", MKDOCS, "build", "--quiet", "--config-file",
                         str(config_file)], check=True, cwd=ROOT,
                        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
         tidy_search_index(site / folder, {f"{path.stem}/" for path in docs.glob("*.ipynb")})
