@@ -1,4 +1,4 @@
-"""The learner's run: every notebook, top to bottom, with the full-length loops.
+"""The learner's run: every notebook of both editions, top to bottom, with the full-length loops.
 
 The tests and ``make notebooks`` set ``DLTUTOR_QUICK=1`` so long loops are short; a learner
 opening a notebook has it unset and runs them whole. Here each notebook is executed that way,
@@ -20,7 +20,9 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 pytestmark = pytest.mark.learner_run
 
 
-@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS.glob("*.ipynb"))
+                         + sorted(NOTEBOOKS.glob("zh/*.ipynb")),      # the Chinese edition too
+                         ids=lambda p: str(p.relative_to(NOTEBOOKS).with_suffix("")))
 def test_notebook_runs_whole_without_quick_mode(notebook, monkeypatch):
     monkeypatch.delenv("DLTUTOR_QUICK", raising=False)     # the kernel inherits this environment
     nb = nbformat.read(notebook, as_version=4)
