@@ -33,6 +33,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 from nbclient import NotebookClient
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "notebooks" / "src"
@@ -41,6 +42,9 @@ ZH_OUTPUT = OUTPUT / "zh"
 #: The first cell of every Chinese notebook (the only code the English edition does not have).
 LANGUAGE_CELL = ('import dltutor as dt\n\n'
                  'dt.set_language("zh")     # 练习反馈、提示、诊断和实验室界面都用中文')
+#: Joins the pieces one stream arrived in (and applies "\r" as a terminal would, as nbval does
+#: before it compares).
+JOIN_STREAMS = CoalesceStreamsPreprocessor()
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
@@ -86,30 +90,11 @@ def chinese_notebook(source: Path) -> nbformat.NotebookNode:
     return nb
 
 
-def joined_streams(outputs: list) -> list:
-    """``outputs`` with each run of consecutive pieces of the same stream joined into one.
-
-    >>> pieces = [nbformat.v4.new_output("stream", name="stdout", text=t) for t in ("a\\n", "b")]
-    >>> [o["text"] for o in joined_streams(pieces)]
-    ['a\\nb']
-    """
-    joined: list = []
-    for output in outputs:
-        previous = joined[-1] if joined else None
-        if (output.get("output_type") == "stream" and previous is not None
-                and previous.get("output_type") == "stream"
-                and previous.get("name") == output.get("name")):
-            previous["text"] += output["text"]
-        else:
-            joined.append(output)
-    return joined
-
-
 def normalise(nb: nbformat.NotebookNode) -> None:
     """Drop what changes from run to run or should never be committed."""
     nb.metadata.pop("widgets", None)
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
-    for cell in nb.cells:
+    for index, cell in enumerate(nb.cells):
         cell.metadata.pop("execution", None)
         if any("application/vnd.jupyter.widget-view+json" in output.get("data", {})
                for output in cell.get("outputs", [])):
@@ -120,7 +105,7 @@ def normalise(nb: nbformat.NotebookNode) -> None:
             # Seconds measured here are this machine's, this minute's: never committed.
             cell.outputs = []
         if cell.cell_type == "code":
-            cell.outputs = joined_streams(cell.outputs)
+            JOIN_STREAMS.preprocess_cell(cell, {}, index)
         for output in cell.get("outputs", []):
             output.get("metadata", {}).pop("execution", None)
             if output.get("output_type") == "error":
