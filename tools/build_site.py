@@ -216,7 +216,9 @@ def counterpart(name: str, language: str, pages: set[str]) -> str:
     >>> counterpart("zh/search/index.html", "en", {"05_optimizers/index.html"})
     ''
     """
-    inside = name.removeprefix("zh/").removesuffix("index.html")
+    own_folder = max((folder for _, folder in LANGUAGES.values() if name.startswith(folder)),
+                     key=len)                                  # "" for English, "zh/"
+    inside = name.removeprefix(own_folder).removesuffix("index.html")
     wanted = LANGUAGES[language][1] + inside
     return wanted if f"{wanted}index.html" in pages else LANGUAGES[language][1]
 
