@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The GPU check, run on a machine with an NVIDIA GPU and CuPy (benchmarks/RESULTS.md records it):
+# every test that takes the `backend` fixture, with the real CuPy backend added, then the
+# CPU-vs-GPU benchmark. Writes its logs to ${OUT:-.}.
+set -uo pipefail
+out=${OUT:-.}
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/gpu.txt"
+python3 -c "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy.__version__)" | tee -a "$out/gpu.txt"
+# Only the cupy-parametrised cases: the NumPy and marked ones run in CI already.
+DLTUTOR_TEST_CUPY=1 PYTHONPATH=. timeout 330 python3 -m pytest -q -p no:cacheprovider -o addopts="" \
+  -n 8 -k cupy --timeout=120 \
+  tests/test_backend.py tests/test_data.py tests/test_graph_shapes.py tests/test_init.py \
+  tests/test_io.py tests/test_io_tensors.py tests/test_nn.py tests/test_ops_gradcheck.py \
+  tests/test_optim.py tests/test_ties_pool_diagnose.py 2>&1 | tail -60 | tee "$out/pytest_cupy.txt"
+PYTHONPATH=. timeout 150 python3 benchmarks/gpu_bench.py 2>&1 | tee "$out/gpu_bench.txt"
