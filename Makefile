@@ -8,15 +8,24 @@ BIN    := $(VENV)/bin
 LAB_STAMP  := $(VENV)/.installed-lab
 TEST_STAMP := $(VENV)/.installed-test
 LAB_PORT ?= 8888
+# The referees: real PyTorch (CPU build) and PaddlePaddle 3.x in an environment of their own,
+# for tests/frameworks only (the kit and `make lab` never need them). On the project's machines
+# pip finds a CPU wheel of torch 2.13.0 on disk; elsewhere ask PyTorch's CPU index, e.g.
+#   make test TORCH="torch --index-url https://download.pytorch.org/whl/cpu"
+FW_VENV := .venv-frameworks
+FW_BIN  := $(FW_VENV)/bin
+FW_STAMP := $(FW_VENV)/.installed
+TORCH ?= torch==2.13.0
 # Jupyter refuses to run as root unless told to; containers and CI machines often are root.
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab lab-zh test test-cpus notebooks bench wheel site classroom-test clean help
+.PHONY: lab lab-zh test test-frameworks test-cpus notebooks bench wheel site classroom-test clean help
 
 help:
 	@echo "make lab    - install the kit in .venv and open JupyterLab on notebooks/"
 	@echo "make lab-zh - the same, on the Chinese edition (notebooks/zh/)"
 	@echo "make test   - install the test extras in .venv and run the whole suite"
+	@echo "make test-frameworks - only the claims about PyTorch and Paddle, checked by them"
 	@echo "make test-cpus - rerun the notebooks and doctests under other CPUs' rounding only"
 	@echo "make notebooks - rebuild every chapter from notebooks/src and store its outputs"
 	@echo "make bench  - run the speed benchmarks (benchmarks/RESULTS.md records them)"
@@ -39,6 +48,17 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	@touch $@ $(LAB_STAMP)
 
+# torch first, on its own line: a plain `torch` requirement could otherwise pull a CUDA build of
+# several GB; with it installed, the extra's range for torch installs nothing more.
+$(FW_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || \
+	  { echo "dltutor needs Python 3.10 or newer; run: make PYTHON=python3.12 ..."; exit 1; }
+	$(PYTHON) -m venv $(FW_VENV)
+	$(FW_BIN)/python -m pip install --quiet --upgrade pip
+	$(FW_BIN)/python -m pip install --quiet $(TORCH)
+	$(FW_BIN)/python -m pip install --quiet -e ".[frameworks]"
+	@touch $@
+
 # Opens on the first chapter (00_welcome) rather than JupyterLab's launcher; `make lab-zh`
 # opens the Chinese edition's first chapter (notebooks/zh/00_welcome.ipynb) and speaks Chinese.
 START ?= 00_welcome.ipynb
@@ -52,8 +72,14 @@ lab-zh:
 
 # In parallel, one worker per core: each notebook (nbval) and each test module stays on one
 # worker (--dist loadscope), so the slow CPU-variant module runs beside everything else.
-test: $(TEST_STAMP)
+test: $(TEST_STAMP) $(FW_STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadscope
+	$(MAKE) --no-print-directory test-frameworks
+
+# Every claim a chapter makes about PyTorch or Paddle, run in PyTorch and Paddle themselves
+# (tests/frameworks; the register of claims is checked by tests/test_claims.py).
+test-frameworks: $(FW_STAMP)
+	$(FW_BIN)/python -m pytest tests/frameworks -n 2 -p no:cacheprovider -o addopts="-ra"
 
 # The notebooks and doctests again under other OpenBLAS kernels, NumPy's baseline SIMD loops
 # and the rounding probe (part of `make test` too; see notebooks/AUTHORING.md).
@@ -88,4 +114,4 @@ wheel: $(LAB_STAMP)
 	@ls dist/*.whl
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(FW_VENV) .pytest_cache .hypothesis

@@ -32,11 +32,13 @@ Q1 = Exercise(
 def _tie_load(tie_load_error: Any) -> str | None:
     name = tie_load_error.__name__ if isinstance(tie_load_error, type) else str(tie_load_error)
     if name == "StateDictError":
-        return None, ("dltutor refuses the load and changes nothing; PyTorch copies both keys "
-                      "into the one tensor, so the last key silently wins.")
+        return None, ("dltutor refuses the load and changes nothing; PyTorch 2.13 copies both "
+                      "keys into the one tensor, module by module, so the name the network "
+                      "reaches last (4.weight) silently wins.")
     if name in ("None", "", "no error"):
         return ("Load it and see: dltutor refuses two different values for one tied "
-                "parameter (PyTorch would keep the last one without a word).")
+                "parameter (PyTorch 2.13 would keep 4.weight's, the name it reaches last, "
+                "without a word).")
     if name == "KeyError":
         return "Close: the error is a KeyError, but name its own class (type(err).__name__)."
     return sentence("{name!r}: catch the error and store type(err).", name=name)

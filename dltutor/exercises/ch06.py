@@ -63,10 +63,14 @@ def _paddle_group_lr(paddle_fc_lr: Any) -> str | None:
     if math.isclose(got, 0.05 * 0.5 * 0.2, rel_tol=1e-6):
         return None, ("Paddle: group lr = the scheduler's lr x the group's learning_rate; in "
                       "dltutor write the group's own lr, 0.01, and the scheduler scales it.")
+    if math.isclose(got, 0.05 * 0.5 * 0.2 * 3.0, rel_tol=1e-6):
+        return ("In a parameter group, Paddle overwrites a parameter's ParamAttr learning rate "
+                "with the group's learning_rate when it adds the group: the 3.0 no longer counts.")
     if math.isclose(got, 0.2, rel_tol=1e-6) or math.isclose(got, 0.2 * 0.5, rel_tol=1e-6):
         return ("In Paddle a group's learning_rate is a scale of the optimizer's learning rate, "
                 "not a learning rate of its own.")
-    if math.isclose(got, 0.05 * 0.2, rel_tol=1e-6):
+    if math.isclose(got, 0.05 * 0.2, rel_tol=1e-6) or math.isclose(got, 0.05 * 0.2 * 3.0,
+                                                                    rel_tol=1e-6):
         return "The scheduler was stepped once: StepDecay(step_size=1, gamma=0.5) halved 0.05."
     return "Multiply the scheduler's current lr by the group's learning_rate scale."
 
@@ -75,8 +79,12 @@ Q3 = Exercise(
     "06.3", names=("paddle_fc_lr",), check=_paddle_group_lr,
     hints=("In Paddle the optimizer's learning_rate is the scheduler; what is its lr after one "
            "step of StepDecay(0.05, step_size=1, gamma=0.5)?",
-           "A group's 'learning_rate' multiplies that lr for the group's parameters."),
-    solution="paddle_fc_lr = 0.05 * 0.5 * 0.2          # scheduler lr x the group's scale: 0.005")
+           "A group's 'learning_rate' multiplies that lr for the group's parameters.",
+           "Does the ParamAttr rate still count inside a group? Paddle writes the group's "
+           "learning_rate into each parameter's optimize_attr when it adds the group."),
+    solution=("paddle_fc_lr = 0.05 * 0.5 * 0.2    # scheduler lr x the group's scale: 0.005;\n"
+              "                                   # the group overwrote ParamAttr's 3.0"))
+
 
 def _first_frozen_step(first_frozen_step: Any) -> str | None:
     step = int(first_frozen_step)

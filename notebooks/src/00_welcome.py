@@ -1,4 +1,4 @@
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-same-numbers-ops", "claim-torch-same-numbers-layers", "claim-torch-same-numbers-init", "claim-torch-same-numbers-optimizers"]
 # # Welcome to dltutor
 #
 # This kit teaches one thing well: **how a neural network's parameters are managed** — how you
@@ -130,19 +130,20 @@ plt.show()
 _, predicted = moons_net(inputs).max(dim=1)
 assert (predicted.numpy() == y_moons).mean() > 0.95       # the moons are separated
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-welcome-module-names", "claim-torch-same-numbers-ops", "claim-torch-same-numbers-layers", "claim-torch-same-numbers-init", "claim-torch-same-numbers-optimizers", "claim-torch-differs-param-data-tensor", "claim-torch-differs-float64-input-refused", "claim-torch-differs-complex-allowed", "claim-torch-differs-param-twice", "claim-torch-differs-tied-names-last-wins", "claim-torch-differs-load-state-dict-half-applied", "claim-torch-differs-lr-clip-by-hand", "claim-paddle-differs-lr-mult-need-clip", "claim-torch-differs-nonfinite-applied", "claim-torch-differs-clip-threshold-accepted", "claim-torch-differs-load-may-unpickle", "claim-torch-differs-type-string"]
 # ## Where dltutor differs from PyTorch
 #
 # Code written for PyTorch mostly runs here with `torch` replaced by `dt` (`nn`, `optim`,
 # `nn.functional`, `nn.init`, `nn.utils` have the same names), and prints the same numbers.
-# Where it does not, it is on purpose, and the chapter named in the table shows both sides:
+# Where it does not, it is on purpose, and the chapter named in the table shows both sides
+# (the PyTorch column is measured with PyTorch 2.13 in `tests/frameworks/test_ch00_welcome.py`):
 #
 # | | PyTorch | dltutor | why | chapter |
 # | --- | --- | --- | --- | --- |
 # | `p.data` | a tensor (`p.data.normal_(0, 0.01)`) | the NumPy/CuPy array | you can always see the raw numbers; use `init.normal_(p, 0, 0.01)` | 03 |
 # | a float64 input to a float32 layer | refused | computed in float64 | NumPy's rule; convert your data once | 01 |
 # | complex numbers | allowed | refused | no chapter needs them, and they hide mistakes | 01 |
-# | one parameter twice in an optimizer | a warning, then two updates per step | refused, naming it | one parameter, one update | 05 |
+# | one parameter twice in an optimizer | twice in one group: a warning, then two updates per step; in two groups: `ValueError` | refused, naming it | one parameter, one update | 05 |
 # | tied names with different values in a state dict | the last one wins | refused | one value would silently be lost | 04 |
 # | `load_state_dict` with a key that does not fit | copies every key that fits, then raises | refused as a whole: nothing changes | a half-loaded model looks fine | 02 |
 # | a per-parameter lr, a parameter kept out of clipping, "why is it not updating?" | a group per lr; clip only what you pass; look by hand | also `p.lr_mult`, `p.need_clip`, `dt.diagnose` | Paddle's ideas, and a kit that explains itself | 05, 07, 08 |
@@ -164,9 +165,9 @@ except ValueError as err:
 
 # %%
 assert isinstance(p.data, np.ndarray)                   # the array, not a tensor
-assert "twice" in refusal                               # refused, where PyTorch only warns
+assert "twice" in refusal              # refused; PyTorch warns (one group) or raises (two groups)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-names-00", "claim-paddle-names-00", "claim-mge-names-00"]
 # ## What the frameworks call it
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |

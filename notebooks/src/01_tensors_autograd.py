@@ -24,7 +24,7 @@ from dltutor import nn, optim
 dt.manual_seed(0)
 np.set_printoptions(precision=4, suppress=True)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tensors-dtype-rules"]
 # ## Tensors from NumPy arrays and random tensors
 #
 # `dt.tensor(data, dtype=None)` copies `data` into a new tensor. Its dtype follows two rules
@@ -64,12 +64,12 @@ print("array:", pixels[0, 0], "| tensor:", a[0, 0].item())
 # %%
 assert a[0, 0].item() == 0.0, "the tensor kept its own copy"
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-differs-float64-input-refused"]
 # Why the dtype matters: a layer's parameters are `float32`, and a `float64` input turns the
 # whole computation into `float64`, which is slower and doubles the memory. dltutor quietly
-# promotes the result; PyTorch refuses to mix the two in a layer (`RuntimeError: mat1 and mat2
-# must have the same dtype`, as `tools/crosscheck_pytorch.py` records). Either way, convert
-# your data once, when you make the tensor.
+# promotes the result; PyTorch 2.13 refuses to mix the two in a layer (`RuntimeError: mat1 and
+# mat2 must have the same dtype`; `tests/frameworks/test_ch00_welcome.py` runs it). Either way,
+# convert your data once, when you make the tensor.
 
 # %%
 layer = nn.Linear(3, 2)
@@ -132,7 +132,7 @@ plt.show()
 assert 0.0 <= many_u.min() and many_u.max() < 1.0
 assert abs(many_n.mean()) < 0.02 and abs(many_n.std() - 1.0) < 0.02     # 6 standard errors
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tensors-shape-forms-and-normal"]
 # Shapes can be given the ways PyTorch takes them: `dt.zeros(2, 3)`, `dt.zeros((2, 3))` and
 # `dt.zeros(size=(2, 3))` are the same. `dt.normal(mean, std, size)` draws normal numbers with
 # your own mean and spread, the line D2L starts its linear regression with:
@@ -147,7 +147,7 @@ print(w.shape, w.requires_grad, b)
 assert dt.zeros(2, 3).shape == dt.zeros((2, 3)).shape == dt.zeros(size=(2, 3)).shape == (2, 3)
 assert w.shape == (2, 1) and w.requires_grad and abs(w.numpy()).max() < 0.05   # 5 std
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tensors-max-dim-pair"]
 # ## Reducing along a dimension: `dim=`, and what `max` returns
 #
 # Reductions (`sum`, `mean`, `max`, `std`, `softmax`, ...) take the dimension as `dim=` (PyTorch's
@@ -169,7 +169,7 @@ assert values.tolist() == [2.0, 3.0] and indices.tolist() == [1, 0]
 assert predicted.tolist() == [1, 0] and predicted.dtype == dt.int64
 assert scores.max().item() == 3.0 and scores.argmax(dim=1).tolist() == [1, 0]
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tensors-max-grad-ties"]
 # With only one tensor coming back (as in NumPy), `_, predicted = ...` on a batch of two would
 # quietly unpack the two *rows* instead, and your accuracy would be computed from maxima. The
 # gradient follows PyTorch too: `values` sends its gradient to the one element each index picked,
@@ -178,13 +178,16 @@ assert scores.max().item() == 3.0 and scores.argmax(dim=1).tolist() == [1, 0]
 # %%
 x = dt.tensor([[2.0, 2.0, 1.0]], requires_grad=True)
 x.max(dim=1).values.sum().backward()
-print("max(dim) :", x.grad)
+max_dim_grad = x.grad.tolist()
+print("max(dim) :", x.grad, "| index picked:", x.max(dim=1).indices.tolist())
 x.grad = None
 x.amax(dim=1).sum().backward()
 print("amax(dim):", x.grad)
 
 # %%
-assert x.grad.tolist() == [[0.5, 0.5, 0.0]]
+assert x.max(dim=1).indices.tolist() == [0]
+assert max_dim_grad == [[1.0, 0.0, 0.0]]          # max(dim): all of it to the picked element
+assert x.grad.tolist() == [[0.5, 0.5, 0.0]]       # amax(dim): shared between the tied maxima
 
 # %% [markdown]
 # ## Adding a channel dimension to images
@@ -279,13 +282,14 @@ assert out.shape == (2, 3, 5)
 for i in range(2):
     assert np.allclose(out[i].numpy(), a[i].numpy() @ b.numpy(), atol=1e-6)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-tensors-mul-flattens", "claim-paddle1-tensors-fluid-layers-mul"]
 # Paddle 1.x also had `fluid.layers.mul(x, y, x_num_col_dims=1, y_num_col_dims=1)`, which works
 # differently: it first **flattens both inputs to 2-D** and then does one ordinary matrix product.
 # The first `x_num_col_dims` axes of `x` become the rows and all the remaining axes the columns
 # (the same for `y` with `y_num_col_dims`); the result gets the row axes of `x` and the column
-# axes of `y`. Here it is in dltutor, in a few lines of reshape and `@` (gradients flow through
-# both):
+# axes of `y`. (Paddle 3.3 still runs the same operator, as `paddle._legacy_C_ops.mul`;
+# `tests/frameworks/test_ch01_tensors.py` checks it against the results below.) Here it is in
+# dltutor, in a few lines of reshape and `@` (gradients flow through both):
 
 # %%
 def mul(x, y, x_num_col_dims=1, y_num_col_dims=1):
@@ -333,11 +337,12 @@ for i in range(2):
     for j in range(5):
         assert np.allclose(out2[i, j].numpy(), a2[i, 0].numpy() @ b2[j].numpy(), atol=1e-6)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-tensors-fc-flattens", "claim-paddle-tensors-mul-flattens"]
 # **Where they disagree.** With its default `x_num_col_dims=1`, `mul` keeps only the first axis
 # as rows and flattens everything else into columns: each of the 2 samples in `a` becomes one
 # row of 3 x 4 = 12 numbers. So `mul(a, W)` with a (12, 5) matrix contracts over *both* trailing
-# axes of `a` at once (what Paddle's fully connected layer did with image features), while
+# axes of `a` at once (what Paddle's fully connected layer `fc` does with image features, in 1.x
+# and still in Paddle 3.3's `paddle.static.nn.fc`), while
 # `a @ W` multiplies each sample's 3 x 4 matrix by `W` and fails, because 4 is not 12. And on
 # the (4, 5) matrix `b`, where `a @ b` works, the default `mul(a, b)` fails the other way round.
 
@@ -384,7 +389,7 @@ features @ weights
 # %%
 assert (features.reshape(16, 12) @ weights).shape == (16, 5)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tensors-complex-and-strings"]
 # ### What a tensor may hold
 #
 # A dltutor tensor holds real numbers: bool, integers or floats. PyTorch also has complex
@@ -495,7 +500,7 @@ print("bias.grad:", bias.grad, "shape", bias.grad.shape)
 assert bias.grad.shape == bias.shape
 assert np.allclose(bias.grad.numpy(), 4.0)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-tensors-stop-gradient-intermediate", "claim-torch-tensors-detach-cuts"]
 # ## Stopping the gradient at an intermediate output
 #
 # A network is often built in stages: stage1 -> stage2 -> stage3. Suppose stage1 and stage2 are
@@ -633,7 +638,7 @@ print(moved)
 # %%
 assert moved == {"stage1": False, "stage2": False, "stage3": True}
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-names-01", "claim-paddle-names-01", "claim-mge-names-01", "claim-paddle1-names-01", "claim-torch-tensors-max-dim-pair", "claim-paddle-tensors-max-values-only", "claim-mge-tensors-max-values-only"]
 # ## What the frameworks call it
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |

@@ -28,7 +28,7 @@ from dltutor.nn import init
 dt.manual_seed(0)
 np.set_printoptions(precision=4, suppress=True)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-init-linear-default-uniform-weight-bias"]
 # ## Default initialization of a Linear layer
 #
 # A freshly made `nn.Linear(in_features, out_features)` draws every weight **and** every bias
@@ -56,7 +56,7 @@ assert np.abs(w).max() <= bound and np.abs(b).max() <= bound   # nothing outside
 assert np.abs(w).max() > 0.999 * bound                          # and the range is used up to its edge
 assert abs(w.std() / (bound / math.sqrt(3)) - 1) < 0.01         # a flat (uniform) spread
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-init-linear-kaiming-a-sqrt5"]
 # **Where the range comes from.** PyTorch does not write that bound down directly. Its
 # `Linear.reset_parameters` calls `kaiming_uniform_(weight, a=math.sqrt(5))`, the He
 # initializer for a leaky ReLU with negative slope $a=\sqrt 5$. That initializer draws from
@@ -128,7 +128,7 @@ plt.show()
 assert all(abs(s / math.sqrt((1 + 1 / n) / 3) - 1) < 0.05 for n, s in zip(widths, default_std))
 assert fixed_std[-1] / fixed_std[0] > 10                               # the fixed range grows with width
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-init-linear-default-uniform-weight-bias"]
 # One layer keeps the scale steady, but notice the value: about 0.58, not 1. Stack many such
 # layers and the signal shrinks a little at each one — the last section shows what that does to
 # a deep network. The bias is drawn from the same range (PyTorch's choice; many people set it to
@@ -160,7 +160,7 @@ print(f"{weights.size} weights: std {weights.std():.4f}, largest |w| {np.abs(wei
 assert (net[0].bias.numpy() == 0).all() and (net[2].bias.numpy() == 0).all()
 assert 0.005 < weights.std() < 0.015 and np.abs(weights).max() < 0.05   # small, around 0.01
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-init-data-is-a-tensor", "claim-torch-init-tensor-methods-need-no-grad"]
 # > **Coming from PyTorch: `.data` is the array itself.** D2L and many PyTorch tutorials write
 # > `m.weight.data.normal_(0, 0.01)` and `m.bias.data.fill_(0)`. In dltutor `p.data` is the
 # > NumPy (or CuPy) array that holds the values, so that you can always look at the raw numbers;
@@ -179,7 +179,9 @@ assert 0.005 < weights.std() < 0.015 and np.abs(weights).max() < 0.05   # small,
 # %%
 try:
     net[0].weight.data.normal_(0, 0.01)      # the PyTorch line: .data is a NumPy array here
+    pytorch_line_error = None
 except AttributeError as err:
+    pytorch_line_error = err
     print("AttributeError:", err)
 
 # %%
@@ -187,7 +189,9 @@ with dt.no_grad():
     net[0].weight.normal_(0, 0.01)           # the tensor method, as in PyTorch
     net[0].bias.fill_(0)
 print(type(net[0].weight.data).__name__, "| largest |w|:", np.abs(net[0].weight.data).max().round(4))
-assert isinstance(net[0].weight.data, np.ndarray) and not hasattr(net[0].weight.data, "normal_")
+assert isinstance(pytorch_line_error, AttributeError)                 # the PyTorch line failed ...
+assert "object has no attribute 'normal_'" in str(pytorch_line_error)   # ... for want of normal_
+assert isinstance(net[0].weight.data, np.ndarray)
 assert (net[0].bias.numpy() == 0).all() and np.abs(net[0].weight.numpy()).max() < 0.05
 
 # %% [markdown]
@@ -365,7 +369,7 @@ plt.show()
 assert abs((w == 0).mean() - 0.5) < 0.02
 assert abs((w >= 5).mean() - 0.25) < 0.02 and abs((w <= -5).mean() - 0.25) < 0.02
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-init-assign-initializer"]
 # Another way, often simpler for an elaborate rule: compute the values with NumPy and copy them
 # in with `init.assign_` (Paddle's `Assign` initializer).
 
@@ -376,16 +380,18 @@ values[np.abs(values) < 5] = 0
 init.assign_(net[0].weight, values)
 assert np.allclose(net[0].weight.numpy(), values)
 
-# %% [markdown]
-# **Coming from the Paddle edition of D2L?** Its code for this section runs without an error
-# and changes nothing, for two reasons worth knowing in any framework:
+# %% [markdown] tags=["claim-paddle-init-d2l-code-typeerror", "claim-paddle-init-object-acts-only-when-called", "claim-paddle-init-xavier-weight-as-fan-in", "claim-paddle-init-to-tensor-copy-set-value"]
+# **Coming from the Paddle edition of D2L?** Its code for this section does not initialize
+# anything. In Paddle 3.3 its two functions even stop with a `TypeError` (`paddle.zeros(m.bias)`:
+# a parameter is not a shape; `m *= h`: a float32 tensor times a bool mask), and with those two
+# lines mended they would still change nothing, for two reasons worth knowing in any framework:
 #
 # * `paddle.nn.initializer.Normal(mean=0.0, std=0.01)` on a line of its own *makes* an
 #   initializer object and throws it away. An initializer does something only when it is called
 #   on a parameter (`Normal(0.0, 0.01)(m.weight)`) or handed to a layer
-#   (`weight_attr=ParamAttr(initializer=...)`). The same goes for `paddle.zeros(m.bias)`: it
-#   makes a new tensor. (`XavierUniform(m.weight, -10, 10)` even passes the weight as `fan_in`;
-#   dltutor refuses that, Paddle does not.)
+#   (`weight_attr=ParamAttr(initializer=...)`). A `paddle.zeros(...)` would likewise only
+#   make a new tensor. (`XavierUniform(m.weight, -10, 10)` even passes the weight as `fan_in`,
+#   -10 as `fan_out` and 10 as `gain`; dltutor refuses that, Paddle 3.3 makes the object.)
 # * `m = paddle.to_tensor(m.weight)` followed by `m *= h` multiplies a **copy**: the name `m`
 #   now points to a new tensor, and the layer's weight is untouched. Change the parameter
 #   itself: `m.weight.set_value(m.weight * h)` in Paddle, in place under `no_grad()` here.
@@ -419,7 +425,7 @@ except TypeError as err:
 print(refused)
 assert refused is not None and "called on the parameter" in refused
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-set-value-shape-checked"]
 # ## Setting parameter values directly
 #
 # Sometimes you just want to change some numbers: add 1 to every weight, or put 42 in one entry.
@@ -523,7 +529,7 @@ vectors = np.array(rows, dtype=np.float32)        # float32, like the rest of th
 word_id = {word: i for i, word in enumerate(vocab)}
 print(vocab, vectors.shape)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-embedding-from-pretrained-frozen"]
 # **A new layer from the array:** `nn.Embedding.from_pretrained(array)`. As in PyTorch, the
 # table is **frozen** by default (`requires_grad=False`): pretrained vectors are often kept fixed
 # while the rest of the network learns. Pass `freeze=False` to fine-tune them.
@@ -548,7 +554,7 @@ head = nn.Linear(4, 2)
 head(emb(sentence)).sum().backward()
 assert emb.weight.grad is None and head.weight.grad is not None
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-init-assign-initializer"]
 # **Into an existing embedding** — say it sits inside a model you already built — copy the array
 # in with `set_value` (or `init.assign_`, Paddle's `Assign` initializer). The layer keeps its
 # parameter object and stays trainable:
@@ -594,13 +600,17 @@ for i, word in enumerate(my_vocab):
 # %% tags=["raises-exception"]
 init.assign_(nn.Embedding(len(vocab), 3).weight, vectors)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-paramattr-fields", "claim-paddle-paramattr-lr-flat-list", "claim-paddle-paramattr-group-overrides", "claim-paddle-paramattr-regularizer-l2", "claim-paddle-paramattr-need-clip", "claim-paddle-paramattr-trainable", "claim-paddle-init-object-acts-only-when-called", "claim-paddle-init-assign-initializer"]
 # ## Changing the weight and bias of a fully connected layer
 #
 # Paddle sets up a layer's parameters with a `ParamAttr` given when the layer is made:
 # `paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)`
-# says "start from N(0, 0.02²) and learn twice as fast as the optimizer's rate". In dltutor the
-# same settings are plain attributes of the parameter, set after the layer is made:
+# says "start from N(0, 0.02²) and learn twice as fast as the optimizer's rate" — as long as the
+# optimizer gets a flat list of parameters. In a parameter group (`parameters=[{"params": ...}]`)
+# Paddle 3.3 replaces the `ParamAttr`'s learning rate with the group's `learning_rate` (1.0 if
+# the group gives none) and its regularizer with the group's `weight_decay`; dltutor's `lr_mult`
+# stays in force inside a group (chapters 05 and 06). In dltutor the same settings are plain
+# attributes of the parameter, set after the layer is made:
 #
 # | Paddle `ParamAttr(...)` | dltutor |
 # | --- | --- |
@@ -665,7 +675,7 @@ assert np.allclose(b_before - fc.bias.numpy(), 0.1 * b_grad, atol=1e-7)
 # %%
 dt.diagnose.summary(net, opt)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-linear-weight-layout-in-out", "claim-torch-linear-weight-layout-out-in"]
 # **Fixed values from NumPy.** `set_value` copies an array in. One trap when the array comes
 # from Paddle: Paddle stores a Linear weight as `(in_features, out_features)` and computes
 # `x @ W + b`, while dltutor and PyTorch store `(out_features, in_features)` and compute
@@ -686,7 +696,7 @@ h = dt.randn(5, 16)
 assert np.allclose(fc(h).numpy(), h.numpy() @ paddle_weight + paddle_bias, atol=1e-6)
 assert fc.weight.lr_mult == 2.0        # set_value changed the values, not the settings
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-lazy-linear-becomes-linear"]
 # ## Lazy initialization: let the first batch decide the input size
 #
 # Every layer so far was told its input size (`nn.Linear(4, 8)`). In a long network that is
@@ -724,14 +734,17 @@ assert [p.shape for p in lazy_net.parameters()] == [(256, 20), (256,), (10, 256)
 assert type(lazy_net[0]) is nn.Linear and lazy_net[0].in_features == 20
 assert np.abs(lazy_net[0].weight.numpy()).max() <= 1 / math.sqrt(20)   # the default, fan_in 20
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-lazy-optimizer-before-first-batch", "claim-torch-lazy-load-state-dict-and-init-order"]
 # So run one batch through a lazy network **before** you initialize it your own way (with
-# `apply`, as above). The parameters keep their identity when they are created, so an optimizer
-# made before that first batch still updates them (PyTorch allows this too), and loading a state
-# dict into a lazy network creates its parameters with the loaded shapes. One caveat, also
-# PyTorch's: a lazy layer draws its random values at the first batch, after every plain layer
-# drew its own, so the same seed gives a network with lazy layers other starting values than the
-# same network written out in full.
+# `apply`, as above), and before you make its optimizer: PyTorch's documentation prescribes that
+# order ("dry runs" first, then the optimizer). In dltutor the parameters keep their identity when
+# they are created, so an optimizer made before that first batch still updates them. In PyTorch
+# 2.13 that works for `SGD` and `Adam`, but `Adagrad` reads every parameter in its constructor and
+# raises `ValueError` on an uninitialized one; the documented order is the safe habit. Loading a
+# state dict into a lazy network creates its parameters with the loaded shapes (in PyTorch too).
+# One caveat, also PyTorch's: a lazy layer draws its random values at the first batch, after every
+# plain layer drew its own, so the same seed gives a network with lazy layers other starting
+# values than the same network written out in full.
 
 # %%
 lazy_net.apply(init_normal)                     # the initializer from the start of the chapter
@@ -742,7 +755,7 @@ print([p.shape for p in fresh.parameters()])
 assert np.array_equal(fresh(X).numpy(), full(X).numpy())
 assert 0.005 < lazy_net[0].weight.numpy().std() < 0.015
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-init-calculate-gain-table"]
 # ## Why initialization matters
 #
 # Here is the argument behind every formula above. A Linear layer adds up `fan_in` products,
@@ -756,7 +769,8 @@ assert 0.005 < lazy_net[0].weight.numpy().std() < 0.015
 # inputs, halving $\mathbb{E}[x^2]$, so ReLU layers need twice the variance: gain $\sqrt 2$
 # (Kaiming/He). tanh squashes large values; its gain is $5/3$. Xavier (Glorot) uses the average
 # of `fan_in` and `fan_out`, a compromise that keeps the backward pass (where the roles of the
-# fans swap) in range too. `init.calculate_gain` holds the table:
+# fans swap) in range too. `init.calculate_gain` holds the table (the same numbers as PyTorch's
+# `nn.init.calculate_gain`):
 
 # %%
 gains = [("linear", None), ("sigmoid", None), ("tanh", None), ("relu", None),
@@ -773,7 +787,7 @@ assert math.isclose(init.calculate_gain("tanh"), 5 / 3)
 assert math.isclose(init.calculate_gain("leaky_relu", 0.2), math.sqrt(2 / (1 + 0.2 ** 2)))
 assert math.isclose(init.calculate_gain("selu"), 3 / 4)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-module-double-float64"]
 # Now the experiment. A network of 15 blocks, each a Linear layer of width 64 followed by an
 # activation, receives a batch of 128 inputs with std 1. For each block we measure
 #
@@ -926,7 +940,7 @@ for seed in range(1, 5):
     plt.close(fig)
 print("the claims hold for seeds 0 to 4")
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-forward-hook-output-stds"]
 # **The same measurement in PyTorch.** `plot.layer_statistics` is the kit's (it calls
 # `dltutor.stats.activation_stats` and `gradient_stats`). Its core is a forward hook on each
 # block that notes the std of the block's output, a few lines that run unchanged in PyTorch
@@ -956,7 +970,7 @@ print("blocks 0, 7, 14:", np.round([by_hooks[i] for i in (0, 7, 14)], 3))
 assert len(by_hooks) == DEPTH
 assert np.allclose(by_hooks, by_kit, rtol=1e-9)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-names-03", "claim-paddle-names-03", "claim-mge-names-03", "claim-torch-init-linear-default-uniform-weight-bias", "claim-paddle-linear-default-xavier-zero-bias", "claim-mge-init-linear-default-normal", "claim-torch-init-copy-array-in-no-grad", "claim-paddle-set-value-shape-checked", "claim-mge-init-functions-reset", "claim-torch-embedding-from-pretrained-frozen", "claim-mge-embedding-from-pretrained-frozen", "claim-paddle-init-assign-initializer", "claim-torch-init-functions-in-place", "claim-paddle-init-object-acts-only-when-called", "claim-torch-param-group-own-lr", "claim-paddle-paramattr-lr-flat-list", "claim-mge-param-group-own-lr", "claim-torch-linear-weight-layout-out-in", "claim-paddle-linear-weight-layout-in-out", "claim-mge-linear-weight-layout-out-in", "claim-torch-lazy-linear-becomes-linear", "claim-paddle-no-lazy-layers", "claim-mge-no-lazy-layers"]
 # Two closing remarks. First, these are statements about the **start** of training; normalization
 # layers (BatchNorm, LayerNorm) and residual connections make deep networks much less sensitive
 # to it — a topic of its own. Second, the default of a Linear layer is fine for the shallow
@@ -977,16 +991,16 @@ assert np.allclose(by_hooks, by_kit, rtol=1e-9)
 # | change entries | `with dt.no_grad(): p[0, 0] = 42` | `with torch.no_grad(): p[0, 0] = 42` | `p.set_value(...)` | — |
 # | pretrained embedding | `nn.Embedding.from_pretrained(a)` (frozen), `nn.Embedding(n, d, weight_init=init.Assign(a))` | `nn.Embedding.from_pretrained(t)` (frozen) | `nn.Embedding(..., weight_attr=ParamAttr(initializer=Assign(a)))` | `M.Embedding.from_pretrained(t)` (frozen) |
 # | an initializer for one layer | `nn.Linear(4, 8, weight_init=init.Normal(0.0, 0.02))` | `init.normal_(layer.weight, 0.0, 0.02)` after making it | `nn.Linear(4, 8, weight_attr=ParamAttr(initializer=Normal(0.0, 0.02)))` | `M.init.normal_(layer.weight, 0, 0.02)` after making it |
-# | per-parameter lr | `p.lr_mult = 2.0` | a param group with its own `lr` | `ParamAttr(learning_rate=2.0)` | a param group with its own `lr` |
+# | per-parameter lr | `p.lr_mult = 2.0` | a param group with its own `lr` | `ParamAttr(learning_rate=2.0)` (flat parameter list) | a param group with its own `lr` |
 # | Linear weight layout | `(out, in)` | `(out, in)` | `(in, out)` | `(out, in)` |
 # | input size from the first batch | `nn.LazyLinear(out)`, `nn.LazyConv2d(out, k)` | `nn.LazyLinear(out)`, `nn.LazyConv2d(out, k)` | — (give `in_features`) | — (give `in_features`) |
 #
 # In Paddle an initializer is an object handed to the layer through
 # `weight_attr=ParamAttr(initializer=...)` when it is made; calling one on an existing parameter
 # also works (`Normal(0.0, 0.01)(layer.weight)`). PyTorch and MegEngine use functions that change
-# an existing tensor in place, and so do these chapters. dltutor has Paddle's objects too, so the
-# Paddle FAQ's answer ("give this layer its own initializer and learning rate", "load my word
-# vectors") translates line by line; each object calls the function of the same name:
+# an existing tensor in place, and so do these chapters. dltutor has Paddle's objects too, so
+# Paddle code that gives one layer its own initializer and learning rate, or loads word vectors,
+# translates line by line; each object calls the function of the same name:
 
 # %%
 dt.manual_seed(0)
@@ -1004,7 +1018,7 @@ by_function = init.xavier_uniform_(nn.Parameter(dt.zeros(8, 4)))
 assert np.array_equal(by_object.numpy(), by_function.numpy())      # one implementation
 assert (fc.bias.numpy() == 0).all() and np.array_equal(emb.weight.numpy(), vectors)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-paramattr-fields"]
 # ## Summary
 #
 # * A Linear layer starts uniform on $\pm 1/\sqrt{\text{fan}_\text{in}}$ (weight and bias), which keeps

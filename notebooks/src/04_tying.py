@@ -1,4 +1,4 @@
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tying-same-object-twice"]
 # # Tying parameters
 #
 # Sometimes two parts of a network should use **the same** weights: one layer applied at
@@ -134,12 +134,12 @@ for name in ("weight", "bias"):
     assert np.allclose(tied_grad, grad_2 + grad_4, atol=1e-6)     # the uses add up
     assert not np.allclose(grad_2, grad_4)                         # and they were different
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tying-grad-sum", "claim-torch-tying-hook-fires-once"]
 # Each use contributes something different (the two layers sit at different depths), and the
-# tied parameter receives their sum.
+# tied parameter receives their sum. PyTorch 2.13 gives the same sum for the same tied network.
 #
 # A **hook** on the shared parameter runs when its gradient is ready. It fires **once**, with the
-# sum, not once per use:
+# sum, not once per use (in PyTorch 2.13 too):
 
 # %%
 calls = []
@@ -155,7 +155,7 @@ assert np.allclose(calls[0], tied[2].weight.grad.numpy())
 assert np.allclose(calls[0], untied[2].weight.grad.numpy() + untied[4].weight.grad.numpy(),
                    atol=1e-6)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-tying-static-paramattr-name-shares", "claim-torch-tying-embedding-two-columns", "claim-paddle-tying-embedding-two-columns"]
 # ## Several features sharing one embedding table
 #
 # A common case: a recommendation model gets two columns that hold the same kind of thing —
@@ -207,10 +207,11 @@ for row in (0, 1):
     assert np.abs(as_user).sum() > 0 and np.abs(as_friend).sum() > 0
     assert np.allclose(model.users.weight.grad.numpy()[row], as_user + as_friend, atol=1e-6)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tying-assign-weight", "claim-paddle-tying-assign-weight"]
 # If the two lookups must be separate modules — say two `nn.Embedding` layers that already exist
-# in someone else's model — tie them afterwards by assigning one's weight to the other. That is
-# the closest thing to Paddle's "same name, same parameter":
+# in someone else's model — tie them afterwards by assigning one's weight to the other (the same
+# line works in PyTorch and in Paddle's dynamic graph). That is the closest thing to Paddle's
+# "same name, same parameter":
 
 # %%
 user_emb, friend_emb = nn.Embedding(5, 3), nn.Embedding(5, 3)
@@ -218,13 +219,15 @@ friend_emb.weight = user_emb.weight
 assert friend_emb.weight is user_emb.weight
 dt.diagnose.ties(nn.ModuleDict({"user": user_emb, "friend": friend_emb}))
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-tying-static-paramattr-name-shares", "claim-paddle-tying-dynamic-default", "claim-paddle-tying-dynamic-same-name-valueerror", "claim-paddle-tying-assign-weight", "claim-torch-tying-assign-weight", "claim-torch-tying-weight-only-two-biases"]
 # **Paddle's names, side by side.** In a Paddle *static* graph a parameter **is** its name: every
 # layer built with `ParamAttr(name="shared_emb")` reads and writes the one variable of that name
-# in the program. In Paddle's *dynamic* graph (the default since Paddle 2.0), in PyTorch and in
-# dltutor, a parameter is an **object** and its name only a label: two layers given the same
-# `ParamAttr(name=...)` there get two separate tables (Paddle's maintainers say so in Paddle
-# issue 69497). Share the object instead.
+# in the program (Paddle 3.3 still runs this layer in its legacy program format, inside
+# `paddle.pir_utils.OldIrGuard()`). In Paddle's *dynamic* graph (its default mode), in PyTorch
+# and in dltutor, a parameter is an **object** and its name only a label (Paddle issue 69497).
+# Paddle 3.3 even refuses a second layer with the same `ParamAttr(name=...)`:
+# `ValueError: parameter name [shared_emb] have be been used. In dygraph mode, the name of
+# parameter can't be same.` Share the object instead.
 #
 # | | Paddle, static graph | Paddle dynamic graph, PyTorch, dltutor |
 # | --- | --- | --- |
@@ -244,7 +247,7 @@ assert right.weight is left.weight and right.bias is not left.bias
 right.bias = left.bias                            # now the whole layer is shared
 assert len(list(nn.ModuleDict({"left": left, "right": right}).parameters())) == 2
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tying-named-parameters-once", "claim-torch-tying-state-dict-every-alias"]
 # ## How shared parameters are listed and stored
 #
 # A shared parameter is **one** object with **several** names. Each way of listing parameters
@@ -254,8 +257,10 @@ assert len(list(nn.ModuleDict({"left": left, "right": right}).parameters())) == 
 #   reach it by). That is what you give an optimizer: a parameter listed twice would be updated
 #   twice per step.
 # * `named_parameters(remove_duplicate=False)` lists every name.
-# * `state_dict()` lists every name too (as PyTorch does), so that the keys always match the
-#   structure of the network, however it is tied.
+# * `state_dict()` lists every name too, so that the keys always match the structure of the
+#   network, however it is tied.
+#
+# PyTorch 2.13 makes the same three choices, with the same names.
 
 # %%
 print("parameters():", len(list(tied.parameters())), "tensors")
@@ -322,7 +327,7 @@ assert fresh[2].weight is fresh[4].weight
 assert np.array_equal(fresh[2].weight.numpy(), tied[2].weight.numpy())
 assert np.allclose(fresh(X).numpy(), tied(X).numpy())
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tying-load-disagreeing-aliases-last-module-wins"]
 # **Here dltutor differs from PyTorch.** A state dict has a key for each name of a tied
 # parameter, so it can hold two *different* values for what is one object (edited by hand, or
 # merged from two checkpoints). There is no right answer, and dltutor refuses the load, naming
@@ -337,22 +342,16 @@ try:
 except nn.StateDictError as err:
     print(err)
 
-# %% [markdown]
-# PyTorch copies the keys one after the other into the one shared tensor, so the **last key
-# wins** and the other value is lost without a word. (Checked with PyTorch 2.x.) The same
-# order of work, on one NumPy array that both names point to:
-
 # %%
-shared = kept.copy()
-torch_like = {"2.weight": shared, "4.weight": shared}           # two names, one array
-for key in ("2.weight", "4.weight"):                              # the state dict's order
-    torch_like[key][...] = disagreeing[key]
-print("PyTorch's way keeps 4.weight's value:", np.array_equal(shared, disagreeing["4.weight"]))
+assert np.array_equal(fresh[2].weight.numpy(), kept)              # dltutor: nothing changed
 
-# %%
-assert np.array_equal(fresh[2].weight.numpy(), kept)              # dltutor: unchanged
-assert np.array_equal(shared, disagreeing["4.weight"])            # PyTorch: the last key won
-assert not np.array_equal(shared, disagreeing["2.weight"])        # and 2.weight's value is gone
+# %% [markdown] tags=["claim-torch-tying-load-disagreeing-aliases-last-module-wins"]
+# PyTorch 2.13 loads the same dict without a word. Its `load_state_dict` walks the network
+# module by module and copies each module's keys into that module's parameters, so both keys
+# land in the one shared tensor and the name the network reaches **last** wins: here
+# `4.weight`, whatever order the keys have in the dict. The value under `2.weight` is lost.
+# This notebook runs no PyTorch; `tests/frameworks/test_ch04_tying.py` loads such a dict into
+# this tied network in PyTorch 2.13 and checks it.
 
 # %% [markdown]
 # Load the same file into the **untied** architecture and you get equal values in two separate
@@ -374,7 +373,7 @@ assert equal_before and loose[2].weight is not loose[4].weight
 assert not np.array_equal(loose[2].weight.numpy(), loose[4].weight.numpy())
 folder.cleanup()
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tying-optimizer-step-hooks"]
 # ## Training a network with a shared layer
 #
 # Now train one. The classifier below maps the two moons data set's 2-D points to two classes
@@ -440,7 +439,7 @@ axes[0].set_title("Parameter norm per layer (layer 2 = the shared one)")
 axes[1].set_title("Gradient norm per layer")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tying-optimizer-step-hooks"]
 # **A Recorder in PyTorch.** PyTorch 2.x optimizers have the same two hooks the `Recorder`
 # uses: `register_step_pre_hook` runs just before each `step()`, `register_step_post_hook` just
 # after, both called as `hook(optimizer, args, kwargs)`. Before the step, keep a copy of each
@@ -542,7 +541,7 @@ print("logits:", logits.shape)
 assert lm.head.weight is lm.embed.weight and logits.shape == (3, vocab_size)
 assert count(lm) == vocab_size * dim + dim * dim + dim
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-names-04", "claim-paddle-names-04", "claim-mge-names-04", "claim-torch-tying-grad-sum", "claim-paddle-tying-grad-sum", "claim-mge-tying-grad-sum", "claim-torch-tying-named-parameters-once", "claim-paddle-tying-named-parameters-remove-duplicate", "claim-mge-tying-parameters-once", "claim-torch-tying-assign-weight", "claim-paddle-tying-assign-weight", "claim-paddle-tying-static-paramattr-name-shares", "claim-torch-tying-save-zip-storage-once", "claim-paddle-tying-save-pickle", "claim-mge-tying-save-pickle", "claim-torch-tying-load-keeps-tie", "claim-paddle-tying-set-state-dict-keeps-tie", "claim-mge-tying-load-keeps-tie"]
 # ## What the frameworks call it
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
@@ -552,8 +551,8 @@ assert count(lm) == vocab_size * dim + dim * dim + dim
 # | check a tie | `p is q`, `dt.diagnose.ties(net)` | `p is q` | `p is q` | `p is q` |
 # | gradient of a tied parameter | sum over its uses | same | same | same |
 # | list each parameter once | `net.parameters()` | `net.parameters()` | `net.parameters()` | `net.parameters()` |
-# | list every alias | `named_parameters(remove_duplicate=False)` | `named_parameters(remove_duplicate=False)` | — | — |
-# | file | safetensors, every alias stored | `torch.save`: pickle, storage shared once | `paddle.save`: pickle | `mge.save`: pickle |
+# | list every alias | `named_parameters(remove_duplicate=False)` | `named_parameters(remove_duplicate=False)` | `named_parameters(remove_duplicate=False)` | — |
+# | file | safetensors, every alias stored | `torch.save`: a zip holding a pickle, the shared storage stored once | `paddle.save`: pickle | `mge.save`: pickle |
 # | does loading keep the tie? | yes, values are copied in place | yes (`load_state_dict` copies in place) | yes (`set_state_dict` copies in place) | yes |
 #
 # ## Summary
@@ -592,11 +591,11 @@ ex = exercises.chapter("04")
 matters_which_name = ____
 ex.q1.check()
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-tying-load-disagreeing-aliases-last-module-wins"]
 # **2.** Change the state dict of `tied` so that `"2.weight"` and `"4.weight"` hold *different*
 # values, and load it. What happens in dltutor? Store the error's class in `tie_load_error`.
-# (PyTorch's behaviour is in the section on how shared parameters are stored: the last key
-# silently wins.)
+# (PyTorch's behaviour is in the section on how shared parameters are stored: the name the
+# network reaches last, `4.weight`, silently wins.)
 
 # %%
 tie_load_error = ____

@@ -1,4 +1,4 @@
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-weight-decay-two-groups", "claim-paddle-adamw-apply-decay-param-fun"]
 # # Optimizers and parameter groups
 #
 # An optimizer is the part of training that actually changes the numbers inside a network. The
@@ -80,7 +80,7 @@ print("batches per epoch:", len(make_loader()))
 assert len(make_loader()) == int(np.ceil(1500 / 64)) == 24
 assert np.array_equal(make_net(0).fc2.weight.numpy(), net.fc2.weight.numpy())   # same seed
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-crossentropyloss-reduction-modes"]
 # The loss is the cross-entropy of chapter 01. `nn.CrossEntropyLoss()` is its module form, as
 # PyTorch code writes it: a module holding one setting, `reduction`. `"mean"` (the default)
 # averages the per-example losses, `"sum"` adds them, `"none"` returns them all. It computes
@@ -123,7 +123,7 @@ opt = optim.SGD([{"params": conv_params},                 # no "lr": uses the de
 print([name for name, _ in conv_params])
 print([name for name, _ in other_params])
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-optim-groups-from-plain-lists"]
 # We passed `(name, parameter)` pairs, so the optimizer knows each parameter's name (it uses
 # them in messages, checkpoints and the diagnostics below). Plain lists of parameters, as in
 # PyTorch, build exactly the same groups:
@@ -321,7 +321,7 @@ for (name, p), old in zip(net.named_parameters(), before):
 # detail.
 
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-paramattr-flat-list-lr-and-regularizer", "claim-paddle-group-overwrites-paramattr"]
 # ## Optimizer settings vs parameter settings
 #
 # Paddle lets you attach settings to a parameter itself (its `ParamAttr`). dltutor keeps those
@@ -330,7 +330,15 @@ for (name, p), old in zip(net.named_parameters(), before):
 # * `p.lr_mult`: a **multiplier**. The learning rate this parameter really gets is
 #   `group lr x p.lr_mult` (default 1.0; 0 freezes it).
 # * `p.regularizer`: an `optim.L2Decay(c)` or `optim.L1Decay(c)`. It **replaces** the optimizer's
-#   `weight_decay` for this parameter. Parameters without one keep the optimizer's.
+#   (or its group's) `weight_decay` for this parameter. Parameters without one keep that.
+#
+# In Paddle these rules hold only for a **flat** parameter list (`parameters=model.parameters()`):
+# there a parameter trains at the optimizer's lr x its `ParamAttr` learning rate, and a
+# `ParamAttr` regularizer replaces the optimizer's `weight_decay`. **A Paddle parameter group
+# overwrites both**: when Paddle 3.3 adds a group, it sets each parameter's rate to the group's
+# `learning_rate` (1.0 if the group gives none) and its regularizer to the group's weight decay
+# (the optimizer's if the group gives none). dltutor keeps a parameter's own settings in every
+# group; the end of this section shows what Paddle does with the example below.
 #
 # So the optimizer (and group) sets the general rule and a parameter may override it. Below:
 # the fc group has lr 0.01 and weight decay 0.01; `fc1.weight` doubles its learning rate and
@@ -376,7 +384,19 @@ assert np.allclose(net.fc1.bias.numpy(), b_expected, atol=1e-7)
 wrong = w_old - 0.02 * (g_w + 0.001 * np.sign(w_old) + 0.01 * w_old)   # if both decays applied
 assert not np.allclose(net.fc1.weight.numpy(), wrong, atol=1e-7)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-group-overwrites-paramattr", "claim-paddle-group-of-its-own-keeps-settings"]
+# **Paddle steps `fc1.weight` differently here.** Build the same thing in Paddle 3.3: `fc1.weight`
+# created with `ParamAttr(learning_rate=2.0, regularizer=L1Decay(0.001))`, the fc layers in a
+# group with `"learning_rate": 0.2` (0.2 x 0.05 = 0.01), `weight_decay=0.01` on the optimizer.
+# Adding the group overwrites both of the weight's settings (`optimize_attr` becomes
+# `{'learning_rate': 0.2}`, the regularizer `L2Decay(0.01)`), so Paddle moves it exactly like
+# `fc1.bias`: `w_new = w - 0.01 * (g + 0.01 * w)`, not the step above. To give one parameter
+# settings of its own in Paddle, put it in a group of its own:
+# `{"params": [fc1.weight], "learning_rate": 0.4, "weight_decay": L1Decay(0.001)}` (a group's
+# `weight_decay` may be a regularizer object). `tests/frameworks/test_ch05_optimizers.py` checks
+# both steps in Paddle.
+
+# %% [markdown] tags=["claim-torch-no-lr-mult-own-group"]
 # **PyTorch has no `lr_mult`** (and no per-parameter regularizer). There, a parameter with its
 # own learning rate gets a group of its own: `{"params": [fc1.weight], "lr": 0.01 * 2}`. Both
 # ways take the same step; two networks from the same seed, one step on the same batch:
@@ -440,7 +460,7 @@ for name, p in net.named_parameters():
         assert np.allclose(p.numpy(), before[name] * (1 - 0.05 * 0.01), atol=1e-8), name
 print("weights shrank by the factor", 1 - 0.05 * 0.01, "; biases unchanged")
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-adamw-apply-decay-param-fun"]
 # **2. AdamW with `apply_decay_param_fun`** (Paddle's idea). AdamW's decay is *decoupled*: before
 # its Adam step it shrinks a parameter directly, `p *= 1 - lr * weight_decay`. The function you
 # pass is called with each parameter's name and says whether that parameter decays, so one
@@ -462,7 +482,7 @@ for name, p in net.named_parameters():
     else:
         assert np.allclose(p.numpy(), before[name] * (1 - 0.01 * 0.01), atol=1e-8), name
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-generated-param-names", "claim-paddle-adamw-apply-decay-param-fun"]
 # **In Paddle the function sees other names.** Paddle's AdamW calls
 # `apply_decay_param_fun(param.name)`, and a Paddle parameter's `.name` is the name Paddle
 # *generated* when it created it: `conv2d_0.w_0`, `conv2d_0.b_0`, ..., `linear_1.b_0` (layer
@@ -479,7 +499,7 @@ paddle_generated = {"conv1.weight": "conv2d_0.w_0", "conv1.bias": "conv2d_0.b_0"
 by_suffix = lambda name: not name.endswith("bias")          # the function above
 print({paddle_name: by_suffix(paddle_name) for paddle_name in paddle_generated.values()})
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-adamw-decay-by-name-set"]
 # The portable fix decides by the structured name once, then hands Paddle a set of the names
 # it will see: `decay = {p.name for n, p in model.named_parameters() if not
 # n.endswith("bias")}` and `apply_decay_param_fun=lambda name: name in decay`. The same idea,
@@ -493,10 +513,11 @@ assert [by_set(paddle_generated[n]) for n, _ in net.named_parameters()] == \
        [opt.decays(n) for n, _ in net.named_parameters()]        # the set agrees with dltutor
 print(sorted(decay_names))
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-zero-l2-regularizer-turns-decay-off", "claim-paddle-group-overwrites-paramattr"]
 # **3. A regularizer on the parameter** (Paddle's other answer). A parameter's own regularizer
-# replaces the optimizer's weight decay, so a zero-strength `L2Decay(0.0)` on each bias switches
-# the decay off for it while the optimizer keeps `weight_decay=0.01` for the rest:
+# replaces the optimizer's weight decay (in Paddle: in a flat parameter list; a Paddle group
+# would overwrite it), so a zero-strength `L2Decay(0.0)` on each bias switches the decay off
+# for it while the optimizer keeps `weight_decay=0.01` for the rest:
 
 # %%
 net = make_net()
@@ -547,19 +568,29 @@ opt = optim.SGD([{"params": [(n, p) for n, p in net.named_parameters() if id(p) 
 print([(len(g["params"]), g["lr"]) for g in opt.param_groups])
 assert [len(g["params"]) for g in opt.param_groups] == [6, 2]
 
-# %% [markdown]
-# **PyTorch is more lenient**: it raises an error for a parameter in two groups, but a
-# parameter listed twice *within one group* only triggers a warning, and then `step()` walks the
-# list and updates that parameter **twice** per step. What that does to the numbers, by hand
-# with NumPy: one weight `w = 1.0` whose gradient is always `g = 0.5`, lr 0.1, two steps.
+# %% [markdown] tags=["claim-torch-duplicate-in-two-groups-valueerror", "claim-torch-duplicate-in-one-group-warns-updates-twice"]
+# **PyTorch is more lenient.** PyTorch 2.13 refuses a parameter in two groups (`ValueError`:
+# "some parameters appear in more than one parameter group"), but a parameter listed twice
+# *within one group* only triggers a `UserWarning` ("optimizer contains a parameter group with
+# duplicate parameters; in future, this will cause an error"), and then `step()` walks the list
+# and updates that parameter **twice** per step. Measured in PyTorch 2.13
+# (`tests/frameworks/test_ch05_optimizers.py`): one weight `w = 1.0` whose gradient is always
+# `g = 0.5`, SGD with lr 0.1, two steps. How far `w` moves in each step:
 #
-# The function below follows the loop of PyTorch's SGD (its plain for-loop version, the
-# default for tensors on the CPU): it first collects each list entry's momentum buffer from the
-# state, then walks the list updating each entry in place, then stores the buffers back.
+# | momentum | `w` listed once | `w` listed twice |
+# | --- | --- | --- |
+# | 0 | 0.05, 0.05 | 0.1, 0.1 |
+# | 0.9 | 0.05, 0.095 | 0.1, 0.2305 |
+#
+# *Why* those numbers? The function below is a NumPy model of the loop of PyTorch's SGD (its
+# plain for-loop version, the default for tensors on the CPU): it first collects each list
+# entry's momentum buffer from the state, then walks the list updating each entry in place,
+# then stores the buffers back. It is not PyTorch; the cell checks that it gives the measured
+# numbers.
 
 # %%
 def torch_like_sgd_step(params, grads, state, lr, momentum=0.0):
-    """One step over a group's list, as PyTorch's SGD does it; state keyed by parameter object."""
+    """A NumPy model of one step of PyTorch's SGD over a group's list; state keyed by object."""
     bufs = [state.get(id(p)) for p in params]        # read before the loop
     for i, p in enumerate(params):
         g = grads[i]
@@ -586,12 +617,15 @@ def two_steps(params_list, momentum):
     return moves
 
 
+measured_in_torch = {0.0: ([0.05, 0.05], [0.1, 0.1]),        # PyTorch 2.13: (once, twice)
+                     0.9: ([0.05, 0.095], [0.1, 0.2305])}
 for momentum in (0.0, 0.9):
     w = np.array([1.0])
     once = two_steps([w], momentum)
     w = np.array([1.0])
     twice = two_steps([w, w], momentum)
     print(f"momentum {momentum}: moves per step, listed once {once}, listed twice {twice}")
+    assert (once, twice) == measured_in_torch[momentum]      # the model gives PyTorch's numbers
 
 # %% [markdown]
 # By hand, with momentum 0.9. Listed once, the buffer is `0.5`, then `0.9 * 0.5 + 0.5 = 0.95`,
@@ -621,18 +655,27 @@ for _ in range(2):
     moves.append(round(old - p.item(), 4))
 assert moves == [0.05, 0.095]
 
-# %% [markdown]
-# With plain SGD the duplicate doubles that parameter's learning rate; with momentum it is
-# worse and keeps changing (the buffer is pushed twice per step). Nothing crashes: training
-# just behaves oddly, which is why dltutor stops you up front. (A *tied* parameter, one object
-# used in two layers, is not a duplicate: `parameters()` lists it once. See chapter 04.)
+# %% [markdown] tags=["claim-torch-duplicate-in-one-group-warns-updates-twice", "claim-paddle-duplicate-in-two-groups-valueerror", "claim-paddle-duplicate-in-one-group-unchecked", "claim-mge-duplicate-in-two-groups-assertionerror", "claim-mge-duplicate-in-one-group-momentum-assertionerror", "claim-mge-duplicate-in-one-group-plain-sgd-twice"]
+# In PyTorch, with plain SGD the duplicate doubles that parameter's learning rate; with
+# momentum it is worse and keeps changing (the buffer is pushed twice per step). Nothing
+# crashes: training just behaves oddly, which is why dltutor stops you up front. (A *tied*
+# parameter, one object used in two layers, is not a duplicate: `parameters()` lists it once.
+# See chapter 04.)
 #
-# Paddle and MegEngine check only what PyTorch checks first: a parameter in **two groups** is
-# refused (Paddle raises `ValueError`, MegEngine an `AssertionError`, both saying "some
-# parameters appear in more than one parameter group"), while a group that lists a parameter
-# twice is not checked at all.
+# Paddle and MegEngine refuse a parameter in **two groups** with the same words, "some
+# parameters appear in more than one parameter group" (Paddle 3.3 raises `ValueError`,
+# MegEngine an `AssertionError`). Neither checks a group that lists a parameter twice, and
+# then they part ways:
+#
+# * Paddle 3.3 says nothing (no error, no warning) and updates the parameter once per entry:
+#   with plain SGD, `w` above moves 0.1 per step, as in PyTorch.
+# * MegEngine (source of v1.13.4, `optimizer/sgd.py` and `optimizer/optimizer.py`) creates the
+#   optimizer state once per list entry. With momentum, `SGD._create_state` adds the same
+#   parameter's momentum buffer twice and `Optimizer._add_state`'s `assert state_name not in
+#   state_dict` stops the constructor with a bare `AssertionError` (no message). Plain SGD keeps
+#   no state, gets through, and updates the parameter twice per step.
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-names-05", "claim-paddle-names-05", "claim-mge-names-05", "claim-paddle-group-lr-is-a-scale", "claim-mge-optim-group-own-lr", "claim-torch-no-lr-mult-own-group", "claim-torch-weight-decay-two-groups", "claim-paddle-paramattr-flat-list-lr-and-regularizer", "claim-paddle-group-overwrites-paramattr", "claim-paddle-generated-param-names", "claim-torch-duplicate-in-two-groups-valueerror", "claim-paddle-duplicate-in-two-groups-valueerror", "claim-mge-duplicate-in-two-groups-assertionerror", "claim-torch-duplicate-in-one-group-warns-updates-twice", "claim-paddle-duplicate-in-one-group-unchecked", "claim-mge-duplicate-in-one-group-momentum-assertionerror", "claim-mge-duplicate-in-one-group-plain-sgd-twice"]
 # ## What the frameworks call it
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
@@ -641,15 +684,15 @@ assert moves == [0.05, 0.095]
 # | list the groups | `opt.param_groups` | `opt.param_groups` | `opt._param_groups` | `opt.param_groups` |
 # | add a group later | `opt.add_param_group(group)` | `opt.add_param_group(group)` | `opt._add_param_group(group)` | `opt.add_param_group(group)` |
 # | clear gradients | `opt.zero_grad()` | `opt.zero_grad()` | `opt.clear_grad()` | `opt.clear_grad()` |
-# | several optimizers as one | `optim.MultiOptimizer(sgd, adam)` | — (call each) | — (call each) | — (the guide's `MultipleOptimizer` class) |
+# | several optimizers as one | `optim.MultiOptimizer(sgd, adam)` | — (call each) | — (call each) | — (call each) |
 # | train only some parameters | `layer.requires_grad_(False)` | `layer.requires_grad_(False)` | `param.stop_gradient = True` | attach only those to `GradManager` and the optimizer |
-# | per-parameter lr multiplier | `p.lr_mult = 2.0` | — | `ParamAttr(learning_rate=2.0)` | — |
-# | per-parameter regularizer | `p.regularizer = optim.L2Decay(c)` (replaces the optimizer's) | — | `ParamAttr(regularizer=L2Decay(c))` (replaces the optimizer's) | — |
+# | per-parameter lr multiplier | `p.lr_mult = 2.0` | — | `ParamAttr(learning_rate=2.0)` (flat list only: a group overwrites it with its `learning_rate`) | — |
+# | per-parameter regularizer | `p.regularizer = optim.L2Decay(c)` (replaces the optimizer's) | — | `ParamAttr(regularizer=L2Decay(c))` (replaces the optimizer's in a flat list; a group overwrites it with the group's decay) | — |
 # | decay chosen by name | `AdamW(..., apply_decay_param_fun=f)`, `f("fc2.bias")` | — (use two groups) | `AdamW(..., apply_decay_param_fun=f)`, `f("linear_1.b_0")`: the generated name | — (use two groups) |
 # | a parameter in two groups | `ValueError` naming it | `ValueError` | `ValueError` | `AssertionError` |
-# | a parameter twice in one group | `ValueError` naming it | a warning, then updated twice per step | not checked | not checked |
+# | a parameter twice in one group | `ValueError` naming it | a warning, then updated twice per step | not checked: updated twice per step | not checked: `AssertionError` when the optimizer keeps state (momentum); plain SGD updates it twice |
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-group-overwrites-paramattr", "claim-paddle-generated-param-names", "claim-torch-duplicate-in-one-group-warns-updates-twice", "claim-paddle-duplicate-in-one-group-unchecked"]
 # ## Summary
 #
 # * A **parameter group** is a dict `{"params": ..., "lr": ..., ...}`; whatever a group does not
@@ -660,9 +703,12 @@ assert moves == [0.05, 0.095]
 #   keeps `.grad` None and is skipped. Leaving parameters out of the optimizer only stops them
 #   moving; their gradients pile up.
 # * A parameter's **`lr_mult`** multiplies its group's lr; its **`regularizer`** replaces the
-#   optimizer's weight decay. Bias-free decay: two groups, AdamW's `apply_decay_param_fun`, or a
-#   zero regularizer on the biases. In Paddle, `apply_decay_param_fun` sees generated names.
-# * A parameter may be in an optimizer only once; dltutor raises, PyTorch may update it twice.
+#   optimizer's weight decay. Paddle's `ParamAttr` does the same in a flat parameter list only:
+#   a Paddle group overwrites both. Bias-free decay: two groups, AdamW's
+#   `apply_decay_param_fun`, or a zero regularizer on the biases. In Paddle,
+#   `apply_decay_param_fun` sees generated names.
+# * A parameter may be in an optimizer only once; dltutor raises, while PyTorch (after a
+#   warning) and Paddle update a parameter listed twice in one group twice per step.
 #
 # Chapter 06 changes learning rates while the network trains.
 #
@@ -688,7 +734,7 @@ moves = ____
 gets_gradient = ____
 ex.q1.check()
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-generated-param-names"]
 # **2.** You port the bias-free AdamW to Paddle. Using `paddle_generated` (the names Paddle
 # gives our LeNet), build `decay_names`: the set of Paddle names that should decay, so that
 # `apply_decay_param_fun=lambda name: name in decay_names` decays the weights only.

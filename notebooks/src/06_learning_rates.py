@@ -1,4 +1,4 @@
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-scheduler-is-the-optimizer-lr", "claim-torch-steplr-scales-each-group"]
 # # Learning rates during training, step counts and your own optimizer
 #
 # Chapter 05 gave each parameter group its own learning rate, fixed for the whole run. Real
@@ -100,7 +100,7 @@ assert net.fc1.weight.grad is not None
 assert np.abs(opt.state[net.fc1.weight]["momentum_buffer"]).max() > 0
 assert diagnose.why_not_updating(net, opt, "fc1.weight").cause == "lr_zero"
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-sgd-accepts-nan-lr"]
 # Any number `>= 0` is a learning rate here, but NaN and infinity are not: **dltutor refuses
 # them where PyTorch does not.** PyTorch checks `lr < 0`, which is False for NaN, so a NaN lr
 # (from a typo in a formula, a scheduler, or a checkpoint) turns every weight into NaN at the
@@ -146,7 +146,8 @@ plt.show()
 update = rec.series("update_norm")                   # steps x layers
 fc_columns = [rec.names.index("fc1"), rec.names.index("fc2")]
 after = slice(2 * len(loader), None)
-assert np.all(np.nan_to_num(update[after][:, fc_columns]) == 0)
+frozen = update[after][:, fc_columns]
+assert np.array_equal(frozen, np.zeros_like(frozen))    # exactly 0; a NaN entry fails (NaN != 0)
 assert np.all(update[after][:, rec.names.index("conv1")] > 0)
 
 # %% [markdown]
@@ -307,7 +308,7 @@ assert np.isclose(report.effective_lr, 0.01 * 0.5 * 2.0)
 assert np.allclose(before - net.fc1.weight.numpy(), 0.01 * 0.5 * 2.0 * net.fc1.weight.grad.numpy(),
                    atol=1e-7)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-scheduler-is-the-optimizer-lr", "claim-torch-steplr-scales-each-group"]
 # ### In Paddle the scheduler is the learning rate
 #
 # Paddle builds the same thing the other way round. You create the scheduler **first**, from the
@@ -326,8 +327,10 @@ assert np.allclose(before - net.fc1.weight.numpy(), 0.01 * 0.5 * 2.0 * net.fc1.w
 # In PyTorch and dltutor each group keeps its own lr and the scheduler, built on the optimizer,
 # scales every group's starting lr. For the schedules that multiply (StepLR, LinearLR, a cosine
 # down to 0, ...) the two give the same numbers when you translate a Paddle scale `s` into a
-# group lr `base x s`. The cell computes Paddle's numbers (one schedule times each group's
-# scale) and compares them with dltutor's groups step by step:
+# group lr `base x s`. The cell computes the numbers Paddle 3.3 gives (one schedule times each
+# group's scale; `tests/frameworks/test_ch06_learning_rates.py` measures them in Paddle, and
+# PyTorch's `StepLR` on the same two groups) and compares them with dltutor's groups step by
+# step:
 
 # %%
 make_step_lr = lambda o: lr_scheduler.StepLR(o, step_size=2, gamma=0.5)
@@ -344,10 +347,13 @@ for step in range(6):
 print(np.round(np.array(ours), 5))
 assert np.allclose(ours, paddle_lrs)
 
-# %% [markdown]
-# A Paddle `ParamAttr(learning_rate=m)` multiplies once more, like `lr_mult` here: Paddle's lr
-# for a parameter is schedule x group scale x `ParamAttr` learning rate. Exercise 3 works one
-# out.
+# %% [markdown] tags=["claim-paddle-schedule-times-paramattr-flat-group-overwrites"]
+# A Paddle `ParamAttr(learning_rate=m)` multiplies once more, like `lr_mult` here, **but only in
+# a flat parameter list**: there a parameter trains at schedule x `ParamAttr` learning rate. In
+# a parameter group it does not count: when Paddle 3.3 adds a group it overwrites each
+# parameter's `ParamAttr` rate with the group's `learning_rate`, so the parameter trains at
+# schedule x group scale, whatever its `ParamAttr` said (chapter 05 shows the same for the
+# regularizer). dltutor's `lr_mult` multiplies in every group. Exercise 3 works one out.
 
 # %% [markdown]
 # ## How the step count advances
@@ -400,12 +406,13 @@ assert opt.state[net.fc1.weight]["step"] == 2 * len(loader)
 # `T_max`... in the same unit as you step it.
 
 
-# %% [markdown]
-# **In a static graph the count is the same.** Paddle's FAQ answers this question for its
-# static-graph mode, where one training step is one `exe.run(program, feed=batch)`: the
-# program holds the forward pass, the backward pass and the optimizer's update, and every run
-# adds 1 to the step count. So after `E` epochs of `N` batches the count is `N x E`, as here:
-# one `exe.run` plays the part of one pass through `train_epoch`'s loop body.
+# %% [markdown] tags=["claim-paddle-static-graph-one-step-per-run"]
+# **In a static graph the count is the same.** In Paddle's static-graph mode one training step
+# is one `exe.run(program, feed=batch)`: the program holds the forward pass, the backward pass
+# and the optimizer's update, and every run advances the optimizer by one step (in Paddle 3.3,
+# Adam's `beta1_pow` accumulator is multiplied by `beta1` once per run). So after `E` epochs of
+# `N` batches the count is `N x E`, as here: one `exe.run` plays the part of one pass through
+# `train_epoch`'s loop body.
 #
 # What changes the count is calling `step()` less often than once per batch. With **gradient
 # accumulation** (the loop below adds the gradients of 4 batches, then steps once, a way to
@@ -540,7 +547,7 @@ print("LionLite:", p.numpy(), "| Lion (decoupled):", lion_paper)
 assert np.allclose(p.numpy(), [1.9, -2.9])                # a full lr step towards zero
 assert not np.allclose(p.numpy(), lion_paper, atol=1e-2)  # not the tiny decoupled shrink
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-custom-optimizer-writes-step", "claim-paddle-custom-optimizer-append-optimize-op", "claim-paddle-own-optimizers-call-c-ops", "claim-torch-names-06-b", "claim-paddle-names-06-b"]
 # To make it Lion's, keep the decay out of the base class (a key of your own, say
 # `decoupled_wd`, that the base does not read) and shrink `param.data` in `update` before the
 # sign step: exercise 5 below.
@@ -574,33 +581,34 @@ assert not np.allclose(p.numpy(), lion_paper, atol=1e-2)  # not the tiny decoupl
 # Per-parameter buffers are *accumulators*: create them in `_create_accumulators(block,
 # parameters)` with `self._add_accumulator(name, param)`, fetch one with
 # `self._get_accumulator(name, param)`. The learning rate for this parameter (the schedule
-# times the parameter's `ParamAttr` learning rate) comes from
-# `self._create_param_lr(param_and_grad)`. In dynamic-graph mode the update is ordinary tensor
-# code (Paddle's own optimizers call a fused `paddle._C_ops` kernel); for a static graph the
-# method appends an operator to `block` instead, which is why Paddle's FAQ tells you to test
-# `in_dygraph_mode()` first.
+# times the parameter's `ParamAttr` learning rate, which a group overwrites with its own)
+# comes from `self._create_param_lr(param_and_grad)`. In dynamic-graph mode the update is
+# ordinary tensor code. Paddle's own optimizers call a fused kernel instead (SGD calls
+# `paddle._C_ops.sgd_`, in Paddle 3.3 for dynamic graphs and the new PIR static graphs alike)
+# and keep a branch that appends an operator to `block` for the older static graph, which is
+# why their `_append_optimize_op` first checks which mode it runs in.
 #
 # | piece | dltutor | PyTorch | Paddle |
 # | --- | --- | --- | --- |
 # | the rule for one parameter | `update(param, grad, state, group, lr)` | the body of your loop in `step()` | `_append_optimize_op(block, (param, grad))` |
 # | per-parameter buffers | `state` (a dict per parameter) | `self.state[p]` | `_add_accumulator` / `_get_accumulator` |
 # | the lr for this parameter | the `lr` argument (group lr x `lr_mult`) | `group["lr"]` | `self._create_param_lr(param_and_grad)` |
-# | skip, decay, clip, count steps | the base class | you | the base class (`regularization`, `grad_clip`) |
+# | skip, decay, clip | the base class (it counts the steps too) | you | the base class (`regularization`, `grad_clip`) |
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-names-06", "claim-paddle-names-06", "claim-mge-names-06", "claim-paddle-scheduler-is-the-optimizer-lr", "claim-torch-steplr-scales-each-group", "claim-mge-scheduler-built-on-optimizer", "claim-mge-group-lr-read-each-step", "claim-paddle-set-lr-refused-with-scheduler", "claim-paddle-group-scale-copied-when-added", "claim-paddle-schedule-times-paramattr-flat-group-overwrites", "claim-torch-adam-state-step", "claim-paddle-static-graph-one-step-per-run", "claim-mge-adam-state-step", "claim-torch-custom-optimizer-writes-step", "claim-paddle-custom-optimizer-append-optimize-op", "claim-mge-custom-optimizer-create-state-updates"]
 # ## What the frameworks call it
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
-# | change the lr by hand | `group["lr"] = x` | `group["lr"] = x` | `opt.set_lr(x)` (no scheduler), or a group's scale | `group["lr"] = x` |
+# | change the lr by hand | `group["lr"] = x` | `group["lr"] = x` | `opt.set_lr(x)` (a `RuntimeError` when the lr is a scheduler); a group's scale is copied onto its parameters when the group is added, so changing it later does nothing | `group["lr"] = x` |
 # | schedulers | `optim.lr_scheduler.LinearLR`, `StepLR`, `CosineAnnealingLR`, `LinearWarmup` | `torch.optim.lr_scheduler.LinearLR`, `StepLR`, `CosineAnnealingLR`, `SequentialLR` | `paddle.optimizer.lr.LinearLR`, `StepDecay`, `CosineAnnealingDecay`, `LinearWarmup` | `megengine.optimizer.MultiStepLR` |
 # | where the scheduler goes | built on the optimizer: `StepLR(opt, ...)` | built on the optimizer | passed **as** the optimizer's `learning_rate` | built on the optimizer |
 # | a group's lr under a scheduler | its own lr, scaled by the schedule | same | the group's `learning_rate` is a scale of the one schedule | same as dltutor |
-# | per-parameter lr multiplier | `p.lr_mult = 2.0` | — | `ParamAttr(learning_rate=2.0)` | — |
-# | steps taken | `opt.step_count`, `opt.state[p]["step"]` | `opt.state[p]["step"]` (Adam, AdamW) | one per `step()` (one per `exe.run` in a static graph) | — |
+# | per-parameter lr multiplier | `p.lr_mult = 2.0` | — | `ParamAttr(learning_rate=2.0)` (flat list only: a group overwrites it) | — |
+# | steps taken | `opt.step_count`, `opt.state[p]["step"]` | `opt.state[p]["step"]` (Adam, AdamW) | one per `step()` (one per `exe.run` in a static graph) | `opt._state[p]["step"]` (Adam, AdamW) |
 # | write an optimizer | subclass `optim.Optimizer`, override `update` | subclass `torch.optim.Optimizer`, write `step` | subclass `paddle.optimizer.Optimizer`, override `_append_optimize_op` | subclass `megengine.optimizer.Optimizer`, write `_create_state` and `_updates` |
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-scheduler-is-the-optimizer-lr", "claim-paddle-schedule-times-paramattr-flat-group-overwrites"]
 # ## Summary
 #
 # * The optimizer reads `group["lr"]` on every step: change it by hand (remember each group's
@@ -608,7 +616,8 @@ assert not np.allclose(p.numpy(), lion_paper, atol=1e-2)  # not the tiny decoupl
 #   stops the updates, not the gradients.
 # * A parameter's `lr_mult` multiplies whatever its group's lr is at that step.
 # * Paddle passes the scheduler as the optimizer's `learning_rate`, and a group's
-#   `learning_rate` scales it; translate a scale `s` into a group lr `base x s`.
+#   `learning_rate` scales it (and replaces the `ParamAttr` rate of the group's parameters);
+#   translate a scale `s` into a group lr `base x s`.
 # * The step count advances once per `step()` call (per batch, or per accumulated batch);
 #   parameters that are skipped are not counted. A scheduler counts its own steps.
 # * A new optimizer is one `update` method; groups, `lr_mult`, decay, clipping and checkpoints
@@ -643,10 +652,11 @@ ex.q1.check()
 effective_lr = ____
 ex.q2.check()
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-schedule-times-paramattr-flat-group-overwrites"]
 # **3.** In Paddle, `sched = StepDecay(learning_rate=0.05, step_size=1, gamma=0.5)` is the
-# optimizer's `learning_rate`, and the fc group is `{"params": fc_params, "learning_rate":
-# 0.2}`. After one `sched.step()`, at what lr (`paddle_fc_lr`) do the fc parameters train?
+# optimizer's `learning_rate`, the fc group is `{"params": fc_params, "learning_rate": 0.2}`,
+# and `fc1.weight` (one of `fc_params`) was created with `ParamAttr(learning_rate=3.0)`. After
+# one `sched.step()`, at what lr (`paddle_fc_lr`) does `fc1.weight` train?
 
 # %%
 paddle_fc_lr = ____

@@ -77,10 +77,15 @@ print("net1[0].weight.grad:", net1[0].weight.grad)
 print("optimizer state for net1[0].weight:", opt1.state.get(net1[0].weight))
 print("step count of the trained layer:", opt1.state[net1[2].weight]["step"])
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-requires-grad-false-skipped", "claim-paddle-freezing-stop-gradient-skipped", "claim-paddle-freezing-trainable-false-stop-gradient"]
 # The frozen weight never got a gradient (`.grad` is still None), so `step()` skipped it
 # entirely: the optimizer made no state for it (no momentum buffer, no step count) and applied no
 # weight decay. The other layer trained normally.
+#
+# PyTorch 2.13's `SGD` does the same with a parameter whose `.grad` is None: no state, no decay,
+# no move. Paddle 3.3 spells the switch `p.stop_gradient = True` (or `ParamAttr(trainable=False)`
+# when the layer is built): the parameter gets no gradient, and `paddle.optimizer.Momentum` makes
+# no velocity for it and does not move it, weight decay included.
 
 # %%
 assert net1[0].weight.grad is None and net1[0].bias.grad is None
@@ -88,11 +93,13 @@ assert net1[0].weight not in opt1.state and net1[0].bias not in opt1.state   # n
 assert np.array_equal(net1[0].weight.numpy(), w0_before)                      # decay did not touch it
 assert opt1.state[net1[2].weight]["step"] == 5                                  # the rest trained
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-frozen-layer-output-no-graph", "claim-paddle-freezing-frozen-layer-output-stop-gradient"]
 # Backward also does less work. Our input `x` does not need a gradient either, so once the first
 # layer's parameters are frozen **nothing** in that layer needs one: its output is computed
 # without recording a graph (`grad_fn` is None), and backward stops at the `Tanh` instead of
-# computing gradients for its 32 numbers and throwing them away.
+# computing gradients for its 32 numbers and throwing them away. PyTorch 2.13 records no graph
+# there either (`requires_grad` False, `grad_fn` None); in Paddle 3.3 the frozen layer's output
+# has `stop_gradient=True`.
 
 # %%
 hidden = net1[0](x)
@@ -103,7 +110,7 @@ print("trainable layer's output: grad_fn =", net1[2](net1[1](hidden)).grad_fn)
 assert hidden.grad_fn is None and not hidden.requires_grad     # no graph is recorded for it
 assert make_net()[0](x).grad_fn is not None                   # unfrozen, the same layer records one
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-freezing-paramattr-learning-rate-zero"]
 # ### Way 2: a learning rate of 0
 #
 # The second way keeps `requires_grad=True` and makes the step size zero: set the layer's
@@ -127,11 +134,13 @@ print("gradient of the 'frozen' weight:", net2[0].weight.grad is not None)
 print("its step count:", state["step"])
 print("norm of its momentum buffer after each step:", np.round(buffer_norms, 4))
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-lr-zero-momentum-accumulates", "claim-paddle-freezing-lr-zero-momentum-accumulates"]
 # ...but everything else carries on: backward computes the gradient, the optimizer counts the
 # steps and keeps accumulating the gradients into the momentum buffer, which grows: after five
 # steps its norm is well above its first value. (Weight decay is added too, but multiplied by
-# the zero lr it changes nothing.)
+# the zero lr it changes nothing.) PyTorch 2.13 (a group with `lr=0`) and Paddle 3.3
+# (`ParamAttr(learning_rate=0)` with `Momentum`) behave the same: the weight stays put while its
+# momentum buffer grows.
 
 # %%
 assert np.array_equal(net2[0].weight.numpy(), w0_before)          # it did not move
@@ -232,13 +241,14 @@ for _ in range(5):
     grad_norms.append(float(np.linalg.norm(net3[0].weight.grad.numpy())))
 print("norm of net3[0].weight.grad after each step:", np.round(grad_norms, 4))
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-left-out-grad-accumulates"]
 # The weight never moves, yet its `.grad` holds the **sum** of every gradient since training
 # began, and grows with it: after five steps it is several times the first gradient. Nothing
 # goes wrong while the layer stays out of the optimizer, but backward does the work for
 # nothing, and if you later add the layer to an optimizer (or use a `grad_clip` that counts
 # it), that stale sum is what it sees first. `net3.zero_grad()` (the module's, which clears
-# every parameter) avoids it.
+# every parameter) avoids it. PyTorch 2.13 behaves the same way: its `opt.zero_grad()` clears
+# only the optimizer's parameters, and `model.zero_grad()` sets every `.grad` to None.
 
 # %%
 assert np.array_equal(net3[0].weight.numpy(), w0_before)                 # never updated
@@ -294,9 +304,11 @@ assert [n for n, _ in bn.named_parameters()] == ["weight", "bias"]
 assert {"running_mean", "running_var"} <= {n for n, _ in bn.named_buffers()}
 assert {"running_mean", "running_var"} <= set(bn.state_dict())     # saved with the model
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-bn-eps-zero-refused-in-training"]
 # `eps`, the small number added to the variance before the square root, must be above 0 here:
-# PyTorch accepts `eps=0`, which divides by zero as soon as a channel is constant in a batch.
+# dltutor refuses `eps=0` when the layer is made. PyTorch 2.13 builds `BatchNorm1d(3, eps=0.0)`
+# without complaint but refuses it at the first forward pass in training mode:
+# `ValueError: batch_norm eps must be positive during training, but got 0.0`.
 
 # %%
 try:
@@ -308,14 +320,15 @@ except ValueError as err:
 # %%
 assert "eps" in str(eps_error)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-bn-momentum-weight-of-batch", "claim-paddle-freezing-bn-momentum-weight-of-old"]
 # ### What momentum 0.1 means
 #
 # In training mode every forward pass moves the running statistics a fraction `momentum` of the
 # way towards the batch's: `running = 0.9 * running + 0.1 * batch` with PyTorch's default
 # `momentum=0.1` (the variance is the unbiased batch variance). Paddle writes the *same* rule with
 # `momentum=0.9`, the weight of the old value: `running = 0.9 * running + 0.1 * batch`. Same
-# number, opposite meaning — translate it when you port a model.
+# number, opposite meaning — translate it when you port a model. (One more difference: Paddle
+# 3.3's running variance follows the *biased* batch variance, divided by n rather than n - 1.)
 
 # %%
 dt.manual_seed(2)
@@ -332,7 +345,8 @@ assert np.allclose(bn.running_var.numpy(), (1 - momentum) * old_var + momentum *
 
 
 def paddle_running_update(old, batch, momentum):
-    """Paddle's BatchNorm rule: its momentum is the weight of the OLD value."""
+    """Paddle's rule for the running mean: its momentum is the weight of the OLD value
+    (tests/frameworks/test_ch07_freezing.py checks it in Paddle 3.3)."""
     return momentum * old + (1 - momentum) * batch
 
 
@@ -344,14 +358,14 @@ assert not np.allclose(bn.running_mean.numpy(), paddle_running_update(old_mean, 
 # in training mode the output is normalized with the BATCH statistics, not the running ones
 assert np.allclose(out.numpy().mean(axis=0), 0, atol=1e-5)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-bn-eval-uses-running-stats", "claim-paddle-freezing-bn-eval-uses-running-stats"]
 # ### train() and eval()
 #
 # Every module has a `training` flag. `model.train()` sets it (on the module and all its
 # submodules), `model.eval()` clears it. It changes what a layer *computes*, not whether its
 # parameters learn: Dropout stops dropping, and BatchNorm normalizes with its running statistics
-# and stops updating them. First we give our BatchNorm statistics worth keeping, as if it had been
-# pretrained.
+# and stops updating them. PyTorch 2.13 and Paddle 3.3 switch their BatchNorm layers the same
+# way. First we give our BatchNorm statistics worth keeping, as if it had been pretrained.
 
 # %%
 dt.manual_seed(3)
@@ -392,13 +406,14 @@ net(data[0])
 print("after net.train() and one forward:", net[1].running_mean.numpy())
 assert not np.array_equal(net[1].running_mean.numpy(), pretrained_mean)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-freezing-bn-use-global-stats", "claim-torch-freezing-bn-no-use-global-stats"]
 # ### use_global_stats=True keeps the statistics fixed in training mode too
 #
 # Paddle's `use_global_stats=True` (dltutor has the same argument) makes a BatchNorm always
 # normalize with its running ("global") statistics and never update them, whatever
-# `train()`/`eval()` say. `None`, the default, follows the mode. We train a network with a
-# pretrained BatchNorm set this way, with `model.train()` called as a training loop would.
+# `train()`/`eval()` say. `None`, the default, follows the mode. (PyTorch 2.13's BatchNorm has no
+# such argument: there you call `bn.eval()` again after every `model.train()`.) We train a network
+# with a pretrained BatchNorm set this way, with `model.train()` called as a training loop would.
 
 # %%
 net[1].running_mean.data[...] = pretrained_mean          # put the pretrained statistics back
@@ -423,11 +438,12 @@ expected = ((h.numpy() - pretrained_mean) / np.sqrt(pretrained_var + net[1].eps)
             * net[1].weight.numpy() + net[1].bias.numpy())
 assert np.allclose(net[1](h).numpy(), expected, atol=1e-5)                 # and they are used
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-bn-requires-grad-false-stats-move", "claim-paddle-freezing-bn-stop-gradient-stats-move"]
 # The statistics are frozen, but BatchNorm's `weight` and `bias` still learn. Freezing the layer
 # completely takes both: `use_global_stats=True` for the buffers and `requires_grad_(False)` for
 # the parameters. The other way round does not work: `requires_grad_(False)` alone leaves the
-# running statistics updating in training mode, because they are not parameters.
+# running statistics updating in training mode, because they are not parameters (in PyTorch 2.13
+# too, and in Paddle 3.3 with `stop_gradient = True`).
 
 # %%
 only_params = nn.BatchNorm1d(3).requires_grad_(False)
@@ -450,13 +466,14 @@ check_bn
 # %%
 assert check_bn.cause == "bn_stats_frozen" and "use_global_stats=True" in check_bn.verdict
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-zero-grad-momentum-coasts", "claim-torch-freezing-zero-grad-adam-moves", "claim-torch-freezing-zero-grad-weight-decay-shrinks"]
 # ## Why a frozen parameter can still move
 #
 # "I froze it, but it still changes" usually means the parameter got a gradient of **zeros**
 # instead of **no** gradient. A zero gradient looks harmless, but `step()` does not skip the
 # parameter: it adds weight decay and applies the momentum stored from earlier steps. Only
-# `grad is None` makes the optimizer leave it alone.
+# `grad is None` makes the optimizer leave it alone. PyTorch 2.13's `SGD` and `Adam` behave the
+# same in each of the three cases below.
 #
 # ### Stale momentum
 #
@@ -514,11 +531,13 @@ for _ in range(3):
 print("after 3 steps with zero gradients:", w.numpy())
 assert np.allclose(w.numpy(), np.array([1.0, -2.0, 3.0]) * (1 - 0.1 * 0.5) ** 3)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-zero-grad-set-to-none"]
 # ### The fix: no gradient rather than a zero one
 #
 # Freeze with `requires_grad_(False)` (and clear the old gradient with `zero_grad()`, as every
-# training loop does): the gradient is None, so neither momentum nor decay is applied.
+# training loop does): the gradient is None, so neither momentum nor decay is applied. PyTorch
+# 2.x's `zero_grad()` also sets gradients to None by default (`set_to_none=True`), so the same fix
+# works there.
 
 # %%
 handle.remove()
@@ -610,7 +629,7 @@ assert moved == {"healthy", "head"}
 clipped_change = np.abs(model.clipped.weight.numpy() - before["clipped.weight"]).max()
 assert 0 < clipped_change < 2e-6                    # "nearly zero": a step of at most lr x 1e-5
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-why-not-moving-runs-in-torch", "claim-torch-freezing-no-lr-mult-need-clip"]
 # **In PyTorch** there is no `why_not_updating`, and no `lr_mult` or `need_clip` to ask about.
 # The questions PyTorch does have take a dozen lines that carry over unchanged (`named_parameters`,
 # `param_groups`, `requires_grad` and `.grad` mean the same there):
@@ -636,7 +655,7 @@ def why_not_moving(model, opt, name):
 for branch in checks:
     print(f"{branch:10s} {why_not_moving(model, opt, branch + '.weight')}")
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-why-not-moving-runs-in-torch", "claim-torch-freezing-no-lr-mult-need-clip"]
 # It finds the four mistakes PyTorch can make. The `mult_zero` and `clipped` branches pass its
 # checks: in PyTorch their causes do not exist (there, a multiplier is a group of its own, and
 # clipping is a call you make on the parameters you choose).
@@ -693,7 +712,7 @@ assert report.totals["not_in_optimizer"] == 4 * 4 + 4
 assert rows["detached.weight"]["requires_grad"] and rows["detached.weight"]["effective_lr"] == 0.1
 assert checks["detached"].cause == "not_reached"
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-names-07", "claim-paddle-names-07", "claim-mge-names-07", "claim-torch-freezing-requires-grad-false-skipped", "claim-paddle-freezing-stop-gradient-skipped", "claim-paddle-freezing-trainable-false-stop-gradient", "claim-mge-freezing-not-attached-skipped", "claim-paddle-freezing-paramattr-learning-rate-zero", "claim-paddle-freezing-set-lr-whole-optimizer", "claim-torch-freezing-bn-no-use-global-stats", "claim-paddle-freezing-bn-use-global-stats", "claim-mge-freezing-bn-freeze", "claim-torch-freezing-bn-momentum-weight-of-batch", "claim-paddle-freezing-bn-momentum-weight-of-old", "claim-mge-freezing-bn-momentum-weight-of-old", "claim-torch-freezing-no-summary"]
 # ## What the frameworks call it
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
@@ -704,7 +723,7 @@ assert checks["detached"].cause == "not_reached"
 # | optimizer state of a parameter | `opt.state[p]` | `opt.state[p]` | `opt.state_dict()` (accumulators) | `opt._state[p]` (private) |
 # | clear gradients | `opt.zero_grad()`, `model.zero_grad()` | `opt.zero_grad()`, `model.zero_grad()` | `opt.clear_grad()`, `model.clear_gradients()` | `opt.clear_grad()` |
 # | training / evaluation mode | `model.train()`, `model.eval()` | `model.train()`, `model.eval()` | `model.train()`, `model.eval()` | `model.train()`, `model.eval()` |
-# | fixed BatchNorm statistics | `BatchNorm1d(c, use_global_stats=True)` | — (`bn.eval()` again after every `model.train()`) | `BatchNorm1D(c, use_global_stats=True)` | `BatchNorm2d(c, freeze=True)` |
+# | fixed BatchNorm statistics | `BatchNorm1d(c, use_global_stats=True)` | — (`bn.eval()` again after every `model.train()`) | `BatchNorm1D(c, use_global_stats=True)` | `BatchNorm2d(c, freeze=True)` (freezes `weight` and `bias` too) |
 # | running-stat momentum | `momentum=0.1` (weight of the batch) | `momentum=0.1` (weight of the batch) | `momentum=0.9` (weight of the old value) | `momentum=0.9` (weight of the old value) |
 # | why is it not updating? | `dt.diagnose.why_not_updating(model, opt, name)` | — | — | — |
 # | parameter table | `dt.diagnose.summary(model, opt)` | — (`torchinfo`, third party) | `paddle.summary(model, input_size)` | — |

@@ -1,4 +1,4 @@
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-clip-functions-not-optimizer", "claim-paddle-clip-optimizer-grad-clip"]
 # # Gradient clipping and numerical trouble
 #
 # Now and then a batch produces a gradient hundreds of times larger than usual, one step
@@ -69,7 +69,7 @@ print(f"global norm (all parameters together): {norm(flat(original)):.4f}")
 # %%
 assert np.isclose(norm(flat(original)), np.sqrt(sum(norm(original[n]) ** 2 for n in names)))
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-clip-grad-value-clamps", "claim-torch-clip-grad-norm-formula", "claim-torch-clip-per-tensor-loop"]
 # ### PyTorch style: functions on .grad between backward and step
 #
 # * `optim.clip_grad_value_(params, v)` clamps every gradient value into `[-v, v]`;
@@ -103,12 +103,13 @@ assert all(np.abs(by_value[n]).max() <= 0.1 + 1e-7 for n in names)        # ever
 assert all(norm(by_tensor_norm[n]) <= 0.5 + 1e-6 for n in names)           # every tensor norm <= 0.5
 assert np.isclose(total.item(), norm(flat(original)), rtol=1e-5)            # returns the norm before
 assert norm(flat(by_global_norm)) <= 1.0                                    # the global norm is <= 1
-assert np.isclose(norm(flat(by_global_norm)), 1.0 / (total.item() + 1e-6) * total.item(), rtol=1e-5)
+assert np.isclose(norm(flat(by_global_norm)), 1.0, rtol=1e-5)   # clipped to 1 (the hair: float64, below)
 
-# %% [markdown]
-# A threshold must be a number above 0. PyTorch computes `max_norm / total` whatever `max_norm`
-# is, so `max_norm=-1` quietly flips the sign of every gradient (training then climbs the loss)
-# and `max_norm=0` zeroes them; dltutor refuses both before it touches a gradient.
+# %% [markdown] tags=["claim-torch-clip-grad-norm-negative-or-zero"]
+# A threshold must be a number above 0. PyTorch 2.13 computes its factor
+# `max_norm / (total + 1e-6)` whatever `max_norm` is, so `max_norm=-1` quietly flips the sign of
+# every gradient (training then climbs the loss) and `max_norm=0` zeroes them; dltutor refuses
+# both before it touches a gradient.
 
 # %%
 before_refusal = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
@@ -122,15 +123,17 @@ except ValueError as err:
 assert "max_norm" in str(threshold_error)
 assert all(np.array_equal(p.grad.numpy(), before_refusal[n]) for n, p in net.named_parameters())
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-clip-optimizer-grad-clip", "claim-paddle-clip-by-value-min-default", "claim-paddle-clip-by-norm-per-tensor", "claim-paddle-clip-grad-in-place"]
 # ### Paddle style: a clip object handed to the optimizer
 #
-# Paddle clips inside the optimizer: you make a clip object, `optim.ClipGradByValue(max)`,
-# `optim.ClipGradByNorm(clip_norm)` (each tensor on its own) or
+# Paddle clips inside the optimizer: you make a clip object, `optim.ClipGradByValue(max)`
+# (every value into `[-max, max]`), `optim.ClipGradByNorm(clip_norm)` (each tensor on its own) or
 # `optim.ClipGradByGlobalNorm(clip_norm)`, and pass it as `grad_clip=`. Every `opt.step()` then
-# clips before updating. The optimizer clips **its own copy**: `p.grad` stays as backward left it.
-# The object remembers what it did in the last step: `last_total_norm` (the global norm before),
-# `last_clipped_norm` (after) and `last_scale` (after / before).
+# clips before updating. dltutor's optimizer clips **its own copy**: `p.grad` stays as backward
+# left it. (Paddle 3.3 does the same with `ClipGradByValue` and `ClipGradByNorm`, but its
+# `ClipGradByGlobalNorm` scales `p.grad` in place: after `step()` it holds the clipped gradient.)
+# dltutor's clip object also remembers what it did in the last step: `last_total_norm` (the
+# global norm before), `last_clipped_norm` (after) and `last_scale` (after / before).
 
 # %%
 restore_grads()
@@ -142,7 +145,7 @@ opt.step()
 print(f"last_total_norm {clip.last_total_norm:.4f}  last_clipped_norm {clip.last_clipped_norm:.4f}"
       f"  last_scale {clip.last_scale:.4f}")
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-clip-global-norm-no-epsilon"]
 # The update used the clipped gradient (`lr x gradient x scale`) while `.grad` still holds the
 # unclipped one. Paddle's formula has no epsilon: the scale is `clip_norm / max(global_norm,
 # clip_norm)`, exactly `1 / 1.4647` here.
@@ -151,14 +154,15 @@ print(f"last_total_norm {clip.last_total_norm:.4f}  last_clipped_norm {clip.last
 g_total = norm(flat(original))
 assert np.isclose(clip.last_total_norm, g_total, rtol=1e-5)
 assert np.isclose(clip.last_scale, 1.0 / g_total, rtol=1e-5)
-assert np.isclose(clip.last_clipped_norm, 1.0, rtol=1e-5)
+assert np.isclose(clip.last_scale * clip.last_total_norm, 1.0, rtol=1e-12)   # no epsilon: exactly 1
+assert np.isclose(clip.last_clipped_norm, 1.0, rtol=1e-12)                   # (with it: 1 - 7e-7)
 for n, p in net.named_parameters():
     assert np.array_equal(p.grad.numpy(), original[n])                       # .grad untouched
     step_taken = before[n] - p.numpy()
     assert np.allclose(step_taken, 0.1 * original[n] * clip.last_scale, atol=1e-6)   # clipped update
     p.set_value(before[n])                                                   # undo the step
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-clip-styles-agree-up-to-epsilon"]
 # A clip object is also a plain function: called with the parameters and a list of gradient
 # arrays, it clips the arrays in place. That lets us check that the two styles agree (up to
 # PyTorch's epsilon).
@@ -178,6 +182,30 @@ for n in names:
     assert np.array_equal(clipped["value"][n], by_value[n])
     assert np.allclose(clipped["tensor norm"][n], by_tensor_norm[n], rtol=1e-5, atol=1e-8)
     assert np.allclose(clipped["global norm"][n], by_global_norm[n], rtol=1e-5, atol=1e-8)
+
+# %% [markdown] tags=["claim-torch-clip-grad-norm-formula", "claim-paddle-clip-global-norm-no-epsilon", "claim-torch-clip-styles-agree-up-to-epsilon"]
+# In float32 that epsilon hides in the rounding: it moves the norm by `1e-6 / (total + 1e-6)`,
+# about `7e-7` here, as much as float32 rounds. In float64 it shows. The same gradients as
+# float64, clipped both ways: PyTorch's formula (`clip_grad_norm_`) lands `1e-6 / (total + 1e-6)`
+# under 1, Paddle's (`ClipGradByGlobalNorm`, no epsilon) lands on 1.
+
+# %%
+grads64 = [original[n].astype(np.float64) for n in names]
+for p, g in zip(params, grads64):
+    p.grad = dt.tensor(g.copy())
+total64 = optim.clip_grad_norm_(params, max_norm=1.0).item()
+torch_style = norm(np.concatenate([p.grad.numpy().ravel() for p in params]))
+paddle_style = norm(np.concatenate([g.ravel() for g in
+                                    optim.ClipGradByGlobalNorm(1.0)(params, [g.copy() for g in grads64])]))
+# (Paddle's side prints as "below 1e-12": its last bit, 0 or 1e-16, depends on the CPU's BLAS.)
+paddle_gap = "below 1e-12" if abs(1 - paddle_style) < 1e-12 else f"{1 - paddle_style:.4g}"
+print(f"1 - norm after clipping: clip_grad_norm_ {1 - torch_style:.4g}, "
+      f"ClipGradByGlobalNorm {paddle_gap}; 1e-6 / (total + 1e-6) = {1e-6 / (total64 + 1e-6):.4g}")
+restore_grads()
+
+# %%
+assert np.isclose(1 - torch_style, 1e-6 / (total64 + 1e-6), rtol=1e-6)   # exactly the epsilon's hair
+assert abs(1 - paddle_style) < 1e-12                                      # no epsilon at all
 
 # %% [markdown]
 # ## How the clippings differ on the same gradients
@@ -210,7 +238,7 @@ print(f"{'cosine':9s}" + "".join(f"{cosine(flat(r), flat(original)):19.4f}" for 
 
 # %%
 ratios = {n: norm(by_global_norm[n]) / norm(original[n]) for n in names}
-assert np.allclose(list(ratios.values()), 1.0 / (g_total + 1e-6))               # one factor for all
+assert np.allclose(list(ratios.values()), 1.0 / g_total, rtol=1e-5)              # one factor for all
 assert np.isclose(cosine(flat(by_global_norm), flat(original)), 1.0, atol=1e-6)  # same direction
 
 for n in names:                                          # per-tensor: each tensor keeps its direction
@@ -255,7 +283,7 @@ plt.show()
 # means in most papers and code): it keeps the direction and only limits the step length.
 # Per-tensor clipping limits each layer separately, and value clipping is the bluntest tool.
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-clip-need-clip-paramattr"]
 # ### Keeping parameters out of clipping
 #
 # Every parameter has `need_clip` (Paddle's `ParamAttr(need_clip=...)`). A clip object handed to
@@ -287,7 +315,7 @@ for n, p in net.named_parameters():                                     # undo, 
     p.set_value(before[n])
     p.need_clip = True
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-clip-subset-not-passed"]
 # `need_clip` belongs to the clip objects. The PyTorch-style functions clip whatever you pass
 # them, so there you leave parameters out by not passing them:
 # `optim.clip_grad_norm_([p for n, p in net.named_parameters() if not n.endswith("bias")], 1.0)`.
@@ -298,7 +326,7 @@ restore_grads()
 optim.clip_grad_norm_([p for n, p in net.named_parameters() if not n.endswith("bias")], 1.0)
 assert all(np.allclose(p.grad.numpy(), used[n], atol=1e-5) for n, p in net.named_parameters())
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad"]
 # ## Where did my NaN loss start
 #
 # A NaN ("not a number") never comes from nowhere: some op produced an `inf` or a `nan` from
@@ -361,10 +389,17 @@ except dt.AnomalyError as error:
     caught = error
     print(error)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-detect-anomaly-naive-cross-entropy", "claim-torch-detect-anomaly-nan-backward-only", "claim-paddle-check-nan-inf-forward-backward"]
 # The culprit is `log`, with finite inputs: the probability it was given was exactly 0. After
 # the first step the logits grew so far apart that `exp` of the difference underflowed to 0 in
 # float32, and `log(0) = -inf`.
+#
+# PyTorch's `torch.autograd.detect_anomaly()` would not stop there. In PyTorch 2.13 it checks
+# only what each backward function returns, and only for NaN: the `-inf` of `log` passes the
+# forward pass, and the same naive cross-entropy stops one op later in the backward pass with
+# `Function 'SoftmaxBackward0' returned nan values in its 0th output.` (softmax's backward
+# multiplies the `inf` gradient by 0). Paddle 3.3's `paddle.set_flags({"FLAGS_check_nan_inf": 1})`
+# checks every op's output for NaN and Inf, forward and backward, as `dt.detect_anomaly()` does.
 
 # %%
 model_1, _ = train_classifier(naive_cross_entropy, xc, steps=1)       # the weights after one step
@@ -457,10 +492,12 @@ assert overflow.args[0].startswith("mse_loss produced inf in its forward pass")
 assert growth.min() > 2.0                                            # geometric blow-up
 assert (rec_reg.series("update_ratio", "weight")[5:] > 1).all()      # steps larger than the weights
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-clip-norm-error-if-nonfinite"]
 # Two more tools for hunting NaNs: `np.isfinite(p.numpy()).all()` for each parameter finds the
 # first one that went bad, and `optim.clip_grad_norm_(params, max_norm, error_if_nonfinite=True)`
-# raises as soon as a gradient holds a NaN or an Inf. Anomaly detection adds a check after every
+# raises as soon as a gradient holds a NaN or an Inf (PyTorch's `clip_grad_norm_` has the same
+# switch, off by default: its `RuntimeError` says the total norm "is non-finite"). Anomaly
+# detection adds a check after every
 # op, forward and backward: switch it on to hunt, then off again.
 
 # %%
@@ -548,7 +585,7 @@ print("batches of 8 spread more than twice as much as batches of 64:", spread[8]
 assert spread[8] > 2 * spread[64]            # sqrt(64 / 8) = 2.8 expected
 assert spread[8] < 5 * spread[64]
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad"]
 # ### Exploding gradients in a deep network
 #
 # Now a network that does not train at all: six ReLU layers whose weights are drawn twice as
@@ -638,16 +675,18 @@ def blows_up(rec):
 assert blows_up(rec_plain)
 assert all(blows_up(train_deep(seed=seed)[1]) for seed in range(1, 5))   # not luck: 5 seeds
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad", "claim-torch-clip-norm-nan-inf-spread", "claim-torch-gradscaler-skips-nonfinite-step"]
 # ### What dltutor does by default: refuse the poisoned step
 #
-# In PyTorch one `inf` or `nan` in one gradient goes straight into the weights, and with
-# global-norm clipping into *every* weight (the global norm is `nan`, and so is every scaled
-# gradient). dltutor's optimizers look at the gradients before they change anything: with the
-# default `nonfinite="raise"` the step raises `optim.NonFiniteGradientError`, naming the
-# parameters, and leaves the model as the last good step left it. (`nonfinite="skip"` skips
-# such steps silently and counts them in `opt.skipped_steps`, as PyTorch's mixed-precision
-# `GradScaler` does.) This is one place where dltutor refuses what PyTorch accepts.
+# In PyTorch one `nan` in one gradient goes straight into the weights (the optimizer takes the
+# step), and with global-norm clipping into *every* weight: the global norm is `nan`, and so is
+# every scaled gradient. (One `inf` makes the global norm `inf` and the factor 0: that gradient
+# becomes `nan`, every other one 0.) dltutor's optimizers look at the gradients before they
+# change anything: with the default `nonfinite="raise"` the step raises
+# `optim.NonFiniteGradientError`, naming the parameters, and leaves the model as the last good
+# step left it. (`nonfinite="skip"` skips such steps silently and counts them in
+# `opt.skipped_steps`; skipping is what PyTorch's mixed-precision `GradScaler.step()` does, and it
+# also halves its loss scale.) This is one place where dltutor refuses what PyTorch accepts.
 
 # %%
 def train_until_refused(seed=0):
@@ -732,7 +771,7 @@ assert clipping_rescues(model_clip, rec_clip)
 assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=seed))
            for seed in range(1, 5))
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-names-08", "claim-paddle-names-08", "claim-mge-names-08", "claim-torch-detect-anomaly-nan-backward-only", "claim-torch-isfinite-hook-catches-inf", "claim-paddle-check-nan-inf-forward-backward", "claim-paddle-clip-grad-in-place"]
 # ## What the frameworks call it
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
@@ -743,15 +782,22 @@ assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=se
 # | clip each tensor's norm | `grad_clip=optim.ClipGradByNorm(clip_norm)` | — (`clip_grad_norm_` per parameter) | `grad_clip=paddle.nn.ClipGradByNorm(clip_norm)` | — |
 # | clip the global norm (in the optimizer) | `grad_clip=optim.ClipGradByGlobalNorm(clip_norm)` | — | `grad_clip=paddle.nn.ClipGradByGlobalNorm(clip_norm)` | — |
 # | keep a parameter out of clipping | `p.need_clip = False` | — (do not pass it) | `ParamAttr(need_clip=False)` | — (do not pass it) |
-# | find the op that made a NaN | `with dt.detect_anomaly():` | `with torch.autograd.detect_anomaly():` | `paddle.set_flags({"FLAGS_check_nan_inf": 1})` | — |
+# | find the op that made a NaN | `with dt.detect_anomaly():` | `with torch.autograd.detect_anomaly():` (NaN in the backward pass only, see below) | `paddle.set_flags({"FLAGS_check_nan_inf": 1})` | — |
 # | stable log of a softmax | `F.log_softmax`, `F.cross_entropy` | `F.log_softmax`, `F.cross_entropy` | `F.log_softmax`, `F.cross_entropy` | `F.logsoftmax`, `F.nn.cross_entropy` |
 # | record training traces | `dltutor.trace.Recorder(model, opt)` | — (hooks, TensorBoard) | — (VisualDL) | — |
+#
+# `torch.autograd.detect_anomaly()` checks less than the other two. PyTorch 2.13 raises only when
+# a backward function returns NaN; an Inf passes silently, in the forward pass (the `-inf` of
+# `log(0)`) and in the backward pass (the `inf` gradient of `sqrt` at 0). To catch those in
+# PyTorch, test `torch.isfinite(t).all()` yourself: on the outputs you suspect, and on gradients
+# in a hook, `t.register_hook(fn)`. Paddle's flag checks every op's output for NaN and Inf.
 #
 # ## Summary
 #
 # * Clip after `backward()` and before `step()` with `clip_grad_value_` / `clip_grad_norm_`
 #   (they change `.grad`), or hand `ClipGradByValue` / `ClipGradByNorm` / `ClipGradByGlobalNorm`
-#   to the optimizer as `grad_clip=` (it clips its own copy; `.grad` stays; the object records
+#   to the optimizer as `grad_clip=` (dltutor's optimizer clips its own copy and `.grad` stays,
+#   while Paddle's `ClipGradByGlobalNorm` scales `.grad` in place; dltutor's clip object records
 #   `last_total_norm` and `last_scale`).
 # * Global-norm clipping scales all gradients by one factor and keeps their direction;
 #   per-tensor clipping changes the tensors' relative sizes; value clipping changes directions
@@ -774,7 +820,7 @@ from dltutor.exercises import ____
 
 ex = exercises.chapter("08")
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-clip-per-tensor-loop"]
 # **1.** `by_tensor_norm` was clipped PyTorch's way, one `clip_grad_norm_` per parameter. Make
 # the clip object that does the same inside an optimizer (`tensor_clip`).
 
@@ -801,10 +847,13 @@ ex.q2.check()
 norm_without_last = ____
 ex.q3.check()
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-detect-anomaly-misses-sqrt0", "claim-torch-isfinite-hook-catches-inf"]
 # **4.** `v = dt.tensor([0.0, 4.0], requires_grad=True)`, then `dt.sqrt(v).sum().backward()`
 # inside `dt.detect_anomaly()`. Which op does the anomaly check name first (`bad_op`), and in
-# which pass, `"forward"` or `"backward"` (`bad_pass`)? Predict, then run it.
+# which pass, `"forward"` or `"backward"` (`bad_pass`)? Predict, then run it. (The same lines
+# in PyTorch 2.13, `torch.sqrt` inside `torch.autograd.detect_anomaly()`, raise nothing: no op
+# here produces a NaN, and PyTorch checks only for NaN returned by a backward function. There a
+# hook such as `v.register_hook(fn)` whose `fn` tests `torch.isfinite(grad).all()` finds it.)
 
 # %%
 bad_op = ____

@@ -1,4 +1,4 @@
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-data-loader-shape"]
 # # Data, checkpoints and resuming
 #
 # Two chores surround every training run, and both decide whether the run is worth anything.
@@ -137,20 +137,25 @@ later = [sorted(set(range(10)) - {i for batch in one_epoch(dropping) for i in ba
          for _ in range(8)]
 assert len({tuple(d) for d in dropped + later}) > 1, "other samples are left out in other epochs"
 
-# %% [markdown]
-# **Stricter than PyTorch.** `shuffle` and `drop_last` must be `True` or `False`. PyTorch's
-# `DataLoader` uses the truth value of whatever it gets, so `drop_last="False"` (a string read from
-# a config file) quietly drops batches there; dltutor refuses it and says why.
+# %% [markdown] tags=["claim-torch-dataloader-drop-last-not-bool", "claim-torch-dataloader-shuffle-truth-value", "claim-paddle-dataloader-bool-flags"]
+# **Stricter than PyTorch.** `shuffle` and `drop_last` must be `True` or `False`; the usual
+# offender is the string `"False"` read from a config file. PyTorch 2.13's `DataLoader` refuses
+# `drop_last="False"` (a `ValueError`: "drop_last should be a boolean value") but takes the truth
+# value of `shuffle`, and a non-empty string is true: `shuffle="False"` quietly *shuffles*.
+# Paddle 3.3 refuses both (an `AssertionError`). dltutor refuses both and says why.
 
 # %%
-try:
-    DataLoader(ids, batch_size=4, drop_last="False")
-except TypeError as err:
-    print(err)
-    strict_error = err
+strict_errors = {}
+for flag in ("shuffle", "drop_last"):
+    try:
+        DataLoader(ids, batch_size=4, **{flag: "False"})
+    except TypeError as err:
+        print(err)
+        strict_errors[flag] = str(err)
 
 # %%
-assert "drop_last" in str(strict_error) and "'False'" in str(strict_error)
+assert all(flag in strict_errors[flag] and "'False'" in strict_errors[flag]
+           for flag in ("shuffle", "drop_last"))
 
 # %% [markdown]
 # ### A data set larger than memory
@@ -243,7 +248,7 @@ for workers, prepared in ahead.items():
 # %%
 assert ahead == {0: False, 2: True}
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-dataloader-workers-processes", "claim-paddle-dataloader-workers-processes"]
 # **When do threads help?** Python runs one thread's Python code at a time (the GIL, the global
 # interpreter lock). A thread that waits for a file, sleeps, copies or computes inside NumPy (or
 # BLAS, or a GPU kernel) *lets go of* the GIL, so the other threads run meanwhile. Reading and
@@ -253,9 +258,14 @@ assert ahead == {0: False, 2: True}
 # gain little. The cure is to move that work into NumPy (vectorize it), or to precompute it once
 # and save the result.
 #
-# dltutor uses threads because they start instantly, work in Jupyter and share the arrays without
-# copying them. PyTorch and Paddle start *processes* instead (`num_workers` in both), which
-# sidesteps the GIL at the price of copying every batch between processes.
+# dltutor uses threads because they start instantly, work in Jupyter and share everything with
+# the training loop, the data set object included. PyTorch and Paddle start *processes* instead
+# (`num_workers` in both), which sidesteps the GIL. The batches do not go through a pipe byte by
+# byte: a worker builds each batch in shared memory, which the main process maps (in PyTorch
+# 2.13 a batch from a worker says `is_shared()`; in Paddle 3.3 `use_shared_memory=True` is the
+# `DataLoader`'s default). The price is elsewhere: processes take a while to start, and each
+# worker reads from its own copy of the data set object, so whatever a worker's `__getitem__`
+# writes into it (as `SlowDataset` notes its threads) never reaches the main process.
 #
 # The next cell times one epoch with and without workers. Timings change from run to run and
 # from machine to machine, so **the tests do not check its output** (the cell is tagged
@@ -508,7 +518,7 @@ assert np.array_equal(raw["model/0.weight"], checkpoint["model"]["0.weight"].num
 assert header["model/0.weight"]["shape"] == [16, 2]
 assert "dltutor" in header["__metadata__"]    # the structure, as JSON
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-save-tensor-list-dict", "claim-torch-load-weights-only-map-location"]
 # ### Saving a tensor, a list, a dict
 #
 # A checkpoint is a dict, but `dt.save` takes smaller things too, the way D2L's file I/O section
@@ -556,14 +566,17 @@ except ValueError as err:
 assert "model.state_dict()" in model_error and "pickle" in unpickle_error
 assert not os.path.exists(os.path.join(folder, "model-file"))      # nothing was written
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-save-zip-pickle", "claim-torch-load-weights-only-default", "claim-paddle-save-load-pickle", "claim-mge-save-load-pickle"]
 # ### Why never pickle
 #
-# `pickle.dump` (and `torch.save`, `paddle.save`, `megengine.save`, which use it) writes a
-# *program* that rebuilds your objects, and loading runs that program. Anyone who hands you such
-# a checkpoint can make it run any code they like on your machine (PyTorch 2.6 made
-# `torch.load(..., weights_only=True)` the default to limit what it rebuilds). Here is a harmless
-# example: the "weights" print a line the moment they are loaded.
+# `pickle.dump` (and `torch.save`, `paddle.save`, `megengine.save`, which use it; `torch.save`
+# puts the pickle in a zip archive beside the tensors' bytes) writes a *program* that rebuilds
+# your objects, and loading runs that program. Anyone who hands you such a checkpoint can make it
+# run any code they like on your machine. `paddle.load` and `megengine.load` run whatever the
+# file holds; PyTorch 2.6 made `weights_only=True` the default of `torch.load`, which then
+# rebuilds only tensors, containers and plain values and refuses the rest with an
+# `UnpicklingError` (`weights_only=False` runs it all again). Here is a harmless example: the
+# "weights" print a line the moment they are loaded.
 
 # %%
 class Surprise:
@@ -633,10 +646,11 @@ except TypeError as err:
 # %%
 assert dt.load(checkpoint_path)["epoch"] == epochs // 2, "the old checkpoint is intact"
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-save-nesting-limit"]
 # A checkpoint is a few levels deep (model, optimizer, plain values), so `dt.save` refuses a
-# structure nested more than 100 levels; `torch.save` pickles one ten times deeper before Python
-# gives up. The refusal comes before anything is written.
+# structure nested more than 100 levels; `torch.save` (PyTorch 2.13) pickles dicts nested about
+# 490 levels deep before Python's default recursion limit stops it with a `RecursionError`. The
+# refusal comes before anything is written.
 
 # %%
 nested = {}
@@ -682,7 +696,7 @@ assert np.array_equal(other.weight.numpy(), last.weight.numpy())
 assert np.array_equal(other.bias.numpy(), last.bias.numpy())
 assert other.weight is not last.weight, "copied values, not a shared parameter"
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-names-09", "claim-paddle-names-09", "claim-mge-names-09", "claim-torch-dataloader-generator-order", "claim-torch-dataloader-workers-processes", "claim-paddle-dataloader-workers-processes", "claim-mge-dataloader-workers-processes", "claim-torch-distributed-sampler-set-epoch", "claim-paddle-distributed-batch-sampler-set-epoch", "claim-mge-data-sampler-no-set-epoch", "claim-torch-set-num-threads", "claim-torch-save-zip-pickle", "claim-paddle-save-load-pickle", "claim-mge-save-load-pickle", "claim-paddle-load-no-map-location", "claim-mge-load-map-location", "claim-torch-load-weights-only-map-location"]
 # ## What the frameworks call it
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |

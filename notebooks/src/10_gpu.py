@@ -69,7 +69,7 @@ assert t.device == "cpu"
 device = "gpu" if dt.backend.gpu_available() else "cpu"
 print("GPU available:", dt.backend.gpu_available(), "-> this notebook computes on:", device)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-gpu-move-model-before-optimizer"]
 # The whole training loop is then written once. The model moves *before* the optimizer is made
 # (PyTorch recommends the same order): the optimizer's momentum and Adam moments are created
 # later, next to the parameters, on the same device. Each batch moves with `.to(device)`, which
@@ -400,19 +400,24 @@ assert ref() is None
 # to hand them back to the driver (for another program), call
 # `cupy.get_default_memory_pool().free_all_blocks()`.
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-amp-autocast", "claim-torch-amp-float16-limits", "claim-torch-amp-gradscaler", "claim-torch-amp-bfloat16-range", "claim-paddle-amp-auto-cast-gradscaler"]
 # ### 6. Half-precision activations: mixed precision
 #
 # A float16 (or bfloat16) value takes 2 bytes instead of 4, so computing the forward and
 # backward passes in half precision halves the activations. The big frameworks do it for you:
 # `with torch.autocast("cuda", dtype=torch.float16):` around the forward pass in PyTorch,
-# `with paddle.amp.auto_cast():` in Paddle. Two details make it work. The weights keep a
-# float32 **master copy** for the update (a small update added to a large weight vanishes in
-# float16). And float16 cannot hold very small numbers: anything below about `6e-8` becomes 0,
-# so small gradients would be lost. **Loss scaling** multiplies the loss (and so every
-# gradient) by a large factor before backward and divides it out, in float32, before the step:
-# `torch.amp.GradScaler`, `paddle.amp.GradScaler`. (bfloat16 has float32's range and needs no
-# scaling.) dltutor has no autocast, but the two facts are easy to see:
+# `with paddle.amp.auto_cast():` in Paddle (on a GPU: on the CPU, Paddle 3.3 warns that it has
+# no effect). Two details make it work. The weights keep a float32 **master copy** for the
+# update (a small update added to a large weight vanishes in float16: 1024 + 0.1 is 1024
+# there); under PyTorch's autocast the parameters simply stay float32 and each op casts what it
+# needs. And float16 cannot hold very small numbers: its smallest positive value is 2^-24,
+# about `6e-8`, and anything below half of that becomes 0, so small gradients would be lost.
+# **Loss scaling** multiplies the loss (and so every gradient) by a large factor before
+# backward and divides it out, in float32, before the step: `torch.amp.GradScaler`,
+# `paddle.amp.GradScaler`. PyTorch 2.13's starts at 2^16 = 65536; when a scaled gradient
+# overflows (inf or nan) it skips that step and halves the scale, and after 2000 steps without
+# one it doubles it (Paddle 3.3's `GradScaler` has the same defaults). (bfloat16 has float32's
+# range and needs no scaling.) dltutor has no autocast, but the two facts are easy to see:
 
 # %%
 x32 = dt.randn(128, 512)
@@ -421,7 +426,7 @@ print(f"a batch of activations: {x32.data.nbytes // 1024} KB in float32, "
       f"{x16.data.nbytes // 1024} KB in float16")
 
 small_grad = np.float32(1e-8)                 # a real, small gradient
-scale = np.float32(2 ** 16)                   # the loss scale
+scale = np.float32(2 ** 16)                   # the loss scale (GradScaler's starting value)
 survives = np.float16(small_grad * scale)     # the scaled gradient fits in float16
 print("float16 of the gradient:", np.float16(small_grad),
       "| scaled, stored in float16, unscaled in float32:", np.float32(survives) / scale)
@@ -431,16 +436,18 @@ assert x16.data.nbytes * 2 == x32.data.nbytes
 assert np.float16(small_grad) == 0                                 # lost without scaling
 assert np.isclose(np.float32(survives) / scale, small_grad, rtol=1e-2)   # kept with it
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-gpu-activation-checkpoint", "claim-paddle-gpu-recompute"]
 # ### 7. Recompute instead of store: activation checkpointing
 #
 # Backward needs the forward pass's outputs. Instead of keeping all of them, keep only one in
 # every few layers (the *checkpoints*) and, during backward, run the forward pass of one
 # segment again to get its outputs back. Memory falls from every layer's output to the
 # checkpoints plus one segment; the price is one more forward pass (roughly a third more
-# compute). PyTorch: `torch.utils.checkpoint.checkpoint(segment, x)`; Paddle:
-# `paddle.distributed.fleet.utils.recompute(segment, x)`. The arithmetic, on the measured outputs
-# of a deeper MLP (eight Linear + ReLU pairs, a batch of 128):
+# compute). PyTorch: `torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=False)`
+# (PyTorch 2.13 warns when `use_reentrant` is left out); Paddle:
+# `paddle.distributed.fleet.utils.recompute(segment, x)`. Both give the same gradients as
+# keeping everything. The arithmetic, on the measured outputs of a deeper MLP (eight Linear +
+# ReLU pairs, a batch of 128):
 
 # %%
 deep = nn.Sequential(*[module for _ in range(8) for module in (nn.Linear(512, 512), nn.ReLU())])
@@ -455,19 +462,20 @@ print(f"keep everything: {sum(per_module) / MB:.2f} MB | checkpoints + one segme
 assert len(per_module) == 16 and all(b == 128 * 512 * 4 for b in per_module)
 assert checkpoints + one_segment == sum(per_module) // 2        # 4 + 4 outputs instead of 16
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-gpu-oom-reserved-unallocated", "claim-torch-gpu-alloc-conf-expandable-segments", "claim-torch-gpu-memory-summary", "claim-paddle-gpu-allocator-flags", "claim-torch-gpu-empty-cache-other-programs", "claim-torch-names-10", "claim-paddle-names-10", "claim-mge-names-10", "claim-torch-gpu-device-context", "claim-paddle-gpu-device-guard", "claim-mge-gpu-no-device-block", "claim-torch-gpu-set-default-device", "claim-mge-gpu-no-module-to", "claim-torch-gpu-missing-error", "claim-paddle-gpu-missing-error", "claim-mge-gpu-missing-error", "claim-mge-gpu-no-graph-outside-gm", "claim-torch-gpu-grad-accumulation", "claim-paddle-gpu-grad-accumulation", "claim-mge-gpu-grad-accumulation", "claim-mge-gpu-coalesce-free-memory"]
 # ### 8. The allocator
 #
 # Frameworks keep freed GPU memory in a cache for reuse (CuPy's memory pool above). "Out of
 # memory" can then come from a cache cut into pieces too small for the next array
-# (*fragmentation*); PyTorch's error message shows it as a lot of memory "reserved but
-# unallocated". PyTorch: set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` before the
-# program starts, so cached blocks can grow instead of splitting; `torch.cuda.memory_summary()`
-# shows the cache. Paddle: `FLAGS_allocator_strategy=auto_growth` (its default) takes memory as
+# (*fragmentation*); PyTorch's out-of-memory message says how much memory is "reserved by
+# PyTorch but unallocated" and, if that is large, suggests the setting that follows. PyTorch:
+# set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` before the program starts, so cached
+# blocks can grow instead of splitting; `torch.cuda.memory_summary()` shows the cache. Paddle: `FLAGS_allocator_strategy=auto_growth` (its default) takes memory as
 # it is needed, and `FLAGS_fraction_of_gpu_memory_to_use` sets how much the older strategy
 # takes up front. CuPy: `cupy.get_default_memory_pool().set_limit(fraction=0.5)` caps the pool.
-# Emptying a cache (`torch.cuda.empty_cache()`, `free_all_blocks()`) helps *other* programs,
-# never your own next array.
+# Emptying a cache (`torch.cuda.empty_cache()`, `free_all_blocks()`) hands the memory back for
+# *other* programs; it gives your own program no more memory than it had (PyTorch's
+# documentation of `empty_cache` says so).
 #
 # ### In short
 #
@@ -482,14 +490,14 @@ assert checkpoints + one_segment == sum(per_module) // 2        # 4 + 4 outputs 
 # | --- | --- | --- | --- | --- |
 # | is a GPU there? | `dt.backend.gpu_available()` | `torch.cuda.is_available()` | `paddle.device.cuda.device_count() > 0` | `megengine.is_cuda_available()` |
 # | compute on the GPU from now on | `dt.backend.use("gpu")` | `torch.set_default_device("cuda")` | `paddle.set_device("gpu")` | `megengine.set_default_device("gpu0")` |
-# | only inside a block | `with dt.backend.use("gpu"):` | `with torch.device("cuda"):` | — | — |
+# | only inside a block | `with dt.backend.use("gpu"):` | `with torch.device("cuda"):` | `with paddle.device.device_guard("gpu"):` | — |
 # | move a model | `model.to("gpu")` | `model.to("cuda")` | `model.to("gpu")` | — (build it after `set_default_device`) |
 # | move a tensor | `t.to("gpu")` | `t.to("cuda")` | `t.cuda()` | `t.to("gpu0")` |
 # | which device | `t.device` | `t.device` | `t.place` | `t.device` |
 # | what you get without a GPU | `GPUUnavailableError` naming what is missing | `AssertionError` ("Torch not compiled with CUDA enabled") or a `RuntimeError` | `ValueError` from `paddle.set_device` | a runtime error |
 # | evaluate without a graph | `with dt.no_grad():` | `with torch.no_grad():` | `with paddle.no_grad():` | — (nothing is recorded outside `GradManager`) |
 # | accumulate gradients | `backward()` per micro-batch, one `step()` | the same | the same | `gm.backward()` per micro-batch, one `step()` |
-# | free the memory cache | `cupy.get_default_memory_pool().free_all_blocks()` | `torch.cuda.empty_cache()` | `paddle.device.cuda.empty_cache()` | — |
+# | free the memory cache | `cupy.get_default_memory_pool().free_all_blocks()` | `torch.cuda.empty_cache()` | `paddle.device.cuda.empty_cache()` | `megengine.coalesce_free_memory()` |
 #
 # ## Summary
 #

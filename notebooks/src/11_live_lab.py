@@ -85,8 +85,14 @@ assert lab.state()["layers"][1]["lr_mult"] == 1.0
 
 # %%
 def freeze_and_thaw(seed=0):
-    """A moons lab: STEPS steps, then layer "2" frozen for STEPS steps, then STEPS // 2 more."""
+    """A moons lab: STEPS steps, then layer "2" frozen for STEPS steps, then STEPS // 2 more.
+
+    `lab.grads_of_2` notes, at every step, the gradients that backward left on layer 2's
+    parameters (a step pre-hook runs between backward and the update)."""
     lab = demos.moons_mlp(seed=seed)
+    lab.grads_of_2 = []
+    lab.optimizer.register_step_pre_hook(
+        lambda opt, args, kwargs: lab.grads_of_2.append([p.grad for p in lab.model[2].parameters()]))
     lab.step(STEPS)
     lab.freeze("2")
     lab.step(STEPS)
@@ -103,9 +109,10 @@ plt.show()
 
 # %% [markdown]
 # While layer `"2"` is frozen (the shaded steps) its parameter norm is a flat line: it gets no
-# gradient, so the optimizer skips it and its weights do not change at all. The other layers
-# keep learning, and so does the network as a whole (the loss goes on falling, more slowly
-# when only two layers adapt). Unfrozen, the layer simply starts moving again.
+# gradient (its `p.grad` stays `None`, which the Recorder plots as 0), so the optimizer skips it
+# and its weights do not change at all. The other layers keep learning, and so does the network
+# as a whole (the loss goes on falling, more slowly when only two layers adapt). Unfrozen, the
+# layer simply starts moving again.
 
 # %%
 def freezing_claims_hold(lab):
@@ -116,7 +123,10 @@ def freezing_claims_hold(lab):
     assert frozen[during].all() and not frozen[:STEPS].any() and not frozen[2 * STEPS:].any()
     assert np.all(norm2[during] == norm2[STEPS])                      # flat: not one bit changed
     assert np.ptp(rec.series("param_norm", "0")[during]) > 0          # the others kept training
-    assert np.all(rec.series("grad_norm", "2")[during] == 0)          # no gradient at all
+    grads = lab.grads_of_2
+    assert all(g is None for step in grads[during] for g in step)     # no gradient at all: None
+    assert all(g is not None for step in grads[:STEPS] + grads[2 * STEPS:] for g in step)
+    assert np.all(rec.series("grad_norm", "2")[during] == 0)          # which the Recorder plots as 0
     assert norm2[-1] != norm2[2 * STEPS - 1]                           # unfrozen: it moves again
     return True
 
@@ -124,7 +134,7 @@ def freezing_claims_hold(lab):
 assert freezing_claims_hold(lab)
 assert all(freezing_claims_hold(freeze_and_thaw(seed)) for seed in range(1, 5))   # not luck
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-lab-paramattr-learning-rate"]
 # ### Raise the lr multiplier of one layer
 #
 # A layer's effective learning rate is the optimizer's lr times the layer's multiplier
@@ -280,7 +290,7 @@ assert all(clipping_story_holds(seed) for seed in range(5))
 lab = demos.moons_mlp()
 lab.show()
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-names-11", "claim-paddle-names-11", "claim-mge-names-11", "claim-torch-lab-requires-grad-freeze", "claim-paddle-lab-stop-gradient-freeze", "claim-mge-lab-freeze-by-attach", "claim-torch-lab-param-group-lr", "claim-paddle-lab-paramattr-learning-rate", "claim-mge-lab-param-group-lr", "claim-torch-lab-clip-grad", "claim-paddle-lab-grad-clip", "claim-mge-lab-clip-grad"]
 # ## What the frameworks call it
 #
 # | idea | dltutor lab | dltutor engine | PyTorch | Paddle | MegEngine |

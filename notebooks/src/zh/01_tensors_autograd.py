@@ -21,8 +21,8 @@
 # %% [markdown] en="f7041fd3"
 # `dt.tensor` 会**复制**数据：之后修改 NumPy 数组不会改变张量。（`t.numpy()` 则是反方向的：在 CPU 上它与张量共享内存。）
 
-# %% [markdown] en="85286dda"
-# 数据类型为什么重要：层的参数是 `float32`，而一个 `float64` 的输入会让整个计算都变成 `float64`，既更慢，内存也翻倍。dltutor 会默默地把结果提升为 float64；PyTorch 则拒绝在一个层里混用两者（`RuntimeError: mat1 and mat2 must have the same dtype`，`tools/crosscheck_pytorch.py` 记录了这一点）。无论哪种情况，都请在创建张量时把数据转换一次。
+# %% [markdown] en="2dccb9a1"
+# 数据类型为什么重要：层的参数是 `float32`，而一个 `float64` 的输入会让整个计算都变成 `float64`，既更慢，内存也翻倍。dltutor 会默默地把结果提升为 float64；PyTorch 2.13 则拒绝在一个层里混用两者（`RuntimeError: mat1 and mat2 must have the same dtype`；`tests/frameworks/test_ch00_welcome.py` 实际运行了这一点）。无论哪种情况，都请在创建张量时把数据转换一次。
 
 # %% [markdown] en="22b65f5c"
 # 随机张量都来自同一个生成器，`dt.manual_seed(seed)` 会重置它：
@@ -74,8 +74,8 @@
 #
 # `a @ b`（或 `dt.matmul(a, b)`）把**最后两个轴**当作矩阵相乘。它们之前的每个轴都是批量轴，批量轴像 NumPy 那样广播。对于三维的 `a` 和一个矩阵 `b`，`a` 中的 2 个矩阵各自与 `b` 相乘：
 
-# %% [markdown] en="19cc1e8e"
-# Paddle 1.x 还有 `fluid.layers.mul(x, y, x_num_col_dims=1, y_num_col_dims=1)`，它的做法不同：先把**两个输入都展平成二维**，再做一次普通的矩阵乘法。`x` 的前 `x_num_col_dims` 个轴成为行，其余所有轴成为列（`y` 按 `y_num_col_dims` 同样处理）；结果取 `x` 的行轴和 `y` 的列轴。下面在 dltutor 中用几行 reshape 和 `@` 实现它（梯度可以穿过两者）：
+# %% [markdown] en="37a6a754"
+# Paddle 1.x 还有 `fluid.layers.mul(x, y, x_num_col_dims=1, y_num_col_dims=1)`，它的做法不同：先把**两个输入都展平成二维**，再做一次普通的矩阵乘法。`x` 的前 `x_num_col_dims` 个轴成为行，其余所有轴成为列（`y` 按 `y_num_col_dims` 同样处理）；结果取 `x` 的行轴和 `y` 的列轴。（Paddle 3.3 仍然可以运行同一个算子，即 `paddle._legacy_C_ops.mul`；`tests/frameworks/test_ch01_tensors.py` 用它核对了下面的结果。）下面在 dltutor 中用几行 reshape 和 `@` 实现它（梯度可以穿过两者）：
 
 # %% [markdown] en="1e6bc91f"
 # **两者一致的情况。** 当右边的操作数只是一个矩阵时，`a` 的批量轴不过是更多的行：把 2 × 3 行堆成一个 (6, 4) 的矩阵，乘一次再变形回去，结果与批量乘法完全相同。（`Linear` 层处理三维输入时做的也是这件事。）
@@ -83,8 +83,8 @@
 # %% [markdown] en="322b5810"
 # **只有批量矩阵乘法能做的事。** 当*两个*操作数都有批量轴时，matmul 会把它们配对，并广播大小为 1 的轴。这里 `a2` 包含 2 × 1 个矩阵，`b2` 包含 5 个：结果包含全部 2 × 5 个乘积。先展平再相乘就没有“一批右侧矩阵”的概念：它会把 `b2` 压成一个大矩阵。
 
-# %% [markdown] en="8f9099ef"
-# **两者不一致的情况。** 使用默认的 `x_num_col_dims=1` 时，`mul` 只把第一个轴当作行，其余全部展平成列：`a` 中的 2 个样本各自变成一行 3 × 4 = 12 个数。所以用一个 (12, 5) 的矩阵做 `mul(a, W)`，会一次性对 `a` 的*两个*尾部轴求和（Paddle 的全连接层处理图像特征时就是这样），而 `a @ W` 会把每个样本的 3 × 4 矩阵与 `W` 相乘，并因为 4 不等于 12 而失败。反过来，对于 (4, 5) 的矩阵 `b`，`a @ b` 可以运行，默认的 `mul(a, b)` 却会失败。
+# %% [markdown] en="06f8d13d"
+# **两者不一致的情况。** 使用默认的 `x_num_col_dims=1` 时，`mul` 只把第一个轴当作行，其余全部展平成列：`a` 中的 2 个样本各自变成一行 3 × 4 = 12 个数。所以用一个 (12, 5) 的矩阵做 `mul(a, W)`，会一次性对 `a` 的*两个*尾部轴求和（Paddle 的全连接层 `fc` 处理图像特征时就是这样，1.x 如此，Paddle 3.3 的 `paddle.static.nn.fc` 也仍然如此），而 `a @ W` 会把每个样本的 3 × 4 矩阵与 `W` 相乘，并因为 4 不等于 12 而失败。反过来，对于 (4, 5) 的矩阵 `b`，`a @ b` 可以运行，默认的 `mul(a, b)` 却会失败。
 
 # %% [markdown] en="9294ad9d"
 # | | 批量 `matmul`（`a @ b`） | 先展平再相乘（`mul`） |

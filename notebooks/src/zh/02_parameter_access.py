@@ -58,8 +58,8 @@
 # %% [markdown] en="795be88d"
 # `dt.diagnose.summary(net)` 把这些都放进一张表：每个名字及其形状、元素个数、数据类型、是否参与训练，以及它的逐参数设置；表下面是合计。（`dt.diagnose` 是本套件回答参数相关问题的工具箱。如果再给出优化器，`summary(net, opt)` 还会加上每个参数所在的参数组和学习率；第 05 章和第 07 章就是这样用的。）
 
-# %% [markdown] en="cc7b5be4"
-# `summary` 是 dltutor 自己的工具（PyTorch 没有这样的函数；Paddle 有 `paddle.summary`）。它显示的内容，用几行代码就能原样搬到 PyTorch（把 `dt` 换成 `torch`）：下面的循环只用到了 `named_parameters()`、`shape`、`numel()` 和 `requires_grad`。
+# %% [markdown] en="6257172c"
+# `summary` 是 dltutor 自己的工具（PyTorch 没有这样的函数；Paddle 有 `paddle.summary`，按层列表，MegEngine 有 `megengine.utils.module_stats.module_stats`）。它显示的内容，用几行代码就能原样搬到 PyTorch（把 `dt` 换成 `torch`）：下面的循环只用到了 `named_parameters()`、`shape`、`numel()` 和 `requires_grad`。
 
 # %% [markdown] en="58420ed6"
 # ## 嵌套块的参数
@@ -77,12 +77,12 @@
 #
 # 注意区分位置和名字。位置 1 是名为 `block 1` 的子模块；`'block 0.0.bias'` 是位置 0 的偏置，是另一层，数值也不同。（这道练习的某些版本拿 `rgnet[0][1][0].bias` 和 `'block 0.0.bias'` 比较；它们不是同一个参数。）
 
-# %% [markdown] en="3d0b37b8"
+# %% [markdown] en="523f065e"
 # ## 导出某一层的权重
 #
 # 有时你只想要模型的一部分，例如最后一层的权重和偏置，好在另一个模型中复用。`net[2].state_dict()` 恰好就是这一部分，把它保存下来：`dt.save(net[2].state_dict(), path)`。
 #
-# dltutor 写的是 **safetensors** 文件：若干数组，加上一个说明每个数组的名字、数据类型和形状的小 JSON 头。加载这样的文件只可能得到数组；而 pickle（`torch.save` 默认写的格式）在加载时会运行代码。我们写到一个临时文件夹里，所以不会留下任何东西。
+# dltutor 写的是 **safetensors** 文件：若干数组，加上一个说明每个数组的名字、数据类型和形状的小 JSON 头。加载这样的文件只可能得到数组；而 pickle（`torch.save` 写的格式）在加载时可以运行代码（PyTorch 2.13 的 `torch.load` 会拒绝这样做，除非你传入 `weights_only=False`）。我们写到一个临时文件夹里，所以不会留下任何东西。
 
 # %% [markdown] en="4769d487"
 # 任何 safetensors 读取器都能打开这个文件。下面是 NumPy 的读取器在里面找到的东西：两个数组，用的是这一层给它们起的名字。
@@ -99,13 +99,13 @@
 # %% [markdown] en="39cbe7fe"
 # 失败的加载**什么都不改变**。在 `Linear(4, 1)` 中，偏置（形状 (1,)）是合适的，但权重不合适，于是整个加载被拒绝：偏置保持原来的值，而不是被加载了一半。
 
-# %% [markdown] en="4de6ddc9"
-# **这里 dltutor 与 PyTorch 不同。** PyTorch 的 `load_state_dict` 会*边走边*复制每个合适的条目，到最后才报错，所以在同样的错误之后，PyTorch 的偏置已经是文件里的值了：这一层一半是新的、一半是旧的，而且没有任何提示告诉你是哪一半。（已用 PyTorch 2.x 验证。）下面的函数在数组的副本上做了 PyTorch 的循环所做的事：
+# %% [markdown] en="6c0c90be"
+# **这里 dltutor 与 PyTorch 不同。** PyTorch 的 `load_state_dict` 会*边走边*复制每个合适的条目，到最后才报错，所以在同样的错误之后，PyTorch 的偏置已经是文件里的值了：这一层一半是新的、一半是旧的，而且没有任何提示告诉你是哪一半。这一点不在这里计算（本套件里没有 PyTorch）：`tests/frameworks/test_ch02_access.py` 在 PyTorch 2.13 中运行了完全相同的情形——让一个 `Linear(4, 1)` 加载 `Linear(8, 1)` 的状态字典——并检查它抛出指明 `size mismatch for weight` 的 `RuntimeError`，而此后偏置已是文件里的值、权重仍是旧值。下面把 dltutor 的 `small` 在加载被拒绝之后的状态与文件并排列出：
 
 # %% [markdown] en="476d336b"
 # 清理临时文件夹：
 
-# %% [markdown] en="3d598d05"
+# %% [markdown] en="04f503c1"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -117,7 +117,7 @@
 # | 名字和值 | `named_parameters()` | `named_parameters()` | `named_parameters()` | `named_parameters()` |
 # | 按名字取一个参数 | `net.get_parameter("2.bias")` | `net.get_parameter("2.bias")` | `net.state_dict()["2.bias"]` | `net.state_dict()[name]` |
 # | 添加一个有名字的子模块 | `add_module("block 0", m)` | `add_module("block 0", m)` | `add_sublayer("block 0", m)` | 赋值给一个属性 |
-# | 参数一览表 | `dt.diagnose.summary(net)` | — | `paddle.summary(net, input_size)` | — |
+# | 参数一览表 | `dt.diagnose.summary(net)` | — | `paddle.summary(net, input_size)` | `megengine.utils.module_stats.module_stats(net, input_shapes=...)` |
 # | 保存某一层 | `dt.save(net[2].state_dict(), path)`（safetensors） | `torch.save(net[2].state_dict(), path)`（pickle） | `paddle.save(net[2].state_dict(), path)`（1.x：`fluid.io.save_vars`） | `mge.save(net[2].state_dict(), path)` |
 # | 加载它 | `layer.load_state_dict(dt.load(path))` | `layer.load_state_dict(torch.load(path))` | `layer.set_state_dict(paddle.load(path))`（1.x：`fluid.io.load_vars`） | `layer.load_state_dict(mge.load(path))` |
 #

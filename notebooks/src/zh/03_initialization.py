@@ -89,10 +89,10 @@
 # %% [markdown] en="238ba8a1"
 # 另一种做法，对复杂的规则往往更简单：用 NumPy 算出这些值，再用 `init.assign_`（Paddle 的 `Assign` 初始化器）复制进去。
 
-# %% [markdown] en="16e6c9c8"
-# **读过 Paddle 版 D2L 吗？** 它在这一节的代码运行起来不报错，却什么都没改变，原因有两个，在任何框架中都值得了解：
+# %% [markdown] en="8d97eed8"
+# **读过 Paddle 版 D2L 吗？** 它在这一节的代码其实什么都没有初始化。在 Paddle 3.3 中，它的两个函数甚至会因 `TypeError` 而中断（`paddle.zeros(m.bias)`：参数不是形状；`m *= h`：float32 张量乘以布尔掩码）；即使把这两行改好，它们仍然什么都不会改变，原因有两个，在任何框架中都值得了解：
 #
-# * 单独一行 `paddle.nn.initializer.Normal(mean=0.0, std=0.01)` 只是*创建*了一个初始化器对象，然后就把它扔掉了。初始化器只有在被用于某个参数（`Normal(0.0, 0.01)(m.weight)`）或交给某一层（`weight_attr=ParamAttr(initializer=...)`）时才会起作用。`paddle.zeros(m.bias)` 也一样：它只是创建了一个新张量。（`XavierUniform(m.weight, -10, 10)` 甚至把权重当作 `fan_in` 传了进去；dltutor 会拒绝，Paddle 不会。）
+# * 单独一行 `paddle.nn.initializer.Normal(mean=0.0, std=0.01)` 只是*创建*了一个初始化器对象，然后就把它扔掉了。初始化器只有在被用于某个参数（`Normal(0.0, 0.01)(m.weight)`）或交给某一层（`weight_attr=ParamAttr(initializer=...)`）时才会起作用。`paddle.zeros(...)` 同样只会创建一个新张量。（`XavierUniform(m.weight, -10, 10)` 甚至把权重当作 `fan_in`、把 -10 当作 `fan_out`、把 10 当作 `gain` 传了进去；dltutor 会拒绝，Paddle 3.3 则照样创建这个对象。）
 # * `m = paddle.to_tensor(m.weight)` 之后再 `m *= h`，乘的是一个**副本**：名字 `m` 现在指向一个新张量，层的权重没有被动过。要修改参数本身：在 Paddle 中用 `m.weight.set_value(m.weight * h)`，在这里用 `no_grad()` 中的原地修改。
 #
 # dltutor 也有同样的初始化器对象（`init.Normal`、`init.Uniform` 等，参数与 Paddle 相同），所以这两个错误都可以在这里演示：
@@ -140,10 +140,10 @@
 # %% [markdown] en="6bac0046"
 # 形状不对的表会被拒绝，报错信息中会给出两个形状（这里是 3 列，而文件是 4 列）：
 
-# %% [markdown] en="25fe0227"
+# %% [markdown] en="143ca808"
 # ## 修改全连接层的权重和偏置
 #
-# Paddle 在创建层时用一个 `ParamAttr` 来设置它的参数：`paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)` 的意思是“从 N(0, 0.02²) 开始，学习速度是优化器学习率的两倍”。在 dltutor 中，同样的设置是参数的普通属性，在创建层之后设置：
+# Paddle 在创建层时用一个 `ParamAttr` 来设置它的参数：`paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)` 的意思是“从 N(0, 0.02²) 开始，学习速度是优化器学习率的两倍”——前提是优化器拿到的是一个扁平的参数列表。如果参数放在参数组里（`parameters=[{"params": ...}]`），Paddle 3.3 会用参数组的 `learning_rate`（参数组没给时为 1.0）替换 `ParamAttr` 的学习率，用参数组的 `weight_decay` 替换它的正则化器；而 dltutor 的 `lr_mult` 在参数组里照样有效（见第 05、06 章）。在 dltutor 中，同样的设置是参数的普通属性，在创建层之后设置：
 #
 # | Paddle `ParamAttr(...)` | dltutor |
 # | --- | --- |
@@ -177,10 +177,10 @@
 # %% [markdown] en="ff822963"
 # 在那之前，任何需要参数值或形状的操作都会被拒绝，报错信息会告诉你该怎么做：读取形状、数参数个数、初始化器、保存。
 
-# %% [markdown] en="75754fae"
-# 所以，在用自己的方式初始化一个延迟网络（像上面那样用 `apply`）**之前**，先让一个批量通过它。参数被创建时会保持自己的身份，所以在第一个批量之前建好的优化器仍会更新它们（PyTorch 也允许这样），把状态字典加载到延迟网络中会按加载的形状创建参数。有一点要注意，PyTorch 也一样：延迟层在第一个批量时才抽取随机值，晚于所有普通层，所以同一个种子下，带延迟层的网络与完整写出来的同一个网络的初始值不同。
+# %% [markdown] en="f066019c"
+# 所以，在用自己的方式初始化一个延迟网络（像上面那样用 `apply`）**之前**，也在创建它的优化器之前，先让一个批量通过它：PyTorch 的文档规定的就是这个顺序（先“试运行”，再建优化器）。在 dltutor 中，参数被创建时会保持自己的身份，所以在第一个批量之前建好的优化器仍会更新它们。在 PyTorch 2.13 中，`SGD` 和 `Adam` 也能这样用，但 `Adagrad` 在构造函数里就要读取每个参数，遇到未初始化的参数会抛出 `ValueError`；按文档的顺序做才稳妥。把状态字典加载到延迟网络中会按加载的形状创建参数（PyTorch 也是如此）。有一点要注意，PyTorch 也一样：延迟层在第一个批量时才抽取随机值，晚于所有普通层，所以同一个种子下，带延迟层的网络与完整写出来的同一个网络的初始值不同。
 
-# %% [markdown] en="69483fc7"
+# %% [markdown] en="e0dd6c70"
 # ## 为什么初始化很重要
 #
 # 这里是上面每个公式背后的道理。Linear 层把 `fan_in` 个乘积加起来，所以（对于相互独立、均值为零的值）
@@ -188,7 +188,7 @@
 # $$\mathrm{Var}(\text{output}) = \text{fan}_\text{in}\cdot\mathrm{Var}(w)\cdot
 # \mathbb{E}[\text{input}^2].$$
 #
-# 要让信号以同样的大小传下去，$\mathrm{Var}(w)$ 必须约为 $1/\text{fan}_\text{in}$，再乘上一个修正激活函数影响的系数——**增益**（gain）。ReLU 把一半输入清零，使 $\mathbb{E}[x^2]$ 减半，所以 ReLU 层需要两倍的方差：增益 $\sqrt 2$（Kaiming/He）。tanh 会压缩大的值；它的增益是 $5/3$。Xavier（Glorot）使用 `fan_in` 和 `fan_out` 的平均值，这个折中也让反向传播（其中扇入和扇出的角色互换）保持在合适的范围内。`init.calculate_gain` 中有这张表：
+# 要让信号以同样的大小传下去，$\mathrm{Var}(w)$ 必须约为 $1/\text{fan}_\text{in}$，再乘上一个修正激活函数影响的系数——**增益**（gain）。ReLU 把一半输入清零，使 $\mathbb{E}[x^2]$ 减半，所以 ReLU 层需要两倍的方差：增益 $\sqrt 2$（Kaiming/He）。tanh 会压缩大的值；它的增益是 $5/3$。Xavier（Glorot）使用 `fan_in` 和 `fan_out` 的平均值，这个折中也让反向传播（其中扇入和扇出的角色互换）保持在合适的范围内。`init.calculate_gain` 中有这张表（数值与 PyTorch 的 `nn.init.calculate_gain` 相同）：
 
 # %% [markdown] en="23fcc873"
 # 现在做实验。一个由 15 个块组成的网络，每个块是一个宽度为 64 的 Linear 层加一个激活函数，输入是一个 128 个样本、标准差为 1 的批量。对每个块我们测量
@@ -214,7 +214,7 @@
 # %% [markdown] en="a57ead0a"
 # **在 PyTorch 中做同样的测量。** `plot.layer_statistics` 是本套件的工具（它调用 `dltutor.stats.activation_stats` 和 `gradient_stats`）。它的核心是在每个块上挂一个前向钩子，记下该块输出的标准差；这几行代码把 `dt` 换成 `torch` 就能原样在 PyTorch 中运行（`correction=0` 表示除以 n，与本套件的统计相同）：
 
-# %% [markdown] en="993ecf11"
+# %% [markdown] en="28662a10"
 # 最后两点说明。第一，这些结论说的是训练的**开始**；归一化层（BatchNorm、LayerNorm）和残差连接会让深层网络对它不那么敏感——那是另一个话题。第二，Linear 层的默认初始化对这些笔记本中的浅层网络已经足够，但对于很深的堆叠，请选择与激活函数匹配的初始化器。
 #
 # ## 各框架中的叫法
@@ -231,11 +231,11 @@
 # | 修改某些元素 | `with dt.no_grad(): p[0, 0] = 42` | `with torch.no_grad(): p[0, 0] = 42` | `p.set_value(...)` | — |
 # | 预训练的嵌入 | `nn.Embedding.from_pretrained(a)`（冻结）、`nn.Embedding(n, d, weight_init=init.Assign(a))` | `nn.Embedding.from_pretrained(t)`（冻结） | `nn.Embedding(..., weight_attr=ParamAttr(initializer=Assign(a)))` | `M.Embedding.from_pretrained(t)`（冻结） |
 # | 给某一层指定初始化器 | `nn.Linear(4, 8, weight_init=init.Normal(0.0, 0.02))` | 创建后 `init.normal_(layer.weight, 0.0, 0.02)` | `nn.Linear(4, 8, weight_attr=ParamAttr(initializer=Normal(0.0, 0.02)))` | 创建后 `M.init.normal_(layer.weight, 0, 0.02)` |
-# | 逐参数学习率 | `p.lr_mult = 2.0` | 一个有自己 `lr` 的参数组 | `ParamAttr(learning_rate=2.0)` | 一个有自己 `lr` 的参数组 |
+# | 逐参数学习率 | `p.lr_mult = 2.0` | 一个有自己 `lr` 的参数组 | `ParamAttr(learning_rate=2.0)`（扁平的参数列表） | 一个有自己 `lr` 的参数组 |
 # | Linear 权重的布局 | `(out, in)` | `(out, in)` | `(in, out)` | `(out, in)` |
 # | 由第一个批量决定输入大小 | `nn.LazyLinear(out)`、`nn.LazyConv2d(out, k)` | `nn.LazyLinear(out)`、`nn.LazyConv2d(out, k)` | —（给出 `in_features`） | —（给出 `in_features`） |
 #
-# 在 Paddle 中，初始化器是一个对象，在创建层时通过 `weight_attr=ParamAttr(initializer=...)` 交给它；把它用在已有的参数上也可以（`Normal(0.0, 0.01)(layer.weight)`）。PyTorch 和 MegEngine 用的是原地修改已有张量的函数，这些章节也一样。dltutor 也有 Paddle 的这些对象，所以 Paddle FAQ 的回答（“给这一层指定它自己的初始化器和学习率”“加载我的词向量”）可以逐行翻译过来；每个对象都调用同名的函数：
+# 在 Paddle 中，初始化器是一个对象，在创建层时通过 `weight_attr=ParamAttr(initializer=...)` 交给它；把它用在已有的参数上也可以（`Normal(0.0, 0.01)(layer.weight)`）。PyTorch 和 MegEngine 用的是原地修改已有张量的函数，这些章节也一样。dltutor 也有 Paddle 的这些对象，所以给某一层指定自己的初始化器和学习率、或者加载词向量的 Paddle 代码，都可以逐行翻译过来；每个对象都调用同名的函数：
 
 # %% [markdown] en="a01adda2"
 # ## 小结

@@ -29,10 +29,10 @@
 #
 # 为了证明这一点，构建一个**不共享**的孪生网络：同样的结构，在位置 2 和 4 放两个*独立的* 8 × 8 层，并加载共享网络的值。共享网络的状态字典以两个名字 `2.weight` 和 `4.weight` 列出共享的权重（下面会细说），所以 `load_state_dict` 会用同样的数填满这两个独立的层。
 
-# %% [markdown] en="5337771d"
-# 每次使用贡献的东西都不同（两层处在不同的深度），共享参数得到的是它们的和。
+# %% [markdown] en="23870db6"
+# 每次使用贡献的东西都不同（两层处在不同的深度），共享参数得到的是它们的和。对同样的共享网络，PyTorch 2.13 给出同样的和。
 #
-# 挂在共享参数上的**钩子**会在它的梯度准备好时运行。它只触发**一次**，得到的是总和，而不是每次使用各触发一次：
+# 挂在共享参数上的**钩子**会在它的梯度准备好时运行。它只触发**一次**，得到的是总和，而不是每次使用各触发一次（在 PyTorch 2.13 中也是如此）：
 
 # %% [markdown] en="b4e0ff12"
 # ## 多个特征共用一张嵌入表
@@ -42,11 +42,11 @@
 # %% [markdown] en="dda39bd9"
 # 用户 0 和 1 在两列中都出现了，所以它们的行从每一列各得到一份贡献；用户 4 哪里都没出现，它的行得到零。和前面一样，与保存相同数值的两张独立的表比较一下：
 
-# %% [markdown] en="f9f483cc"
-# 如果两次查找必须是独立的模块——比如别人的模型里已经有两个 `nn.Embedding` 层——那就事后把一个的权重赋给另一个来绑定它们。这是最接近 Paddle “同名即同一参数”的做法：
+# %% [markdown] en="60b231f7"
+# 如果两次查找必须是独立的模块——比如别人的模型里已经有两个 `nn.Embedding` 层——那就事后把一个的权重赋给另一个来绑定它们（同样这一行在 PyTorch 和 Paddle 的动态图中也适用）。这是最接近 Paddle “同名即同一参数”的做法：
 
-# %% [markdown] en="c605dd0d"
-# **Paddle 的名字，对照来看。** 在 Paddle 的*静态*图中，参数**就是**它的名字：每个用 `ParamAttr(name="shared_emb")` 构建的层，都读写程序中那一个同名变量。在 Paddle 的*动态*图（Paddle 2.0 起的默认模式）、PyTorch 和 dltutor 中，参数是一个**对象**，名字只是个标签：在那里给两层同样的 `ParamAttr(name=...)`，会得到两张独立的表（Paddle 的维护者在 Paddle issue 69497 中说明了这一点）。应该共享对象。
+# %% [markdown] en="89996d3e"
+# **Paddle 的名字，对照来看。** 在 Paddle 的*静态*图中，参数**就是**它的名字：每个用 `ParamAttr(name="shared_emb")` 构建的层，都读写程序中那一个同名变量（Paddle 3.3 仍然以它的旧版程序格式、在 `paddle.pir_utils.OldIrGuard()` 中运行这个层）。在 Paddle 的*动态*图（它的默认模式）、PyTorch 和 dltutor 中，参数是一个**对象**，名字只是个标签（见 Paddle issue 69497）。Paddle 3.3 甚至会拒绝第二个使用相同 `ParamAttr(name=...)` 的层：`ValueError: parameter name [shared_emb] have be been used. In dygraph mode, the name of parameter can't be same.` 应该共享对象。
 #
 # | | Paddle 静态图 | Paddle 动态图、PyTorch、dltutor |
 # | --- | --- | --- |
@@ -57,14 +57,16 @@
 #
 # 第三行在两种情况下都会坑人：只绑定两个 `Linear` 层的权重，会留下两个偏置。
 
-# %% [markdown] en="9634b132"
+# %% [markdown] en="a029e383"
 # ## 共享参数怎样列出和存储
 #
 # 共享参数是**一个**对象、**多个**名字。每种列出参数的方式各有选择：
 #
 # * `parameters()` 和 `named_parameters()` 每个对象只列**一次**（用最先到达它的那个名字）。这正是交给优化器的东西：列了两次的参数每步会被更新两次。
 # * `named_parameters(remove_duplicate=False)` 列出每个名字。
-# * `state_dict()` 也列出每个名字（与 PyTorch 相同），这样无论怎样绑定，键总是与网络的结构一致。
+# * `state_dict()` 也列出每个名字，这样无论怎样绑定，键总是与网络的结构一致。
+#
+# PyTorch 2.13 做出同样的三种选择，名字也相同。
 
 # %% [markdown] en="066ddbaa"
 # `dt.diagnose.ties` 列出共享同一个对象的各组名字，`summary` 会标出它们，并在合计中每个参数只计一次：
@@ -78,8 +80,8 @@
 # %% [markdown] en="33702fac"
 # **这里 dltutor 与 PyTorch 不同。** 状态字典中，共享参数的每个名字各有一个键，所以它可以为同一个对象保存两个*不同*的值（手工编辑过，或由两个检查点合并而来）。这时没有正确答案，dltutor 拒绝加载并指出两个键；什么都不改变：
 
-# %% [markdown] en="0990f58e"
-# PyTorch 会把这些键依次复制到同一个共享张量中，所以**最后一个键生效**，另一个值一声不响地丢失了。（已用 PyTorch 2.x 验证。）下面在一个两个名字都指向的 NumPy 数组上，按同样的顺序操作：
+# %% [markdown] en="946839f2"
+# PyTorch 2.13 会一声不响地加载同一个字典。它的 `load_state_dict` 按模块逐个遍历网络，把每个模块的键复制到该模块的参数中，于是两个键都落到同一个共享张量里，网络**最后**到达的那个名字生效：这里是 `4.weight`，与键在字典中的顺序无关。`2.weight` 下的值就丢失了。本笔记本不运行 PyTorch；`tests/frameworks/test_ch04_tying.py` 在 PyTorch 2.13 中把这样的字典加载进这个共享网络，并检查了这一点。
 
 # %% [markdown] en="c96b803f"
 # 把同一个文件加载到**不共享**的结构中，你会在两个独立的层中得到相等的值——是副本，而不是共享。第一步训练就会让它们分开：
@@ -107,7 +109,7 @@
 # * **每个位置做同样的变换。** 共享意味着“这些步骤应该做同样的事”。循环神经网络在每个时间步使用同一个单元；卷积在图像的每个位置使用同一个小卷积核。两者都是权重共享，也正因如此，这些网络能处理任意长度的序列和任意尺寸的图像。
 # * **绑定输入和输出嵌入。** 语言模型在形状为 `(vocab, dim)` 的嵌入表中查找词，最后用一个 `dim -> vocab` 的 Linear 层给每个词打分，其权重形状同样是 `(vocab, dim)`。两处共用一个矩阵，就省掉了 `vocab × dim` 个参数，这往往是模型中最大的矩阵；Press 和 Wolf（2017）发现这通常还会让模型更好，例如 GPT-2 就是这样构建的。
 
-# %% [markdown] en="a8af184d"
+# %% [markdown] en="44a349d2"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -117,8 +119,8 @@
 # | 检查共享 | `p is q`、`dt.diagnose.ties(net)` | `p is q` | `p is q` | `p is q` |
 # | 共享参数的梯度 | 各处使用之和 | 相同 | 相同 | 相同 |
 # | 每个参数只列一次 | `net.parameters()` | `net.parameters()` | `net.parameters()` | `net.parameters()` |
-# | 列出每个别名 | `named_parameters(remove_duplicate=False)` | `named_parameters(remove_duplicate=False)` | — | — |
-# | 文件 | safetensors，每个别名都存储 | `torch.save`：pickle，共享存储只存一次 | `paddle.save`：pickle | `mge.save`：pickle |
+# | 列出每个别名 | `named_parameters(remove_duplicate=False)` | `named_parameters(remove_duplicate=False)` | `named_parameters(remove_duplicate=False)` | — |
+# | 文件 | safetensors，每个别名都存储 | `torch.save`：一个装着 pickle 的 zip，共享存储只存一次 | `paddle.save`：pickle | `mge.save`：pickle |
 # | 加载会保留共享吗？ | 会，值被原地复制 | 会（`load_state_dict` 原地复制） | 会（`set_state_dict` 原地复制） | 会 |
 #
 # ## 小结
@@ -137,8 +139,8 @@
 # %% [markdown] en="422a1f2b"
 # **1.** 在共享网络 `net` 中，给共享层设置学习率倍数 0.5。通过哪个名字设置，`net[2]` 还是 `net[4]`，有没有区别（`matters_which_name`：True 或 False）？用 `dt.diagnose.explain_lr` 检查。
 
-# %% [markdown] en="a98cbf42"
-# **2.** 修改 `tied` 的状态字典，让 `"2.weight"` 和 `"4.weight"` 保存*不同*的值，然后加载它。在 dltutor 中会发生什么？把错误的类保存在 `tie_load_error` 中。（PyTorch 的行为在“共享参数怎样列出和存储”一节中：最后一个键悄悄生效。）
+# %% [markdown] en="ff15dc3a"
+# **2.** 修改 `tied` 的状态字典，让 `"2.weight"` 和 `"4.weight"` 保存*不同*的值，然后加载它。在 dltutor 中会发生什么？把错误的类保存在 `tie_load_error` 中。（PyTorch 的行为在“共享参数怎样列出和存储”一节中：网络最后到达的名字 `4.weight` 悄悄生效。）
 
 # %% [markdown] en="b5e4e0e8"
 # **3.** 自编码器的解码器常常使用编码器权重的*转置*。对 `enc = nn.Linear(4, 6)` 和 `dec = nn.Linear(6, 4)`，给出两个权重的形状（`shapes`）。为什么不能直接赋值 `dec.weight = enc.weight`？

@@ -84,13 +84,15 @@
 # %% [markdown] en="2f08e12c"
 # 第 07 章会详细比较各种冻结方法（requires_grad、学习率 0、`lr_mult = 0`、`detach`）。
 
-# %% [markdown] en="414dfd3a"
+# %% [markdown] en="a2fbdf89"
 # ## 优化器的设置与参数的设置
 #
 # Paddle 允许你把设置附加在参数本身上（它的 `ParamAttr`）。dltutor 把这些设置作为每个 `Parameter` 的属性；其中两个决定优化器怎样对待它：
 #
 # * `p.lr_mult`：一个**倍数**。这个参数实际得到的学习率是 `组的学习率 × p.lr_mult`（默认 1.0；0 会冻结它）。
-# * `p.regularizer`：一个 `optim.L2Decay(c)` 或 `optim.L1Decay(c)`。对这个参数，它**取代**优化器的 `weight_decay`。没有设置的参数保留优化器的。
+# * `p.regularizer`：一个 `optim.L2Decay(c)` 或 `optim.L1Decay(c)`。对这个参数，它**取代**优化器（或它所在组）的 `weight_decay`。没有设置的参数保留那个值。
+#
+# 在 Paddle 中，这些规则只对**扁平的**参数列表（`parameters=model.parameters()`）成立：在那里，参数的学习率是优化器的学习率 × 它的 `ParamAttr` 学习率，`ParamAttr` 的正则化项取代优化器的 `weight_decay`。**Paddle 的参数组会把这两者都覆盖掉**：Paddle 3.3 在添加一个组时，把每个参数的学习率设为该组的 `learning_rate`（组里没有给出时为 1.0），把它的正则化项设为该组的权重衰减（组里没有给出时取优化器的）。dltutor 在任何组里都保留参数自己的设置；本节末尾会说明 Paddle 对下面这个例子会怎么做。
 #
 # 所以优化器（和参数组）规定一般规则，参数可以覆盖它。下面：全连接组的学习率为 0.01、权重衰减为 0.01；`fc1.weight` 把学习率加倍，并用 L1 惩罚代替该组的 L2 衰减。
 
@@ -101,6 +103,9 @@
 # * `fc1.bias`：  `b_new = b - 0.01 * (g + 0.01 * b)`                 （该组的 L2）
 #
 # （这一步不会改变 `p.grad`：优化器把惩罚项加到它自己的副本上。）
+
+# %% [markdown] en="f1ca682d"
+# **在这里，Paddle 对 `fc1.weight` 走的是另一步。** 在 Paddle 3.3 中搭建同样的设置：`fc1.weight` 用 `ParamAttr(learning_rate=2.0, regularizer=L1Decay(0.001))` 创建，全连接层放在一个 `"learning_rate": 0.2` 的组里（0.2 × 0.05 = 0.01），优化器设 `weight_decay=0.01`。添加这个组时，这个权重的两项设置都被覆盖（`optimize_attr` 变成 `{'learning_rate': 0.2}`，正则化项变成 `L2Decay(0.01)`），所以 Paddle 让它和 `fc1.bias` 完全一样地移动：`w_new = w - 0.01 * (g + 0.01 * w)`，而不是上面那一步。在 Paddle 中要给某个参数单独的设置，就把它单独放进一个组：`{"params": [fc1.weight], "learning_rate": 0.4, "weight_decay": L1Decay(0.001)}`（组的 `weight_decay` 可以是一个正则化项对象）。`tests/frameworks/test_ch05_optimizers.py` 在 Paddle 中检查了这两步。
 
 # %% [markdown] en="c65a9279"
 # **PyTorch 没有 `lr_mult`**（也没有逐参数的正则化项）。在那里，有自己学习率的参数要单独成为一组：`{"params": [fc1.weight], "lr": 0.01 * 2}`。两种方式走的是同一步；用同一个种子建两个网络，在同一个批量上走一步：
@@ -124,8 +129,8 @@
 # %% [markdown] en="77ae8697"
 # 可移植的修正办法是：先按结构化名字做一次决定，再把 Paddle 将会看到的名字组成集合交给它：`decay = {p.name for n, p in model.named_parameters() if not n.endswith("bias")}`，以及 `apply_decay_param_fun=lambda name: name in decay`。在上面的表上应用同样的思路：
 
-# %% [markdown] en="b5a6f2ed"
-# **3. 参数上的正则化项**（Paddle 的另一个回答）。参数自己的正则化项会取代优化器的权重衰减，所以给每个偏置加一个强度为零的 `L2Decay(0.0)`，就为它关掉了衰减，而优化器对其余参数保持 `weight_decay=0.01`：
+# %% [markdown] en="ae690fc0"
+# **3. 参数上的正则化项**（Paddle 的另一个回答）。参数自己的正则化项会取代优化器的权重衰减（在 Paddle 中：限于扁平的参数列表；Paddle 的参数组会覆盖它），所以给每个偏置加一个强度为零的 `L2Decay(0.0)`，就为它关掉了衰减，而优化器对其余参数保持 `weight_decay=0.01`：
 
 # %% [markdown] en="3b9062ec"
 # ## 一个参数在优化器中出现两次
@@ -138,20 +143,28 @@
 # %% [markdown] en="f1a26ef0"
 # 修正办法：把特殊组的参数从通用组中排除。比较的是对象（用 `id`），而不是值：
 
-# %% [markdown] en="0efdee75"
-# **PyTorch 更宽松**：参数出现在两个组中会报错，但*在同一个组中*列出两次只会触发一个警告，然后 `step()` 遍历列表时会每步把这个参数更新**两次**。这对数值有什么影响？用 NumPy 手工算一下：一个权重 `w = 1.0`，梯度始终为 `g = 0.5`，学习率 0.1，走两步。
+# %% [markdown] en="d2586c75"
+# **PyTorch 更宽松。** PyTorch 2.13 拒绝出现在两个组中的参数（`ValueError`：“some parameters appear in more than one parameter group”），但*在同一个组中*列出两次只会触发一个 `UserWarning`（“optimizer contains a parameter group with duplicate parameters; in future, this will cause an error”），然后 `step()` 遍历列表时会每步把这个参数更新**两次**。在 PyTorch 2.13 中实测（`tests/frameworks/test_ch05_optimizers.py`）：一个权重 `w = 1.0`，梯度始终为 `g = 0.5`，学习率 0.1 的 SGD，走两步。`w` 每一步移动的距离：
 #
-# 下面的函数按照 PyTorch SGD 的循环（它的普通 for 循环版本，也是 CPU 上张量的默认实现）来做：先从状态中取出列表中每个条目的动量缓冲区，再遍历列表原地更新每个条目，最后把缓冲区存回去。
+# | 动量 | `w` 列出一次 | `w` 列出两次 |
+# | --- | --- | --- |
+# | 0 | 0.05, 0.05 | 0.1, 0.1 |
+# | 0.9 | 0.05, 0.095 | 0.1, 0.2305 |
+#
+# *为什么*是这些数？下面的函数是 PyTorch SGD 循环（它的普通 for 循环版本，也是 CPU 上张量的默认实现）的一个 NumPy 模型：先从状态中取出列表中每个条目的动量缓冲区，再遍历列表原地更新每个条目，最后把缓冲区存回去。它不是 PyTorch；这个单元格检查它给出的正是实测的数。
 
 # %% [markdown] en="b1777f00"
 # 用动量 0.9 手工算。只列一次时，缓冲区是 `0.5`，然后是 `0.9 * 0.5 + 0.5 = 0.95`，所以两步的移动量是 `0.05` 和 `0.095`。列两次时：第一步两个条目各自新建缓冲区，所以 `w` 移动两次 `0.05`；第二步两个条目共用一个缓冲区，并把它推两次：`0.95`，然后 `0.9 * 0.95 + 0.5 = 1.355`，所以 `w` 移动 `0.095 + 0.1355`。
 
-# %% [markdown] en="c371886c"
-# 用普通 SGD 时，重复会让这个参数的学习率加倍；用动量时情况更糟，而且不断变化（缓冲区每步被推两次）。什么都不会崩溃：训练只是表现得很奇怪，这正是 dltutor 预先阻止你的原因。（*共享*参数，即在两层中使用的同一个对象，不算重复：`parameters()` 只列出它一次。见第 04 章。）
+# %% [markdown] en="508a0613"
+# 在 PyTorch 中，用普通 SGD 时，重复会让这个参数的学习率加倍；用动量时情况更糟，而且不断变化（缓冲区每步被推两次）。什么都不会崩溃：训练只是表现得很奇怪，这正是 dltutor 预先阻止你的原因。（*共享*参数，即在两层中使用的同一个对象，不算重复：`parameters()` 只列出它一次。见第 04 章。）
 #
-# Paddle 和 MegEngine 只检查 PyTorch 检查的第一件事：出现在**两个组**中的参数会被拒绝（Paddle 抛出 `ValueError`，MegEngine 抛出 `AssertionError`，报错都是 “some parameters appear in more than one parameter group”），而在同一个组中列出两次则根本不检查。
+# Paddle 和 MegEngine 用同样的话拒绝出现在**两个组**中的参数：“some parameters appear in more than one parameter group”（Paddle 3.3 抛出 `ValueError`，MegEngine 抛出 `AssertionError`）。两者都不检查在同一个组中列出两次的参数，接下来的表现则各不相同：
+#
+# * Paddle 3.3 一声不吭（既不报错也不警告），按列表中的每个条目各更新一次：用普通 SGD 时，上面的 `w` 每步移动 0.1，和 PyTorch 一样。
+# * MegEngine（v1.13.4 的源码：`optimizer/sgd.py` 和 `optimizer/optimizer.py`）为列表中的每个条目各创建一次优化器状态。有动量时，`SGD._create_state` 为同一个参数添加两次动量缓冲区，`Optimizer._add_state` 中的 `assert state_name not in state_dict` 让构造函数以一个光秃秃的 `AssertionError`（没有任何信息）停下。普通 SGD 没有状态，能通过构造，然后每步把这个参数更新两次。
 
-# %% [markdown] en="08bf971f"
+# %% [markdown] en="95ee54b2"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -160,22 +173,22 @@
 # | 列出参数组 | `opt.param_groups` | `opt.param_groups` | `opt._param_groups` | `opt.param_groups` |
 # | 之后再添加一组 | `opt.add_param_group(group)` | `opt.add_param_group(group)` | `opt._add_param_group(group)` | `opt.add_param_group(group)` |
 # | 清除梯度 | `opt.zero_grad()` | `opt.zero_grad()` | `opt.clear_grad()` | `opt.clear_grad()` |
-# | 把多个优化器当作一个 | `optim.MultiOptimizer(sgd, adam)` | —（分别调用） | —（分别调用） | —（指南中的 `MultipleOptimizer` 类） |
+# | 把多个优化器当作一个 | `optim.MultiOptimizer(sgd, adam)` | —（分别调用） | —（分别调用） | —（分别调用） |
 # | 只训练一部分参数 | `layer.requires_grad_(False)` | `layer.requires_grad_(False)` | `param.stop_gradient = True` | 只把它们交给 `GradManager` 和优化器 |
-# | 逐参数的学习率倍数 | `p.lr_mult = 2.0` | — | `ParamAttr(learning_rate=2.0)` | — |
-# | 逐参数的正则化项 | `p.regularizer = optim.L2Decay(c)`（取代优化器的） | — | `ParamAttr(regularizer=L2Decay(c))`（取代优化器的） | — |
+# | 逐参数的学习率倍数 | `p.lr_mult = 2.0` | — | `ParamAttr(learning_rate=2.0)`（仅限扁平列表：参数组会用它的 `learning_rate` 覆盖它） | — |
+# | 逐参数的正则化项 | `p.regularizer = optim.L2Decay(c)`（取代优化器的） | — | `ParamAttr(regularizer=L2Decay(c))`（在扁平列表中取代优化器的；参数组会用组的衰减覆盖它） | — |
 # | 按名字决定是否衰减 | `AdamW(..., apply_decay_param_fun=f)`，`f("fc2.bias")` | —（用两个参数组） | `AdamW(..., apply_decay_param_fun=f)`，`f("linear_1.b_0")`：自动生成的名字 | —（用两个参数组） |
 # | 参数出现在两个组中 | `ValueError`，并指出它 | `ValueError` | `ValueError` | `AssertionError` |
-# | 参数在一个组中出现两次 | `ValueError`，并指出它 | 一个警告，然后每步更新两次 | 不检查 | 不检查 |
+# | 参数在一个组中出现两次 | `ValueError`，并指出它 | 一个警告，然后每步更新两次 | 不检查：每步更新两次 | 不检查：优化器有状态（动量）时抛出 `AssertionError`；普通 SGD 每步更新两次 |
 
-# %% [markdown] en="405b374e"
+# %% [markdown] en="a57d9ce7"
 # ## 小结
 #
 # * **参数组**是一个字典 `{"params": ..., "lr": ..., ...}`；组里没有设置的，都取自优化器的参数。`opt.param_groups` 是它们的实时列表。
 # * 不同部分用不同的更新规则：使用多个优化器，并用 `MultiOptimizer` 一起驱动。
 # * 只训练网络的一部分时，关掉梯度（`requires_grad_(False)`）：其余部分的 `.grad` 保持 None 并被跳过。只把参数排除在优化器之外，只能让它们不动；它们的梯度仍会堆积。
-# * 参数的 **`lr_mult`** 乘以它所在组的学习率；它的 **`regularizer`** 取代优化器的权重衰减。偏置不衰减的做法：两个参数组、AdamW 的 `apply_decay_param_fun`，或给偏置一个强度为零的正则化项。在 Paddle 中，`apply_decay_param_fun` 看到的是自动生成的名字。
-# * 一个参数在优化器中只能出现一次；dltutor 会报错，PyTorch 则可能把它更新两次。
+# * 参数的 **`lr_mult`** 乘以它所在组的学习率；它的 **`regularizer`** 取代优化器的权重衰减。Paddle 的 `ParamAttr` 只在扁平的参数列表中也是如此：Paddle 的参数组会把两者都覆盖掉。偏置不衰减的做法：两个参数组、AdamW 的 `apply_decay_param_fun`，或给偏置一个强度为零的正则化项。在 Paddle 中，`apply_decay_param_fun` 看到的是自动生成的名字。
+# * 一个参数在优化器中只能出现一次；dltutor 会报错，而对在同一个组中列出两次的参数，PyTorch（在一个警告之后）和 Paddle 每步都会把它更新两次。
 #
 # 第 06 章会在网络训练的过程中改变学习率。
 #

@@ -69,7 +69,7 @@
 # %% [markdown] en="3504cc0f"
 # 用一步普通 SGD 来证明：`fc1.weight` 必须移动 `(0.01 x 0.5 x 2) x 梯度`。
 
-# %% [markdown] en="8caccd14"
+# %% [markdown] en="c3ca0ef0"
 # ### 在 Paddle 中调度器就是学习率
 #
 # Paddle 用相反的方式构建同样的东西。你**先**用基础学习率创建调度器，再把它**作为**优化器的 `learning_rate` 传进去；这时参数组的 `"learning_rate"` 是这一个调度方案的**比例**，而不是它自己的学习率：
@@ -83,10 +83,10 @@
 # sched.step()                                           # once per epoch, as here
 # ```
 #
-# 在 PyTorch 和 dltutor 中，每个组保留自己的学习率，建立在优化器上的调度器按比例缩放每个组的初始学习率。对于做乘法的调度方案（StepLR、LinearLR、降到 0 的余弦等），只要把 Paddle 的比例 `s` 换算成组的学习率 `base x s`，两者给出的数就相同。下面的单元格算出 Paddle 的数（一个调度方案乘以每个组的比例），并逐步与 dltutor 的参数组比较：
+# 在 PyTorch 和 dltutor 中，每个组保留自己的学习率，建立在优化器上的调度器按比例缩放每个组的初始学习率。对于做乘法的调度方案（StepLR、LinearLR、降到 0 的余弦等），只要把 Paddle 的比例 `s` 换算成组的学习率 `base x s`，两者给出的数就相同。下面的单元格算出 Paddle 3.3 给出的数（一个调度方案乘以每个组的比例；`tests/frameworks/test_ch06_learning_rates.py` 在 Paddle 中实测了这些数，也在同样两个组上测了 PyTorch 的 `StepLR`），并逐步与 dltutor 的参数组比较：
 
-# %% [markdown] en="265b1768"
-# Paddle 的 `ParamAttr(learning_rate=m)` 还会再乘一次，就像这里的 `lr_mult`：Paddle 中一个参数的学习率是“调度方案 × 组的比例 × `ParamAttr` 学习率”。练习 3 会算一个例子。
+# %% [markdown] en="7488429e"
+# Paddle 的 `ParamAttr(learning_rate=m)` 还会再乘一次，就像这里的 `lr_mult`，**但只在扁平的参数列表中如此**：在那里，参数以“调度方案 × `ParamAttr` 学习率”训练。在参数组中它不起作用：Paddle 3.3 添加一个组时，会用该组的 `learning_rate` 覆盖每个参数的 `ParamAttr` 学习率，所以参数以“调度方案 × 组的比例”训练，不管它的 `ParamAttr` 写的是什么（第 05 章说明了正则化项也是如此）。dltutor 的 `lr_mult` 在任何组中都会相乘。练习 3 会算一个例子。
 
 # %% [markdown] en="055c75e5"
 # ## 步数怎样增加
@@ -104,8 +104,8 @@
 # %% [markdown] en="ec5878ed"
 # 调度器有自己的计数（`scheduler.last_epoch`）：每次 `scheduler.step()` 计一次。是每轮调用一次还是每个批量调用一次由你决定；只要让 `total_iters`、`step_size`、`T_max` 等与你调用它的单位一致即可。
 
-# %% [markdown] en="802f6168"
-# **在静态图中计数方式相同。** Paddle 的 FAQ 针对它的静态图模式回答了这个问题，在那里一个训练步就是一次 `exe.run(program, feed=batch)`：程序包含前向传播、反向传播和优化器的更新，每运行一次，步数加 1。所以 `E` 轮、每轮 `N` 个批量之后，计数是 `N x E`，和这里一样：一次 `exe.run` 相当于 `train_epoch` 循环体的一次执行。
+# %% [markdown] en="c894af6e"
+# **在静态图中计数方式相同。** 在 Paddle 的静态图模式中，一个训练步就是一次 `exe.run(program, feed=batch)`：程序包含前向传播、反向传播和优化器的更新，每运行一次，优化器前进一步（在 Paddle 3.3 中，Adam 的 `beta1_pow` 累加器每运行一次就乘以一次 `beta1`）。所以 `E` 轮、每轮 `N` 个批量之后，计数是 `N x E`，和这里一样：一次 `exe.run` 相当于 `train_epoch` 循环体的一次执行。
 #
 # 改变计数的是比每个批量一次更少地调用 `step()`。使用**梯度累积**（gradient accumulation）时（下面的循环把 4 个批量的梯度加起来，然后走一步，这是用一个内存放不下的大批量来训练的方法），24 个批量的一轮就是 6 步：
 
@@ -134,7 +134,7 @@
 # %% [markdown] en="9be00a9c"
 # **LionLite 的 `weight_decay` 不是 Lion 的。** LionLite 接受 `weight_decay` 并把它交给基类，基类像对待 SGD 那样处理它：在 `update` 看到梯度*之前*，把 `weight_decay * p` 加到梯度上（耦合的 L2）。在 Lion 中，这一项落在了**符号函数之内**：在梯度很小的地方，符号完全由衰减决定，参数朝零移动整整一个学习率。Lion 论文像 AdamW 那样把衰减解耦：`p -= lr * wd * p`，放在符号函数之外。梯度为零时，区别一目了然：
 
-# %% [markdown] en="da4ad677"
+# %% [markdown] en="6d223148"
 # 要让它变成 Lion 的做法，就不要把衰减交给基类（用一个基类不读取的自定义键，比如 `decoupled_wd`），并在 `update` 中、符号步之前缩小 `param.data`：见下面的练习 5。
 #
 # ### 同一个优化器在 PyTorch 和 Paddle 中
@@ -158,34 +158,34 @@
 #                 m.mul_(beta2).add_(p.grad, alpha=1 - beta2)
 # ```
 #
-# **Paddle**：继承 `paddle.optimizer.Optimizer`，重写 `_append_optimize_op(block, param_and_grad)`。和这里的 `update` 一样，它接收一个参数及其梯度；基类已经应用了正则化项和 `grad_clip`。逐参数的缓冲区叫作*累加器*（accumulator）：在 `_create_accumulators(block, parameters)` 中用 `self._add_accumulator(name, param)` 创建，用 `self._get_accumulator(name, param)` 取出。这个参数的学习率（调度方案乘以参数的 `ParamAttr` 学习率）来自 `self._create_param_lr(param_and_grad)`。在动态图模式下，更新就是普通的张量代码（Paddle 自己的优化器调用融合的 `paddle._C_ops` 算子）；对于静态图，这个方法则向 `block` 追加一个算子，这就是 Paddle 的 FAQ 让你先检查 `in_dygraph_mode()` 的原因。
+# **Paddle**：继承 `paddle.optimizer.Optimizer`，重写 `_append_optimize_op(block, param_and_grad)`。和这里的 `update` 一样，它接收一个参数及其梯度；基类已经应用了正则化项和 `grad_clip`。逐参数的缓冲区叫作*累加器*（accumulator）：在 `_create_accumulators(block, parameters)` 中用 `self._add_accumulator(name, param)` 创建，用 `self._get_accumulator(name, param)` 取出。这个参数的学习率（调度方案乘以参数的 `ParamAttr` 学习率，参数组会用它自己的值覆盖后者）来自 `self._create_param_lr(param_and_grad)`。在动态图模式下，更新就是普通的张量代码。Paddle 自己的优化器则调用融合的算子（SGD 调用 `paddle._C_ops.sgd_`，在 Paddle 3.3 中动态图和新的 PIR 静态图都用它），并保留一个向 `block` 追加算子的分支，供旧式静态图使用，所以它们的 `_append_optimize_op` 会先检查自己运行在哪种模式下。
 #
 # | 部分 | dltutor | PyTorch | Paddle |
 # | --- | --- | --- | --- |
 # | 一个参数的更新规则 | `update(param, grad, state, group, lr)` | 你在 `step()` 中写的循环体 | `_append_optimize_op(block, (param, grad))` |
 # | 逐参数的缓冲区 | `state`（每个参数一个字典） | `self.state[p]` | `_add_accumulator` / `_get_accumulator` |
 # | 这个参数的学习率 | 参数 `lr`（组的学习率 × `lr_mult`） | `group["lr"]` | `self._create_param_lr(param_and_grad)` |
-# | 跳过、衰减、裁剪、计步 | 基类 | 你自己 | 基类（`regularization`、`grad_clip`） |
+# | 跳过、衰减、裁剪 | 基类（它也计步） | 你自己 | 基类（`regularization`、`grad_clip`） |
 
-# %% [markdown] en="7b01a9a7"
+# %% [markdown] en="48448f00"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
-# | 手工修改学习率 | `group["lr"] = x` | `group["lr"] = x` | `opt.set_lr(x)`（没有调度器时），或组的比例 | `group["lr"] = x` |
+# | 手工修改学习率 | `group["lr"] = x` | `group["lr"] = x` | `opt.set_lr(x)`（学习率是调度器时抛出 `RuntimeError`）；组的比例在添加该组时被复制到它的参数上，之后再改它没有作用 | `group["lr"] = x` |
 # | 学习率调度器 | `optim.lr_scheduler.LinearLR`、`StepLR`、`CosineAnnealingLR`、`LinearWarmup` | `torch.optim.lr_scheduler.LinearLR`、`StepLR`、`CosineAnnealingLR`、`SequentialLR` | `paddle.optimizer.lr.LinearLR`、`StepDecay`、`CosineAnnealingDecay`、`LinearWarmup` | `megengine.optimizer.MultiStepLR` |
 # | 调度器放在哪里 | 建立在优化器上：`StepLR(opt, ...)` | 建立在优化器上 | **作为**优化器的 `learning_rate` 传入 | 建立在优化器上 |
 # | 调度器下参数组的学习率 | 它自己的学习率，由调度方案缩放 | 相同 | 组的 `learning_rate` 是那一个调度方案的比例 | 与 dltutor 相同 |
-# | 逐参数的学习率倍数 | `p.lr_mult = 2.0` | — | `ParamAttr(learning_rate=2.0)` | — |
-# | 已走的步数 | `opt.step_count`、`opt.state[p]["step"]` | `opt.state[p]["step"]`（Adam、AdamW） | 每次 `step()` 一步（静态图中每次 `exe.run` 一步） | — |
+# | 逐参数的学习率倍数 | `p.lr_mult = 2.0` | — | `ParamAttr(learning_rate=2.0)`（仅限扁平列表：参数组会覆盖它） | — |
+# | 已走的步数 | `opt.step_count`、`opt.state[p]["step"]` | `opt.state[p]["step"]`（Adam、AdamW） | 每次 `step()` 一步（静态图中每次 `exe.run` 一步） | `opt._state[p]["step"]`（Adam、AdamW） |
 # | 写一个优化器 | 继承 `optim.Optimizer`，重写 `update` | 继承 `torch.optim.Optimizer`，写 `step` | 继承 `paddle.optimizer.Optimizer`，重写 `_append_optimize_op` | 继承 `megengine.optimizer.Optimizer`，写 `_create_state` 和 `_updates` |
 
-# %% [markdown] en="bca12676"
+# %% [markdown] en="463c939c"
 # ## 小结
 #
 # * 优化器每一步都读取 `group["lr"]`：手工修改它（记住每个组自己的初始值），或者交给**调度器**，在优化器之后调用。学习率为 0 会停止更新，但不会停止计算梯度。
 # * 参数的 `lr_mult` 乘以它所在组在那一步的学习率。
-# * Paddle 把调度器作为优化器的 `learning_rate` 传入，组的 `learning_rate` 是它的比例；把比例 `s` 换算成组的学习率 `base x s`。
+# * Paddle 把调度器作为优化器的 `learning_rate` 传入，组的 `learning_rate` 是它的比例（并取代组内参数的 `ParamAttr` 学习率）；把比例 `s` 换算成组的学习率 `base x s`。
 # * 每调用一次 `step()`（每个批量，或每个累积批量），步数加一；被跳过的参数不计数。调度器有自己的计数。
 # * 新优化器就是一个 `update` 方法；参数组、`lr_mult`、衰减、裁剪和检查点都由基类提供。交给基类的 `weight_decay` 是耦合的 L2。
 #
@@ -199,8 +199,8 @@
 # %% [markdown] en="5f7cb193"
 # **2.** 一个 `lr=0.1` 的 SGD，一个调用过一次的 `StepLR(opt, step_size=1, gamma=0.5)`，以及一个 `lr_mult = 3` 的参数：这个参数的有效学习率（`effective_lr`）是多少？用 `diagnose.explain_lr` 检查。
 
-# %% [markdown] en="965608e2"
-# **3.** 在 Paddle 中，`sched = StepDecay(learning_rate=0.05, step_size=1, gamma=0.5)` 是优化器的 `learning_rate`，全连接组是 `{"params": fc_params, "learning_rate": 0.2}`。调用一次 `sched.step()` 之后，全连接参数以多大的学习率（`paddle_fc_lr`）训练？
+# %% [markdown] en="75f0e444"
+# **3.** 在 Paddle 中，`sched = StepDecay(learning_rate=0.05, step_size=1, gamma=0.5)` 是优化器的 `learning_rate`，全连接组是 `{"params": fc_params, "learning_rate": 0.2}`，而 `fc1.weight`（`fc_params` 之一）是用 `ParamAttr(learning_rate=3.0)` 创建的。调用一次 `sched.step()` 之后，`fc1.weight` 以多大的学习率（`paddle_fc_lr`）训练？
 
 # %% [markdown] en="e0dce8c1"
 # **4.** 第一节中的 `Recorder`（`rec`）记录了那次训练的每一步，在那次训练中，全连接组的学习率在第二轮之后被设为 0。fc1 的更新量在第几步（`first_frozen_step`，即 `rec.series("update_norm")` 的行号）第一次为零？

@@ -21,19 +21,21 @@
 #
 # `module.requires_grad_(False)` 关掉这个模块每个参数的梯度跟踪（对单个参数：`p.requires_grad_(False)`）。我们给优化器加上动量*和*权重衰减——这两样东西可能在没有新梯度的情况下移动参数——然后训练。
 
-# %% [markdown] en="bde40304"
+# %% [markdown] en="95dd1598"
 # 被冻结的权重从未得到梯度（`.grad` 仍是 None），所以 `step()` 完全跳过了它：优化器没有为它建立状态（没有动量缓冲区，没有步数计数），也没有施加权重衰减。另一层正常训练。
+#
+# PyTorch 2.13 的 `SGD` 对 `.grad` 为 None 的参数也是这样处理的：没有状态，没有衰减，不移动。Paddle 3.3 里的开关写作 `p.stop_gradient = True`（或在构建层时用 `ParamAttr(trainable=False)`）：参数得不到梯度，`paddle.optimizer.Momentum` 不为它建立速度（velocity），也不移动它，权重衰减也不施加。
 
-# %% [markdown] en="3e798c92"
-# 反向传播的工作量也更少了。我们的输入 `x` 也不需要梯度，所以一旦第一层的参数被冻结，那一层中就**什么都**不需要梯度了：它的输出在计算时不记录计算图（`grad_fn` 是 None），反向传播在 `Tanh` 处就停下，而不必为它的 32 个数计算梯度再扔掉。
+# %% [markdown] en="1ff7ebf1"
+# 反向传播的工作量也更少了。我们的输入 `x` 也不需要梯度，所以一旦第一层的参数被冻结，那一层中就**什么都**不需要梯度了：它的输出在计算时不记录计算图（`grad_fn` 是 None），反向传播在 `Tanh` 处就停下，而不必为它的 32 个数计算梯度再扔掉。PyTorch 2.13 在那里同样不记录计算图（`requires_grad` 为 False，`grad_fn` 为 None）；在 Paddle 3.3 中，被冻结层的输出 `stop_gradient=True`。
 
 # %% [markdown] en="802176ba"
 # ### 方法 2 学习率为 0
 #
 # 第二种方法保留 `requires_grad=True`，把步长设为零：把这一层所在组的 `lr` 设为 0，或者把它的参数的 `lr_mult` 设为 0（即 Paddle 的 `ParamAttr(learning_rate=0)`），使有效学习率 `组的学习率 × lr_mult` 为 0。权重不再移动……
 
-# %% [markdown] en="6305a9cd"
-# ……但其他一切照常进行：反向传播计算梯度，优化器计步，并继续把梯度累积到动量缓冲区中，缓冲区不断增大：五步之后，它的范数远大于最初的值。（权重衰减也被加上了，但乘以为零的学习率后没有任何作用。）
+# %% [markdown] en="d7c30f22"
+# ……但其他一切照常进行：反向传播计算梯度，优化器计步，并继续把梯度累积到动量缓冲区中，缓冲区不断增大：五步之后，它的范数远大于最初的值。（权重衰减也被加上了，但乘以为零的学习率后没有任何作用。）PyTorch 2.13（一个 `lr=0` 的参数组）和 Paddle 3.3（`ParamAttr(learning_rate=0)` 配合 `Momentum`）的表现相同：权重不动，而它的动量缓冲区不断增大。
 
 # %% [markdown] en="d5f7b15f"
 # ### 解冻 储存的动量让这一层猛地一跳
@@ -51,8 +53,8 @@
 #
 # 第三种方法只把应该训练的参数交给优化器。这一层保留 `requires_grad=True`，所以反向传播仍会计算它的梯度；`opt.step()` 从不看它。陷阱在于 `opt.zero_grad()`：它只清除优化器自己的参数。我们用一个钩子观察到达这个被排除的权重的每个梯度。
 
-# %% [markdown] en="17f3ab7d"
-# 这个权重从不移动，但它的 `.grad` 保存的是训练开始以来所有梯度的**和**，并且随之增长：五步之后，它是第一个梯度的好几倍。只要这一层一直不在优化器中，就不会出什么错，但反向传播白白做了这些工作；而如果你之后把这一层加进优化器（或者用一个会把它计算在内的 `grad_clip`），它首先看到的就是这个过时的总和。`net3.zero_grad()`（模块的方法，会清除每个参数）可以避免这个问题。
+# %% [markdown] en="4dc065d7"
+# 这个权重从不移动，但它的 `.grad` 保存的是训练开始以来所有梯度的**和**，并且随之增长：五步之后，它是第一个梯度的好几倍。只要这一层一直不在优化器中，就不会出什么错，但反向传播白白做了这些工作；而如果你之后把这一层加进优化器（或者用一个会把它计算在内的 `grad_clip`），它首先看到的就是这个过时的总和。`net3.zero_grad()`（模块的方法，会清除每个参数）可以避免这个问题。PyTorch 2.13 的表现相同：它的 `opt.zero_grad()` 只清除优化器自己的参数，`model.zero_grad()` 把每个 `.grad` 设为 None。
 
 # %% [markdown] en="6dad5110"
 # 要解冻一个被排除在外的层，就把它作为一个新的参数组加进优化器（先像上面那样清除它的梯度）：
@@ -76,18 +78,18 @@
 #
 # BatchNorm 层（批量归一化）保存两类数。`weight` 和 `bias` 是参数，像其他参数一样由优化器学习。`running_mean` 和 `running_var` 是**缓冲区**（buffer）：不是学出来的，而是在训练模式下由每次前向传播根据批量自己的统计量更新，以便在评估时用它们做归一化。优化器从来看不到它们。
 
-# %% [markdown] en="b6aaf934"
-# `eps` 是在开平方之前加到方差上的一个小数，在这里必须大于 0：PyTorch 接受 `eps=0`，而一旦某个通道在一个批量中是常数，就会除以零。
+# %% [markdown] en="5b4f234c"
+# `eps` 是在开平方之前加到方差上的一个小数，在这里必须大于 0：创建层时 dltutor 就拒绝 `eps=0`。PyTorch 2.13 构建 `BatchNorm1d(3, eps=0.0)` 时不会报错，但在训练模式下的第一次前向传播时拒绝它：`ValueError: batch_norm eps must be positive during training, but got 0.0`。
 
-# %% [markdown] en="cfad6405"
+# %% [markdown] en="d517ae94"
 # ### momentum 0.1 是什么意思
 #
-# 在训练模式下，每次前向传播都让全局统计量朝批量的统计量移动 `momentum` 那么大的比例：在 PyTorch 默认的 `momentum=0.1` 下，`running = 0.9 * running + 0.1 * batch`（方差用的是批量的无偏方差）。Paddle 用 `momentum=0.9` 写出*同一条*规则，它是旧值的权重：`running = 0.9 * running + 0.1 * batch`。数字相同，意义相反——移植模型时要换算一下。
+# 在训练模式下，每次前向传播都让全局统计量朝批量的统计量移动 `momentum` 那么大的比例：在 PyTorch 默认的 `momentum=0.1` 下，`running = 0.9 * running + 0.1 * batch`（方差用的是批量的无偏方差）。Paddle 用 `momentum=0.9` 写出*同一条*规则，它是旧值的权重：`running = 0.9 * running + 0.1 * batch`。数字相同，意义相反——移植模型时要换算一下。（还有一处不同：Paddle 3.3 的全局方差跟随的是批量的*有偏*方差，除以 n 而不是 n - 1。）
 
-# %% [markdown] en="3ee4f675"
+# %% [markdown] en="93ad6e18"
 # ### train() 和 eval()
 #
-# 每个模块都有一个 `training` 标志。`model.train()` 设置它（在这个模块及其所有子模块上），`model.eval()` 清除它。它改变的是一层*计算什么*，而不是它的参数是否学习：Dropout 不再丢弃，BatchNorm 用它的全局统计量归一化并停止更新它们。首先我们让 BatchNorm 的统计量值得保留，就像它已经预训练过一样。
+# 每个模块都有一个 `training` 标志。`model.train()` 设置它（在这个模块及其所有子模块上），`model.eval()` 清除它。它改变的是一层*计算什么*，而不是它的参数是否学习：Dropout 不再丢弃，BatchNorm 用它的全局统计量归一化并停止更新它们。PyTorch 2.13 和 Paddle 3.3 以同样的方式切换它们的 BatchNorm 层。首先我们让 BatchNorm 的统计量值得保留，就像它已经预训练过一样。
 
 # %% [markdown] en="35133877"
 # 在评估模式下，统计量保持不变，输出恰好是 `(h - running_mean) / sqrt(running_var + eps) * weight + bias`，其中 `h` 是 Linear 层的输出。
@@ -95,21 +97,21 @@
 # %% [markdown] en="b1958efe"
 # 问题在于：大多数训练循环在每轮开始时调用 `model.train()`，这会把 BatchNorm 切回训练模式，你想保留的统计量就漂走了。
 
-# %% [markdown] en="bd1c500c"
+# %% [markdown] en="db6244e8"
 # ### use_global_stats=True 在训练模式下也固定统计量
 #
-# Paddle 的 `use_global_stats=True`（dltutor 有同样的参数）让 BatchNorm 总是用它的全局统计量归一化，并且从不更新它们，无论 `train()`/`eval()` 怎么说。默认值 `None` 则跟随模式。我们训练一个这样设置了预训练 BatchNorm 的网络，并像训练循环那样调用 `model.train()`。
+# Paddle 的 `use_global_stats=True`（dltutor 有同样的参数）让 BatchNorm 总是用它的全局统计量归一化，并且从不更新它们，无论 `train()`/`eval()` 怎么说。默认值 `None` 则跟随模式。（PyTorch 2.13 的 BatchNorm 没有这个参数：在那里，每次 `model.train()` 之后都要再调用一次 `bn.eval()`。）我们训练一个这样设置了预训练 BatchNorm 的网络，并像训练循环那样调用 `model.train()`。
 
-# %% [markdown] en="ace9bf91"
-# 统计量被冻结了，但 BatchNorm 的 `weight` 和 `bias` 仍在学习。要完全冻结这一层需要两者兼备：缓冲区用 `use_global_stats=True`，参数用 `requires_grad_(False)`。反过来不行：只用 `requires_grad_(False)`，全局统计量在训练模式下仍会更新，因为它们不是参数。
+# %% [markdown] en="afaea8a5"
+# 统计量被冻结了，但 BatchNorm 的 `weight` 和 `bias` 仍在学习。要完全冻结这一层需要两者兼备：缓冲区用 `use_global_stats=True`，参数用 `requires_grad_(False)`。反过来不行：只用 `requires_grad_(False)`，全局统计量在训练模式下仍会更新，因为它们不是参数（在 PyTorch 2.13 中也是如此，在 Paddle 3.3 中用 `stop_gradient = True` 也一样）。
 
 # %% [markdown] en="6420b57a"
 # `dt.diagnose.why_not_updating` 也能回答关于 BatchNorm 缓冲区的问题：它检查的是模式和 `use_global_stats`，而不是优化器。
 
-# %% [markdown] en="5c9c09e3"
+# %% [markdown] en="cf210ff0"
 # ## 为什么冻结的参数还会动
 #
-# “我冻结了它，可它还在变”通常意味着参数得到的是一个**全零**的梯度，而不是**没有**梯度。零梯度看起来无害，但 `step()` 不会跳过这个参数：它会加上权重衰减，并应用之前各步储存的动量。只有 `grad is None` 才会让优化器放过它。
+# “我冻结了它，可它还在变”通常意味着参数得到的是一个**全零**的梯度，而不是**没有**梯度。零梯度看起来无害，但 `step()` 不会跳过这个参数：它会加上权重衰减，并应用之前各步储存的动量。只有 `grad is None` 才会让优化器放过它。在下面三种情形中，PyTorch 2.13 的 `SGD` 和 `Adam` 的表现都相同。
 #
 # ### 过时的动量
 #
@@ -126,10 +128,10 @@
 #
 # 耦合的权重衰减把 `weight_decay * p` 加到梯度上，所以零梯度仍会变成 `weight_decay * p`，每一步都把参数缩小为原来的 `1 - lr * weight_decay` 倍。
 
-# %% [markdown] en="02f8fe90"
+# %% [markdown] en="38c3a067"
 # ### 解决办法 没有梯度而不是零梯度
 #
-# 用 `requires_grad_(False)` 冻结（并像每个训练循环那样用 `zero_grad()` 清除旧梯度）：梯度是 None，所以既不施加动量也不施加衰减。
+# 用 `requires_grad_(False)` 冻结（并像每个训练循环那样用 `zero_grad()` 清除旧梯度）：梯度是 None，所以既不施加动量也不施加衰减。PyTorch 2.x 的 `zero_grad()` 默认也把梯度设为 None（`set_to_none=True`），所以同样的办法在那里也管用。
 
 # %% [markdown] en="8032d8b9"
 # ### 查明一个参数为什么更新或不更新
@@ -163,7 +165,7 @@
 # %% [markdown] en="54331b70"
 # 这张表不能显示一切：`detached` 分支在表中看起来完全正常，因为 `detach()` 写在前向代码中，而不在参数的设置里。只有 `why_not_updating(..., loss=loss)` 从损失出发沿计算图往回走，才能发现它。
 
-# %% [markdown] en="9131d551"
+# %% [markdown] en="3919098b"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -174,7 +176,7 @@
 # | 参数的优化器状态 | `opt.state[p]` | `opt.state[p]` | `opt.state_dict()`（累加器） | `opt._state[p]`（私有） |
 # | 清除梯度 | `opt.zero_grad()`、`model.zero_grad()` | `opt.zero_grad()`、`model.zero_grad()` | `opt.clear_grad()`、`model.clear_gradients()` | `opt.clear_grad()` |
 # | 训练 / 评估模式 | `model.train()`、`model.eval()` | `model.train()`、`model.eval()` | `model.train()`、`model.eval()` | `model.train()`、`model.eval()` |
-# | 固定 BatchNorm 的统计量 | `BatchNorm1d(c, use_global_stats=True)` | —（每次 `model.train()` 之后再调用 `bn.eval()`） | `BatchNorm1D(c, use_global_stats=True)` | `BatchNorm2d(c, freeze=True)` |
+# | 固定 BatchNorm 的统计量 | `BatchNorm1d(c, use_global_stats=True)` | —（每次 `model.train()` 之后再调用 `bn.eval()`） | `BatchNorm1D(c, use_global_stats=True)` | `BatchNorm2d(c, freeze=True)`（`weight` 和 `bias` 也一并冻结） |
 # | 全局统计量的动量 | `momentum=0.1`（批量的权重） | `momentum=0.1`（批量的权重） | `momentum=0.9`（旧值的权重） | `momentum=0.9`（旧值的权重） |
 # | 为什么它不更新？ | `dt.diagnose.why_not_updating(model, opt, name)` | — | — | — |
 # | 参数一览表 | `dt.diagnose.summary(model, opt)` | —（`torchinfo`，第三方） | `paddle.summary(model, input_size)` | — |

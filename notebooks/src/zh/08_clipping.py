@@ -25,19 +25,22 @@
 #
 # 它们原地修改 `p.grad`，所以要在 `backward()` 之后、`opt.step()` 之前调用。
 
-# %% [markdown] en="65353ee4"
-# 阈值必须是一个大于 0 的数。无论 `max_norm` 是多少，PyTorch 都计算 `max_norm / total`，所以 `max_norm=-1` 会悄悄翻转每个梯度的符号（训练于是朝损失增大的方向走），`max_norm=0` 会把它们清零；dltutor 在碰任何梯度之前就拒绝这两种情况。
+# %% [markdown] en="b0b55e02"
+# 阈值必须是一个大于 0 的数。无论 `max_norm` 是多少，PyTorch 2.13 都按 `max_norm / (total + 1e-6)` 计算缩放因子，所以 `max_norm=-1` 会悄悄翻转每个梯度的符号（训练于是朝损失增大的方向走），`max_norm=0` 会把它们清零；dltutor 在碰任何梯度之前就拒绝这两种情况。
 
-# %% [markdown] en="60852eae"
+# %% [markdown] en="cbe61a3a"
 # ### Paddle 风格 把裁剪对象交给优化器
 #
-# Paddle 在优化器内部裁剪：你创建一个裁剪对象——`optim.ClipGradByValue(max)`、`optim.ClipGradByNorm(clip_norm)`（逐个张量）或 `optim.ClipGradByGlobalNorm(clip_norm)`——并作为 `grad_clip=` 传入。这样每次 `opt.step()` 都会先裁剪再更新。优化器裁剪的是**它自己的副本**：`p.grad` 保持反向传播留下的样子。这个对象会记住它在上一步做了什么：`last_total_norm`（裁剪前的全局范数）、`last_clipped_norm`（裁剪后）和 `last_scale`（裁剪后 / 裁剪前）。
+# Paddle 在优化器内部裁剪：你创建一个裁剪对象——`optim.ClipGradByValue(max)`（把每个值截断到 `[-max, max]`）、`optim.ClipGradByNorm(clip_norm)`（逐个张量）或 `optim.ClipGradByGlobalNorm(clip_norm)`——并作为 `grad_clip=` 传入。这样每次 `opt.step()` 都会先裁剪再更新。dltutor 的优化器裁剪的是**它自己的副本**：`p.grad` 保持反向传播留下的样子。（Paddle 3.3 的 `ClipGradByValue` 和 `ClipGradByNorm` 也是这样，但它的 `ClipGradByGlobalNorm` 会原地缩放 `p.grad`：`step()` 之后，`p.grad` 里是裁剪后的梯度。）dltutor 的裁剪对象还会记住它在上一步做了什么：`last_total_norm`（裁剪前的全局范数）、`last_clipped_norm`（裁剪后）和 `last_scale`（裁剪后 / 裁剪前）。
 
 # %% [markdown] en="e1807212"
 # 更新使用的是裁剪后的梯度（`lr × 梯度 × 缩放因子`），而 `.grad` 中仍是未裁剪的梯度。Paddle 的公式没有 epsilon：缩放因子是 `clip_norm / max(global_norm, clip_norm)`，这里恰好是 `1 / 1.4647`。
 
 # %% [markdown] en="08b02972"
 # 裁剪对象也是一个普通的函数：用参数和一组梯度数组调用它，它会原地裁剪这些数组。这让我们可以检查两种风格是否一致（差别只在 PyTorch 的 epsilon）。
+
+# %% [markdown] en="4fe525a9"
+# 在 float32 中，这个 epsilon 藏在舍入误差里：它让范数变化 `1e-6 / (total + 1e-6)`，这里约为 `7e-7`，和 float32 的舍入误差一样大。在 float64 中它就显现出来了。把同一组梯度转成 float64，用两种方式裁剪：PyTorch 的公式（`clip_grad_norm_`）得到的范数比 1 小 `1e-6 / (total + 1e-6)`，Paddle 的公式（`ClipGradByGlobalNorm`，没有 epsilon）正好落在 1 上。
 
 # %% [markdown] en="59183e68"
 # ## 几种裁剪在同一组梯度上有什么不同
@@ -75,8 +78,10 @@
 # %% [markdown] en="9a74b8a4"
 # 第一步正常，第二步的损失是 `inf`，之后一切都是 `nan`，包括权重。在 `dt.detect_anomaly()` 之内，每个运算都会在前向和反向传播中检查自己的输出，第一个产生 NaN 或 Inf 的运算会抛出 `dt.AnomalyError`，报出自己的名字、输入的形状，以及输入是否已经有问题。我们捕获这个错误并打印出来（否则它会让笔记本停下）。
 
-# %% [markdown] en="5e0a53f3"
+# %% [markdown] en="2f4a1852"
 # 罪魁祸首是 `log`，它的输入是有限的：给它的概率恰好是 0。第一步之后，logits 拉得太开，差值的 `exp` 在 float32 中下溢为 0，而 `log(0) = -inf`。
+#
+# PyTorch 的 `torch.autograd.detect_anomaly()` 不会在这里停下。在 PyTorch 2.13 中，它只检查每个反向函数返回的结果，而且只查 NaN：`log` 产生的 `-inf` 顺利通过前向传播，同样的朴素交叉熵要到反向传播中再晚一个运算才停下，报错 `Function 'SoftmaxBackward0' returned nan values in its 0th output.`（softmax 的反向把 `inf` 梯度乘以 0）。Paddle 3.3 的 `paddle.set_flags({"FLAGS_check_nan_inf": 1})` 会在前向和反向中检查每个运算的输出是否含有 NaN 和 Inf，和 `dt.detect_anomaly()` 一样。
 
 # %% [markdown] en="624d6463"
 # 解决办法是永远不要对 softmax 取对数：`F.log_softmax` 先减去最大的 logit，再计算与 `log(softmax(z))` 相同的数，所以什么都不会下溢，`F.cross_entropy` 用的就是它。在朴素公式有限的地方，两者一致。
@@ -92,8 +97,8 @@
 # %% [markdown] en="aef6e7e6"
 # 异常检查指向了损失（`mse_loss`），第一个 `inf` 出现在那里，但这个运算只是受害者。曲线讲出了真相：权重范数每一步都按同样的比例增长，在对数坐标上是一条直线，而且每次更新都比权重本身还大（更新比大于 1）。这正是学习率太大的典型特征。
 
-# %% [markdown] en="c9ed91e0"
-# 追查 NaN 的另外两个工具：对每个参数检查 `np.isfinite(p.numpy()).all()`，可以找到第一个出问题的参数；`optim.clip_grad_norm_(params, max_norm, error_if_nonfinite=True)` 会在梯度中一出现 NaN 或 Inf 就报错。异常检测会在每个运算之后（前向和反向）都加一次检查：追查时打开，查完再关掉。
+# %% [markdown] en="6b60bc2a"
+# 追查 NaN 的另外两个工具：对每个参数检查 `np.isfinite(p.numpy()).all()`，可以找到第一个出问题的参数；`optim.clip_grad_norm_(params, max_norm, error_if_nonfinite=True)` 会在梯度中一出现 NaN 或 Inf 就报错（PyTorch 的 `clip_grad_norm_` 也有这个开关，默认关闭：它抛出的 `RuntimeError` 说总范数“is non-finite”）。异常检测会在每个运算之后（前向和反向）都加一次检查：追查时打开，查完再关掉。
 
 # %% [markdown] en="8c5ff395"
 # ## 训练不收敛时
@@ -133,10 +138,10 @@
 # * **更新比** `||update|| / ||parameter||` 一开始就约为 1，是 `1e-3` 这个经验值的一千倍：每一步都把权重完全重写；
 # * 于是**参数范数**一步步增长，这又让下一个梯度更大。梯度爆炸会自我加剧：**损失**增长许多个数量级，几步之后就变成 `nan`。
 
-# %% [markdown] en="7822c0ff"
+# %% [markdown] en="df8036be"
 # ### dltutor 默认的做法 拒绝有毒的一步
 #
-# 在 PyTorch 中，一个梯度里的一个 `inf` 或 `nan` 会直接进入权重，用全局范数裁剪时还会进入*每一个*权重（全局范数是 `nan`，每个缩放后的梯度也是）。dltutor 的优化器在改变任何东西之前先检查梯度：在默认的 `nonfinite="raise"` 下，这一步会抛出 `optim.NonFiniteGradientError`，指出是哪些参数，并让模型保持上一个正常步之后的样子。（`nonfinite="skip"` 会默默跳过这样的步并在 `opt.skipped_steps` 中计数，就像 PyTorch 混合精度训练中的 `GradScaler` 那样。）这是 dltutor 拒绝 PyTorch 所接受的东西的地方之一。
+# 在 PyTorch 中，一个梯度里的一个 `nan` 会直接进入权重（优化器照样走这一步），用全局范数裁剪时还会进入*每一个*权重：全局范数是 `nan`，每个缩放后的梯度也是。（一个 `inf` 会让全局范数成为 `inf`、缩放因子成为 0：这个梯度变成 `nan`，其他梯度都变成 0。）dltutor 的优化器在改变任何东西之前先检查梯度：在默认的 `nonfinite="raise"` 下，这一步会抛出 `optim.NonFiniteGradientError`，指出是哪些参数，并让模型保持上一个正常步之后的样子。（`nonfinite="skip"` 会默默跳过这样的步并在 `opt.skipped_steps` 中计数；PyTorch 混合精度训练中的 `GradScaler.step()` 也会跳过这样的步，同时把它的损失缩放因子减半。）这是 dltutor 拒绝 PyTorch 所接受的东西的地方之一。
 
 # %% [markdown] en="6652f179"
 # ### 同一个网络加上全局范数裁剪
@@ -146,7 +151,7 @@
 # %% [markdown] en="ad20892e"
 # 裁剪后的梯度（虚线）从不超过 1，而裁剪前的梯度一开始有几百，所以最初几步被缩小了上百倍；随着网络稳定下来，它的梯度降到阈值以下，裁剪就不再起作用。损失下降了几个数量级，而不是爆炸，网络学会了月牙。隐藏层的更新比保持在典型范围内，低于 `1e-2`；只有输出层 `12` 移动得更快。不过，裁剪治的是症状：这里真正的疗法是合理的初始化（第 03 章；试试 `gain=1.0`）。裁剪是一张安全网，防止偶尔一个坏批量毁掉许多好批量的成果。下一个单元格用五个种子检查所有这些结论。
 
-# %% [markdown] en="dccdfdd6"
+# %% [markdown] en="18a8a85c"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -157,13 +162,15 @@
 # | 按每个张量的范数裁剪 | `grad_clip=optim.ClipGradByNorm(clip_norm)` | —（对每个参数调用 `clip_grad_norm_`） | `grad_clip=paddle.nn.ClipGradByNorm(clip_norm)` | — |
 # | 按全局范数裁剪（在优化器中） | `grad_clip=optim.ClipGradByGlobalNorm(clip_norm)` | — | `grad_clip=paddle.nn.ClipGradByGlobalNorm(clip_norm)` | — |
 # | 让某个参数不参与裁剪 | `p.need_clip = False` | —（不传入它） | `ParamAttr(need_clip=False)` | —（不传入它） |
-# | 找出产生 NaN 的运算 | `with dt.detect_anomaly():` | `with torch.autograd.detect_anomaly():` | `paddle.set_flags({"FLAGS_check_nan_inf": 1})` | — |
+# | 找出产生 NaN 的运算 | `with dt.detect_anomaly():` | `with torch.autograd.detect_anomaly():`（只查反向传播中的 NaN，见下文） | `paddle.set_flags({"FLAGS_check_nan_inf": 1})` | — |
 # | 数值稳定的 softmax 对数 | `F.log_softmax`、`F.cross_entropy` | `F.log_softmax`、`F.cross_entropy` | `F.log_softmax`、`F.cross_entropy` | `F.logsoftmax`、`F.nn.cross_entropy` |
 # | 记录训练曲线 | `dltutor.trace.Recorder(model, opt)` | —（钩子、TensorBoard） | —（VisualDL） | — |
 #
+# `torch.autograd.detect_anomaly()` 查得比另外两个少。PyTorch 2.13 只在某个反向函数返回 NaN 时报错；Inf 会悄悄通过，无论在前向传播中（`log(0)` 的 `-inf`）还是在反向传播中（`sqrt` 在 0 处的 `inf` 梯度）。要在 PyTorch 中抓住它们，得自己检查 `torch.isfinite(t).all()`：对你怀疑的输出检查，对梯度则在钩子 `t.register_hook(fn)` 中检查。Paddle 的这个标志会检查每个运算的输出是否含有 NaN 和 Inf。
+#
 # ## 小结
 #
-# * 在 `backward()` 之后、`step()` 之前用 `clip_grad_value_` / `clip_grad_norm_` 裁剪（它们修改 `.grad`），或者把 `ClipGradByValue` / `ClipGradByNorm` / `ClipGradByGlobalNorm` 作为 `grad_clip=` 交给优化器（它裁剪自己的副本；`.grad` 不变；这个对象会记录 `last_total_norm` 和 `last_scale`）。
+# * 在 `backward()` 之后、`step()` 之前用 `clip_grad_value_` / `clip_grad_norm_` 裁剪（它们修改 `.grad`），或者把 `ClipGradByValue` / `ClipGradByNorm` / `ClipGradByGlobalNorm` 作为 `grad_clip=` 交给优化器（dltutor 的优化器裁剪自己的副本，`.grad` 不变，而 Paddle 的 `ClipGradByGlobalNorm` 会原地缩放 `.grad`；dltutor 的裁剪对象会记录 `last_total_norm` 和 `last_scale`）。
 # * 全局范数裁剪用同一个因子缩放所有梯度并保持方向；逐张量裁剪改变张量之间的相对大小；按值裁剪甚至会改变单个张量内部的方向。`need_clip=False` 让一个参数不受裁剪对象的影响。
 # * NaN 始于某个输入有限的运算。`dt.detect_anomaly()` 会指出它；曲线则告诉你这个运算是原因（对 0 取对数：用 `log_softmax` / `cross_entropy`），还是受害者（按几何级数增长的权重：学习率的问题）。
 # * 训练不收敛时，先检查数据，再过拟合一个批量，然后看学习率、初始化、梯度范数和更新比。
@@ -181,8 +188,8 @@
 # %% [markdown] en="41df9728"
 # **3.** 让 `net` 的最后一层不参与裁剪（对 `"4.weight"` 和 `"4.bias"` 设置 `need_clip = False`），用 `ClipGradByGlobalNorm(1.0)` 裁剪原始梯度，把它的 `last_total_norm` 放进 `norm_without_last`。它计算了哪些层？（之后把 `need_clip` 改回 `True`。）
 
-# %% [markdown] en="988473b3"
-# **4.** `v = dt.tensor([0.0, 4.0], requires_grad=True)`，然后在 `dt.detect_anomaly()` 中执行 `dt.sqrt(v).sum().backward()`。异常检查首先指出哪个运算（`bad_op`），是在哪一次传播中，`"forward"` 还是 `"backward"`（`bad_pass`）？先预测，再运行。
+# %% [markdown] en="c5f1eab3"
+# **4.** `v = dt.tensor([0.0, 4.0], requires_grad=True)`，然后在 `dt.detect_anomaly()` 中执行 `dt.sqrt(v).sum().backward()`。异常检查首先指出哪个运算（`bad_op`），是在哪一次传播中，`"forward"` 还是 `"backward"`（`bad_pass`）？先预测，再运行。（在 PyTorch 2.13 中，同样的几行——在 `torch.autograd.detect_anomaly()` 中执行 `torch.sqrt`——什么错误也不会报：这里没有哪个运算产生 NaN，而 PyTorch 只检查反向函数返回的 NaN。在 PyTorch 中，可以用钩子 `v.register_hook(fn)`，在 `fn` 中检查 `torch.isfinite(grad).all()`，就能找到它。）
 
 # %% [markdown] en="fc4f2444"
 # **5.** `ClipGradByNorm(0.5)` 会缩小 `net` 的哪些参数？用裁剪对象的 `predict_scales`（而不是真的裁剪）找出来，把它们的名字列在 `shrunk` 中。

@@ -26,8 +26,8 @@
 # %% [markdown] en="601702f1"
 # 当批量大小不能整除数据集大小时，一轮的最后一个批量会小一些（10 = 4 + 4 + 2）。`drop_last=True` 会丢掉这个不完整的批量，适用于需要等大批量的模型（例如只有 1 个样本的批量上的 BatchNorm）。被丢掉的是这一轮打乱顺序后排在最后的那些样本，所以它们随着顺序逐轮变化。
 
-# %% [markdown] en="9b611250"
-# **比 PyTorch 更严格。** `shuffle` 和 `drop_last` 必须是 `True` 或 `False`。PyTorch 的 `DataLoader` 使用它得到的任何东西的真值，所以 `drop_last="False"`（从配置文件读来的字符串）在那里会悄悄丢掉批量；dltutor 会拒绝并说明原因。
+# %% [markdown] en="8d0fc5bf"
+# **比 PyTorch 更严格。** `shuffle` 和 `drop_last` 必须是 `True` 或 `False`；常见的祸首是从配置文件读来的字符串 `"False"`。PyTorch 2.13 的 `DataLoader` 会拒绝 `drop_last="False"`（抛出 `ValueError`：“drop_last should be a boolean value”），却取 `shuffle` 的真值，而非空字符串为真：`shuffle="False"` 会悄悄地*打乱*。Paddle 3.3 两者都拒绝（抛出 `AssertionError`）。dltutor 两者都拒绝，并说明原因。
 
 # %% [markdown] en="66a4aaa5"
 # ### 比内存还大的数据集
@@ -44,10 +44,10 @@
 # %% [markdown] en="8c17e42d"
 # 工作线程改变的是*谁*读取样本，从不改变批量*包含什么*。现在来看它们的意义：取出第一个批量，在“训练”它的同时，等待（最多一秒）表示样本 16——*第二个*批量的第一个样本——已被读取的那个标志。没有工作线程时，没有东西会提前读取，所以这个标志永远不会出现；有工作线程时，它已经在那里了。
 
-# %% [markdown] en="8fb9dca9"
+# %% [markdown] en="8be5bb51"
 # **线程什么时候有用？** Python 一次只运行一个线程的 Python 代码（GIL，全局解释器锁）。一个在等待文件、休眠、复制数据或在 NumPy（或 BLAS，或 GPU 内核）中计算的线程会*释放* GIL，于是其他线程可以同时运行。读取和解码文件、NumPy 预处理，以及主要由矩阵乘法组成的训练步都会释放它，所以加载和训练可以重叠。如果 `__getitem__` 是一个很长的**纯 Python** 循环，它会一直占着 GIL：这时工作线程只是和训练循环轮流运行，几乎没有收益。解决办法是把这些工作移进 NumPy（向量化），或者预先算好一次并保存结果。
 #
-# dltutor 使用线程，因为线程启动很快，能在 Jupyter 中工作，并且共享数组而不必复制。PyTorch 和 Paddle 则启动*进程*（两者都用 `num_workers`），这绕开了 GIL，代价是每个批量都要在进程之间复制。
+# dltutor 使用线程，因为线程启动很快，能在 Jupyter 中工作，并且与训练循环共享一切，包括数据集对象本身。PyTorch 和 Paddle 则启动*进程*（两者都用 `num_workers`），这绕开了 GIL。批量并不是逐字节地经管道传过去的：工作进程把每个批量建在共享内存里，主进程直接映射这块内存（在 PyTorch 2.13 中，来自工作进程的批量的 `is_shared()` 为真；在 Paddle 3.3 中，`use_shared_memory=True` 是 `DataLoader` 的默认值）。代价在别处：进程启动需要一段时间，而且每个工作进程读取的是它自己的那份数据集对象副本，所以工作进程的 `__getitem__` 往里写的任何东西（就像 `SlowDataset` 记下自己的线程那样）都到不了主进程。
 #
 # 下一个单元格分别计时有无工作线程时的一轮。计时结果每次运行、每台机器都不一样，所以**测试不检查它的输出**（这个单元格带有 `nbval-ignore-output` 标签），保存的笔记本也不保留它的输出（`timing` 标签）：运行它，看看你的数字。你的数字会和别人的不同，但规律应该相同。
 
@@ -105,10 +105,10 @@
 # %% [markdown] en="658a1b2d"
 # 要求使用 pickle，即 `weights_only=False`，会被拒绝并说明原因；保存整个模型对象也会被拒绝，并告诉你应该保存什么：
 
-# %% [markdown] en="46dd09f0"
+# %% [markdown] en="6388b40c"
 # ### 为什么永远不用 pickle
 #
-# `pickle.dump`（以及使用它的 `torch.save`、`paddle.save`、`megengine.save`）写下的是一个重建你的对象的*程序*，加载时就会运行这个程序。任何交给你这样一个检查点的人，都可以让它在你的机器上运行他想运行的任何代码（PyTorch 2.6 把 `torch.load(..., weights_only=True)` 设为默认值，以限制它能重建的东西）。下面是一个无害的例子：这些“权重”一被加载就会打印一行字。
+# `pickle.dump`（以及使用它的 `torch.save`、`paddle.save`、`megengine.save`；`torch.save` 把 pickle 和张量的字节一起放进一个 zip 归档）写下的是一个重建你的对象的*程序*，加载时就会运行这个程序。任何交给你这样一个检查点的人，都可以让它在你的机器上运行他想运行的任何代码。`paddle.load` 和 `megengine.load` 会运行文件里的任何东西；PyTorch 2.6 把 `weights_only=True` 设为 `torch.load` 的默认值，这时它只重建张量、容器和普通的值，其余的一概以 `UnpicklingError` 拒绝（`weights_only=False` 则又会全部运行）。下面是一个无害的例子：这些“权重”一被加载就会打印一行字。
 
 # %% [markdown] en="6d357d94"
 # safetensors 文件只可能给你数组，所以无论来源如何，加载它都是安全的。`dt.load` 直接拒绝 pickle，抛出一个指出文件名并说明发现了什么的 `dt.CheckpointError`（它的 `problem` 是解释；完整的报错信息以文件路径开头，这里不打印）。
@@ -121,8 +121,8 @@
 # %% [markdown] en="6d556d39"
 # `dt.save` 自己从不留下这样的文件：它先写到一个临时文件，等一切都写到磁盘上后才把它重命名为目标文件，所以失败的保存会让之前的检查点完好无损。你会遇到的一种失败：保存了模型对象而不是它的状态字典。请保存值，而不是对象。
 
-# %% [markdown] en="cc99da4f"
-# 检查点只有几层深（模型、优化器、普通的值），所以 `dt.save` 拒绝嵌套超过 100 层的结构；`torch.save` 在 Python 放弃之前会把深十倍的结构 pickle 下来。拒绝发生在写入任何东西之前。
+# %% [markdown] en="0d5e2604"
+# 检查点只有几层深（模型、优化器、普通的值），所以 `dt.save` 拒绝嵌套超过 100 层的结构；`torch.save`（PyTorch 2.13）能 pickle 嵌套约 490 层的字典，再深就会被 Python 默认的递归上限以 `RecursionError` 拦下。拒绝发生在写入任何东西之前。
 
 # %% [markdown] en="c37e8a76"
 # ## 导出某一层

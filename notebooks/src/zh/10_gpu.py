@@ -99,20 +99,20 @@
 # %% [markdown] en="69c9c764"
 # 在 GPU 上，中间还有一层：CuPy 把释放的内存块保留在一个*内存池*中以便快速复用，所以 `nvidia-smi` 仍把它们算作已使用。你自己的程序会复用它们；要把它们还给驱动（给别的程序用），调用 `cupy.get_default_memory_pool().free_all_blocks()`。
 
-# %% [markdown] en="db591a88"
+# %% [markdown] en="b04eb72d"
 # ### 6. 半精度的激活值 混合精度
 #
-# 一个 float16（或 bfloat16）值只占 2 个字节而不是 4 个，所以用半精度计算前向和反向传播，激活值就减半了。大框架会替你做：在 PyTorch 中把前向传播包在 `with torch.autocast("cuda", dtype=torch.float16):` 中，在 Paddle 中用 `with paddle.amp.auto_cast():`。有两个细节让它可行。权重保留一份 float32 的**主副本**用于更新（在 float16 中，一个小的更新加到一个大的权重上会消失）。而且 float16 存不下非常小的数：小于约 `6e-8` 的数都会变成 0，所以小的梯度会丢失。**损失缩放**（loss scaling）在反向传播之前把损失（从而每个梯度）乘以一个大因子，并在更新之前用 float32 除回去：`torch.amp.GradScaler`、`paddle.amp.GradScaler`。（bfloat16 的范围与 float32 相同，不需要缩放。）dltutor 没有 autocast，但这两个事实很容易看到：
+# 一个 float16（或 bfloat16）值只占 2 个字节而不是 4 个，所以用半精度计算前向和反向传播，激活值就减半了。大框架会替你做：在 PyTorch 中把前向传播包在 `with torch.autocast("cuda", dtype=torch.float16):` 中，在 Paddle 中用 `with paddle.amp.auto_cast():`（在 GPU 上；在 CPU 上 Paddle 3.3 会警告它不起作用）。有两个细节让它可行。权重保留一份 float32 的**主副本**用于更新（在 float16 中，一个小的更新加到一个大的权重上会消失：在那里 1024 + 0.1 等于 1024）；在 PyTorch 的 autocast 下，参数本身就一直是 float32，每个运算按需转换。而且 float16 存不下非常小的数：它最小的正数是 2^-24，约 `6e-8`，比它的一半还小的数都会变成 0，所以小的梯度会丢失。**损失缩放**（loss scaling）在反向传播之前把损失（从而每个梯度）乘以一个大因子，并在更新之前用 float32 除回去：`torch.amp.GradScaler`、`paddle.amp.GradScaler`。PyTorch 2.13 的 `GradScaler` 从 2^16 = 65536 开始；当缩放后的梯度溢出（inf 或 nan）时，它跳过这一步并把缩放因子减半，连续 2000 步没有溢出后再把它加倍（Paddle 3.3 的 `GradScaler` 默认值相同）。（bfloat16 的范围与 float32 相同，不需要缩放。）dltutor 没有 autocast，但这两个事实很容易看到：
 
-# %% [markdown] en="c486a478"
+# %% [markdown] en="6595fded"
 # ### 7. 重算而不是存储 激活值检查点
 #
-# 反向传播需要前向传播的输出。不必全部保留，每隔几层只保留一个（即*检查点*），在反向传播时再把一段的前向传播运行一遍，把它的输出找回来。显存从每一层的输出降到检查点加上一段；代价是多一次前向传播（大约多三分之一的计算量）。PyTorch：`torch.utils.checkpoint.checkpoint(segment, x)`；Paddle：`paddle.distributed.fleet.utils.recompute(segment, x)`。下面在一个更深的 MLP（八对 Linear + ReLU，批量 128）实测的输出上算一算：
+# 反向传播需要前向传播的输出。不必全部保留，每隔几层只保留一个（即*检查点*），在反向传播时再把一段的前向传播运行一遍，把它的输出找回来。显存从每一层的输出降到检查点加上一段；代价是多一次前向传播（大约多三分之一的计算量）。PyTorch：`torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=False)`（不写 `use_reentrant` 时 PyTorch 2.13 会发出警告）；Paddle：`paddle.distributed.fleet.utils.recompute(segment, x)`。两者得到的梯度都与全部保留时相同。下面在一个更深的 MLP（八对 Linear + ReLU，批量 128）实测的输出上算一算：
 
-# %% [markdown] en="45519ba1"
+# %% [markdown] en="ac5a6048"
 # ### 8. 内存分配器
 #
-# 各框架把释放的 GPU 显存保留在缓存中以便复用（就像上面 CuPy 的内存池）。这样，“内存不足”可能来自一个被切成太多小块、放不下下一个数组的缓存（*碎片化*）；PyTorch 的报错信息会显示大量“已保留但未分配”（reserved but unallocated）的显存。PyTorch：在程序启动之前设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`，让缓存块能够增长而不是被分割；`torch.cuda.memory_summary()` 会显示缓存。Paddle：`FLAGS_allocator_strategy=auto_growth`（它的默认值）按需分配显存，`FLAGS_fraction_of_gpu_memory_to_use` 设置旧策略一开始占用多少。CuPy：`cupy.get_default_memory_pool().set_limit(fraction=0.5)` 给内存池设上限。清空缓存（`torch.cuda.empty_cache()`、`free_all_blocks()`）有助于*其他*程序，但对你自己的下一个数组毫无帮助。
+# 各框架把释放的 GPU 显存保留在缓存中以便复用（就像上面 CuPy 的内存池）。这样，“内存不足”可能来自一个被切成太多小块、放不下下一个数组的缓存（*碎片化*）；PyTorch 的显存不足报错信息会说明有多少显存“已由 PyTorch 保留但未分配”（reserved by PyTorch but unallocated），并在这部分很大时建议采用下面的设置。PyTorch：在程序启动之前设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`，让缓存块能够增长而不是被分割；`torch.cuda.memory_summary()` 会显示缓存。Paddle：`FLAGS_allocator_strategy=auto_growth`（它的默认值）按需分配显存，`FLAGS_fraction_of_gpu_memory_to_use` 设置旧策略一开始占用多少。CuPy：`cupy.get_default_memory_pool().set_limit(fraction=0.5)` 给内存池设上限。清空缓存（`torch.cuda.empty_cache()`、`free_all_blocks()`）把显存交还给*其他*程序；它不会让你自己的程序多出任何显存（PyTorch 关于 `empty_cache` 的文档就是这么说的）。
 #
 # ### 简而言之
 #
@@ -124,14 +124,14 @@
 # | --- | --- | --- | --- | --- |
 # | 有 GPU 吗？ | `dt.backend.gpu_available()` | `torch.cuda.is_available()` | `paddle.device.cuda.device_count() > 0` | `megengine.is_cuda_available()` |
 # | 从现在起在 GPU 上计算 | `dt.backend.use("gpu")` | `torch.set_default_device("cuda")` | `paddle.set_device("gpu")` | `megengine.set_default_device("gpu0")` |
-# | 只在一个代码块中 | `with dt.backend.use("gpu"):` | `with torch.device("cuda"):` | — | — |
+# | 只在一个代码块中 | `with dt.backend.use("gpu"):` | `with torch.device("cuda"):` | `with paddle.device.device_guard("gpu"):` | — |
 # | 移动模型 | `model.to("gpu")` | `model.to("cuda")` | `model.to("gpu")` | —（在 `set_default_device` 之后构建它） |
 # | 移动张量 | `t.to("gpu")` | `t.to("cuda")` | `t.cuda()` | `t.to("gpu0")` |
 # | 在哪个设备上 | `t.device` | `t.device` | `t.place` | `t.device` |
 # | 没有 GPU 时得到什么 | 指出缺少什么的 `GPUUnavailableError` | `AssertionError`（“Torch not compiled with CUDA enabled”）或 `RuntimeError` | `paddle.set_device` 抛出的 `ValueError` | 一个运行时错误 |
 # | 不建计算图地评估 | `with dt.no_grad():` | `with torch.no_grad():` | `with paddle.no_grad():` | —（在 `GradManager` 之外什么都不记录） |
 # | 累积梯度 | 每个微批量调用 `backward()`，一次 `step()` | 相同 | 相同 | 每个微批量调用 `gm.backward()`，一次 `step()` |
-# | 释放显存缓存 | `cupy.get_default_memory_pool().free_all_blocks()` | `torch.cuda.empty_cache()` | `paddle.device.cuda.empty_cache()` | — |
+# | 释放显存缓存 | `cupy.get_default_memory_pool().free_all_blocks()` | `torch.cuda.empty_cache()` | `paddle.device.cuda.empty_cache()` | `megengine.coalesce_free_memory()` |
 #
 # ## 小结
 #

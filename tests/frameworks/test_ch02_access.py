@@ -1,0 +1,98 @@
+"""Chapter 02 (parameter access): what it says PyTorch and Paddle do, run in both."""
+from __future__ import annotations
+
+import contextlib
+import io
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+from claims import claim
+
+
+@claim("torch-access-linear-weight-out-in")
+def test_torch_linear_weight_is_out_by_in():
+    layer = torch.nn.Linear(8, 1)
+    assert tuple(layer.weight.shape) == (1, 8) and tuple(layer.bias.shape) == (1,)
+    assert list(layer.state_dict()) == ["weight", "bias"]
+
+
+@claim("paddle-access-linear-weight-in-out")
+def test_paddle_linear_stores_the_transpose():
+    import paddle
+
+    layer = paddle.nn.Linear(8, 1)
+    assert list(layer.weight.shape) == [8, 1] and list(layer.bias.shape) == [1]
+    x = paddle.ones([2, 8])
+    assert np.allclose(layer(x).numpy(), x.numpy() @ layer.weight.numpy() + layer.bias.numpy())
+
+
+@claim("torch-access-no-summary")
+def test_torch_has_no_parameter_summary_function():
+    import torch.nn.utils
+    import torch.utils
+
+    for where in (torch, torch.nn, torch.nn.Module, torch.nn.utils, torch.utils):
+        assert not [name for name in dir(where) if "summary" in name.lower()], where
+
+
+@claim("paddle-access-summary")
+def test_paddle_summary_tabulates_a_network():
+    import paddle
+
+    net = paddle.nn.Sequential(paddle.nn.Linear(4, 8), paddle.nn.ReLU(), paddle.nn.Linear(8, 1))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        totals = paddle.summary(net, input_size=(2, 4))
+    assert totals == {"total_params": 49, "trainable_params": 49}
+    assert "Total params: 49" in printed.getvalue()
+
+
+def parameter_table(model):
+    """The chapter's ``parameter_table``, unchanged."""
+    rows = [(name, tuple(p.shape), p.numel(), p.requires_grad)
+            for name, p in model.named_parameters()]
+    for name, shape, count, trained in rows:
+        print(f"{name:10s} {str(shape):10s} {count:6d}  {'trained' if trained else 'frozen'}")
+    print(f"{'total':10s} {'':10s} {sum(row[2] for row in rows):6d}")
+    return rows
+
+
+@claim("torch-access-parameter-table-runs")
+def test_the_chapters_parameter_table_runs_unchanged_on_a_torch_model():
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    with contextlib.redirect_stdout(io.StringIO()):
+        rows = parameter_table(net)
+    assert rows == [("0.weight", (8, 4), 32, True), ("0.bias", (8,), 8, True),
+                    ("2.weight", (1, 8), 8, True), ("2.bias", (1,), 1, True)]
+
+
+@claim("torch-access-save-pickle")
+def test_torch_save_writes_a_pickle(tmp_path):
+    path = tmp_path / "last_layer.pt"
+    torch.save(torch.nn.Linear(8, 1).state_dict(), path)
+    with zipfile.ZipFile(path) as archive:                # a zip holding a pickle
+        pickles = [n for n in archive.namelist() if n.endswith("/data.pkl")]
+        assert len(pickles) == 1
+        assert archive.read(pickles[0])[:1] == b"\x80"    # the pickle protocol opcode
+
+
+@claim("torch-access-load-half-applied")
+def test_torch_load_state_dict_copies_the_bias_then_raises():
+    """The chapter's case: the state of a Linear(8, 1) loaded into a Linear(4, 1)."""
+    torch.manual_seed(0)
+    saved = torch.nn.Linear(8, 1).state_dict()
+    small = torch.nn.Linear(4, 1)                         # bias (1,) fits, weight (1, 4) does not
+    weight_before = small.weight.detach().clone()
+    bias_before = small.bias.detach().clone()
+    assert not torch.equal(bias_before, saved["bias"])
+    with pytest.raises(RuntimeError) as raised:
+        small.load_state_dict(saved)
+    message = str(raised.value)
+    assert "size mismatch for weight" in message
+    assert "torch.Size([1, 8])" in message and "torch.Size([1, 4])" in message
+    assert "bias" not in message.split("size mismatch for weight")[1]   # only the weight named
+    assert torch.equal(small.bias, saved["bias"])         # copied before the error was raised
+    assert torch.equal(small.weight, weight_before)       # the weight kept its old value

@@ -1,0 +1,241 @@
+"""dltutor and PyTorch on identical inputs: the same numbers, op by op and step by step.
+
+The README and chapter 00 say that dltutor follows PyTorch's formulas and defaults and prints
+the same numbers. These tests are that claim, run against real PyTorch in every test run.
+Every op is compared forward and backward in float64 with a random upstream gradient; every
+optimizer over six steps of random gradients.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import dltutor as dt
+from dltutor import nn, optim
+from dltutor.nn import functional as F
+
+from claims import claim
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((4, 5))
+IMG = RNG.standard_normal((2, 3, 7, 6))
+W = RNG.standard_normal((4, 3, 3, 2))
+B4 = RNG.standard_normal(4)
+TIES = np.array([[2.0, 2.0, 1.0], [0.5, 3.0, 3.0]])       # equal maxima on purpose
+LABELS = np.array([0, 4, 2, 1])
+TARGET = RNG.standard_normal((4, 5))
+
+tF = torch.nn.functional
+
+# (name, dltutor function, torch function, inputs): each runs forward and backward on both.
+OPS = [
+    ("var", lambda a: dt.var(a, axis=1), lambda a: a.var(1), [X]),
+    ("max ties", lambda a: dt.max(a), lambda a: a.max(), [np.array([3.0, 1.0, 3.0])]),
+    ("maximum ties", dt.maximum, torch.maximum, [np.array([1.0, 2.0]), np.array([1.0, 0.0])]),
+    ("clamp at bounds", lambda a: dt.clip(a, -0.5, 0.5), lambda a: a.clamp(-0.5, 0.5),
+     [np.array([-1.0, -0.5, 0.0, 0.5, 1.0])]),
+    ("gelu", dt.gelu, tF.gelu, [X]),
+    ("gelu tanh", lambda a: dt.gelu(a, "tanh"), lambda a: tF.gelu(a, approximate="tanh"), [X]),
+    ("cross_entropy ignore_index", lambda a: F.cross_entropy(a, dt.tensor([0, 4, -100, 2])),
+     lambda a: tF.cross_entropy(a, torch.tensor([0, 4, -100, 2])), [X]),
+    ("log_softmax", lambda a: F.log_softmax(a, 0), lambda a: torch.log_softmax(a, 0), [X]),
+    ("logsumexp", lambda a: dt.logsumexp(a, 1), lambda a: torch.logsumexp(a, 1), [X]),
+    ("conv2d", lambda a, w, b: F.conv2d(a, w, b, stride=2, padding=1),
+     lambda a, w, b: tF.conv2d(a, w, b, stride=2, padding=1), [IMG, W, B4]),
+    ("max_pool2d padded", lambda a: F.max_pool2d(a, 3, 2, 1), lambda a: tF.max_pool2d(a, 3, 2, 1), [IMG]),
+    ("avg_pool2d padded", lambda a: F.avg_pool2d(a, 3, 2, 1), lambda a: tF.avg_pool2d(a, 3, 2, 1), [IMG]),
+    ("layer_norm", lambda a: F.layer_norm(a, (5,)), lambda a: tF.layer_norm(a, (5,)), [X]),
+    ("mse_loss", F.mse_loss, tF.mse_loss, [X, TARGET]),
+    ("index with repeats", lambda a: a[[0, 0, 2], 1:], lambda a: a[[0, 0, 2], 1:], [X]),
+    ("matmul 1-D", lambda a, b: a @ b, torch.matmul, [RNG.standard_normal(3), RNG.standard_normal((2, 3, 4))]),
+    ("matmul broadcast batch", lambda a, b: a @ b, torch.matmul,
+     [RNG.standard_normal((2, 1, 3, 4)), RNG.standard_normal((5, 4, 2))]),
+    ("std", lambda a: a.std(0), lambda a: a.std(0), [X]),
+    ("composite", lambda a: dt.sigmoid(a) * dt.tanh(a) / (dt.abs(a) + 1),
+     lambda a: torch.sigmoid(a) * torch.tanh(a) / (a.abs() + 1), [X]),
+    ("max(dim) values, ties", lambda a: a.max(dim=1).values, lambda a: a.max(dim=1).values, [TIES]),
+    ("min(dim, keepdim)", lambda a: a.min(0, keepdim=True).values,
+     lambda a: a.min(0, keepdim=True).values, [TIES]),
+    ("amax over dims, ties", lambda a: a.amax(dim=(0, 1)), lambda a: a.amax(dim=(0, 1)), [TIES]),
+    ("max(a, b)", dt.max, torch.max, [X, TARGET]),
+    *[(f"norm p={p}", lambda a, p=p: a.norm(p=p, dim=1), lambda a, p=p: a.norm(p=p, dim=1), [X])
+      for p in (2, 1, 3, math.inf, "fro")],
+    ("norm of zeros", lambda a: a.norm(), lambda a: a.norm(), [np.zeros(3)]),
+    ("softmax dim=0", lambda a: F.softmax(a, dim=0), lambda a: torch.softmax(a, dim=0), [X]),
+    ("flatten", lambda a: F.flatten(a, 1), lambda a: torch.flatten(a, 1), [IMG]),
+    *[(f"CrossEntropyLoss {r}", lambda a, r=r: nn.CrossEntropyLoss(reduction=r)(a, dt.tensor(LABELS)),
+       lambda a, r=r: torch.nn.CrossEntropyLoss(reduction=r)(a, torch.tensor(LABELS)), [X])
+      for r in ("mean", "sum", "none")],
+    ("L1Loss", lambda a: nn.L1Loss()(a, dt.tensor(TARGET)),
+     lambda a: torch.nn.L1Loss()(a, torch.tensor(TARGET)), [X]),
+    ("BCEWithLogitsLoss, large logits", lambda a: nn.BCEWithLogitsLoss()(a, dt.tensor((TARGET > 0) * 1.0)),
+     lambda a: torch.nn.BCEWithLogitsLoss()(a, torch.tensor((TARGET > 0) * 1.0)), [X * 30]),
+]
+
+
+def run_both(ours, theirs, arrays):
+    """Forward both, backward both with one random upstream gradient; every array back."""
+    mine = [dt.tensor(a, requires_grad=True) for a in arrays]
+    torch_inputs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out_mine, out_torch = ours(*mine), theirs(*torch_inputs)
+    upstream = np.random.default_rng(1).standard_normal(tuple(out_torch.shape))
+    out_mine.backward(dt.tensor(upstream))
+    out_torch.backward(torch.tensor(upstream))
+    return ([out_mine.numpy()] + [t.grad.numpy() for t in mine],
+            [out_torch.detach().numpy()] + [t.grad.numpy() for t in torch_inputs])
+
+
+@claim("torch-same-numbers-ops")
+@pytest.mark.parametrize("name, ours, theirs, arrays", OPS, ids=[op[0] for op in OPS])
+def test_every_op_and_its_gradient_match_pytorch(name, ours, theirs, arrays):
+    for mine, expected in zip(*run_both(ours, theirs, arrays)):
+        assert mine.shape == expected.shape, name
+        np.testing.assert_allclose(mine, expected, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+@claim("torch-same-numbers-ops")
+def test_max_dim_indices_match_pytorch_with_ties():
+    assert dt.tensor(TIES).max(1).indices.tolist() == torch.tensor(TIES).max(1).indices.tolist()
+
+
+@claim("torch-same-numbers-layers")
+def test_batchnorm_training_running_stats_and_eval_match_pytorch():
+    ours, theirs = nn.BatchNorm2d(3).double(), torch.nn.BatchNorm2d(3).double()
+    ours.weight.set_value(np.linspace(0.5, 2, 3))
+    ours.bias.set_value(np.linspace(-1, 1, 3))
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(ours.weight.numpy()))
+        theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
+    for mine, expected in zip(*run_both(ours, theirs, [IMG])):
+        np.testing.assert_allclose(mine, expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours.running_mean.numpy(), theirs.running_mean.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), rtol=1e-12)
+    ours.eval(), theirs.eval()
+    for mine, expected in zip(*run_both(ours, theirs, [IMG])):
+        np.testing.assert_allclose(mine, expected, rtol=1e-10, atol=1e-12)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+
+
+@claim("torch-same-numbers-init")
+@pytest.mark.parametrize("nonlinearity, param", [("relu", None), ("tanh", None), ("leaky_relu", 0.2),
+                                                 ("selu", None), ("sigmoid", None), ("linear", None),
+                                                 ("conv2d", None)])
+def test_calculate_gain_matches_pytorch(nonlinearity, param):
+    assert nn.init.calculate_gain(nonlinearity, param) == pytest.approx(
+        torch.nn.init.calculate_gain(nonlinearity, param), rel=1e-15)
+
+
+@claim("torch-same-numbers-init")
+def test_default_initialization_has_pytorchs_bounds_and_spread():
+    # Different generators, so compare the distributions: bounds and standard deviations.
+    lt, ld = torch.nn.Linear(400, 300), nn.Linear(400, 300)
+    bound = 1 / math.sqrt(400)
+    for t, d in ((lt.weight.detach(), ld.weight), (lt.bias.detach(), ld.bias)):
+        assert float(t.abs().max()) <= bound and float(np.abs(d.numpy()).max()) <= bound
+        assert float(t.abs().max()) > 0.99 * bound and float(np.abs(d.numpy()).max()) > 0.99 * bound
+    ct, cd = torch.nn.Conv2d(3, 16, 5), nn.Conv2d(3, 16, 5)
+    assert float(ct.weight.detach().std()) == pytest.approx(float(cd.weight.numpy().std()), rel=0.05)
+    et, ed = torch.nn.Embedding(1000, 50), nn.Embedding(1000, 50)
+    assert float(et.weight.detach().std()) == pytest.approx(float(ed.weight.numpy().std()), rel=0.02)
+
+
+@claim("torch-same-numbers-layers")
+def test_layer_conventions_match_pytorch():
+    frozen_t = torch.nn.Embedding.from_pretrained(torch.eye(3)).weight.requires_grad
+    frozen_d = nn.Embedding.from_pretrained(np.eye(3, dtype=np.float32)).weight.requires_grad
+    assert frozen_t is frozen_d is False
+    assert ([n for n, _ in torch.nn.Sequential(torch.nn.Linear(1, 1)).named_modules()]
+            == [n for n, _ in nn.Sequential(nn.Linear(1, 1)).named_modules()] == ["", "0"])
+    shared_t, shared_d = torch.nn.Linear(2, 2), nn.Linear(2, 2)
+    tied_t = torch.nn.Sequential(shared_t, torch.nn.ReLU(), shared_t)
+    tied_d = nn.Sequential(shared_d, nn.ReLU(), shared_d)
+    assert list(tied_t.state_dict()) == list(tied_d.state_dict())
+    assert [n for n, _ in tied_t.named_parameters()] == [n for n, _ in tied_d.named_parameters()]
+    lazy_t = torch.nn.Sequential(torch.nn.LazyLinear(8), torch.nn.ReLU(), torch.nn.LazyLinear(1))
+    lazy_d = nn.Sequential(nn.LazyLinear(8), nn.ReLU(), nn.LazyLinear(1))
+    lazy_t(torch.rand(2, 20)), lazy_d(dt.rand(2, 20))
+    assert [tuple(p.shape) for p in lazy_t.parameters()] == [p.shape for p in lazy_d.parameters()]
+    assert repr(lazy_t[0]) == repr(lazy_d[0])
+
+
+@claim("torch-same-numbers-layers")
+def test_dtype_defaults_match_pytorch():
+    def name(dtype):
+        return str(dtype).replace("torch.", "")
+
+    assert name(torch.tensor([1.0]).dtype) == str(dt.tensor([1.0]).dtype) == "float32"
+    assert name((torch.tensor([1, 2]) * 0.5).dtype) == str((dt.tensor([1, 2]) * 0.5).dtype)
+    assert name((torch.tensor([1, 2]) / 2).dtype) == str((dt.tensor([1, 2]) / 2).dtype)
+    assert name(torch.tensor(np.zeros(2)).dtype) == str(dt.tensor(np.zeros(2)).dtype) == "float64"
+
+
+START = RNG.standard_normal((3, 4))
+GRADS = [RNG.standard_normal((3, 4)) for _ in range(6)]
+OPTIMIZERS = {
+    "sgd": ("SGD", dict(lr=0.1)),
+    "sgd momentum dampening decay": ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.2, weight_decay=0.01)),
+    "sgd nesterov maximize": ("SGD", dict(lr=0.1, momentum=0.8, nesterov=True, maximize=True, weight_decay=0.1)),
+    "adam": ("Adam", dict(lr=0.01)),
+    "adam decay amsgrad maximize": ("Adam", dict(lr=0.05, weight_decay=0.1, amsgrad=True, maximize=True,
+                                                 betas=(0.8, 0.95), eps=1e-4)),
+    "adamw": ("AdamW", dict(lr=0.05, weight_decay=0.3)),
+    "adamw amsgrad": ("AdamW", dict(lr=0.05, amsgrad=True)),
+    "rmsprop": ("RMSprop", dict(lr=0.01)),
+    "rmsprop centered momentum decay": ("RMSprop", dict(lr=0.01, alpha=0.9, centered=True, momentum=0.7,
+                                                        weight_decay=0.05)),
+    "adagrad": ("Adagrad", dict(lr=0.1, lr_decay=0.1, initial_accumulator_value=0.3, weight_decay=0.02)),
+}
+
+
+@claim("torch-same-numbers-optimizers")
+@pytest.mark.parametrize("case", OPTIMIZERS)
+def test_six_steps_of_every_optimizer_match_pytorch(case):
+    name, settings = OPTIMIZERS[case]
+    ours = nn.Parameter(START.copy())
+    theirs = torch.nn.Parameter(torch.tensor(START.copy()))
+    opt_ours = getattr(optim, name)([ours], **settings)
+    opt_theirs = getattr(torch.optim, name)([theirs], **settings)
+    for g in GRADS:
+        ours.grad, theirs.grad = dt.tensor(g), torch.tensor(g)
+        opt_ours.step(), opt_theirs.step()
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+@claim("torch-same-numbers-optimizers")
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, math.inf])
+def test_clip_grad_norm_matches_pytorch(norm_type):
+    grads = [RNG.standard_normal(5) * 3 for _ in range(3)]
+    ours = [nn.Parameter(np.zeros(5)) for _ in grads]
+    theirs = [torch.nn.Parameter(torch.zeros(5, dtype=torch.float64)) for _ in grads]
+    for p, t, g in zip(ours, theirs, grads):
+        p.grad, t.grad = dt.tensor(g), torch.tensor(g)
+    total_ours = optim.clip_grad_norm_(ours, 2.0, norm_type=norm_type).item()
+    total_theirs = torch.nn.utils.clip_grad_norm_(theirs, 2.0, norm_type=norm_type).item()
+    assert total_ours == pytest.approx(total_theirs, rel=1e-12)
+    for p, t in zip(ours, theirs):
+        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+@claim("torch-same-numbers-optimizers")
+def test_clip_grad_value_matches_pytorch():
+    g = RNG.standard_normal(5) * 3
+    p, t = nn.Parameter(np.zeros(5)), torch.nn.Parameter(torch.zeros(5, dtype=torch.float64))
+    p.grad, t.grad = dt.tensor(g), torch.tensor(g)
+    optim.clip_grad_value_([p], 1.5), torch.nn.utils.clip_grad_value_([t], 1.5)
+    np.testing.assert_array_equal(p.grad.numpy(), t.grad.numpy())
+
+
+@claim("torch-same-numbers-optimizers")
+def test_step_lr_with_a_whole_float_step_size_matches_pytorch():
+    opt_t = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched_t = torch.optim.lr_scheduler.StepLR(opt_t, step_size=4.0, gamma=0.5)
+    opt_d = optim.SGD([nn.Parameter([0.0])], lr=1.0)
+    sched_d = optim.lr_scheduler.StepLR(opt_d, step_size=4.0, gamma=0.5)
+    seen_t, seen_d = [], []
+    for _ in range(10):
+        seen_t.append(opt_t.param_groups[0]["lr"]), seen_d.append(opt_d.param_groups[0]["lr"])
+        opt_t.step(), sched_t.step(), opt_d.step(), sched_d.step()
+    assert seen_t == seen_d == [1.0] * 4 + [0.5] * 4 + [0.25] * 2

@@ -1,0 +1,85 @@
+"""What README.md (and README.zh.md) says about PyTorch and Paddle, run in them."""
+from __future__ import annotations
+
+import io
+import zipfile
+
+import numpy as np
+import paddle
+import pytest
+import torch
+
+import dltutor as dt
+from dltutor import nn, optim
+
+from claims import claim
+
+
+@claim("torch-readme-same-spellings")
+def test_the_readmes_pytorch_lines_run_with_torch_replaced_by_dt(tmp_path):
+    for framework in (torch, dt):
+        layers = [framework.nn.Linear(3, 2), framework.nn.LazyLinear(2), framework.nn.CrossEntropyLoss()]
+        assert [type(m).__name__ for m in layers] == ["Linear", "LazyLinear", "CrossEntropyLoss"]
+        w = framework.nn.Parameter(framework.zeros(2, 3))
+        with framework.no_grad():
+            framework.nn.init.normal_(w, 0, 0.01)
+            w.zero_()
+        w.grad = framework.ones(2, 3) * 10
+        total = framework.nn.utils.clip_grad_norm_([w], 1.0)
+        assert float(total) == pytest.approx(np.sqrt(6) * 10)
+        for name in ("SGD", "Adam", "AdamW"):
+            getattr(framework.optim, name)([w], lr=0.1)
+        for name in ("LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR",
+                     "CosineAnnealingLR"):
+            assert hasattr(framework.optim.lr_scheduler, name), name
+        values, indices = framework.tensor([[1.0, 3.0], [4.0, 2.0]]).max(dim=1)
+        assert values.tolist() == [3.0, 4.0] and indices.tolist() == [1, 0]
+        assert tuple(framework.normal(0, 0.01, size=(2, 1)).shape) == (2, 1)
+        copy = w.detach().clone()
+        assert copy.requires_grad is False
+        path = str(tmp_path / f"{framework.__name__}.bin")
+        framework.save(framework.ones(2), path)
+        loaded = framework.load(path, weights_only=True, map_location="cpu")
+        assert loaded.tolist() == [1.0, 1.0]
+
+
+@claim("torch-readme-differences")
+def test_where_pytorch_differs_from_dltutor_as_the_readme_says(tmp_path):
+    p = torch.nn.Parameter(torch.zeros(2))
+    assert isinstance(p.data, torch.Tensor)                 # PyTorch: a tensor; dltutor: the array
+    assert isinstance(nn.Parameter(dt.zeros(2)).data, np.ndarray)
+    p.grad = torch.tensor([float("nan"), 1.0])
+    torch.optim.SGD([p], lr=0.1).step()                     # PyTorch applies a NaN gradient
+    assert torch.isnan(p.data[0]) and p.data[1].item() == pytest.approx(-0.1)
+    ours = nn.Parameter(dt.zeros(2))
+    ours.grad = dt.tensor([float("nan"), 1.0])
+    with pytest.raises(Exception, match="(?i)nan"):
+        optim.SGD([ours], lr=0.1).step()                    # dltutor refuses it
+    torch.save({"x": torch.ones(1)}, tmp_path / "a.pt")     # torch.save writes a pickle (in a zip)
+    with zipfile.ZipFile(tmp_path / "a.pt") as archive:
+        assert any(name.endswith("data.pkl") for name in archive.namelist())
+
+
+@claim("paddle-readme-per-parameter-ideas")
+def test_paddles_per_parameter_ideas_exist_under_these_names():
+    attr = paddle.ParamAttr(learning_rate=2.0, regularizer=paddle.regularizer.L2Decay(1e-4),
+                            need_clip=False)
+    layer = paddle.nn.Linear(3, 2, weight_attr=attr)
+    assert layer.weight.optimize_attr["learning_rate"] == 2.0
+    assert isinstance(layer.weight.regularizer, paddle.regularizer.L2Decay)
+    assert layer.weight.need_clip is False
+    for name in ("ClipGradByValue", "ClipGradByNorm", "ClipGradByGlobalNorm"):
+        assert hasattr(paddle.nn, name) and hasattr(optim, name)
+    assert isinstance(paddle.nn.initializer.Normal(0.0, 0.01), paddle.nn.initializer.Initializer)
+
+
+@claim("paddle-readme-scheduler-is-the-learning-rate")
+def test_a_paddle_scheduler_is_passed_as_the_optimizers_learning_rate():
+    layer = paddle.nn.Linear(2, 1)
+    schedule = paddle.optimizer.lr.StepDecay(learning_rate=1.0, step_size=2, gamma=0.5)
+    opt = paddle.optimizer.SGD(learning_rate=schedule, parameters=layer.parameters())
+    seen = []
+    for _ in range(5):
+        seen.append(opt.get_lr())
+        schedule.step()
+    assert seen == [1.0, 1.0, 0.5, 0.5, 0.25]
