@@ -79,7 +79,7 @@ test: $(TEST_STAMP) $(FW_STAMP)
 # Every claim a chapter makes about PyTorch or Paddle, run in PyTorch and Paddle themselves
 # (tests/frameworks; the register of claims is checked by tests/test_claims.py).
 test-frameworks: $(FW_STAMP)
-	$(FW_BIN)/python -m pytest tests/frameworks -n 2 -p no:cacheprovider -o addopts="-ra"
+	$(FW_BIN)/python -m pytest tests/frameworks -n 2 -p no:cacheprovider -o addopts="-ra --doctest-modules"
 
 # The notebooks and doctests again under other OpenBLAS kernels, NumPy's baseline SIMD loops
 # and the rounding probe (part of `make test` too; see notebooks/AUTHORING.md).

@@ -24,6 +24,15 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "claim(*ids): the claim ids (tags claim-ID in a chapter) this test proves")
 
 
+@pytest.fixture
+def paddle():
+    """Paddle in dynamic-graph mode. Imported, not skipped: this environment has Paddle, and a
+    missing Paddle must fail its claims, not pass them silently."""
+    from chapters import paddle_dynamic
+
+    return paddle_dynamic()
+
+
 @pytest.fixture(autouse=True)
 def _seeded():
     """Every framework test starts from the same random state in both frameworks."""

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from chapters import chapter_definition
 from claims import claim
 
 
@@ -50,19 +51,11 @@ def test_paddle_summary_tabulates_a_network():
     assert "Total params: 49" in printed.getvalue()
 
 
-def parameter_table(model):
-    """The chapter's ``parameter_table``, unchanged."""
-    rows = [(name, tuple(p.shape), p.numel(), p.requires_grad)
-            for name, p in model.named_parameters()]
-    for name, shape, count, trained in rows:
-        print(f"{name:10s} {str(shape):10s} {count:6d}  {'trained' if trained else 'frozen'}")
-    print(f"{'total':10s} {'':10s} {sum(row[2] for row in rows):6d}")
-    return rows
-
-
 @claim("torch-access-parameter-table-runs")
 def test_the_chapters_parameter_table_runs_unchanged_on_a_torch_model():
     net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    parameter_table = chapter_definition("02_parameter_access", "def parameter_table(model):",
+                                         {"dt": torch})["parameter_table"]
     with contextlib.redirect_stdout(io.StringIO()):
         rows = parameter_table(net)
     assert rows == [("0.weight", (8, 4), 32, True), ("0.bias", (8,), 8, True),

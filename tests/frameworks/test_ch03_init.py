@@ -7,14 +7,11 @@ import math
 import numpy as np
 import pytest
 
+import torch
+from torch import nn
+
+from chapters import chapter_definition, paddle_dynamic
 from claims import claim
-
-torch = pytest.importorskip("torch")
-from torch import nn  # noqa: E402
-
-
-def _paddle():
-    return pytest.importorskip("paddle")
 
 
 # ---------------------------------------------------------------------------------- PyTorch
@@ -192,19 +189,8 @@ def test_torch_module_double_makes_parameters_float64():
 
 @claim("torch-forward-hook-output-stds")
 def test_torch_the_chapters_hook_code_runs_with_torch_for_dt():
-    dt = torch                                                        # the substitution
-
-    def output_stds(model, x):
-        stds = []
-        handles = [block.register_forward_hook(
-                       lambda module, inputs, out: stds.append(out.std(correction=0).item()))
-                   for block in model]
-        with dt.no_grad():
-            model(x)
-        for handle in handles:
-            handle.remove()
-        return stds
-
+    output_stds = chapter_definition("03_initialization", "def output_stds(model, x):",
+                                     {"dt": torch})["output_stds"]     # torch for dt
     torch.manual_seed(0)
     model = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.Tanh()) for _ in range(3)]).double()
     x = torch.randn(16, 8, dtype=torch.float64)
@@ -254,7 +240,7 @@ def _d2l_my_init(paddle, nn):
 
 @claim("paddle-init-d2l-code-typeerror")
 def test_paddle_d2l_init_code_stops_with_a_type_error_in_paddle_3():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     nn = paddle.nn
     paddle.seed(0)
     net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
@@ -272,7 +258,7 @@ def test_paddle_d2l_init_code_stops_with_a_type_error_in_paddle_3():
 
 @claim("paddle-init-object-acts-only-when-called")
 def test_paddle_initializer_object_acts_only_when_called_or_given_to_a_layer():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     nn = paddle.nn
     paddle.seed(0)
     layer = nn.Linear(200, 100)
@@ -289,7 +275,7 @@ def test_paddle_initializer_object_acts_only_when_called_or_given_to_a_layer():
 
 @claim("paddle-init-xavier-weight-as-fan-in")
 def test_paddle_xavier_uniform_accepts_the_weight_as_fan_in():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     w = paddle.nn.Linear(4, 8).weight
     original = w.numpy().copy()
     init = paddle.nn.initializer.XavierUniform(w, -10, 10)     # not refused
@@ -301,7 +287,7 @@ def test_paddle_xavier_uniform_accepts_the_weight_as_fan_in():
 
 @claim("paddle-init-to-tensor-copy-set-value")
 def test_paddle_to_tensor_makes_a_copy_and_set_value_changes_the_parameter():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     paddle.seed(0)
     layer = paddle.nn.Linear(4, 8)
     w = layer.weight
@@ -318,7 +304,7 @@ def test_paddle_to_tensor_makes_a_copy_and_set_value_changes_the_parameter():
 
 @claim("paddle-init-assign-initializer")
 def test_paddle_assign_initializer_copies_an_array_in():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     w = paddle.nn.Linear(4, 8).weight
     values = np.arange(32, dtype=np.float32).reshape(4, 8)
     paddle.nn.initializer.Assign(values)(w)
@@ -330,7 +316,7 @@ def test_paddle_assign_initializer_copies_an_array_in():
 
 @claim("paddle-set-value-shape-checked")
 def test_paddle_set_value_copies_in_place_and_checks_the_shape():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     layer = paddle.nn.Linear(4, 8)
     w = layer.weight
     value = np.full((4, 8), 3.0, dtype=np.float32)
@@ -342,7 +328,7 @@ def test_paddle_set_value_copies_in_place_and_checks_the_shape():
 
 @claim("paddle-paramattr-fields")
 def test_paddle_paramattr_has_the_settings_the_table_lists():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     params = inspect.signature(paddle.ParamAttr).parameters
     for name in ("initializer", "learning_rate", "regularizer", "need_clip", "trainable"):
         assert name in params
@@ -359,7 +345,7 @@ def _sgd_step(paddle, fc, parameters, lr=0.1):
 
 @claim("paddle-paramattr-lr-flat-list")
 def test_paddle_paramattr_learning_rate_with_a_flat_parameter_list():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     for rate, factor in ((2.0, 0.2), (0.0, 0.0)):
         paddle.seed(0)
         fc = paddle.nn.Linear(4, 3, weight_attr=paddle.ParamAttr(learning_rate=rate))
@@ -371,7 +357,7 @@ def test_paddle_paramattr_learning_rate_with_a_flat_parameter_list():
 
 @claim("paddle-paramattr-group-overrides")
 def test_paddle_a_parameter_group_replaces_paramattr_lr_and_regularizer():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     attr = dict(learning_rate=2.0, regularizer=paddle.regularizer.L2Decay(0.5))
     paddle.seed(0)
     fc = paddle.nn.Linear(4, 3, weight_attr=paddle.ParamAttr(**attr))
@@ -389,7 +375,7 @@ def test_paddle_a_parameter_group_replaces_paramattr_lr_and_regularizer():
 
 @claim("paddle-paramattr-regularizer-l2")
 def test_paddle_paramattr_regularizer_with_a_flat_list():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     paddle.seed(0)
     fc = paddle.nn.Linear(4, 3, weight_attr=paddle.ParamAttr(
         regularizer=paddle.regularizer.L2Decay(0.5)))
@@ -400,7 +386,7 @@ def test_paddle_paramattr_regularizer_with_a_flat_list():
 
 @claim("paddle-paramattr-need-clip")
 def test_paddle_paramattr_need_clip_false_is_not_clipped():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     paddle.seed(0)
     fc = paddle.nn.Linear(4, 3, weight_attr=paddle.ParamAttr(need_clip=False))
     assert fc.weight.need_clip is False and fc.bias.need_clip is True
@@ -416,7 +402,7 @@ def test_paddle_paramattr_need_clip_false_is_not_clipped():
 
 @claim("paddle-paramattr-trainable")
 def test_paddle_paramattr_trainable_false_gets_no_gradient():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     fc = paddle.nn.Linear(4, 3, weight_attr=paddle.ParamAttr(trainable=False))
     assert fc.weight.trainable is False and fc.weight.stop_gradient is True
     fc(paddle.ones([2, 4])).sum().backward()
@@ -425,7 +411,7 @@ def test_paddle_paramattr_trainable_false_gets_no_gradient():
 
 @claim("paddle-linear-weight-layout-in-out")
 def test_paddle_linear_weight_is_in_by_out():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     fc = paddle.nn.Linear(16, 4)
     assert list(fc.weight.shape) == [16, 4]
     h = paddle.randn([5, 16])
@@ -435,7 +421,7 @@ def test_paddle_linear_weight_is_in_by_out():
 
 @claim("paddle-linear-default-xavier-zero-bias")
 def test_paddle_linear_default_is_xavier_uniform_weight_zero_bias():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     paddle.seed(0)
     fc = paddle.nn.Linear(400, 800)
     a = math.sqrt(6 / (400 + 800))
@@ -447,7 +433,7 @@ def test_paddle_linear_default_is_xavier_uniform_weight_zero_bias():
 
 @claim("paddle-no-lazy-layers")
 def test_paddle_has_no_lazy_layers():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     assert [name for name in dir(paddle.nn) if "lazy" in name.lower()] == []
     with pytest.raises(TypeError):
         paddle.nn.Linear(out_features=8)                 # in_features must be given

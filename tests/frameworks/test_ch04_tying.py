@@ -6,14 +6,13 @@ import os
 import pickle
 import re
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from chapters import chapter_cell
 from claims import claim
 
-CHAPTER = Path(__file__).resolve().parents[2] / "notebooks" / "src" / "04_tying.py"
 
 
 def torch_tied(seed=0):
@@ -28,21 +27,6 @@ def torch_untied():
     return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8),
                                torch.nn.ReLU(), torch.nn.Linear(8, 8), torch.nn.ReLU(),
                                torch.nn.Linear(8, 1))
-
-
-def chapter_code(starts_with: str) -> str:
-    """The source of the chapter's code cell that starts with ``starts_with``."""
-    cells = re.split(r"^# %%.*$", CHAPTER.read_text(encoding="utf-8"), flags=re.M)
-    found = [c.strip() for c in cells if c.strip().startswith(starts_with)]
-    assert len(found) == 1, starts_with
-    return found[0]
-
-
-@pytest.fixture(scope="module")
-def paddle():
-    paddle = pytest.importorskip("paddle")
-    paddle.disable_static()
-    return paddle
 
 
 # --- PyTorch --------------------------------------------------------------------------------
@@ -161,7 +145,7 @@ def test_torch_one_embedding_for_two_columns_sums_the_rows():
 def test_torch_the_chapters_norm_trace_runs_unchanged():
     """The chapter's NormTrace cell, executed with PyTorch's modules and optimizer."""
     namespace = {}
-    exec(chapter_code("class NormTrace:"), namespace)
+    exec(chapter_cell("04_tying", "class NormTrace:"), namespace)
     torch.manual_seed(0)
     hidden = torch.nn.Linear(16, 16)
     net = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.Tanh(), hidden, torch.nn.Tanh(),

@@ -9,15 +9,10 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
+
+from chapters import paddle_dynamic
 from claims import claim
-
-torch = pytest.importorskip("torch")
-
-
-def _paddle():
-    paddle = pytest.importorskip("paddle")
-    paddle.disable_static()
-    return paddle
 
 
 def _torch_moves(params_list, momentum, steps=2):
@@ -140,7 +135,7 @@ def _paddle_step(paddle, layer, opt):
 def test_paddle_paramattr_in_a_flat_list():
     """Flat list: lr = optimizer lr x ParamAttr rate; the ParamAttr regularizer replaces the
     optimizer's weight decay."""
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     from paddle.regularizer import L1Decay
     layer = _paddle_linear(paddle, paddle.ParamAttr(learning_rate=0.5, regularizer=L1Decay(0.1)))
     opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=layer.parameters(), weight_decay=0.01)
@@ -155,7 +150,7 @@ def test_paddle_paramattr_in_a_flat_list():
 def test_paddle_group_overwrites_paramattr_lr_and_regularizer():
     """In a group: the group's learning_rate (default 1.0) overwrites the ParamAttr rate, and the
     group's weight decay (default: the optimizer's) replaces the ParamAttr regularizer."""
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     from paddle.regularizer import L1Decay, L2Decay
     layer = _paddle_linear(paddle, paddle.ParamAttr(learning_rate=0.5, regularizer=L1Decay(0.1)))
     opt = paddle.optimizer.SGD(learning_rate=0.1, weight_decay=0.01,
@@ -182,7 +177,7 @@ def test_paddle_chapter_example_fc1_weight_in_the_fc_group():
     """The chapter's setup: lr 0.05, the fc group at scale 0.2 (= 0.01), weight_decay 0.01,
     fc1.weight with ParamAttr(learning_rate=2.0, regularizer=L1Decay(0.001)): Paddle steps it
     like fc1.bias, w - 0.01 * (g + 0.01 * w). Its own group keeps its settings."""
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     from paddle.regularizer import L1Decay
     attr = lambda: paddle.ParamAttr(learning_rate=2.0, regularizer=L1Decay(0.001))
     layer = _paddle_linear(paddle, attr())
@@ -201,7 +196,7 @@ def test_paddle_chapter_example_fc1_weight_in_the_fc_group():
 
 @claim("paddle-group-lr-is-a-scale")
 def test_paddle_group_learning_rate_scales_the_optimizers():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     conv, fc = _paddle_linear(paddle), _paddle_linear(paddle)
     opt = paddle.optimizer.SGD(learning_rate=0.05, parameters=[
         {"params": conv.parameters()}, {"params": fc.parameters(), "learning_rate": 0.2}])
@@ -213,7 +208,7 @@ def test_paddle_group_learning_rate_scales_the_optimizers():
 @claim("paddle-adamw-apply-decay-param-fun")
 def test_paddle_adamw_apply_decay_param_fun_decoupled():
     """AdamW's decay is decoupled (p *= 1 - lr * coeff); the function picks the parameters."""
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     layer = paddle.nn.Linear(3, 2)
     seen = []
 
@@ -266,7 +261,7 @@ PADDLE_GENERATED = {"conv1.weight": "conv2d_0.w_0", "conv1.bias": "conv2d_0.b_0"
 
 @claim("paddle-generated-param-names", "paddle-adamw-decay-by-name-set")
 def test_paddle_lenet_generated_names_and_the_set_fix():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     with paddle.utils.unique_name.guard():                # the counters of a fresh process
         net = _PaddleLeNet.build(paddle)
     names = {n: p.name for n, p in net.named_parameters()}
@@ -292,7 +287,7 @@ def test_paddle_lenet_generated_names_and_the_set_fix():
 
 @claim("paddle-zero-l2-regularizer-turns-decay-off")
 def test_paddle_zero_regularizer_on_biases_in_a_flat_list():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     from paddle.regularizer import L2Decay
     layer = paddle.nn.Linear(3, 2, bias_attr=paddle.ParamAttr(regularizer=L2Decay(0.0)))
     layer.bias.set_value(np.array([0.5, -1.5], dtype="float32"))     # Paddle starts biases at 0
@@ -307,7 +302,7 @@ def test_paddle_zero_regularizer_on_biases_in_a_flat_list():
 
 @claim("paddle-duplicate-in-two-groups-valueerror")
 def test_paddle_parameter_in_two_groups_is_refused():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     layer = _paddle_linear(paddle)
     with pytest.raises(ValueError, match="some parameters appear in more than one parameter group"):
         paddle.optimizer.SGD(learning_rate=0.1, parameters=[{"params": [layer.weight]},
@@ -317,7 +312,7 @@ def test_paddle_parameter_in_two_groups_is_refused():
 @claim("paddle-duplicate-in-one-group-unchecked")
 def test_paddle_parameter_twice_in_one_group_is_not_checked():
     """No error, no warning; step() updates it once per entry (plain SGD: lr doubled)."""
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     for as_group in (False, True):
         w = paddle.create_parameter([1], "float32",
                                     default_initializer=paddle.nn.initializer.Constant(1.0))

@@ -8,15 +8,10 @@ import math
 
 import numpy as np
 import pytest
+import torch
+
+from chapters import paddle_dynamic
 from claims import claim
-
-torch = pytest.importorskip("torch")
-
-
-def _paddle():
-    paddle = pytest.importorskip("paddle")
-    paddle.disable_static()
-    return paddle
 
 
 # ---------------------------------------------------------------- PyTorch
@@ -121,7 +116,7 @@ def _move(paddle, opt, p, grad):
 
 @claim("paddle-scheduler-is-the-optimizer-lr")
 def test_paddle_stepdecay_passed_as_learning_rate_groups_scale_it():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     conv, fc = _param(paddle, [1.0, 2.0]), _param(paddle, [1.0, 2.0])
     sched = paddle.optimizer.lr.StepDecay(learning_rate=0.05, step_size=2, gamma=0.5)
     opt = paddle.optimizer.SGD(learning_rate=sched, parameters=[
@@ -138,7 +133,7 @@ def test_paddle_stepdecay_passed_as_learning_rate_groups_scale_it():
 
 @claim("paddle-set-lr-refused-with-scheduler", "paddle-group-scale-copied-when-added")
 def test_paddle_changing_the_lr_by_hand():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     p = _param(paddle, [1.0])
     sched = paddle.optimizer.lr.StepDecay(learning_rate=0.05, step_size=1, gamma=0.5)
     with pytest.raises(RuntimeError, match="can't be LRScheduler"):
@@ -158,7 +153,7 @@ def test_paddle_changing_the_lr_by_hand():
 def test_paddle_schedule_group_scale_and_paramattr():
     """Flat list: schedule x ParamAttr rate. In a group: schedule x the group's learning_rate,
     the ParamAttr rate overwritten (exercise 06.3's setting: 0.005, not 0.015)."""
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     sched = paddle.optimizer.lr.StepDecay(learning_rate=0.05, step_size=1, gamma=0.5)
     flat = _param(paddle, [1.0], paddle.ParamAttr(learning_rate=3.0))
     opt = paddle.optimizer.SGD(learning_rate=sched, parameters=[flat])
@@ -180,7 +175,7 @@ def test_paddle_schedule_group_scale_and_paramattr():
 
 @claim("paddle-static-graph-one-step-per-run")
 def test_paddle_static_graph_counts_one_step_per_exe_run():
-    paddle = pytest.importorskip("paddle")
+    paddle = paddle_dynamic()
     paddle.enable_static()
     try:
         main, startup = paddle.static.Program(), paddle.static.Program()
@@ -233,7 +228,7 @@ def _paddle_lionlite(paddle):
 def test_paddle_lionlite_one_parameter_at_a_time():
     """_append_optimize_op gets one (param, grad) after the base class clipped it and added the
     regularizer; _create_param_lr is the schedule x the ParamAttr rate; accumulators hold m."""
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     LionLite = _paddle_lionlite(paddle)
     from paddle.regularizer import L2Decay
     w = _param(paddle, [1.0, 2.0, -3.0], paddle.ParamAttr(learning_rate=0.5, regularizer=L2Decay(0.1)))
@@ -260,7 +255,7 @@ def test_paddle_lionlite_one_parameter_at_a_time():
 
 @claim("paddle-own-optimizers-call-c-ops")
 def test_paddle_sgd_update_is_a_fused_c_ops_kernel():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     source = inspect.getsource(paddle.optimizer.SGD._append_optimize_op)
     assert "_C_ops.sgd_(" in source and "in_dynamic_or_pir_mode()" in source
     assert "block.append_op(" in source                          # the legacy static-graph branch

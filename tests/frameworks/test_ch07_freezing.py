@@ -2,31 +2,14 @@
 from __future__ import annotations
 
 import inspect
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from chapters import chapter_cell
 from claims import claim
 
-CHAPTER = Path(__file__).resolve().parents[2] / "notebooks" / "src" / "07_freezing.py"
 F = torch.nn.functional
-
-
-def chapter_code(starts_with: str) -> str:
-    """The source of the chapter's code cell that starts with ``starts_with``."""
-    cells = re.split(r"^# %%.*$", CHAPTER.read_text(encoding="utf-8"), flags=re.M)
-    found = [c.strip() for c in cells if c.strip().startswith(starts_with)]
-    assert len(found) == 1, starts_with
-    return found[0]
-
-
-@pytest.fixture(scope="module")
-def paddle():
-    paddle = pytest.importorskip("paddle")
-    paddle.disable_static()
-    return paddle
 
 
 # --- PyTorch: the chapter's small network and batch ----------------------------------------
@@ -252,7 +235,7 @@ class TorchPlanted(torch.nn.Module):
 @claim("torch-freezing-why-not-moving-runs-in-torch", "torch-freezing-no-lr-mult-need-clip")
 def test_torch_the_chapters_why_not_moving_finds_the_four_torch_mistakes():
     namespace = {}
-    cell = chapter_code("def why_not_moving(")
+    cell = chapter_cell("07_freezing", "def why_not_moving(")
     exec(cell[:cell.index("\nfor branch in checks:")], namespace)     # the function, unchanged
     why_not_moving = namespace["why_not_moving"]
     torch.manual_seed(4)

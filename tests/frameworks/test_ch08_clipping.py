@@ -12,18 +12,14 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
+
+from chapters import paddle_dynamic
 from claims import claim
 
-torch = pytest.importorskip("torch")
 U = torch.nn.utils
 
 NAN, INF = float("nan"), float("inf")
-
-
-def _paddle():
-    paddle = pytest.importorskip("paddle")
-    paddle.disable_static()
-    return paddle
 
 
 def _torch_params(*grads, dtype=torch.float64):
@@ -118,7 +114,7 @@ def test_torch_clip_grad_norm_takes_negative_and_zero_thresholds():
 
 @claim("torch-clip-styles-agree-up-to-epsilon")
 def test_torch_clip_grad_norm_and_paddle_global_norm_differ_by_the_epsilon_only():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     grads = ([3.0, 4.0], [12.0], [-0.5, 0.25, 1.0])
     total = float(np.sqrt(9 + 16 + 144 + 0.25 + 0.0625 + 1))
     torch_params = _torch_params(*grads)
@@ -266,7 +262,7 @@ def test_torch_detect_anomaly_on_a_log_of_an_underflowed_softmax():
 
 @claim("paddle-clip-optimizer-grad-clip")
 def test_paddle_optimizer_takes_a_clip_object_and_clips_every_step():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     for opt_class in (paddle.optimizer.SGD, paddle.optimizer.Adam, paddle.optimizer.AdamW):
         assert "grad_clip" in inspect.signature(opt_class).parameters
     (w,) = _paddle_params(paddle, [3.0, 4.0], dtype="float32")
@@ -278,7 +274,7 @@ def test_paddle_optimizer_takes_a_clip_object_and_clips_every_step():
 
 @claim("paddle-clip-by-value-min-default")
 def test_paddle_clip_grad_by_value():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     clip = paddle.nn.ClipGradByValue(1.0)
     assert (clip.min, clip.max) == (-1.0, 1.0)          # min defaults to -max
     (w,) = _paddle_params(paddle, [-3.0, 0.5, 2.0])
@@ -287,7 +283,7 @@ def test_paddle_clip_grad_by_value():
 
 @claim("paddle-clip-by-norm-per-tensor")
 def test_paddle_clip_grad_by_norm_clips_each_tensor_on_its_own():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     params = _paddle_params(paddle, [3.0, 4.0], [0.0, 12.0], [0.3, 0.4], dtype="float32")
     a, b, c = _clip_paddle(paddle.nn.ClipGradByNorm(0.5), params)
     np.testing.assert_allclose(a, [0.3, 0.4], rtol=1e-6)              # norm 5 -> 0.5
@@ -297,7 +293,7 @@ def test_paddle_clip_grad_by_norm_clips_each_tensor_on_its_own():
 
 @claim("paddle-clip-global-norm-no-epsilon")
 def test_paddle_clip_grad_by_global_norm_has_no_epsilon():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     a, b = _clip_paddle(paddle.nn.ClipGradByGlobalNorm(1.0),
                         _paddle_params(paddle, [3.0, 4.0], [12.0]))    # global norm 13
     assert np.concatenate([a, b]).tolist() == pytest.approx([3 / 13, 4 / 13, 12 / 13], rel=1e-15)
@@ -311,7 +307,7 @@ def test_paddle_clip_grad_by_global_norm_has_no_epsilon():
 
 @claim("paddle-clip-grad-in-place")
 def test_paddle_global_norm_clip_scales_grad_in_place_the_others_do_not():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     changed = {}
     clips = {paddle.nn.ClipGradByGlobalNorm(1.0): [0.6, 0.8], paddle.nn.ClipGradByNorm(1.0): [0.6, 0.8],
              paddle.nn.ClipGradByValue(1.0): [1.0, 1.0]}             # the gradient [3, 4], clipped
@@ -328,7 +324,7 @@ def test_paddle_global_norm_clip_scales_grad_in_place_the_others_do_not():
 
 @claim("paddle-clip-need-clip-paramattr")
 def test_paddle_need_clip_false_is_neither_counted_nor_scaled():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     params = _paddle_params(paddle, [3.0, 4.0], [12.0], need_clip=[True, False])
     assert [p.need_clip for p in params] == [True, False]
     a, b = _clip_paddle(paddle.nn.ClipGradByGlobalNorm(1.0), params)
@@ -342,7 +338,7 @@ def test_paddle_need_clip_false_is_neither_counted_nor_scaled():
 
 @claim("paddle-check-nan-inf-forward-backward")
 def test_paddle_check_nan_inf_catches_log_forward_and_sqrt_backward():
-    paddle = _paddle()
+    paddle = paddle_dynamic()
     paddle.set_flags({"FLAGS_check_nan_inf": 1})
     try:
         v = paddle.to_tensor([0.0, 4.0], stop_gradient=False)

@@ -19,11 +19,6 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler, TensorData
 from claims import claim
 
 
-@pytest.fixture(scope="module")
-def paddle():
-    return pytest.importorskip("paddle")
-
-
 class PidDataset(Dataset):
     """Sample i is [pid of the process that read it, i]; it also notes what it read."""
 

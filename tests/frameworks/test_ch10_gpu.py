@@ -24,11 +24,6 @@ from claims import claim
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA build and a GPU")
 
 
-@pytest.fixture(scope="module")
-def paddle():
-    return pytest.importorskip("paddle")
-
-
 # -- moving a model ----------------------------------------------------------------------------
 @claim("torch-gpu-move-model-before-optimizer")
 def test_move_the_model_before_making_the_optimizer():

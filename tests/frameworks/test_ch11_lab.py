@@ -3,15 +3,9 @@ own lr and clip gradients, as the chapter's table says. MegEngine's rows: notebo
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import torch
 
 from claims import claim
-
-
-@pytest.fixture(scope="module")
-def paddle():
-    return pytest.importorskip("paddle")
 
 
 def _torch_net():

@@ -112,26 +112,18 @@ def paddle_namespace() -> dict:
 
 TORCH_TABLES = tagged_tables("torch")
 PADDLE_TABLES = tagged_tables("paddle")
+CASES = [("torch", i, TORCH_TABLES[i]) for i in sorted(TORCH_TABLES)] + \
+        [("paddle", i, PADDLE_TABLES[i]) for i in sorted(PADDLE_TABLES)]
 
 
-@claim(*TORCH_TABLES)
-@pytest.mark.parametrize("claim_id", sorted(TORCH_TABLES))
-def test_every_pytorch_name_in_the_tables_exists(claim_id):
-    rows = TORCH_TABLES[claim_id]
-    assert rows, f"{claim_id}: the tagged cell has no table with a PyTorch column"
-    namespace = torch_namespace()
+@claim(*TORCH_TABLES, *PADDLE_TABLES)
+@pytest.mark.parametrize("framework, claim_id, rows", CASES, ids=[case[1] for case in CASES])
+def test_every_name_in_the_tables_exists_in_the_framework(framework, claim_id, rows):
+    header = HEADERS[framework]
+    assert rows, f"{claim_id}: the tagged cell has no table with a {header} column"
+    namespace = torch_namespace() if framework == "torch" else paddle_namespace()
     wrong = [f"{label}: {p}" for label, cell in rows for p in names.problems(cell, namespace)]
-    assert not wrong, f"{claim_id}: these PyTorch names do not hold in torch:\n" + "\n".join(wrong)
-
-
-@claim(*PADDLE_TABLES)
-@pytest.mark.parametrize("claim_id", sorted(PADDLE_TABLES))
-def test_every_paddle_name_in_the_tables_exists(claim_id):
-    rows = PADDLE_TABLES[claim_id]
-    assert rows, f"{claim_id}: the tagged cell has no table with a Paddle column"
-    namespace = paddle_namespace()
-    wrong = [f"{label}: {p}" for label, cell in rows for p in names.problems(cell, namespace)]
-    assert not wrong, f"{claim_id}: these Paddle names do not hold in Paddle:\n" + "\n".join(wrong)
+    assert not wrong, f"{claim_id}: these {header} names do not hold in {header}:\n" + "\n".join(wrong)
 
 
 def test_the_checker_catches_a_wrong_name():

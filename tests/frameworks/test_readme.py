@@ -1,7 +1,6 @@
 """What README.md (and README.zh.md) says about PyTorch and Paddle, run in them."""
 from __future__ import annotations
 
-import io
 import zipfile
 
 import numpy as np
