@@ -1,4 +1,5 @@
-"""Shared fixtures: run op tests under NumPy and under the marked stand-in GPU backend."""
+"""Shared fixtures: run op tests under NumPy and under the marked stand-in GPU backend; the
+browser of the browser tests."""
 from __future__ import annotations
 
 import os
@@ -60,3 +61,26 @@ def _seeded():
     dt.manual_seed(0)
     np.random.seed(0)
     yield
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium, driven by Playwright, for one test module (the browser tests). Without it the
+    test skips and says how to install it; under DLTUTOR_REQUIRE_BROWSER=1 (CI) it fails."""
+    import browser_helpers
+    chromium = browser_helpers.find_chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # pragma: no cover - playwright is in the test extras
+        sync_playwright = None
+    if sync_playwright is None or chromium is None:
+        reason = ("Python Playwright is missing: pip install -e '.[test]'"
+                  if sync_playwright is None else browser_helpers.INSTALL_HINT)
+        if os.environ.get("DLTUTOR_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"DLTUTOR_REQUIRE_BROWSER=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=chromium, args=browser_helpers.CHROMIUM_ARGS,
+                                     headless=True, timeout=60_000)
+        yield launched
+        launched.close()

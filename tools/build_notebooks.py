@@ -51,7 +51,12 @@ KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "langua
 def notebook_from_source(source: Path) -> nbformat.NotebookNode:
     """The notebook for one source script, not yet executed, with normalised metadata."""
     nb = jupytext.read(source)
+    # Of the source's own metadata only Voilà's is kept: the lab's page names its template
+    # there (``voila: template: dltutor``, a page that loads nothing from outside).
+    voila = nb.metadata.get("voila")
     nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}
+    if voila:
+        nb.metadata["voila"] = voila
     for index, cell in enumerate(nb.cells):
         cell.id = f"{source.stem[:2]}-{index:03d}"
         tags = cell.metadata.get("tags")

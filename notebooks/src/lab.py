@@ -1,3 +1,9 @@
+# ---
+# jupyter:
+#   voila:
+#     template: dltutor
+# ---
+
 # %% [markdown]
 # # dltutor live lab
 #
