@@ -16,8 +16,6 @@ FW_VENV := .venv-frameworks
 FW_BIN  := $(FW_VENV)/bin
 FW_STAMP := $(FW_VENV)/.installed
 TORCH ?= torch==2.13.0
-# Jupyter refuses to run as root unless told to; containers and CI machines often are root.
-AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: lab lab-zh test test-frameworks test-cpus notebooks bench wheel site classroom-test clean help
 
@@ -59,16 +57,14 @@ $(FW_STAMP): pyproject.toml
 	$(FW_BIN)/python -m pip install --quiet -e ".[frameworks]"
 	@touch $@
 
-# Opens on the first chapter (00_welcome) rather than JupyterLab's launcher; `make lab-zh`
-# opens the Chinese edition's first chapter (notebooks/zh/00_welcome.ipynb) and speaks Chinese.
-START ?= 00_welcome.ipynb
+# `dltutor lab` (dltutor/launch) serves the clone's notebooks/ where they are, opened at the first
+# chapter, and prints one address to open; `make lab-zh` opens the Chinese edition's first
+# chapter (notebooks/zh/00_welcome.ipynb) and the kit speaks Chinese.
 lab: $(LAB_STAMP)
-	@echo "Starting JupyterLab on notebooks/$(START) - open the URL it prints below (Ctrl-C stops it)."
-	$(BIN)/jupyter lab --notebook-dir=notebooks --LabApp.default_url=/lab/tree/$(START) \
-	  --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser $(AS_ROOT)
+	$(BIN)/dltutor lab notebooks --port $(LAB_PORT) $(LAB_OPTIONS)
 
 lab-zh:
-	@DLTUTOR_LANG=zh $(MAKE) --no-print-directory lab START=zh/00_welcome.ipynb
+	@$(MAKE) --no-print-directory lab LAB_OPTIONS="--lang zh"
 
 # In parallel, one worker per core: each notebook (nbval) and each test module stays on one
 # worker (--dist loadscope), so the slow CPU-variant module runs beside everything else.

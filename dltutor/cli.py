@@ -7,8 +7,11 @@
 
 ``notebooks`` never overwrites your work: a chapter you changed stays as you left it (the
 command says so), a chapter you deleted comes back, and a new one from a newer kit is added.
-``lab`` takes the usual JupyterLab options after ``--`` and ``--lang zh`` opens the Chinese
-edition (the kit then speaks Chinese).
+``lab`` prints one address to open (and opens a browser where there is a screen; see
+:mod:`dltutor.launch`), takes ``--port``, ``--ip`` and ``--no-browser``, further JupyterLab
+options after ``--``, and ``--lang zh`` opens the Chinese edition (the kit then speaks
+Chinese). ``make lab`` in a clone runs ``dltutor lab notebooks``: the clone's own chapters,
+served where they are.
 
 >>> import contextlib, io, tempfile
 >>> with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stdout(io.StringIO()):
@@ -22,9 +25,11 @@ import argparse
 import filecmp
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+from .i18n import use_language
+from .launch import serve
 
 #: What a learner's folder gets: the chapters, the lab page, the Chinese edition, the index
 #: and the glossary (not the sources in notebooks/src, which are for authors).
@@ -85,15 +90,13 @@ def copy_notebooks(target: str | os.PathLike) -> list[Path]:
     return copied
 
 
-def lab_command(folder: Path, language: str, extra: list[str]) -> list[str]:
-    """The JupyterLab command line that opens ``folder`` at its first chapter.
+def start_notebook(language: str) -> str:
+    """The chapter JupyterLab opens on: the welcome chapter of the language's edition.
 
-    >>> lab_command(Path("nb"), "zh", ["--no-browser"])[-2:]
-    ['--LabApp.default_url=/lab/tree/zh/00_welcome.ipynb', '--no-browser']
+    >>> start_notebook("zh")
+    'zh/00_welcome.ipynb'
     """
-    start = "zh/00_welcome.ipynb" if language == "zh" else "00_welcome.ipynb"
-    return [sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}",
-            f"--LabApp.default_url=/lab/tree/{start}", *extra]
+    return "zh/00_welcome.ipynb" if language == "zh" else "00_welcome.ipynb"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -109,7 +112,15 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--lang", choices=("en", "zh"), default=None,
                      help="zh opens the Chinese edition and makes the kit speak Chinese "
                           "(default: $DLTUTOR_LANG, else en)")
-    lab.epilog = "Options for JupyterLab go after --, e.g. dltutor lab -- --no-browser --port 8889"
+    lab.add_argument("--port", type=int, default=8888,
+                     help="the port to serve on (default 8888, or the next free one)")
+    lab.add_argument("--ip", default="127.0.0.1",
+                     help="the address to listen on (default 127.0.0.1, this machine only; "
+                          "0.0.0.0 in a container whose port you publish)")
+    lab.add_argument("--no-browser", action="store_true",
+                     help="do not open a browser (one opens by default where there is a screen)")
+    lab.epilog = ("Further options for JupyterLab go after --, e.g. "
+                  "dltutor lab -- --ServerApp.log_level=INFO")
     return parser
 
 
@@ -124,17 +135,24 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if extra and args.command != "lab":
         parser.error("options after -- are for JupyterLab: use them with dltutor lab")
-    try:
-        copy_notebooks(args.folder)
-    except OSError as error:
-        print(f"dltutor: {error}", file=sys.stderr)
-        return 1
+    folder = Path(args.folder).expanduser().resolve()
+    if folder != chapters_folder().resolve():     # make lab serves the clone's own chapters
+        try:
+            copy_notebooks(folder)
+        except OSError as error:
+            print(f"dltutor: {error}", file=sys.stderr)
+            return 1
     if args.command == "notebooks":
         return 0
     language = args.lang or os.environ.get("DLTUTOR_LANG") or "en"
-    env = {**os.environ, "DLTUTOR_LANG": language}
-    print(f"Starting JupyterLab on {Path(args.folder).resolve()} (Ctrl-C stops it).", flush=True)
-    return subprocess.call(lab_command(Path(args.folder).resolve(), language, extra), env=env)
+    with use_language(language):
+        try:
+            return serve(folder, start=start_notebook(language), port=args.port, ip=args.ip,
+                         browser=False if args.no_browser else None, extra=extra,
+                         env={**os.environ, "DLTUTOR_LANG": language})
+        except OSError as error:
+            print(f"dltutor: {error}", file=sys.stderr)
+            return 1
 
 
 if __name__ == "__main__":

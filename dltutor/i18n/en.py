@@ -24,6 +24,12 @@ TEXT = {
     "exercise.status.not attempted": "not attempted",
     "exercise.status.not checked": "not checked",
 
+    # -- dltutor lab: starting JupyterLab (dltutor.launch) --------------------------------------
+    "launch.starting": "Starting JupyterLab on {folder} ...",
+    "launch.ready": ("\nJupyterLab is ready. Open this address in your browser:\n\n    {url}\n\n"
+                     "Press Ctrl-C here to stop it."),
+    "launch.stopping": "Stopping JupyterLab ...",
+
     # -- the live lab (dltutor.lab) ------------------------------------------------------------
     "lab.play": "play",
     "lab.play.tip": "train continuously",

@@ -22,6 +22,11 @@ TEXT = {
     "exercise.status.not attempted": "未作答",
     "exercise.status.not checked": "未检查",
 
+    # -- dltutor lab：启动 JupyterLab（dltutor.launch） ------------------------------------------
+    "launch.starting": "正在 {folder} 上启动 JupyterLab ……",
+    "launch.ready": "\nJupyterLab 已就绪。请在浏览器中打开这个地址：\n\n    {url}\n\n在这里按 Ctrl-C 可停止它。",
+    "launch.stopping": "正在停止 JupyterLab ……",
+
     # -- 实时实验室（dltutor.lab） ----------------------------------------------------------------
     "lab.play": "播放",
     "lab.play.tip": "连续训练",

@@ -1,0 +1,206 @@
+"""Starting the kit's JupyterLab: one clear address to open, a quiet log, a clean start.
+
+``dltutor lab`` (and ``make lab``, which calls it) starts JupyterLab through :func:`serve`.
+What a newcomer would otherwise trip over, and what this module does about it:
+
+* **Root.** Containers and cloud notebooks run as root, and JupyterLab refuses root unless
+  told ``--allow-root``; :func:`lab_command` says it when the process is root.
+* **The address.** JupyterLab prints some 25 log lines with the address among them. Here the
+  server's log is kept to errors, and once the server answers, one line gives the address
+  (with a token made for this start) and, where there is a screen, a browser opens it.
+* **A clean start.** JupyterLab reopens every tab of its last session, one kernel each. Each
+  start gets a fresh workspace folder (removed when the server stops), so only the first
+  chapter opens.
+* **A phone.** The address leads to a small start page (``start.html``) that opens JupyterLab's
+  simple mode (one document, no side panels) on a narrow screen and the full layout on a
+  wide one; ``settings/overrides.json`` keeps the "Jupyter news" question from covering the
+  notebook.
+
+>>> command = lab_command(Path("nb"), LabSettings(port=8890, token="t", root=True),
+...                       Path("/tmp/start"))
+>>> "--allow-root" in command, "--ServerApp.port=8890" in command
+(True, True)
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import webbrowser
+from pathlib import Path
+from typing import Iterator
+
+from ..i18n import text
+
+HERE = Path(__file__).resolve().parent
+#: Below this width (CSS pixels) the start page picks JupyterLab's simple mode.
+NARROW_SCREEN = 760
+#: Ports tried from the one asked for, as JupyterLab itself does when one is taken.
+PORT_TRIES = 50
+START_PAGE = "dltutor-start.html"
+#: The server: JupyterLab, with its deprecation notices (about its own options, not the
+#: learner's business) silenced. The filter goes in after Voilà's import, which turns
+#: traitlets' notices back on. The kernels are other processes and keep their warnings.
+SERVER = ("import warnings, voila; "
+          "warnings.filterwarnings('ignore', category=DeprecationWarning); "
+          "from jupyterlab.labapp import main; main()")
+
+
+@dataclasses.dataclass
+class LabSettings:
+    """Where and how the server listens: ``ip``, ``port``, the login ``token``, whether the
+    process is ``root``, and the notebook ``start`` opens on.
+
+    >>> LabSettings(port=8888, token="abc").url()
+    'http://127.0.0.1:8888/?token=abc'
+    """
+
+    port: int
+    token: str
+    ip: str = "127.0.0.1"
+    root: bool = False
+    start: str = "00_welcome.ipynb"
+
+    def url(self) -> str:
+        """The address to open: the server's root, which leads to the start page."""
+        host = "127.0.0.1" if self.ip in ("0.0.0.0", "", "*") else self.ip
+        return f"http://{host}:{self.port}/?token={self.token}"
+
+
+def lab_command(folder: Path, settings: LabSettings, start_dir: Path) -> list[str]:
+    """The JupyterLab command line for ``folder``; ``start_dir`` holds this start's start page
+    and workspaces (see the module docstring for why each option is there).
+
+    >>> command = lab_command(Path("nb"), LabSettings(port=8888, token="t"), Path("/tmp/s"))
+    >>> [option for option in command if "default_url" in option]
+    ['--LabApp.default_url=/static/dltutor-start.html']
+    """
+    command = [
+        sys.executable, "-c", SERVER,
+        f"--notebook-dir={folder}",
+        f"--ServerApp.ip={settings.ip}", f"--ServerApp.port={settings.port}",
+        "--ServerApp.port_retries=0",                 # the address printed must be the real one
+        f"--IdentityProvider.token={settings.token}",
+        "--ServerApp.open_browser=False",
+        "--ServerApp.answer_yes=True",                # Ctrl-C stops it without a question             # serve() opens it, once the server answers
+        "--ServerApp.log_level=ERROR", "--LabApp.log_level=ERROR",
+        f"--ServerApp.extra_static_paths={start_dir}",
+        f"--LabApp.default_url=/static/{START_PAGE}",
+        f"--LabApp.workspaces_dir={start_dir / 'workspaces'}",
+        f"--LabApp.app_settings_dir={HERE / 'settings'}",
+    ]
+    if settings.root:
+        command.append("--allow-root")
+    return command
+
+
+def write_start_page(start_dir: Path, start: str) -> Path:
+    """The start page for notebook ``start`` (a path inside the folder), in ``start_dir``.
+
+    >>> import tempfile
+    >>> page = write_start_page(Path(tempfile.mkdtemp()), "zh/00_welcome.ipynb")
+    >>> "doc" in page.read_text() and "zh/00_welcome.ipynb" in page.read_text()
+    True
+    """
+    page = (HERE / "start.html").read_text(encoding="utf-8")
+    page = page.replace("{{START}}", urllib.parse.quote(start)).replace(
+        "{{NARROW}}", str(NARROW_SCREEN))
+    target = start_dir / START_PAGE
+    target.write_text(page, encoding="utf-8")
+    return target
+
+
+def free_port(ip: str, first: int) -> int:
+    """The first port from ``first`` on that nothing listens on at ``ip``.
+
+    >>> 1024 <= free_port("127.0.0.1", 8888) < 8888 + PORT_TRIES
+    True
+    """
+    for port in range(first, first + PORT_TRIES):
+        with socket.socket() as probe:
+            try:
+                probe.bind((ip if ip not in ("", "*") else "0.0.0.0", port))
+            except OSError:
+                continue
+            return port
+    raise OSError(f"dltutor lab: ports {first} to {first + PORT_TRIES - 1} are all taken; "
+                  f"choose another with --port")
+
+
+def has_display() -> bool:
+    """Whether a browser can be opened here (a desktop, not a container or an ssh session)."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _wait_until_listening(server: subprocess.Popen, ip: str, port: int, timeout: float) -> bool:
+    """True once the server accepts connections; False when it stopped or ``timeout`` passed."""
+    host = "127.0.0.1" if ip in ("0.0.0.0", "", "*") else ip
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            socket.create_connection((host, port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.25)
+    return False
+
+
+@contextlib.contextmanager
+def _stop_with(server: subprocess.Popen) -> Iterator[None]:
+    """Stop ``server`` cleanly when this process is stopped: Ctrl-C reaches both (the server,
+    told ``answer_yes``, shuts down without asking), a SIGTERM sent to this process alone is
+    passed on, and the server never outlives it."""
+    def terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    except KeyboardInterrupt:
+        print(text("launch.stopping"), flush=True)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if server.poll() is None:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+
+
+def serve(folder: Path, *, start: str, port: int = 8888, ip: str = "127.0.0.1",
+          browser: bool | None = None, extra: list[str] | None = None,
+          env: dict[str, str] | None = None) -> int:
+    """Run JupyterLab on ``folder``, opened at ``start``, until Ctrl-C; returns its exit code.
+
+    ``browser``: open a browser tab (default: when there is a display). ``extra``: further
+    JupyterLab options. ``env``: the environment of the server and its kernels.
+    """
+    settings = LabSettings(port=free_port(ip, port), token=secrets.token_urlsafe(18), ip=ip,
+                           root=hasattr(os, "geteuid") and os.geteuid() == 0, start=start)
+    start_dir = Path(tempfile.mkdtemp(prefix="dltutor-lab-"))
+    try:
+        write_start_page(start_dir, start)
+        command = lab_command(folder, settings, start_dir) + list(extra or [])
+        print(text("launch.starting", folder=folder), flush=True)
+        server = subprocess.Popen(command, env=env)
+        with _stop_with(server):
+            if _wait_until_listening(server, ip, settings.port, timeout=120):
+                print(text("launch.ready", url=settings.url()), flush=True)
+                if browser if browser is not None else has_display():
+                    webbrowser.open(settings.url())
+            return server.wait()
+        return 0                                      # stopped at the learner's request
+    finally:
+        shutil.rmtree(start_dir, ignore_errors=True)

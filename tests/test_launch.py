@@ -1,0 +1,180 @@
+"""``dltutor lab`` as a newcomer meets it (dltutor/launch): as root, one address, a clean start,
+a layout that suits the screen, and the two editions' tabs told apart.
+
+The command-line tests run the real command (``python -m dltutor.cli lab``) on a copy of the
+notebooks and read what it prints; CI runs as root, so there the command proves that it starts
+without the ``--allow-root`` JupyterLab would ask for. The browser tests open the address it
+prints in Chromium, at a phone's width (412 px) and a laptop's, and take screenshots
+(``test-artifacts/launch-*.png``).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from browser_helpers import ARTIFACTS, Server, copy_notebooks, free_port, isolated_env, save_failure
+from dltutor.launch import LabSettings, lab_command, write_start_page
+
+ADDRESS = re.compile(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+")
+PHONE = {"width": 412, "height": 860}
+LAPTOP = {"width": 1280, "height": 800}
+
+
+# -- the command line it builds ----------------------------------------------------------------
+@pytest.mark.parametrize("root", [True, False])
+def test_the_command_allows_root_exactly_when_it_runs_as_root(root, tmp_path):
+    command = lab_command(Path("nb"), LabSettings(port=8888, token="t", root=root), tmp_path)
+    assert ("--allow-root" in command) is root
+
+
+def test_the_address_names_this_machine_when_listening_everywhere():
+    assert LabSettings(port=9000, token="abc", ip="0.0.0.0").url() == \
+        "http://127.0.0.1:9000/?token=abc"
+
+
+def test_the_start_page_picks_simple_mode_below_the_narrow_width(tmp_path):
+    page = write_start_page(tmp_path, "zh/00_welcome.ipynb").read_text(encoding="utf-8")
+    assert '"(max-width: 760px)"' in page
+    assert '"doc" : "lab") + "/tree/zh/00_welcome.ipynb"' in page
+    assert "{{" not in page
+
+
+# -- the real command ------------------------------------------------------------------------------
+@contextlib.contextmanager
+def dltutor_lab(folder: Path, env: dict[str, str], name: str,
+                *options: str) -> Iterator[tuple[str, Server]]:
+    """Run ``dltutor lab FOLDER`` (never with --allow-root); yield the address it printed."""
+    server = Server(["dltutor.cli", "lab", str(folder), "--no-browser",
+                     "--port", str(free_port()), *options],
+                    cwd=folder.parent, env=env, log_path=ARTIFACTS / f"launch-{name}.log")
+    try:
+        deadline = time.monotonic() + 120
+        while not ADDRESS.search(server.log_tail()):
+            assert server.proc.poll() is None, f"dltutor lab stopped:\n{server.log_tail()}"
+            assert time.monotonic() < deadline, f"no address in 120 s:\n{server.log_tail()}"
+            time.sleep(0.25)
+        yield ADDRESS.search(server.log_tail()).group(0), server
+    finally:
+        server.stop(timeout=30)
+
+
+@pytest.fixture
+def chapters(tmp_path) -> tuple[Path, dict[str, str]]:
+    return copy_notebooks(tmp_path / "notebooks"), isolated_env(tmp_path / "jupyter")
+
+
+def sessions(address: str) -> list[dict]:
+    """The notebooks the server has a kernel for."""
+    token = address.split("token=")[1]
+    root = address.split("/?")[0]
+    with urllib.request.urlopen(f"{root}/api/sessions?token={token}", timeout=10) as answer:
+        return json.load(answer)
+
+
+def test_dltutor_lab_starts_as_root_and_prints_one_address(chapters):
+    folder, env = chapters
+    with dltutor_lab(folder, env, "cli") as (address, server):
+        with urllib.request.urlopen(address, timeout=30) as answer:      # follows redirects
+            assert answer.status == 200
+            assert b"location.replace" in answer.read()                  # the start page
+        time.sleep(2)                                  # room for late log lines to show up
+        printed = [line for line in server.log_tail(20_000).splitlines() if line.strip()]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        print("ran as root, without --allow-root from the caller")
+    assert len(ADDRESS.findall("\n".join(printed))) == 1
+    chatter = [line for line in printed if line.startswith(("[I ", "[W ")) or "Warning" in line]
+    assert chatter == [], chatter
+    assert len(printed) <= 5, printed       # starting, ready, the address, how to stop
+
+
+# -- in the browser ----------------------------------------------------------------------------
+def open_page(browser, address: str, viewport: dict, path: str = "") -> object:
+    context = browser.new_context(viewport=viewport, is_mobile=viewport is PHONE,
+                                  has_touch=viewport is PHONE)
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    page.goto(address if not path else address.replace("/?", f"/{path}?"))
+    page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
+    page.wait_for_timeout(1500)                    # the layout settles after the first cell
+    return page
+
+
+def layout(page) -> dict:
+    return page.evaluate("""() => ({
+        path: location.pathname,
+        left: document.querySelector('#jp-left-stack').getBoundingClientRect().width,
+        notebook: document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook')
+                          .getBoundingClientRect().width,
+        tabs: [...document.querySelectorAll('#jp-main-dock-panel .lm-TabBar-tabLabel')]
+                .map(label => label.textContent).filter(name => name.endsWith('.ipynb')),
+    })""")
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("screen", ["phone", "laptop"])
+def test_the_first_chapter_opens_in_a_layout_that_suits_the_screen(screen, chapters, browser):
+    folder, env = chapters
+    page = None
+    with dltutor_lab(folder, env, screen) as (address, server):
+        try:
+            page = open_page(browser, address, PHONE if screen == "phone" else LAPTOP)
+            page.screenshot(path=str(ARTIFACTS / f"launch-{screen}.png"))
+            seen = layout(page)
+            if screen == "phone":
+                # simple mode: one document, the side panels closed, the text the full width
+                assert seen["path"] == "/doc/tree/00_welcome.ipynb", seen
+                assert seen["left"] == 0, seen
+                assert seen["notebook"] >= 0.8 * PHONE["width"], seen
+            else:
+                assert seen["path"] == "/lab/tree/00_welcome.ipynb", seen
+                assert seen["left"] > 150, seen            # the file browser, to find chapters
+        except BaseException:
+            save_failure(page, f"launch-{screen}", [server])
+            raise
+        finally:
+            if page is not None:
+                page.context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(300)
+def test_each_start_is_clean(chapters, browser):
+    """Two more chapters (English and Chinese 07) open in one start; the next start opens the
+    first chapter alone, with one kernel."""
+    folder, env = chapters
+    page = None
+    with dltutor_lab(folder, env, "first") as (address, server):
+        try:
+            page = open_page(browser, address, LAPTOP)
+            english, chinese = sorted(folder.glob("07_*.ipynb"))[0], \
+                sorted((folder / "zh").glob("07_*.ipynb"))[0]
+            for notebook in (english, chinese):
+                page.goto(address.replace("/?", f"/lab/tree/{notebook.relative_to(folder)}?"))
+                page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
+                page.wait_for_timeout(3000)            # the workspace is saved meanwhile
+            tabs = layout(page)["tabs"]
+            page.screenshot(path=str(ARTIFACTS / "launch-tabs.png"))
+            assert len(tabs) == 3, tabs
+        except BaseException:
+            save_failure(page, "launch-tabs", [server])
+            raise
+        finally:
+            if page is not None:
+                page.context.close()
+    with dltutor_lab(folder, env, "second") as (address, server):
+        page = open_page(browser, address, LAPTOP)
+        try:
+            page.wait_for_timeout(3000)
+            assert layout(page)["tabs"] == ["00_welcome.ipynb"]
+            assert [s["path"] for s in sessions(address)] == ["00_welcome.ipynb"]
+        finally:
+            page.context.close()
