@@ -16,43 +16,20 @@ Needs Chromium (``apt-get install chromium``); without it these tests skip and s
 """
 from __future__ import annotations
 
+import json
 import os
+import re
 import time
 
 import pytest
 
-from browser_helpers import (ARTIFACTS, CHROMIUM_ARGS, INSTALL_HINT, Server, copy_notebooks,
-                             find_chromium, free_port, isolated_env, jupyterlab_run_all,
-                             save_failure, status, wait_for_status)
+from browser_helpers import (ARTIFACTS, Server, copy_notebooks, free_port, isolated_env,
+                             jupyterlab_run_all, save_failure, status, wait_for_status)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(150)]
 
 NOTEBOOK = "11_live_lab.ipynb"
 APP_NOTEBOOK = "lab.ipynb"          # the lab alone: what Voilà and the Binder lab badge open
-CHROMIUM = find_chromium()
-_REQUIRED = os.environ.get("DLTUTOR_REQUIRE_BROWSER") == "1"
-try:
-    from playwright.sync_api import sync_playwright
-except ImportError:  # pragma: no cover - playwright is in the test extras
-    sync_playwright = None
-
-if sync_playwright is None or CHROMIUM is None:
-    reason = ("Python Playwright is missing: pip install -e '.[test]'" if sync_playwright is None
-              else INSTALL_HINT)
-    if _REQUIRED:
-        pytest.fail(f"DLTUTOR_REQUIRE_BROWSER=1 but {reason}", pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                     headless=True, timeout=60_000)
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
 def workdir(tmp_path):
     """A copy of the notebooks and an isolated Jupyter environment."""
@@ -223,6 +200,95 @@ def test_voila_app_play_and_freeze(workdir, page):
     finally:
         server.stop()
 
+
+
+def marks_overlap_or_cover_data(page) -> list[str]:
+    """What is wrong with the marks' labels in every panel: a label outside the panel, over
+    the plot (the data), or overlapping another label. Empty when they are all readable."""
+    problems = []
+    for index, canvas in enumerate(page.locator(".dltutor-chart canvas[data-mark-labels]").all()):
+        labels = json.loads(canvas.get_attribute("data-mark-labels"))
+        box = json.loads(canvas.get_attribute("data-plot-box"))
+        for i, a in enumerate(labels):
+            if a["x"] < 0 or a["x"] + a["w"] > box["width"]:
+                problems.append(f"panel {index}: {a['text']!r} is cut off at the edge")
+            if a["y"] + a["h"] > box["top"]:
+                problems.append(f"panel {index}: {a['text']!r} covers the plot")
+            for b in labels[i + 1:]:
+                if (a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"]
+                        and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]):
+                    problems.append(f"panel {index}: {a['text']!r} overlaps {b['text']!r}")
+    return problems
+
+
+def test_voila_marks_and_numbers_stay_readable(workdir, page):
+    """Many controls changed within a few steps: every mark's label stays in the lane above its
+    plot, inside the panel, overlapping no other; an exploding loss reads like 3.29e+25."""
+    notebooks, env = workdir
+    port, token = free_port(), "dltutor-test-token"
+    server = Server(["voila", APP_NOTEBOOK, "--no-browser", f"--port={port}",
+                     "--Voila.ip=127.0.0.1", "--Voila.port_retries=0", f"--token={token}",
+                     "--show_tracebacks=True"],
+                    cwd=notebooks, env=env, log_path=ARTIFACTS / "voila-marks-server.log")
+    try:
+        server.wait_for_port(port)
+        page.goto(f"http://127.0.0.1:{port}/?token={token}", timeout=90_000,
+                  wait_until="commit")
+        page.wait_for_selector(".dltutor-play", timeout=90_000)
+        page.locator(".dltutor-demo select").select_option("exploding gradients")
+        keys = wait_for_status(page, lambda a: "12" in a["data-layer-keys"].split(),
+                               "the exploding-gradients lab")["data-layer-keys"].split()
+
+        def step(count: int) -> None:
+            before = as_int(status(page), "data-step")
+            page.locator(".dltutor-step").click()
+            wait_for_status(page, lambda a: as_int(a, "data-step") == before + count,
+                            f"step {before + count}")
+
+        step(1)
+        # eight changes within three steps: freezes, an unfreeze, the clip mode
+        for key in keys[:4]:
+            page.locator(f".dltutor-freeze-{key} input[type=checkbox]").check()
+        step(1)
+        page.locator(f".dltutor-freeze-{keys[0]} input[type=checkbox]").uncheck()
+        page.locator(".dltutor-clip-mode select").select_option(index=1)
+        step(1)
+        page.locator(f".dltutor-freeze-{keys[1]} input[type=checkbox]").uncheck()
+        page.locator(f".dltutor-freeze-{keys[2]} input[type=checkbox]").uncheck()
+        step(1)                                        # the plots are redrawn after a step
+        page.wait_for_timeout(1000)
+        page.locator(".dltutor-plots").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "browser_voila_marks.png"), full_page=True)
+        labels = json.loads(page.locator(".dltutor-chart canvas[data-mark-labels]").first
+                            .get_attribute("data-mark-labels"))
+        assert labels, "no mark labels were drawn"
+        assert marks_overlap_or_cover_data(page) == []
+        # At a phone's width the lane is narrower: still no overlap, nothing cut off.
+        page.set_viewport_size({"width": 412, "height": 900})
+        page.wait_for_timeout(800)
+        page.locator(".dltutor-plots canvas").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "browser_voila_marks_phone.png"))
+        assert marks_overlap_or_cover_data(page) == []
+        # Numbers in the status line are readable however large the loss grows: without
+        # clipping the loss overflows within a few steps (then the lab stops with an error).
+        page.locator(".dltutor-clip-mode select").select_option(index=0)
+        huge = []
+        for _ in range(8):
+            page.locator(".dltutor-step").click()
+            page.wait_for_timeout(600)
+            attrs = status(page)
+            if attrs["data-error"]:
+                break
+            if 1e6 < float(attrs["data-loss"]) < float("inf"):
+                huge.append(page.locator(".dltutor-status").inner_text())
+        assert huge, "the loss never grew past 1e6: nothing to check"
+        for line in huge:
+            assert "e+" in line and not re.search(r"\d{9,}", line), line
+    except BaseException:
+        save_failure(page, "voila-marks", [server])
+        raise
+    finally:
+        server.stop()
 
 
 def test_voila_chinese_lab_page_speaks_chinese_and_trains(workdir, page):

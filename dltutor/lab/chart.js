@@ -8,8 +8,13 @@
 
 const FONT = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
 const SMALL = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
-const PANEL_HEIGHT = 210;
-const PAD = { left: 52, right: 12, top: 8, bottom: 30 };
+// Above each plot, a lane for the labels of the marks (the steps where a control changed): the
+// labels never cover data. Two rows; labels that still do not fit are counted into a
+// neighbour ("lr 0.3 +2").
+const LANE_ROW = 14, LANE_ROWS = 2;
+const PANEL_HEIGHT = 236;
+const PAD = { left: 52, right: 12, top: 6 + LANE_ROW * LANE_ROWS, bottom: 30 };
+const MARK_COLOR = "#7a4dd8", MARK_TEXT = "#5a2db8";
 
 function niceStep(span, count) {
   const raw = span / Math.max(count, 1);
@@ -24,7 +29,8 @@ function formatNumber(v) {
   if (a >= 1e4 || a < 1e-3) {
     const e = Math.floor(Math.log10(a));
     const m = v / Math.pow(10, e);
-    return (Math.abs(m - Math.round(m)) < 1e-9 ? Math.round(m) : m.toFixed(1)) + "e" + e;
+    // as Python writes it (the status line's 3.29e+25)
+    return (Math.abs(m - Math.round(m)) < 1e-9 ? Math.round(m) : m.toFixed(1)) + "e" + (e < 0 ? "-" : "+") + String(Math.abs(e)).padStart(2, "0");
   }
   return String(Number(v.toPrecision(3)));
 }
@@ -102,6 +108,32 @@ function setupCanvas(canvas, width, height) {
   ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
   ctx.clearRect(0, 0, width, height);
   return ctx;
+}
+
+// Where the mark labels go in the lane: each starts at its mark (or ends at the plot's right
+// edge when it would run past it) in the first row where it overlaps nothing; a label with no
+// room in any row is counted into the label before it. Returns boxes {text, x, y, w, at}.
+function placeLabels(marks, sx, measure, left, right) {
+  const rows = Array.from({ length: LANE_ROWS }, () => []);
+  const placed = [];
+  for (const m of [...marks].sort((a, b) => a.x - b.x)) {
+    // room for a count (" +9") is kept, so that counting a label in never makes it overlap
+    const at = sx(m.x), w = measure(m.text + " +9");
+    const x = Math.max(left, Math.min(at + 3, right - w));
+    const row = rows.findIndex((boxes) => boxes.every((b) => x >= b.x + b.w + 6 || x + w + 6 <= b.x));
+    if (row >= 0) {
+      const box = { text: m.text, more: 0, x, y: 2 + row * LANE_ROW, w, at };
+      rows[row].push(box);
+      placed.push(box);
+    } else if (placed.length) {
+      placed[placed.length - 1].more += 1;          // no room: counted into the label before
+    }
+  }
+  for (const box of placed) {
+    if (box.more) box.text += " +" + box.more;
+    box.w = measure(box.text);
+  }
+  return placed;
 }
 
 // One line panel: axes, frozen spans, markers, reference lines, then the data lines.
@@ -187,7 +219,7 @@ function drawPanel(canvas, panel, frame, width) {
   for (const m of frame.markers || []) {
     if (m.x < x0 || m.x > x1) continue;
     const xx = sx(m.x);
-    ctx.strokeStyle = "#7a4dd8"; ctx.lineWidth = 1.2; ctx.setLineDash([4, 3]);
+    ctx.strokeStyle = MARK_COLOR; ctx.lineWidth = 1.2; ctx.setLineDash([4, 3]);
     ctx.beginPath(); ctx.moveTo(xx, T); ctx.lineTo(xx, B); ctx.stroke();
     ctx.setLineDash([]);
   }
@@ -210,17 +242,21 @@ function drawPanel(canvas, panel, frame, width) {
   }
   ctx.globalAlpha = 1;
   ctx.setLineDash([]);
-  // marker labels last, on top of the lines
-  ctx.font = SMALL; ctx.textAlign = "left"; ctx.textBaseline = "top";
-  let row = 0;
-  for (const m of frame.markers || []) {
-    if (m.x < x0 || m.x > x1) continue;
-    const xx = sx(m.x) + 3, yy = T + 2 + 14 * (row++ % 3);
-    const w = ctx.measureText(m.text).width;
-    ctx.fillStyle = "rgba(255,255,255,0.8)"; ctx.fillRect(xx - 1, yy - 1, w + 2, 14);
-    ctx.fillStyle = "#5a2db8"; ctx.fillText(m.text, xx, yy);
-  }
   ctx.restore();
+  // the marks' labels, in the lane above the plot, each with a tick over its mark
+  ctx.font = SMALL; ctx.textAlign = "left"; ctx.textBaseline = "top";
+  const shown = (frame.markers || []).filter((m) => m.x >= x0 && m.x <= x1);
+  const boxes = placeLabels(shown, sx, (t) => ctx.measureText(t).width, L, R);
+  for (const m of shown) {
+    const xx = sx(m.x);
+    ctx.strokeStyle = MARK_COLOR; ctx.lineWidth = 1.2;
+    ctx.beginPath(); ctx.moveTo(xx, T - 4); ctx.lineTo(xx, T); ctx.stroke();
+  }
+  ctx.fillStyle = MARK_TEXT;
+  for (const b of boxes) ctx.fillText(b.text, b.x, b.y);
+  // for the tests and for anyone curious: where the labels went, and the plot's box
+  canvas.dataset.markLabels = JSON.stringify(boxes.map((b) => ({ text: b.text, x: b.x, y: b.y, w: b.w, h: LANE_ROW })));
+  canvas.dataset.plotBox = JSON.stringify({ left: L, right: R, top: T, bottom: B, width });
 }
 
 // The decision boundary: a grid of class probabilities (or classes) as an image, and the points.

@@ -155,6 +155,17 @@ def _number(value: Any) -> str:
                                                       ("inf" if value > 0 else "-inf"))
 
 
+def readable(value: float) -> str:
+    """A number for a person to read in the status line: four decimals in the everyday range,
+    three significant digits in scientific notation beyond it (an exploding loss is
+    ``3.29e+25``, not 26 digits).
+
+    >>> readable(0.31234567), readable(32948414425426366608441344.0), readable(2e-7), readable(0)
+    ('0.3123', '3.29e+25', '2e-07', '0.0000')
+    """
+    return f"{value:.4f}" if value == 0 or 1e-3 <= abs(value) < 1e4 else f"{value:.3g}"
+
+
 def _label(value: float) -> str:
     return f"{value:g}"
 
@@ -620,10 +631,10 @@ class LabView:
         clip = (text("lab.status.clip_off") if mode == "off" else
                 text("lab.status.clip_on", mode=text(f"lab.clip.{mode}"),
                      threshold=f"{float(data['data-clip-threshold']):g}",
-                     scale=f"{float(scale):.3f}" if scale != "nan" else "–"))
+                     scale=readable(float(scale)) if scale != "nan" else "–"))
         rate = text("lab.status.rate", rate=f"{float(data['data-steps-per-second']):.0f}")
         parts = [f"{text('lab.status.step')} <b>{data['data-step']}</b>",
-                 f"{text('lab.status.loss')} " + (f"<b>{loss:.4f}</b>" if math.isfinite(loss)
+                 f"{text('lab.status.loss')} " + (f"<b>{readable(loss)}</b>" if math.isfinite(loss)
                                                   else "–"),
                  f"{text('lab.status.clip')} {clip}",
                  (f"<span style='color:#080'>{text('lab.status.running')}</span>, {rate}"
@@ -631,7 +642,7 @@ class LabView:
         for label, value in self.lab.state()["watch"].items():
             label = html.escape(sentence(label))
             parts.append(f"{label} <b>{value:.1%}</b>" if 0 <= value <= 1
-                         else f"{label} <b>{value:.4g}</b>")
+                         else f"{label} <b>{readable(value)}</b>")
         frozen = [n for n in self.lab.layers if data[f"data-frozen-{self.keys[n]}"] == "1"]
         if frozen:
             parts.append(f"{text('lab.status.frozen')}: "
