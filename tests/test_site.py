@@ -6,13 +6,17 @@ glossary and the home pages, and checks from the pages themselves: each renders 
 and its images, no page requests anything from outside the site, every internal link answers,
 every FAQ link lands on a heading that exists, formulas are typeset, and the Chinese site is
 Chinese throughout (navigation, the theme's words, search) with a language menu that keeps the
-page. A screenshot of a chapter in each language
+page. Every chapter says how to get the kit (it is not on PyPI) and run it, no page shows the
+cells' tags, and plots get the text's whole width. A screenshot of a chapter in each language
 goes to ``test-artifacts/``.
 """
 from __future__ import annotations
 
 import functools
+import html
 import http.server
+import json
+import re
 import threading
 import urllib.parse
 import urllib.request
@@ -197,7 +201,8 @@ def test_search_finds_the_chapter(site, browser, home, query, expected):
 
 def test_every_chapter_page_says_how_to_run_it(site, browser):
     """With --repo, each chapter links to itself on Binder (JupyterLab) and the lab page to the
-    Voila app; every page says how to run it locally."""
+    Voila app; every chapter says how to get the kit from its GitHub repository (pip from git,
+    or a clone) and run it locally."""
     page = browser.new_page()
     for path in pages():
         name = path.rstrip("/").split("/")[-1]
@@ -209,7 +214,94 @@ def test_every_chapter_page_says_how_to_run_it(site, browser):
         view = "voila/render" if name == "lab" else "lab/tree"
         assert binder == ("https://mybinder.org/v2/gh/someone/dltutor/HEAD?urlpath="
                           f"{view}/{notebook}"), (path, binder)
-        assert "dltutor lab" in page.locator("article").inner_text(), path
+        text = page.locator("article").inner_text()
+        assert "dltutor lab" in text, path
+        if name != "lab":
+            assert "pip install git+https://github.com/someone/dltutor" in text, path
+            assert "make lab" in text, path
+            assert page.locator('article a[href="https://github.com/someone/dltutor"]').count(), path
+    page.close()
+
+
+#: A command that would fetch dltutor from PyPI, where it is not published; ``pip install
+#: dist/dltutor-0.1.0-py3-none-any.whl`` and ``pip install git+https://...`` are fine.
+PYPI_INSTALL = re.compile(r"pip install (-U |--upgrade )?dltutor(?![-\w./])")
+
+
+def test_no_page_tells_the_reader_to_pip_install_dltutor_from_pypi(site):
+    """dltutor is not on PyPI: no page (with or without --repo) says ``pip install dltutor``;
+    each chapter's run line names a way that works (a clone, the wheel, or pip from git)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_site
+
+    assert PYPI_INSTALL.search("run `pip install dltutor` first")              # the check bites
+    assert PYPI_INSTALL.search("pip install dltutor[gpu]")
+    for language, folder in (("en", ""), ("zh", "zh/")):
+        for notebook in (f"{folder}05_optimizers.ipynb", f"{folder}lab.ipynb"):
+            for repo in (None, "someone/dltutor"):
+                line = build_site.run_line(language, notebook, repo)
+                assert not PYPI_INSTALL.search(line), line
+                if "lab.ipynb" not in notebook:
+                    assert "PyPI" in line and "make lab" in line, line
+                    assert ("dist/dltutor-*.whl" if repo is None else "git+https://github.com/"
+                            "someone/dltutor") in line, line
+    for path in pages():
+        with urllib.request.urlopen(site + path) as response:
+            text = html.unescape(re.sub(r"<[^>]+>", "", response.read().decode("utf-8")))
+        found = PYPI_INSTALL.search(text)
+        assert not found, f"{path} says {text[found.start() - 60:found.end() + 20]!r}"
+
+
+def _notebook_tags(notebook: Path) -> tuple[set[str], str]:
+    """The tags of the cells of ``notebook``, and the text of its cells without their metadata
+    (sources and outputs: what its page may show)."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    tags = {tag for cell in cells for tag in cell["metadata"].get("tags", [])}
+    return tags, json.dumps([{k: v for k, v in c.items() if k != "metadata"} for c in cells],
+                            ensure_ascii=False)
+
+
+def test_no_page_shows_the_cells_tags(site, browser):
+    """The cells' tags (claim-torch-..., nbval-ignore-output, raises-exception, language, ...)
+    are for the tests: mkdocs-jupyter showed a code cell's tags as labels above it. No page has
+    such a label, and no tag's name is on a page more often than in its notebook's own text
+    (chapters 09 and 10 name ``nbval-ignore-output`` in their prose, on purpose)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    all_tags = set()
+    for path in pages():
+        notebook = ROOT / "notebooks" / f"{path.rstrip('/')}.ipynb"
+        if not notebook.exists():
+            continue
+        tags, own_text = _notebook_tags(notebook)
+        all_tags |= tags
+        page.goto(site + path)
+        assert page.locator("article .celltoolbar, article .cell-tag").count() == 0, path
+        shown = page.locator("article").inner_text()
+        extra = {t: shown.count(t) for t in tags if shown.count(t) > own_text.count(t)}
+        assert not extra, f"{path} shows cell tags: {extra}"
+    assert {"nbval-ignore-output", "raises-exception", "language"} <= all_tags, sorted(all_tags)[:5]
+    assert any(t.startswith("claim-torch-") for t in all_tags)
+    page.goto(site + "lab/")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "site_lab.png"))
+    page.close()
+
+
+@pytest.mark.parametrize("chapter", ["08_clipping/", "zh/08_clipping/"])
+def test_plots_get_the_whole_width_of_the_text(site, browser, chapter):
+    """A plot wider than the text column is scaled to the column, not to the column less the
+    empty prompt column beside outputs (64 px of about 690 at 1280 px wide): its words stay as
+    large as the column allows. A plot narrower than the column keeps its own size."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(site + chapter, wait_until="networkidle")
+    sizes = page.evaluate("""() => [...document.querySelectorAll('article .jp-RenderedImage img')]
+        .map(i => [i.naturalWidth, i.getBoundingClientRect().width,
+                   i.closest('.jp-Notebook').getBoundingClientRect().width])""")
+    assert len(sizes) >= 3, sizes
+    for natural, rendered, column in sizes:
+        assert rendered == pytest.approx(min(natural, column), abs=40), (natural, rendered, column)
     page.close()
 
 

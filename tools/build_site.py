@@ -11,15 +11,18 @@ words): English at the top, Chinese under ``zh/``; a language menu in the header
 page in the other language.
 
 Steps: the notebooks, the FAQ indexes and the glossary are staged in ``build/site-docs/en``
-and ``build/site-docs/zh`` with a home page each; each chapter gets, after its title, a "run
-this chapter" line (``dltutor lab`` on your machine, and Binder when ``--repo OWNER/NAME``
-names the kit's public GitHub repository) and the lab page a note that it needs a running
-kernel; ``mkdocs build`` writes each language's site (``site/`` by default, ``site/zh``) and
-the search index is pointed at the headings; then links between chapters, written for
-JupyterLab (``05_optimizers.ipynb#Heading``), are pointed at the pages
-(``../05_optimizers/#Heading``). Pages with formulas (chapter 03) typeset them with a copy of
+and ``build/site-docs/zh`` with a home page each, their cells' tags (``claim-torch-...``,
+``nbval-ignore-output``: for the tests, not the reader) removed and the Chinese chapters' first
+cell (it only switches the kit's language) left out; each chapter gets, after its title, a "run
+this chapter" line (how to get the kit, which is not on PyPI, and run ``dltutor lab`` on your
+machine; Binder when ``--repo OWNER/NAME`` names the kit's public GitHub repository) and the lab
+page a note that it needs a running kernel; ``mkdocs build`` writes each language's site
+(``site/`` by default, ``site/zh``) and the search index is pointed at the headings; then links
+between chapters, written for JupyterLab (``05_optimizers.ipynb#Heading``), are pointed at the
+pages (``../05_optimizers/#Heading``). Pages with formulas (chapter 03) typeset them with a copy of
 MathJax 2 kept inside the site (from the ``jupyter-server-mathjax`` package, the copy the classic
-Jupyter Notebook serves), so the formulas work offline too; other pages load no MathJax.
+Jupyter Notebook serves), so the formulas work offline too; other pages load no MathJax. A
+small style sheet of the site's own (``CSS``) gives plots the whole width of the text.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,17 +49,40 @@ MATHJAX_LOADER = ('<style>.MJX_Assistive_MathML [mathvariant] {{font-family: inh
                   'webFont: "STIX-Web"}}}});</script><script src="{root}' + MATHJAX
                   + '/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"> </script>')
 EMPTY_MATHJAX = '<script src=""> </script>'   # what mkdocs-jupyter leaves with no MathJax URL
+#: The site's own style sheet (in each language's docs). At 1280 px a page's text column is
+#: about 690 px wide, narrower than most plots (600 to 1200 px), so every plot is scaled down;
+#: it should not lose more. The prompt column beside an output ("Out [n]:", never shown here)
+#: took 64 px of it, and mkdocs-jupyter's code cell, a cell inside a cell, is padded twice.
+CSS = "stylesheets/dltutor.css"
+STYLE = """\
+/* A plot has the cell's whole width: no empty prompt column beside it. */
+.jupyter-wrapper .jp-OutputArea-child:has(> .jp-RenderedImage) > .jp-OutputPrompt {
+  display: none;
+}
+/* mkdocs-jupyter nests a code cell in a second cell: pad it once. */
+.jupyter-wrapper .jp-Cell > .jp-Cell {
+  padding: 0;
+}
+"""
 #: Binder opens a chapter in JupyterLab and the lab page as a Voilà app, from the GitHub
 #: repository named by ``--repo OWNER/NAME`` (``make site REPO=OWNER/NAME``); without one the
 #: pages only say how to run them on your machine (a Binder link needs a public repository).
 BINDER = {"run": "https://mybinder.org/v2/gh/{repo}/HEAD?urlpath=lab/tree/notebooks/{path}",
           "lab": "https://mybinder.org/v2/gh/{repo}/HEAD?urlpath=voila/render/notebooks/{path}"}
 REPOSITORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
+#: The kit is not on PyPI: a page says how to get it from its repository. With ``--repo`` pip
+#: installs it straight from GitHub; without, from a clone (``make lab``, or the wheel that
+#: ``make wheel`` builds, which carries the chapters for ``dltutor lab``).
+GITHUB = "https://github.com/{repo}"
 
 TEXT = {
     "en": {
-        "run": ("**Run this chapter:** {binder}on your machine with `dltutor lab` (after "
-                "`pip install dltutor`) or `make lab` in a clone."),
+        "run": ("**Run this chapter:** {binder}on your machine, in a clone of the kit's "
+                "repository: `make lab`, or `make wheel`, then `pip install dist/dltutor-*.whl` "
+                "and `dltutor lab` (dltutor is not on PyPI)."),
+        "run_repo": ("**Run this chapter:** {binder}on your machine with "
+                     "`pip install git+{url}`, then `dltutor lab` (dltutor is not on PyPI), or "
+                     "`make lab` in a clone of [its repository]({url})."),
         "run_binder": "[on Binder]({url}) (in your browser, nothing to install), or ",
         "lab": ("**This page is the live lab.** Its controls and plots need a running Python "
                 "kernel: open it {binder}in JupyterLab (`dltutor lab`), or as an app with Voilà "
@@ -65,8 +92,12 @@ TEXT = {
         "nav": ("Home", "Chapters", "The live lab", "FAQ", "Glossary"),
     },
     "zh": {
-        "run": ("**运行本章：** {binder}在你的电脑上用 `dltutor lab`（先 `pip install dltutor`），"
-                "克隆仓库后也可以用 `make lab`。"),
+        "run": ("**运行本章：** {binder}在你的电脑上克隆本套件的仓库，然后运行 `make lab-zh`；"
+                "也可以先用 `make wheel` 构建 wheel，再 `pip install dist/dltutor-*.whl`，"
+                "然后运行 `dltutor lab --lang zh`（dltutor 没有发布到 PyPI）。"),
+        "run_repo": ("**运行本章：** {binder}在你的电脑上先 `pip install git+{url}`，再运行 "
+                     "`dltutor lab --lang zh`（dltutor 没有发布到 PyPI）；也可以克隆"
+                     "[本套件的仓库]({url})，然后运行 `make lab-zh`。"),
         "run_binder": "[在 Binder 上]({url})（在浏览器中，无需安装），或",
         "lab": ("**这个页面就是实时实验室。** 它的控件和图表需要一个运行中的 Python 内核："
                 "{binder}在 JupyterLab（`dltutor lab --lang zh`）中打开，或用 Voilà 作为应用打开"
@@ -110,14 +141,25 @@ def _home(language: str, folder: Path) -> str:
     return "\n".join(lines)
 
 
-def _with_run_line(path: Path, text: str) -> None:
-    """Insert a markdown cell with ``text`` after the first text cell (the chapter's title and
-    introduction) of the notebook at ``path``."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
+#: Cells with this tag are left out of the pages: the Chinese chapters' first cell, which only
+#: switches the kit's language.
+SKIPPED_TAG = "language"
+
+
+def _stage_notebook(source: Path, target: Path, text: str) -> None:
+    """Copy the notebook ``source`` to ``target`` for the site: without the cells tagged
+    ``SKIPPED_TAG``, without any cell's tags (mkdocs-jupyter shows a code cell's tags above it,
+    and the tags are the tests' and the authors' business: ``nbval-ignore-output``,
+    ``raises-exception``, ``claim-torch-...``), and with a markdown cell holding ``text`` after
+    the first text cell (the chapter's title and introduction)."""
+    nb = json.loads(source.read_text(encoding="utf-8"))
+    nb["cells"] = [c for c in nb["cells"] if SKIPPED_TAG not in c["metadata"].get("tags", [])]
+    for cell in nb["cells"]:
+        cell["metadata"].pop("tags", None)
     title = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "markdown")
     nb["cells"].insert(title + 1, {"cell_type": "markdown", "id": "site-run", "metadata": {},
                                    "source": text})
-    path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
+    target.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
 
 
 #: Each language: where its notebooks are and where its site goes inside the whole site.
@@ -129,7 +171,9 @@ def run_line(language: str, notebook: str, repo: str | None) -> str:
     the kit's public GitHub repository.
 
     >>> run_line("en", "05_optimizers.ipynb", None)
-    '**Run this chapter:** on your machine with `dltutor lab` (after `pip install dltutor`) or `make lab` in a clone.'
+    "**Run this chapter:** on your machine, in a clone of the kit's repository: `make lab`, or `make wheel`, then `pip install dist/dltutor-*.whl` and `dltutor lab` (dltutor is not on PyPI)."
+    >>> run_line("en", "05_optimizers.ipynb", "someone/dltutor").split("or on your machine ")[1]
+    'with `pip install git+https://github.com/someone/dltutor`, then `dltutor lab` (dltutor is not on PyPI), or `make lab` in a clone of [its repository](https://github.com/someone/dltutor).'
     >>> run_line("en", "zh/lab.ipynb", "someone/dltutor").split("(", 1)[1].split(")")[0]
     'https://mybinder.org/v2/gh/someone/dltutor/HEAD?urlpath=voila/render/notebooks/zh/lab.ipynb'
     """
@@ -137,6 +181,8 @@ def run_line(language: str, notebook: str, repo: str | None) -> str:
     text = TEXT[language]
     binder = (text[f"{kind}_binder"].format(url=BINDER[kind].format(repo=repo, path=notebook))
               if repo else "")
+    if kind == "run" and repo:
+        return text["run_repo"].format(binder=binder, url=GITHUB.format(repo=repo))
     return text[kind].format(binder=binder)
 
 
@@ -148,15 +194,16 @@ def stage(language: str, repo: str | None = None) -> Path:
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     for path in sorted(source.glob("*.ipynb")):
-        shutil.copyfile(path, target / path.name)
-        _with_run_line(target / path.name,
-                       run_line(language, path.relative_to(NOTEBOOKS).as_posix(), repo))
+        _stage_notebook(path, target / path.name,
+                        run_line(language, path.relative_to(NOTEBOOKS).as_posix(), repo))
     shutil.copyfile(source / "FAQ.md", target / "FAQ.md")
     # the glossary is one wide table: it gets the room of the page's table of contents
     (target / "GLOSSARY.md").write_text("---\nhide:\n  - toc\n---\n\n"
                                         + (NOTEBOOKS / "GLOSSARY.md").read_text(encoding="utf-8"),
                                         encoding="utf-8")
     (target / "index.md").write_text(_home(language, source), encoding="utf-8")
+    (target / CSS).parent.mkdir(parents=True, exist_ok=True)
+    (target / CSS).write_text(STYLE, encoding="utf-8")
     return target
 
 
@@ -286,13 +333,12 @@ def config(language: str, docs: Path, site: Path) -> dict:
         "use_directory_urls": True,
         "theme": {"name": "material", "font": False, "language": language,
                   "features": ["navigation.sections", "search.highlight"]},
+        "extra_css": [CSS],
         "extra": {"alternate": [{"name": "English", "link": "#dltutor-en", "lang": "en"},
                                 {"name": "中文", "link": "#dltutor-zh", "lang": "zh"}]},
         "plugins": [{"search": {"lang": language}}, {"mkdocs-jupyter": {
             "include_requirejs": False, "ignore_h1_titles": True,
-            "cache_dir": str(STAGE.parent / "mkdocs-jupyter-cache"),   # not in the clone's root
-            # the Chinese chapters' first cell only switches the kit's language
-            "remove_tag_config": {"remove_cell_tags": ["language"]}}}],
+            "cache_dir": str(STAGE.parent / "mkdocs-jupyter-cache")}}],   # not in the clone's root
         "nav": [{home: "index.md"},
                 {chapters: [{f"{name[:2]} {title}": name}
                             for name, title in _chapter_titles(docs)]},
@@ -314,10 +360,19 @@ cli()
 """
 
 
+#: The languages' names in the progress lines.
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+
+
+def _say(line: str) -> None:
+    """One progress line: a build takes a minute or two, and MkDocs itself says nothing."""
+    print(f"site: {line}", flush=True)
+
+
 def build(site: Path, repo: str | None = None) -> Path:
     """Stage and build each language with MkDocs into ``site`` (English first: its build
     empties ``site``), fix the pages; returns ``site``. ``repo`` (``OWNER/NAME`` on GitHub)
-    adds the Binder links."""
+    adds the Binder links. Says what it is doing, a line a stage."""
     import os
 
     if repo is not None and not REPOSITORY.fullmatch(repo):
@@ -325,7 +380,10 @@ def build(site: Path, repo: str | None = None) -> Path:
                          "e.g. --repo someone/dltutor (or leave it out for no Binder links)")
     with_formulas = set()
     for language, (_, folder) in LANGUAGES.items():
+        started = time.monotonic()
         docs = stage(language, repo)
+        _say(f"{LANGUAGE_NAMES[language]}: rendering {len(list(docs.glob('*.ipynb')))} notebooks, "
+             f"the FAQ and the glossary with MkDocs into {site / folder} ...")
         config_file = STAGE / f"mkdocs-{language}.yml"
         config_file.write_text(json.dumps(config(language, docs, site / folder),
                                           ensure_ascii=False, indent=1),
@@ -336,6 +394,8 @@ def build(site: Path, repo: str | None = None) -> Path:
         tidy_search_index(site / folder, {f"{path.stem}/" for path in docs.glob("*.ipynb")})
         with_formulas |= {f"{folder}{path.stem}/index.html"
                           for path in docs.glob("*.ipynb") if has_formulas(path)}
+        _say(f"{LANGUAGE_NAMES[language]}: done in {time.monotonic() - started:.0f} s")
+    _say("adding MathJax, pointing links and anchors at the pages...")
     if with_formulas:
         copy_mathjax(site)
     fix_pages(site, with_formulas)
@@ -351,7 +411,10 @@ def main(args: list[str]) -> int:
     parser.add_argument("--repo", help="the kit's GitHub repository, OWNER/NAME: adds Binder "
                                        "links to every page")
     options = parser.parse_args(args)
-    print(f"site written to {build(Path(options.folder).resolve(), options.repo)}")
+    started = time.monotonic()
+    site = build(Path(options.folder).resolve(), options.repo)
+    print(f"site written to {site} in {time.monotonic() - started:.0f} s "
+          f"(to browse it: python3 -m http.server -d {site})")
     return 0
 
 
