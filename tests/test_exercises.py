@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from dltutor import exercises
+from dltutor.exercises import view
 
 EXERCISES = {exercise.id: exercise for exercise in exercises.all_exercises()}
 
@@ -55,12 +56,36 @@ def test_an_answer_that_breaks_the_check_is_not_yet_with_the_error():
     assert verdict.status == "not yet" and "TypeError" in verdict.message
 
 
-def test_progress_lists_every_exercise_with_its_last_verdict():
+def test_progress_lists_every_exercise_with_its_last_verdict_once():
     exercise = EXERCISES["01.2"]
     exercise.verdict({"predicted_grad": np.full((3, 1), 4.0)})
     out = printed(exercises.progress)
-    assert f"  01.2   correct" in out and out.splitlines()[0].endswith("correct in this session.")
-    assert len(out.splitlines()) == len(EXERCISES) + 1
+    assert out == ""                            # nothing printed: Jupyter shows what it returns
+    report = exercises.progress()
+    assert ("01.2", "correct") in report.rows and len(report.rows) == len(EXERCISES)
+    lines = repr(report).splitlines()
+    assert lines[0].endswith("correct in this session.")
+    assert len(lines) == 1 + len(exercises.CHAPTERS)          # a line per chapter
+    assert "01.2 correct" in lines[1]
+    page = report._repr_html_()
+    assert page.count('class="dltutor-badge') == len(EXERCISES)
+    assert 'dltutor-verdict-correct" title="01.2: correct"' in page
+
+
+def test_a_verdict_in_a_notebook_is_a_coloured_box_with_its_sentence(monkeypatch):
+    shown = []
+    monkeypatch.setattr(view, "in_notebook", lambda: True)
+    monkeypatch.setattr("IPython.display.display", lambda data, raw: shown.append(data))
+    exercise = exercises.Exercise("99.4", ("x",), lambda x: None if x == 1 else "not 1", (), "")
+    x = 2                                                          # noqa: F841 - read by check()
+    exercise.check()
+    x = 1                                                          # noqa: F841
+    exercise.check()
+    (wrong, right) = shown
+    assert wrong["text/plain"] == "Exercise 99.4: not yet. not 1"
+    assert 'role="status"' in wrong["text/html"] and "dltutor-verdict-not-yet" in wrong["text/html"]
+    assert "✗" in wrong["text/html"] and "✓" in right["text/html"]
+    assert view.LOOKS["correct"].border in right["text/html"]
 
 
 def test_an_unknown_chapter_is_named():

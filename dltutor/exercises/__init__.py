@@ -6,13 +6,14 @@ In a chapter's exercise section::
     ex = exercises.chapter("01")
 
     t = ____                 # your answer here
-    ex.q1.check()            # correct / not yet, and what differs / not attempted
+    ex.q1.check()            # correct / not yet, and what differs / not attempted (coloured)
     ex.q1.hint()             # one hint at a time
     ex.q1.solution()         # an answer, when you want it
 
 ``check()`` reads your variables from the notebook, so you write ordinary code. Every verdict
-is a short, fixed sentence. :func:`progress` lists every exercise and how it stands in this
-session (a teacher can ask a student to run it).
+is a short, fixed sentence, shown in a notebook as a box in the colour of its verdict.
+:func:`progress` lists every exercise and how it stands in this session (a teacher can ask a
+student to run it).
 
 >>> ex = chapter("01")
 >>> ex.q1.verdict({"t": ____}).status
@@ -26,9 +27,10 @@ import importlib
 import pkgutil
 
 from .checker import Exercise, Verdict, ____
+from .view import Progress
 from ..i18n import text
 
-__all__ = ["____", "Exercise", "Verdict", "chapter", "all_exercises", "progress"]
+__all__ = ["____", "Exercise", "Verdict", "Progress", "chapter", "all_exercises", "progress"]
 
 
 def _load_chapters() -> dict[str, list[Exercise]]:
@@ -75,19 +77,13 @@ def all_exercises() -> list[Exercise]:
     return [exercise for exercises in CHAPTERS.values() for exercise in exercises]
 
 
-def progress() -> list[tuple[str, str]]:
-    """Print and return how every exercise stands in this session: correct, not yet, not
-    attempted, or not checked (its ``check()`` was never run).
+def progress() -> Progress:
+    """How every exercise stands in this session: correct, not yet, not attempted, or not
+    checked (its ``check()`` was never run). A notebook shows it as a table of coloured badges,
+    one row per chapter; ``print(progress())`` gives plain text (``.rows`` the pairs).
 
-    >>> import contextlib, io
-    >>> with contextlib.redirect_stdout(io.StringIO()) as printed:
-    ...     rows = progress()
-    >>> rows[0][0], "exercises correct in this session" in printed.getvalue()
+    >>> report = progress()
+    >>> report.rows[0][0], report.total == len(all_exercises())
     ('01.1', True)
     """
-    rows = [(exercise.id, exercise.last_status) for exercise in all_exercises()]
-    done = sum(status == "correct" for _, status in rows)
-    print(text("exercise.progress_header", done=done, total=len(rows)))
-    for exercise_id, status in rows:
-        print(f"  {exercise_id:6s} {text('exercise.status.' + status)}")
-    return rows
+    return Progress([(exercise.id, exercise.last_status) for exercise in all_exercises()])

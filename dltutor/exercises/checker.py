@@ -26,6 +26,7 @@ import inspect
 from typing import Any, Callable, NamedTuple
 
 from ..i18n import sentence, text
+from .view import show
 
 
 class _Blank:
@@ -72,8 +73,10 @@ class Exercise:
 
     # -- for learners ---------------------------------------------------------------------------
     def check(self) -> None:
-        """Check the answer in the calling cell's variables and print the verdict."""
-        print(self.verdict(_caller_namespace()).message)
+        """Check the answer in the calling cell's variables and show the verdict (a coloured
+        box in a notebook, the sentence elsewhere)."""
+        verdict = self.verdict(_caller_namespace())
+        show(verdict.status, verdict.message)
 
     def hint(self, n: int | None = None) -> None:
         """Print the next hint (or hint ``n``, counting from 1)."""
