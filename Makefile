@@ -59,9 +59,9 @@ $(FW_STAMP): pyproject.toml
 
 # `dltutor lab` (dltutor/launch) serves the clone's notebooks/ where they are, opened at the first
 # chapter, and prints one address to open; `make lab-zh` opens the Chinese edition's first
-# chapter (notebooks/zh/00_welcome.ipynb) and the kit speaks Chinese.
+# chapter (notebooks/zh/00_welcome.zh.ipynb) and the kit speaks Chinese.
 lab: $(LAB_STAMP)
-	$(BIN)/dltutor lab notebooks --port $(LAB_PORT) $(LAB_OPTIONS)
+	@$(BIN)/dltutor lab notebooks --port $(LAB_PORT) $(LAB_OPTIONS)
 
 lab-zh:
 	@$(MAKE) --no-print-directory lab LAB_OPTIONS="--lang zh"
