@@ -36,7 +36,9 @@ __all__ = [
     "scatter_add",
 ]
 
-INSTALL_HINT = 'pip install "dltutor[gpu]"'
+#: CuPy's own wheel for the machine's CUDA (the kit is not on PyPI; in a clone,
+#: ``pip install -e ".[gpu]"`` installs the same).
+INSTALL_HINT = "pip install cupy-cuda12x"
 
 
 class GPUUnavailableError(RuntimeError):
@@ -232,7 +234,8 @@ def _load_cupy() -> Backend:
     except ImportError as exc:
         raise GPUUnavailableError(
             f"The GPU backend needs CuPy, which is not installed ({exc}). "
-            f"Install it with: {INSTALL_HINT} (CuPy for CUDA 12), or keep using the CPU "
+            f"Install it with: {INSTALL_HINT} (CuPy for CUDA 12; cupy-cuda13x for CUDA 13), "
+            f"or keep using the CPU "
             f"with dt.backend.use('numpy')."
         ) from None
     try:

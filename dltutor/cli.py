@@ -94,9 +94,9 @@ def start_notebook(language: str) -> str:
     """The chapter JupyterLab opens on: the welcome chapter of the language's edition.
 
     >>> start_notebook("zh")
-    'zh/00_welcome.ipynb'
+    'zh/00_welcome.zh.ipynb'
     """
-    return "zh/00_welcome.ipynb" if language == "zh" else "00_welcome.ipynb"
+    return "zh/00_welcome.zh.ipynb" if language == "zh" else "00_welcome.ipynb"
 
 
 def _parser() -> argparse.ArgumentParser:

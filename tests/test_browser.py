@@ -295,7 +295,7 @@ def test_voila_chinese_lab_page_speaks_chinese_and_trains(workdir, page):
     """The Chinese edition's lab page: labels, help and status line in Chinese; play trains."""
     notebooks, env = workdir
     port, token = free_port(), "dltutor-test-token"
-    server = Server(["voila", "zh/" + APP_NOTEBOOK, "--no-browser", f"--port={port}",
+    server = Server(["voila", "zh/lab.zh.ipynb", "--no-browser", f"--port={port}",
                      "--Voila.ip=127.0.0.1", "--Voila.port_retries=0", f"--token={token}",
                      "--show_tracebacks=True"],
                     cwd=notebooks, env=env, log_path=ARTIFACTS / "voila-zh-server.log")

@@ -33,7 +33,7 @@ def test_the_hub_configuration_loads(tmp_path, monkeypatch):
     spawner = type("S", (), {"home_dir_template": config.SimpleLocalProcessSpawner
                              .home_dir_template, "user": type("U", (), {"name": "ada"})()})()
     config.Spawner.pre_spawn_hook(spawner)                      # the chapters arrive
-    assert (home / "00_welcome.ipynb").exists() and (home / "zh" / "lab.ipynb").exists()
+    assert (home / "00_welcome.ipynb").exists() and (home / "zh" / "lab.zh.ipynb").exists()
 
 
 def test_the_sizing_table_follows_from_the_measurements():

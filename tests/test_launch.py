@@ -41,9 +41,9 @@ def test_the_address_names_this_machine_when_listening_everywhere():
 
 
 def test_the_start_page_picks_simple_mode_below_the_narrow_width(tmp_path):
-    page = write_start_page(tmp_path, "zh/00_welcome.ipynb").read_text(encoding="utf-8")
+    page = write_start_page(tmp_path, "zh/00_welcome.zh.ipynb").read_text(encoding="utf-8")
     assert '"(max-width: 760px)"' in page
-    assert '"doc" : "lab") + "/tree/zh/00_welcome.ipynb"' in page
+    assert '"doc" : "lab") + "/tree/zh/00_welcome.zh.ipynb"' in page
     assert "{{" not in page
 
 
@@ -107,6 +107,11 @@ def open_page(browser, address: str, viewport: dict, path: str = "") -> object:
     return page
 
 
+def open_in_file_browser(page, name: str) -> None:
+    """Double-click ``name`` (a file or a folder) in JupyterLab's file browser."""
+    page.locator(".jp-DirListing-itemText", has_text=re.compile(f"^{re.escape(name)}$")).dblclick()
+
+
 def layout(page) -> dict:
     return page.evaluate("""() => ({
         path: location.pathname,
@@ -147,23 +152,25 @@ def test_the_first_chapter_opens_in_a_layout_that_suits_the_screen(screen, chapt
 
 @pytest.mark.browser
 @pytest.mark.timeout(300)
-def test_each_start_is_clean(chapters, browser):
-    """Two more chapters (English and Chinese 07) open in one start; the next start opens the
-    first chapter alone, with one kernel."""
+def test_each_start_is_clean_and_the_editions_tabs_differ(chapters, browser):
+    """Two more chapters (English and Chinese 07) open in one start, their tabs named apart;
+    the next start opens the first chapter alone, with one kernel."""
     folder, env = chapters
     page = None
     with dltutor_lab(folder, env, "first") as (address, server):
         try:
             page = open_page(browser, address, LAPTOP)
-            english, chinese = sorted(folder.glob("07_*.ipynb"))[0], \
-                sorted((folder / "zh").glob("07_*.ipynb"))[0]
-            for notebook in (english, chinese):
-                page.goto(address.replace("/?", f"/lab/tree/{notebook.relative_to(folder)}?"))
-                page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
-                page.wait_for_timeout(3000)            # the workspace is saved meanwhile
+            # as a learner does: double-click them in the file browser
+            for folder_name, notebook in ((None, "07_freezing.ipynb"),
+                                          ("zh", "07_freezing.zh.ipynb")):
+                if folder_name:
+                    open_in_file_browser(page, folder_name)
+                open_in_file_browser(page, notebook)
+                page.wait_for_selector(f'.lm-TabBar-tabLabel:text-is("{notebook}")')
+            page.wait_for_timeout(3000)                # the workspace is saved meanwhile
             tabs = layout(page)["tabs"]
             page.screenshot(path=str(ARTIFACTS / "launch-tabs.png"))
-            assert len(tabs) == 3, tabs
+            assert len(tabs) == 3 and len(set(tabs)) == 3, tabs  # the editions' tabs differ
         except BaseException:
             save_failure(page, "launch-tabs", [server])
             raise

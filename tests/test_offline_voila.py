@@ -32,7 +32,7 @@ ICON_REPORT = """async (icon) => {
 }"""
 
 
-@pytest.mark.parametrize("notebook", ["lab.ipynb", "zh/lab.ipynb"])
+@pytest.mark.parametrize("notebook", ["lab.ipynb", "zh/lab.zh.ipynb"])
 def test_voila_lab_page_loads_nothing_from_outside(notebook, tmp_path, browser):
     notebooks = copy_notebooks(tmp_path / "notebooks")
     port, token = free_port(), "dltutor-test-token"

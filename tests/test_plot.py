@@ -5,8 +5,13 @@ pixels. Everything runs on matplotlib's Agg backend.
 """
 from __future__ import annotations
 
+import base64
+import io
+import json
+import struct
 import subprocess
 import sys
+from pathlib import Path
 
 import matplotlib
 
@@ -21,7 +26,7 @@ from dltutor import nn, optim, plot  # noqa: E402
 from dltutor.data import make_moons  # noqa: E402
 from dltutor.nn import functional as F  # noqa: E402
 from dltutor.optim import lr_scheduler  # noqa: E402
-from dltutor.plot.common import _spans_decades  # noqa: E402
+from dltutor.plot.common import MAX_FIGWIDTH, _spans_decades  # noqa: E402
 from dltutor.stats import activation_stats  # noqa: E402
 from dltutor.trace import Recorder  # noqa: E402
 
@@ -428,3 +433,122 @@ def test_traces_of_a_per_layer_recorder():
     assert span.get_label() == "frozen (0)"
     assert _x_extent(span) == pytest.approx((FREEZE_AT - 0.5, STEPS - 0.5))
     assert line0.axes.get_title() == "Update norm per layer"
+
+
+# -- readable on the website -------------------------------------------------------------------------
+# The kit's website shows a notebook in a text column 658 px wide (at a 1280 px window) and
+# scales a wider figure down to it. Text must stay at 10 px or more there.
+COLUMN_PX = 658
+MIN_TEXT_PX = 10.0
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def _text_px(points: float, dpi: float, width_px: float) -> float:
+    """Height in px of ``points`` text of a figure ``width_px`` wide at ``dpi``, in the column."""
+    return points * dpi / 72 * min(1.0, COLUMN_PX / width_px)
+
+
+def _png_width_and_dpi(png: bytes) -> tuple[int, float]:
+    """Width (IHDR) and horizontal dpi (pHYs; 72 without one) from a PNG's header."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    width = struct.unpack(">I", png[16:20])[0]
+    dpi, pos = 72.0, 8
+    while pos + 8 <= len(png):
+        length, kind = struct.unpack(">I4s", png[pos:pos + 8])
+        if kind == b"pHYs":
+            per_unit, _, unit = struct.unpack(">IIB", png[pos + 8:pos + 17])
+            dpi = per_unit * 0.0254 if unit == 1 else 72.0        # unit 1: pixels per metre
+            break
+        if kind in (b"IDAT", b"IEND"):
+            break
+        pos += 12 + length
+    return width, dpi
+
+
+def _notebook_pngs(path: Path):
+    """(index of the figure in the notebook, code cell's first line, PNG bytes) of each figure."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    index = 0
+    for cell in cells:
+        if cell["cell_type"] != "code":
+            continue
+        for output in cell.get("outputs", []):
+            png = output.get("data", {}).get("image/png")
+            if png:
+                source = "".join(cell["source"]).strip().splitlines() or [""]
+                yield index, source[0], base64.b64decode(png if isinstance(png, str)
+                                                         else "".join(png))
+                index += 1
+
+
+@pytest.mark.parametrize("notebook", sorted([*NOTEBOOKS.glob("*.ipynb"),
+                                             *NOTEBOOKS.glob("zh/*.ipynb")]),
+                         ids=lambda p: str(p.relative_to(NOTEBOOKS)))
+def test_notebook_figures_keep_their_text_readable_on_the_website(notebook):
+    """10 pt text of every figure stays >= 10 px once the figure is scaled to the column:
+    at 100 dpi a figure at most 914 px wide. (Legends and notes use "small", 8.3 pt: keep
+    figures 7.2 in wide, more rows rather than more columns; see plot.common.MAX_FIGWIDTH.)
+    Rebuild the notebooks (make notebooks) after changing a figure's size."""
+    too_wide = []
+    for index, first_line, png in _notebook_pngs(notebook):
+        width, dpi = _png_width_and_dpi(png)
+        px = _text_px(10, dpi, width)
+        if px < MIN_TEXT_PX - 1e-9:
+            too_wide.append(f"figure {index} ({first_line!r}): {width} px at {dpi:.0f} dpi, "
+                            f"10 pt text shown at {px:.1f} px (at most "
+                            f"{COLUMN_PX * dpi / 72:.0f} px wide)")
+    assert not too_wide, f"{notebook.name}: figures too wide for the {COLUMN_PX} px column:\n" + \
+        "\n".join(too_wide)
+
+
+def test_png_header_reader():
+    fig = plt.figure(figsize=(3, 2), dpi=80)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=fig.dpi)
+    assert _png_width_and_dpi(buffer.getvalue()) == (240, pytest.approx(80, abs=0.1))
+
+
+def _smallest_text_px(fig) -> float:
+    """The smallest drawn text of ``fig`` in px once saved as Jupyter shows it (tight bbox,
+    the figure's dpi) and scaled to the column."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", bbox_inches="tight", dpi=fig.dpi)
+    width, dpi = _png_width_and_dpi(buffer.getvalue())
+    sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text)
+             if t.get_visible() and t.get_text().strip() and t.get_window_extent().width > 0]
+    return _text_px(min(sizes), dpi, width)
+
+
+def test_helper_figures_keep_their_text_readable_on_the_website():
+    _, rec = _train(histograms_every=3, grad_clip=optim.ClipGradByGlobalNorm(0.5))
+    X, y = make_moons(n=60, seed=0)
+    deep = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.Tanh()) for _ in range(16)])
+    drawn = {
+        "traces": plot.traces(rec, "param_norm"),
+        "update_ratio": plot.update_ratio(rec),
+        "grad_norm_clipping": plot.grad_norm_clipping(rec),
+        "loss": plot.loss(rec, smooth=0.9),
+        "lr_schedule": plot.lr_schedule(np.linspace(0.1, 0.01, 10), label="linear"),
+        "layer_statistics": plot.layer_statistics(deep, dt.randn(16, 8), label="default"),
+        "histograms": plot.histograms(rec, "2.weight"),
+        "decision_boundary": plot.decision_boundary(nn.Sequential(nn.Linear(2, 2)), X, y,
+                                                    resolution=10),
+    }
+    figures = [plt.figure(n) for n in plt.get_fignums()]
+    assert len(figures) == len(drawn)
+    for name, fig in zip(drawn, figures):
+        assert fig.get_figwidth() <= MAX_FIGWIDTH + 1e-9, name
+        assert _smallest_text_px(fig) >= MIN_TEXT_PX, name
+
+
+def test_many_layers_rotate_their_labels_instead_of_shrinking_them():
+    deep = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.Tanh()) for _ in range(16)])
+    _, ax = plt.subplots(figsize=(MAX_FIGWIDTH, 3))
+    plot.layer_statistics(deep, dt.randn(16, 8), ax=ax)
+    labels = ax.get_xticklabels()
+    assert {label.get_fontsize() for label in labels} == {matplotlib.font_manager.FontProperties(
+        size="small").get_size_in_points()}
+    assert labels[0].get_rotation() == 90
+    _, ax = plt.subplots(figsize=(MAX_FIGWIDTH, 3))
+    plot.layer_statistics(_deep_net(), dt.randn(8, 16), ax=ax)
+    assert ax.get_xticklabels()[0].get_rotation() == 0

@@ -33,6 +33,15 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = find_chromium()
 
 
+def notebook_of(path: str) -> str:
+    """The notebook (from the repository's root) that the site page ``path`` shows: a Chinese
+    page zh/NN_name/ shows notebooks/zh/NN_name.zh.ipynb."""
+    name = path.rstrip("/")
+    if name.startswith("zh/"):
+        return f"notebooks/{name}.zh.ipynb"
+    return f"notebooks/{name}.ipynb"
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """The built site, served on 127.0.0.1; yields its base URL."""
@@ -210,7 +219,7 @@ def test_every_chapter_page_says_how_to_run_it(site, browser):
             continue
         page.goto(site + path)
         binder = page.locator('article a[href^="https://mybinder.org/"]').first.get_attribute("href")
-        notebook = f"notebooks/{path.rstrip('/')}.ipynb"
+        notebook = notebook_of(path)
         view = "voila/render" if name == "lab" else "lab/tree"
         assert binder == ("https://mybinder.org/v2/gh/someone/dltutor/HEAD?urlpath="
                           f"{view}/{notebook}"), (path, binder)
@@ -225,7 +234,7 @@ def test_every_chapter_page_says_how_to_run_it(site, browser):
 
 #: A command that would fetch dltutor from PyPI, where it is not published; ``pip install
 #: dist/dltutor-0.1.0-py3-none-any.whl`` and ``pip install git+https://...`` are fine.
-PYPI_INSTALL = re.compile(r"pip install (-U |--upgrade )?dltutor(?![-\w./])")
+PYPI_INSTALL = re.compile(r"pip install (-U |--upgrade )?[\"']?dltutor(?![-\w./])")
 
 
 def test_no_page_tells_the_reader_to_pip_install_dltutor_from_pypi(site):
@@ -238,12 +247,14 @@ def test_no_page_tells_the_reader_to_pip_install_dltutor_from_pypi(site):
 
     assert PYPI_INSTALL.search("run `pip install dltutor` first")              # the check bites
     assert PYPI_INSTALL.search("pip install dltutor[gpu]")
+    assert PYPI_INSTALL.search('pip install "dltutor[gpu]"')
     for language, folder in (("en", ""), ("zh", "zh/")):
-        for notebook in (f"{folder}05_optimizers.ipynb", f"{folder}lab.ipynb"):
+        suffix = ".zh.ipynb" if language == "zh" else ".ipynb"
+        for notebook in (f"{folder}05_optimizers{suffix}", f"{folder}lab{suffix}"):
             for repo in (None, "someone/dltutor"):
                 line = build_site.run_line(language, notebook, repo)
                 assert not PYPI_INSTALL.search(line), line
-                if "lab.ipynb" not in notebook:
+                if "/lab." not in "/" + notebook:
                     assert "PyPI" in line and "make lab" in line, line
                     assert ("dist/dltutor-*.whl" if repo is None else "git+https://github.com/"
                             "someone/dltutor") in line, line
@@ -271,7 +282,7 @@ def test_no_page_shows_the_cells_tags(site, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     all_tags = set()
     for path in pages():
-        notebook = ROOT / "notebooks" / f"{path.rstrip('/')}.ipynb"
+        notebook = ROOT / notebook_of(path)
         if not notebook.exists():
             continue
         tags, own_text = _notebook_tags(notebook)
@@ -311,7 +322,7 @@ def test_without_a_repository_there_is_no_binder_link_and_a_bad_one_is_refused()
     sys.path.insert(0, str(ROOT / "tools"))
     import build_site
 
-    assert "mybinder" not in build_site.run_line("zh", "zh/05_optimizers.ipynb", None)
+    assert "mybinder" not in build_site.run_line("zh", "zh/05_optimizers.zh.ipynb", None)
     with pytest.raises(SystemExit, match="OWNER/NAME"):
         build_site.build(ROOT / "build" / "never", repo="https://github.com/someone/dltutor")
     assert not (ROOT / "build" / "never").exists()

@@ -32,8 +32,8 @@ def cells(nb, kind: str) -> list[str]:
 def test_every_chapter_and_the_lab_page_have_a_chinese_edition():
     english = {p.stem for p in (ROOT / "notebooks" / "src").glob("*.py")}
     assert {p.stem for p in CHINESE} == english, "python tools/translations.py skeleton NN"
-    built = {p.stem for p in (ROOT / "notebooks" / "zh").glob("*.ipynb")}
-    assert built == english
+    built = {p.name for p in (ROOT / "notebooks" / "zh").glob("*.ipynb")}
+    assert built == {translations.chinese_notebook(name) for name in english}
 
 
 @pytest.mark.parametrize("source", CHINESE, ids=lambda p: p.stem)
@@ -43,7 +43,7 @@ def test_every_english_prose_cell_has_its_current_translation(source):
 
 @pytest.mark.parametrize("source", CHINESE, ids=lambda p: p.stem)
 def test_the_chinese_notebook_has_the_english_code_and_the_chinese_prose(source):
-    target = ROOT / "notebooks" / "zh" / f"{source.stem}.ipynb"
+    target = ROOT / "notebooks" / "zh" / translations.chinese_notebook(source.stem)
     assert target.exists(), f"run `make notebooks NAMES={source.stem}`"
     built = nbformat.read(target, as_version=4)
     english = jupytext.read(ROOT / "notebooks" / "src" / source.name)
@@ -110,6 +110,6 @@ def test_both_editions_point_to_the_glossary():
     glossary = (ROOT / "notebooks" / "GLOSSARY.md").read_text(encoding="utf-8")
     glossary = re.sub(r" ?<!--.*?-->", "", glossary)        # the claim ids in its header
     assert "| 中文 | English | dltutor | PyTorch | Paddle | MegEngine |" in glossary
-    for welcome in ("notebooks/00_welcome.ipynb", "notebooks/zh/00_welcome.ipynb"):
+    for welcome in ("notebooks/00_welcome.ipynb", "notebooks/zh/00_welcome.zh.ipynb"):
         prose = cells(nbformat.read(ROOT / welcome, as_version=4), "markdown")
         assert any("GLOSSARY.md" in text for text in prose), welcome

@@ -54,7 +54,7 @@ def installed(wheel, tmp_path_factory) -> Path:
 def test_the_wheel_carries_the_chapters_but_not_their_sources(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     for name in ("00_welcome.ipynb", "11_live_lab.ipynb", "lab.ipynb", "FAQ.md", "GLOSSARY.md",
-                 "zh/00_welcome.ipynb", "zh/FAQ.md"):
+                 "zh/00_welcome.zh.ipynb", "zh/FAQ.md"):
         assert f"dltutor/chapters/{name}" in names, name
     assert not [n for n in names if "/src/" in n or n.endswith("AUTHORING.md")]
     assert any(n.endswith("entry_points.txt") for n in names)
@@ -75,7 +75,7 @@ def test_dltutor_notebooks_copies_the_chapters_and_keeps_edits(installed, tmp_pa
     first = run()
     assert "Copied" in first.stdout
     welcome = folder / "00_welcome.ipynb"
-    assert welcome.exists() and (folder / "zh" / "lab.ipynb").exists()
+    assert welcome.exists() and (folder / "zh" / "lab.zh.ipynb").exists()
     welcome.write_text("my notes", encoding="utf-8")        # the learner's edit
     (folder / "01_tensors_autograd.ipynb").unlink()           # and a deleted chapter
     second = run()

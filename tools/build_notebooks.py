@@ -18,7 +18,7 @@ Notebooks seed their own random numbers with ``dt.manual_seed``.
 
 **The Chinese edition.** When ``notebooks/src/zh/NN_name.py`` exists (the chapter's prose in
 Chinese, see ``tools/translations.py``), the same command also builds
-``notebooks/zh/NN_name.ipynb``: the English notebook's code cells, the Chinese prose cells in
+``notebooks/zh/NN_name.zh.ipynb``: the English notebook's code cells, the Chinese prose cells in
 their place, and a first cell that switches the kit to Chinese (``dt.set_language("zh")``), so
 that verdicts, hints and the lab speak Chinese. It is executed and normalised the same way.
 ``--lang en`` or ``--lang zh`` builds one edition only.
@@ -34,6 +34,9 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import translations  # noqa: E402 - tools/translations.py, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "notebooks" / "src"
@@ -76,12 +79,10 @@ def execute(nb: nbformat.NotebookNode, folder: Path = OUTPUT, timeout: int = 600
 def chinese_notebook(source: Path) -> nbformat.NotebookNode:
     """The Chinese edition of ``source``: its code cells, the Chinese prose in place of the
     English, and the language cell first. Stops with what to do when the prose is out of step."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    import translations
-
     found = translations.problems(source.stem)
     if found:
-        raise SystemExit(f"notebooks/zh/{source.stem}.ipynb cannot be built:\n  "
+        raise SystemExit(f"notebooks/zh/{translations.chinese_notebook(source.stem)} cannot be "
+                         f"built:\n  "
                          + "\n  ".join(found))
     nb = notebook_from_source(source)
     prose = iter(text for _, text in translations.chinese_prose(source.stem))
@@ -123,13 +124,14 @@ def build(source: Path, language: str = "en") -> Path:
     """Build, execute and write one edition of one chapter; returns the notebook's path."""
     if language == "zh":
         nb, folder = chinese_notebook(source), ZH_OUTPUT
+        name = translations.chinese_notebook(source.stem)
     else:
-        nb, folder = notebook_from_source(source), OUTPUT
+        nb, folder, name = notebook_from_source(source), OUTPUT, f"{source.stem}.ipynb"
     folder.mkdir(exist_ok=True)
     started = time.perf_counter()
     execute(nb, folder)
     normalise(nb)
-    target = folder / f"{source.stem}.ipynb"
+    target = folder / name
     nbformat.write(nb, target)
     print(f"{target.relative_to(ROOT)}: {len(nb.cells)} cells, "
           f"{time.perf_counter() - started:.1f} s")

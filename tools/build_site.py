@@ -101,7 +101,7 @@ TEXT = {
         "run_binder": "[在 Binder 上]({url})（在浏览器中，无需安装），或",
         "lab": ("**这个页面就是实时实验室。** 它的控件和图表需要一个运行中的 Python 内核："
                 "{binder}在 JupyterLab（`dltutor lab --lang zh`）中打开，或用 Voilà 作为应用打开"
-                "（`voila notebooks/zh/lab.ipynb`）。这里看到的是没有内核时的样子。"),
+                "（`voila notebooks/zh/lab.zh.ipynb`）。这里看到的是没有内核时的样子。"),
         "lab_binder": "[在 Binder 上]({url})打开，或",
         "home": "dltutor：逐章学习参数管理",
         "nav": ("首页", "各章", "实时实验室", "常见问题", "术语对照表"),
@@ -174,10 +174,10 @@ def run_line(language: str, notebook: str, repo: str | None) -> str:
     "**Run this chapter:** on your machine, in a clone of the kit's repository: `make lab`, or `make wheel`, then `pip install dist/dltutor-*.whl` and `dltutor lab` (dltutor is not on PyPI)."
     >>> run_line("en", "05_optimizers.ipynb", "someone/dltutor").split("or on your machine ")[1]
     'with `pip install git+https://github.com/someone/dltutor`, then `dltutor lab` (dltutor is not on PyPI), or `make lab` in a clone of [its repository](https://github.com/someone/dltutor).'
-    >>> run_line("en", "zh/lab.ipynb", "someone/dltutor").split("(", 1)[1].split(")")[0]
-    'https://mybinder.org/v2/gh/someone/dltutor/HEAD?urlpath=voila/render/notebooks/zh/lab.ipynb'
+    >>> run_line("en", "zh/lab.zh.ipynb", "someone/dltutor").split("(", 1)[1].split(")")[0]
+    'https://mybinder.org/v2/gh/someone/dltutor/HEAD?urlpath=voila/render/notebooks/zh/lab.zh.ipynb'
     """
-    kind = "lab" if Path(notebook).name == "lab.ipynb" else "run"    # not 11_live_lab
+    kind = "lab" if Path(notebook).name.split(".")[0] == "lab" else "run"  # not 11_live_lab
     text = TEXT[language]
     binder = (text[f"{kind}_binder"].format(url=BINDER[kind].format(repo=repo, path=notebook))
               if repo else "")
@@ -194,7 +194,9 @@ def stage(language: str, repo: str | None = None) -> Path:
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     for path in sorted(source.glob("*.ipynb")):
-        _stage_notebook(path, target / path.name,
+        # a page is named by its chapter in both languages (zh/07_freezing/, not
+        # zh/07_freezing.zh/), so the language menu finds its counterpart
+        _stage_notebook(path, target / path.name.replace(".zh.ipynb", ".ipynb"),
                         run_line(language, path.relative_to(NOTEBOOKS).as_posix(), repo))
     shutil.copyfile(source / "FAQ.md", target / "FAQ.md")
     # the glossary is one wide table: it gets the room of the page's table of contents
@@ -228,7 +230,7 @@ def copy_mathjax(site: Path) -> None:
                     ignore=shutil.ignore_patterns("SVG", "localization"))
 
 
-NOTEBOOK_LINK = re.compile(r'href="(\.\./)?(\d\d_[a-z0-9_]+|lab)\.ipynb(#[^"]*)?"')
+NOTEBOOK_LINK = re.compile(r'href="(\.\./)?(\d\d_[a-z0-9_]+|lab)(?:\.zh)?\.ipynb(#[^"]*)?"')
 HEADING = re.compile(r'<(h[1-6]) id="[^"]*"([^>]*)>(.*?)<a class="anchor-link" href="#[^"]*">',
                      re.S)
 TOC_LINK = re.compile(r'<a href="#[^"]*" class="md-nav__link">(\s*<span class="md-ellipsis">'

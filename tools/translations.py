@@ -11,7 +11,7 @@ the English cell it translates::
     # ...
 
 ``en`` is the first 8 hex digits of the SHA-1 of the English cell's text. The build
-(``tools/build_notebooks.py``) makes ``notebooks/zh/NN_name.ipynb`` from the English code cells
+(``tools/build_notebooks.py``) makes ``notebooks/zh/NN_name.zh.ipynb`` from the English code cells
 and these prose cells, so a code cell cannot differ between the editions. When an English cell
 changes, its stamp no longer matches and the build (and ``tests/test_translations.py``) names
 the cell to translate again.
@@ -117,6 +117,16 @@ def chinese_anchor(name: str, english_anchor: str) -> str:
     raise KeyError(f"{name} has no heading #{english_anchor}")
 
 
+def chinese_notebook(name: str) -> str:
+    """The file name of chapter ``name``'s Chinese edition (in ``notebooks/zh/``). The ``.zh``
+    tells the two editions apart where only a file's name shows, JupyterLab's tabs among them.
+
+    >>> chinese_notebook("07_freezing")
+    '07_freezing.zh.ipynb'
+    """
+    return f"{name}.zh.ipynb"
+
+
 CHAPTER_LINK = re.compile(r"\[([^\]]*)\]\((\d\d_[a-z0-9_]+)\.ipynb(?:#([^)\s]+))?\)")
 
 
@@ -131,11 +141,11 @@ def localize_links(text: str) -> str:
         if not is_translated(name):
             return f"[{label}](../{name}.ipynb" + (f"#{anchor})" if anchor else ")")
         if not anchor:
-            return f"[{label}]({name}.ipynb)"
+            return f"[{label}]({chinese_notebook(name)})"
         zh = chinese_anchor(name, anchor)
         if re.fullmatch(r"\d\d § .*", label):
             label = f"{label[:2]} § {zh.replace('-', ' ')}"
-        return f"[{label}]({name}.ipynb#{zh})"
+        return f"[{label}]({chinese_notebook(name)}#{zh})"
     return CHAPTER_LINK.sub(replace, text)
 
 
@@ -214,7 +224,8 @@ def chinese_faq() -> str:
         for name, anchor, number in links[faq_id]:
             if is_translated(name):
                 zh = chinese_anchor(name, anchor)
-                targets.append(f"[{number} § {zh.replace('-', ' ')}]({name}.ipynb#{zh})")
+                targets.append(f"[{number} § {zh.replace('-', ' ')}]"
+                               f"({chinese_notebook(name)}#{zh})")
             else:
                 targets.append(f"[{number} § {anchor.replace('-', ' ')}（英文）]"
                                f"(../{name}.ipynb#{anchor})")

@@ -107,8 +107,8 @@ def write_start_page(start_dir: Path, start: str) -> Path:
     """The start page for notebook ``start`` (a path inside the folder), in ``start_dir``.
 
     >>> import tempfile
-    >>> page = write_start_page(Path(tempfile.mkdtemp()), "zh/00_welcome.ipynb")
-    >>> "doc" in page.read_text() and "zh/00_welcome.ipynb" in page.read_text()
+    >>> page = write_start_page(Path(tempfile.mkdtemp()), "zh/00_welcome.zh.ipynb")
+    >>> "doc" in page.read_text() and "zh/00_welcome.zh.ipynb" in page.read_text()
     True
     """
     page = (HERE / "start.html").read_text(encoding="utf-8")

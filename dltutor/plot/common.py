@@ -17,6 +17,11 @@ from .. import backend as B
 from ..autograd import Tensor
 
 STEP_LABEL = "optimizer step"
+#: The widest new figure a helper makes, in inches. Pages (the kit's website, a narrow notebook)
+#: scale a wider figure down to their text column (658 px on the website); up to about 7.3 in at
+#: any dpi, the smallest text the helpers draw ("small", 8.3 pt: legends, notes) stays >= 10 px.
+#: Give your own figures of several panels the same width and more rows, not more columns.
+MAX_FIGWIDTH = 7.2
 #: Log scale is chosen automatically when the positive values span more than this many decades.
 LOG_DECADES = 2.0
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
 from ..autograd import Tensor
 from ..nn import Module
 from ..stats import activation_stats, gradient_stats
-from .common import _axes, _legend, _set_scale
+from .common import MAX_FIGWIDTH, _axes, _legend, _set_scale
 
 
 def layer_statistics(model: Module, x: Any, ax: Axes | None = None, kind: str = "activation",
@@ -42,12 +43,14 @@ def layer_statistics(model: Module, x: Any, ax: Axes | None = None, kind: str = 
     stats = (activation_stats(model, x) if kind == "activation"
              else gradient_stats(model, x, loss_fn))
     modules = dict(model.named_children())
-    ax = _axes(ax, figsize=(max(6.0, 0.55 * len(stats) + 2.0), 4.0))
+    ax = _axes(ax, figsize=(min(MAX_FIGWIDTH, max(6.0, 0.4 * len(stats) + 1.5)), 4.0))
     stds = np.array([std for _, _, std in stats])
     positions = np.arange(len(stats))
     ax.plot(positions, stds, marker="o", lw=1.6, label=label)
-    ax.set_xticks(positions, [f"{n}\n{type(modules[n]).__name__}" for n, _, _ in stats],
-                  fontsize="small" if len(stats) <= 10 else "x-small")
+    ticks = [f"{n}\n{type(modules[n]).__name__}" for n, _, _ in stats]
+    ax.set_xticks(positions, ticks, fontsize="small")
+    if _crowded(ax, ticks):
+        ax.tick_params(axis="x", labelrotation=90)     # never a smaller font: stays readable
     _set_scale(ax, stds, log)
     if kind == "activation":
         ax.set_ylabel("std of the layer's output")
@@ -61,3 +64,11 @@ def layer_statistics(model: Module, x: Any, ax: Axes | None = None, kind: str = 
     if label is not None:
         _legend(ax)
     return [(n, s) for n, _, s in stats]
+
+
+def _crowded(ax: Axes, ticks: list[str]) -> bool:
+    """Whether the tick labels (in the "small" font) would overlap side by side on ``ax``."""
+    char_in = 0.6 * 0.833 * plt.rcParams["font.size"] / 72     # a character's mean width
+    widest = max(len(line) for tick in ticks for line in tick.split("\n"))
+    width_in = ax.get_position().width * ax.figure.get_figwidth()
+    return len(ticks) * (widest * char_in + 0.06) > width_in

@@ -173,16 +173,14 @@ def update_ratio(recorder: Recorder, names: str | Iterable[str] | None = None,
              for n in names]
     spans = _shade_frozen(ax, recorder, names, [line.get_color() for line in lines])
     low, high = band
+    # What far outside the band means goes in the legend, not in notes on the plot, which the
+    # legend or the lines could cover.
     band_patch = ax.axhspan(low, high, color="tab:green", alpha=0.10, linewidth=0,
-                            label=f"typical range {_number(low)} – {_number(high)}")
+                            label=f"typical range {_number(low)} – {_number(high)}\n"
+                                  f"(far above: unstable? far below: slow)")
     ref = ax.axhline(reference, color="0.25", ls="--", lw=1.2,
                      label=f"rule of thumb {_number(reference)}")
     ax.set_yscale("log", nonpositive="mask")
-    note = dict(transform=ax.get_yaxis_transform(), ha="right", fontsize="x-small",
-                color="0.25", bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none",
-                                        alpha=0.75))
-    ax.text(0.99, high / 1.2, "↑ far above: unstable?", va="top", **note)
-    ax.text(0.99, low * 1.2, "↓ far below: learning slowly", va="bottom", **note)
     ax.set_xlabel(STEP_LABEL)
     ax.set_ylabel(YLABELS["update_ratio"])
     ax.set_title(f"Update / parameter ratio per {recorder.by}")

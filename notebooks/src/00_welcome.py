@@ -70,7 +70,7 @@ assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 # %% [markdown]
 # ## CPU or GPU
 #
-# NumPy computes on the CPU. With an NVIDIA GPU and `pip install "dltutor[gpu]"`, the same code
+# NumPy computes on the CPU. With an NVIDIA GPU and `pip install cupy-cuda12x`, the same code
 # runs on the GPU through CuPy after `dt.backend.use("gpu")`; chapter 10 shows how.
 
 # %%

@@ -118,7 +118,7 @@ many_u, many_n = dt.rand(100_000).numpy(), dt.randn(100_000).numpy()
 print(f"rand : all in [0, 1): {bool(many_u.min() >= 0 and many_u.max() < 1)}  mean {many_u.mean():.3f}")
 print(f"randn: mean {many_n.mean():.3f}  std {many_n.std():.3f}")
 
-fig, axes = plt.subplots(1, 2, figsize=(9, 3), layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(8, 3), layout="constrained")
 axes[0].hist(many_u, bins=50, color="tab:blue")
 axes[0].set_title("dt.rand: uniform on [0, 1)")
 axes[1].hist(many_n, bins=50, color="tab:orange")
@@ -604,7 +604,7 @@ assert frozen2["stage1.weight"] is not None, "gradient flows through a frozen la
 # %%
 setups = {"no cut": full, "detach at stage2's output": cut, "stage2 frozen": frozen2}
 names = list(full)
-fig, ax = plt.subplots(figsize=(9, 3.5), layout="constrained")
+fig, ax = plt.subplots(figsize=(7.2, 3.3), layout="constrained")
 width = 0.27
 for k, (label, result) in enumerate(setups.items()):
     positions = np.arange(len(names)) + (k - 1) * width

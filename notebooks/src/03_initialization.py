@@ -874,7 +874,8 @@ def measure(seed, axes):
                                "(backward runs right to left)")
     return act_std, grad_std, saturated
 
-fig, axes = plt.subplots(2, 2, figsize=(12, 8), layout="constrained")
+fig, axes = plt.subplots(4, 1, figsize=(7.2, 13), layout="constrained")
+axes = axes.reshape(2, 2)
 act_std, grad_std, saturated = measure(0, axes)
 plt.show()
 

@@ -431,7 +431,7 @@ assert recorder.names == ["0", "2", "6"]          # the shared layer once, under
 # summed gradient from the two places.
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(16, 4.2), layout="constrained")
+fig, axes = plt.subplots(3, 1, figsize=(7.2, 9.6), layout="constrained")
 plot.traces(recorder, "param_norm", ax=axes[0])
 plot.traces(recorder, "grad_norm", ax=axes[1])
 plot.decision_boundary(mlp, X_moons, y_moons, ax=axes[2])

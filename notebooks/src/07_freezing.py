@@ -204,7 +204,7 @@ assert np.isclose(first_a, plain_first_step, rtol=1e-4)           # way 1: a pla
 assert first_b > 3 * first_a                                        # way 2: a jump
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True, layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.3), sharey=True, layout="constrained")
 plot.traces(rec_a, "update_norm", names="0.weight", ax=axes[0], log=False)
 axes[0].set_title("frozen with requires_grad_(False)")
 plot.traces(rec_b, "update_norm", names="0.weight", ax=axes[1], log=False)

@@ -256,8 +256,8 @@ assert cosine(flat(by_value), flat(original)) < 0.99
 # per-tensor norms of our network's gradients after each method.
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4), layout="constrained",
-                               gridspec_kw={"width_ratios": [1, 2]})
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.2, 4), layout="constrained",
+                               gridspec_kw={"width_ratios": [1, 1.45]})
 g2 = np.array([3.0, 0.5])
 arrows = {"original": g2, "by value (1)": np.clip(g2, -1, 1), "by norm (1)": g2 / norm(g2)}
 for (label, v), color in zip(arrows.items(), ["0.4", "tab:orange", "tab:blue"]):
@@ -266,7 +266,7 @@ for (label, v), color in zip(arrows.items(), ["0.4", "tab:orange", "tab:blue"]):
 ax1.add_patch(plt.Circle((0, 0), 1, fill=False, ls=":", color="tab:blue"))
 ax1.add_patch(plt.Rectangle((-1, -1), 2, 2, fill=False, ls=":", color="tab:orange"))
 ax1.set(xlim=(-1.2, 3.2), ylim=(-1.2, 1.5), aspect="equal", title="one gradient, two entries")
-ax1.legend(fontsize="small", loc="upper right")
+ax1.legend(fontsize="small", loc="lower right")
 
 width = 0.2
 positions = np.arange(len(names))
@@ -479,7 +479,7 @@ except dt.AnomalyError as error:
 # (an update ratio above 1). That is the signature of a learning rate that is too large.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
+fig, axes = plt.subplots(2, 1, figsize=(7.2, 6), layout="constrained")
 plot.traces(rec_reg, "param_norm", names="weight", ax=axes[0], log=True)
 plot.update_ratio(rec_reg, names="weight", ax=axes[1])
 plt.show()
@@ -644,7 +644,8 @@ print(f"loss: {loss_plain[0]:.2f} at the start; {int(np.log10(loss_plain[-1] / l
       f"orders of magnitude larger {rec_plain.count - 1} steps later; then not a number")
 
 # %%
-fig, axes = plt.subplots(2, 2, figsize=(12, 7.5), dpi=80, layout="constrained")
+fig, axes = plt.subplots(4, 1, figsize=(7.2, 11), layout="constrained")
+axes = axes.reshape(2, 2)
 plot.loss(rec_plain, ax=axes[0, 0], log=True)
 plot.traces(rec_plain, "grad_norm", ax=axes[0, 1], log=True)
 plot.update_ratio(rec_plain, ax=axes[1, 0])
@@ -733,7 +734,7 @@ print(f"global norm before clipping at the first step {rec_clip.series('global_g
       f", after clipping at most {clipped_global.max():.4f}")
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), dpi=80, layout="constrained")
+fig, axes = plt.subplots(3, 1, figsize=(7.2, 9.6), layout="constrained")
 plot.loss(rec_plain, ax=axes[0], log=True)
 axes[0].lines[-1].set(color="tab:red", label="no clipping (stopped)")
 plot.loss(rec_clip, ax=axes[0], log=True)

@@ -125,7 +125,7 @@ assert all(losses[-1] < 0.9 * losses[0]                               # ...for o
 #
 # | what is missing | the message says | the fix |
 # | --- | --- | --- |
-# | CuPy is not installed | "The GPU backend needs CuPy, which is not installed ..." | `pip install "dltutor[gpu]"` (CuPy for CUDA 12) |
+# | CuPy is not installed | "The GPU backend needs CuPy, which is not installed ..." | `pip install cupy-cuda12x` (CuPy for CUDA 12; `cupy-cuda13x` for CUDA 13) |
 # | CuPy is installed, the CUDA driver is not working | "CuPy is installed but no usable GPU was found ..." | check `nvidia-smi`; install or update the NVIDIA driver |
 # | CuPy is installed, the machine has no GPU | "CuPy is installed but the machine has no GPU ..." | use a machine with an NVIDIA GPU |
 #
@@ -165,7 +165,7 @@ if dt.backend.gpu_available():                   # a GPU machine: every request 
 else:                                             # no CuPy, or no GPU: every request says so
     assert all(error is not None for error in messages.values())
     assert "dt.backend.use('numpy')" in message    # every variant of the message ends so
-    assert 'dltutor[gpu]' in message or "GPU" in message
+    assert 'cupy-cuda12x' in message or "GPU" in message
     assert layer.weight.device == "cpu"
 assert dt.backend.current() == "cpu", "a failed dt.backend.use('gpu') switched nothing"
 
@@ -506,7 +506,7 @@ assert checkpoints + one_segment == sum(per_module) // 2        # 4 + 4 outputs 
 #   `device = "gpu" if dt.backend.gpu_available() else "cpu"` once and the same code runs
 #   everywhere.
 # * Without CuPy or a GPU you get a `GPUUnavailableError` saying which is missing and how to fix
-#   it (`pip install "dltutor[gpu]"`), and nothing has changed.
+#   it (`pip install cupy-cuda12x`), and nothing has changed.
 # * Memory of a training step = parameters + gradients (the same again) + optimizer state (Adam:
 #   twice again) + activations (in proportion to the batch size). Estimate it from
 #   `p.data.nbytes`.
@@ -554,7 +554,7 @@ alive_detached = ____
 ex.q3.check()
 
 # %% [markdown]
-# **4.** (Not checked: it needs a GPU.) If you have an NVIDIA GPU, `pip install "dltutor[gpu]"`,
+# **4.** (Not checked: it needs a GPU.) If you have an NVIDIA GPU, `pip install cupy-cuda12x`,
 # rerun the chapter and check that the parameters report `device == "gpu"`. Then time an epoch
 # of the spirals model on both devices. Why is the GPU hardly faster for such a small model?
 # *Hint: every op starts a GPU kernel, and for 64 x 64 matrices starting it costs more than the

@@ -102,7 +102,7 @@ def freeze_and_thaw(seed=0):
 
 
 lab = freeze_and_thaw()
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.3), layout="constrained")
 plot.traces(lab.recorder, "param_norm", ax=axes[0])
 plot.loss(lab.recorder, ax=axes[1], smooth=0.9)
 plt.show()
@@ -163,7 +163,7 @@ print("update/param ratio of layer 0, boosted / base, first steps after the chan
 print(f"median over the next 10 steps: {np.median(after[:10]):.2f}; "
       f"over the last {STEPS // 2}: {np.median(after[-(STEPS // 2):]):.2f}")
 
-fig, ax = plt.subplots(figsize=(8, 3.4), layout="constrained")
+fig, ax = plt.subplots(figsize=(7.2, 3.2), layout="constrained")
 ax.semilogy(base.recorder.steps, ratio_base, lw=1.2, label="layer 0, lr × 1")
 ax.semilogy(boosted.recorder.steps, ratio_boosted, lw=1.2, label="layer 0, lr × 3 from here →")
 ax.axvline(STEPS - 0.5, color="0.4", ls=":")
@@ -215,7 +215,7 @@ print(f"never clipped: stopped after {unclipped.steps_done} steps. {unclipped.er
 print(f"clipped at {THRESHOLD}: {clipped.steps_done} steps, accuracy "
       f"{'above' if clipped.accuracy() > 0.95 else 'below'} 95%")
 
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.3), layout="constrained")
 plot.grad_norm_clipping(clipped.recorder, ax=axes[0], log=True)
 axes[0].set_title(f"Global gradient norm, clipped at {THRESHOLD}")
 plot.loss(unclipped.recorder, ax=axes[1], log=True)

@@ -28,14 +28,14 @@
 # %% [markdown] en="d27a3652"
 # 这样整个训练循环只需写一次。模型在创建优化器*之前*移动（PyTorch 也推荐这个顺序）：优化器的动量和 Adam 的矩在之后创建，就在参数旁边，在同一个设备上。每个批量都用 `.to(device)` 移动，它已经在那里时什么也不做。
 
-# %% [markdown] en="7af8f85b"
+# %% [markdown] en="9ad4a8a4"
 # ### 缺少 CuPy 或 GPU 时
 #
 # 在无法使用 GPU 的地方请求 GPU，会抛出 `dt.backend.GPUUnavailableError`，报错信息会说明缺少什么以及该怎么做。有三种情况：
 #
 # | 缺少什么 | 报错信息说 | 解决办法 |
 # | --- | --- | --- |
-# | 没有安装 CuPy | "The GPU backend needs CuPy, which is not installed ..." | `pip install "dltutor[gpu]"`（适用于 CUDA 12 的 CuPy） |
+# | 没有安装 CuPy | "The GPU backend needs CuPy, which is not installed ..." | `pip install cupy-cuda12x`（适用于 CUDA 12 的 CuPy；CUDA 13 用 `cupy-cuda13x`） |
 # | 安装了 CuPy，但 CUDA 驱动不工作 | "CuPy is installed but no usable GPU was found ..." | 检查 `nvidia-smi`；安装或更新 NVIDIA 驱动 |
 # | 安装了 CuPy，但机器上没有 GPU | "CuPy is installed but the machine has no GPU ..." | 换一台有 NVIDIA GPU 的机器 |
 #
@@ -109,7 +109,7 @@
 #
 # 反向传播需要前向传播的输出。不必全部保留，每隔几层只保留一个（即*检查点*），在反向传播时再把一段的前向传播运行一遍，把它的输出找回来。显存从每一层的输出降到检查点加上一段；代价是多一次前向传播（大约多三分之一的计算量）。PyTorch：`torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=False)`（不写 `use_reentrant` 时 PyTorch 2.13 会发出警告）；Paddle：`paddle.distributed.fleet.utils.recompute(segment, x)`。两者得到的梯度都与全部保留时相同。下面在一个更深的 MLP（八对 Linear + ReLU，批量 128）实测的输出上算一算：
 
-# %% [markdown] en="ac5a6048"
+# %% [markdown] en="3f3075a0"
 # ### 8. 内存分配器
 #
 # 各框架把释放的 GPU 显存保留在缓存中以便复用（就像上面 CuPy 的内存池）。这样，“内存不足”可能来自一个被切成太多小块、放不下下一个数组的缓存（*碎片化*）；PyTorch 的显存不足报错信息会说明有多少显存“已由 PyTorch 保留但未分配”（reserved by PyTorch but unallocated），并在这部分很大时建议采用下面的设置。PyTorch：在程序启动之前设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`，让缓存块能够增长而不是被分割；`torch.cuda.memory_summary()` 会显示缓存。Paddle：`FLAGS_allocator_strategy=auto_growth`（它的默认值）按需分配显存，`FLAGS_fraction_of_gpu_memory_to_use` 设置旧策略一开始占用多少。CuPy：`cupy.get_default_memory_pool().set_limit(fraction=0.5)` 给内存池设上限。清空缓存（`torch.cuda.empty_cache()`、`free_all_blocks()`）把显存交还给*其他*程序；它不会让你自己的程序多出任何显存（PyTorch 关于 `empty_cache` 的文档就是这么说的）。
@@ -136,7 +136,7 @@
 # ## 小结
 #
 # * 后端决定由谁计算：CPU 上是 NumPy，GPU 上是 CuPy。`dt.backend.use("gpu")`（一次调用或一个 `with` 代码块）、`tensor.to("gpu")` 和 `model.to("gpu")` 把工作移到 GPU 上；写一次 `device = "gpu" if dt.backend.gpu_available() else "cpu"`，同一份代码就能在任何地方运行。
-# * 没有 CuPy 或 GPU 时，你会得到一个 `GPUUnavailableError`，它说明缺少的是哪一个以及怎样解决（`pip install "dltutor[gpu]"`），而且什么都没有改变。
+# * 没有 CuPy 或 GPU 时，你会得到一个 `GPUUnavailableError`，它说明缺少的是哪一个以及怎样解决（`pip install cupy-cuda12x`），而且什么都没有改变。
 # * 一个训练步的显存 = 参数 + 梯度（再来一份同样大小的）+ 优化器状态（Adam：再来两份）+ 激活值（与批量大小成正比）。用 `p.data.nbytes` 来估算。
 # * 显存不够：更小的批量；梯度累积（损失 / k，每个微批量调用 `backward()`，一次 `step()`：梯度相同）；评估时用 `dt.no_grad()`；保留 `loss.item()` 而不是损失；`del` 大张量。
 #
@@ -153,5 +153,5 @@
 # %% [markdown] en="6a04aefd"
 # **3.** 运行 `activations_alive` 实验，这次保留 `loss.detach()`。有多少个激活值还活着（`alive_detached`）？
 
-# %% [markdown] en="54ad6ad1"
-# **4.** （不检查：需要 GPU。）如果你有 NVIDIA GPU，执行 `pip install "dltutor[gpu]"`，重新运行本章，检查参数报告 `device == "gpu"`。然后分别在两种设备上为螺旋模型的一轮计时。为什么对这么小的模型，GPU 几乎不快？*提示：每个运算都要启动一个 GPU 内核，对于 64 × 64 的矩阵，启动内核的开销比算术本身还大。*
+# %% [markdown] en="afcf5c6b"
+# **4.** （不检查：需要 GPU。）如果你有 NVIDIA GPU，执行 `pip install cupy-cuda12x`，重新运行本章，检查参数报告 `device == "gpu"`。然后分别在两种设备上为螺旋模型的一轮计时。为什么对这么小的模型，GPU 几乎不快？*提示：每个运算都要启动一个 GPU 内核，对于 64 × 64 的矩阵，启动内核的开销比算术本身还大。*
