@@ -1,0 +1,234 @@
+"""The shape of the package, checked on every run: no import cycle, the layers in their order,
+no private name used outside its file, and files a learner can read in one sitting.
+
+The rules are DESIGN.md's. Imports are read from the source (``ast``), every one of them:
+those inside functions count, because "it only works because of import order" is the
+fault these rules exist to catch. ``from X import a`` counts as an import of the module
+``X.a`` when there is one, else of ``X`` itself.
+
+* **No cycles**: no module imports, directly or through others, a module that imports it.
+* **Layers**: backend <- autograd <- nn <- optim <- (io, diagnose, stats, trace, data) <- plot
+  <- lab; a module imports only from its own layer and the layers below (the learner-facing
+  text, i18n, and the small shared modules sit at the bottom; exercises, the command line and
+  the launcher at the top).
+* **Private names stay in their file**: no ``from x import _name`` and no ``module._name``
+  between files (a helper two files share gets a public name in its module).
+* **Line budget**: no file over 400 lines, unless ``LONG_FILES`` says why in one line.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "dltutor"
+
+#: Each top-level part of dltutor and its layer: a module imports from its layer or lower ones.
+LAYERS = {
+    "backend": 0, "errors": 0, "checks": 0, "hooks": 0, "i18n": 0,
+    "autograd": 1,
+    "nn": 2,
+    "optim": 3,
+    "io": 4, "diagnose": 4, "stats": 4, "trace": 4, "data": 4,
+    "plot": 5,
+    "lab": 6, "examples": 6,
+    "exercises": 7, "launch": 7, "cli": 7,
+    "": 8,                                     # dltutor/__init__.py, the public face
+}
+
+MAX_LINES = 400
+#: Files allowed to be longer than MAX_LINES, each with its reason.
+LONG_FILES: dict[str, str] = {
+    "autograd/tensor.py": "Tensor is one class; DESIGN keeps its operators in it, a short method each",
+    "nn/module.py": "Module is one class with PyTorch's whole API; its state dict is apart already",
+    "optim/optimizer.py": "step() in its named stages, read top to bottom; each rule has its own file",
+    "i18n/zh.py": "a table of text, one entry a line, with en.py's keys",
+}
+
+
+# -- reading the imports ---------------------------------------------------------------------
+def module_name(path: Path) -> str:
+    parts = ["dltutor", *path.relative_to(PACKAGE).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def source_files() -> dict[str, Path]:
+    """Every module of the package by its dotted name (the chapters the wheel carries aside)."""
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))
+            if "chapters" not in path.relative_to(PACKAGE).parts}
+
+
+MODULES = source_files()
+
+
+def _base(importer: str, path: Path, level: int, module: str | None) -> str:
+    """The absolute name behind a (possibly relative) ``from ... import``."""
+    if level == 0:
+        return module or ""
+    package = importer if path.name == "__init__.py" else importer.rsplit(".", 1)[0]
+    parts = package.split(".")
+    parts = parts[:len(parts) - (level - 1)]
+    return ".".join(parts + ([module] if module else []))
+
+
+def imports_of(name: str) -> list[tuple[str, str | None, int]]:
+    """What module ``name`` imports from dltutor: (module, the name taken from it or None, line)."""
+    path = MODULES[name]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, None, node.lineno) for alias in node.names
+                      if alias.name.startswith("dltutor")]
+        elif isinstance(node, ast.ImportFrom):
+            base = _base(name, path, node.level, node.module)
+            if not base.startswith("dltutor"):
+                continue
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                found.append((submodule, None, node.lineno) if submodule in MODULES
+                             else (base, alias.name, node.lineno))
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    """Module -> the modules it imports (a module importing its own package's __init__ counts)."""
+    return {name: {target for target, _, _ in imports_of(name) if target in MODULES}
+            for name in MODULES}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected parts with more than one module, or a module importing itself
+    (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                part = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    part.append(member)
+                    if member == node:
+                        break
+                if len(part) > 1 or node in edges[node]:
+                    found.append(sorted(part))
+    return found
+
+
+def layer_of(name: str) -> int:
+    part = name.split(".")[1] if "." in name else ""
+    return LAYERS[part]
+
+
+def top_package(name: str) -> str:
+    return ".".join(name.split(".")[:2])
+
+
+# -- the rules -------------------------------------------------------------------------------
+def test_every_part_of_the_package_has_a_layer():
+    parts = {name.split(".")[1] if "." in name else "" for name in MODULES}
+    assert parts <= set(LAYERS), f"give these a layer in LAYERS: {sorted(parts - set(LAYERS))}"
+
+
+def test_no_module_imports_itself_through_others():
+    found = cycles(graph())
+    assert not found, "import cycles (imports inside functions count):\n" + "\n".join(
+        " <-> ".join(part) for part in found)
+
+
+def test_every_import_goes_down_the_layers():
+    wrong = [f"{name} (layer {layer_of(name)}) imports {target} (layer {layer_of(target)}), "
+             f"line {line}"
+             for name in MODULES for target, _, line in imports_of(name)
+             if target in MODULES and layer_of(target) > layer_of(name)]
+    assert not wrong, "imports against the layer order " + \
+        "backend <- autograd <- nn <- optim <- ... <- plot <- lab:\n" + "\n".join(wrong)
+
+
+def _private(attribute: str) -> bool:
+    return attribute.startswith("_") and not attribute.startswith("__")
+
+
+def private_uses(name: str) -> list[str]:
+    """Private names ``name`` takes from other modules: ``from x import _y`` or ``x._y``."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    wrong = [f"{name}:{line} imports {target}'s {taken}" for target, taken, line in imports_of(name)
+             if taken is not None and _private(taken) and target != name]
+    modules = {}                                 # local name -> the dltutor module it stands for
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = _base(name, path, node.level, node.module)
+            for alias in node.names:
+                if f"{base}.{alias.name}" in MODULES:
+                    modules[alias.asname or alias.name] = f"{base}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in MODULES and alias.asname:
+                    modules[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in modules and _private(node.attr)):
+            wrong.append(f"{name}:{node.lineno} uses {modules[node.value.id]}.{node.attr}")
+    return wrong
+
+
+def test_no_private_name_is_used_outside_its_file():
+    wrong = [use for name in MODULES for use in private_uses(name)]
+    assert not wrong, ("a private name used by another file: give it a public name in its "
+                       "module (or keep it in one file):\n" + "\n".join(wrong))
+
+
+def test_every_file_fits_the_line_budget():
+    too_long = {str(path.relative_to(PACKAGE)): len(path.read_text(encoding="utf-8").splitlines())
+                for path in MODULES.values()}
+    too_long = {file: lines for file, lines in too_long.items()
+                if lines > MAX_LINES and file not in LONG_FILES}
+    assert not too_long, (f"files over {MAX_LINES} lines (split them, or say why in "
+                          f"LONG_FILES): {too_long}")
+    stale = [file for file in LONG_FILES if not (PACKAGE / file).exists()
+             or len((PACKAGE / file).read_text(encoding="utf-8").splitlines()) <= MAX_LINES]
+    assert not stale, f"LONG_FILES names files that no longer need it: {stale}"
+
+
+# -- the rules can fail ------------------------------------------------------------------------
+def test_the_cycle_finder_finds_a_cycle_through_three_modules():
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert cycles(edges) == [["a", "b", "c"], ["e"]]
+
+
+def test_the_import_reader_sees_imports_inside_functions(tmp_path):
+    """autograd/tensor.py once imported nn.init inside a function (and the lab's controller its
+    view): the reader must see such an import, wherever it is written."""
+    source = "def later():\n    from ..nn import init\n    return init\n"
+    name = "dltutor.autograd.probe"
+    MODULES[name] = tmp_path / "probe.py"
+    (tmp_path / "probe.py").write_text(source, encoding="utf-8")
+    try:
+        taken = imports_of(name)
+    finally:
+        del MODULES[name]
+    assert taken == [("dltutor.nn.init", None, 2)]
