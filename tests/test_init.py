@@ -14,6 +14,7 @@ import dltutor as dt
 import dltutor.nn.init as init
 from dltutor import backend as B
 from dltutor import nn
+from dltutor.autograd import fills
 from dltutor.autograd.function import make_tensor
 
 import marked_backend
@@ -184,12 +185,12 @@ def test_rounding_to_float32_never_leaves_the_bounds():
     # 0.1 is 0.10000000149 in float32: a draw just below 0.1 would round to just above it.
     just_inside = np.array([0.1 - 1e-12, -0.1 + 1e-12, 0.0])
     assert float(np.float32(just_inside[0])) > 0.1  # the trap
-    out = init._cast_within(just_inside, np.dtype(np.float32), -0.1, 0.1)
+    out = fills.cast_within(just_inside, np.dtype(np.float32), -0.1, 0.1)
     assert out.dtype == np.float32
     assert out.astype(np.float64).max() <= 0.1 and out.astype(np.float64).min() >= -0.1
     assert out[0] == np.nextafter(np.float32(0.1), np.float32(0))  # the nearest value inside
     # float64 values are untouched.
-    assert np.array_equal(init._cast_within(just_inside, np.dtype(np.float64), -0.1, 0.1), just_inside)
+    assert np.array_equal(fills.cast_within(just_inside, np.dtype(np.float64), -0.1, 0.1), just_inside)
     p = nn.Parameter(np.zeros(200_000, dtype=np.float32))
     for fill in (lambda: init.uniform_(p, -0.1, 0.1),
                  lambda: init.trunc_normal_(p, std=0.1, a=-0.1, b=0.1)):

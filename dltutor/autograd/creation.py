@@ -20,6 +20,7 @@ import numpy as np
 from .. import backend as B
 from .dtypes import as_dtype, default_float, int64
 from .function import make_tensor
+from . import fills
 from .rng import generator
 from .tensor import Tensor
 
@@ -137,13 +138,9 @@ def eye(n: int, dtype: Any = None) -> Tensor:
 # -- random tensors ---------------------------------------------------------------------------
 def _random(draw: str, shape: tuple[int, ...], dtype: Any) -> Any:
     """Random numbers drawn in float64 with the shared generator, then cast (the same numbers
-    for every dtype and device)."""
-    dtype = as_dtype(dtype) or default_float
-    if draw == "uniform":
-        values = generator().random(shape, dtype=np.float64)
-    else:
-        values = generator().standard_normal(shape, dtype=np.float64)
-    return B.current().asarray(values.astype(dtype, copy=False))
+    for every dtype and device; see fills)."""
+    return fills.on_backend(fills.standard_draws(draw, shape), as_dtype(dtype) or default_float,
+                            B.current())
 
 
 def rand(*sizes: Any, size: Any = None, dtype: Any = None,
@@ -198,8 +195,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: Any = No
         raise ValueError(f"normal: mean of shape {means.shape}, std of shape {stds.shape} and "
                          f"size {size!r} do not broadcast together") from None
     dtype = as_dtype(dtype) or (mean.dtype if isinstance(mean, Tensor) else default_float)
-    values = means + stds * generator().standard_normal(shape, dtype=np.float64)
-    return make_tensor(B.current().asarray(values.astype(dtype))).requires_grad_(requires_grad)
+    values = means + stds * fills.standard_draws("normal", shape)
+    return make_tensor(fills.on_backend(values, dtype, B.current())).requires_grad_(requires_grad)
 
 
 def _float64(op: str, name: str, value: Any) -> np.ndarray:

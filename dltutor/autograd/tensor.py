@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import backend as B
 from ..hooks import HookHandle
-from . import engine, ops
+from . import engine, fills, ops
 from .dtypes import as_dtype, to_array
 from .function import (Function, init_tensor, is_grad_enabled, make_tensor,
                        register_tensor_class)
@@ -381,7 +381,7 @@ class Tensor:
         tensor(True)
         """
         self._check_in_place("normal_")
-        return _init().normal_(self, mean, std, generator)
+        return fills.normal_fill(self, mean, std, generator)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> "Tensor":
         """Fill with uniform random numbers from ``[a, b)``, in place: the same as
@@ -392,7 +392,7 @@ class Tensor:
         True
         """
         self._check_in_place("uniform_")
-        return _init().uniform_(self, a, b, generator)
+        return fills.uniform_fill(self, a, b, generator)
 
     def _check_in_place(self, method: str) -> None:
         """Refuse an in-place fill of a tensor that requires grad while gradients are recorded,
@@ -571,14 +571,6 @@ def _names_dtype(name: str) -> bool:
         return as_dtype(name) is not None
     except TypeError:
         return False
-
-
-def _init() -> Any:
-    """``dltutor.nn.init``, where the random fills live with their checks (one implementation
-    for ``t.normal_()`` and ``init.normal_(t)``). Imported on first use: nn is built on this
-    module, so importing it at the top would be circular."""
-    from ..nn import init
-    return init
 
 
 def _write_error(what: str, target: Any, value: Any) -> Exception:

@@ -51,10 +51,12 @@ from abc import ABC, abstractmethod
 
 from typing import Any, Callable
 
-from .. import checks
-from ..autograd import Tensor, zeros
-from ..autograd.dtypes import to_array
-from . import init
+from ... import checks
+from ...autograd import Tensor, zeros
+from ...autograd.dtypes import to_array
+from .distributions import assign_, constant_, normal_, trunc_normal_, uniform_
+from .scaled import (MODES, calculate_gain, kaiming_normal_, kaiming_uniform_, xavier_normal_,
+                     xavier_uniform_)
 
 __all__ = ["Initializer", "Normal", "Uniform", "TruncatedNormal", "Constant", "XavierUniform",
            "XavierNormal", "KaimingUniform", "KaimingNormal", "Assign"]
@@ -132,7 +134,7 @@ class Normal(Initializer):
         self.std = _argument("Normal", "std", std, checks.non_negative)
 
     def _fill(self, param: Tensor) -> Tensor:
-        return init.normal_(param, self.mean, self.std)
+        return normal_(param, self.mean, self.std)
 
 
 class Uniform(Initializer):
@@ -150,7 +152,7 @@ class Uniform(Initializer):
                              f"high={high}; swap them")
 
     def _fill(self, param: Tensor) -> Tensor:
-        return init.uniform_(param, self.low, self.high)
+        return uniform_(param, self.low, self.high)
 
 
 class TruncatedNormal(Initializer):
@@ -183,12 +185,12 @@ class TruncatedNormal(Initializer):
         # Whether enough of the normal lies in [a, b] is the function's own rule: ask it on a
         # tensor without elements, which checks everything and draws nothing.
         try:
-            init.trunc_normal_(zeros(0), mean, std, a, b)
+            trunc_normal_(zeros(0), mean, std, a, b)
         except ValueError as error:
             raise ValueError(f"TruncatedNormal: {error}") from None
 
     def _fill(self, param: Tensor) -> Tensor:
-        return init.trunc_normal_(param, self.mean, self.std, self.a, self.b)
+        return trunc_normal_(param, self.mean, self.std, self.a, self.b)
 
 
 class Constant(Initializer):
@@ -203,7 +205,7 @@ class Constant(Initializer):
         self.value = _argument("Constant", "value", value)
 
     def _fill(self, param: Tensor) -> Tensor:
-        return init.constant_(param, self.value)
+        return constant_(param, self.value)
 
 
 class Assign(Initializer):
@@ -239,7 +241,7 @@ class Assign(Initializer):
     def _fill(self, param: Tensor) -> Tensor:
         if isinstance(param, Tensor):    # (anything else: assign_ says what it expects)
             self._check_shape(tuple(param.shape))
-        return init.assign_(param, self._value)
+        return assign_(param, self._value)
 
     def _check_shape(self, shape: tuple[int, ...]) -> None:
         values = tuple(self._value.shape)
@@ -285,7 +287,7 @@ class XavierUniform(Initializer):
         self.gain = _argument(owner, "gain", gain, checks.non_negative)
 
     def _fill(self, param: Tensor) -> Tensor:
-        return init.xavier_uniform_(param, self.gain)
+        return xavier_uniform_(param, self.gain)
 
 
 class XavierNormal(XavierUniform):
@@ -297,7 +299,7 @@ class XavierNormal(XavierUniform):
     """
 
     def _fill(self, param: Tensor) -> Tensor:
-        return init.xavier_normal_(param, self.gain)
+        return xavier_normal_(param, self.gain)
 
 
 class KaimingUniform(Initializer):
@@ -321,16 +323,16 @@ class KaimingUniform(Initializer):
         owner = type(self).__name__
         _no_given_fan(owner, "fan_in", fan_in)
         self.negative_slope = _argument(owner, "negative_slope", negative_slope)
-        init.calculate_gain(nonlinearity, negative_slope)    # refuses an unknown name now
+        calculate_gain(nonlinearity, negative_slope)    # refuses an unknown name now
         self.nonlinearity = nonlinearity
-        if not (isinstance(mode, str) and mode.lower() in init._MODES):    # the function's list
+        if not (isinstance(mode, str) and mode.lower() in MODES):    # the function's list
             raise ValueError(f"{owner}: mode must be 'fan_in' (keeps the size of the "
                              f"activations, the default) or 'fan_out' (keeps the size of the "
                              f"gradients), got {mode!r}")
         self.mode = mode
 
     def _fill(self, param: Tensor) -> Tensor:
-        return init.kaiming_uniform_(param, self.negative_slope, self.mode, self.nonlinearity)
+        return kaiming_uniform_(param, self.negative_slope, self.mode, self.nonlinearity)
 
 
 class KaimingNormal(KaimingUniform):
@@ -342,4 +344,4 @@ class KaimingNormal(KaimingUniform):
     """
 
     def _fill(self, param: Tensor) -> Tensor:
-        return init.kaiming_normal_(param, self.negative_slope, self.mode, self.nonlinearity)
+        return kaiming_normal_(param, self.negative_slope, self.mode, self.nonlinearity)
