@@ -12,7 +12,6 @@ from .autograd import *  # noqa: F401,F403  (the tensor API: dt.tensor, dt.exp, 
 from .autograd import __all__ as _autograd_all
 from .i18n import get_language, set_language
 from .io import CheckpointError, load, save
-from .nn import utils as _nn_utils  # noqa: F401  (nn.utils points into optim: load it after optim)
 
 __all__ = ["backend", "data", "diagnose", "nn", "optim", "stats", "trace", "quick_mode", "save",
            "load", "CheckpointError", "set_language", "get_language", *_autograd_all]

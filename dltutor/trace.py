@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from . import backend as B
-from .optim.norms import sums_of_squares
+from .nn.utils.norms import sums_of_squares
 
 #: Series recorded for each parameter (or layer) on every recorded step.
 PARAM_SERIES = ("param_norm", "grad_norm", "clipped_grad_norm", "update_norm", "update_ratio",

@@ -142,7 +142,7 @@ def test_a_hint_is_shown_in_chinese():
 
 def test_chinese_reports_line_up_in_a_monospace_font():
     from dltutor import diagnose, nn
-    from dltutor.diagnose.report import _width
+    from dltutor.diagnose.report import text_width
 
     net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
     with i18n.use_language("zh"):
@@ -152,7 +152,7 @@ def test_chinese_reports_line_up_in_a_monospace_font():
     def second_column(line: str) -> int:
         """Display columns before the second field (fields are two or more spaces apart)."""
         match = re.match(r"(\s*\S+(?: \S+)*\s{2,})", line)
-        return _width(match.group(1))
+        return text_width(match.group(1))
 
     # the header's 形状 (two characters, four columns) starts where the shapes start
     assert second_column(header) == second_column(rule) == second_column(rows[0])

@@ -16,7 +16,7 @@ from ..autograd import Tensor
 from ..autograd.function import make_tensor
 
 
-def _stack(samples: list, path: str) -> Any:
+def stack_samples(samples: list, path: str) -> Any:
     """Stack a list of like samples into arrays (keeping the structure of tuples and dicts)."""
     first = samples[0]
     for j, s in enumerate(samples):
@@ -34,14 +34,14 @@ def _stack(samples: list, path: str) -> Any:
             except KeyError:
                 raise KeyError(f"cannot batch dict samples{path}: key {key!r} is missing from "
                                "some of them") from None
-            out[key] = _stack(values, f"{path}[{key!r}]")
+            out[key] = stack_samples(values, f"{path}[{key!r}]")
         return out
     if isinstance(first, (tuple, list)):
         sizes = {len(s) for s in samples}
         if len(sizes) > 1:
             raise ValueError(f"cannot batch samples{path}: they have different lengths "
                              f"{sorted(sizes)}; pad them to one length or pass collate_fn")
-        return tuple(_stack(list(column), f"{path}[{k}]") for k, column in enumerate(zip(*samples)))
+        return tuple(stack_samples(list(column), f"{path}[{k}]") for k, column in enumerate(zip(*samples)))
     if isinstance(first, str):
         return list(samples)
     if isinstance(first, (bool, np.bool_)):
@@ -78,12 +78,12 @@ def _is_numberlike(x: Any) -> bool:
     return isinstance(x, (int, float, np.number)) and not isinstance(x, (bool, np.bool_))
 
 
-def _to_tensors(tree: Any, backend: B.Backend) -> Any:
+def to_tensors(tree: Any, backend: B.Backend) -> Any:
     """Arrays -> Tensors on ``backend`` (no extra copy when the array is already fresh and there)."""
     if isinstance(tree, tuple):
-        return tuple(_to_tensors(t, backend) for t in tree)
+        return tuple(to_tensors(t, backend) for t in tree)
     if isinstance(tree, dict):
-        return {k: _to_tensors(v, backend) for k, v in tree.items()}
+        return {k: to_tensors(v, backend) for k, v in tree.items()}
     if isinstance(tree, list):         # strings stay a list
         return tree
     array = backend.asarray(tree)
@@ -107,4 +107,4 @@ def default_collate(samples: Sequence[Any]) -> Any:
     samples = list(samples)
     if not samples:
         raise ValueError("default_collate needs at least one sample")
-    return _to_tensors(_stack(samples, ""), B.current())
+    return to_tensors(stack_samples(samples, ""), B.current())

@@ -12,9 +12,9 @@ import numpy as np
 from .. import backend as B
 from ..autograd.function import make_tensor
 from ..autograd.rng import generator
-from .collate import _stack, _to_tensors
+from .collate import stack_samples, to_tensors
 from .datasets import TensorDataset
-from .workers import _WorkerPool
+from .workers import WorkerPool
 
 
 class _Fetcher:
@@ -41,7 +41,7 @@ class _Fetcher:
         where[0] = None
         if self.collate_fn is not None:
             return self.collate_fn(samples)
-        return _to_tensors(_stack(samples, ""), self.backend)
+        return to_tensors(stack_samples(samples, ""), self.backend)
 
 
 def _sample(dataset: Any, i: int) -> Any:
@@ -73,10 +73,10 @@ class _LoaderIterator:
         self._batches = batches
         self._fetch = fetch
         self._next = 0
-        self._pool: _WorkerPool | None = None
+        self._pool: WorkerPool | None = None
         self._finalizer: Any = None
         if num_workers > 0 and batches:
-            self._pool = _WorkerPool(fetch, batches, min(num_workers, len(batches)), prefetch)
+            self._pool = WorkerPool(fetch, batches, min(num_workers, len(batches)), prefetch)
             # Runs when the iterator is closed, garbage collected (a `break` out of a for loop
             # drops the last reference) or the interpreter exits. It must not refer to self.
             self._finalizer = weakref.finalize(self, self._pool.shutdown)

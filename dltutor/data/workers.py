@@ -85,7 +85,7 @@ def _worker_loop(worker: int, num_workers: int, fetch: _Fetch, batches: list, ou
             return
 
 
-class _WorkerPool:
+class WorkerPool:
     """Worker threads, one bounded queue each; batch b is made by worker b % num_workers.
 
     Reading the queues round-robin gives the batches back in their original order, so the

@@ -4,12 +4,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..i18n import text
-from .lookup import _Entry, _find_entry
-from .optimizer_rules import _decay_text
-from .report import _fmt, _pad, _Report, _width
+from .lookup import Entry, find_entry
+from .optimizer_rules import decay_text
+from .report import cell_text, pad_to_width, Report, text_width
 
 
-class LRExplanation(_Report):
+class LRExplanation(Report):
     """What :func:`explain_lr` returns: a short derivation. ``.rows`` holds its lines
     (``step``, ``value``, ``note``); ``to_dict()`` the numbers and codes, which are also
     attributes (``.effective_lr``, ``.decay``, ``.frozen``, ...).
@@ -37,18 +37,18 @@ class LRExplanation(_Report):
 
     def __repr__(self) -> str:
         # Label and value columns line up; a note follows the value where there is one.
-        label_w = max(_width(r["step"]) for r in self.rows)
-        value_w = max((_width(_fmt(r["value"])) for r in self.rows if r["note"]), default=0)
+        label_w = max(text_width(r["step"]) for r in self.rows)
+        value_w = max((text_width(cell_text(r["value"])) for r in self.rows if r["note"]), default=0)
         lines = [self.title]
         for r in self.rows:
-            value = _fmt(r["value"])
-            line = "  " + _pad(r["step"], label_w) + "  "
-            line += (_pad(value, value_w) + "  " + r["note"]) if r["note"] else value
+            value = cell_text(r["value"])
+            line = "  " + pad_to_width(r["step"], label_w) + "  "
+            line += (pad_to_width(value, value_w) + "  " + r["note"]) if r["note"] else value
             lines.append(line.rstrip())
         return "\n".join(lines)
 
     def _cells(self) -> list[list[str]]:
-        return [[r["step"], _fmt(r["value"]), r["note"]] for r in self.rows]
+        return [[r["step"], cell_text(r["value"]), r["note"]] for r in self.rows]
 
     def to_dict(self) -> dict[str, Any]:
         """The derivation as plain data (lrs, factor, decay kinds and text, clip, status)."""
@@ -91,14 +91,14 @@ def explain_lr(optimizer: Any, name: Any) -> LRExplanation:
     >>> round(explain_lr(opt, "2.weight").effective_lr, 6)
     0.02
     """
-    entry = _find_entry(optimizer, name)
+    entry = find_entry(optimizer, name)
     param, group, gi = entry.param, entry.group, entry.group_index
     lr = float(group["lr"])
     initial = group.get("initial_lr")
     factor, note = _scheduler_factor(lr, initial)
     lr_mult = float(getattr(param, "lr_mult", 1.0))
     effective = float(entry.opt.effective_lr(param, group))
-    decay, kinds, coeff = _decay_text(entry)
+    decay, kinds, coeff = decay_text(entry)
     clip_text, clipped = _clip_text(entry)
     reasons = _frozen_reasons(entry)
     status = (text("diagnose.lr.frozen", reasons="; ".join(reasons)) if reasons
@@ -124,25 +124,25 @@ def _scheduler_factor(lr: float, initial: Any) -> tuple[float | None, str]:
     """(lr / initial_lr, a note saying so) when a scheduler changed the group's lr."""
     if initial is not None and float(initial) != lr and float(initial) != 0:
         factor = lr / float(initial)
-        return factor, text("diagnose.lr.scheduler", initial=_fmt(initial), factor=_fmt(factor))
+        return factor, text("diagnose.lr.scheduler", initial=cell_text(initial), factor=cell_text(factor))
     return None, ""
 
 
-def _clip_text(entry: _Entry) -> tuple[str, bool]:
+def _clip_text(entry: Entry) -> tuple[str, bool]:
     """Which clip object clips this gradient (and the last step's scale), or why none."""
     clip = getattr(entry.opt, "grad_clip", None)
     if clip is None:
         return text("diagnose.lr.no_clip", optimizer=type(entry.opt).__name__), False
-    if not getattr(entry.param, "need_clip", True):
+    if not clip.applies_to(entry.param):
         return text("diagnose.lr.clip_excluded", clip=repr(clip)), False
     said = text("diagnose.lr.clip", clip=repr(clip))
     scale = getattr(clip, "last_scale", None)
     if scale is not None:
-        said += text("diagnose.lr.clip_scale", scale=_fmt(scale))
+        said += text("diagnose.lr.clip_scale", scale=cell_text(scale))
     return said, True
 
 
-def _frozen_reasons(entry: _Entry) -> list[str]:
+def _frozen_reasons(entry: Entry) -> list[str]:
     """Every reason the parameter cannot move (empty when it is trainable)."""
     reasons = []
     if not entry.param.requires_grad:

@@ -1,8 +1,8 @@
 """Finding a parameter: in an optimizer (a plain one or a MultiOptimizer), and in a loss's graph.
 
-:func:`_entries` lists each parameter as the optimizer sees it (its name there, its group, the
-optimizer that steps it), and :func:`_find_entry` picks one, with an error that suggests close
-names when there is no such parameter. :func:`_reaches` walks back from a loss to tell whether
+:func:`optimizer_entries` lists each parameter as the optimizer sees it (its name there, its group, the
+optimizer that steps it), and :func:`find_entry` picks one, with an error that suggests close
+names when there is no such parameter. :func:`loss_reaches` walks back from a loss to tell whether
 a parameter takes part in it.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ class UnknownNameError(MessageKeyError):
 
 
 @dataclass
-class _Entry:
+class Entry:
     """One parameter as an optimizer sees it."""
 
     name: str            # the optimizer's name for it ("0.weight", or "#i" by position)
@@ -55,7 +55,7 @@ class _Entry:
                     optimizer=type(self.opt).__name__)
 
 
-def _entries(optimizer: Any) -> list[_Entry]:
+def optimizer_entries(optimizer: Any) -> list[Entry]:
     """Every parameter the optimizer holds, in its order, with a global group index."""
     if hasattr(optimizer, "optimizers"):
         inner = list(optimizer.optimizers)
@@ -70,17 +70,17 @@ def _entries(optimizer: Any) -> list[_Entry]:
     for k, opt in enumerate(inner):
         index_of = {id(g): offset + i for i, g in enumerate(opt.param_groups)}
         for name, param, group in opt.named_params():
-            out.append(_Entry(name, param, group, index_of[id(group)], opt, k if multi else None))
+            out.append(Entry(name, param, group, index_of[id(group)], opt, k if multi else None))
         offset += len(opt.param_groups)
     return out
 
 
-def _by_param(entries: list[_Entry]) -> dict[int, _Entry]:
+def entries_by_param(entries: list[Entry]) -> dict[int, Entry]:
     """The entries by parameter identity: any alias of a tied parameter finds its entry."""
     return {id(e.param): e for e in entries}
 
 
-def _unknown(kind: str, name: Any, known: list[str], hint: str = "") -> UnknownNameError:
+def unknown_name_error(kind: str, name: Any, known: list[str], hint: str = "") -> UnknownNameError:
     """The error for a name that ``kind`` does not have: close matches, then every name."""
     close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.5)
     lines = [f"{kind} has no parameter named {name!r}."]
@@ -93,11 +93,11 @@ def _unknown(kind: str, name: Any, known: list[str], hint: str = "") -> UnknownN
     return UnknownNameError("\n".join(lines))
 
 
-def _find_entry(optimizer: Any, name: Any) -> _Entry:
+def find_entry(optimizer: Any, name: Any) -> Entry:
     """The entry of ``name`` (the optimizer's name, ``"opt1/name"``, or the Parameter)."""
-    entries = _entries(optimizer)
+    entries = optimizer_entries(optimizer)
     if isinstance(name, Tensor):
-        entry = _by_param(entries).get(id(name))
+        entry = entries_by_param(entries).get(id(name))
         if entry is None:
             raise UnknownNameError(f"this parameter (shape {tuple(name.shape)}) is not in "
                                    f"{type(optimizer).__name__}: the optimizer never updates it")
@@ -117,10 +117,10 @@ def _find_entry(optimizer: Any, name: Any) -> _Entry:
     if any(e.name.startswith("#") for e in entries):
         hint = ("Parameters given without names are called '#0', '#1', ... by position; "
                 "pass model.named_parameters() to the optimizer to use the model's names.")
-    raise _unknown(type(optimizer).__name__, name, known, hint)
+    raise unknown_name_error(type(optimizer).__name__, name, known, hint)
 
 
-def _reaches(loss: Any, param: Tensor) -> bool | None:
+def loss_reaches(loss: Any, param: Tensor) -> bool | None:
     """True if ``param`` is an input of some Function reachable from ``loss``; False if not;
     None if part of the graph was freed by backward (then it cannot tell)."""
     if not isinstance(loss, Tensor):

@@ -12,11 +12,11 @@ from typing import Any
 from .. import backend as B
 from ..i18n import text
 from ..optim.regularizer import Regularizer
-from .lookup import _Entry
-from .report import _fmt
+from .lookup import Entry
+from .report import cell_text
 
 
-def _array_stats(array: Any) -> tuple[bool, float, float]:
+def array_stats(array: Any) -> tuple[bool, float, float]:
     """(any non-zero, L2 norm, largest absolute value) of a backend array."""
     xp = B.get_array_module(array)
     flat = array.reshape(-1)
@@ -27,7 +27,7 @@ def _array_stats(array: Any) -> tuple[bool, float, float]:
     return absmax > 0, norm, absmax
 
 
-def _decay_text(entry: _Entry) -> tuple[str, list[str], float | None]:
+def decay_text(entry: Entry) -> tuple[str, list[str], float | None]:
     """(description, kinds, coefficient of the first decay) of the decay this parameter gets,
     as ``entry.opt.decay_of`` answers it."""
     decay = entry.opt.decay_of(entry.param)
@@ -44,19 +44,19 @@ def _decay_text(entry: _Entry) -> tuple[str, list[str], float | None]:
         kinds.append("group_regularizer")
         coeff = decay.coupled.coeff
     elif decay.coupled is not None:
-        shown = _fmt(decay.coupled)
+        shown = cell_text(decay.coupled)
         parts.append(text("diagnose.decay.coupled_l2", coeff=shown, group=gi))
         kinds.append("coupled_l2")
         coeff = float(decay.coupled)
     if decay.decoupled:
-        shown = _fmt(decay.decoupled)
+        shown = cell_text(decay.decoupled)
         parts.append(text("diagnose.decay.decoupled", coeff=shown, group=gi,
                           optimizer=type(entry.opt).__name__))
         kinds.append("decoupled")
         coeff = decay.decoupled if coeff is None else coeff
     if decay.excluded:
         parts.append(text("diagnose.decay.excluded", name=repr(entry.name), group=gi,
-                          coeff=_fmt(group_decay)))
+                          coeff=cell_text(group_decay)))
         kinds.append("decoupled_excluded")
     if not parts:
         return text("diagnose.decay.none"), kinds, None
@@ -65,14 +65,14 @@ def _decay_text(entry: _Entry) -> tuple[str, list[str], float | None]:
 
 def _decay_name(value: Any) -> str:
     """A group's weight_decay as the reports show it: a regularizer's repr, a number short."""
-    return repr(value) if isinstance(value, Regularizer) else _fmt(value)
+    return repr(value) if isinstance(value, Regularizer) else cell_text(value)
 
 
-def _predicted_scale(entry: _Entry) -> float | None:
+def predicted_scale(entry: Entry) -> float | None:
     """The factor by which the optimizer's clip would change the norm of this parameter's
     current gradient (None without a clip, a gradient, or a non-zero gradient)."""
     clip, grad = entry.opt.grad_clip, entry.param.grad
-    if clip is None or grad is None or not _array_stats(grad.data)[0]:
+    if clip is None or grad is None or not array_stats(grad.data)[0]:
         return None
     params = [param for _, param, _ in entry.opt.named_params()]
     index = next(i for i, param in enumerate(params) if param is entry.param)

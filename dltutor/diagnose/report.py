@@ -1,7 +1,7 @@
 """How every diagnose report shows itself: short numbers, aligned text, escaped HTML.
 
 A report keeps its answers as plain data (``rows``: a list of dicts) and says which keys to show
-under which headers (``columns``). :class:`_Report` turns that into the two views a learner
+under which headers (``columns``). :class:`Report` turns that into the two views a learner
 sees: ``repr()`` (plain text with aligned columns, what ``print`` shows) and
 ``_repr_html_()`` (the table Jupyter shows). The four reports (``Summary``,
 ``LRExplanation``, ``UpdateCheck``, ``Ties``) are subclasses that add a title, footer lines
@@ -17,7 +17,7 @@ from typing import Any
 from ..i18n import text
 
 
-def _fmt(value: Any, digits: int = 4) -> str:
+def cell_text(value: Any, digits: int = 4) -> str:
     """A cell's text: numbers short (0.1 * 0.1 prints as 0.01), None as '-', lists joined.
 
     Four significant digits hide float32 rounding in a single pass; a value derived from
@@ -35,33 +35,33 @@ def _fmt(value: Any, digits: int = 4) -> str:
     if isinstance(value, (list, tuple)) and not value:
         return "-" if isinstance(value, list) else "()"
     if isinstance(value, list):
-        return ", ".join(_fmt(v) for v in value)
+        return ", ".join(cell_text(v) for v in value)
     return str(value)
 
 
-def _width(text: str) -> int:
+def text_width(text: str) -> int:
     """Columns ``text`` takes in a monospace font: a Chinese character takes two.
 
-    >>> _width("lr"), _width("学习率")
+    >>> text_width("lr"), text_width("学习率")
     (2, 6)
     """
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
-def _pad(text: str, width: int) -> str:
+def pad_to_width(text: str, width: int) -> str:
     """``text`` padded with spaces to ``width`` columns (``str.ljust`` counts characters)."""
-    return text + " " * (width - _width(text))
+    return text + " " * (width - text_width(text))
 
 
 def _text_table(headers: list[str], cells: list[list[str]], indent: str = "  ") -> list[str]:
     """Left-aligned columns separated by two spaces; every column starts at the same place."""
-    widths = [max([_width(h)] + [_width(row[i]) for row in cells])
+    widths = [max([text_width(h)] + [text_width(row[i]) for row in cells])
               for i, h in enumerate(headers)]
 
     def line(values: list[str]) -> str:
-        return (indent + "  ".join(_pad(v, w) for v, w in zip(values, widths))).rstrip()
+        return (indent + "  ".join(pad_to_width(v, w) for v, w in zip(values, widths))).rstrip()
 
-    return [line(headers), line(["-" * _width(h) for h in headers])] + [line(r) for r in cells]
+    return [line(headers), line(["-" * text_width(h) for h in headers])] + [line(r) for r in cells]
 
 
 def _html_table(title: str, headers: list[str], cells: list[list[str]], footer: list[str],
@@ -88,7 +88,7 @@ def _html_table(title: str, headers: list[str], cells: list[list[str]], footer: 
     return "\n".join(parts)
 
 
-class _Report:
+class Report:
     """Shared printing: a title, a table built from ``rows`` and ``columns``, footer lines."""
 
     title: str = ""
@@ -103,7 +103,7 @@ class _Report:
         return []
 
     def _cells(self) -> list[list[str]]:
-        return [[_fmt(row[key]) for key in self.columns] for row in self.rows]
+        return [[cell_text(row[key]) for key in self.columns] for row in self.rows]
 
     def _row_styles(self) -> list[str] | None:
         return None

@@ -4,11 +4,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..i18n import text
-from .lookup import _by_param, _entries, _Entry
-from .report import _Report
+from .lookup import entries_by_param, optimizer_entries, Entry
+from .report import Report
 
 
-class Summary(_Report):
+class Summary(Report):
     """The table :func:`summary` returns: ``.rows`` (one dict per parameter name) and
     ``.totals`` (``tensors``, ``names``, ``total``, ``trainable``, ``frozen``).
 
@@ -89,8 +89,8 @@ def summary(model: Any, optimizer: Any = None) -> Summary:
     names_of: dict[int, list[str]] = {}
     for name, p in named:
         names_of.setdefault(id(p), []).append(name)
-    entries = _entries(optimizer) if optimizer is not None else []
-    by_param = _by_param(entries)
+    entries = optimizer_entries(optimizer) if optimizer is not None else []
+    by_param = entries_by_param(entries)
     multi = any(e.opt_index is not None for e in entries)
     rows = []
     for name, p in named:
@@ -123,7 +123,7 @@ def _parameter_columns(name: str, p: Any) -> dict[str, Any]:
             "need_clip": bool(getattr(p, "need_clip", True))}
 
 
-def _optimizer_columns(p: Any, entry: _Entry | None, multi: bool) -> dict[str, Any]:
+def _optimizer_columns(p: Any, entry: Entry | None, multi: bool) -> dict[str, Any]:
     """What the optimizer says: which optimizer and group hold it, and its effective lr."""
     row: dict[str, Any] = {}
     if multi:

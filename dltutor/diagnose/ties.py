@@ -5,10 +5,10 @@ from typing import Any, Iterator
 
 from ..autograd import Tensor
 from ..i18n import text
-from .report import _fmt, _Report
+from .report import cell_text, Report
 
 
-class Ties(_Report):
+class Ties(Report):
     """What :func:`ties` returns: ``.groups`` (a list of lists of names) and ``.rows``.
 
     It is also a sequence of those groups: ``len(t)``, ``for names in t``.
@@ -25,7 +25,7 @@ class Ties(_Report):
         self.empty_text = text("diagnose.ties.empty")
 
     def _cells(self) -> list[list[str]]:
-        return [[" = ".join(r["names"]), _fmt(r["shape"]), _fmt(r["count"])] for r in self.rows]
+        return [[" = ".join(r["names"]), cell_text(r["shape"]), cell_text(r["count"])] for r in self.rows]
 
     def __len__(self) -> int:
         return len(self.groups)

@@ -5,7 +5,7 @@ it require a gradient, what gradient did backward leave, does the loss reach it,
 effective lr 0, does clipping erase its gradient, and (when the gradient is zero) will momentum
 or weight decay move it anyway. Each returns one row ``{"check", "answer", "status", "cause"}``;
 :func:`_verdict` names the first problem. A buffer (BatchNorm's running statistics) is not
-learned and gets its own short checklist, at the end of the file.
+learned and gets its own short checklist (buffer_check.py).
 """
 from __future__ import annotations
 
@@ -14,63 +14,14 @@ from typing import Any
 
 from ..autograd import Tensor
 from ..i18n import text
-from .lookup import _by_param, _entries, _Entry, _reaches, _unknown
-from .optimizer_rules import _array_stats, _decay_text, _predicted_scale
-from .report import _fmt, _Report
+from .lookup import Entry, entries_by_param, loss_reaches, optimizer_entries
+from .optimizer_rules import array_stats, decay_text, predicted_scale
+from .buffer_check import buffer_or_unknown
+from .report import cell_text
+from .update_check import UpdateCheck, cause_sentence, checklist_row
 
 #: A clip that scales a gradient by less than this is reported as "clipped to near zero".
 CLIPPED_SCALE = 1e-3
-
-def _cause(cause: str) -> str:
-    """The sentence the verdict gives for ``cause`` (a code such as "lr_zero")."""
-    return text(f"diagnose.why.cause.{cause}")
-
-
-class UpdateCheck(_Report):
-    """What :func:`why_not_updating` returns: ``.rows`` (check, answer, status), ``.verdict``,
-    ``.cause`` (a short code, None when it should update) and ``.will_move`` (whether the next
-    ``optimizer.step()`` changes it, as far as the checks can tell).
-
-    >>> from dltutor import nn, optim
-    >>> net = nn.Linear(2, 1)
-    >>> check = why_not_updating(net, optim.SGD(net.named_parameters(), lr=0.1), "bias")
-    >>> check.cause, [row["status"] for row in check.problems]     # no backward yet
-    ('no_grad', ['problem'])
-    """
-
-    columns = ["check", "answer", "status"]
-
-    def __init__(self, name: str, rows: list[dict[str, Any]], cause: str | None, verdict: str,
-                 will_move: bool | None):
-        self.name, self.rows, self.cause, self.verdict = name, rows, cause, verdict
-        self.will_move = will_move
-        self.title = text("diagnose.why.title", name=repr(name))
-
-    def _footer(self) -> list[str]:
-        return [text("diagnose.why.verdict_line", verdict=self.verdict)]
-
-    def _row_styles(self) -> list[str]:
-        colour = {"problem": "color:#b00020", "warning": "color:#a05a00"}
-        return [colour.get(r["status"], "") for r in self.rows]
-
-    @property
-    def problems(self) -> list[dict[str, Any]]:
-        """The rows whose status is "problem"."""
-        return [r for r in self.rows if r["status"] == "problem"]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The checklist, cause and verdict as plain data."""
-        return {"name": self.name, "rows": [dict(r) for r in self.rows], "cause": self.cause,
-                "verdict": self.verdict, "will_move": self.will_move}
-
-
-def _row(check: str, answer: str, status: str, cause: str | None = None) -> dict[str, Any]:
-    """One line of the checklist: the check ``check`` (a key: its label is
-    ``text("diagnose.why.check.<check>")``); ``cause`` is the code a "problem" row gives the
-    verdict."""
-    return {"check": text(f"diagnose.why.check.{check}"), "answer": answer, "status": status,
-            "cause": cause, "key": check}
-
 
 def why_not_updating(model: Any, optimizer: Any, name: str, loss: Any = None) -> UpdateCheck:
     """Why is this parameter not changing when I train (or why does a "frozen" one move)?
@@ -115,7 +66,7 @@ def why_not_updating(model: Any, optimizer: Any, name: str, loss: Any = None) ->
     """
     params = dict(model.named_parameters(remove_duplicate=False))
     if name not in params:
-        return _buffer_or_unknown(model, name, list(params))
+        return buffer_or_unknown(model, name, list(params))
     q = _question(name, params[name], optimizer, loss)
     rows = [_in_optimizer(q), _requires_grad(q), _gradient(q), _reached_from_loss(q),
             _effective_lr(q), _clipping(q), _momentum(q), _weight_decay(q)]
@@ -130,8 +81,8 @@ class _Question:
     name: str
     param: Tensor
     optimizer: Any
-    entries: list[_Entry]
-    entry: _Entry | None
+    entries: list[Entry]
+    entry: Entry | None
     reached: bool | None | str
 
     @property
@@ -148,13 +99,13 @@ class _Question:
     @property
     def grad_zero(self) -> bool:
         """A gradient that exists and is all zeros."""
-        return self.param.grad is not None and not _array_stats(self.param.grad.data)[0]
+        return self.param.grad is not None and not array_stats(self.param.grad.data)[0]
 
 
 def _question(name: str, param: Tensor, optimizer: Any, loss: Any) -> _Question:
-    entries = _entries(optimizer) if optimizer is not None else []
-    entry = _by_param(entries).get(id(param))
-    reached = _reaches(loss, param) if loss is not None else "skip"
+    entries = optimizer_entries(optimizer) if optimizer is not None else []
+    entry = entries_by_param(entries).get(id(param))
+    reached = loss_reaches(loss, param) if loss is not None else "skip"
     return _Question(name, param, optimizer, entries, entry, reached)
 
 
@@ -164,23 +115,23 @@ def _question(name: str, param: Tensor, optimizer: Any, loss: Any) -> _Question:
 def _in_optimizer(q: _Question) -> dict[str, Any]:
     """1. Is it in the optimizer? By object identity, so any alias of a tied parameter works."""
     if q.optimizer is None:
-        return _row("in_optimizer", text("diagnose.why.not_checked_optimizer"), "n/a")
+        return checklist_row("in_optimizer", text("diagnose.why.not_checked_optimizer"), "n/a")
     if q.entry is None:
         answer = text("diagnose.why.not_held")
         if any(e.name == q.name for e in q.entries):
             answer += text("diagnose.why.other_object", name=repr(q.name))
-        return _row("in_optimizer", answer, "problem", "not_in_optimizer")
+        return checklist_row("in_optimizer", answer, "problem", "not_in_optimizer")
     if q.entry.name != q.name:
-        return _row("in_optimizer", text("diagnose.why.held_as", where=q.entry.where,
+        return checklist_row("in_optimizer", text("diagnose.why.held_as", where=q.entry.where,
                                          alias=repr(q.entry.name)), "ok")
-    return _row("in_optimizer", text("diagnose.why.held", where=q.entry.where), "ok")
+    return checklist_row("in_optimizer", text("diagnose.why.held", where=q.entry.where), "ok")
 
 
 def _requires_grad(q: _Question) -> dict[str, Any]:
     """2. Does backward give it a gradient at all?"""
     if q.param.requires_grad:
-        return _row("requires_grad", text("diagnose.why.requires_grad_true"), "ok")
-    return _row("requires_grad", text("diagnose.why.requires_grad_false"), "problem",
+        return checklist_row("requires_grad", text("diagnose.why.requires_grad_true"), "ok")
+    return checklist_row("requires_grad", text("diagnose.why.requires_grad_false"), "problem",
                 "requires_grad_false")
 
 
@@ -189,74 +140,74 @@ def _gradient(q: _Question) -> dict[str, Any]:
     grad = q.param.grad
     if grad is None:
         return _no_gradient(q)
-    nonzero, norm, _ = _array_stats(grad.data)
+    nonzero, norm, _ = array_stats(grad.data)
     if nonzero:
-        return _row("gradient", text("diagnose.why.grad_nonzero", norm=_fmt(norm)), "ok")
-    return _row("gradient", text("diagnose.why.grad_zeros"), "problem", "zero_grad")
+        return checklist_row("gradient", text("diagnose.why.grad_nonzero", norm=cell_text(norm)), "ok")
+    return checklist_row("gradient", text("diagnose.why.grad_zeros"), "problem", "zero_grad")
 
 
 def _no_gradient(q: _Question) -> dict[str, Any]:
     """3, when ``.grad`` is None: expected when frozen, or before backward if the loss reaches
     it; otherwise backward never reached it (the next check may say why)."""
     if not q.param.requires_grad:
-        return _row("gradient", text("diagnose.why.grad_none_frozen"), "problem")
+        return checklist_row("gradient", text("diagnose.why.grad_none_frozen"), "problem")
     if q.reached is False:
-        return _row("gradient", text("diagnose.why.grad_none_unreached"), "problem")
+        return checklist_row("gradient", text("diagnose.why.grad_none_unreached"), "problem")
     if q.reached is True:
-        return _row("gradient", text("diagnose.why.grad_none_yet"), "ok")
-    return _row("gradient", text("diagnose.why.grad_none"), "problem", "no_grad")
+        return checklist_row("gradient", text("diagnose.why.grad_none_yet"), "ok")
+    return checklist_row("gradient", text("diagnose.why.grad_none"), "problem", "no_grad")
 
 
 def _reached_from_loss(q: _Question) -> dict[str, Any]:
     """4. Does the loss reach it? (only when a loss was given)"""
     if q.reached == "skip":
-        return _row("reached", text("diagnose.why.reach_not_checked"), "n/a")
+        return checklist_row("reached", text("diagnose.why.reach_not_checked"), "n/a")
     if q.reached is True:
-        return _row("reached", text("diagnose.why.yes"), "ok")
+        return checklist_row("reached", text("diagnose.why.yes"), "ok")
     if q.reached is False:
-        return _row("reached", text("diagnose.why.reach_no"), "problem", "not_reached")
-    return _row("reached", text("diagnose.why.reach_unknown"), "unknown")
+        return checklist_row("reached", text("diagnose.why.reach_no"), "problem", "not_reached")
+    return checklist_row("reached", text("diagnose.why.reach_unknown"), "unknown")
 
 
 def _effective_lr(q: _Question) -> dict[str, Any]:
     """5. Is the number that multiplies its gradient 0 (group lr 0, or lr_mult 0)?"""
     if q.entry is None:
-        return _row("effective_lr", "-", "n/a")
+        return checklist_row("effective_lr", "-", "n/a")
     lr, mult = q.entry.group["lr"], getattr(q.param, "lr_mult", 1.0)
     effective = q.effective_lr
-    how = text("diagnose.why.lr", effective=_fmt(effective), group=q.entry.group_index,
-               lr=_fmt(lr), mult=_fmt(mult))
+    how = text("diagnose.why.lr", effective=cell_text(effective), group=q.entry.group_index,
+               lr=cell_text(lr), mult=cell_text(mult))
     if lr == 0:
-        return _row("effective_lr", text("diagnose.why.lr_group_zero", text=how), "problem",
+        return checklist_row("effective_lr", text("diagnose.why.lr_group_zero", text=how), "problem",
                     "lr_zero")
     if mult == 0:
-        return _row("effective_lr", text("diagnose.why.lr_mult_zero", text=how), "problem",
+        return checklist_row("effective_lr", text("diagnose.why.lr_mult_zero", text=how), "problem",
                     "lr_mult_zero")
     if effective == 0:
-        return _row("effective_lr", how, "problem", "lr_zero")
-    return _row("effective_lr", how, "ok")
+        return checklist_row("effective_lr", how, "problem", "lr_zero")
+    return checklist_row("effective_lr", how, "ok")
 
 
 def _clipping(q: _Question) -> dict[str, Any]:
     """6. Does gradient clipping scale its gradient to nearly zero (below CLIPPED_SCALE)?"""
     if q.entry is None:
-        return _row("clipping", "-", "n/a")
+        return checklist_row("clipping", "-", "n/a")
     clip = getattr(q.entry.opt, "grad_clip", None)
     if clip is None:
-        return _row("clipping", text("diagnose.why.clip_none"), "ok")
-    if not getattr(q.param, "need_clip", True):
-        return _row("clipping", text("diagnose.why.clip_excluded", clip=repr(clip)), "ok")
-    predicted = _predicted_scale(q.entry)
+        return checklist_row("clipping", text("diagnose.why.clip_none"), "ok")
+    if not clip.applies_to(q.param):
+        return checklist_row("clipping", text("diagnose.why.clip_excluded", clip=repr(clip)), "ok")
+    predicted = predicted_scale(q.entry)
     last = getattr(clip, "last_scale", None)
     parts = [f"{clip!r}"]
     if predicted is not None:
-        parts.append(text("diagnose.why.clip_predicted", scale=_fmt(predicted, digits=2)))
+        parts.append(text("diagnose.why.clip_predicted", scale=cell_text(predicted, digits=2)))
     if last is not None:
-        parts.append(text("diagnose.why.clip_last", scale=_fmt(last)))
+        parts.append(text("diagnose.why.clip_last", scale=cell_text(last)))
     scale = predicted if predicted is not None else last
     if scale is not None and scale < CLIPPED_SCALE:
-        return _row("clipping", ", ".join(parts), "problem", "clipped_to_zero")
-    return _row("clipping", ", ".join(parts), "ok")
+        return checklist_row("clipping", ", ".join(parts), "problem", "clipped_to_zero")
+    return checklist_row("clipping", ", ".join(parts), "ok")
 
 
 # What can move a parameter whose gradient is zero: the two checks below answer
@@ -268,19 +219,19 @@ _MOVES_BY = {"momentum": "moves_by_momentum", "decay": "moves_by_weight_decay"}
 def _momentum(q: _Question) -> dict[str, Any]:
     """7. With a zero gradient: will stale momentum (SGD's buffer, Adam's exp_avg) move it?"""
     if q.entry is None or not q.grad_zero:
-        return _row("momentum", _not_applicable(q), "n/a")
+        return checklist_row("momentum", _not_applicable(q), "n/a")
     found = "; ".join(_momentum_state(q))
     if found and q.moving_lr:
-        return _moving_row("momentum", text("diagnose.why.momentum_nonzero", found=found))
+        return _movingchecklist_row("momentum", text("diagnose.why.momentum_nonzero", found=found))
     if found:
-        return _row("momentum", text("diagnose.why.momentum_lr_zero", found=found), "ok")
-    return _row("momentum", text("diagnose.why.momentum_none"), "ok")
+        return checklist_row("momentum", text("diagnose.why.momentum_lr_zero", found=found), "ok")
+    return checklist_row("momentum", text("diagnose.why.momentum_none"), "ok")
 
 
-def _moving_row(check: str, what: str) -> dict[str, Any]:
+def _movingchecklist_row(check: str, what: str) -> dict[str, Any]:
     """A warning row: the parameter will move although its gradient is zero, because of
     ``what`` (kept under "moves" for the verdict)."""
-    row = _row(check, text("diagnose.why.will_move", what=what), "warning")
+    row = checklist_row(check, text("diagnose.why.will_move", what=what), "warning")
     row["moves"] = what
     return row
 
@@ -290,28 +241,28 @@ def _momentum_state(q: _Question) -> list[str]:
     opt = q.entry.opt
     state = opt.state.get(q.param, {}) if hasattr(opt, "state") else {}
     found = []
-    for key in ("momentum_buffer", "exp_avg"):
+    for key in getattr(opt, "momentum_state", ()):
         value = state.get(key)
         if value is not None and hasattr(value, "shape"):
-            nonzero, _, absmax = _array_stats(value)
+            nonzero, _, absmax = array_stats(value)
             if nonzero:
-                found.append(text("diagnose.why.momentum_largest", key=key, value=_fmt(absmax)))
+                found.append(text("diagnose.why.momentum_largest", key=key, value=cell_text(absmax)))
     return found
 
 
 def _weight_decay(q: _Question) -> dict[str, Any]:
     """8. With a zero gradient: will weight decay move it (towards zero)?"""
     if q.entry is None or not q.grad_zero:
-        return _row("decay", _not_applicable(q), "n/a")
-    decay, kinds, coeff = _decay_text(q.entry)
+        return checklist_row("decay", _not_applicable(q), "n/a")
+    decay, kinds, coeff = decay_text(q.entry)
     applies = bool(kinds) and kinds != ["decoupled_excluded"] and bool(coeff)
     if not applies:
-        return _row("decay", text("diagnose.why.decay_none", decay=decay), "ok")
+        return checklist_row("decay", text("diagnose.why.decay_none", decay=decay), "ok")
     if not q.moving_lr:
-        return _row("decay", text("diagnose.why.decay_lr_zero"), "ok")
-    if not _array_stats(q.param.data)[0]:
-        return _row("decay", text("diagnose.why.decay_zero_param"), "ok")
-    return _moving_row("decay", text("diagnose.why.decay_applies", decay=decay))
+        return checklist_row("decay", text("diagnose.why.decay_lr_zero"), "ok")
+    if not array_stats(q.param.data)[0]:
+        return checklist_row("decay", text("diagnose.why.decay_zero_param"), "ok")
+    return _movingchecklist_row("decay", text("diagnose.why.decay_applies", decay=decay))
 
 
 def _not_applicable(q: _Question) -> str:
@@ -334,7 +285,7 @@ def _verdict(q: _Question, rows: list[dict[str, Any]]) -> UpdateCheck:
     causes = [r["cause"] for r in rows if r["status"] == "problem" and r["cause"]]
     if causes:
         cause = causes[0]
-        detail = _cause(cause)
+        detail = cause_sentence(cause)
         if cause in ("lr_zero", "lr_mult_zero", "clipped_to_zero"):
             detail = text("diagnose.why.with_reason", detail=detail,
                           why=next(r["answer"] for r in rows if r["cause"] == cause))
@@ -349,64 +300,3 @@ def _verdict(q: _Question, rows: list[dict[str, Any]]) -> UpdateCheck:
         return UpdateCheck(q.name, rows, None, text("diagnose.why.should_if", evidence=evidence),
                            None)
     return UpdateCheck(q.name, rows, None, text("diagnose.why.should", evidence=evidence), True)
-
-
-# ------------------------------------------------------------------------------------------------
-# Buffers: state a module updates itself, not a parameter
-# ------------------------------------------------------------------------------------------------
-_BATCHNORM_STATS = ("running_mean", "running_var", "num_batches_tracked")
-
-
-def _buffer_or_unknown(model: Any, name: str, param_names: list[str]) -> UpdateCheck:
-    buffers = dict(model.named_buffers(remove_duplicate=False))
-    if name in buffers:
-        return _buffer_check(model, name)
-    raise _unknown(type(model).__name__, name, param_names + list(buffers))
-
-
-def _buffer_check(model: Any, name: str) -> UpdateCheck:
-    """No optimizer updates a buffer; BatchNorm's running statistics have their own checks."""
-    path, _, attr = name.rpartition(".")
-    module = model.get_submodule(path)
-    kind = type(module).__name__
-    where = text("diagnose.why.buffer_where", kind=kind, path=repr(path)) if path else kind
-    rows = [_row("a_parameter", text("diagnose.why.buffer", where=where), "ok")]
-    if hasattr(module, "uses_batch_stats") and attr in _BATCHNORM_STATS:
-        return _batchnorm_stats_check(module, name, where, rows)
-    rows.append(_row("who_updates", text("diagnose.why.own_code", kind=kind), "problem",
-                     "not_a_parameter"))
-    return UpdateCheck(name, rows, "not_a_parameter",
-                       text("diagnose.why.not_updating", detail=_cause("not_a_parameter")), None)
-
-
-def _batchnorm_stats_check(module: Any, name: str, where: str,
-                           rows: list[dict[str, Any]]) -> UpdateCheck:
-    """A forward updates the running statistics only in training mode, and only when it
-    normalizes with the batch's own statistics (``use_global_stats`` not True)."""
-    attr = name.rpartition(".")[2]
-    ugs = module.use_global_stats
-    # eval mode freezes them unless use_global_stats=True (which freezes them by itself)
-    mode_freezes = not module.training and ugs is not True
-    rows.append(_row("module_mode", text("diagnose.why.mode_training") if module.training
-                     else text("diagnose.why.mode_eval"),
-                     "problem" if mode_freezes else "ok",
-                     "bn_stats_frozen" if mode_freezes else None))
-    rows.append(_row("use_global_stats", text(f"diagnose.why.ugs_{str(ugs).lower()}"),
-        "problem" if ugs is True else "ok", "bn_stats_frozen" if ugs is True else None))
-    if module.uses_batch_stats() and module.training:
-        rows.append(_row("running_stats", text("diagnose.why.stats_updated",
-                                                keep=f"{1 - module.momentum:g}",
-                                                momentum=f"{module.momentum:g}"), "ok"))
-        return UpdateCheck(name, rows, None, text("diagnose.why.bn_should", where=where,
-                                                  attr=attr), True)
-    if ugs is True:
-        why = text("diagnose.why.bn_ugs", where=where)
-    elif ugs is None:
-        why = text("diagnose.why.bn_eval", where=where)
-    else:
-        why = text("diagnose.why.bn_eval_ugs_false", where=where)
-    rows.append(_row("running_stats", text("diagnose.why.stats_frozen"), "problem",
-                     "bn_stats_frozen"))
-    detail = text("diagnose.why.with_reason", detail=_cause("bn_stats_frozen"), why=why)
-    return UpdateCheck(name, rows, "bn_stats_frozen",
-                       text("diagnose.why.not_updating", detail=detail), False)

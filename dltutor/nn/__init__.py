@@ -9,7 +9,7 @@ Sequential(
   (2): Linear(in_features=8, out_features=1, bias=True)
 )
 """
-from . import functional, init
+from . import functional, init, utils
 from .containers import ModuleDict, ModuleList, Sequential
 from .activations import (GELU, Dropout, Flatten, Identity, LeakyReLU, LogSoftmax, ReLU, Sigmoid,
                           Softmax, Tanh)
@@ -22,7 +22,7 @@ from .module import Module
 from .state_dict import LoadResult, StateDictError
 from .parameter import Parameter, UninitializedParameter, UninitializedParameterError
 
-__all__ = ["functional", "init", "Parameter", "Module", "LoadResult", "StateDictError",
+__all__ = ["functional", "init", "utils", "Parameter", "Module", "LoadResult", "StateDictError",
            "Sequential", "ModuleList", "ModuleDict", "Linear", "Conv2d", "LazyLinear", "LazyConv2d",
            "UninitializedParameter", "UninitializedParameterError", "Embedding", "BatchNorm1d",
            "BatchNorm2d", "LayerNorm", "Dropout", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d",

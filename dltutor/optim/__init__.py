@@ -15,8 +15,8 @@ from . import lr_scheduler
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .checkpoint import OptimizerLoadResult, OptimizerStateError
-from .clip import (ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, GradClip,
-                   clip_grad_norm_, clip_grad_value_)
+from ..nn.utils import clip_grad_norm_, clip_grad_value_   # PyTorch's address: nn.utils
+from .clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, GradClip
 from .decay import Decay
 from .multi_optimizer import MultiOptimizer
 from .nonfinite import NonFiniteGradientError

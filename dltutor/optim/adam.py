@@ -28,6 +28,7 @@ class Adam(Optimizer):
     """
 
     returns_update = True
+    momentum_state = ("exp_avg",)
 
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: Any = 0.0, amsgrad: bool = False,

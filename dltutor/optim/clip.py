@@ -1,97 +1,27 @@
-"""Gradient clipping: PyTorch's functions and Paddle's clip objects handed to an optimizer.
+"""Paddle's clip objects, handed to an optimizer: ``ClipGradByGlobalNorm``, ``ClipGradByNorm``,
+``ClipGradByValue``. Give one to an optimizer as ``grad_clip=`` and it clips inside every
+``step()``. A clip object says which parameters it applies to (:meth:`GradClip.applies_to`:
+not those with ``need_clip=False``), and the optimizer and the diagnose reports ask it. Each
+records what it did last: ``last_total_norm`` (global norm before), ``last_clipped_norm``
+(after) and ``last_scale``. PyTorch's clipping functions (``clip_grad_norm_``,
+``clip_grad_value_``) are in :mod:`dltutor.nn.utils`, as in PyTorch.
 
-* ``clip_grad_norm_(params, max_norm)`` (PyTorch): scale all gradients together so their
-  total norm is at most ``max_norm``; returns the total norm before clipping.
-* ``clip_grad_value_(params, clip_value)`` (PyTorch): clamp every gradient value.
-* ``ClipGradByGlobalNorm``, ``ClipGradByNorm``, ``ClipGradByValue`` (Paddle): give one to an
-  optimizer as ``grad_clip=`` and it clips inside every ``step()``. Parameters with
-  ``need_clip=False`` are neither counted nor changed. Each records what it did last:
-  ``last_total_norm`` (global norm before), ``last_clipped_norm`` (after) and ``last_scale``.
-
->>> import dltutor as dt
+>>> import numpy as np
 >>> from dltutor import nn
->>> w = nn.Parameter([0.0, 0.0])
->>> w.grad = dt.tensor([3.0, 4.0])            # norm 5
->>> clip_grad_norm_([w], max_norm=1.0)
-tensor(5.)
->>> [round(v, 4) for v in w.grad.tolist()]
-[0.6, 0.8]
+>>> clip = ClipGradByGlobalNorm(1.0)
+>>> grads = clip([nn.Parameter([0.0, 0.0])], [np.array([3.0, 4.0])])
+>>> grads[0], clip.last_scale
+(array([0.6, 0.8]), 0.2)
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from .. import backend as B
 from .. import checks
 from ..autograd import Tensor
-from ..autograd.function import make_tensor
-from .norms import l2_norms, p_norm, sums_of_squares, total_norm
-
-
-def _unique_with_grad(params: Iterable[Tensor] | Tensor) -> list[Tensor]:
-    """Parameters that have a gradient, each once (a tied parameter counts once)."""
-    if isinstance(params, Tensor):
-        params = [params]
-    seen, out = set(), []
-    for p in params:
-        if p.grad is not None and id(p) not in seen:
-            seen.add(id(p))
-            out.append(p)
-    return out
-
-
-def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
-                    norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
-    """Scale the gradients so that their total ``norm_type``-norm is at most ``max_norm``.
-
-    PyTorch's formula: ``total`` is the norm of the per-tensor norms, the scale is
-    ``min(1, max_norm / (total + 1e-6))``, and the total before clipping is returned.
-    ``norm_type`` may be 2, 1, any p > 0, or ``math.inf`` (the largest absolute value).
-
-    >>> import dltutor as dt
-    >>> from dltutor import nn
-    >>> a, b = nn.Parameter([0.0]), nn.Parameter([0.0])
-    >>> a.grad, b.grad = dt.tensor([6.0]), dt.tensor([8.0])
-    >>> clip_grad_norm_([a, b], 5.0).item()
-    10.0
-    >>> round(a.grad.item(), 4), round(b.grad.item(), 4)
-    (3.0, 4.0)
-    """
-    # A threshold <= 0 would zero every gradient (or, negative, flip it): PyTorch takes it.
-    checks.positive("clip_grad_norm_", "max_norm", max_norm)
-    if norm_type != math.inf:
-        checks.positive("clip_grad_norm_", "norm_type", norm_type,
-                        hint="or math.inf for the largest absolute value")
-    norm_type = float(norm_type)
-    params = _unique_with_grad(parameters)
-    grads = [p.grad.data for p in params]
-    norms = l2_norms(grads) if norm_type == 2 else [p_norm(g, norm_type) for g in grads]
-    total = total_norm(norms, norm_type)
-    if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(f"clip_grad_norm_: the total norm of the gradients is {total}; "
-                           "a NaN or Inf gradient is upstream (find it with dt.detect_anomaly())"
-                           ". Pass error_if_nonfinite=False to clip anyway.")
-    scale = min(1.0, max_norm / (total + 1e-6)) if math.isfinite(total) else max_norm / total
-    for p in params:
-        p.grad.data = p.grad.data * scale  # a new array: gradients may share memory
-    dtype = params[0].grad.dtype if params else "float32"
-    backend = B.backend_of(params[0].grad.data) if params else B.current()
-    return make_tensor(backend.asarray(total, dtype=dtype), False, None)
-
-
-def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
-    """Clamp every gradient value to ``[-clip_value, clip_value]``.
-
-    >>> import dltutor as dt
-    >>> from dltutor import nn
-    >>> w = nn.Parameter([0.0, 0.0]); w.grad = dt.tensor([-3.0, 0.5])
-    >>> clip_grad_value_([w], 1.0); w.grad.tolist()
-    [-1.0, 0.5]
-    """
-    checks.positive("clip_grad_value_", "clip_value", clip_value)
-    for p in _unique_with_grad(parameters):
-        p.grad.data = B.get_array_module(p.grad.data).clip(p.grad.data, -clip_value, clip_value)
+from ..nn.utils.norms import l2_norms, sums_of_squares
 
 
 class GradClip:
@@ -128,7 +58,7 @@ class GradClip:
     def __call__(self, params: list[Tensor], grads: list[Any],
                  squares: list[float] | None = None) -> list[Any]:
         # squares: each gradient's sum of squares, when the optimizer already took them
-        indices = [i for i, p in enumerate(params) if getattr(p, "need_clip", True)]
+        indices = [i for i, p in enumerate(params) if self.applies_to(p)]
         chosen = [grads[i] for i in indices]
         norms = (l2_norms(chosen) if squares is None else
                  [math.sqrt(squares[i]) for i in indices])
@@ -138,6 +68,17 @@ class GradClip:
         # min(): rounding can make "after" a hair larger than "before" when nothing was clipped
         self.last_scale = min(1.0, after / before) if before > 0 else 1.0
         return grads
+
+    def applies_to(self, param: Any) -> bool:
+        """Whether this clip changes (and counts) ``param``'s gradient: Paddle's rule, every
+        parameter but those with ``need_clip=False``. The one place the rule is written: the
+        optimizer and the diagnose reports ask here.
+
+        >>> from dltutor import nn
+        >>> ClipGradByNorm(1.0).applies_to(nn.Parameter([0.0], need_clip=False))
+        False
+        """
+        return bool(getattr(param, "need_clip", True))
 
     def clip(self, grads: list[Any], norms: list[float]) -> float:  # pragma: no cover
         """Clip ``grads`` in place (``norms`` are their L2 norms); return the global norm after."""
@@ -163,7 +104,7 @@ class GradClip:
         if grads is None:
             grads = [None if p.grad is None else p.grad.data for p in params]
         chosen = [i for i, (p, g) in enumerate(zip(params, grads))
-                  if g is not None and getattr(p, "need_clip", True)]
+                  if g is not None and self.applies_to(p)]
         chosen_grads = [grads[i] for i in chosen]
         scales: list[float | None] = [None if g is None else 1.0 for g in grads]
         for i, scale in zip(chosen, self._scales(chosen_grads, l2_norms(chosen_grads))):

@@ -43,7 +43,7 @@ from .checkpoint import (OptimizerLoadResult, OptimizerStateError, load_fitting_
                          state_dict_of, state_problems)
 from .decay import Decay, decay_parts, describe_decay
 from .nonfinite import NonFiniteGradientError, check_mode, nonfinite_names
-from .norms import sums_of_squares
+from ..nn.utils.norms import sums_of_squares
 from .param_groups import as_groups, make_group
 from .regularizer import Regularizer
 from .report import StepMeasurement, StepReport
@@ -94,6 +94,10 @@ class Optimizer:
     #: recorded step then measures the update from that array; otherwise it copies the
     #: parameter before ``update`` changes it, to measure the change.
     returns_update = False
+    #: The state entries that carry past gradients forward (momentum-like): a parameter whose
+    #: gradient is now zero still moves while they are non-zero. Each rule names its own;
+    #: ``diagnose.why_not_updating`` asks here.
+    momentum_state: tuple[str, ...] = ()
 
     def __init__(self, params: Any, defaults: dict[str, Any], grad_clip: Any = None,
                  nonfinite: str = "raise"):
@@ -321,7 +325,7 @@ class Optimizer:
             coupled, decoupled = decay_parts(self, name, param, group)
             if group.get("maximize"):
                 grad = B.get_array_module(grad).negative(grad, out=self._grad_copy(param))
-            elif coupled is not None or (clip is not None and getattr(param, "need_clip", True)):
+            elif coupled is not None or (clip is not None and clip.applies_to(param)):
                 copy = self._grad_copy(param)
                 copy[...] = grad
                 grad = copy

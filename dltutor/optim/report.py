@@ -15,7 +15,7 @@ import math
 from typing import Any, Sequence
 
 from ..autograd import Tensor
-from .norms import sums_of_squares
+from ..nn.utils.norms import sums_of_squares
 
 
 class StepRecord:

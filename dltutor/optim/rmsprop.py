@@ -22,6 +22,7 @@ class RMSprop(Optimizer):
     """
 
     returns_update = True
+    momentum_state = ("momentum_buffer",)      # with momentum > 0
 
     def __init__(self, params: Any, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: Any = 0.0, momentum: float = 0.0, centered: bool = False,

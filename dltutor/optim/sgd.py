@@ -25,6 +25,7 @@ class SGD(Optimizer):
     """
 
     returns_update = True
+    momentum_state = ("momentum_buffer",)
 
     def __init__(self, params: Any, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: Any = 0.0, nesterov: bool = False,

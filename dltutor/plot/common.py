@@ -26,7 +26,7 @@ MAX_FIGWIDTH = 7.2
 LOG_DECADES = 2.0
 
 
-def _axes(ax: Axes | None, figsize: tuple[float, float] = (7.0, 4.0)) -> Axes:
+def axes_or_new(ax: Axes | None, figsize: tuple[float, float] = (7.0, 4.0)) -> Axes:
     """``ax`` itself, or the axes of a new figure (constrained layout: labels never overlap)."""
     if ax is not None:
         return ax
@@ -41,7 +41,7 @@ def _spans_decades(values: Any, decades: float = LOG_DECADES) -> bool:
     return v.size >= 2 and math.log10(v.max() / v.min()) > decades
 
 
-def _set_scale(ax: Axes, values: Any, log: bool | None) -> bool:
+def set_scale(ax: Axes, values: Any, log: bool | None) -> bool:
     """Apply ``log`` (True / False) or decide it from the data (None). Returns whether log.
 
     On a log scale, zeros (a frozen parameter's gradient) leave gaps instead of diving down.
@@ -55,7 +55,7 @@ def _set_scale(ax: Axes, values: Any, log: bool | None) -> bool:
     return use_log
 
 
-def _legend(ax: Axes, title: str | None = None) -> None:
+def readable_legend(ax: Axes, title: str | None = None) -> None:
     """A legend that stays readable: small font, and outside on the right when it is long."""
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
@@ -68,6 +68,6 @@ def _legend(ax: Axes, title: str | None = None) -> None:
                   framealpha=0.85)
 
 
-def _to_numpy(values: Any) -> np.ndarray:
+def as_numpy(values: Any) -> np.ndarray:
     """A NumPy array of a Tensor, a NumPy or CuPy array, or a list (what plots are given)."""
     return B.to_numpy(values.data if isinstance(values, Tensor) else values)

@@ -11,7 +11,7 @@ from matplotlib.axes import Axes
 from ..autograd import no_grad
 from ..nn import Module
 from ..stats import as_model_input, eval_mode
-from .common import _axes, _legend, _to_numpy
+from .common import axes_or_new, readable_legend, as_numpy
 
 
 def decision_boundary(model: Module, X: Any, y: Any, ax: Axes | None = None,
@@ -37,7 +37,7 @@ def decision_boundary(model: Module, X: Any, y: Any, ax: Axes | None = None,
     (['class 0', 'class 1'], True)
     >>> plt.close(contour.axes.figure)
     """
-    X_np, y_np = _to_numpy(X), _to_numpy(y).ravel()
+    X_np, y_np = as_numpy(X), as_numpy(y).ravel()
     if X_np.ndim != 2 or X_np.shape[1] != 2:
         raise ValueError(f"decision_boundary: X must have shape (n, 2) (two features to plot), "
                          f"got {X_np.shape}")
@@ -54,7 +54,7 @@ def decision_boundary(model: Module, X: Any, y: Any, ax: Axes | None = None,
 
     classes = int(max(Z.max(), y_np.max()) + 1)
     palette = [mpl.colormaps["tab10"](i % 10) for i in range(classes)]
-    ax = _axes(ax, figsize=(6.0, 4.5))
+    ax = axes_or_new(ax, figsize=(6.0, 4.5))
     contour = ax.contourf(xx, yy, Z, levels=np.arange(classes + 1) - 0.5,
                           colors=palette, alpha=0.25)
     scatters = [ax.scatter(X_np[y_np == c, 0], X_np[y_np == c, 1], s=18, color=palette[c],
@@ -65,7 +65,7 @@ def decision_boundary(model: Module, X: Any, y: Any, ax: Axes | None = None,
     ax.set_xlabel("feature 0")
     ax.set_ylabel("feature 1")
     ax.set_title(f"Decision boundary (accuracy on these points: {accuracy:.1%})")
-    _legend(ax)
+    readable_legend(ax)
     return [contour, *scatters]
 
 
@@ -74,7 +74,7 @@ def _predict(model: Module, points: np.ndarray) -> np.ndarray:
     output. In chunks, so a fine grid does not make one huge batch."""
     chunks = []
     for start in range(0, len(points), 8192):
-        out = _to_numpy(model(as_model_input(model, points[start:start + 8192])))
+        out = as_numpy(model(as_model_input(model, points[start:start + 8192])))
         out = out.reshape(len(out), -1)
         chunks.append(out.argmax(axis=1) if out.shape[1] > 1 else
                       (out[:, 0] > 0).astype(np.int64))

@@ -7,7 +7,7 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 
 from ..trace import Recorder
-from .common import STEP_LABEL, _axes, _legend
+from .common import STEP_LABEL, axes_or_new, readable_legend
 
 
 def histograms(recorder: Recorder, name: str, kind: str = "params", ax: Axes | None = None,
@@ -43,7 +43,7 @@ def histograms(recorder: Recorder, name: str, kind: str = "params", ax: Axes | N
     if not entries:
         raise ValueError(f"histograms: {name!r} never had a gradient when a histogram was "
                          f"kept (was it frozen the whole time?)")
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     first, last = entries[0][0], entries[-1][0]
     norm = mpl.colors.Normalize(vmin=first, vmax=last if last > first else first + 1)
     colormap = mpl.colormaps[cmap]
@@ -54,7 +54,7 @@ def histograms(recorder: Recorder, name: str, kind: str = "params", ax: Axes | N
         ax.figure.colorbar(mpl.cm.ScalarMappable(norm=norm, cmap=colormap), ax=ax,
                            label=STEP_LABEL)
     else:
-        _legend(ax)
+        readable_legend(ax)
     what = "parameter" if kind == "params" else "gradient"
     ax.set_xlabel(f"{what} value")
     ax.set_ylabel("density (area 1)")

@@ -13,7 +13,7 @@ from matplotlib.axes import Axes
 from ..autograd import Tensor
 from ..nn import Module
 from ..stats import activation_stats, gradient_stats
-from .common import MAX_FIGWIDTH, _axes, _legend, _set_scale
+from .common import MAX_FIGWIDTH, axes_or_new, readable_legend, set_scale
 
 
 def layer_statistics(model: Module, x: Any, ax: Axes | None = None, kind: str = "activation",
@@ -43,7 +43,7 @@ def layer_statistics(model: Module, x: Any, ax: Axes | None = None, kind: str = 
     stats = (activation_stats(model, x) if kind == "activation"
              else gradient_stats(model, x, loss_fn))
     modules = dict(model.named_children())
-    ax = _axes(ax, figsize=(min(MAX_FIGWIDTH, max(6.0, 0.4 * len(stats) + 1.5)), 4.0))
+    ax = axes_or_new(ax, figsize=(min(MAX_FIGWIDTH, max(6.0, 0.4 * len(stats) + 1.5)), 4.0))
     stds = np.array([std for _, _, std in stats])
     positions = np.arange(len(stats))
     ax.plot(positions, stds, marker="o", lw=1.6, label=label)
@@ -51,7 +51,7 @@ def layer_statistics(model: Module, x: Any, ax: Axes | None = None, kind: str = 
     ax.set_xticks(positions, ticks, fontsize="small")
     if _crowded(ax, ticks):
         ax.tick_params(axis="x", labelrotation=90)     # never a smaller font: stays readable
-    _set_scale(ax, stds, log)
+    set_scale(ax, stds, log)
     if kind == "activation":
         ax.set_ylabel("std of the layer's output")
         ax.set_title("Activation scale through the network")
@@ -62,7 +62,7 @@ def layer_statistics(model: Module, x: Any, ax: Axes | None = None, kind: str = 
                   "layer (in forward order; backward runs right to left)")
     ax.grid(True, alpha=0.3)
     if label is not None:
-        _legend(ax)
+        readable_legend(ax)
     return [(n, s) for n, _, s in stats]
 
 

@@ -8,7 +8,7 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 
 from ..optim.lr_scheduler import preview
-from .common import _axes, _legend, _set_scale, _to_numpy
+from .common import axes_or_new, readable_legend, set_scale, as_numpy
 
 
 def lr_schedule(lrs_or_make_scheduler: Any, steps: int | None = None, ax: Axes | None = None,
@@ -36,16 +36,16 @@ def lr_schedule(lrs_or_make_scheduler: Any, steps: int | None = None, ax: Axes |
                             "plot.lr_schedule(lambda opt: StepLR(opt, step_size=10), steps=50)")
         lrs = preview(lrs_or_make_scheduler, steps, lr)
     else:
-        lrs = _to_numpy(lrs_or_make_scheduler).astype(float).ravel()
+        lrs = as_numpy(lrs_or_make_scheduler).astype(float).ravel()
         if steps is not None:
             lrs = lrs[:steps]
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     stairs = ax.stairs(lrs, np.arange(len(lrs) + 1), baseline=None, lw=2.0, label=label)
-    _set_scale(ax, lrs, log)
+    set_scale(ax, lrs, log)
     ax.set_xlabel("scheduler step (each scheduler.step(): an epoch or a batch)")
     ax.set_ylabel("learning rate")
     ax.set_title("Learning-rate schedule")
     ax.grid(True, alpha=0.3)
     if label is not None:
-        _legend(ax)
+        readable_legend(ax)
     return [stairs]

@@ -13,7 +13,7 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 
 from ..trace import STEP_SERIES, Recorder
-from .common import STEP_LABEL, _axes, _legend, _set_scale
+from .common import STEP_LABEL, axes_or_new, readable_legend, set_scale
 
 #: Axis labels of the recorded series (mathtext: renders the same with every font).
 YLABELS = {
@@ -123,7 +123,7 @@ def traces(recorder: Recorder, kind: str = "param_norm", names: str | Iterable[s
     True
     >>> plt.close(artists[0].figure)
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     steps = recorder.steps
     if kind in STEP_SERIES:
         values = recorder.series(kind)
@@ -137,12 +137,12 @@ def traces(recorder: Recorder, kind: str = "param_norm", names: str | Iterable[s
         if kind != "frozen":
             artists += _shade_frozen(ax, recorder, names, [a.get_color() for a in artists])
         title = f"{_TITLES.get(kind, kind)} per {recorder.by}"
-    _set_scale(ax, values, log)
+    set_scale(ax, values, log)
     ax.set_xlabel(STEP_LABEL)
     ax.set_ylabel(YLABELS.get(kind, kind))
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    _legend(ax)
+    readable_legend(ax)
     return artists
 
 
@@ -166,7 +166,7 @@ def update_ratio(recorder: Recorder, names: str | Iterable[str] | None = None,
     (0.001, '--', 'log')
     >>> plt.close(artists[0].figure)
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     names = _names(recorder, names)
     steps = recorder.steps
     lines = [ax.plot(steps, recorder.series("update_ratio", n), label=n, lw=1.6)[0]
@@ -185,7 +185,7 @@ def update_ratio(recorder: Recorder, names: str | Iterable[str] | None = None,
     ax.set_ylabel(YLABELS["update_ratio"])
     ax.set_title(f"Update / parameter ratio per {recorder.by}")
     ax.grid(True, which="major", alpha=0.3)
-    _legend(ax)
+    readable_legend(ax)
     return [*lines, *spans, band_patch, ref]
 
 
@@ -210,7 +210,7 @@ def grad_norm_clipping(recorder: Recorder, name: str | None = None, ax: Axes | N
     (True, True)
     >>> plt.close(before.figure)
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     steps = recorder.steps
     if name is None:
         before = recorder.series("global_grad_norm")
@@ -231,12 +231,12 @@ def grad_norm_clipping(recorder: Recorder, name: str | None = None, ax: Axes | N
         artists.append(ax.fill_between(steps, after, before, where=clipped_mask, step=None,
                                        interpolate=True, color="tab:red", alpha=0.12,
                                        linewidth=0, label="clipped away"))
-    _set_scale(ax, np.concatenate([before, after]), log)
+    set_scale(ax, np.concatenate([before, after]), log)
     ax.set_xlabel(STEP_LABEL)
     ax.set_ylabel(r"gradient norm $\|\nabla\|_2$")
     ax.set_title(f"Gradient norm before and after clipping: {what}")
     ax.grid(True, alpha=0.3)
-    _legend(ax)
+    readable_legend(ax)
     return artists
 
 
@@ -276,7 +276,7 @@ def loss(recorder: Recorder, ax: Axes | None = None, smooth: float = 0.0,
     if values.size and np.isnan(values).all():
         raise ValueError("loss: the recorder has no loss values; call recorder.log_loss(loss) "
                          "before opt.step() in your training loop")
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     steps = recorder.steps
     if smooth:
         artists = ax.plot(steps, values, color="tab:blue", alpha=0.3, lw=1.0, label="loss")
@@ -284,11 +284,11 @@ def loss(recorder: Recorder, ax: Axes | None = None, smooth: float = 0.0,
                            label=f"moving average (smooth={smooth:g})")
     else:
         artists = ax.plot(steps, values, color="tab:blue", lw=1.6, label="loss")
-    _set_scale(ax, values, log)
+    set_scale(ax, values, log)
     ax.set_xlabel(STEP_LABEL)
     ax.set_ylabel("loss (of the mini-batch)")
     ax.set_title(_TITLES["loss"])
     ax.grid(True, alpha=0.3)
     if smooth:
-        _legend(ax)
+        readable_legend(ax)
     return artists

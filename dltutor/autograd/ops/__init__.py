@@ -4,10 +4,10 @@ side, followed by the lowercase function learners call (``dt.exp(x)``, ``x.exp()
 
 * ``arithmetic``: ``+ - * / **``, maximum, minimum, where, comparisons
 * ``elementwise``: exp, log, sqrt, abs, the activations, erf, clip, dropout
-* ``reduce``: sum, mean, max, min, amax, amin, norm, var, std, logsumexp, argmax, argmin
+* ``reduce``: sum, mean, max, min, amax, amin, norm, var, std, logsumexp
 * ``softmax``: softmax, log_softmax
 * ``shape``: reshape, flatten, (un)squeeze, permute, transpose, broadcast_to, expand, concat, stack
-* ``indexing``: ``t[index]``, embedding
+* ``indexing``: ``t[index]``, embedding, argmax, argmin
 * ``linalg``: matmul, linear
 * ``losses``: cross_entropy, mse_loss, l1_loss, binary_cross_entropy_with_logits
 * ``conv``: conv2d, max_pool2d, avg_pool2d
@@ -31,14 +31,14 @@ from .convert import Cast, Clone, ToBackend, cast, clone, to_backend
 from .elementwise import (Abs, Clip, Dropout, Erf, Exp, LeakyRelu, Log, Relu, Sigmoid, Sqrt,
                           Tanh, abs, clamp, clip, dropout, erf, exp, gelu, leaky_relu, log, relu,
                           sigmoid, sqrt, tanh)
-from .indexing import Embedding, GetItem, embedding, getitem, index_arrays
+from .indexing import Embedding, GetItem, argmax, argmin, embedding, getitem, index_arrays
 from .linalg import Linear, Matmul, linear, matmul
 from .losses import (CrossEntropy, MSELoss, binary_cross_entropy_with_logits, check_reduction,
                      cross_entropy, l1_loss, mse_loss)
 from .norm import BatchNorm, batch_norm, layer_norm
 from .operands import as_tensor
 from .reduce import (LogSumExp, Max, Mean, Min, Norm, Sum, TakeAlong, ValuesIndices, Var, amax,
-                     amin, argmax, argmin, logsumexp, max, mean, min, norm, std, sum, var)
+                     amin, logsumexp, max, mean, min, norm, std, sum, var)
 from .shape import (BroadcastTo, Concat, Permute, Reshape, Stack, broadcast_to, cat, concat,
                     expand, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze)
 from .softmax import LogSoftmax, Softmax, log_softmax, softmax

@@ -1,6 +1,7 @@
 """Picking elements out: ``t[index]`` with everything NumPy accepts, and the embedding lookup
 (``weight[indices]`` for a table of word vectors). When an element is picked more than once,
-the gradients of its copies add up.
+the gradients of its copies add up. Also where the largest or smallest element is:
+``argmax``/``argmin``, whose integer indices carry no gradient.
 
 >>> import dltutor as dt
 >>> x = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -13,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from ... import backend as B
-from ..function import Function, is_tensor
-from .operands import as_tensor
+from ..dtypes import int64
+from ..function import Function, is_tensor, make_tensor
+from .operands import as_tensor, axis_index
 
 get_array_module = B.get_array_module
 
@@ -119,3 +121,35 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None) -> Any:
     if padding_idx is not None and padding_idx < 0:
         padding_idx += rows
     return Embedding(data, padding_idx)(weight)
+
+
+def _index_of_extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any) -> Any:
+    """``argmax``/``argmin``: the index as an int64 tensor (``dim``/``keepdim`` are PyTorch's
+    spellings of ``axis``/``keepdims``)."""
+    axis = dim if dim is not None else axis
+    keepdims = keepdim if keepdim is not None else keepdims
+    if axis is not None:
+        axis = axis_index(op, axis, a.ndim)
+    return make_tensor(getattr(a.data, op)(axis=axis, keepdims=keepdims).astype(int64))
+
+
+def argmax(a: Any, axis: int | None = None, keepdims: bool = False, *,
+           dim: int | None = None, keepdim: bool | None = None) -> Any:
+    """Index of the largest value (over the flattened tensor when ``axis`` is None).
+
+    >>> import dltutor as dt
+    >>> dt.argmax(dt.tensor([[1.0, 9.0], [8.0, 2.0]]), axis=1)
+    tensor([1, 0])
+    """
+    return _index_of_extreme("argmax", a, axis, keepdims, dim, keepdim)
+
+
+def argmin(a: Any, axis: int | None = None, keepdims: bool = False, *,
+           dim: int | None = None, keepdim: bool | None = None) -> Any:
+    """Index of the smallest value (over the flattened tensor when ``axis`` is None).
+
+    >>> import dltutor as dt
+    >>> dt.argmin(dt.tensor([3.0, 1.0, 2.0]))
+    tensor(1)
+    """
+    return _index_of_extreme("argmin", a, axis, keepdims, dim, keepdim)

@@ -1,6 +1,6 @@
 """Reductions over axes: ``sum``, ``mean``, ``max``, ``min``, ``amax``, ``amin``, ``var``,
-``std``, ``norm``, ``logsumexp``, and the index reductions ``argmax``/``argmin`` (which carry no
-gradient). Each op's class is followed by the function learners call. ``dim=``/``keepdim=``
+``std``, ``norm``, ``logsumexp`` (the index reductions ``argmax``/``argmin``, which carry no
+gradient, are in indexing.py). Each op's class is followed by the function learners call. ``dim=``/``keepdim=``
 are PyTorch's spellings of ``axis=``/``keepdims=``; both work. As in PyTorch, ``max`` and
 ``min`` along one dimension return the values *and* their indices (``_, predicted =
 logits.max(dim=1)``); ``amax``/``amin`` return the values alone.
@@ -379,33 +379,3 @@ def logsumexp(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = No
     tensor(1.)
     """
     return _reduce(LogSumExp, a, axis, keepdims, dim, keepdim, "logsumexp")
-
-
-def argmax(a: Any, axis: int | None = None, keepdims: bool = False, *,
-           dim: int | None = None, keepdim: bool | None = None) -> Any:
-    """Index of the largest value (over the flattened tensor when ``axis`` is None).
-
-    >>> import dltutor as dt
-    >>> dt.argmax(dt.tensor([[1.0, 9.0], [8.0, 2.0]]), axis=1)
-    tensor([1, 0])
-    """
-    axis = dim if dim is not None else axis
-    keepdims = keepdim if keepdim is not None else keepdims
-    if axis is not None:
-        axis = axis_index("argmax", axis, a.ndim)
-    return make_tensor(a.data.argmax(axis=axis, keepdims=keepdims).astype(int64))
-
-
-def argmin(a: Any, axis: int | None = None, keepdims: bool = False, *,
-           dim: int | None = None, keepdim: bool | None = None) -> Any:
-    """Index of the smallest value (over the flattened tensor when ``axis`` is None).
-
-    >>> import dltutor as dt
-    >>> dt.argmin(dt.tensor([3.0, 1.0, 2.0]))
-    tensor(1)
-    """
-    axis = dim if dim is not None else axis
-    keepdims = keepdim if keepdim is not None else keepdims
-    if axis is not None:
-        axis = axis_index("argmin", axis, a.ndim)
-    return make_tensor(a.data.argmin(axis=axis, keepdims=keepdims).astype(int64))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from .. import backend as B
+from ... import backend as B
 
 
 def sums_of_squares(arrays: Sequence[Any]) -> list[float]:
