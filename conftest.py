@@ -13,8 +13,12 @@ collect_ignore = ["notebooks/src"]
 
 @pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Keep each notebook's cells together on one worker when pytest-xdist runs the suite in
-    parallel (``-n 2 --dist loadgroup``): nbval runs them in order in one kernel."""
+    """Mark each notebook's cells with one xdist_group, the notebook's path: nbval runs them in
+    order in one kernel, so they must stay on one worker. ``make test`` runs ``-n auto --dist
+    loadscope``, which ignores the mark: it keeps the cells together because it sends each
+    scope (a node id up to its last ``::``) to one worker, and every cell of a notebook is
+    ``path.ipynb::Cell N``. The mark is what keeps them together under ``--dist loadgroup``
+    (there unmarked tests are spread one by one, as with ``--dist load``)."""
     for item in items:
         if str(item.fspath).endswith(".ipynb"):
             item.add_marker(pytest.mark.xdist_group(str(item.fspath)))
