@@ -306,9 +306,9 @@ def test_play_twice_starts_one_loop_and_controls_apply_mid_run():
 
     async def scenario():
         view.play()
-        task = view._task
+        task = view.trainer.task
         view.play()                               # pressing play again changes nothing
-        assert view._task is task and view.running
+        assert view.trainer.task is task and view.running
         assert view.buttons["play"].disabled and not view.buttons["pause"].disabled
         while view.lab.steps_done < 20:
             await asyncio.sleep(0.005)
@@ -362,7 +362,7 @@ def test_close_stops_the_running_task():
 
     async def scenario():
         view.play()
-        task = view._task
+        task = view.trainer.task
         await asyncio.sleep(0.05)
         view.close()
         with pytest.raises(asyncio.CancelledError):
@@ -372,7 +372,7 @@ def test_close_stops_the_running_task():
     steps = asyncio.run(scenario())
     assert view.closed and not view.running and view.lab.steps_done == steps
     view.play()                                   # a closed view does not start again
-    assert view._task.done()
+    assert view.trainer.task.done()
 
 
 def test_a_refused_step_shows_in_the_status_line_and_changes_nothing():

@@ -8,7 +8,28 @@ just ``lab`` as the last line of a cell) displays the ipywidgets view (plots dra
 >>> demos.moons_mlp().layers
 ['0', '2', '4']
 """
-from . import demos
-from .controller import CLIP_MODES, LabError, TrainingLab
+from typing import Any
 
-__all__ = ["TrainingLab", "LabError", "CLIP_MODES", "demos"]
+from . import demos
+from .controller import CLIP_MODES, LabError, TrainingLab, set_show_view
+
+
+def show_widget_view(lab: TrainingLab) -> Any:
+    """What ``lab.show()`` does: a live :class:`~dltutor.lab.widgets.LabView` of ``lab``,
+    registered as that lab's one live view; returns the widget to display.
+
+    >>> show_widget_view(demos.moons_mlp()).__class__.__name__
+    'VBox'
+    >>> from dltutor.lab.widgets import close_all; close_all()
+    """
+    # Imported here, not at the top: `import dltutor.lab` stays quick and works without
+    # ipywidgets; the widgets load the first time a lab is shown.
+    from .widgets import LabView
+
+    return LabView(lab).show()
+
+
+# The controller never imports its view (see controller.set_show_view): the package connects them.
+set_show_view(show_widget_view)
+
+__all__ = ["CLIP_MODES", "LabError", "TrainingLab", "demos"]

@@ -16,7 +16,8 @@ stops) and shows the new one, at the new demo's own speed.
 from __future__ import annotations
 
 import html
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as W
 
@@ -24,7 +25,6 @@ from ..i18n import text
 from . import demos
 from .controller import TrainingLab
 from .widgets import LabView
-
 
 #: The demos the app offers, in menu order: name -> the function that builds its lab. The
 #: menu shows ``text("lab.demo.<name>")`` and the experiment to try, ``text("lab.try.<name>")``

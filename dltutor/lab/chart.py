@@ -29,18 +29,23 @@ and one output, ``frames_drawn``: how many frames the browser has drawn (the sta
 from __future__ import annotations
 
 import base64
+import html
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import anywidget
 import numpy as np
 import traitlets
 
+from ..autograd import no_grad, tensor
 from ..i18n import text
+from ..stats import eval_mode
 from .controller import TrainingLab
 
-__all__ = ["LiveChart", "chart_spec", "chart_frame", "layer_colors", "GRID", "MAX_POINTS"]
+__all__ = ["GRID", "MAX_POINTS", "LiveChart", "chart_frame", "chart_spec", "layer_colors",
+           "legend_html", "predict"]
 
 #: At most this many points per line (longer histories are thinned, the latest step kept).
 MAX_POINTS = 400
@@ -65,6 +70,31 @@ class LiveChart(anywidget.AnyWidget):
 def layer_colors(lab: TrainingLab) -> list[str]:
     """One colour per traced layer, in the recorder's order."""
     return [PALETTE[i % len(PALETTE)] for i in range(len(lab.recorder.names))]
+
+
+def legend_html(lab: TrainingLab, colors: list[str]) -> str:
+    """The legend under the plots (HTML): a swatch per layer, then the line styles shared by
+    every layer (global norm, after clipping, threshold, control changed, frozen steps).
+
+    >>> from dltutor.lab import demos
+    >>> lab = demos.moons_mlp()
+    >>> legend_html(lab, layer_colors(lab)).count("3px solid")     # one per layer
+    3
+    """
+    swatch = ("<span style='display:inline-block;width:24px;border-top:{style} {color};"
+              "vertical-align:middle;margin:0 5px 0 12px'></span>")
+    by = text(f"lab.legend.by.{lab.recorder.by}")
+    keys = "".join(swatch.format(style="3px solid", color=c)
+                   + html.escape(text("lab.legend.trace", by=by, name=n))
+                   for c, n in zip(colors, lab.recorder.names))
+    keys += (swatch.format(style="2px solid", color="#000") + text("lab.legend.global")
+             + swatch.format(style="3px dashed", color="#555") + text("lab.legend.clipped")
+             + swatch.format(style="2px dotted", color="#555") + text("lab.legend.threshold")
+             + swatch.format(style="2px dashed", color="#7a4dd8") + text("lab.legend.changed")
+             + "<span style='display:inline-block;width:18px;height:11px;"
+               "background:rgba(0,0,0,0.15);margin:0 5px 0 12px'></span>"
+             + text("lab.legend.frozen"))
+    return f"<div style='font-size:12px;line-height:1.9'>{keys}</div>"
 
 
 def chart_spec(lab: TrainingLab) -> dict[str, Any]:
@@ -161,6 +191,20 @@ def chart_frame(lab: TrainingLab, colors: list[str],
     if predict is not None and has_boundary(lab):
         frame["boundary"] = boundary(lab, predict)
     return frame
+
+
+def predict(lab: TrainingLab, points: np.ndarray) -> np.ndarray:
+    """The model's outputs for an array of points, one row per point (in eval mode, no
+    gradients): what :func:`boundary` colours the grid by.
+
+    >>> from dltutor.lab import demos
+    >>> predict(demos.moons_mlp(), np.zeros((5, 2), dtype=np.float32)).shape
+    (5, 2)
+    """
+    model = lab.model
+    with eval_mode(model), no_grad(), np.errstate(all="ignore"):
+        out = model(tensor(points)).numpy()
+    return out.reshape(len(out), -1)
 
 
 def boundary(lab: TrainingLab, predict: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any]:

@@ -25,7 +25,8 @@ import contextlib
 import copy
 import math
 import threading
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,27 @@ from ..trace import Recorder
 
 CLIP_MODES = {None: None, "value": ClipGradByValue, "norm": ClipGradByNorm,
               "global_norm": ClipGradByGlobalNorm}
+
+
+# The controller never imports its view: the view (dltutor.lab.widgets) imports the controller,
+# so importing it back would make a cycle, and the controller must work without ipywidgets.
+# Instead the package, which knows both, tells the controller how to show a lab:
+# dltutor/lab/__init__.py calls set_show_view once. lab.show() calls what it set.
+_show_view: Callable[[TrainingLab], Any] | None = None
+
+
+def set_show_view(show_view: Callable[[TrainingLab], Any] | None) -> Callable | None:
+    """Make ``lab.show()`` return ``show_view(lab)``; returns the function it replaces.
+
+    >>> from dltutor.lab import demos
+    >>> before = set_show_view(lambda lab: f"a view of {lab.name}")
+    >>> demos.moons_mlp().show()
+    'a view of moons MLP'
+    >>> _ = set_show_view(before)          # the widget view again
+    """
+    global _show_view
+    previous, _show_view = _show_view, show_view
+    return previous
 
 
 class LabError(ValueError):
@@ -297,9 +319,10 @@ class TrainingLab:
 
     def show(self) -> Any:
         """Display the live widget view (needs ipywidgets and anywidget; see dltutor.lab.widgets)."""
-        from .widgets import LabView   # here: widgets imports this module, and ipywidgets
-
-        return LabView(self).show()
+        if _show_view is None:
+            raise LabError("no view to show the lab with: import dltutor.lab, which sets one "
+                           "(see set_show_view)")
+        return _show_view(self)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
