@@ -185,7 +185,7 @@ class Recorder:
     def _effective_lrs(self) -> dict[int, float]:
         """id(parameter) -> the effective lr its optimizer would give it now."""
         return {id(p): opt.effective_lr(p, group)
-                for opt in self._optimizers for _, p, group in opt.named_params()}
+                for opt in self._optimizers for _, p, group in opt.param_entries()}
 
     def _last_clip_scale(self) -> float:
         """The smallest scale a clip object applied in this step (1.0: nothing was clipped)."""

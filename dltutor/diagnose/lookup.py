@@ -60,7 +60,7 @@ def optimizer_entries(optimizer: Any) -> list[Entry]:
     if hasattr(optimizer, "optimizers"):
         inner = list(optimizer.optimizers)
         multi = True
-    elif hasattr(optimizer, "named_params") and hasattr(optimizer, "param_groups"):
+    elif hasattr(optimizer, "param_entries") and hasattr(optimizer, "param_groups"):
         inner = [optimizer]
         multi = False
     else:
@@ -69,7 +69,7 @@ def optimizer_entries(optimizer: Any) -> list[Entry]:
     out, offset = [], 0
     for k, opt in enumerate(inner):
         index_of = {id(g): offset + i for i, g in enumerate(opt.param_groups)}
-        for name, param, group in opt.named_params():
+        for name, param, group in opt.param_entries():
             out.append(Entry(name, param, group, index_of[id(group)], opt, k if multi else None))
         offset += len(opt.param_groups)
     return out

@@ -74,6 +74,6 @@ def predicted_scale(entry: Entry) -> float | None:
     clip, grad = entry.opt.grad_clip, entry.param.grad
     if clip is None or grad is None or not array_stats(grad.data)[0]:
         return None
-    params = [param for _, param, _ in entry.opt.named_params()]
+    params = [param for _, param, _ in entry.opt.param_entries()]
     index = next(i for i, param in enumerate(params) if param is entry.param)
     return clip.predict_scales(params)[index]

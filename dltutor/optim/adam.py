@@ -114,7 +114,7 @@ class AdamW(Adam):
                          nonfinite)
         self.apply_decay_param_fun = apply_decay_param_fun
         if apply_decay_param_fun is not None:
-            unnamed = [n for n, _, _ in self.named_params() if n.startswith("#")]
+            unnamed = [n for n, _, _ in self.param_entries() if n.startswith("#")]
             if unnamed:
                 raise ValueError("AdamW: apply_decay_param_fun is called with parameter names, but "
                                  "this optimizer was given parameters without names; pass "

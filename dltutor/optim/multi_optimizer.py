@@ -28,7 +28,7 @@ class MultiOptimizer:
             raise ValueError("MultiOptimizer needs at least one optimizer")
         owner: dict[int, int] = {}
         for index, opt in enumerate(optimizers):
-            for name, param, _ in opt.named_params():
+            for name, param, _ in opt.param_entries():
                 if id(param) in owner:
                     raise ValueError(f"MultiOptimizer: parameter {name!r} is in optimizer "
                                      f"{owner[id(param)]} and optimizer {index}; give each "
@@ -52,7 +52,7 @@ class MultiOptimizer:
         >>> both.decay_of("a").coupled, both.decay_of(b).decoupled
         (0.1, 0.2)
         """
-        holders = [opt for opt in self.optimizers for name, candidate, _ in opt.named_params()
+        holders = [opt for opt in self.optimizers for name, candidate, _ in opt.param_entries()
                    if (candidate is param if isinstance(param, Tensor) else name == param)]
         if len(holders) > 1:
             raise KeyError(f"MultiOptimizer: {len(holders)} optimizers have a parameter named "

@@ -146,11 +146,13 @@ class Optimizer:
         if not isinstance(decay, Regularizer):
             checks.non_negative(owner, "weight_decay", decay, hint="or an L1Decay/L2Decay")
 
-    def named_params(self) -> Iterable[tuple[str, Tensor, dict[str, Any]]]:
-        """Every (name, parameter, group): the structured name, or ``"#i"`` by position.
+    def param_entries(self) -> Iterable[tuple[str, Tensor, dict[str, Any]]]:
+        """Every parameter with its name and group, as (name, parameter, group) triples: the
+        structured name, or ``"#i"`` by position. (Not ``named_parameters()``, which is Module's
+        and yields pairs.)
 
         >>> from dltutor import nn, optim
-        >>> [name for name, _, _ in optim.SGD(nn.Linear(2, 1).parameters(), 0.1).named_params()]
+        >>> [name for name, _, _ in optim.SGD(nn.Linear(2, 1).parameters(), 0.1).param_entries()]
         ['#0', '#1']
         """
         index = 0
@@ -221,11 +223,11 @@ class Optimizer:
         >>> opt.decay_of("b").coupled, opt.decay_of("b").source
         (0.01, 'group')
         """
-        for name, candidate, group in self.named_params():
+        for name, candidate, group in self.param_entries():
             if candidate is param if isinstance(param, Tensor) else name == param:
                 return describe_decay(self, name, candidate, group)
         raise MessageKeyError(f"{type(self).__name__} has no parameter {param!r}; its parameters "
-                              "are " + ", ".join(name for name, _, _ in self.named_params()))
+                              "are " + ", ".join(name for name, _, _ in self.param_entries()))
 
     def scratch(self, param: Tensor) -> Any:
         """An array shaped like ``param`` for an update's temporaries, reused every step (its
@@ -314,7 +316,7 @@ class Optimizer:
         clipping, coupled decay or ``maximize`` will change (``p.grad`` must stay as it is)."""
         todo = _Step(self.record_steps)
         clip = self.grad_clip
-        for name, param, group in self.named_params():
+        for name, param, group in self.param_entries():
             if param.grad is None:
                 continue
             grad = param.grad.data
