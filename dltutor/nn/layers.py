@@ -141,6 +141,18 @@ class Linear(_WeightAndBias):
                 f"bias={self.bias is not None}")
 
 
+def conv_geometry(owner: str, kernel_size: Any, stride: Any,
+                  padding: Any) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """A conv layer's ``(kernel_size, stride, padding)``, each as a pair of ints and checked
+    (an int means the same for height and width); ``owner`` names the layer in errors.
+
+    >>> conv_geometry("Conv2d", 3, 1, (0, 1))
+    ((3, 3), (1, 1), (0, 1))
+    """
+    return (as_pair(kernel_size, f"{owner}: kernel_size"), as_pair(stride, f"{owner}: stride"),
+            as_pair(padding, f"{owner}: padding", minimum=0))
+
+
 class Conv2d(_WeightAndBias):
     """2-D convolution over (N, C, H, W) images; weight (out_channels, in_channels, kh, kw).
 
@@ -160,12 +172,10 @@ class Conv2d(_WeightAndBias):
                  padding: Any = 0, bias: bool = True, *, weight_init: Any = None,
                  bias_init: Any = None):
         super().__init__()
-        kh, kw = as_pair(kernel_size, "Conv2d: kernel_size")
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = (kh, kw)
-        self.stride = as_pair(stride, "Conv2d: stride")
-        self.padding = as_pair(padding, "Conv2d: padding", minimum=0)
-        self._create((out_channels, in_channels, kh, kw), bias, weight_init, bias_init)
+        self.kernel_size, self.stride, self.padding = conv_geometry(
+            "Conv2d", kernel_size, stride, padding)
+        self._create((out_channels, in_channels, *self.kernel_size), bias, weight_init, bias_init)
 
     def forward(self, x: Tensor) -> Tensor:
         float_input(self, x)

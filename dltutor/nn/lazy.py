@@ -28,8 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd import Tensor
-from ..autograd.ops import as_pair
-from .layers import Conv2d, Linear, check_initializers, float_input
+from .layers import Conv2d, Linear, check_initializers, conv_geometry, float_input
 from .module import Module
 from .parameter import UninitializedParameter, is_uninitialized
 
@@ -122,12 +121,10 @@ class LazyConv2d(_LazyWeightAndBias, Conv2d):
                  bias: bool = True, *, weight_init: Any = None,
                  bias_init: Any = None):  # noqa: D107
         Module.__init__(self)
-        kh, kw = as_pair(kernel_size, "LazyConv2d: kernel_size")
         self.in_channels, self.out_channels = 0, out_channels
-        self.kernel_size = (kh, kw)
-        self.stride = as_pair(stride, "LazyConv2d: stride")
-        self.padding = as_pair(padding, "LazyConv2d: padding", minimum=0)
-        self._create_lazy((out_channels, None, kh, kw), bias, weight_init, bias_init)
+        self.kernel_size, self.stride, self.padding = conv_geometry(
+            "LazyConv2d", kernel_size, stride, padding)
+        self._create_lazy((out_channels, None, *self.kernel_size), bias, weight_init, bias_init)
 
     def forward(self, x: Tensor) -> Tensor:
         float_input(self, x)

@@ -303,6 +303,25 @@ class LRScheduler:
         return copy_value(value)
 
 
+def check_scheduler_on(owner: str, scheduler: Any, optimizer: Any, *, wrong_kind: str,
+                       wrong_optimizer: str) -> LRScheduler:
+    """``scheduler``, if it is a scheduler built on ``optimizer``; else the error ``owner``
+    gives: TypeError ``wrong_kind`` (not a scheduler) or ValueError ``wrong_optimizer``
+    (a scheduler of another optimizer). The one place this is checked.
+
+    >>> check_scheduler_on("x", "cosine", None, wrong_kind="give a scheduler",
+    ...                    wrong_optimizer="")
+    Traceback (most recent call last):
+    ...
+    TypeError: x: give a scheduler; got 'cosine'
+    """
+    if not isinstance(scheduler, LRScheduler):
+        raise TypeError(f"{owner}: {wrong_kind}; got {scheduler!r}")
+    if scheduler.optimizer is not optimizer:
+        raise ValueError(f"{owner}: {wrong_optimizer}")
+    return scheduler
+
+
 def preview(make_scheduler: Callable[[Any], LRScheduler], steps: int,
             lr: float = 0.1) -> np.ndarray:
     """The lr a schedule gives at each of ``steps`` steps, computed on a throwaway optimizer.
@@ -319,13 +338,12 @@ def preview(make_scheduler: Callable[[Any], LRScheduler], steps: int,
     """
     steps = checks.integer("preview", "steps", steps, minimum=0)
     optimizer = SGD([Parameter(np.zeros(1))], lr=lr)
-    scheduler = make_scheduler(optimizer)
-    if not isinstance(scheduler, LRScheduler):
-        raise TypeError(f"preview: make_scheduler must return a scheduler, e.g. "
-                        f"lambda opt: StepLR(opt, step_size=10); it returned {scheduler!r}")
-    if scheduler.optimizer is not optimizer:
-        raise ValueError("preview: make_scheduler must build the scheduler on the optimizer it is "
-                         "given (lambda opt: StepLR(opt, ...)), not on an optimizer of your own")
+    scheduler = check_scheduler_on(
+        "preview", make_scheduler(optimizer), optimizer,
+        wrong_kind="make_scheduler must return a scheduler, e.g. "
+                   "lambda opt: StepLR(opt, step_size=10)",
+        wrong_optimizer="make_scheduler must build the scheduler on the optimizer it is given "
+                        "(lambda opt: StepLR(opt, ...)), not on an optimizer of your own")
     lrs = np.empty(steps)
     for t in range(steps):
         lrs[t] = optimizer.param_groups[0]["lr"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ... import checks
-from .scheduler import LRScheduler, check_optimizer, copy_value
+from .scheduler import LRScheduler, check_optimizer, check_scheduler_on, copy_value
 
 
 class LinearWarmup(LRScheduler):
@@ -46,12 +46,12 @@ class LinearWarmup(LRScheduler):
         checks.between("LinearWarmup", "start_factor", start_factor, 0, 1,
                        hint="the fraction of the initial lr used at step 0")
         if after is not None:
-            if not isinstance(after, LRScheduler):
-                raise TypeError(f"LinearWarmup: after must be a scheduler such as "
-                                f"CosineAnnealingLR(optimizer, T_max=...), got {after!r}")
-            if after.optimizer is not optimizer:
-                raise ValueError("LinearWarmup: after must be built on the same optimizer as the "
-                                 "warmup, got a scheduler of another optimizer")
+            check_scheduler_on(
+                "LinearWarmup", after, optimizer,
+                wrong_kind="after must be a scheduler such as CosineAnnealingLR(optimizer, "
+                           "T_max=...)",
+                wrong_optimizer="after must be built on the same optimizer as the warmup, got a "
+                                "scheduler of another optimizer")
         self.warmup_steps = warmup_steps
         self.start_factor = start_factor
         self.after = after
