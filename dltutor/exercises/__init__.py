@@ -28,7 +28,6 @@ import pkgutil
 
 from .checker import Exercise, Verdict, ____
 from .view import Progress
-from ..i18n import text
 
 __all__ = ["____", "Exercise", "Verdict", "Progress", "chapter", "all_exercises", "progress"]
 

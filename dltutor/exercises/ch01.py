@@ -15,10 +15,10 @@ import numpy as np
 
 from ..autograd import Tensor
 from ..i18n import sentence
-from .checker import Exercise
+from .checker import CheckResult, Exercise
 
 
-def _trainable_arange(t: Any) -> str | None:
+def _trainable_arange(t: Any) -> CheckResult:
     if not isinstance(t, Tensor):
         return sentence("t is a {kind}; make it with dt.tensor(...)", kind=type(t).__name__)
     if tuple(t.shape) != (2, 3) or not np.array_equal(t.numpy(), np.arange(6).reshape(2, 3)):
@@ -41,7 +41,7 @@ Q1 = Exercise(
     solution="t = dt.tensor(np.arange(6).reshape(2, 3), dtype=dt.float32, requires_grad=True)")
 
 
-def _expand_gradient(predicted_grad: Any) -> str | None:
+def _expand_gradient(predicted_grad: Any) -> CheckResult:
     got = np.asarray(predicted_grad, dtype=float)
     if got.shape == (3, 1) and np.allclose(got, 4.0):
         return None
@@ -67,7 +67,7 @@ Q2 = Exercise(
               "print(col.grad)"))
 
 
-def _mul_shape(mul_shape: Any) -> str | None:
+def _mul_shape(mul_shape: Any) -> CheckResult:
     got = tuple(mul_shape) if isinstance(mul_shape, (tuple, list)) else mul_shape
     if got == (2, 1, 6):
         return None
@@ -90,7 +90,7 @@ Q3 = Exercise(
 _ALL_PARAMS = {f"stage{i}.{p}" for i in (1, 2, 3) for p in ("weight", "bias")}
 
 
-def _detach_at_stage1(with_grad: Any) -> str | None:
+def _detach_at_stage1(with_grad: Any) -> CheckResult:
     got = set(with_grad)
     want = {name for name in _ALL_PARAMS if not name.startswith("stage1")}
     if got == want:
@@ -112,7 +112,7 @@ Q4 = Exercise(
               "with_grad = {'stage2.weight', 'stage2.bias', 'stage3.weight', 'stage3.bias'}"))
 
 
-def _second_backward(second_backward_error: Any) -> str | None:
+def _second_backward(second_backward_error: Any) -> CheckResult:
     name = (second_backward_error.__name__ if isinstance(second_backward_error, type)
             else str(second_backward_error))
     if name == "RuntimeError":

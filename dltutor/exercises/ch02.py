@@ -11,12 +11,12 @@ import numpy as np
 
 from ..nn import Linear
 from ..i18n import sentence
-from .checker import Exercise
+from .checker import CheckResult, Exercise
 
 _BLOCK_NAMES = ["0.weight", "0.bias", "2.weight", "2.bias"]
 
 
-def _block_parameters(block_names: Any, block_values: Any) -> str | None:
+def _block_parameters(block_names: Any, block_values: Any) -> CheckResult:
     names = list(block_names)
     if names != _BLOCK_NAMES:
         if sorted(names) == sorted(_BLOCK_NAMES):
@@ -41,7 +41,7 @@ Q1 = Exercise(
               "block_values = sum(p.numel() for p in block.parameters())      # 76"))
 
 
-def _grad_ratio(bias_grad_ratio: Any) -> str | None:
+def _grad_ratio(bias_grad_ratio: Any) -> CheckResult:
     if np.isclose(float(bias_grad_ratio), 2.0):
         return None, "net.zero_grad() (or opt.zero_grad()) starts the next backward from None."
     if np.isclose(float(bias_grad_ratio), 1.0):
@@ -63,7 +63,7 @@ Q2 = Exercise(
               "bias_grad_ratio = float(net[2].bias.grad.numpy()[0] / first[0])     # 2.0"))
 
 
-def _loaded_layer(loaded: Any, net: Any) -> str | None:
+def _loaded_layer(loaded: Any, net: Any) -> CheckResult:
     if not isinstance(loaded, Linear):
         return sentence("loaded should be the layer rgnet[0][0][0] (a Linear), not a {kind}",
                         kind=type(loaded).__name__)
@@ -86,7 +86,7 @@ Q3 = Exercise(
               "loaded = rgnet[0][0][0]"))
 
 
-def _keys_in_file(keys_in_file: Any) -> str | None:
+def _keys_in_file(keys_in_file: Any) -> CheckResult:
     keys = list(keys_in_file)
     if keys == ["0.weight", "0.bias", "2.weight", "2.bias"]:
         return None
@@ -106,7 +106,7 @@ Q4 = Exercise(
               "keys_in_file = list(dt.load(path))"))
 
 
-def _child_names(child_names: Any) -> str | None:
+def _child_names(child_names: Any) -> CheckResult:
     names = [str(name) for name in child_names]
     if names == ["0", "1", "2", "3"]:
         return None

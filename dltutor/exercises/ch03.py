@@ -13,10 +13,10 @@ import numpy as np
 from .. import nn
 from ..autograd import randn
 from ..i18n import sentence
-from .checker import Exercise
+from .checker import CheckResult, Exercise
 
 
-def _conv_bound(conv_bound: Any) -> str | None:
+def _conv_bound(conv_bound: Any) -> CheckResult:
     got = float(conv_bound)
     if math.isclose(got, 1 / math.sqrt(3 * 5 * 5), rel_tol=1e-4):
         return None
@@ -37,7 +37,7 @@ Q1 = Exercise(
               "assert np.abs(conv.weight.numpy()).max() <= conv_bound"))
 
 
-def _identity_init(identity_init: Any) -> str | None:
+def _identity_init(identity_init: Any) -> CheckResult:
     if not callable(identity_init):
         return "identity_init should be a function of a module, like init_normal above."
     layer = nn.Linear(5, 5)
@@ -60,7 +60,7 @@ Q2 = Exercise(
               "        init.zeros_(m.bias)"))
 
 
-def _tanh_gain(tanh_gain: Any) -> str | None:
+def _tanh_gain(tanh_gain: Any) -> CheckResult:
     got = float(tanh_gain)
     if math.isclose(got, 5 / 3, rel_tol=1e-6):
         return None, "calculate_gain('tanh') is 5/3: tanh shrinks what passes it, so start larger."
@@ -78,7 +78,7 @@ Q3 = Exercise(
     solution="tanh_gain = init.calculate_gain('tanh')        # 5/3")
 
 
-def _changed_rows(changed_rows: Any) -> str | None:
+def _changed_rows(changed_rows: Any) -> CheckResult:
     got = {int(i) for i in changed_rows}
     if got == {0, 2}:
         return None, "The gradient of an embedding is zero in every row that was not looked up."

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..i18n import sentence
-from .checker import Exercise
+from .checker import CheckResult, Exercise
 
 
-def _which_name(matters_which_name: Any) -> str | None:
+def _which_name(matters_which_name: Any) -> CheckResult:
     if matters_which_name is False:
         return None, ("A tied layer is one object under two names; dt.diagnose.explain_lr "
                       "shows the same effective lr for both.")
@@ -29,7 +29,7 @@ Q1 = Exercise(
               "matters_which_name = net[4].weight.lr_mult != 0.5      # False: one object"))
 
 
-def _tie_load(tie_load_error: Any) -> str | None:
+def _tie_load(tie_load_error: Any) -> CheckResult:
     name = tie_load_error.__name__ if isinstance(tie_load_error, type) else str(tie_load_error)
     if name == "StateDictError":
         return None, ("dltutor refuses the load and changes nothing; PyTorch 2.13 copies both "
@@ -56,7 +56,7 @@ Q2 = Exercise(
               "    tie_load_error = type(err)          # StateDictError"))
 
 
-def _transpose_shapes(shapes: Any) -> str | None:
+def _transpose_shapes(shapes: Any) -> CheckResult:
     got = tuple(tuple(s) for s in shapes)
     if got == ((6, 4), (4, 6)):
         return None, ("The shapes differ, so the decoder cannot hold the same Parameter: use "

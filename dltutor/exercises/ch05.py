@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .checker import Exercise
+from .checker import CheckResult, Exercise
 
 
-def _mult_zero(moves: Any, gets_gradient: Any) -> str | None:
+def _mult_zero(moves: Any, gets_gradient: Any) -> CheckResult:
     if moves is True:
         return "lr_mult = 0 makes every step of this parameter zero (plain SGD): it does not move."
     if gets_gradient is False:
@@ -43,7 +43,7 @@ PADDLE_WEIGHTS = {"conv2d_0.w_0", "conv2d_1.w_0", "linear_0.w_0", "linear_1.w_0"
 PADDLE_BIASES = {"conv2d_0.b_0", "conv2d_1.b_0", "linear_0.b_0", "linear_1.b_0"}
 
 
-def _decay_names(decay_names: Any) -> str | None:
+def _decay_names(decay_names: Any) -> CheckResult:
     names = set(decay_names)
     if names == PADDLE_WEIGHTS:
         return None, ("apply_decay_param_fun=lambda name: name in decay_names now decays the "
@@ -69,7 +69,7 @@ _FC2_SHAPES = {(10, 32), (10,)}
 _ALL_SHAPES = {(6, 1, 3, 3), (6,), (16, 6, 3, 3), (16,), (32, 64), (32,)} | _FC2_SHAPES
 
 
-def _fc2_groups(fc2_opt: Any) -> str | None:
+def _fc2_groups(fc2_opt: Any) -> CheckResult:
     lr_of = {}
     for group in fc2_opt.param_groups:
         for param in group["params"]:

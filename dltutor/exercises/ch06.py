@@ -8,12 +8,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .checker import Exercise
+from .checker import CheckResult, Exercise
 
 _EPOCHS, _BATCHES = 10, 24          # the chapter's full run: 10 epochs of 1500 / 64 -> 24 batches
 
 
-def _total_iters(total_iters: Any) -> str | None:
+def _total_iters(total_iters: Any) -> CheckResult:
     if total_iters == _EPOCHS * _BATCHES:
         return None, "In code: total_iters = EPOCHS * len(loader)."
     if total_iters == _EPOCHS:
@@ -31,7 +31,7 @@ Q1 = Exercise(
     solution="total_iters = 10 * len(make_loader())        # 240")
 
 
-def _effective_lr(effective_lr: Any) -> str | None:
+def _effective_lr(effective_lr: Any) -> CheckResult:
     got = float(effective_lr)
     if math.isclose(got, 0.1 * 0.5 * 3.0, rel_tol=1e-6):
         return None, ("effective lr = group lr (after the scheduler) x lr_mult; explain_lr "
@@ -58,7 +58,7 @@ Q2 = Exercise(
               "effective_lr = dt.diagnose.explain_lr(opt, 'weight').effective_lr      # 0.15"))
 
 
-def _paddle_group_lr(paddle_fc_lr: Any) -> str | None:
+def _paddle_group_lr(paddle_fc_lr: Any) -> CheckResult:
     got = float(paddle_fc_lr)
     if math.isclose(got, 0.05 * 0.5 * 0.2, rel_tol=1e-6):
         return None, ("Paddle: group lr = the scheduler's lr x the group's learning_rate; in "
@@ -86,7 +86,7 @@ Q3 = Exercise(
               "                                   # the group overwrote ParamAttr's 3.0"))
 
 
-def _first_frozen_step(first_frozen_step: Any) -> str | None:
+def _first_frozen_step(first_frozen_step: Any) -> CheckResult:
     step = int(first_frozen_step)
     if step == 2 * _BATCHES:
         return None, ("The Recorder has one row per optimizer step, counted from 0: epochs 0 "

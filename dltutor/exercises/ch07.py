@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from ..i18n import sentence
-from .checker import Exercise
+from .checker import CheckResult, Exercise
 
 _BATCH_MEAN = np.array([2.0, 3.0, 4.0])
 
 
-def _running_mean(predicted_running_mean: Any) -> str | None:
+def _running_mean(predicted_running_mean: Any) -> CheckResult:
     got = np.asarray(predicted_running_mean, dtype=float).ravel()
     if got.shape != (3,):
         return "running_mean has one value per feature: 3 numbers."
@@ -41,7 +41,7 @@ Q1 = Exercise(
               "print(bn.running_mean)"))
 
 
-def _zero_branch(zero_branch_cause: Any) -> str | None:
+def _zero_branch(zero_branch_cause: Any) -> CheckResult:
     if zero_branch_cause == "zero_grad":
         return None, ("The gradient exists but is all zeros; with momentum the buffer is all "
                       "zeros too, so nothing moves the weight.")
@@ -76,7 +76,7 @@ Q2 = Exercise(
               "'zeroed.weight', loss=zero_loss).cause"))
 
 
-def _still_gets_gradient(still_gets_gradient: Any) -> str | None:
+def _still_gets_gradient(still_gets_gradient: Any) -> CheckResult:
     if still_gets_gradient == "lr_mult":
         return None, ("lr_mult = 0 only scales the step; backward still computes the gradient "
                       "(and momentum may still move the weight).")

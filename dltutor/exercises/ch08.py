@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 
 from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
-from .checker import Exercise
+from .checker import CheckResult, Exercise
 
 
-def _tensor_clip(tensor_clip: Any) -> str | None:
+def _tensor_clip(tensor_clip: Any) -> CheckResult:
     if isinstance(tensor_clip, ClipGradByGlobalNorm):
         return ("ClipGradByGlobalNorm scales all tensors by one factor; by_tensor_norm clipped "
                 "each tensor on its own.")
@@ -35,7 +35,7 @@ Q1 = Exercise(
     solution="tensor_clip = optim.ClipGradByNorm(0.5)")
 
 
-def _predicted_scale(predicted_scale: Any) -> str | None:
+def _predicted_scale(predicted_scale: Any) -> CheckResult:
     scale = float(predicted_scale)
     if np.isclose(scale, 1.0):
         return None, "A clip only acts on gradients above its threshold."
@@ -62,7 +62,7 @@ def _norm(original: dict, prefixes: tuple[str, ...]) -> float:
                              if n.startswith(prefixes))))
 
 
-def _norm_without_last(norm_without_last: Any, original: Any) -> str | None:
+def _norm_without_last(norm_without_last: Any, original: Any) -> CheckResult:
     got = float(norm_without_last)
     if np.isclose(got, _norm(original, ("0.", "2.")), rtol=1e-4):
         return None
@@ -93,7 +93,7 @@ Q3 = Exercise(
               "    p.need_clip = True"))
 
 
-def _sqrt_anomaly(bad_op: Any, bad_pass: Any) -> str | None:
+def _sqrt_anomaly(bad_op: Any, bad_pass: Any) -> CheckResult:
     op, where = str(bad_op).strip().lower(), str(bad_pass).strip().lower()
     if op == "sum":
         return "sum only adds finite numbers here; the inf starts at the op before it."
@@ -125,7 +125,7 @@ Q4 = Exercise(
 _WEIGHTS = ["0.weight", "2.weight", "4.weight"]
 
 
-def _shrunk(shrunk: Any) -> str | None:
+def _shrunk(shrunk: Any) -> CheckResult:
     got = sorted(str(name) for name in shrunk)
     if got == _WEIGHTS:
         return None

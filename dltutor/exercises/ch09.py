@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 
 from ..i18n import sentence
-from .checker import Exercise
+from .checker import CheckResult, Exercise
 
 
-def _sgd_state(sgd_state_keys: Any) -> str | None:
+def _sgd_state(sgd_state_keys: Any) -> CheckResult:
     got = set(sgd_state_keys)
     if got == {"step", "momentum_buffer"}:
         return None, ("The momentum buffer is why a resume without the optimizer's state is not "
@@ -37,7 +37,7 @@ Q1 = Exercise(
               "sgd_state_keys = set(opt.state_dict()['state']['weight'])"))
 
 
-def _batches(batches: Any) -> str | None:
+def _batches(batches: Any) -> CheckResult:
     got = tuple(int(b) for b in batches)
     if got == (4, 3):
         return None
@@ -59,7 +59,7 @@ Q2 = Exercise(
               "len(DataLoader(ds, batch_size=32, drop_last=True)))"))
 
 
-def _noise(noise: Any) -> str | None:
+def _noise(noise: Any) -> CheckResult:
     if not callable(noise):
         return "noise should be a function noise(i, epoch) returning 3 numbers."
     first, again = np.asarray(noise(5, 1)), np.asarray(noise(5, 1))
@@ -85,7 +85,7 @@ Q3 = Exercise(
               "    return np.random.default_rng([i, epoch]).normal(0.0, 0.01, size=3)"))
 
 
-def _epoch_type(epoch_type: Any) -> str | None:
+def _epoch_type(epoch_type: Any) -> CheckResult:
     if epoch_type is int:
         return None, ("Plain values go into the file's JSON metadata and come back as they "
                       "were; only arrays become tensors.")

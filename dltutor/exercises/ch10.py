@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import nn
 from ..i18n import sentence
-from .checker import Exercise
+from .checker import CheckResult, Exercise
 
 MB = 1024 ** 2
 #: Arrays the optimizers keep per parameter.
@@ -32,7 +32,7 @@ def expected_mb(batch_size: int, optimizer: str) -> float:
     return (fixed + per_sample * batch_size) / MB
 
 
-def _step_memory(step_memory_mb: Any) -> str | None:
+def _step_memory(step_memory_mb: Any) -> CheckResult:
     if not callable(step_memory_mb):
         return ("step_memory_mb should be a function: "
                 "def step_memory_mb(model, batch_size, optimizer='adam'): ...")
@@ -66,7 +66,7 @@ Q1 = Exercise(
               "    return (params * (2 + arrays) + activation_bytes(model, batch_size)) / MB"))
 
 
-def _factors(factors: Any) -> str | None:
+def _factors(factors: Any) -> CheckResult:
     got = tuple(float(f) for f in factors)
     if len(got) == 2 and np.allclose(got, (20 / 32, 12 / 32)):
         return None
@@ -91,7 +91,7 @@ Q2 = Exercise(
               "    (F.cross_entropy(net(xb[part]), yb[part]) * factor).backward()"))
 
 
-def _alive_when_detached(alive_detached: Any) -> str | None:
+def _alive_when_detached(alive_detached: Any) -> CheckResult:
     if alive_detached == 0:
         return None, ("detach() keeps the loss's value without its graph, so nothing upstream "
                       "stays alive.")

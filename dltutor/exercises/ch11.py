@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..lab import demos
-from .checker import Exercise
+from .checker import CheckResult, Exercise
 
 
 def _first_layer_frozen_accuracy() -> float:
@@ -20,7 +20,7 @@ def _first_layer_frozen_accuracy() -> float:
     return lab.accuracy()
 
 
-def _frozen_first_layer(accuracy_first_frozen: Any) -> str | None:
+def _frozen_first_layer(accuracy_first_frozen: Any) -> CheckResult:
     want = _first_layer_frozen_accuracy()
     got = float(accuracy_first_frozen)
     if abs(got - want) <= 0.02:
@@ -49,7 +49,7 @@ def _late_clip_learns() -> bool:
     return lab.run(300) and lab.accuracy() > 0.95
 
 
-def _late_clip(late_clip_learns: Any) -> str | None:
+def _late_clip(late_clip_learns: Any) -> CheckResult:
     if not isinstance(late_clip_learns, bool):
         return "Answer True or False: does it reach 95 % accuracy?"
     if late_clip_learns == _late_clip_learns():
@@ -71,7 +71,7 @@ Q2 = Exercise(
               "late_clip_learns = lab.run(300) and lab.accuracy() > 0.95      # False"))
 
 
-def _speedup(speedup: Any) -> str | None:
+def _speedup(speedup: Any) -> CheckResult:
     got = float(speedup)
     if 1.4 <= got <= 3.0:
         return None, ("The narrow first layer learns slowest; ten times its step size untangles "

@@ -23,7 +23,7 @@ still holds it, or is missing, the exercise is "not attempted".
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Tuple, Union
 
 from ..i18n import sentence, text
 from .view import show
@@ -47,6 +47,11 @@ class _Blank:
 ____ = _Blank()
 
 
+#: What an exercise's check returns: None when the answer is right, else a short sentence saying
+#: what differs; or ``(None, note)``: right, with a note to add to "correct".
+CheckResult = Union[str, None, Tuple[None, str]]
+
+
 class Verdict(NamedTuple):
     """The result of checking one exercise: ``status`` is ``"correct"``, ``"not yet"`` or
     ``"not attempted"``; ``message`` is the sentence ``check()`` prints."""
@@ -64,7 +69,7 @@ class Exercise:
     ``hints``: shown one at a time. ``solution``: code shown by :meth:`solution`.
     """
 
-    def __init__(self, id: str, names: tuple[str, ...], check: Callable[..., Any],
+    def __init__(self, id: str, names: tuple[str, ...], check: Callable[..., CheckResult],
                  hints: tuple[str, ...], solution: str):
         self.id, self.names, self._check = id, tuple(names), check
         self.hints, self.code = tuple(hints), solution
