@@ -58,6 +58,13 @@ class _LazyWeightAndBias:
         if is_uninitialized(self.weight) and in_size < 1:
             raise ValueError(f"{type(self).__name__} got an input of shape {input_shape}: it "
                              "needs at least one feature to size its weight")
+        if not is_uninitialized(self.weight) and self.weight.shape[1] != in_size:
+            # checked before anything changes: a failed first forward leaves the layer lazy
+            raise ValueError(f"{type(self).__name__}: the weight loaded from a state dict has "
+                             f"shape {tuple(self.weight.shape)}, made for {self.weight.shape[1]} "
+                             f"input features (or channels), but the first input has shape "
+                             f"{input_shape}; the layer is unchanged. Give it inputs of that "
+                             f"size, or load a weight made for {in_size}")
         fresh = [p for p in params if is_uninitialized(p)]
         loaded = {id(p): p.data.copy() for p in params if not is_uninitialized(p)}
         for p in fresh:
