@@ -73,15 +73,15 @@ test: $(TEST_STAMP) $(FW_STAMP)
 	$(MAKE) --no-print-directory test-frameworks
 
 # Every claim a chapter makes about PyTorch or Paddle, run in PyTorch and Paddle themselves
-# (tests/frameworks; the register of claims is checked by tests/test_claims.py).
+# (tests/frameworks; the register of claims is checked by tests/notebooks/test_claims.py).
 test-frameworks: $(FW_STAMP)
 	$(FW_BIN)/python -m pytest tests/frameworks -n 2 -p no:cacheprovider -o addopts="-ra --doctest-modules"
 
 # The notebooks and doctests again under other OpenBLAS kernels, NumPy's baseline SIMD loops
 # and the rounding probe (part of `make test` too; see notebooks/AUTHORING.md).
 test-cpus: $(TEST_STAMP)
-	$(BIN)/python tests/cpu_variants.py
-	$(BIN)/python -m pytest -m cpu_variant -ra tests/test_every_machine.py
+	$(BIN)/python tests/notebooks/cpu_variants.py
+	$(BIN)/python -m pytest -m cpu_variant -ra tests/notebooks/test_every_machine.py
 
 # Rebuild notebooks/NN_name.ipynb from notebooks/src/NN_name.py and execute them (NAMES=01 02
 # rebuilds only those). The committed outputs come from this command.

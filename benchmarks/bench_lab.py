@@ -20,7 +20,7 @@ SGD with momentum, the per-layer Recorder on):
    second), in milliseconds and kilobytes, after 1000 steps with a layer frozen.
 
 The browser numbers (steps and redraws per second with the plots live in JupyterLab and
-Voilà) come from ``pytest -m browser tests/test_browser.py``, which writes them to
+Voilà) come from ``pytest -m browser tests/browser/test_browser.py``, which writes them to
 ``test-artifacts/browser_speed.txt``.
 
 Like ``engine_bench.py``, everything runs on one BLAS thread: with several threads the

@@ -9,7 +9,8 @@ python3 -c "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy._
 # Only the cupy-parametrised cases: the NumPy and marked ones run in CI already.
 DLTUTOR_TEST_CUPY=1 PYTHONPATH=. timeout 330 python3 -m pytest -q -p no:cacheprovider -o addopts="" \
   -n 8 -k cupy --timeout=120 \
-  tests/test_backend.py tests/test_data.py tests/test_graph_shapes.py tests/test_init.py \
-  tests/test_io.py tests/test_io_tensors.py tests/test_nn.py tests/test_ops_gradcheck.py \
-  tests/test_optim.py tests/test_ties_pool_diagnose.py 2>&1 | tail -60 | tee "$out/pytest_cupy.txt"
+  tests/test_backend.py tests/data/test_data.py tests/autograd/test_graph_shapes.py \
+  tests/nn/test_init.py tests/io/test_io.py tests/io/test_io_tensors.py tests/nn/test_nn.py \
+  tests/autograd/test_ops_gradcheck.py tests/optim/test_optim.py tests/nn/test_pooling.py \
+  tests/nn/test_tied_parameters.py tests/diagnose/test_clipped_to_zero.py 2>&1 | tail -60 | tee "$out/pytest_cupy.txt"
 PYTHONPATH=. timeout 150 python3 benchmarks/gpu_bench.py 2>&1 | tee "$out/gpu_bench.txt"

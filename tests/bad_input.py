@@ -1,6 +1,6 @@
 """The bad-input battery's one assertion: refused, named, and nothing changed.
 
-Every test in ``tests/test_bad_input_*.py`` is one hostile input. It says what must be raised,
+Every test in ``tests/*/test_bad_input.py`` is one hostile input. It says what must be raised,
 which words the message must contain (the op, parameter, key or file it is about), and what
 state must be left bit for bit as it was::
 
@@ -20,6 +20,14 @@ import pytest
 import dltutor as dt
 from dltutor import backend as B
 from dltutor import nn, optim
+from dltutor.autograd.rng import generator
+
+
+class GlobalGenerator:
+    """The global generator's state, for ``refused(state=...)``: a refused call draws nothing."""
+
+    def state_dict(self):
+        return generator().bit_generator.state
 
 
 def refused(call: Callable[[], Any], error: type[BaseException] | tuple, *names: str,

@@ -1,5 +1,6 @@
-"""Helpers for tests/test_browser.py: find Chromium, start and stop a Jupyter server (JupyterLab
-or Voilà) in a temporary copy of the notebooks, and read the lab's status line in the page.
+"""Helpers for the browser tests (tests/browser) and the launcher's (tests/launch): find
+Chromium, start and stop a Jupyter server (JupyterLab, Voilà or ``dltutor lab``) in a temporary
+copy of the notebooks, and read the lab's status line in the page.
 
 Nothing here downloads a browser: the tests drive Debian's Chromium (``apt-get install
 chromium``, found at /usr/bin/chromium, or wherever ``DLTUTOR_CHROMIUM`` points) through
@@ -7,6 +8,7 @@ Python Playwright.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,12 +21,13 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 INSTALL_HINT = ("the browser tests need Chromium: run `apt-get install chromium` (Debian/Ubuntu; "
                 "it lands in /usr/bin/chromium) or point DLTUTOR_CHROMIUM at a Chromium binary")
+ADDRESS = re.compile(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+")   # what `dltutor lab` prints
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync",
@@ -165,6 +168,29 @@ class Server:
         self._log.close()
 
 
+def start_voila(notebook: str, folder: Path, env: dict[str, str],
+                log_name: str) -> tuple[Server, str]:
+    """Voilà serving ``notebook`` (a path inside ``folder``) on 127.0.0.1 with a test token,
+    once it accepts connections; returns the server (stop it) and the address to open."""
+    port, token = free_port(), "dltutor-test-token"
+    server = Server(["voila", notebook, "--no-browser", f"--port={port}",
+                     "--Voila.ip=127.0.0.1", "--Voila.port_retries=0", f"--token={token}",
+                     "--show_tracebacks=True"],
+                    cwd=folder, env=env, log_path=ARTIFACTS / log_name)
+    try:
+        server.wait_for_port(port)
+    except BaseException:
+        server.stop()
+        raise
+    return server, f"http://127.0.0.1:{port}/?token={token}"
+
+
+def open_lab_page(page: Any, address: str) -> None:
+    """Open a Voilà lab page and wait for its controls (a page load runs the notebook)."""
+    page.goto(address, timeout=90_000, wait_until="commit")
+    page.wait_for_selector(".dltutor-play", timeout=90_000)
+
+
 def wait_for_kernel_idle(page: Any, timeout: float = 60.0) -> None:
     """Wait until JupyterLab's status bar says the notebook's kernel is connected and idle
     ("Python 3 (ipykernel) | Idle"); the toolbar's execution indicator says "idle" even
@@ -261,3 +287,22 @@ def save_failure(page: Any, name: str, servers: list[Server]) -> None:
             shutil.copy(server.log_path, ARTIFACTS / f"{name}-failure-{server.log_path.name}")
         except OSError:
             pass
+
+
+# -- `dltutor lab` (tests/launch, tests/browser/test_launch.py) -------------------------------
+@contextlib.contextmanager
+def dltutor_lab(folder: Path, env: dict[str, str], name: str,
+                *options: str) -> Iterator[tuple[str, Server]]:
+    """Run ``dltutor lab FOLDER`` (never with --allow-root); yield the address it printed."""
+    server = Server(["dltutor.cli", "lab", str(folder), "--no-browser",
+                     "--port", str(free_port()), *options],
+                    cwd=folder.parent, env=env, log_path=ARTIFACTS / f"launch-{name}.log")
+    try:
+        deadline = time.monotonic() + 120
+        while not ADDRESS.search(server.log_tail()):
+            assert server.proc.poll() is None, f"dltutor lab stopped:\n{server.log_tail()}"
+            assert time.monotonic() < deadline, f"no address in 120 s:\n{server.log_tail()}"
+            time.sleep(0.25)
+        yield ADDRESS.search(server.log_tail()).group(0), server
+    finally:
+        server.stop(timeout=30)

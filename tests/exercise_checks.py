@@ -1,9 +1,9 @@
-"""The checks every chapter's exercises must pass, shared by ``tests/test_exercises_chNN.py``.
+"""The checks every chapter's exercises must pass, shared by ``tests/exercises/test_chapters.py``.
 
-A chapter's test file defines ``CASES`` (for each exercise id: the right values of the
-variables it reads, and typical wrong values with words the "not yet" message must contain)
-and ``SELF_CONTAINED`` (the ids whose solution runs on its own), then calls
-``chapter_tests(number, CASES, SELF_CONTAINED)`` to get the test functions:
+Each chapter's answers (``tests/exercises/answers/chNN.py``) give ``CASES`` (for each exercise
+id: the right values of the variables it reads, and typical wrong values with words the "not
+yet" message must contain) and ``SELF_CONTAINED`` (the ids whose solution runs on its own);
+the test file runs these checks on every chapter's:
 
 * the reference answer is correct, each typical wrong answer is "not yet" and names what
   differs, the untouched starter is "not attempted";
@@ -18,7 +18,6 @@ import io
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import dltutor as dt
 from dltutor import exercises
@@ -58,56 +57,54 @@ def run_chapter_with_solutions(number: str) -> list[str]:
     return [line for line in out.getvalue().splitlines() if line.startswith("Exercise ")]
 
 
-def chapter_tests(number: str, cases: dict, self_contained: set) -> dict:
-    """The test functions for chapter ``number``'s exercises (assign them to module names)."""
-    by_id = {exercise.id: exercise for exercise in exercises.CHAPTERS[number]}
+def exercise(exercise_id: str):
+    """The exercise with id ``exercise_id`` (ids are unique across the chapters)."""
+    (found,) = [e for chapter in exercises.CHAPTERS.values() for e in chapter
+                if e.id == exercise_id]
+    return found
 
-    def test_every_exercise_has_a_case():
-        assert set(by_id) == set(cases)
-        assert len(by_id) >= 3, "at least three checked exercises per chapter"
 
-    @pytest.mark.parametrize("exercise_id", sorted(cases))
-    def test_the_reference_answer_is_correct(exercise_id):
-        verdict = by_id[exercise_id].verdict(cases[exercise_id][0])
-        assert verdict.status == "correct", verdict.message
-        assert verdict.message.startswith(f"Exercise {exercise_id}: correct.")
+def check_every_exercise_has_a_case(number: str, cases: dict) -> None:
+    assert {e.id for e in exercises.CHAPTERS[number]} == set(cases)
+    assert len(cases) >= 3, "at least three checked exercises per chapter"
 
-    @pytest.mark.parametrize("exercise_id", sorted(cases))
-    def test_typical_wrong_answers_say_what_differs(exercise_id):
-        wrong = cases[exercise_id][1]
-        assert wrong, "each exercise needs at least one typical wrong answer"
-        for values, words in wrong:
-            verdict = by_id[exercise_id].verdict(values)
-            assert verdict.status == "not yet", (values, verdict.message)
-            for word in words:
-                assert word in verdict.message, (word, verdict.message)
 
-    @pytest.mark.parametrize("exercise_id", sorted(cases))
-    def test_the_starter_reports_not_attempted(exercise_id):
-        exercise = by_id[exercise_id]
-        starter = {name: ____ for name in exercise.names}
-        assert exercise.verdict(starter).status == "not attempted"
-        assert exercise.verdict({}).status == "not attempted"
-        assert "replace ____" in exercise.verdict(starter).message
+def check_the_reference_answer_is_correct(exercise_id: str, right: dict) -> None:
+    verdict = exercise(exercise_id).verdict(right)
+    assert verdict.status == "correct", verdict.message
+    assert verdict.message.startswith(f"Exercise {exercise_id}: correct.")
 
-    @pytest.mark.parametrize("exercise_id", sorted(self_contained))
-    def test_self_contained_solutions_run_and_are_correct(exercise_id):
-        exercise = by_id[exercise_id]
-        namespace = {"dt": dt, "np": np}
-        exec(exercise.code, namespace)                            # noqa: S102 - our own code
-        assert exercise.verdict(namespace).status == "correct"
 
-    def test_each_solution_is_correct_in_its_chapter(monkeypatch, tmp_path):
-        import matplotlib
+def check_typical_wrong_answers_say_what_differs(exercise_id: str, wrong: list) -> None:
+    assert wrong, "each exercise needs at least one typical wrong answer"
+    for values, words in wrong:
+        verdict = exercise(exercise_id).verdict(values)
+        assert verdict.status == "not yet", (values, verdict.message)
+        for word in words:
+            assert word in verdict.message, (word, verdict.message)
 
-        matplotlib.use("Agg")
-        monkeypatch.setenv("DLTUTOR_QUICK", "1")
-        monkeypatch.chdir(tmp_path)
-        verdicts = run_chapter_with_solutions(number)
-        assert len(verdicts) == len(by_id), verdicts
-        assert all(": correct." in line for line in verdicts), verdicts
 
-    tests = {name: value for name, value in locals().items() if name.startswith("test_")}
-    if not self_contained:          # (an empty parametrization would only report a skip)
-        del tests["test_self_contained_solutions_run_and_are_correct"]
-    return tests
+def check_the_starter_reports_not_attempted(exercise_id: str) -> None:
+    found = exercise(exercise_id)
+    starter = {name: ____ for name in found.names}
+    assert found.verdict(starter).status == "not attempted"
+    assert found.verdict({}).status == "not attempted"
+    assert "replace ____" in found.verdict(starter).message
+
+
+def check_the_self_contained_solution_runs_and_is_correct(exercise_id: str) -> None:
+    found = exercise(exercise_id)
+    namespace = {"dt": dt, "np": np}
+    exec(found.code, namespace)                                  # noqa: S102 - our own code
+    assert found.verdict(namespace).status == "correct"
+
+
+def check_each_solution_is_correct_in_its_chapter(number: str, monkeypatch, tmp_path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    monkeypatch.setenv("DLTUTOR_QUICK", "1")
+    monkeypatch.chdir(tmp_path)
+    verdicts = run_chapter_with_solutions(number)
+    assert len(verdicts) == len(exercises.CHAPTERS[number]), verdicts
+    assert all(": correct." in line for line in verdicts), verdicts

@@ -13,7 +13,7 @@ the English cell it translates::
 ``en`` is the first 8 hex digits of the SHA-1 of the English cell's text. The build
 (``tools/build_notebooks.py``) makes ``notebooks/zh/NN_name.zh.ipynb`` from the English code cells
 and these prose cells, so a code cell cannot differ between the editions. When an English cell
-changes, its stamp no longer matches and the build (and ``tests/test_translations.py``) names
+changes, its stamp no longer matches and the build (and ``tests/notebooks/test_translations.py``) names
 the cell to translate again.
 
 * ``status [NAME...]``: for each chapter, how many prose cells are translated, missing, stale.

@@ -11,7 +11,7 @@
   even: freezing the pretrained layers keeps what they knew, training them erases it.
 
 Every effect a demo is meant to show holds for every seed, not just the default one
-(``tests/test_demos.py`` checks each over several seeds).
+(``tests/lab/test_demos.py`` checks each over several seeds).
 
 >>> lab = exploding_gradients()
 >>> lab.run(100)                     # without clipping: the loss overflows, the lab stops

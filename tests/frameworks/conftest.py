@@ -7,7 +7,7 @@ These tests run in their own environment with the real frameworks (CPU builds), 
     def test_...():
 
 and the chapter cell that makes the claim carries the tag ``claim-torch-drop-last-bool``.
-``tests/test_claims.py`` (in the main suite) checks that every claim id in the chapters has a
+``tests/notebooks/test_claims.py`` (in the main suite) checks that every claim id in the chapters has a
 test here and every test here proves a claim some chapter makes.
 """
 from __future__ import annotations

@@ -1,0 +1,328 @@
+"""The chapters as a website: ``make site`` builds it, and Chromium reads it.
+
+The site is built into a temporary folder (``tools/build_site.py``) and served on 127.0.0.1.
+Chromium then opens every chapter page of both languages, the lab pages, the FAQ indexes, the
+glossary and the home pages, and checks from the pages themselves: each renders its headings
+and its images, no page requests anything from outside the site, every internal link answers,
+every FAQ link lands on a heading that exists, formulas are typeset, and the Chinese site is
+Chinese throughout (navigation, the theme's words, search) with a language menu that keeps the
+page. Every chapter says how to get the kit (it is not on PyPI) and run it, no page shows the
+cells' tags, and plots get the text's whole width. A screenshot of a chapter in each language
+goes to ``test-artifacts/``.
+"""
+from __future__ import annotations
+
+import functools
+import html
+import http.server
+import json
+import re
+import threading
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from browser_helpers import ARTIFACTS, CHROMIUM_ARGS, find_chromium
+
+pytest.importorskip("mkdocs_jupyter", reason="the site extra: pip install -e '.[site]'")
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = find_chromium()
+
+
+def notebook_of(path: str) -> str:
+    """The notebook (from the repository's root) that the site page ``path`` shows: a Chinese
+    page zh/NN_name/ shows notebooks/zh/NN_name.zh.ipynb."""
+    name = path.rstrip("/")
+    if name.startswith("zh/"):
+        return f"notebooks/{name}.zh.ipynb"
+    return f"notebooks/{name}.ipynb"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The built site, served on 127.0.0.1; yields its base URL."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_site
+
+    folder = build_site.build(tmp_path_factory.mktemp("site") / "site", repo="someone/dltutor")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+def pages() -> list[str]:
+    """The site paths Chromium opens: every notebook, both languages, and the index pages."""
+    names = [p.stem for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    return (["", "FAQ/", "GLOSSARY/", "zh/", "zh/FAQ/", "zh/GLOSSARY/"]
+            + [f"{n}/" for n in names] + [f"zh/{n}/" for n in names])
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip("Chromium is missing (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+def test_every_page_renders_and_stays_inside_the_site(site, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    outside, internal, failed = [], set(), []
+    page.on("request", lambda r: outside.append(r.url)
+            if not r.url.startswith((site, "data:", "blob:", "about:")) else None)
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    for path in pages():
+        page.goto(site + path, wait_until="networkidle")
+        assert page.locator("h1").count() >= 1, f"{path} shows no title"
+        assert page.locator("article h2, article h1").count() >= 1, path
+        broken = page.evaluate("""() => [...document.querySelectorAll('article img')]
+            .filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)""")
+        assert not broken, f"{path}: images that did not load: {broken[:3]}"
+        for href in page.evaluate("() => [...document.querySelectorAll('a[href]')]"
+                                  ".map(a => a.href)"):
+            if href.startswith(site):
+                internal.add(href.split("#")[0])
+        if path in ("05_optimizers/", "zh/05_optimizers/"):
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"site_{path.strip('/').replace('/', '_')}.png"))
+    assert not outside, f"requests outside the site: {sorted(set(outside))[:5]}"
+    assert not failed, f"requests inside the site that failed: {sorted(set(failed))[:5]}"
+    for url in sorted(internal):
+        with urllib.request.urlopen(url) as response:           # raises on 404
+            assert response.status == 200, url
+    page.close()
+
+
+@pytest.mark.parametrize("faq", ["FAQ/", "zh/FAQ/"])
+def test_every_faq_link_lands_on_a_heading(site, browser, faq):
+    page = browser.new_page()
+    page.goto(site + faq)
+    links = page.evaluate("() => [...document.querySelectorAll('article td a[href*=\"#\"]')]"
+                          ".map(a => a.href)")
+    from ..notebooks.test_notebooks import FAQ_IDS
+
+    assert len(links) >= len(FAQ_IDS), links[:3]          # one or more per question
+    for link in links:
+        page.goto(link)
+        fragment = urllib.parse.unquote(link.split("#", 1)[1])
+        assert page.evaluate("id => !!document.getElementById(id)", fragment), link
+    page.close()
+
+
+@pytest.mark.parametrize("chapter", ["03_initialization/", "zh/03_initialization/"])
+def test_formulas_are_typeset_offline(site, browser, chapter):
+    """Chapter 03's formulas come out as mathematics (the site's own MathJax), not as TeX."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(site + chapter, wait_until="networkidle")
+    page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+                           " && document.querySelectorAll('.MathJax').length > 0")
+    shown = page.evaluate("() => document.querySelector('article').innerText")
+    assert "\\sqrt" not in shown and "\\frac" not in shown, "TeX source is shown as text"
+    assert page.locator(".MathJax").count() >= 20            # ch03 has about 45 formulas
+    formula = page.locator(".MathJax_Display").first
+    formula.scroll_into_view_if_needed()
+    assert formula.bounding_box()["height"] > 20             # a displayed fraction, drawn tall
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.evaluate("() => window.scrollBy(0, -200)")
+    page.screenshot(path=str(ARTIFACTS / f"site_formulas_{chapter.split('/')[0]}.png"))
+    page.close()
+
+
+def test_the_chinese_site_speaks_chinese_and_the_menu_keeps_the_page(site, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(site + "zh/05_optimizers/", wait_until="networkidle")
+    nav = page.locator("nav.md-nav--primary").inner_text()
+    assert "参数初始化" in nav and "常见问题" in nav
+    assert "Initializing parameters" not in nav and "Chapters" not in nav, nav[:300]
+    assert page.get_attribute("html", "lang") == "zh"
+    assert page.get_attribute("input.md-search__input", "placeholder") == "搜索"
+    english = page.locator('a.md-select__link[hreflang="en"]').get_attribute("href")
+    page.goto(urllib.parse.urljoin(page.url, english), wait_until="load")
+    assert page.url == site + "05_optimizers/"
+    assert page.get_attribute("html", "lang") == "en"
+    chinese = page.locator('a.md-select__link[hreflang="zh"]').get_attribute("href")
+    assert urllib.parse.urljoin(page.url, chinese) == site + "zh/05_optimizers/"
+    page.close()
+
+
+@pytest.mark.parametrize("home", ["", "zh/"])
+def test_every_search_result_lands_on_its_heading(site, home):
+    """Each section the search index holds links to an id that exists on its page (the Chinese
+    chapters' sections had no anchor at all before the build gave them JupyterLab's)."""
+    import html
+    import json
+    import re
+
+    with urllib.request.urlopen(site + home + "search/search_index.json") as response:
+        docs = json.load(response)["docs"]
+    sections = [d["location"] for d in docs if "#" in d["location"]]
+    assert len(sections) > 100, "the chapters' sections are not in the index"
+    ids: dict[str, set] = {}
+    for location in sections:
+        page, fragment = location.split("#", 1)
+        if page not in ids:
+            with urllib.request.urlopen(site + home + page) as response:
+                text = response.read().decode("utf-8")
+            ids[page] = {html.unescape(i) for i in re.findall(r' id="([^"]*)"', text)}
+        assert fragment in ids[page], f"{home}{location}: no such heading"
+    titles = [d["title"] for d in docs]
+    assert not [t for t in titles if "\u00b6" in t or "\u200b" in t], "titles keep ¶ or word breaks"
+
+
+@pytest.mark.parametrize("home, query, expected", [("", "weight decay", "05_optimizers"),
+                                                   ("zh/", "学习率", "06_learning_rates")])
+def test_search_finds_the_chapter(site, browser, home, query, expected):
+    """Search works offline in both languages; Chinese is split into words (jieba) when the
+    index is built, so a word inside a sentence is found."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(site + home, wait_until="networkidle")
+    page.locator("input.md-search__input").click()
+    # the index is built in a worker when the page opens: wait until search says it is ready
+    # (on a busy machine that takes a while), then ask
+    ready = {"": "Type to start searching", "zh/": "键入以开始搜索"}[home]
+    page.wait_for_function("text => document.querySelector('.md-search-result__meta')"
+                           ".textContent.trim() === text", arg=ready, timeout=120_000)
+    # The search reads the box on a key press: Playwright types Chinese characters without
+    # one (as text an input method inserts), so a key press follows, as a learner's would.
+    page.locator("input.md-search__input").fill(query)
+    page.keyboard.press("End")
+    page.wait_for_selector(".md-search-result__item", timeout=60_000)
+    found = page.evaluate("() => [...document.querySelectorAll('.md-search-result__item a')]"
+                          ".map(a => a.href)")
+    assert any(f"{home}{expected}/" in href for href in found), found[:5]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"site_search_{home.strip('/') or 'en'}.png"))
+    page.close()
+
+
+def test_every_chapter_page_says_how_to_run_it(site, browser):
+    """With --repo, each chapter links to itself on Binder (JupyterLab) and the lab page to the
+    Voila app; every chapter says how to get the kit from its GitHub repository (pip from git,
+    or a clone) and run it locally."""
+    page = browser.new_page()
+    for path in pages():
+        name = path.rstrip("/").split("/")[-1]
+        if not name[:2].isdigit() and name != "lab":
+            continue
+        page.goto(site + path)
+        binder = page.locator('article a[href^="https://mybinder.org/"]').first.get_attribute("href")
+        notebook = notebook_of(path)
+        view = "voila/render" if name == "lab" else "lab/tree"
+        assert binder == ("https://mybinder.org/v2/gh/someone/dltutor/HEAD?urlpath="
+                          f"{view}/{notebook}"), (path, binder)
+        text = page.locator("article").inner_text()
+        assert "dltutor lab" in text, path
+        if name != "lab":
+            assert "pip install git+https://github.com/someone/dltutor" in text, path
+            assert "make lab" in text, path
+            assert page.locator('article a[href="https://github.com/someone/dltutor"]').count(), path
+    page.close()
+
+
+#: A command that would fetch dltutor from PyPI, where it is not published; ``pip install
+#: dist/dltutor-0.1.0-py3-none-any.whl`` and ``pip install git+https://...`` are fine.
+PYPI_INSTALL = re.compile(r"pip install (-U |--upgrade )?[\"']?dltutor(?![-\w./])")
+
+
+def test_no_page_tells_the_reader_to_pip_install_dltutor_from_pypi(site):
+    """dltutor is not on PyPI: no page (with or without --repo) says ``pip install dltutor``;
+    each chapter's run line names a way that works (a clone, the wheel, or pip from git)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_site
+
+    assert PYPI_INSTALL.search("run `pip install dltutor` first")              # the check bites
+    assert PYPI_INSTALL.search("pip install dltutor[gpu]")
+    assert PYPI_INSTALL.search('pip install "dltutor[gpu]"')
+    for language, folder in (("en", ""), ("zh", "zh/")):
+        suffix = ".zh.ipynb" if language == "zh" else ".ipynb"
+        for notebook in (f"{folder}05_optimizers{suffix}", f"{folder}lab{suffix}"):
+            for repo in (None, "someone/dltutor"):
+                line = build_site.run_line(language, notebook, repo)
+                assert not PYPI_INSTALL.search(line), line
+                if "/lab." not in "/" + notebook:
+                    assert "PyPI" in line and "make lab" in line, line
+                    assert ("dist/dltutor-*.whl" if repo is None else "git+https://github.com/"
+                            "someone/dltutor") in line, line
+    for path in pages():
+        with urllib.request.urlopen(site + path) as response:
+            text = html.unescape(re.sub(r"<[^>]+>", "", response.read().decode("utf-8")))
+        found = PYPI_INSTALL.search(text)
+        assert not found, f"{path} says {text[found.start() - 60:found.end() + 20]!r}"
+
+
+def _notebook_tags(notebook: Path) -> tuple[set[str], str]:
+    """The tags of the cells of ``notebook``, and the text of its cells without their metadata
+    (sources and outputs: what its page may show)."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    tags = {tag for cell in cells for tag in cell["metadata"].get("tags", [])}
+    return tags, json.dumps([{k: v for k, v in c.items() if k != "metadata"} for c in cells],
+                            ensure_ascii=False)
+
+
+def test_no_page_shows_the_cells_tags(site, browser):
+    """The cells' tags (claim-torch-..., nbval-ignore-output, raises-exception, language, ...)
+    are for the tests: mkdocs-jupyter showed a code cell's tags as labels above it. No page has
+    such a label, and no tag's name is on a page more often than in its notebook's own text
+    (chapters 09 and 10 name ``nbval-ignore-output`` in their prose, on purpose)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    all_tags = set()
+    for path in pages():
+        notebook = ROOT / notebook_of(path)
+        if not notebook.exists():
+            continue
+        tags, own_text = _notebook_tags(notebook)
+        all_tags |= tags
+        page.goto(site + path)
+        assert page.locator("article .celltoolbar, article .cell-tag").count() == 0, path
+        shown = page.locator("article").inner_text()
+        extra = {t: shown.count(t) for t in tags if shown.count(t) > own_text.count(t)}
+        assert not extra, f"{path} shows cell tags: {extra}"
+    assert {"nbval-ignore-output", "raises-exception", "language"} <= all_tags, sorted(all_tags)[:5]
+    assert any(t.startswith("claim-torch-") for t in all_tags)
+    page.goto(site + "lab/")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "site_lab.png"))
+    page.close()
+
+
+@pytest.mark.parametrize("chapter", ["08_clipping/", "zh/08_clipping/"])
+def test_plots_get_the_whole_width_of_the_text(site, browser, chapter):
+    """A plot wider than the text column is scaled to the column, not to the column less the
+    empty prompt column beside outputs (64 px of about 690 at 1280 px wide): its words stay as
+    large as the column allows. A plot narrower than the column keeps its own size."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(site + chapter, wait_until="networkidle")
+    sizes = page.evaluate("""() => [...document.querySelectorAll('article .jp-RenderedImage img')]
+        .map(i => [i.naturalWidth, i.getBoundingClientRect().width,
+                   i.closest('.jp-Notebook').getBoundingClientRect().width])""")
+    assert len(sizes) >= 3, sizes
+    for natural, rendered, column in sizes:
+        assert rendered == pytest.approx(min(natural, column), abs=40), (natural, rendered, column)
+    page.close()
+
+
+def test_without_a_repository_there_is_no_binder_link_and_a_bad_one_is_refused():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_site
+
+    assert "mybinder" not in build_site.run_line("zh", "zh/05_optimizers.zh.ipynb", None)
+    with pytest.raises(SystemExit, match="OWNER/NAME"):
+        build_site.build(ROOT / "build" / "never", repo="https://github.com/someone/dltutor")
+    assert not (ROOT / "build" / "never").exists()

@@ -1,0 +1,67 @@
+"""The classroom kit without starting a hub (``make classroom-test`` starts one): the hub
+configuration loads and says what the README says, and the sizing arithmetic is right."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from traitlets.config import Config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_test_module():
+    spec = importlib.util.spec_from_file_location("load_test", ROOT / "classroom" / "load_test.py")
+    module = importlib.util.module_from_spec(spec)
+    pytest.importorskip("websocket")
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_hub_configuration_loads(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLASSROOM_DIR", str(tmp_path))
+    monkeypatch.setenv("CLASSROOM_ADMIN_TOKEN", "secret")
+    config = Config()
+    code = (ROOT / "classroom" / "jupyterhub_config.py").read_text()
+    exec(compile(code, "jupyterhub_config.py", "exec"), {"get_config": lambda: config})  # noqa: S102
+    assert config.JupyterHub.ip == "127.0.0.1"
+    assert config.JupyterHub.authenticator_class == "dummy"
+    assert config.SimpleLocalProcessSpawner.home_dir_template.startswith(str(tmp_path))
+    assert config.JupyterHub.services[0]["api_token"] == "secret"
+    home = tmp_path / "homes" / "ada"
+    spawner = type("S", (), {"home_dir_template": config.SimpleLocalProcessSpawner
+                             .home_dir_template, "user": type("U", (), {"name": "ada"})()})()
+    config.Spawner.pre_spawn_hook(spawner)                      # the chapters arrive
+    assert (home / "00_welcome.ipynb").exists() and (home / "zh" / "lab.zh.ipynb").exists()
+
+
+def test_the_sizing_table_follows_from_the_measurements():
+    load_test = load_test_module()
+    records = [{"name": f"s{i}", "ok": True, "first_kernel_s": 10.0 + i, "lab_s": 5.0,
+                "peak_rss_mib": 256.0 + (100.0 if i == 19 else 0.0), "cpu_s": 6.0}
+               for i in range(20)]
+    table = load_test.sizing({"students": 20, "steps": 300, "records": records,
+                              "hub_rss_mib": 100.0,
+                              "machine": {"cores": 2, "memory_gib": 8.0}})
+    # 95th percentile of memory: 256 MiB (19 of 20 students) -> 4 students per GiB;
+    # 6 CPU-seconds per 5 minutes at 70 % -> 35 students per core
+    assert "**35 students per core, 4.0 students per GiB**" in table
+    assert "| 30 | 1 | 8 |" in table and "| 300 | 9 | 75 |" in table
+    assert load_test.p95([1.0, 2.0]) == 2.0
+
+
+def test_both_readmes_show_the_recorded_measurement():
+    """The sizing in README.md and README.zh.md is the one the recorded run gives
+    (benchmarks/classroom.json): a new measurement must reach both."""
+    import json
+
+    table = load_test_module().sizing(
+        json.loads((ROOT / "benchmarks" / "classroom.json").read_text(encoding="utf-8")))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme_zh = (ROOT / "README.zh.md").read_text(encoding="utf-8")
+    assert table in readme, "README.md: paste `python classroom/load_test.py --table`"
+    rows = [line for line in table.splitlines() if line.startswith(("| 30 |", "| 100 |", "| 300 |"))]
+    per_core, per_gib = table.split("**")[1].replace(" students per core,", "").split()[:2]
+    assert len(rows) == 3 and all(row in readme_zh for row in rows), rows
+    assert f"每核 {per_core} 名学生、每 GiB {per_gib} 名学生" in readme_zh

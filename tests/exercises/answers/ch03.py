@@ -1,0 +1,29 @@
+"""Chapter 03's exercises: the right values of the variables each reads, and typical wrong ones
+with the words the "not yet" message must contain (tests/exercises/test_chapters.py checks them)."""
+from __future__ import annotations
+
+import math
+
+from dltutor.nn import init
+
+
+def identity(m):
+    init.eye_(m.weight)
+    init.zeros_(m.bias)
+
+
+CASES = {
+    "03.1": ({"conv_bound": 1 / math.sqrt(75)},
+             [({"conv_bound": 1 / math.sqrt(3)}, ["in_channels x kh x kw"]),
+              ({"conv_bound": 1 / math.sqrt(400)}, ["fan_out"])]),
+    "03.2": ({"identity_init": identity},
+             [({"identity_init": lambda m: init.eye_(m.weight)}, ["bias"]),
+              ({"identity_init": "eye"}, ["function"])]),
+    "03.3": ({"tanh_gain": 5 / 3},
+             [({"tanh_gain": math.sqrt(2)}, ["ReLU"]), ({"tanh_gain": 1}, ["above 1"])]),
+    "03.4": ({"changed_rows": [2, 0]},
+             [({"changed_rows": range(6)}, ["looked-up"]),
+              ({"changed_rows": []}, ["freeze=False"])]),
+}
+
+SELF_CONTAINED = {"03.4"}

@@ -1,0 +1,34 @@
+"""Chapter 09's exercises: the right values of the variables each reads, and typical wrong ones
+with the words the "not yet" message must contain (tests/exercises/test_chapters.py checks them)."""
+from __future__ import annotations
+
+import numpy as np
+
+from dltutor import Tensor
+
+
+def good_noise(i, epoch):
+    return np.random.default_rng([i, epoch]).normal(0.0, 0.01, size=3)
+
+
+def global_noise(i, epoch):
+    return np.random.normal(0.0, 0.01, size=3)
+
+
+def index_only_noise(i, epoch):
+    return np.random.default_rng(i).normal(0.0, 0.01, size=3)
+
+
+CASES = {
+    "09.1": ({"sgd_state_keys": ["momentum_buffer", "step"]},
+             [({"sgd_state_keys": ["exp_avg", "exp_avg_sq", "step"]}, ["Adam"]),
+              ({"sgd_state_keys": ["momentum_buffer"]}, ["step count"])]),
+    "09.2": ({"batches": (4, 3)},
+             [({"batches": (3, 3)}, ["100 = 3 x 32 + 4"]), ({"batches": [4, 4]}, ["drops"])]),
+    "09.3": ({"noise": good_noise},
+             [({"noise": global_noise}, ["shared generator"]),
+              ({"noise": index_only_noise}, ["epoch"])]),
+    "09.4": ({"epoch_type": int}, [({"epoch_type": Tensor}, ["JSON"])]),
+}
+
+SELF_CONTAINED = {"09.1", "09.2", "09.3", "09.4"}

@@ -1,0 +1,34 @@
+"""Chapter 10's exercises: the right values of the variables each reads, and typical wrong ones
+with the words the "not yet" message must contain (tests/exercises/test_chapters.py checks them)."""
+from __future__ import annotations
+
+from dltutor.exercises.ch10 import MB, STATE_ARRAYS
+
+
+def memory(parts=("params", "grads", "state", "activations")):
+    """A step_memory_mb that counts only some of the four parts (a typical slip)."""
+    def step_memory_mb(model, batch_size, optimizer="adam"):
+        params = sum(p.data.nbytes for p in model.parameters())
+        total = 0
+        total += params if "params" in parts else 0
+        total += params if "grads" in parts else 0
+        total += params * STATE_ARRAYS[optimizer] if "state" in parts else 0
+        per_sample = 4 * (512 * 4 + 10)
+        total += per_sample * batch_size if "activations" in parts else 0
+        return total / MB
+    return step_memory_mb
+
+
+CASES = {
+    "10.1": ({"step_memory_mb": memory()},
+             [({"step_memory_mb": memory(("params", "grads", "state"))}, ["activations"]),
+              ({"step_memory_mb": memory(("params", "state", "activations"))}, ["gradients"]),
+              ({"step_memory_mb": memory(("params", "grads", "activations"))}, ["Adam"]),
+              ({"step_memory_mb": 12.5}, ["function"])]),
+    "10.2": ({"factors": (0.625, 0.375)},
+             [({"factors": (0.5, 0.5)}, ["own micro-batch"]),
+              ({"factors": (0.375, 0.625)}, ["Swapped"])]),
+    "10.3": ({"alive_detached": 0}, [({"alive_detached": 10}, ["grad_fn"])]),
+}
+
+SELF_CONTAINED: set = set()

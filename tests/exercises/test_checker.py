@@ -1,0 +1,101 @@
+"""The exercise checker itself: reading the caller's variables, hints in steps, solutions,
+errors in a learner's answer, progress. Each chapter's exercises are tested in
+``tests/exercises/test_chapters.py`` (with the shared checks of ``tests/exercise_checks.py``).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+
+from dltutor import exercises
+from dltutor.exercises import view
+
+EXERCISES = {exercise.id: exercise for exercise in exercises.all_exercises()}
+
+
+def printed(call):
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        call()
+    return out.getvalue()
+
+
+def test_check_reads_the_variables_of_the_code_that_calls_it():
+    ex = exercises.chapter("01")
+    mul_shape = (2, 1, 6)                                         # noqa: F841 - read by check()
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        ex.q3.check()                                             # as a notebook cell calls it
+    assert out.getvalue() == "Exercise 01.3: correct.\n"
+
+    def inside_a_function():
+        mul_shape = (2, 6)                                        # noqa: F841
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            ex.q3.check()
+        return out.getvalue()
+
+    assert inside_a_function().startswith("Exercise 01.3: not yet.")
+
+
+def test_hints_come_one_at_a_time_then_point_to_the_solution():
+    exercise = exercises.Exercise("99.1", ("x",), lambda x: None, ("first", "second"), "x = 1")
+    assert printed(exercise.hint) == "Hint 1 of 2 for exercise 99.1: first\n"
+    assert printed(exercise.hint) == "Hint 2 of 2 for exercise 99.1: second\n"
+    assert "ex.q1.solution()" in printed(exercise.hint)
+    assert printed(lambda: exercise.hint(1)).startswith("Hint 1 of 2")
+    assert printed(exercise.solution) == "A solution to exercise 99.1:\nx = 1\n"
+    with pytest.raises(ValueError, match="hints 1 to 2"):
+        exercise.hint(3)
+
+
+def test_an_answer_that_breaks_the_check_is_not_yet_with_the_error():
+    exercise = exercises.Exercise("99.2", ("x",), lambda x: None if x + 1 == 2 else "no", (),
+                                  "x = 1")
+    verdict = exercise.verdict({"x": "one"})
+    assert verdict.status == "not yet" and "TypeError" in verdict.message
+
+
+def test_progress_lists_every_exercise_with_its_last_verdict_once():
+    exercise = EXERCISES["01.2"]
+    exercise.verdict({"predicted_grad": np.full((3, 1), 4.0)})
+    out = printed(exercises.progress)
+    assert out == ""                            # nothing printed: Jupyter shows what it returns
+    report = exercises.progress()
+    assert ("01.2", "correct") in report.rows and len(report.rows) == len(EXERCISES)
+    lines = repr(report).splitlines()
+    assert lines[0].endswith("correct in this session.")
+    assert len(lines) == 1 + len(exercises.CHAPTERS)          # a line per chapter
+    assert "01.2 correct" in lines[1]
+    page = report._repr_html_()
+    assert page.count('class="dltutor-badge') == len(EXERCISES)
+    assert 'dltutor-verdict-correct" title="01.2: correct"' in page
+
+
+def test_a_verdict_in_a_notebook_is_a_coloured_box_with_its_sentence(monkeypatch):
+    shown = []
+    monkeypatch.setattr(view, "in_notebook", lambda: True)
+    monkeypatch.setattr("IPython.display.display", lambda data, raw: shown.append(data))
+    exercise = exercises.Exercise("99.4", ("x",), lambda x: None if x == 1 else "not 1", (), "")
+    x = 2                                                          # noqa: F841 - read by check()
+    exercise.check()
+    x = 1                                                          # noqa: F841
+    exercise.check()
+    (wrong, right) = shown
+    assert wrong["text/plain"] == "Exercise 99.4: not yet. not 1"
+    assert 'role="status"' in wrong["text/html"] and "dltutor-verdict-not-yet" in wrong["text/html"]
+    assert "✗" in wrong["text/html"] and "✓" in right["text/html"]
+    assert view.LOOKS["correct"].border in right["text/html"]
+
+
+def test_an_unknown_chapter_is_named():
+    with pytest.raises(ValueError, match="'42'"):
+        exercises.chapter("42")
+
+
+
+
+def test_not_attempted_names_only_what_is_still_to_be_set():
+    exercise = exercises.Exercise("99.3", ("answer", "net"), lambda answer, net: None, (), "")
+    message = exercise.verdict({"answer": exercises.____, "net": object()}).message
+    assert "Set answer (replace ____" in message and "net" not in message
