@@ -99,8 +99,8 @@ class AdamW(Adam):
     >>> net = nn.Linear(2, 1)
     >>> opt = AdamW(net.named_parameters(), lr=0.1, weight_decay=0.5,
     ...             apply_decay_param_fun=lambda name: name != "bias")
-    >>> opt.decays("weight"), opt.decays("bias")
-    (True, False)
+    >>> opt.decay_of("weight").decoupled, opt.decay_of("bias").excluded
+    (0.5, True)
     """
 
     coupled_weight_decay = False    # the base shrinks the parameter before Adam's step
@@ -121,7 +121,7 @@ class AdamW(Adam):
                                  "model.named_parameters()")
         self._decay_by_name: dict[str, bool] = {}
 
-    def decays(self, name: str) -> bool:
+    def decoupled_decay_applies(self, name: str) -> bool:
         """Whether the parameter called ``name`` gets the decoupled weight decay: what
         ``apply_decay_param_fun(name)`` says (asked once per name), True without one."""
         if self.apply_decay_param_fun is None:

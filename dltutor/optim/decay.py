@@ -67,7 +67,7 @@ def decay_parts(optimizer: Any, name: str, param: Tensor,
         return own, 0.0
     if is_coupled(optimizer, group_decay):       # the parameter's own one replaces it
         return (own if own is not None else group_decay), 0.0
-    return own, float(group_decay) if optimizer.decays(name) else 0.0
+    return own, float(group_decay) if optimizer.decoupled_decay_applies(name) else 0.0
 
 
 def is_coupled(optimizer: Any, group_decay: Any) -> bool:

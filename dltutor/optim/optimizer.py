@@ -197,13 +197,14 @@ class Optimizer:
         """
         return group["lr"] * getattr(param, "lr_mult", 1.0)
 
-    def decays(self, name: str) -> bool:
-        """Whether the parameter called ``name`` gets the decoupled weight decay of an optimizer
-        whose ``coupled_weight_decay`` is False. Every parameter does here; AdamW asks its
-        ``apply_decay_param_fun``.
+    def decoupled_decay_applies(self, name: str) -> bool:
+        """The rule's say on whether the parameter called ``name`` gets the decoupled weight
+        decay of an optimizer whose ``coupled_weight_decay`` is False: every parameter does
+        here; AdamW asks its ``apply_decay_param_fun``. (To ask which decay a parameter gets,
+        ask :meth:`decay_of`, which uses this.)
 
         >>> from dltutor import nn, optim
-        >>> optim.AdamW([("w", nn.Parameter([1.0]))]).decays("w")
+        >>> optim.AdamW([("w", nn.Parameter([1.0]))]).decoupled_decay_applies("w")
         True
         """
         return True

@@ -470,7 +470,7 @@ print("weights shrank by the factor", 1 - 0.05 * 0.01, "; biases unchanged")
 net = make_net()
 opt = optim.AdamW(net.named_parameters(), lr=0.01, weight_decay=0.01,
                   apply_decay_param_fun=lambda name: not name.endswith("bias"))
-print({name: opt.decays(name) for name, _ in net.named_parameters()})
+print({name: opt.decay_of(name).decoupled > 0 for name, _ in net.named_parameters()})
 diagnose.explain_lr(opt, "fc2.bias")
 
 # %%
@@ -510,7 +510,7 @@ decay_names = {paddle_generated[n] for n, _ in net.named_parameters() if not n.e
 by_set = lambda name: name in decay_names
 assert all(by_suffix(paddle_name) for paddle_name in paddle_generated.values())   # decays all
 assert [by_set(paddle_generated[n]) for n, _ in net.named_parameters()] == \
-       [opt.decays(n) for n, _ in net.named_parameters()]        # the set agrees with dltutor
+       [opt.decay_of(n).decoupled > 0 for n, _ in net.named_parameters()]  # agrees with dltutor
 print(sorted(decay_names))
 
 # %% [markdown] tags=["claim-paddle-zero-l2-regularizer-turns-decay-off", "claim-paddle-group-overwrites-paramattr"]
