@@ -55,6 +55,16 @@ SERVER = ("import warnings, voila; "
           "from jupyterlab.labapp import main; main()")
 
 
+def reachable_host(ip: str) -> str:
+    """The address a browser on this machine uses for a server listening on ``ip``: listening
+    everywhere (``0.0.0.0``) includes this machine itself.
+
+    >>> reachable_host("0.0.0.0"), reachable_host("10.0.0.5")
+    ('127.0.0.1', '10.0.0.5')
+    """
+    return "127.0.0.1" if ip in ("0.0.0.0", "", "*") else ip
+
+
 @dataclasses.dataclass
 class LabSettings:
     """Where and how the server listens: ``ip``, ``port``, the login ``token``, whether the
@@ -72,8 +82,7 @@ class LabSettings:
 
     def url(self) -> str:
         """The address to open: the server's root, which leads to the start page."""
-        host = "127.0.0.1" if self.ip in ("0.0.0.0", "", "*") else self.ip
-        return f"http://{host}:{self.port}/?token={self.token}"
+        return f"http://{reachable_host(self.ip)}:{self.port}/?token={self.token}"
 
 
 def lab_command(folder: Path, settings: LabSettings, start_dir: Path) -> list[str]:
@@ -145,7 +154,7 @@ def has_display() -> bool:
 
 def _wait_until_listening(server: subprocess.Popen, ip: str, port: int, timeout: float) -> bool:
     """True once the server accepts connections; False when it stopped or ``timeout`` passed."""
-    host = "127.0.0.1" if ip in ("0.0.0.0", "", "*") else ip
+    host = reachable_host(ip)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and server.poll() is None:
         try:

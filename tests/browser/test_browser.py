@@ -79,16 +79,20 @@ def record_speed(view: str, page) -> str:
     return line
 
 
+def pace_to_max(page) -> None:
+    """The lab starts at the demo's pace (a few steps per second, for a learner to watch); move
+    the speed slider to its last stop, "max", with the keyboard."""
+    page.locator(".dltutor-pace .noUi-handle").focus()
+    page.keyboard.press("End")
+    wait_for_status(page, lambda a: a["data-pace"] == "max", "the speed slider to reach max")
+
+
 def press_play_and_freeze_layer_2(page) -> dict[str, str]:
     """Play, then tick layer 2's freeze box while it trains. Returns the status a few steps
     after the freeze took effect (the frozen layer's norm from then on must not change)."""
     play = page.locator(".dltutor-play")
     play.scroll_into_view_if_needed()
-    # The lab starts at the demo's pace (a few steps per second, for a learner to watch);
-    # the test moves the speed slider to its last stop, "max", with the keyboard.
-    page.locator(".dltutor-pace .noUi-handle").focus()
-    page.keyboard.press("End")
-    wait_for_status(page, lambda a: a["data-pace"] == "max", "the speed slider to reach max")
+    pace_to_max(page)
     play.click()
     wait_for_status(page, lambda a: a["data-running"] == "1" and as_int(a, "data-step") >= 50,
                     "training to start after pressing play")
@@ -288,9 +292,7 @@ def test_voila_chinese_lab_page_speaks_chinese_and_trains(workdir, page):
         assert page.locator(".dltutor-play").inner_text().strip() == "播放"
         assert "冻结" in page.locator(".dltutor-lab").inner_text()
         assert "两个月牙" in page.locator(".dltutor-demo").inner_text()
-        page.locator(".dltutor-pace .noUi-handle").focus()
-        page.keyboard.press("End")
-        wait_for_status(page, lambda a: a["data-pace"] == "max", "the speed slider to reach max")
+        pace_to_max(page)
         page.locator(".dltutor-play").click()
         trained = wait_for_status(page, lambda a: as_int(a, "data-step") >= 50,
                                   "the Chinese lab to train after pressing 播放")
