@@ -113,7 +113,8 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool) -> None:
             fn.inputs = None
             fn.__dict__.clear()
         newest = None
-        for t, gi in zip(inputs, grads):
+        for i, t in enumerate(inputs):  # (enumerate, not zip: one object less per op)
+            gi = grads[i]
             if gi is None or not t.requires_grad:
                 continue
             if gi.shape != t.data.shape:
@@ -162,7 +163,8 @@ def _root_gradient(root: Any, grad: Any) -> Any:
                 f"backward() without a gradient needs a one-element tensor such as a loss; this "
                 f"one has shape {tuple(root.shape)}. Reduce it first (.sum() or .mean()) or pass "
                 f"grad= with shape {tuple(root.shape)}.")
-        return B.get_array_module(root.data).ones_like(root.data)
+        data = root.data  # (ones(), not ones_like(): NumPy's ones_like runs Python code first)
+        return B.get_array_module(data).ones(data.shape, dtype=data.dtype)
     data = grad.data if is_tensor(grad) else B.backend_of(root.data).asarray(grad)
     if data.shape != root.shape:
         raise RuntimeError(f"backward(grad=...): grad has shape {tuple(data.shape)} but the tensor "

@@ -217,7 +217,7 @@ def is_tensor(value: Any) -> bool:
 
 def init_tensor(t: Any, data: Any, requires_grad: bool = False,
                 fn: "Function | None" = None) -> None:
-    """Give ``t`` every field a Tensor has: the one list of them (Function.__call__ repeats it
+    """Give ``t`` every field a Tensor has: the one list of them (Function.apply repeats it
     inline, because it runs for every op)."""
     t.data = data
     t.grad = None
@@ -305,7 +305,10 @@ class Function:
         words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", type(self).__name__)
         return words.lower()
 
-    def __call__(self, *inputs: Any) -> Any:
+    def apply(self, *inputs: Any) -> Any:
+        """Run the op on ``inputs`` (Tensors) and record it: ``Double().apply(x)``, or just
+        ``Double()(x)``, which is the same method. The kit's own ops write ``.apply``: Python
+        reaches a method faster than an object's ``__call__`` (about 0.1 µs of every op)."""
         # Unpacked by hand for one and two inputs: this line runs for every op of every step.
         try:
             if len(inputs) == 2:
@@ -340,6 +343,8 @@ class Function:
         result.requires_grad = False
         result._fn = None
         return result
+
+    __call__ = apply
 
     @property
     def released(self) -> bool:

@@ -410,12 +410,12 @@ class Tensor:
         # The hot path of every training loop: two tensors of one dtype need no promotion.
         # (Built-in dtypes are singletons, so ``is`` is a cheap first test; ``add`` does the rest.)
         if isinstance(other, Tensor) and other.data.dtype is self.data.dtype:
-            return Add()(self, other)
+            return Add().apply(self, other)
         return ops.add(self, other)
 
     def __mul__(self, other: Any) -> "Tensor":
         if isinstance(other, Tensor) and other.data.dtype is self.data.dtype:
-            return Mul()(self, other)
+            return Mul().apply(self, other)
         return ops.mul(self, other)
 
     def __radd__(self, other: Any) -> "Tensor":

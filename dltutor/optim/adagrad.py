@@ -50,7 +50,7 @@ class Adagrad(Optimizer):
         """
         # In place, into the sum and one scratch array: written as the formula above, NumPy
         # allocates new arrays, and the step took about 25% longer (in
-        # benchmarks/engine_bench.py's optimizer configuration).
+        # benchmarks/optimizer_bench.py's configuration).
         xp = B.get_array_module(param.data)
         if "sum" not in state:
             state["sum"] = xp.full(param.shape, group["initial_accumulator_value"],

@@ -58,7 +58,7 @@ class Adam(Optimizer):
             return m / (sqrt(v) / sqrt(1 - beta2**t) + eps) * (lr / (1 - beta1**t))
         """
         # In place, into the moments and one scratch array: written as the formula above, NumPy
-        # allocates new arrays, and benchmarks/engine_bench.py's Adam optimizer row took 13-16%
+        # allocates new arrays, and the Adam row of benchmarks/optimizer_bench.py took 13-16%
         # longer.
         xp = B.get_array_module(param.data)
         beta1, beta2 = group["betas"]

@@ -54,12 +54,13 @@ class _Step:
     recorded step keeps (None when ``record_steps`` is off: then nothing is measured) with
     ``steps``, what each rule returned."""
 
-    __slots__ = ("names", "params", "groups", "grads", "lrs", "coupled", "decoupled", "steps",
-                 "grad_sq", "measure")
+    __slots__ = ("names", "params", "groups", "grads", "lrs", "coupled", "decoupled", "decays",
+                 "steps", "grad_sq", "measure")
 
     def __init__(self, recording: bool):
         self.names, self.params, self.groups, self.grads = [], [], [], []
         self.lrs, self.coupled, self.decoupled, self.steps = [], [], [], []
+        self.decays = False                        # True when some parameter gets a decay
         self.grad_sq: list[float] | None = None   # each gradient's sum of squares, once taken
         self.measure = StepMeasurement() if recording else None
 
@@ -332,6 +333,7 @@ class Optimizer:
                 copy = self._grad_copy(param)
                 copy[...] = grad
                 grad = copy
+            todo.decays = todo.decays or coupled is not None or bool(decoupled)
             todo.names.append(name)
             todo.params.append(param)
             todo.groups.append(group)
@@ -370,6 +372,8 @@ class Optimizer:
     def _regularize(self, todo: _Step) -> None:
         """Stage 4: coupled decay joins the gradient (``g += c * p``, or a regularizer's
         gradient); decoupled decay shrinks the parameter (``p *= 1 - lr * decoupled``)."""
+        if not todo.decays:
+            return
         for i, (param, grad, lr, coupled, decoupled) in enumerate(zip(
                 todo.params, todo.grads, todo.lrs, todo.coupled, todo.decoupled)):
             if isinstance(coupled, Regularizer):

@@ -50,7 +50,7 @@ class RMSprop(Optimizer):
         """
         # In place, into the averages and one scratch array: written as the formula above,
         # NumPy allocates new arrays, and the step took about 10% longer (in
-        # benchmarks/engine_bench.py's optimizer configuration).
+        # benchmarks/optimizer_bench.py's configuration).
         xp = B.get_array_module(param.data)
         alpha, momentum = group["alpha"], group["momentum"]
         if "square_avg" not in state:

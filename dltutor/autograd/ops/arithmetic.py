@@ -49,7 +49,7 @@ def add(a: Any, b: Any) -> Any:
     tensor([2., 3.])
     """
     a, b = promote(a, b, "add")
-    return Add()(a, b)
+    return Add().apply(a, b)
 
 
 class Sub(Function):
@@ -73,7 +73,7 @@ def sub(a: Any, b: Any) -> Any:
     tensor([2., 1.])
     """
     a, b = promote(a, b, "sub")
-    return Sub()(a, b)
+    return Sub().apply(a, b)
 
 
 class Mul(Function):
@@ -100,7 +100,7 @@ def mul(a: Any, b: Any) -> Any:
     tensor([3., 6.])
     """
     a, b = promote(a, b, "mul")
-    return Mul()(a, b)
+    return Mul().apply(a, b)
 
 
 class Div(Function):
@@ -132,7 +132,7 @@ def div(a: Any, b: Any) -> Any:
     a, b = promote(a, b, "div")
     if a.data.dtype.kind not in "fc":
         a, b = cast(a, default_float), cast(b, default_float)
-    return Div()(a, b)
+    return Div().apply(a, b)
 
 
 class Pow(Function):
@@ -185,9 +185,9 @@ def pow(a: Any, b: Any) -> Any:  # noqa: A001 - the name learners expect
     tensor([4., 9.])
     """
     if is_tensor(a) and isinstance(b, (int, float)) and not isinstance(b, bool):
-        return PowConst(b)(a)
+        return PowConst(b).apply(a)
     a, b = promote(a, b, "pow")
-    return Pow()(a, b)
+    return Pow().apply(a, b)
 
 
 class Maximum(Function):
@@ -213,7 +213,7 @@ def maximum(a: Any, b: Any) -> Any:
     tensor([3., 5.])
     """
     a, b = promote(a, b, "maximum")
-    return Maximum()(a, b)
+    return Maximum().apply(a, b)
 
 
 class Minimum(Function):
@@ -239,7 +239,7 @@ def minimum(a: Any, b: Any) -> Any:
     tensor([1., 2.])
     """
     a, b = promote(a, b, "minimum")
-    return Minimum()(a, b)
+    return Minimum().apply(a, b)
 
 
 class Where(Function):
@@ -279,7 +279,7 @@ def where(condition: Any, a: Any, b: Any) -> Any:
     if not is_tensor(a) and not is_tensor(b):
         a = make_tensor((B.backend_of(cond) or B.current()).asarray(a, dtype=default_float))
     a, b = promote(a, b, "where")
-    return Where(cond)(a, b)
+    return Where(cond).apply(a, b)
 
 
 class Neg(Function):
@@ -299,7 +299,7 @@ def neg(a: Any) -> Any:
     >>> dt.neg(dt.tensor([1.0, -2.0]))
     tensor([-1.,  2.])
     """
-    return Neg()(a)
+    return Neg().apply(a)
 
 
 def compare(a: Any, b: Any, op: str) -> Any:

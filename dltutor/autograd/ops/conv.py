@@ -131,7 +131,7 @@ def conv2d(x: Any, weight: Any, bias: Any | None = None, stride: Any = 1,
         raise ValueError(f"conv2d: input has {x.shape[1]} channels but the weight of shape "
                          f"{tuple(weight.shape)} expects {weight.shape[1]}")
     op = Conv2d(as_pair(stride, "conv2d: stride"), as_pair(padding, "conv2d: padding", minimum=0))
-    return op(x, weight) if bias is None else op(x, weight, bias)
+    return op.apply(x, weight) if bias is None else op.apply(x, weight, bias)
 
 
 class Pool2d(Function):
@@ -172,7 +172,7 @@ def _pool(cls: type, op: str, x: Any, kernel_size: Any, stride: Any, padding: An
     padding = as_pair(padding, f"{op}: padding", minimum=0)
     if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
         raise ValueError(f"{op}: padding {padding} must be at most half the kernel size {kernel}")
-    return cls(kernel, stride, padding)(x)
+    return cls(kernel, stride, padding).apply(x)
 
 
 class MaxPool2d(Pool2d):

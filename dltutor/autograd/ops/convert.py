@@ -40,7 +40,7 @@ def cast(a: Any, dtype: Any) -> Any:
     dtype = as_dtype(dtype)
     if a.data.dtype == dtype:
         return a
-    return Cast(dtype)(a)
+    return Cast(dtype).apply(a)
 
 
 class ToBackend(Function):
@@ -67,7 +67,7 @@ def to_backend(a: Any, target: B.Backend) -> Any:
     """
     if B.backend_of(a.data) is target:
         return a
-    return ToBackend(target)(a)
+    return ToBackend(target).apply(a)
 
 
 class Clone(Function):
@@ -97,4 +97,4 @@ def clone(a: Any) -> Any:
     >>> w.grad
     tensor([3., 3.])
     """
-    return Clone()(a)
+    return Clone().apply(a)

@@ -59,7 +59,7 @@ def exp(a: Any) -> Any:
     >>> dt.exp(dt.tensor([0.0]))
     tensor([1.])
     """
-    return Exp()(floating(a))
+    return Exp().apply(floating(a))
 
 
 class Log(Function):
@@ -82,7 +82,7 @@ def log(a: Any) -> Any:
     >>> dt.log(dt.tensor([1.0]))
     tensor([0.])
     """
-    return Log()(floating(a))
+    return Log().apply(floating(a))
 
 
 class Sqrt(Function):
@@ -105,7 +105,7 @@ def sqrt(a: Any) -> Any:
     >>> dt.sqrt(dt.tensor([4.0]))
     tensor([2.])
     """
-    return Sqrt()(floating(a))
+    return Sqrt().apply(floating(a))
 
 
 class Abs(Function):
@@ -126,7 +126,7 @@ def abs(a: Any) -> Any:  # noqa: A001
     >>> dt.abs(dt.tensor([-2.0, 3.0]))
     tensor([2., 3.])
     """
-    return Abs()(a)
+    return Abs().apply(a)
 
 
 class Tanh(Function):
@@ -147,7 +147,7 @@ def tanh(a: Any) -> Any:
     >>> dt.tanh(dt.tensor([0.0]))
     tensor([0.])
     """
-    return Tanh()(floating(a))
+    return Tanh().apply(floating(a))
 
 
 class Sigmoid(Function):
@@ -169,7 +169,7 @@ def sigmoid(a: Any) -> Any:
     >>> dt.sigmoid(dt.tensor([0.0]))
     tensor([0.5])
     """
-    return Sigmoid()(floating(a))
+    return Sigmoid().apply(floating(a))
 
 
 class Relu(Function):
@@ -190,7 +190,7 @@ def relu(a: Any) -> Any:
     >>> dt.relu(dt.tensor([-1.0, 2.0]))
     tensor([0., 2.])
     """
-    return Relu()(a)
+    return Relu().apply(a)
 
 
 class LeakyRelu(Function):
@@ -216,7 +216,7 @@ def leaky_relu(a: Any, negative_slope: float = 0.01) -> Any:
     >>> dt.leaky_relu(dt.tensor([-1.0, 2.0]), 0.1)
     tensor([-0.1,  2. ])
     """
-    return LeakyRelu(negative_slope)(a)
+    return LeakyRelu(negative_slope).apply(a)
 
 
 class Erf(Function):
@@ -238,7 +238,7 @@ def erf(a: Any) -> Any:
     >>> round(dt.erf(dt.tensor([1.0])).item(), 4)
     0.8427
     """
-    return Erf()(floating(a))
+    return Erf().apply(floating(a))
 
 
 def gelu(a: Any, approximate: str = "none") -> Any:
@@ -286,7 +286,7 @@ def clip(a: Any, min: float | None = None, max: float | None = None) -> Any:  # 
     """
     if min is None and max is None:
         raise ValueError("clip: give at least one of min and max")
-    return Clip(min, max)(a)
+    return Clip(min, max).apply(a)
 
 
 clamp = clip
@@ -324,4 +324,4 @@ def dropout(x: Any, p: float = 0.5, training: bool = True) -> Any:
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
     backend = B.backend_of(x.data)
     mask = backend.asarray(keep * scale, dtype=x.data.dtype)
-    return Dropout(mask)(x)
+    return Dropout(mask).apply(x)

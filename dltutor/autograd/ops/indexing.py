@@ -76,7 +76,7 @@ def getitem(a: Any, index: Any) -> Any:
     >>> dt.getitem(dt.tensor([[1.0, 2.0], [3.0, 4.0]]), (slice(None), 1))
     tensor([2., 4.])
     """
-    return GetItem(index_arrays(index, a.data))(a)
+    return GetItem(index_arrays(index, a.data)).apply(a)
 
 
 class Embedding(Function):
@@ -120,7 +120,7 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None) -> Any:
                          f"(valid: 0..{rows - 1})")
     if padding_idx is not None and padding_idx < 0:
         padding_idx += rows
-    return Embedding(data, padding_idx)(weight)
+    return Embedding(data, padding_idx).apply(weight)
 
 
 def _index_of_extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any) -> Any:

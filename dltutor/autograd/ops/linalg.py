@@ -67,7 +67,7 @@ def matmul(a: Any, b: Any) -> Any:
     (5, 2, 4)
     """
     a, b = promote(a, b, "matmul")
-    return Matmul()(a, b)
+    return Matmul().apply(a, b)
 
 
 class Linear(Function):
@@ -106,5 +106,5 @@ def linear(x: Any, weight: Any, bias: Any | None = None) -> Any:
     (2, 4)
     """
     if bias is None:
-        return Linear()(x, weight)
-    return Linear()(x, weight, bias)
+        return Linear().apply(x, weight)
+    return Linear().apply(x, weight, bias)

@@ -125,7 +125,7 @@ def cross_entropy(logits: Any, labels: Any, reduction: str = "mean",
     valid = _check_labels(label_data, n, classes, ignore_index)
     if valid is not None:  # ignored rows look up class 0, then count for nothing
         label_data = get_array_module(label_data).where(valid, label_data, 0)
-    return CrossEntropy(label_data, reduction, valid)(logits)
+    return CrossEntropy(label_data, reduction, valid).apply(logits)
 
 
 class MSELoss(Function):
@@ -166,7 +166,7 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: 
         warnings.warn(f"mse_loss: input shape {tuple(input.shape)} and target shape "
                       f"{tuple(target.shape)} differ and will be broadcast; reshape one of them "
                       "if that is not what you meant", UserWarning, stacklevel=2)
-    return MSELoss(reduction)(input, target)
+    return MSELoss(reduction).apply(input, target)
 
 
 def _reduce(op: str, losses: Any, reduction: str) -> Any:

@@ -100,13 +100,13 @@ def batch_norm(x: Any, running_mean: Any | None, running_var: Any | None,
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: training=False needs running_mean and running_var")
         op = BatchNorm(False, running_mean.data, running_var.data, eps)
-        return op(x, weight, bias)
+        return op.apply(x, weight, bias)
     count = x.data.size // channels
     if count < 2:
         raise ValueError(f"batch_norm: training needs more than one value per channel to compute "
                          f"a variance, got input shape {tuple(x.shape)}")
     op = BatchNorm(True, None, None, eps)
-    out = op(x, weight, bias)
+    out = op.apply(x, weight, bias)
     if running_mean is not None and running_var is not None:
         batch_mean = op.mean.reshape(channels)
         batch_var = op.var.reshape(channels) * (count / (count - 1))

@@ -52,7 +52,7 @@ def _reduce(cls: type, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any
         axis = dim
     if keepdim is not None:
         keepdims = keepdim
-    return cls(reduction_axes(op, axis, a.ndim), bool(keepdims), **extra)(a)
+    return cls(reduction_axes(op, axis, a.ndim), bool(keepdims), **extra).apply(a)
 
 
 class Sum(Reduction):
@@ -188,7 +188,7 @@ def _extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any)
         raise ValueError(f"{op}: cannot reduce an empty tensor of shape {tuple(a.shape)}")
     find = a.data.argmax if op == "max" else a.data.argmin
     indices = find(axis=axis)
-    values = TakeAlong(axis, indices, bool(keepdims))(a)
+    values = TakeAlong(axis, indices, bool(keepdims)).apply(a)
     if keepdims:
         indices = get_array_module(indices).expand_dims(indices, axis)
     return ValuesIndices(values, make_tensor(indices.astype(int64)))

@@ -63,7 +63,7 @@ def reshape(a: Any, *shape: Any) -> Any:
     new = _resolve_shape(shape, a.data.size, tuple(a.shape))
     if new == a.shape:
         return a
-    return Reshape(new)(a)
+    return Reshape(new).apply(a)
 
 
 def flatten(a: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
@@ -137,7 +137,7 @@ def permute(a: Any, *axes: Any) -> Any:
     if sorted(order) != list(range(a.ndim)):
         raise ValueError(f"permute: {axes} is not an ordering of the {a.ndim} dimensions of a "
                          f"tensor of shape {tuple(a.shape)}")
-    return Permute(order)(a)
+    return Permute(order).apply(a)
 
 
 def transpose(a: Any, dim0: int = -2, dim1: int = -1) -> Any:
@@ -152,7 +152,7 @@ def transpose(a: Any, dim0: int = -2, dim1: int = -1) -> Any:
         return a
     axes = list(range(a.ndim))
     axes[i], axes[j] = axes[j], axes[i]
-    return Permute(tuple(axes))(a)
+    return Permute(tuple(axes)).apply(a)
 
 
 class BroadcastTo(Function):
@@ -184,7 +184,7 @@ def broadcast_to(a: Any, shape: Sequence[int]) -> Any:
                          f"{shape}") from None
     if shape == a.shape:
         return a
-    return BroadcastTo(shape)(a)
+    return BroadcastTo(shape).apply(a)
 
 
 def expand(a: Any, *sizes: Any) -> Any:
@@ -246,7 +246,7 @@ def concat(tensors: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> 
     """
     tensors = _as_tensors(tensors, "concat")
     axis = one_axis("concat", axis, dim, tensors[0].ndim)
-    return Concat(axis)(*tensors)
+    return Concat(axis).apply(*tensors)
 
 
 cat = concat
@@ -283,4 +283,4 @@ def stack(tensors: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> A
     """
     tensors = _as_tensors(tensors, "stack")
     axis = dim if dim is not None else axis
-    return Stack(axis_index("stack", axis, tensors[0].ndim, extra=1))(*tensors)
+    return Stack(axis_index("stack", axis, tensors[0].ndim, extra=1)).apply(*tensors)

@@ -42,7 +42,7 @@ def softmax(a: Any, axis: int = -1, *, dim: int | None = None) -> Any:
     >>> dt.softmax(dt.tensor([-1000.0, 1.0]))
     tensor([0., 1.])
     """
-    return Softmax(one_axis("softmax", axis, dim, a.ndim))(a)
+    return Softmax(one_axis("softmax", axis, dim, a.ndim)).apply(a)
 
 
 class LogSoftmax(Function):
@@ -70,4 +70,4 @@ def log_softmax(a: Any, axis: int = -1, *, dim: int | None = None) -> Any:
     >>> dt.log_softmax(dt.tensor([-1000.0, 1.0]))
     tensor([-1001.,     0.])
     """
-    return LogSoftmax(one_axis("log_softmax", axis, dim, a.ndim))(a)
+    return LogSoftmax(one_axis("log_softmax", axis, dim, a.ndim)).apply(a)
