@@ -239,3 +239,28 @@ def test_step_lr_with_a_whole_float_step_size_matches_pytorch():
         seen_t.append(opt_t.param_groups[0]["lr"]), seen_d.append(opt_d.param_groups[0]["lr"])
         opt_t.step(), sched_t.step(), opt_d.step(), sched_d.step()
     assert seen_t == seen_d == [1.0] * 4 + [0.5] * 4 + [0.25] * 2
+
+
+def _lrs_over_steps(opt, sched, steps: int) -> list[list[float]]:
+    seen = []
+    for _ in range(steps):
+        seen.append([g["lr"] for g in opt.param_groups])
+        opt.step(), sched.step()
+    return seen
+
+
+@claim("torch-same-numbers-optimizers")
+def test_cosine_annealing_from_a_frozen_group_runs_and_matches_pytorch():
+    """A group frozen with lr 0 under CosineAnnealingLR(eta_min > 0): PyTorch's recursive form
+    reaches about -3.5e-18 at the bottom by rounding and runs on; dltutor writes 0 there and
+    runs on too (its lr check refuses real negative lrs, not rounding)."""
+    groups = lambda make: [{"params": [make()]}, {"params": [make()], "lr": 0.0}]  # noqa: E731
+    opt_t = torch.optim.SGD(groups(lambda: torch.nn.Parameter(torch.zeros(1))), lr=0.1)
+    opt_d = optim.SGD(groups(lambda: nn.Parameter([0.0])), lr=0.1)
+    theirs = _lrs_over_steps(opt_t, torch.optim.lr_scheduler.CosineAnnealingLR(
+        opt_t, T_max=4, eta_min=0.01), 20)
+    ours = _lrs_over_steps(opt_d, optim.lr_scheduler.CosineAnnealingLR(
+        opt_d, T_max=4, eta_min=0.01), 20)
+    assert min(lr for _, lr in theirs) < 0                # PyTorch's rounding, as the issue saw
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15)
+    assert min(lr for _, lr in ours) == 0.0

@@ -443,3 +443,23 @@ def test_step_lr_takes_a_whole_float_step_size():
     opt = optim.SGD([nn.Parameter([0.0])], lr=1.0)
     refused(lambda: optim.lr_scheduler.StepLR(opt, step_size=2.5), TypeError, "step_size")
 
+
+
+def test_rounding_below_zero_is_zero_but_a_negative_lr_is_refused():
+    """CosineAnnealingLR from a frozen group (lr 0) up to eta_min and back rounds to about
+    -3.5e-18 at its bottom: the schedule runs on with 0 there (PyTorch runs on too; its numbers
+    are compared in tests/frameworks). A schedule that really goes below 0 is still refused."""
+    w = nn.Parameter([1.0])
+    opt = optim.SGD([{"params": [w], "lr": 0.0}], lr=0.1)
+    sched = L.CosineAnnealingLR(opt, T_max=4, eta_min=0.01)
+    seen = []
+    for _ in range(20):
+        opt.step(), sched.step()
+        seen.append(opt.param_groups[0]["lr"])
+    assert min(seen) == 0.0 and seen[7] == 0.0 and max(seen) == pytest.approx(0.01)
+    opt = optim.SGD([w], lr=0.1)
+    sched = L.LambdaLR(opt, lambda step: 1.0 - step)      # 0 at step 1, -1 at step 2
+    sched.step()
+    with pytest.raises(ValueError, match="lr of param group 0 must be a number >= 0"):
+        sched.step()
+    assert opt.param_groups[0]["lr"] == 0.0 and sched.last_epoch == 1

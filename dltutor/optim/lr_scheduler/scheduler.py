@@ -4,6 +4,7 @@ throwaway optimizer to show it. The schedules themselves are in schedules.py and
 from __future__ import annotations
 
 import contextlib
+import math
 from collections import Counter
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -182,6 +183,7 @@ class LRScheduler:
                 f"{type(self).__name__} computed {len(values)} learning rates for an optimizer "
                 f"with {len(groups)} param groups; build the scheduler after the last "
                 "add_param_group()")
+        values = _rounding_below_zero_as_zero(values, self.base_lrs + self._current_lrs())
         for index, lr in enumerate(values):
             checks.non_negative(type(self).__name__, f"the lr of param group {index}", lr,
                                 hint=f"at step {self.last_epoch}; check the schedule's arguments "
@@ -349,3 +351,23 @@ def preview(make_scheduler: Callable[[Any], LRScheduler], steps: int,
         lrs[t] = optimizer.param_groups[0]["lr"]
         scheduler.step()
     return lrs
+
+
+# How far below zero rounding can take a schedule's lr, relative to the lrs it works with: the
+# recursive forms (PyTorch's, kept for its numbers) lose a few ulps per step.
+ROUNDING = 1e-12
+
+
+def _rounding_below_zero_as_zero(values: Sequence[float], scale_of: Sequence[float]) -> list:
+    """``values`` with any lr that is below zero only by rounding set to 0.0.
+
+    ``CosineAnnealingLR`` from an lr of 0 (a frozen group) up to ``eta_min`` and back reaches
+    -3.5e-18 at the bottom by rounding; that is 0, not an error. A clearly negative lr (a
+    schedule function returning -0.5) is left for the check to refuse.
+
+    >>> _rounding_below_zero_as_zero([-3.5e-18, 0.01, -0.5], [0.0, 0.01])
+    [0.0, 0.01, -0.5]
+    """
+    scale = max((abs(v) for v in scale_of if isinstance(v, (int, float)) and math.isfinite(v)),
+                default=0.0)
+    return [0.0 if isinstance(v, float) and -ROUNDING * scale <= v < 0 else v for v in values]
