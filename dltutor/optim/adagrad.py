@@ -41,6 +41,9 @@ class Adagrad(Optimizer):
                             group["initial_accumulator_value"])
         checks.non_negative("Adagrad", "eps", group["eps"])
 
+    def state_entries(self, group: dict[str, Any]) -> tuple[str, ...]:
+        return ("sum",)
+
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> Any:
         """Adagrad's step, at step ``t = state["step"]``::

@@ -48,6 +48,9 @@ class Adam(Optimizer):
             checks.probability(name, f"betas[{i}]", beta)
         checks.non_negative(name, "eps", group["eps"])
 
+    def state_entries(self, group: dict[str, Any]) -> tuple[str, ...]:
+        return ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> Any:
         """Adam's step, at step ``t = state["step"]``::

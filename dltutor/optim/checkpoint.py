@@ -98,7 +98,7 @@ def state_problems(optimizer: Any, state_dict: Any) -> list[str]:
                         f"{len(optimizer.param_groups)}")
         return problems
     keys = iter(state_keys(optimizer))
-    by_key = {}
+    by_key, group_of = {}, {}
     allowed = set(optimizer.defaults) | set(STRUCTURAL_KEYS)
     for index, (group, saved) in enumerate(zip(optimizer.param_groups, groups)):
         own = [next(keys) for _ in group["params"]]
@@ -115,6 +115,7 @@ def state_problems(optimizer: Any, state_dict: Any) -> list[str]:
         else:
             problems += hyperparameter_problems(optimizer, index, group, saved)
         by_key.update(zip(own, group["params"]))
+        group_of.update(dict.fromkeys(own, group))
     for key, entry in state_dict["state"].items():
         param = by_key.get(key)
         if param is None:
@@ -124,7 +125,28 @@ def state_problems(optimizer: Any, state_dict: Any) -> list[str]:
         else:
             problems += [f"state {name!r} of {key!r} {problem}" for name, value in entry.items()
                          for problem in [entry_problem(name, value, param)] if problem]
+            problems += missing_entry_problems(optimizer, key, entry, group_of[key])
     return problems
+
+
+def missing_entry_problems(optimizer: Any, key: Any, entry: dict[str, Any],
+                           group: dict[str, Any]) -> list[str]:
+    """A parameter's state that holds some of the rule's arrays but not all of them (Adam's
+    ``exp_avg`` without ``exp_avg_sq``): the next ``step()`` would stop on the missing one.
+
+    >>> from dltutor import nn, optim
+    >>> opt = optim.Adam([nn.Parameter([1.0])])
+    >>> missing_entry_problems(opt, 0, {"step": 1, "exp_avg": np.zeros(1)}, opt.param_groups[0])
+    ["the state of 0 has 'exp_avg' but not 'exp_avg_sq' (Adam keeps them together)"]
+    """
+    needed = optimizer.state_entries(group)
+    present = [name for name in needed if name in entry]
+    missing = [name for name in needed if name not in entry]
+    if not present or not missing:
+        return []
+    has, lacks = (", ".join(repr(n) for n in names) for names in (present, missing))
+    return [f"the state of {key!r} has {has} but not {lacks} "
+            f"({type(optimizer).__name__} keeps them together)"]
 
 
 def counter_problems(state_dict: dict[str, Any]) -> list[str]:
@@ -170,7 +192,10 @@ def entry_problem(name: str, value: Any, param: Tensor) -> str | None:
     if isinstance(value, Tensor):
         value = value.data
     if not hasattr(value, "shape"):
-        return None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return None
+        return (f"is a {type(value).__name__}; it must be an array shaped like the parameter "
+                f"{tuple(param.shape)}")
     if value.dtype.kind not in "biuf":
         return f"holds {value.dtype} values, not numbers"
     if tuple(value.shape) not in (tuple(param.shape), ()):

@@ -100,6 +100,19 @@ class Optimizer:
     #: ``diagnose.why_not_updating`` asks here.
     momentum_state: tuple[str, ...] = ()
 
+    def state_entries(self, group: dict[str, Any]) -> tuple[str, ...]:
+        """The arrays a parameter's state holds together once the rule has stepped it, for a
+        parameter in ``group`` (``step`` aside). ``load_state_dict`` refuses a state that holds
+        some of them but not all: the next ``step()`` would fail on the missing one. None here
+        (SGD's ``momentum_buffer`` starts on its own when it is missing).
+
+        >>> from dltutor import nn, optim
+        >>> opt = optim.Adam([nn.Parameter([1.0])], amsgrad=True)
+        >>> opt.state_entries(opt.param_groups[0])
+        ('exp_avg', 'exp_avg_sq', 'max_exp_avg_sq')
+        """
+        return ()
+
     def __init__(self, params: Any, defaults: dict[str, Any], grad_clip: Any = None,
                  nonfinite: str = "raise"):
         self.nonfinite = check_mode(type(self).__name__, nonfinite)

@@ -38,6 +38,10 @@ class RMSprop(Optimizer):
         checks.non_negative("RMSprop", "eps", group["eps"])
         checks.non_negative("RMSprop", "momentum", group["momentum"])
 
+    def state_entries(self, group: dict[str, Any]) -> tuple[str, ...]:
+        return (("square_avg",) + (("momentum_buffer",) if group["momentum"] > 0 else ())
+                + (("grad_avg",) if group["centered"] else ()))
+
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> Any:
         """RMSprop's step::

@@ -427,3 +427,57 @@ def test_a_refused_step_leaves_the_hand_checked_update_to_the_next_one():
     opt.step()
     np.testing.assert_array_equal(w.numpy(), np.array([1.0 - 0.5 * 0.25, -2.0 - 0.5 * 1.0],
                                                       dtype=np.float32))
+
+
+def _stepped(make_optimizer):
+    """A small net and an optimizer that has taken one step (so its state holds arrays)."""
+    net = dt.nn.Linear(3, 2)
+    opt = make_optimizer(net.named_parameters())
+    net(dt.ones(4, 3)).sum().backward()
+    opt.step()
+    return net, opt
+
+
+# (label, optimizer, the state entry to drop or replace, replacement or None to drop it, names)
+STATE_ENTRIES = [
+    ("Adam without exp_avg_sq", lambda ps: optim.Adam(ps), "exp_avg_sq", None,
+     ["'exp_avg' but not 'exp_avg_sq'", "'weight'"]),
+    ("AMSGrad without max_exp_avg_sq", lambda ps: optim.Adam(ps, amsgrad=True), "max_exp_avg_sq",
+     None, ["not 'max_exp_avg_sq'", "'weight'"]),
+    ("RMSprop centered without grad_avg", lambda ps: optim.RMSprop(ps, centered=True),
+     "grad_avg", None, ["not 'grad_avg'"]),
+    ("Adam exp_avg as a list", lambda ps: optim.Adam(ps), "exp_avg", [[0.0] * 3] * 2,
+     ["'exp_avg'", "is a list", "(2, 3)"]),
+    ("SGD momentum_buffer as a string", lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+     "momentum_buffer", "zeros", ["'momentum_buffer'", "is a str"]),
+]
+
+
+@pytest.mark.parametrize("label, make, entry, replacement, names", STATE_ENTRIES,
+                         ids=[case[0] for case in STATE_ENTRIES])
+def test_a_saved_state_missing_or_mistyping_an_array_is_refused_at_load(
+        label, make, entry, replacement, names):
+    """Accepted before, it made the next step() stop with a bare KeyError: 'exp_avg_sq' (or a
+    TypeError on the list). Now the load names the parameter and the entry and changes nothing."""
+    net, opt = _stepped(make)
+    saved = copy.deepcopy(opt.state_dict())
+    first = saved["param_groups"][0]["params"][0]
+    if replacement is None:
+        del saved["state"][first][entry]
+    else:
+        saved["state"][first][entry] = replacement
+    refused(lambda: opt.load_state_dict(saved), OptimizerStateError, "nothing was changed",
+            *names, state=[net, opt])
+    opt.step()                      # and the optimizer still steps with the state it had
+
+
+def test_a_state_with_only_a_step_count_still_loads():
+    """A parameter's state holding none of the arrays (just ``step``) loads: the rule starts
+    them at the next step, as PyTorch's does."""
+    net, opt = _stepped(lambda ps: optim.Adam(ps))
+    saved = copy.deepcopy(opt.state_dict())
+    first = saved["param_groups"][0]["params"][0]
+    saved["state"][first] = {"step": 1}
+    opt.load_state_dict(saved)
+    opt.step()
+    assert set(opt.state_dict()["state"][first]) >= {"step", "exp_avg", "exp_avg_sq"}
