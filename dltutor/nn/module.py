@@ -24,6 +24,7 @@ from ..errors import MessageKeyError
 from ..hooks import HookHandle
 from .parameter import Parameter, is_uninitialized
 from .state_dict import LoadResult, check_state_dict
+from .utils.grads import zero_grads
 
 
 _KINDS = {"_parameters": "a parameter", "_buffers": "a buffer", "_modules": "a submodule"}
@@ -422,10 +423,31 @@ class Module:
         """Switch to evaluation mode: Dropout off, BatchNorm uses its running statistics."""
         return self.train(False)
 
-    def zero_grad(self) -> None:
-        """Set every parameter's gradient to None (the next backward starts afresh)."""
-        for param in self.parameters():
-            param.grad = None
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Set every parameter's gradient to None (the next backward starts afresh), or fill
+        it with zeros (``set_to_none=False``), as ``Optimizer.zero_grad``.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn
+        >>> layer = nn.Linear(2, 1); layer(dt.ones(1, 2)).sum().backward()
+        >>> layer.zero_grad(); layer.weight.grad is None
+        True
+        """
+        zero_grads(self.parameters(), set_to_none, f"{type(self).__name__}.zero_grad")
+
+    def clear_gradients(self, set_to_zero: bool = True) -> None:
+        """Paddle's name for :meth:`zero_grad`, with Paddle's default: zeros, not None.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn
+        >>> layer = nn.Linear(2, 1); layer(dt.ones(1, 2)).sum().backward()
+        >>> layer.clear_gradients(); layer.bias.grad
+        tensor([0.])
+        """
+        if not isinstance(set_to_zero, bool):
+            raise TypeError(f"{type(self).__name__}.clear_gradients: set_to_zero must be True "
+                            f"or False, got {set_to_zero!r}")
+        self.zero_grad(set_to_none=not set_to_zero)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
         """Switch gradients of every parameter on or off (False freezes the module).

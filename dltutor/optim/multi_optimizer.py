@@ -61,28 +61,32 @@ class MultiOptimizer:
             raise KeyError(f"MultiOptimizer: no optimizer has the parameter {param!r}")
         return holders[0].decay_of(param)
 
-    def step(self) -> None:
-        """Step every optimizer."""
-        for opt in self.optimizers:
+    def step(self, closure: Any = None) -> Any:
+        """Step every optimizer; a ``closure`` (see ``Optimizer.step``) runs once, first, and
+        its loss is returned."""
+        loss = self.optimizers[0].step(closure) if self.optimizers else None
+        for opt in self.optimizers[1:]:
             opt.step()
+        return loss
 
-    def zero_grad(self) -> None:
-        """Clear the gradients of every optimizer's parameters."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the gradients of every optimizer's parameters (see ``Optimizer.zero_grad``)."""
         for opt in self.optimizers:
-            opt.zero_grad()
+            opt.zero_grad(set_to_none)
 
-    def clear_grad(self) -> None:
-        """Paddle's and MegEngine's name for :meth:`zero_grad` (the chapters use ``zero_grad``).
+    def clear_grad(self, set_to_zero: bool = True) -> None:
+        """Paddle's name for :meth:`zero_grad`, with Paddle's default: zeros, not None.
 
         >>> import dltutor as dt
         >>> from dltutor import nn, optim
         >>> a, b = nn.Parameter([1.0]), nn.Parameter([1.0])
         >>> a.grad, b.grad = dt.ones(1), dt.ones(1)
-        >>> MultiOptimizer(optim.SGD([a], lr=0.1), optim.Adam([b])).clear_grad()
+        >>> MultiOptimizer(optim.SGD([a], lr=0.1), optim.Adam([b])).clear_grad(set_to_zero=False)
         >>> a.grad is None and b.grad is None
         True
         """
-        self.zero_grad()
+        for opt in self.optimizers:
+            opt.clear_grad(set_to_zero)
 
     def state_dict(self) -> dict[str, Any]:
         """One state dict holding each optimizer's."""

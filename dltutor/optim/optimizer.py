@@ -36,13 +36,14 @@ from typing import Any, Callable, Iterable
 
 from .. import backend as B
 from .. import checks
-from ..autograd import Tensor, no_grad
+from ..autograd import Tensor, enable_grad, no_grad
 from ..errors import MessageKeyError
 from ..hooks import HookHandle
 from .checkpoint import (OptimizerLoadResult, OptimizerStateError, load_fitting_state,
                          state_dict_of, state_problems)
 from .decay import Decay, decay_parts, describe_decay
 from .nonfinite import NonFiniteGradientError, check_mode, nonfinite_names
+from ..nn.utils.grads import zero_grads
 from ..nn.utils.norms import sums_of_squares
 from .param_groups import as_groups, make_group
 from .regularizer import Regularizer
@@ -175,29 +176,36 @@ class Optimizer:
                 yield (name if name is not None else f"#{index}"), param, group
                 index += 1
 
-    def zero_grad(self) -> None:
-        """Set the gradient of every parameter to None (the next backward starts afresh).
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Set the gradient of every parameter to None (the next backward starts afresh), as
+        PyTorch does by default since 2.0; ``set_to_none=False`` fills each gradient with
+        zeros instead (the same gradient tensor, as PyTorch).
 
         >>> import dltutor as dt
         >>> from dltutor import nn, optim
         >>> w = nn.Parameter([1.0]); w.grad = dt.ones(1)
+        >>> optim.SGD([w], lr=0.1).zero_grad(set_to_none=False); w.grad
+        tensor([0.])
         >>> optim.SGD([w], lr=0.1).zero_grad(); w.grad is None
         True
         """
-        for group in self.param_groups:
-            for param in group["params"]:
-                param.grad = None
+        zero_grads((param for group in self.param_groups for param in group["params"]),
+                   set_to_none, f"{type(self).__name__}.zero_grad")
 
-    def clear_grad(self) -> None:
-        """Paddle's and MegEngine's name for :meth:`zero_grad` (the chapters use ``zero_grad``).
+    def clear_grad(self, set_to_zero: bool = True) -> None:
+        """Paddle's name for :meth:`zero_grad`, with Paddle's default: the gradients become
+        zeros (``set_to_zero=False``: None, PyTorch's default).
 
         >>> import dltutor as dt
         >>> from dltutor import nn, optim
         >>> w = nn.Parameter([1.0]); w.grad = dt.ones(1)
-        >>> optim.SGD([w], lr=0.1).clear_grad(); w.grad is None
-        True
+        >>> optim.SGD([w], lr=0.1).clear_grad(); w.grad
+        tensor([0.])
         """
-        self.zero_grad()
+        if not isinstance(set_to_zero, bool):
+            raise TypeError(f"{type(self).__name__}.clear_grad: set_to_zero must be True or "
+                            f"False, got {set_to_zero!r}")
+        self.zero_grad(set_to_none=not set_to_zero)
 
     # -- what applies to one parameter ----------------------------------------------------------
     def effective_lr(self, param: Tensor, group: dict[str, Any]) -> float:
@@ -289,8 +297,12 @@ class Optimizer:
         """
         raise NotImplementedError(f"{type(self).__name__} must override update() (subclass it)")
 
-    def step(self) -> None:
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient (see the module docstring for the order).
+
+        ``closure``, as in PyTorch, is a function that clears the gradients, computes the loss,
+        calls ``backward()`` and returns the loss: ``step`` calls it first (with gradients
+        recorded) and returns its loss; without one, ``step`` returns None.
 
         >>> import dltutor as dt
         >>> from dltutor import nn, optim
@@ -300,9 +312,25 @@ class Optimizer:
         >>> opt.step()
         >>> w.data                        # w - 0.1 * 2w
         array([0.8, 1.6], dtype=float32)
+        >>> def closure():
+        ...     opt.zero_grad()
+        ...     loss = (w * w).sum()
+        ...     loss.backward()
+        ...     return loss
+        >>> round(opt.step(closure).item(), 4)    # the loss before this step: 0.8**2 + 1.6**2
+        3.2
         """
+        if closure is not None and not callable(closure):
+            raise TypeError(f"{type(self).__name__}.step: closure must be a function that "
+                            "computes the loss and calls backward(), got "
+                            f"{type(closure).__name__}")
+        args = () if closure is None else (closure,)
         for hook in list(self._pre_hooks):
-            hook(self, (), {})
+            hook(self, args, {})
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
         with no_grad():
             self._check_lrs()
             todo = self._select()
@@ -316,7 +344,8 @@ class Optimizer:
                 self.skipped_steps += 1
                 self.last_step = StepReport.empty()
         for hook in list(self._post_hooks):
-            hook(self, (), {})
+            hook(self, args, {})
+        return loss
 
     def _check_lrs(self) -> None:
         """Before stage 1: a group's lr may have been set by hand (``param_groups[0]["lr"] =

@@ -548,6 +548,29 @@ for _ in range(3):
 assert net[0].weight.grad is None
 assert np.array_equal(net[0].weight.numpy(), before)
 
+# %% [markdown] tags=["claim-torch-freezing-zero-grad-set-to-none", "claim-paddle-freezing-clear-grad-zeros"]
+# ### None or zeros: what clearing a gradient leaves
+#
+# `zero_grad()` leaves None, PyTorch's default since 2.0 (`set_to_none=True`). With
+# `zero_grad(set_to_none=False)` the gradient tensor stays and holds zeros, as PyTorch did
+# before 2.0. Paddle's `opt.clear_grad()` leaves zeros by default (`set_to_zero=True`;
+# `set_to_zero=False` leaves None). dltutor has both spellings, each with its framework's
+# default. The difference is the one above: a zero gradient still takes momentum and decay,
+# None does not, so a frozen parameter stays still only when its gradient is None.
+
+# %%
+w = nn.Parameter([1.0, 2.0])
+clearing = optim.SGD([w], lr=0.1)
+(w * w).sum().backward()
+kept = w.grad
+clearing.zero_grad(set_to_none=False)
+print("zero_grad(set_to_none=False):", w.grad, "(same tensor:", w.grad is kept, ")")
+clearing.zero_grad()
+print("zero_grad():                  ", w.grad)
+(w * w).sum().backward()
+clearing.clear_grad()
+print("clear_grad(), Paddle's default:", w.grad)
+
 # %% [markdown]
 # ### Asking why a parameter is or is not updating
 #

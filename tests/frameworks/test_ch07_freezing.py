@@ -9,6 +9,8 @@ import torch
 from chapters import chapter_cell
 from claims import claim
 
+from dltutor import nn, optim
+
 F = torch.nn.functional
 
 
@@ -394,3 +396,46 @@ def test_paddle_set_lr_sets_the_whole_optimizers_rate(paddle):
     ga, gb = a.weight.grad.numpy().copy(), b.weight.grad.numpy().copy()
     opt.step()
     assert np.allclose(a.weight.numpy(), wa - 0.01 * ga) and np.allclose(b.weight.numpy(), wb - 0.01 * gb)
+
+
+@claim("torch-freezing-zero-grad-set-to-none")
+def test_torch_zero_grad_leaves_none_and_set_to_none_false_leaves_zeros_in_the_same_tensor():
+    w = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+    opt = torch.optim.SGD([w], lr=0.1)
+    (w * w).sum().backward()
+    kept = w.grad
+    opt.zero_grad(set_to_none=False)
+    assert w.grad is kept and w.grad.tolist() == [0.0, 0.0]
+    opt.zero_grad()
+    assert w.grad is None
+    assert inspect.signature(torch.optim.Optimizer.zero_grad).parameters["set_to_none"].default
+    # and dltutor: the same two outcomes
+    p = nn.Parameter([1.0, 2.0])
+    ours = optim.SGD([p], lr=0.1)
+    (p * p).sum().backward()
+    kept = p.grad
+    ours.zero_grad(set_to_none=False)
+    assert p.grad is kept and p.grad.tolist() == [0.0, 0.0]
+    ours.zero_grad()
+    assert p.grad is None
+
+
+@claim("paddle-freezing-clear-grad-zeros")
+def test_paddle_clear_grad_leaves_zeros_and_set_to_zero_false_leaves_none(paddle):
+    w = paddle.create_parameter([2], "float32")
+    w.set_value(paddle.to_tensor([1.0, 2.0]))
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=[w])
+    (w * w).sum().backward()
+    opt.clear_grad()
+    assert w.grad is not None and w.grad.numpy().tolist() == [0.0, 0.0]
+    (w * w).sum().backward()
+    opt.clear_grad(set_to_zero=False)
+    assert w.grad is None
+    # and dltutor: Paddle's default too
+    p = nn.Parameter([1.0, 2.0])
+    ours = optim.SGD([p], lr=0.1)
+    (p * p).sum().backward()
+    ours.clear_grad()
+    assert p.grad.tolist() == [0.0, 0.0]
+    ours.clear_grad(set_to_zero=False)
+    assert p.grad is None

@@ -632,13 +632,54 @@ def test_optimizers_stay_on_the_parameters_backend(make, backend):
 # ---------------------------------------------------------------------------------------------
 # Paddle's and MegEngine's clear_grad (004: optimizer.step(); optimizer.clear_grad())
 # ---------------------------------------------------------------------------------------------
-def test_clear_grad_is_zero_grad():
+def test_clear_grad_is_paddles_zero_grad_with_paddles_default_zeros():
+    """Paddle's clear_grad() leaves zeros (set_to_zero=True); set_to_zero=False leaves None,
+    PyTorch's zero_grad() default. (Both run in Paddle and PyTorch in tests/frameworks.)"""
     w = nn.Parameter([1.0, 2.0])
     opt = optim.Adam([w], lr=0.1)
     (w * w).sum().backward()
-    assert w.grad is not None
+    grad = w.grad
     opt.clear_grad()
+    assert w.grad is grad and w.grad.tolist() == [0.0, 0.0]
+    (w * w).sum().backward()
+    assert w.grad.tolist() == [2.0, 4.0]                  # the zeros took the new gradient
+    opt.clear_grad(set_to_zero=False)
     assert w.grad is None
+
+
+def test_zero_grad_set_to_none_false_zeros_without_touching_a_shared_array():
+    """backward hands ``a + b``'s gradient array to both inputs; zeroing one parameter's
+    gradient must not zero the other's through that shared array."""
+    a, b = nn.Parameter([1.0, 2.0]), nn.Parameter([3.0, 4.0])
+    (a + b).sum().backward()
+    optim.SGD([a], lr=0.1).zero_grad(set_to_none=False)
+    assert a.grad.tolist() == [0.0, 0.0] and b.grad.tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="set_to_none must be True or False"):
+        optim.SGD([b], lr=0.1).zero_grad(set_to_none="yes")
+    assert b.grad.tolist() == [1.0, 1.0]
+
+
+def test_step_with_a_closure_returns_its_loss_and_takes_the_step():
+    """PyTorch's step(closure): the closure runs first, with gradients recorded even inside
+    no_grad, and step returns its loss; the update is the usual one (w -= lr * 2w)."""
+    w = nn.Parameter([1.0, -2.0])
+    opt = optim.SGD([w], lr=0.1)
+    seen = []
+    opt.register_step_pre_hook(lambda o, args, kwargs: seen.append(len(args)))
+
+    def closure():
+        opt.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    with dt.no_grad():
+        loss = opt.step(closure)
+    assert loss.item() == pytest.approx(5.0) and seen == [1]
+    np.testing.assert_allclose(w.data, [0.8, -1.6], rtol=1e-6)
+    assert opt.step() is None
+    with pytest.raises(TypeError, match="closure must be a function"):
+        opt.step(3.0)
 
 
 def test_clear_grad_of_several_optimizers_at_once():
@@ -648,5 +689,7 @@ def test_clear_grad_of_several_optimizers_at_once():
     net(dt.ones(3, 2)).sum().backward()
     both.step()
     both.clear_grad()
+    assert all(p.grad is not None and not p.grad.numpy().any() for p in net.parameters())
+    both.zero_grad()
     assert all(p.grad is None for p in net.parameters())
 

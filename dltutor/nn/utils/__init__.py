@@ -1,6 +1,6 @@
 """Utilities for training, at PyTorch's addresses: ``nn.utils.clip_grad_norm_`` and
 ``nn.utils.clip_grad_value_`` (clip_grad.py), and the norms of gradients and parameters that
-the clips, the optimizers and the Recorder take (norms.py).
+the clips, the optimizers and the Recorder take (norms.py), and clearing gradients (grads.py).
 
 >>> import dltutor as dt
 >>> from dltutor import nn
@@ -11,5 +11,6 @@ tensor(5.)
 True
 """
 from .clip_grad import clip_grad_norm_, clip_grad_value_
+from .grads import zero_grads
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "zero_grads"]

@@ -133,6 +133,11 @@
 #
 # 用 `requires_grad_(False)` 冻结（并像每个训练循环那样用 `zero_grad()` 清除旧梯度）：梯度是 None，所以既不施加动量也不施加衰减。PyTorch 2.x 的 `zero_grad()` 默认也把梯度设为 None（`set_to_none=True`），所以同样的办法在那里也管用。
 
+# %% [markdown] en="48f674b6"
+# ### None 还是零：清除梯度之后留下什么
+#
+# `zero_grad()` 留下 None，这是 PyTorch 自 2.0 起的默认行为（`set_to_none=True`）。用 `zero_grad(set_to_none=False)` 时，梯度张量保留下来，里面是零，和 2.0 之前的 PyTorch 一样。Paddle 的 `opt.clear_grad()` 默认留下零（`set_to_zero=True`；`set_to_zero=False` 才留下 None）。dltutor 两种写法都有，各自沿用其框架的默认值。区别就是上面讲的那一点：零梯度照样会被动量和权重衰减推动，None 则不会，所以只有梯度为 None 时，被冻结的参数才真正不动。
+
 # %% [markdown] en="8032d8b9"
 # ### 查明一个参数为什么更新或不更新
 #

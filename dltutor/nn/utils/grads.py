@@ -1,0 +1,40 @@
+"""Clearing gradients: the one rule behind ``Module.zero_grad``, ``Optimizer.zero_grad`` and
+Paddle's ``clear_grad`` / ``clear_gradients``.
+
+PyTorch (since 2.0) sets ``.grad`` to None by default: the next backward writes a fresh
+gradient, and a parameter the loss did not reach keeps None, which is how chapter 07 tells
+"frozen or not reached" from "reached, gradient zero". ``set_to_none=False`` keeps the
+gradient tensor and fills it with zeros instead (Paddle's default, ``set_to_zero=True``).
+
+>>> import dltutor as dt
+>>> from dltutor import nn
+>>> w = nn.Parameter([1.0, 2.0]); w.grad = dt.tensor([3.0, 4.0])
+>>> g = w.grad
+>>> zero_grads([w], set_to_none=False); w.grad is g, w.grad
+(True, tensor([0., 0.]))
+>>> zero_grads([w]); w.grad is None
+True
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ... import backend as B
+
+
+def zero_grads(params: Iterable[Any], set_to_none: bool = True, owner: str = "zero_grad") -> None:
+    """Set each parameter's ``.grad`` to None, or (``set_to_none=False``) to zeros in the same
+    gradient tensor. ``owner`` names the caller in the error for a ``set_to_none`` that is not
+    True or False."""
+    if not isinstance(set_to_none, bool):
+        raise TypeError(f"{owner}: set_to_none must be True or False, got {set_to_none!r}")
+    for param in params:
+        if param.grad is None:
+            continue
+        if set_to_none:
+            param.grad = None
+        else:
+            # A new zero array inside the same gradient tensor, not zeros written into the old
+            # array: backward may have handed that array to two parameters (``a + b`` does).
+            data = param.grad.data
+            param.grad.data = B.get_array_module(data).zeros_like(data)
