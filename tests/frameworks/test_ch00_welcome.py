@@ -20,8 +20,27 @@ from claims import claim
 def test_torch_has_the_modules_dltutor_mirrors():
     import importlib
 
-    for name in ("torch.nn", "torch.optim", "torch.nn.functional", "torch.nn.init", "torch.nn.utils"):
+    for name in ("torch.nn", "torch.optim", "torch.nn.functional", "torch.nn.init", "torch.nn.utils",
+                 "torch.utils.data"):
         assert importlib.import_module(name).__name__ == name
+        assert importlib.import_module(name.replace("torch", "dltutor", 1))
+
+
+@claim("torch-welcome-module-names")
+def test_a_tutorials_data_import_line_runs_with_the_module_name_replaced():
+    """``from torch.utils.data import DataLoader, TensorDataset``, the import line of most
+    PyTorch tutorials, with ``torch`` replaced: the same batches in the same order."""
+    import importlib
+
+    batches = {}
+    for framework in ("torch", "dltutor"):
+        fw = importlib.import_module(framework)
+        data = importlib.import_module(f"{framework}.utils.data")
+        x = fw.tensor(np.arange(10.0).reshape(5, 2))
+        y = fw.tensor(np.arange(5))
+        loader = data.DataLoader(data.TensorDataset(x, y), batch_size=2)
+        batches[framework] = [(xb.numpy().tolist(), yb.numpy().tolist()) for xb, yb in loader]
+    assert batches["torch"] == batches["dltutor"]
 
 
 @claim("torch-differs-param-data-tensor")

@@ -40,6 +40,23 @@ def test_the_readmes_pytorch_lines_run_with_torch_replaced_by_dt(tmp_path):
         framework.save(framework.ones(2), path)
         loaded = framework.load(path, weights_only=True, map_location="cpu")
         assert loaded.tolist() == [1.0, 1.0]
+        data = __import__(f"{framework.__name__}.utils.data", fromlist=["DataLoader"])
+        loader = data.DataLoader(data.TensorDataset(framework.ones(3, 2)), batch_size=2)
+        assert [tuple(batch[0].shape) for batch in loader] == [(2, 2), (1, 2)]
+        w.grad = framework.ones(2, 3)
+        opt = framework.optim.SGD([w], lr=0.5)
+        opt.zero_grad(set_to_none=False)
+        assert w.grad is not None and float(w.grad.sum()) == 0.0
+
+        def closure():
+            opt.zero_grad()
+            loss = (w * w).sum() + w.sum()
+            loss.backward()
+            return loss
+
+        before = w.detach().clone()
+        assert float(opt.step(closure)) == pytest.approx(float((before * before).sum() + before.sum()))
+        assert np.allclose(w.detach().numpy(), before.numpy() - 0.5 * (2 * before.numpy() + 1))
 
 
 @claim("torch-readme-differences")
