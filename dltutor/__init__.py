@@ -7,14 +7,16 @@
 >>> w.grad
 tensor([2., 4.])
 """
-from . import backend, data, diagnose, nn, optim, stats, trace, utils
+from . import autodiff, backend, cuda, data, diagnose, nn, optim, stats, trace, utils
+from .devices import device
 from .autograd import *  # noqa: F401,F403  (the tensor API: dt.tensor, dt.exp, dt.no_grad, ...)
 from .autograd import __all__ as _autograd_all
 from .i18n import get_language, set_language
 from .io import CheckpointError, load, save
 
-__all__ = ["backend", "data", "diagnose", "nn", "optim", "stats", "trace", "utils", "quick_mode",
-           "save", "load", "CheckpointError", "set_language", "get_language", *_autograd_all]
+__all__ = ["autodiff", "backend", "cuda", "data", "device", "diagnose", "nn", "optim", "stats", "trace",
+           "utils", "quick_mode", "save", "load", "CheckpointError", "set_language",
+           "get_language", *_autograd_all]
 __version__ = "0.1.0"
 
 

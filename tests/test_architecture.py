@@ -24,9 +24,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "dltutor"
 
 #: Each top-level part of dltutor and its layer: a module imports from its layer or lower ones.
 LAYERS = {
-    "backend": 0, "errors": 0, "checks": 0, "hooks": 0, "i18n": 0,
+    "backend": 0, "errors": 0, "checks": 0, "hooks": 0, "i18n": 0, "devices": 0, "cuda": 0,
     "autograd": 1,
-    "nn": 2,
+    "nn": 2, "autodiff": 2,
     "optim": 3,
     "io": 4, "diagnose": 4, "stats": 4, "trace": 4, "data": 4, "utils": 4,
     "plot": 5,

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend as B
+from .. import devices
 from .dtypes import as_dtype, default_float, int64
 from .function import make_tensor
 from . import fills
@@ -25,8 +26,10 @@ from .rng import generator
 from .tensor import Tensor
 
 
-def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """A new tensor holding a copy of ``data`` (a number, nested lists, a NumPy or CuPy array).
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, *,
+           device: Any = None) -> Tensor:
+    """A new tensor holding a copy of ``data`` (a number, nested lists, a NumPy or CuPy array),
+    on the current backend or on ``device`` (``"cpu"``, ``"cuda"``, a ``dt.device``).
 
     Floats from Python become float32; an array keeps its dtype (float64 stays float64).
 
@@ -36,12 +39,20 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     >>> dt.tensor(np.zeros(2)).dtype
     dtype('float64')
     """
-    return Tensor(data, dtype=dtype, requires_grad=requires_grad)
+    if device is None:
+        return Tensor(data, dtype=dtype, requires_grad=requires_grad)
+    with B.use(devices.backend_for(device)):
+        return Tensor(data, dtype=dtype, requires_grad=requires_grad)
 
 
-def _shape(sizes: tuple, size: Any = None, op: str = "") -> tuple[int, ...]:
+def _shape(sizes: tuple, size: Any = None, op: str = "", shape: Any = None) -> tuple[int, ...]:
     """The shape asked for in any of PyTorch's ways: ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``
-    or ``f(size=(2, 3))``."""
+    or ``f(size=(2, 3))``, or Paddle's ``f(shape=[2, 3])``."""
+    if shape is not None:
+        if size is not None:
+            raise TypeError(f"{op}: give the shape once, as size= (PyTorch's name) or shape= "
+                            "(Paddle's), not both")
+        size = shape
     if size is not None:
         if sizes:
             raise TypeError(f"{op}: give the shape once, either as sizes {sizes} or as "
@@ -55,45 +66,59 @@ def _shape(sizes: tuple, size: Any = None, op: str = "") -> tuple[int, ...]:
     return tuple(int(n) for n in sizes)
 
 
-def _filled(shape: tuple[int, ...], value: float, dtype: Any, requires_grad: bool) -> Tensor:
-    xp = B.current().xp
+def _backend(device: Any) -> B.Backend:
+    """The backend a creation function makes its tensor on: ``device``'s, or the current one."""
+    return B.current() if device is None else devices.backend_for(device)
+
+
+def _filled(shape: tuple[int, ...], value: float, dtype: Any, requires_grad: bool,
+            device: Any = None) -> Tensor:
+    xp = _backend(device).xp
     array = xp.full(shape, value, dtype=as_dtype(dtype) or default_float)
     return make_tensor(array).requires_grad_(requires_grad)
 
 
-def zeros(*sizes: Any, size: Any = None, dtype: Any = None,
-          requires_grad: bool = False) -> Tensor:
+def zeros(*sizes: Any, size: Any = None, dtype: Any = None, requires_grad: bool = False,
+          shape: Any = None, device: Any = None) -> Tensor:
     """A tensor of zeros; ``dt.zeros(2, 3)``, ``dt.zeros((2, 3))`` and ``dt.zeros(size=(2, 3))``
     all work, as in PyTorch.
 
     >>> import dltutor as dt
     >>> dt.zeros(2)
     tensor([0., 0.])
-    >>> dt.zeros(size=(1, 3)).shape
-    (1, 3)
+    >>> dt.zeros(size=(1, 3)).shape, dt.zeros(shape=[3]).shape     # shape=: Paddle's name
+    ((1, 3), (3,))
     """
-    return _filled(_shape(sizes, size, "zeros"), 0, dtype, requires_grad)
+    return _filled(_shape(sizes, size, "zeros", shape), 0, dtype, requires_grad, device)
 
 
-def ones(*sizes: Any, size: Any = None, dtype: Any = None,
-         requires_grad: bool = False) -> Tensor:
+def ones(*sizes: Any, size: Any = None, dtype: Any = None, requires_grad: bool = False,
+         shape: Any = None, device: Any = None) -> Tensor:
     """A tensor of ones.
 
     >>> import dltutor as dt
     >>> dt.ones(1, 2)
     tensor([[1., 1.]])
     """
-    return _filled(_shape(sizes, size, "ones"), 1, dtype, requires_grad)
+    return _filled(_shape(sizes, size, "ones", shape), 1, dtype, requires_grad, device)
 
 
-def full(size: Any, fill_value: float, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor filled with ``fill_value``.
+def full(size: Any = None, fill_value: float | None = None, dtype: Any = None,
+         requires_grad: bool = False, *, shape: Any = None, device: Any = None) -> Tensor:
+    """A tensor filled with ``fill_value`` (``shape=`` is Paddle's name for ``size``).
 
     >>> import dltutor as dt
     >>> dt.full((2,), 42.0)
     tensor([42., 42.])
+    >>> dt.full(shape=[1, 2], fill_value=7.0)
+    tensor([[7., 7.]])
     """
-    return _filled(_shape((size,), op="full"), fill_value, dtype, requires_grad)
+    if fill_value is None:
+        raise TypeError("full: give the value to fill with, e.g. dt.full((2, 3), 0.5)")
+    if size is None and shape is None:
+        raise TypeError("full: give the shape, e.g. dt.full((2, 3), 0.5) or shape=[2, 3]")
+    sizes = () if size is None else (size,)
+    return _filled(_shape(sizes, None, "full", shape), fill_value, dtype, requires_grad, device)
 
 
 def zeros_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -136,15 +161,15 @@ def eye(n: int, dtype: Any = None) -> Tensor:
 
 
 # -- random tensors ---------------------------------------------------------------------------
-def _random(draw: str, shape: tuple[int, ...], dtype: Any) -> Any:
+def _random(draw: str, shape: tuple[int, ...], dtype: Any, device: Any = None) -> Any:
     """Random numbers drawn in float64 with the shared generator, then cast (the same numbers
     for every dtype and device; see fills)."""
     return fills.on_backend(fills.standard_draws(draw, shape), as_dtype(dtype) or default_float,
-                            B.current())
+                            _backend(device))
 
 
 def rand(*sizes: Any, size: Any = None, dtype: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         requires_grad: bool = False, shape: Any = None, device: Any = None) -> Tensor:
     """Uniform random numbers in ``[0, 1)``.
 
     >>> import dltutor as dt
@@ -152,24 +177,24 @@ def rand(*sizes: Any, size: Any = None, dtype: Any = None,
     >>> bool(t.min() >= 0) and bool(t.max() < 1)
     True
     """
-    shape = _shape(sizes, size, "rand")
-    return make_tensor(_random("uniform", shape, dtype)).requires_grad_(requires_grad)
+    shape = _shape(sizes, size, "rand", shape)
+    return make_tensor(_random("uniform", shape, dtype, device)).requires_grad_(requires_grad)
 
 
 def randn(*sizes: Any, size: Any = None, dtype: Any = None,
-          requires_grad: bool = False) -> Tensor:
+          requires_grad: bool = False, shape: Any = None, device: Any = None) -> Tensor:
     """Standard normal random numbers (mean 0, std 1).
 
     >>> import dltutor as dt
     >>> dt.randn(2, 3).shape
     (2, 3)
     """
-    shape = _shape(sizes, size, "randn")
-    return make_tensor(_random("normal", shape, dtype)).requires_grad_(requires_grad)
+    shape = _shape(sizes, size, "randn", shape)
+    return make_tensor(_random("normal", shape, dtype, device)).requires_grad_(requires_grad)
 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: Any = None,
-           requires_grad: bool = False) -> Tensor:
+           requires_grad: bool = False, shape: Any = None, device: Any = None) -> Tensor:
     """Normal random numbers with the given ``mean`` and ``std``, as ``torch.normal``:
     ``dt.normal(0, 0.01, size=(2, 1))`` draws a ``(2, 1)`` tensor; tensors as ``mean`` or
     ``std`` give one draw per element (their broadcast shape).
@@ -184,10 +209,14 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: Any = No
     ((2, 1), True)
     >>> dt.normal(dt.tensor([0.0, 100.0]), 0.0)          # std 0: exactly the means
     tensor([  0., 100.])
+    >>> dt.normal(0, 1, shape=(2, 1)).shape                # Paddle's spelling
+    (2, 1)
     """
     means, stds = _float64("normal", "mean", mean), _float64("normal", "std", std)
     if not (stds >= 0).all():
         raise ValueError(f"normal: std must be >= 0 (it is the spread), got {std!r}")
+    if shape is not None:
+        size = _shape((), size, "normal", shape)
     try:
         shape = np.broadcast_shapes(means.shape, stds.shape,
                                     *([_shape((size,), op="normal")] if size is not None else []))
@@ -196,7 +225,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: Any = No
                          f"size {size!r} do not broadcast together") from None
     dtype = as_dtype(dtype) or (mean.dtype if isinstance(mean, Tensor) else default_float)
     values = means + stds * fills.standard_draws("normal", shape)
-    return make_tensor(fills.on_backend(values, dtype, B.current())).requires_grad_(requires_grad)
+    values = fills.on_backend(values, dtype, _backend(device))
+    return make_tensor(values).requires_grad_(requires_grad)
 
 
 def _float64(op: str, name: str, value: Any) -> np.ndarray:

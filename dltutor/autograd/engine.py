@@ -30,12 +30,15 @@ from .. import backend as B
 from .function import Function, anomaly_error, is_anomaly_enabled, is_finite, is_tensor, make_tensor
 
 
-def backward(root: Any, grad: Any = None, retain_graph: bool = False) -> None:
+def backward(root: Any, grad: Any = None, retain_graph: bool = False,
+             inputs: Any = None) -> None:
     """Backpropagate from the tensor ``root`` (what ``root.backward(grad)`` does).
 
     ``grad`` is the gradient of something with respect to ``root``; without it, ``root``
-    must have one element (a loss) and the gradient is 1.
+    must have one element (a loss) and the gradient is 1. ``inputs``: the leaves whose
+    ``.grad`` may be written (None: every leaf that requires grad).
     """
+    keep = _kept_leaves(inputs)
     if not root.requires_grad:
         raise RuntimeError("backward() on a tensor that does not require grad: none of the "
                            "tensors it was computed from had requires_grad=True (or it was "
@@ -43,6 +46,8 @@ def backward(root: Any, grad: Any = None, retain_graph: bool = False) -> None:
     seed = _root_gradient(root, grad)
     root_fn = root.grad_fn
     if root_fn is None:  # backward on a leaf: its gradient is the seed itself
+        if keep is not None and id(root) not in keep:
+            return
         if root._hooks:
             seed = _run_hooks(root._hooks, seed, root.shape)
         _accumulate(root, seed)
@@ -51,7 +56,7 @@ def backward(root: Any, grad: Any = None, retain_graph: bool = False) -> None:
         raise _freed_graph_error(root_fn)
     # inf/nan arise silently, as in PyTorch: dt.detect_anomaly() is the tool to find them.
     with B.ignore_float_errors(seed):
-        _backward_pass(root_fn, seed, retain_graph)
+        _backward_pass(root_fn, seed, retain_graph, keep)
 
 
 def reduce_to_shape(grad: Any, shape: tuple[int, ...], fn: Function) -> Any:
@@ -85,10 +90,12 @@ def reduce_to_shape(grad: Any, shape: tuple[int, ...], fn: Function) -> Any:
 COLLECT_MAX_SIZE = 4096
 
 
-def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool) -> None:
+def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
+                   keep: set[int] | None = None) -> None:
     """The loop of :func:`backward`: run every pending op, newest first. No ``.grad`` is
     written until every gradient is known and every hook has run: a hook or an op that fails
-    halfway leaves every ``.grad`` as it was."""
+    halfway leaves every ``.grad`` as it was. With ``keep`` (ids of leaves), only those
+    leaves' ``.grad`` are written (and only their hooks run)."""
     check_finite = is_anomaly_enabled()
     leaf_grads: dict[Any, list] = {}  # leaf -> [leaf, grad, more grads...]
     retained: list[tuple[Any, Any]] = []  # (non-leaf tensor with retain_grad(), its gradient)
@@ -146,14 +153,40 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool) -> None:
                 heappush(ready, (-newest.seq, newest))
             fn = heappop(ready)[1] if ready else None
 
+    if keep is not None:
+        retained = []           # (non-leaf tensors are not among the inputs: see _kept_leaves)
     for entry in leaf_grads.values():
         t = entry[0]
+        if keep is not None and id(t) not in keep:
+            continue
         g = entry[1] if len(entry) == 2 else _sum_collected(entry[1:])
         if t._hooks:
             g = _run_hooks(t._hooks, g, t.data.shape)
         retained.append((t, g))
     for t, g in retained:           # every gradient is known: only now write them
         _accumulate(t, g)
+
+
+def _kept_leaves(inputs: Any) -> set[int] | None:
+    """The ids of the ``inputs=`` leaves of ``backward``, checked: each a tensor that is a leaf
+    (made by you, not by an op) and requires grad."""
+    if inputs is None:
+        return None
+    if is_tensor(inputs):
+        inputs = [inputs]
+    inputs = list(inputs)
+    for i, t in enumerate(inputs):
+        if not is_tensor(t):
+            raise TypeError(f"backward(inputs=...): item {i} is a {type(t).__name__}, not a "
+                            "Tensor; pass the parameters whose .grad you want")
+        if t.grad_fn is not None:
+            raise ValueError(f"backward(inputs=...): item {i} was computed by {t.grad_fn.op_name}"
+                             "; dltutor writes .grad of leaves only (parameters, tensors you "
+                             "made). Use retain_grad() on it and a plain backward()")
+        if not t.requires_grad:
+            raise ValueError(f"backward(inputs=...): item {i} does not require grad, so no "
+                             "gradient reaches it; call requires_grad_() on it first")
+    return {id(t) for t in inputs}
 
 
 def _root_gradient(root: Any, grad: Any) -> Any:

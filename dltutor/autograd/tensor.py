@@ -25,6 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import backend as B
+from .. import devices
 from ..hooks import HookHandle
 from . import engine, fills, ops
 from .dtypes import as_dtype, to_array
@@ -224,6 +225,28 @@ class Tensor:
         self.requires_grad = bool(flag)
         return self
 
+    @property
+    def stop_gradient(self) -> bool:
+        """Paddle's name for ``not requires_grad`` (Paddle's tensors start with True, its
+        parameters with False, exactly as ``requires_grad`` here). Setting it calls
+        :meth:`requires_grad_` with the opposite, so the same rules apply.
+
+        >>> import dltutor as dt
+        >>> t = dt.zeros(2)
+        >>> t.stop_gradient
+        True
+        >>> t.stop_gradient = False; t.requires_grad
+        True
+        """
+        return not self.requires_grad
+
+    @stop_gradient.setter
+    def stop_gradient(self, value: bool) -> None:
+        # Paddle declares it a bool; a 0/1 or "False" would be read the wrong way round.
+        if not isinstance(value, bool):
+            raise TypeError(f"stop_gradient must be True or False, got {value!r}")
+        self.requires_grad_(not value)
+
     def detach(self) -> "Tensor":
         """The same values with no graph: gradients stop here (shares memory with ``self``).
 
@@ -278,32 +301,65 @@ class Tensor:
         hooks.append(hook)
         return HookHandle(hooks, hook)
 
-    def backward(self, grad: Any = None, retain_graph: bool = False) -> None:
+    def backward(self, grad: Any = None, retain_graph: bool = False,
+                 inputs: Any = None) -> None:
         """Compute the gradient of this tensor with respect to every leaf that requires grad.
 
         ``grad`` is the upstream gradient (needed unless the tensor has one element).
-        Leaf gradients add up across calls; call ``zero_grad()`` between steps.
+        Leaf gradients add up across calls; call ``zero_grad()`` between steps. ``inputs``
+        (leaf tensors), as in PyTorch, limits which ``.grad`` are written: the others stay as
+        they were.
+
+        >>> import dltutor as dt
+        >>> a, b = dt.ones(2, requires_grad=True), dt.ones(2, requires_grad=True)
+        >>> (a * b * 3).sum().backward(inputs=[a])
+        >>> a.grad, b.grad
+        (tensor([3., 3.]), None)
         """
-        engine.backward(self, grad, retain_graph)
+        engine.backward(self, grad, retain_graph, inputs)
 
     def zero_grad(self) -> None:
         """Forget this tensor's gradient (set it to None)."""
         self.grad = None
 
     # -- devices and dtypes ---------------------------------------------------------------------
-    def to(self, target: Any) -> "Tensor":
-        """The tensor on another device (``"cpu"`` or ``"gpu"``) or as another dtype
-        (``t.to(dt.float64)``, as in PyTorch); itself if nothing changes.
+    def to(self, *targets: Any, device: Any = None, dtype: Any = None,
+           non_blocking: bool = False) -> "Tensor":
+        """The tensor on another device, as another dtype, or both, as in PyTorch:
+        ``t.to(device)``, ``t.to(dt.float64)``, ``t.to(device, dt.float64)``,
+        ``t.to(device=..., dtype=...)``; itself if nothing changes. A device is a
+        ``dt.device``, ``"cpu"``, ``"cuda"`` (``"cuda:0"``, ``"gpu"``); ``non_blocking`` is
+        accepted and means nothing here (copies to and from the GPU are synchronous).
 
         Gradients flow back through the move or the cast.
 
         >>> import dltutor as dt
         >>> dt.ones(2).to("cpu").device, dt.ones(2).to(dt.float64).dtype
         ('cpu', dtype('float64'))
+        >>> dt.ones(2).to(dt.device("cpu"), dt.float64).dtype
+        dtype('float64')
         """
-        if isinstance(target, B.Backend) or (isinstance(target, str) and not _names_dtype(target)):
-            return ops.to_backend(self, B.get(target))
-        return ops.cast(self, as_dtype(target))
+        for target in targets:
+            if isinstance(target, (B.Backend, devices.device)) or (
+                    isinstance(target, str) and not _names_dtype(target)):
+                device = _only_one("device", device, target)
+            else:
+                dtype = _only_one("dtype", dtype, target)
+        result = self
+        if device is not None:
+            result = ops.to_backend(result, devices.backend_for(device))
+        if dtype is not None:
+            result = ops.cast(result, as_dtype(dtype))
+        return result
+
+    def cuda(self) -> "Tensor":
+        """The tensor on the GPU (PyTorch's ``t.cuda()``; ``t.to("cuda")``).
+
+        >>> import dltutor as dt
+        >>> dt.ones(1).cuda().device if dt.cuda.is_available() else "gpu"
+        'gpu'
+        """
+        return self.to("cuda")
 
     def cpu(self) -> "Tensor":
         """The tensor on the CPU (a NumPy array)."""
@@ -371,6 +427,28 @@ class Tensor:
         self.data[...] = value
         return self
 
+    def copy_(self, src: Any, non_blocking: bool = False) -> "Tensor":
+        """Copy ``src``'s values into this tensor, in place, as PyTorch's ``copy_``: broadcast
+        to this shape, converted to this dtype and device; returns the tensor. Refused on a
+        tensor that requires grad unless inside ``with dt.no_grad():`` (``non_blocking`` is
+        accepted and means nothing here).
+
+        >>> import dltutor as dt
+        >>> dt.zeros(2, 2).copy_(dt.tensor([1.0, 2.0]))
+        tensor([[1., 2.],
+                [1., 2.]])
+        """
+        self._check_in_place("copy_")
+        values = src.data if isinstance(src, Tensor) else src
+        if isinstance(values, (str, bytes)) or values is None:
+            raise _write_error("t.copy_(src)", self.data, values)
+        values = (B.backend_of(self.data) or B.NUMPY).asarray(values)
+        try:
+            self.data[...] = values
+        except (TypeError, ValueError):   # NumPy checks before it writes: nothing changed
+            raise _write_error("t.copy_(src)", self.data, values) from None
+        return self
+
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> "Tensor":
         """Fill with normal random numbers, in place: the same as
         ``nn.init.normal_(t, mean, std)`` (which the chapters use for parameters).
@@ -399,11 +477,12 @@ class Tensor:
         as PyTorch does ("a leaf Variable that requires grad is being used in an in-place
         operation"): the graph could no longer tell which values it saw."""
         if self.requires_grad and is_grad_enabled():
+            init = {"fill_": "constant_", "copy_": None}.get(method, method)
+            hint = f"initialize parameters with nn.init (nn.init.{init}(p, ...)), or do it" \
+                if init else "do it"
             raise RuntimeError(
                 f"t.{method}(...) on a tensor that requires grad would change values a recorded "
-                f"computation may need; initialize parameters with nn.init ("
-                f"nn.init.{'constant_' if method == 'fill_' else method}(p, ...)), or do it "
-                "inside `with dt.no_grad():`")
+                f"computation may need; {hint} inside `with dt.no_grad():`")
 
     # -- arithmetic -----------------------------------------------------------------------------
     def __add__(self, other: Any) -> "Tensor":
@@ -563,6 +642,13 @@ class Tensor:
 
 
 register_tensor_class(Tensor)
+
+
+def _only_one(what: str, given: Any, another: Any) -> Any:
+    """``another`` as the ``to()`` argument ``what``, unless one was given already."""
+    if given is not None:
+        raise TypeError(f"Tensor.to: two {what}s given ({given!r} and {another!r}); give one")
+    return another
 
 
 def _names_dtype(name: str) -> bool:

@@ -70,6 +70,7 @@ import numpy as np
 from safetensors.numpy import save as serialize
 
 from .. import backend as B
+from .. import devices
 from .files import CheckpointError, atomic_write, fspath, parse_json, read_safetensors
 from .tree import decode, encode, finish, to_tensors, type_name
 
@@ -151,7 +152,7 @@ def save(obj: Any, path: str | os.PathLike) -> None:
 
 
 def load(path: str | os.PathLike, *, as_numpy: bool = False, weights_only: bool | None = True,
-         map_location: str | None = None) -> Any:
+         map_location: Any = None) -> Any:
     """Read a file written by :func:`save` (or any safetensors file) back.
 
     Returns the object that was saved: a tensor for ``dt.save(x, path)``, and otherwise the
@@ -166,7 +167,7 @@ def load(path: str | os.PathLike, *, as_numpy: bool = False, weights_only: bool 
       weights-only: the file holds only arrays and plain values, and nothing is unpickled, so
       ``weights_only=False`` (PyTorch's way to unpickle any object) raises ``ValueError``.
     * ``map_location``: the device the tensors are made on: ``"cpu"``, ``"gpu"`` (``"cuda"``
-      and ``"cuda:0"`` mean the same), or ``None`` for the current backend. ``"gpu"`` without
+      and ``"cuda:0"`` mean the same), a ``dt.device``, or ``None`` for the current backend. ``"gpu"`` without
       CuPy or a GPU raises the backend's ``GPUUnavailableError``. PyTorch's dicts and functions
       are refused: dltutor has the CPU and at most one GPU, so a name says it all.
 
@@ -240,6 +241,8 @@ def _check_weights_only(weights_only: Any) -> None:
 def _device_of(map_location: Any) -> str:
     """The device ("cpu" or "gpu") a ``map_location`` names, or an error saying what is accepted."""
     accepted = "None (the current backend), " + ", ".join(map(repr, MAP_LOCATIONS))
+    if isinstance(map_location, devices.device):     # dt.device("cuda"), as PyTorch's
+        map_location = str(map_location)
     if not isinstance(map_location, str):
         raise TypeError(f"load(..., map_location=...) takes a device name: {accepted}; got a "
                         f"{type_name(map_location)}. PyTorch's dicts and functions move tensors "

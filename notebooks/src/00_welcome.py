@@ -67,15 +67,19 @@ assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 # `notebooks/GLOSSARY.md` lists the terms in English and Chinese with each framework's names.
 # The Chinese edition of every chapter is in `notebooks/zh/` (中文版).
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-gpu-device-line"]
 # ## CPU or GPU
 #
 # NumPy computes on the CPU. With an NVIDIA GPU and `pip install cupy-cuda12x`, the same code
-# runs on the GPU through CuPy after `dt.backend.use("gpu")`; chapter 10 shows how.
+# runs on the GPU through CuPy after `dt.backend.use("gpu")`; chapter 10 shows how. PyTorch's
+# device line works as it is, with `dt` for `torch`:
+# `device = dt.device("cuda" if dt.cuda.is_available() else "cpu")`, then `model.to(device)`.
 
 # %%
 print("current backend:", dt.backend.current())
 print("GPU available:", dt.backend.gpu_available())
+device = dt.device("cuda" if dt.cuda.is_available() else "cpu")
+print("device:", device)
 
 # %% [markdown]
 # ## A whole training step, in five lines

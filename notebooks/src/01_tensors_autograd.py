@@ -453,6 +453,36 @@ print("w.grad:", w.grad, "| net grads:", [p.grad for p in net.parameters()])
 assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 assert all(p.grad is None for p in net.parameters())
 
+# %% [markdown] tags=["claim-torch-backward-inputs", "claim-mge-gradmanager-attach-backward"]
+# ### Choosing which tensors get a gradient: `inputs=` and MegEngine's GradManager
+#
+# `loss.backward(inputs=[a])` (PyTorch's keyword) writes `.grad` of the listed leaves only;
+# every other `.grad` stays as it was. MegEngine builds its training loop on that idea: its
+# tensors carry no `requires_grad`. A `GradManager` is told which tensors get gradients
+# (`attach`) and records the computation inside `with gm:`; `gm.backward(loss)` adds each
+# attached tensor's gradient to its `.grad` and ends the recording. `dltutor.autodiff` has that
+# `GradManager`, so MegEngine's loop runs as written, on top of `backward(inputs=...)`:
+
+# %%
+from dltutor.autodiff import GradManager
+
+a, b = dt.ones(2, requires_grad=True), dt.ones(2, requires_grad=True)
+(a * b * 3).sum().backward(inputs=[a])
+print("backward(inputs=[a]):", a.grad, b.grad)
+
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+gm = GradManager().attach(net[2].parameters())       # only the last layer gets gradients
+with gm:
+    loss = net(dt.ones(5, 3)).sum()
+    gm.backward(loss)
+print("attached:", [p.grad is not None for p in net[2].parameters()],
+      "| not attached:", [p.grad is not None for p in net[0].parameters()])
+
+# %%
+assert a.grad.tolist() == [3.0, 3.0] and b.grad is None
+assert all(p.grad is not None for p in net[2].parameters())
+assert all(p.grad is None for p in net[0].parameters())
+
 # %% [markdown]
 # ## Computing without recording
 #

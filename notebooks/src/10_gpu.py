@@ -46,7 +46,7 @@ print("after it:", dt.backend.current())
 assert dt.backend.current() == "numpy" and dt.backend.current() == "cpu"
 assert t.device == "cpu"
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-gpu-device-line"]
 # Three calls move things:
 #
 # * `dt.backend.use("gpu")`: tensors made from now on (`dt.randn`, `dt.tensor`, batches from a
@@ -62,12 +62,19 @@ assert t.device == "cpu"
 # ### Is there a GPU here?
 #
 # `dt.backend.gpu_available()` answers without raising: True when CuPy imports and sees a GPU.
-# Device-agnostic code asks once and uses the answer everywhere. (This cell's output depends on
-# your machine, so the tests do not compare it: it is tagged `nbval-ignore-output`.)
+# Device-agnostic code asks once and uses the answer everywhere. The first line of most PyTorch
+# tutorials does exactly that, and runs here with `dt` in place of `torch`:
+# `dt.cuda.is_available()` is the same question, and `dt.device("cuda")` names the GPU
+# (`"cuda:0"` and the kit's own `"gpu"` too; dltutor uses one GPU). Every place that takes a
+# device takes it: `model.to(device)`, `x.to(device)`, `dt.zeros(3, device=device)`,
+# `dt.load(path, map_location=device)`. One difference: a tensor's `.device` here is the name
+# (`"cpu"` or `"gpu"`), and a `dt.device` equals its name, where PyTorch's `t.device` is a
+# `torch.device`, which never equals a string. (This cell's output depends on your machine, so
+# the tests do not compare it: it is tagged `nbval-ignore-output`.)
 
 # %% tags=["nbval-ignore-output"]
-device = "gpu" if dt.backend.gpu_available() else "cpu"
-print("GPU available:", dt.backend.gpu_available(), "-> this notebook computes on:", device)
+device = dt.device("cuda" if dt.cuda.is_available() else "cpu")
+print("GPU available:", dt.cuda.is_available(), "-> this notebook computes on:", device)
 
 # %% [markdown] tags=["claim-torch-gpu-move-model-before-optimizer"]
 # The whole training loop is then written once. The model moves *before* the optimizer is made

@@ -147,3 +147,14 @@ def test_paddle_max_along_an_axis_returns_the_values_only():
     values = paddle.max(scores, axis=1)
     assert isinstance(values, paddle.Tensor) and values.tolist() == [2.0, 3.0]
     assert paddle.argmax(scores, axis=1).tolist() == [1, 0]
+
+
+@claim("torch-backward-inputs")
+def test_torch_backward_inputs_writes_only_the_listed_leaves():
+    a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    b.grad = torch.full((2,), 5.0)
+    (a * b * 3).sum().backward(inputs=[a])
+    assert a.grad.tolist() == [3.0, 3.0] and b.grad.tolist() == [5.0, 5.0]   # b untouched
+    c = torch.ones(2, requires_grad=True)
+    (a * c * 3).sum().backward(inputs=[a])
+    assert c.grad is None and a.grad.tolist() == [6.0, 6.0]                  # a accumulates

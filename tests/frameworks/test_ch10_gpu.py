@@ -275,3 +275,34 @@ def test_paddle_backward_accumulates(paddle):
     (3 * w).sum().backward()
     (5 * w).sum().backward()
     assert w.grad.tolist() == [8.0, 8.0]
+
+
+@claim("torch-gpu-device-line")
+def test_pytorchs_device_line_runs_with_torch_replaced_by_dt(tmp_path):
+    """``device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`` and the
+    places that take it, run in PyTorch 2.13 (CPU build) and in dltutor with the module name
+    replaced: the same device, shown the same way, and the same numbers."""
+    import dltutor
+
+    seen = {}
+    for fw in (torch, dltutor):
+        device = fw.device("cuda" if fw.cuda.is_available() else "cpu")
+        assert repr(fw.device("cuda:0")) == "device(type='cuda', index=0)"
+        assert str(fw.device("cuda", 0)) == "cuda:0"
+        # The one difference the chapter names: dltutor's t.device is the name "cpu", so a
+        # dt.device equals its name; PyTorch's t.device is a torch.device, unequal to a string.
+        assert (fw.device("cpu") == "cpu") is (fw is dltutor)
+        assert (fw.zeros(1).device == "cpu") is (fw is dltutor)
+        fw.manual_seed(0)
+        model = fw.nn.Linear(3, 2).to(device)
+        with fw.no_grad():
+            model.weight.copy_(fw.tensor(np.arange(6.0).reshape(2, 3), dtype=fw.float32))
+            model.bias.zero_()
+        x = fw.zeros(4, 3, device=device) + fw.ones(4, 3).to(device)
+        path = str(tmp_path / f"{fw.__name__}.pt")
+        fw.save(model.state_dict(), path)
+        state = fw.load(path, map_location=device)
+        seen[fw.__name__] = (str(device), model(x).detach().numpy(), sorted(state))
+    assert seen["torch"][0] == seen["dltutor"][0] == "cpu"      # no GPU on these machines
+    np.testing.assert_array_equal(seen["torch"][1], seen["dltutor"][1])
+    assert seen["torch"][2] == seen["dltutor"][2] == ["bias", "weight"]

@@ -37,10 +37,10 @@
 # `notebooks/zh/FAQ.md` 把学习者的每个问题对应到回答它的那一节；`notebooks/GLOSSARY.md` 是中英文
 # 术语对照表，并列出各框架中的写法。英文版在 `notebooks/` 中。
 
-# %% [markdown] en="9f3736ea"
+# %% [markdown] en="634a4792"
 # ## CPU 还是 GPU
 #
-# NumPy 在 CPU 上计算。如果有 NVIDIA GPU 并执行了 `pip install cupy-cuda12x`，调用 `dt.backend.use("gpu")` 之后，同一份代码就会通过 CuPy 在 GPU 上运行；第 10 章会演示怎么做。
+# NumPy 在 CPU 上计算。如果有 NVIDIA GPU 并执行了 `pip install cupy-cuda12x`，调用 `dt.backend.use("gpu")` 之后，同一份代码就会通过 CuPy 在 GPU 上运行；第 10 章会演示怎么做。PyTorch 的设备那一行把 `torch` 换成 `dt` 就能照原样运行：`device = dt.device("cuda" if dt.cuda.is_available() else "cpu")`，然后 `model.to(device)`。
 
 # %% [markdown] en="674ac7b1"
 # ## 完整的一个训练步只要五行

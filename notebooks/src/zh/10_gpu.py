@@ -12,7 +12,7 @@
 #
 # 每个张量都保存着某个*后端*的数组：一个 NumPy 数组（`device == "cpu"`）或一个 CuPy 数组（`device == "gpu"`）。`dt.backend.current()` 是新张量所在的后端，`dt.backend.use(name)` 切换它，可以永久切换（直接调用），也可以只在一个代码块中切换（`with`）。`"cpu"` 和 `"numpy"` 指的是同一个后端，`"gpu"`、`"cuda"` 和 `"cupy"` 也一样。
 
-# %% [markdown] en="f9baaaab"
+# %% [markdown] en="bda47afd"
 # 有三个调用会移动东西：
 #
 # * `dt.backend.use("gpu")`：从现在起创建的张量（`dt.randn`、`dt.tensor`、`DataLoader` 给出的批量、`dt.load`）都创建在 GPU 上；
@@ -23,7 +23,7 @@
 #
 # ### 这里有 GPU 吗
 #
-# `dt.backend.gpu_available()` 回答这个问题而不会报错：当 CuPy 能够导入并看到 GPU 时为 True。与设备无关的代码只问一次，然后处处使用这个答案。（这个单元格的输出取决于你的机器，所以测试不比较它：它带有 `nbval-ignore-output` 标签。）
+# `dt.backend.gpu_available()` 回答这个问题而不会报错：当 CuPy 能够导入并看到 GPU 时为 True。与设备无关的代码只问一次，然后处处使用这个答案。大多数 PyTorch 教程的第一行正是这样做的，把 `torch` 换成 `dt` 就能在这里运行：`dt.cuda.is_available()` 问的是同一个问题，`dt.device("cuda")` 指的是 GPU（`"cuda:0"` 和本工具包自己的 `"gpu"` 也可以；dltutor 只用一块 GPU）。凡是接受设备的地方都接受它：`model.to(device)`、`x.to(device)`、`dt.zeros(3, device=device)`、`dt.load(path, map_location=device)`。有一点不同：这里张量的 `.device` 是设备名（`"cpu"` 或 `"gpu"`），`dt.device` 与它的名字相等；而 PyTorch 的 `t.device` 是一个 `torch.device`，永远不等于字符串。（这个单元格的输出取决于你的机器，所以测试不比较它：它带有 `nbval-ignore-output` 标签。）
 
 # %% [markdown] en="d27a3652"
 # 这样整个训练循环只需写一次。模型在创建优化器*之前*移动（PyTorch 也推荐这个顺序）：优化器的动量和 Adam 的矩在之后创建，就在参数旁边，在同一个设备上。每个批量都用 `.to(device)` 移动，它已经在那里时什么也不做。
