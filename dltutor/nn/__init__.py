@@ -18,11 +18,13 @@ from .lazy import LazyConv2d, LazyLinear
 from .losses import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AvgPool2d, GlobalAvgPool2d, MaxPool2d
-from .module import Module
+from .module import Layer, Module
+from .paddle_names import ParamAttr
 from .state_dict import LoadResult, StateDictError
 from .parameter import Parameter, UninitializedParameter, UninitializedParameterError
 
-__all__ = ["functional", "init", "utils", "Parameter", "Module", "LoadResult", "StateDictError",
+__all__ = ["functional", "init", "utils", "Parameter", "Module", "Layer", "ParamAttr", "LoadResult",
+           "StateDictError",
            "Sequential", "ModuleList", "ModuleDict", "Linear", "Conv2d", "LazyLinear", "LazyConv2d",
            "UninitializedParameter", "UninitializedParameterError", "Embedding", "BatchNorm1d",
            "BatchNorm2d", "LayerNorm", "Dropout", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d",

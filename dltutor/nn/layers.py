@@ -21,12 +21,14 @@ from ..autograd.ops import as_pair
 from . import functional as F
 from . import init
 from .module import Module
+from .paddle_names import check_initializer, layer_attrs
 from .parameter import Parameter
 
 
-def _empty(*shape: int) -> Parameter:
-    """A new float32 parameter on the current backend, to be filled by an initializer."""
-    return Parameter(ag.zeros(*shape))
+def _empty(*shape: int, **settings: Any) -> Parameter:
+    """A new float32 parameter on the current backend, to be filled by an initializer;
+    ``settings`` are Parameter's keyword arguments (``lr_mult=``, ``need_clip=``, ...)."""
+    return Parameter(ag.zeros(*shape), **settings)
 
 
 def float_input(layer: Module, x: Any) -> None:
@@ -64,16 +66,7 @@ def check_initializers(layer: str, weight_init: Any, bias_init: Any, bias: bool)
     TypeError: Linear: weight_init got the class Normal, not an initializer made from it; add the parentheses: weight_init=Normal(...)
     """
     for name, value in (("weight_init", weight_init), ("bias_init", bias_init)):
-        # A class is callable too, but calling it on the parameter would make an object
-        # (with the parameter as its first argument) instead of filling the parameter.
-        if isinstance(value, type):
-            raise TypeError(f"{layer}: {name} got the class {value.__name__}, not an "
-                            f"initializer made from it; add the parentheses: "
-                            f"{name}={value.__name__}(...)")
-        if value is not None and not callable(value):
-            raise TypeError(f"{layer}: {name} must be an initializer such as "
-                            f"init.Normal(0.0, 0.02), or a function of the parameter, got "
-                            f"{type(value).__name__} ({value!r:.40})")
+        check_initializer(layer, name, value)
     if bias_init is not None and not bias:
         raise ValueError(f"{layer}: bias_init was given but bias=False, so there is no bias to "
                          "initialize; drop one of the two")
@@ -81,15 +74,21 @@ def check_initializers(layer: str, weight_init: Any, bias_init: Any, bias: bool)
 
 class _WeightAndBias(Module):
     """Shared by Linear and Conv2d: a weight, an optional bias (out_features long), PyTorch's
-    default values for both, and the layer's own initializers when given."""
+    default values for both, and the layer's own initializers when given. Paddle's
+    ``weight_attr``/``bias_attr`` (an ``nn.ParamAttr``) set the parameters' ``lr_mult``,
+    ``regularizer``, ``need_clip`` and ``requires_grad``, and may bring the initializer."""
 
     def _create(self, weight_shape: tuple[int, ...], bias: bool, weight_init: Any = None,
-                bias_init: Any = None) -> None:
-        check_initializers(type(self).__name__, weight_init, bias_init, bias)
+                bias_init: Any = None, weight_attr: Any = None, bias_attr: Any = None) -> None:
+        name = type(self).__name__
+        # Everything is checked before the first parameter is drawn.
+        bias, weight_init, bias_init, weight_settings, bias_settings = layer_attrs(
+            name, bias, weight_init, bias_init, weight_attr, bias_attr)
+        check_initializers(name, weight_init, bias_init, bias)
         self.weight_init, self.bias_init = weight_init, bias_init
-        self.weight = _empty(*weight_shape)
+        self.weight = _empty(*weight_shape, **weight_settings)
         if bias:
-            self.bias = _empty(weight_shape[0])
+            self.bias = _empty(weight_shape[0], **bias_settings)
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -121,13 +120,23 @@ class Linear(_WeightAndBias):
     True
     >>> Linear(4, 2, bias_init=init.Constant(0.5)).bias.tolist()
     [0.5, 0.5]
+
+    Paddle's ``weight_attr=nn.ParamAttr(...)`` and ``bias_attr=`` work too (``bias_attr=False``:
+    no bias); the weight stays (out, in) and, without an initializer, PyTorch's default values:
+
+    >>> from dltutor import nn
+    >>> fc = Linear(4, 2, weight_attr=nn.ParamAttr(learning_rate=0.1), bias_attr=False)
+    >>> fc.weight.lr_mult, fc.bias
+    (0.1, None)
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, *,
-                 weight_init: Any = None, bias_init: Any = None):
+                 weight_init: Any = None, bias_init: Any = None, weight_attr: Any = None,
+                 bias_attr: Any = None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self._create((out_features, in_features), bias, weight_init, bias_init)
+        self._create((out_features, in_features), bias, weight_init, bias_init, weight_attr,
+                     bias_attr)
 
     def forward(self, x: Tensor) -> Tensor:
         float_input(self, x)
@@ -166,16 +175,20 @@ class Conv2d(_WeightAndBias):
     >>> conv = Conv2d(3, 8, 3, weight_init=init.KaimingNormal(), bias_init=init.Constant(0.0))
     >>> conv.bias.tolist() == [0.0] * 8
     True
+    >>> from dltutor import nn
+    >>> Conv2d(3, 8, 3, weight_attr=nn.ParamAttr(trainable=False)).weight.requires_grad
+    False
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, bias: bool = True, *, weight_init: Any = None,
-                 bias_init: Any = None):
+                 bias_init: Any = None, weight_attr: Any = None, bias_attr: Any = None):
         super().__init__()
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride, self.padding = conv_geometry(
             "Conv2d", kernel_size, stride, padding)
-        self._create((out_channels, in_channels, *self.kernel_size), bias, weight_init, bias_init)
+        self._create((out_channels, in_channels, *self.kernel_size), bias, weight_init, bias_init,
+                     weight_attr, bias_attr)
 
     def forward(self, x: Tensor) -> Tensor:
         float_input(self, x)

@@ -50,12 +50,8 @@ class Parameter(Tensor):
             raise TypeError(f"a Parameter must hold floating-point values, got {array.dtype}; "
                             "make it with dtype=dt.float32")
         init_tensor(self, array, bool(requires_grad))  # shares a Tensor's memory: no copy
-        self.lr_mult = _check_lr_mult(lr_mult)
-        if regularizer is not None and not callable(getattr(regularizer, "add_to", None)):
-            raise TypeError(f"Parameter: regularizer must be an optim.L1Decay or optim.L2Decay "
-                            f"(or None), got {type(regularizer).__name__}; for a plain number "
-                            "use the optimizer's weight_decay")
-        self.regularizer = regularizer
+        self.lr_mult = check_lr_mult(lr_mult)
+        self.regularizer = check_regularizer(regularizer)
         self.need_clip = bool(need_clip)
 
     def set_value(self, value: Any) -> "Parameter":
@@ -197,7 +193,39 @@ def is_uninitialized(param: Any) -> bool:
     return isinstance(param, UninitializedParameter)
 
 
-def _check_lr_mult(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real) or not value >= 0:
-        raise ValueError(f"lr_mult must be a number >= 0 (0 freezes the parameter), got {value!r}")
+def check_lr_mult(value: Any, owner: str = "Parameter", name: str = "lr_mult") -> float:
+    """``value`` as a float if it is a finite number >= 0 (a learning-rate multiplier; 0
+    freezes the parameter), else a ValueError naming ``owner`` and ``name``. Shared by
+    Parameter and ``nn.ParamAttr`` (whose ``learning_rate`` is this number).
+
+    >>> check_lr_mult(2)
+    2.0
+    >>> check_lr_mult(-1.0, "ParamAttr", "learning_rate")
+    Traceback (most recent call last):
+    ...
+    ValueError: ParamAttr: learning_rate must be a number >= 0 and finite (0 freezes the parameter), got -1.0
+    """
+    # An infinite multiplier would turn the first step into inf/NaN weights.
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value < float("inf"):
+        raise ValueError(f"{owner}: {name} must be a number >= 0 and finite (0 freezes the "
+                         f"parameter), got {value!r}")
     return float(value)
+
+
+def check_regularizer(value: Any, owner: str = "Parameter") -> Any:
+    """``value`` if it is None or a regularizer (an ``optim.L1Decay``/``optim.L2Decay``: an
+    object with an ``add_to`` method), else a TypeError naming ``owner``. Shared by Parameter
+    and ``nn.ParamAttr``.
+
+    >>> check_regularizer(None) is None
+    True
+    >>> check_regularizer(0.01, "ParamAttr")
+    Traceback (most recent call last):
+    ...
+    TypeError: ParamAttr: regularizer must be an optim.L1Decay or optim.L2Decay (or None), got float; for a plain number use the optimizer's weight_decay
+    """
+    if value is not None and not callable(getattr(value, "add_to", None)):
+        raise TypeError(f"{owner}: regularizer must be an optim.L1Decay or optim.L2Decay "
+                        f"(or None), got {type(value).__name__}; for a plain number "
+                        "use the optimizer's weight_decay")
+    return value

@@ -356,6 +356,23 @@ diagnose.explain_lr(opt, "fc1.weight")
 # %%
 diagnose.explain_lr(opt, "fc1.bias")
 
+# %% [markdown] tags=["claim-paddle-paramattr-weight-attr"]
+# The same two settings in Paddle's spelling, given when the layer is made:
+# `weight_attr=nn.ParamAttr(learning_rate=2.0, regularizer=optim.L1Decay(0.001))`. dltutor's
+# `ParamAttr` is only a way to set `p.lr_mult`, `p.regularizer`, `p.need_clip` and
+# `requires_grad` (Paddle's `trainable`) at construction; `bias_attr=False` leaves the bias out,
+# as in Paddle.
+
+# %%
+fc_paddle_style = nn.Linear(4, 2, bias_attr=False, weight_attr=nn.ParamAttr(
+    learning_rate=2.0, regularizer=optim.L1Decay(0.001)))
+print("lr_mult:", fc_paddle_style.weight.lr_mult, "| regularizer:",
+      fc_paddle_style.weight.regularizer, "| bias:", fc_paddle_style.bias)
+
+# %%
+assert fc_paddle_style.weight.lr_mult == 2.0 and fc_paddle_style.bias is None
+assert [name for name, _ in fc_paddle_style.named_parameters()] == ["weight"]
+
 # %% [markdown]
 # Now the proof, by hand. With SGD the regularizer's gradient is added to the loss gradient,
 # then the step is taken with the effective lr:

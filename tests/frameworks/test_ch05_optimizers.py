@@ -328,3 +328,17 @@ def test_paddle_parameter_twice_in_one_group_is_not_checked():
             opt.step()
             moves.append(round(old - float(w.numpy()[0]), 4))
         assert moves == [0.1, 0.1]
+
+
+@claim("paddle-paramattr-weight-attr")
+def test_paddle_weight_attr_sets_rate_and_regularizer_and_bias_attr_false_drops_the_bias(paddle):
+    fc = paddle.nn.Linear(4, 2, bias_attr=False, weight_attr=paddle.ParamAttr(
+        learning_rate=2.0, regularizer=paddle.regularizer.L1Decay(0.001)))
+    assert fc.bias is None and [name for name, _ in fc.named_parameters()] == ["weight"]
+    assert fc.weight.optimize_attr["learning_rate"] == 2.0
+    assert type(fc.weight.regularizer).__name__ == "L1Decay"
+    from dltutor import nn, optim
+    ours = nn.Linear(4, 2, bias_attr=False, weight_attr=nn.ParamAttr(
+        learning_rate=2.0, regularizer=optim.L1Decay(0.001)))
+    assert ours.bias is None and ours.weight.lr_mult == 2.0
+    assert type(ours.weight.regularizer).__name__ == "L1Decay"

@@ -99,3 +99,60 @@ def test_a_paddle_scheduler_is_passed_as_the_optimizers_learning_rate():
         seen.append(opt.get_lr())
         schedule.step()
     assert seen == [1.0, 1.0, 0.5, 0.5, 0.25]
+
+
+@claim("paddle-readme-per-parameter-ideas")
+def test_a_paddle_snippet_runs_with_paddle_replaced_by_dltutors_names():
+    """One snippet, written with Paddle's names, run in Paddle and in dltutor: ParamAttr on a
+    Linear, bias_attr=False, create_parameter, add_sublayer, set_state_dict, stop_gradient."""
+    spellings = {
+        paddle: dict(nn=paddle.nn, ParamAttr=paddle.ParamAttr, L2Decay=paddle.regularizer.L2Decay,
+                     Constant=paddle.nn.initializer.Constant, seed=paddle.seed, ones=paddle.ones,
+                     lr_mult=lambda p: p.optimize_attr["learning_rate"],
+                     coeff=lambda r: r._coeff),
+        dt: dict(nn=dt.nn, ParamAttr=dt.nn.ParamAttr, L2Decay=optim.L2Decay,
+                 Constant=dt.nn.init.Constant, seed=dt.manual_seed, ones=dt.ones,
+                 lr_mult=lambda p: p.lr_mult, coeff=lambda r: r.coeff),
+    }
+    seen = {}
+    for framework, fw in spellings.items():
+        fw["seed"](0)
+        attr = fw["ParamAttr"](learning_rate=0.5, regularizer=fw["L2Decay"](0.01), need_clip=False,
+                               initializer=fw["Constant"](0.5))
+        fc = fw["nn"].Linear(3, 2, weight_attr=attr, bias_attr=False)
+        model = fw["nn"].Layer()
+        assert model.add_sublayer("fc", fc) is fc
+        w = model.create_parameter([300, 200])               # not registered until assigned
+        b = model.create_parameter([4], is_bias=True)
+        names_before = [name for name, _ in model.named_parameters()]
+        model.w = w
+        limit = np.sqrt(6 / (300 + 200))                     # Paddle's default: XavierUniform
+        w_values = w.numpy()
+        other = fw["nn"].Linear(3, 2)
+        state = other.state_dict()
+        state.pop("bias")
+        state["extra"] = fw["ones"]([1])
+        loaded = fw["nn"].Linear(3, 2).set_state_dict(state)
+        t = fw["ones"]([2])
+        tensor_stops = t.stop_gradient
+        t.stop_gradient = False
+        seen[framework] = dict(
+            # Paddle stores a Linear weight as (in, out) = (3, 2); dltutor keeps PyTorch's
+            # (out, in) = (2, 3). The values and attributes agree; the layout does not.
+            weight_shape=tuple(fc.weight.shape), weight_values=fc.weight.numpy().ravel().tolist(),
+            lr=fw["lr_mult"](fc.weight), regularizer=type(fc.weight.regularizer).__name__,
+            coeff=fw["coeff"](fc.weight.regularizer), need_clip=fc.weight.need_clip,
+            bias=fc.bias, param_stops=fc.weight.stop_gradient,
+            names_before=names_before, names_after=[n for n, _ in model.named_parameters()],
+            w_shape=tuple(w.shape), w_within_limit=bool(np.abs(w_values).max() <= limit),
+            w_std=float(w_values.std()), b=b.numpy().tolist(), loaded=loaded,
+            tensor_stops=tensor_stops, tensor_after=(t.stop_gradient, t.stop_gradient is False))
+    ours, theirs = seen[dt], seen[paddle]
+    assert theirs.pop("weight_shape") == (3, 2) and ours.pop("weight_shape") == (2, 3)
+    assert theirs.pop("w_std") == pytest.approx(limit / np.sqrt(3), rel=0.02)
+    assert ours.pop("w_std") == pytest.approx(limit / np.sqrt(3), rel=0.02)
+    assert ours == theirs
+    assert ours["loaded"] == (["bias"], ["extra"])
+    # both list a layer's own parameters before its sublayers'
+    assert ours["names_before"] == ["fc.weight"] and ours["names_after"] == ["w", "fc.weight"]
+    assert ours["bias"] is None and ours["lr"] == 0.5 and ours["need_clip"] is False

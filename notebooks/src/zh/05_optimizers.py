@@ -96,6 +96,9 @@
 #
 # 所以优化器（和参数组）规定一般规则，参数可以覆盖它。下面：全连接组的学习率为 0.01、权重衰减为 0.01；`fc1.weight` 把学习率加倍，并用 L1 惩罚代替该组的 L2 衰减。
 
+# %% [markdown] en="3671e50f"
+# 同样的两个设置用 Paddle 的写法，在创建层时给出：`weight_attr=nn.ParamAttr(learning_rate=2.0, regularizer=optim.L1Decay(0.001))`。dltutor 的 `ParamAttr` 只是在构造时设置 `p.lr_mult`、`p.regularizer`、`p.need_clip` 和 `requires_grad`（Paddle 的 `trainable`）的一种方式；`bias_attr=False` 不要偏置，和 Paddle 一样。
+
 # %% [markdown] en="a267c054"
 # 现在手工证明。用 SGD 时，正则化项（regularizer）的梯度被加到损失的梯度上，然后用有效学习率走一步：
 #
