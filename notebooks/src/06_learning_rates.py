@@ -278,6 +278,40 @@ assert np.isclose(cosine[15], 0.025)                               # half way: h
 assert np.allclose(warm[:6], [0.0, 0.01, 0.02, 0.03, 0.04, 0.05])  # ramp, then the cosine
 print("LinearLR at epochs 0, 15, 24:", linear[[0, 15, 24]].round(4))
 
+# %% [markdown] tags=["claim-torch-sequentiallr-warmup-cosine", "claim-torch-plateau-reduces-after-patience"]
+# ### Warmup the PyTorch way, and lowering the lr when the loss stalls
+#
+# PyTorch writes warmup + cosine with `SequentialLR`: one schedule until a milestone, then the
+# next, started afresh. Its warmup is usually a `LinearLR` from a small `start_factor` (here
+# 0.01, so the first epoch already uses 1% of the lr, where `LinearWarmup` starts at 0).
+# dltutor has the same classes and prints PyTorch's numbers.
+#
+# `ReduceLROnPlateau` follows no calendar. You give it the validation loss after each epoch
+# (`sched.step(val_loss)`); after more than `patience` epochs without an improvement it
+# multiplies the lr by `factor`, then starts counting again. It is the schedule for a run whose
+# length you do not know.
+
+# %%
+warmup_cosine = lr_scheduler.preview(lambda o: lr_scheduler.SequentialLR(
+    o, [lr_scheduler.LinearLR(o, start_factor=0.01, total_iters=5),
+        lr_scheduler.CosineAnnealingLR(o, T_max=steps - 5)], milestones=[5]), steps, lr=0.05)
+print("SequentialLR, epochs 0-7:", warmup_cosine[:8].round(4))
+
+w = nn.Parameter([0.0])
+stalling = optim.SGD([w], lr=0.1)
+plateau = lr_scheduler.ReduceLROnPlateau(stalling, factor=0.5, patience=2)
+val_losses = [1.0, 0.8, 0.7, 0.7, 0.71, 0.69, 0.7, 0.7, 0.7, 0.65]
+plateau_lrs = []
+for val_loss in val_losses:
+    plateau.step(val_loss)
+    plateau_lrs.append(stalling.param_groups[0]["lr"])
+print("ReduceLROnPlateau:", plateau_lrs)
+
+# %%
+assert np.allclose(warmup_cosine[:6], [0.0005, 0.0104, 0.0203, 0.0302, 0.0401, 0.05])
+assert np.isclose(warmup_cosine[5:].max(), 0.05)                   # the cosine starts afresh
+assert plateau_lrs == [0.1] * 8 + [0.05] * 2     # three epochs at 0.7 after the best 0.69
+
 # %% [markdown]
 # ## Schedulers and per-parameter multipliers
 #

@@ -262,3 +262,36 @@ def test_paddle_sgd_update_is_a_fused_c_ops_kernel():
     p = _param(paddle, [1.0, 2.0])
     opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=[p])
     np.testing.assert_allclose(_move(paddle, opt, p, [1.0, -2.0]), [0.1, -0.2], rtol=1e-6)
+
+
+@claim("torch-sequentiallr-warmup-cosine")
+def test_torch_sequentiallr_warmup_then_cosine_as_chapter_06_prints():
+    w = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([w], lr=0.05)
+    sched = torch.optim.lr_scheduler.SequentialLR(
+        opt, [torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.01, total_iters=5),
+              torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=25)], milestones=[5])
+    lrs = []
+    for _ in range(30):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    np.testing.assert_allclose(lrs[:6], [0.0005, 0.0104, 0.0203, 0.0302, 0.0401, 0.05])
+    assert max(lrs[5:]) == pytest.approx(0.05)
+    from dltutor.optim import lr_scheduler as L
+    ours = L.preview(lambda o: L.SequentialLR(
+        o, [L.LinearLR(o, start_factor=0.01, total_iters=5), L.CosineAnnealingLR(o, T_max=25)],
+        milestones=[5]), 30, lr=0.05)
+    np.testing.assert_allclose(ours, lrs, rtol=1e-12, atol=1e-15)
+
+
+@claim("torch-plateau-reduces-after-patience")
+def test_torch_reduce_lr_on_plateau_halves_after_more_than_patience_bad_epochs():
+    w = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([w], lr=0.1)
+    sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=2)
+    lrs = []
+    for val_loss in [1.0, 0.8, 0.7, 0.7, 0.71, 0.69, 0.7, 0.7, 0.7, 0.65]:
+        sched.step(val_loss)
+        lrs.append(opt.param_groups[0]["lr"])
+    assert lrs == [0.1] * 8 + [0.05] * 2

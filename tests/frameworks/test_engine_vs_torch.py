@@ -264,3 +264,124 @@ def test_cosine_annealing_from_a_frozen_group_runs_and_matches_pytorch():
     assert min(lr for _, lr in theirs) < 0                # PyTorch's rounding, as the issue saw
     np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15)
     assert min(lr for _, lr in ours) == 0.0
+
+
+# -- the schedulers built out of others, ReduceLROnPlateau and OneCycleLR ---------------------
+
+def _two_groups(make_param):
+    return [{"params": [make_param()]}, {"params": [make_param()], "lr": 0.03}]
+
+
+def _both_optimizers(name="SGD", **settings):
+    opt_t = getattr(torch.optim, name)(_two_groups(lambda: torch.nn.Parameter(torch.zeros(1))),
+                                       lr=0.1, **settings)
+    opt_d = getattr(optim, name)(_two_groups(lambda: nn.Parameter([0.0])), lr=0.1, **settings)
+    return opt_t, opt_d
+
+
+def _run_both(build, steps=30, name="SGD", momentum_key=None, **settings):
+    """Build the same schedule with torch's and dltutor's classes (``build(lr_scheduler, opt)``)
+    and compare every group's lr (and momentum) at each of ``steps`` steps."""
+    seen = []
+    for module, opt in zip((torch.optim.lr_scheduler, optim.lr_scheduler),
+                           _both_optimizers(name, **settings)):
+        sched = build(module, opt)
+        values = []
+        for i in range(steps):
+            if i:
+                opt.step(), sched.step()
+            values.append([g["lr"] for g in opt.param_groups])
+            if momentum_key is not None:
+                values[-1] += [momentum_key(g) for g in opt.param_groups]
+        seen.append(values)
+    np.testing.assert_allclose(seen[1], seen[0], rtol=1e-12, atol=1e-15)
+    return seen
+
+
+@claim("torch-same-numbers-optimizers")
+@pytest.mark.parametrize("settings", [
+    dict(max_lr=[1.0, 0.5], total_steps=29),
+    dict(max_lr=0.4, epochs=3, steps_per_epoch=10, pct_start=0.25, anneal_strategy="linear",
+         div_factor=10.0, final_div_factor=100.0),
+    dict(max_lr=0.4, total_steps=29, three_phase=True, base_momentum=[0.8, 0.7],
+         max_momentum=0.9),
+], ids=["cos", "linear-epochs", "three-phase"])
+def test_one_cycle_lr_and_momentum_match_pytorch(settings):
+    """Every lr and momentum of the cycle (30 values: steps 0 to total_steps; for linear,
+    total_steps is 30 so the extrapolated step past the end is not compared)."""
+    seen = _run_both(lambda m, opt: m.OneCycleLR(opt, **settings), momentum_key=lambda g:
+                     g["momentum"], momentum=0.9)
+    assert seen[1][0][2:] == [settings.get("max_momentum", 0.95)] * 2     # momentum cycled
+
+
+@claim("torch-same-numbers-optimizers")
+def test_one_cycle_cycles_adam_beta1_like_pytorch():
+    _run_both(lambda m, opt: m.OneCycleLR(opt, max_lr=0.01, total_steps=29), name="Adam",
+              momentum_key=lambda g: g["betas"][0], betas=(0.9, 0.99))
+
+
+@claim("torch-same-numbers-optimizers")
+def test_sequential_warmup_then_cosine_matches_pytorch():
+    def build(m, opt):
+        warm = m.LinearLR(opt, start_factor=0.1, total_iters=5)
+        cosine = m.CosineAnnealingLR(opt, T_max=20, eta_min=0.001)
+        return m.SequentialLR(opt, [warm, cosine], milestones=[5])
+    _run_both(build)
+
+
+@claim("torch-same-numbers-optimizers")
+def test_sequential_of_three_matches_pytorch():
+    def build(m, opt):
+        return m.SequentialLR(opt, [m.ExponentialLR(opt, 0.9), m.StepLR(opt, 3, 0.5),
+                                    m.MultiStepLR(opt, [2, 4], 0.1)], milestones=[6, 17])
+    _run_both(build)
+
+
+@claim("torch-same-numbers-optimizers")
+def test_chained_scheduler_matches_pytorch():
+    def build(m, opt):
+        return m.ChainedScheduler([m.LinearLR(opt, start_factor=0.5, total_iters=4),
+                                   m.ExponentialLR(opt, gamma=0.9), m.StepLR(opt, 7, 0.5)])
+    _run_both(build)
+
+
+PLATEAU_METRICS = [1.0, 0.9, 0.95, 0.9, 0.91, 0.92, 0.5, 0.5, 0.5, 0.49995, 0.6, 0.7, 0.4,
+                   0.41, 0.42, 0.43, 0.44, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3,
+                   0.3, 0.3, 0.3]
+
+
+@claim("torch-same-numbers-optimizers")
+@pytest.mark.parametrize("settings,sign", [
+    (dict(patience=2, factor=0.5), 1),
+    (dict(patience=1, factor=0.3, cooldown=2, min_lr=[0.01, 0.001], threshold=0.01,
+          threshold_mode="abs"), 1),
+    (dict(mode="max", patience=0, cooldown=1, min_lr=0.005), -1),
+    (dict(mode="max", patience=1, threshold_mode="abs", threshold=0.05, eps=0.02), -1),
+])
+def test_reduce_on_plateau_matches_pytorch(settings, sign):
+    seen = []
+    for module, opt in zip((torch.optim.lr_scheduler, optim.lr_scheduler), _both_optimizers()):
+        sched = module.ReduceLROnPlateau(opt, **settings)
+        values = []
+        for metric in PLATEAU_METRICS:
+            opt.step(), sched.step(sign * metric)
+            values.append([g["lr"] for g in opt.param_groups]
+                          + [sched.best, sched.num_bad_epochs, sched.cooldown_counter])
+        seen.append(values)
+    np.testing.assert_allclose(seen[1], seen[0], rtol=1e-12, atol=1e-15)
+    assert seen[1][-1][0] < 0.1                       # it did reduce
+
+
+@claim("torch-same-numbers-ops")
+def test_backward_with_inputs_writes_only_those_grads_as_pytorch():
+    values = RNG.standard_normal((3, 4))
+    grads = {}
+    for framework in (torch, dt):
+        a, b, c = (framework.tensor(v, requires_grad=True) for v in values)
+        loss = (a * b).sum() + (b * c * c).sum()
+        loss.backward(inputs=[a, c])
+        grads[framework.__name__] = [None if t.grad is None else t.grad.numpy() for t in (a, b, c)]
+    ours, theirs = grads["dltutor"], grads["torch"]
+    assert ours[1] is None and theirs[1] is None
+    for mine, pytorch in zip(ours[::2], theirs[::2]):
+        np.testing.assert_allclose(mine, pytorch, rtol=1e-12)

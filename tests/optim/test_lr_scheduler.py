@@ -463,3 +463,258 @@ def test_rounding_below_zero_is_zero_but_a_negative_lr_is_refused():
     with pytest.raises(ValueError, match="lr of param group 0 must be a number >= 0"):
         sched.step()
     assert opt.param_groups[0]["lr"] == 0.0 and sched.last_epoch == 1
+
+
+# -- SequentialLR, ChainedScheduler, OneCycleLR, ReduceLROnPlateau -----------------------------
+
+def cos_anneal(start, end, pct):
+    """OneCycleLR's documented anneal: half a cosine from start (pct 0) to end (pct 1)."""
+    return end + (start - end) * (1 + math.cos(math.pi * pct)) / 2
+
+
+COMPOSITE_CASES = [
+    # LinearLR warmup for 4 steps, then a cosine counting its own steps from 0 at step 4
+    ("SequentialLR", lambda o: L.SequentialLR(o, [
+        L.LinearLR(o, start_factor=0.25, total_iters=4),
+        L.CosineAnnealingLR(o, T_max=10, eta_min=COS_MIN)], milestones=[4]),
+     lambda base, e: base * (0.25 + 0.75 * e / 4) if e < 4
+     else COS_MIN + (base - COS_MIN) * (1 + math.cos(math.pi * (e - 4) / 10)) / 2),
+    ("SequentialLR-three", lambda o: L.SequentialLR(o, [
+        L.ExponentialLR(o, 0.9), L.StepLR(o, 2, 0.5), L.MultiStepLR(o, [3], 0.1)],
+        milestones=[5, 11]),
+     lambda base, e: base * (0.9 ** e if e < 5 else 0.5 ** ((e - 5) // 2) if e < 11
+                             else 0.1 ** (e >= 14))),
+    # every factor multiplies: StepLR's and ExponentialLR's
+    ("ChainedScheduler", lambda o: L.ChainedScheduler([L.StepLR(o, 3, 0.5),
+                                                      L.ExponentialLR(o, gamma=0.9)]),
+     lambda base, e: base * 0.5 ** (e // 3) * 0.9 ** e),
+    ("ChainedScheduler-optimizer", lambda o: L.ChainedScheduler(
+        [L.LinearLR(o, start_factor=0.5, total_iters=4), L.MultiStepLR(o, [6], 0.1)], o),
+     lambda base, e: base * (0.5 + 0.5 * min(e, 4) / 4) * 0.1 ** (e >= 6)),
+]
+COMPOSITE_IDS = [case[0] for case in COMPOSITE_CASES]
+
+
+@pytest.mark.parametrize("name,make,formula", COMPOSITE_CASES, ids=COMPOSITE_IDS)
+def test_composite_sequence_matches_formula(name, make, formula):
+    test_sequence_matches_formula_for_each_group(name, make, formula)
+
+
+@pytest.mark.parametrize("name,make,formula", COMPOSITE_CASES, ids=COMPOSITE_IDS)
+def test_composite_state_dict_round_trip(name, make, formula):
+    test_state_dict_round_trip_continues_the_sequence(name, make, formula)
+    saved = make(make_opt()).state_dict()
+    assert isinstance(saved["_schedulers"], list) and "last_epoch" in saved["_schedulers"][0]
+
+
+def test_sequential_steps_only_the_current_scheduler():
+    opt = make_opt()
+    warm, decay = L.LinearLR(opt, 0.5, total_iters=2), L.ExponentialLR(opt, 0.5)
+    seq = L.SequentialLR(opt, [warm, decay], milestones=[3])
+    assert (warm.last_epoch, decay.last_epoch) == (0, -1)     # decay's own step 0 undone
+    for _ in range(5):
+        seq.step()
+    assert (seq.last_epoch, warm.last_epoch, decay.last_epoch) == (5, 2, 2)
+
+
+def test_chained_step_that_fails_leaves_everything_as_it_was():
+    opt = make_opt()
+    first = L.ExponentialLR(opt, 0.5)
+    second = L.LambdaLR(opt, lambda e: 1.0 - e)          # -1 at step 2: refused
+    chain = L.ChainedScheduler([first, second])
+    chain.step()
+    before = (lrs_of(opt), first.last_epoch, second.last_epoch)
+    refused(chain.step, ValueError, "LambdaLR", "lr of param group 0", state=[opt])
+    assert (lrs_of(opt), first.last_epoch, second.last_epoch) == before
+
+
+OC_MAX, OC_TOTAL, OC_PCT = [1.0, 0.5], 20, 0.25
+
+
+def one_cycle_expected(max_lr, e, three_phase=False):
+    """OneCycleLR's lr and momentum at step e from its documented phases (cos anneal): up from
+    max_lr/25 to max_lr until step pct*total - 1, then down to max_lr/25/1e4 at total - 1."""
+    initial, top = max_lr / 25, max_lr
+    low, up_end = initial / 1e4, OC_PCT * OC_TOTAL - 1                  # 4.0
+    if e <= up_end:
+        return cos_anneal(initial, top, e / up_end), cos_anneal(0.95, 0.85, e / up_end)
+    if not three_phase:
+        pct = (e - up_end) / (OC_TOTAL - 1 - up_end)
+        return cos_anneal(top, low, pct), cos_anneal(0.85, 0.95, pct)
+    down_end = 2 * OC_PCT * OC_TOTAL - 2                                 # 8.0
+    if e <= down_end:
+        pct = (e - up_end) / (down_end - up_end)
+        return cos_anneal(top, initial, pct), cos_anneal(0.85, 0.95, pct)
+    return cos_anneal(initial, low, (e - down_end) / (OC_TOTAL - 1 - down_end)), 0.95
+
+
+@pytest.mark.parametrize("three_phase", [False, True])
+def test_one_cycle_lr_and_momentum_follow_the_formula(three_phase):
+    opt = make_opt()                                   # its lrs are replaced by max_lr / 25
+    sched = L.OneCycleLR(opt, max_lr=OC_MAX, total_steps=OC_TOTAL, pct_start=OC_PCT,
+                         three_phase=three_phase)
+    assert sched.base_lrs == [m / 25 for m in OC_MAX]
+    for e in range(OC_TOTAL):
+        for group, top in zip(opt.param_groups, OC_MAX):
+            lr, momentum = one_cycle_expected(top, e, three_phase)
+            close(group["lr"], lr)
+            close(group["momentum"], momentum)
+        if e < OC_TOTAL - 1:
+            sched.step()
+    close(opt.param_groups[0]["lr"], 1.0 / 25 / 1e4)
+
+
+def test_one_cycle_linear_epochs_and_adam_beta1():
+    w = nn.Parameter(dt.zeros(1))
+    opt = optim.Adam([w], lr=0.5, betas=(0.9, 0.99))
+    sched = L.OneCycleLR(opt, max_lr=0.4, epochs=2, steps_per_epoch=5, pct_start=0.4,
+                         anneal_strategy="linear", div_factor=4.0, final_div_factor=10.0)
+    seen = []
+    for _ in range(11):                                # steps 0..total_steps, as PyTorch allows
+        seen.append((opt.param_groups[0]["lr"], opt.param_groups[0]["betas"]))
+        opt.step()
+        if len(seen) < 11:
+            sched.step()
+    # up from 0.1 to 0.4 over steps 0..3, down to 0.01 at step 9 (beta1 the other way)
+    for e, (lr, (beta1, beta2)) in enumerate(seen):
+        pct = e / 3 if e <= 3 else min((e - 3) / 6, 1.0)    # held at the end past step 9
+        close(lr, 0.1 + 0.3 * pct if e <= 3 else 0.4 - 0.39 * pct)
+        close(beta1, 0.95 - 0.1 * pct if e <= 3 else 0.85 + 0.1 * pct)
+        assert beta2 == 0.99
+    with pytest.raises(ValueError, match=r"OneCycleLR: stepped 11 times but total_steps=10"):
+        sched.step()
+    assert sched.last_epoch == 10 and opt.param_groups[0]["lr"] == pytest.approx(0.01)
+
+
+def test_one_cycle_state_dict_round_trip():
+    # max_lr / 25 are the two groups' lrs, which the shared round-trip test expects
+    make = lambda o: L.OneCycleLR(o, max_lr=[LR0 * 25, LR1 * 25], total_steps=30)  # noqa: E731
+    test_state_dict_round_trip_continues_the_sequence("OneCycleLR", make, None)
+
+
+def plateau_run(sched, opt, metrics):
+    seen = []
+    for metric in metrics:
+        sched.step(metric)
+        seen.append(lrs_of(opt))
+    return seen
+
+
+def test_plateau_reduces_after_patience_bad_steps():
+    opt = make_opt()
+    sched = L.ReduceLROnPlateau(opt, factor=0.5, patience=2)
+    # best 1.0; 1.0 and 0.99995 are not better by the relative threshold 1e-4: bad steps
+    seen = plateau_run(sched, opt, [1.0, 1.0, 0.99995, 1.2, 0.9, 0.95, 0.95, 0.95])
+    assert [s[0] for s in seen] == [LR0] * 3 + [LR0 * 0.5] * 4 + [LR0 * 0.25]
+    assert seen[3][1] == LR1 * 0.5
+    assert sched.best == 0.9 and sched.num_bad_epochs == 0 and sched.last_epoch == 8
+
+
+def test_plateau_cooldown_min_lr_and_max_mode():
+    opt = make_opt()
+    sched = L.ReduceLROnPlateau(opt, mode="max", factor=0.1, patience=0, cooldown=2,
+                                min_lr=[0.002, 0.001])
+    # accuracy: 0.5 best, then no improvement; cut at once, then 2 steps of cooldown each time
+    seen = plateau_run(sched, opt, [0.5, 0.4, 0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.6])
+    want0 = [LR0, LR0 * 0.1, LR0 * 0.1, LR0 * 0.1, 0.002, 0.002, 0.002, 0.002, 0.002]
+    assert [s[0] for s in seen] == pytest.approx(want0, rel=1e-12)
+    assert [s[1] for s in seen][:5] == pytest.approx([LR1, LR1 * 0.1, LR1 * 0.1, LR1 * 0.1,
+                                                      0.001], rel=1e-12)
+    assert sched.best == 0.6 and sched.in_cooldown
+
+
+def test_plateau_abs_threshold_and_eps():
+    opt = make_opt(lr1=1e-9)
+    sched = L.ReduceLROnPlateau(opt, patience=0, threshold=0.1, threshold_mode="abs")
+    seen = plateau_run(sched, opt, [1.0, 0.95])           # 0.05 better: less than 0.1
+    assert seen[-1] == [LR0 * 0.1, 1e-9]                  # a change under eps is skipped
+
+
+def test_plateau_state_dict_round_trip():
+    opt = make_opt()
+    sched = L.ReduceLROnPlateau(opt, patience=1, cooldown=1)
+    plateau_run(sched, opt, [1.0, 0.5, 0.6, 0.7])
+    saved, saved_opt = sched.state_dict(), opt.state_dict()
+    assert (saved["best"], saved["num_bad_epochs"], saved["cooldown_counter"]) == (0.5, 0, 1)
+    reference = plateau_run(sched, opt, [0.7, 0.8, 0.9, 0.4])
+    opt2 = make_opt()
+    sched2 = L.ReduceLROnPlateau(opt2)
+    opt2.load_state_dict(saved_opt)
+    sched2.load_state_dict(saved)
+    assert (sched2.patience, sched2.best, sched2.cooldown_counter) == (1, 0.5, 1)
+    assert plateau_run(sched2, opt2, [0.7, 0.8, 0.9, 0.4]) == reference
+
+
+@pytest.mark.parametrize("build,error,pattern", [
+    (lambda o: L.SequentialLR(o, [L.StepLR(o, 2)], milestones=[3]), ValueError,
+     r"SequentialLR: 1 schedulers need 0 milestones.*milestones=\[3\]"),
+    (lambda o: L.SequentialLR(o, [L.StepLR(o, 2), L.StepLR(o, 3), L.StepLR(o, 4)], [5, 5]),
+     ValueError, r"milestones must be increasing.*milestones=\[5, 5\]"),
+    (lambda o: L.SequentialLR(o, [L.StepLR(o, 2), L.StepLR(o, 3)], [0]), ValueError,
+     r"> 0.*milestones=\[0\]"),
+    (lambda o: L.SequentialLR(o, [L.StepLR(o, 2), L.StepLR(make_opt(), 3)], [5]), ValueError,
+     r"SequentialLR: schedulers\[1\] \(StepLR\) is built on another optimizer"),
+    (lambda o: L.SequentialLR(o, [], []), ValueError, "schedulers is empty"),
+    (lambda o: L.SequentialLR(o, [L.StepLR(o, 2), "cosine"], [5]), TypeError,
+     r"schedulers\[1\] must be a scheduler"),
+    (lambda o: L.SequentialLR(o, [L.StepLR(o, 2), L.ReduceLROnPlateau(o)], [5]), ValueError,
+     r"schedulers\[1\] is a ReduceLROnPlateau.*metric"),
+    (lambda o: L.ChainedScheduler([L.StepLR(o, 2), L.StepLR(make_opt(), 3)]), ValueError,
+     r"ChainedScheduler: schedulers\[1\] \(StepLR\) is built on another optimizer"),
+    (lambda o: L.ChainedScheduler([L.StepLR(o, 2)], optimizer=make_opt()), ValueError,
+     r"schedulers\[0\] \(StepLR\) is built on another optimizer"),
+    (lambda o: L.ChainedScheduler([]), ValueError, "ChainedScheduler: schedulers is empty"),
+    (lambda o: L.ReduceLROnPlateau(o, mode="minimum"), ValueError,
+     "ReduceLROnPlateau: mode must be one of 'min', 'max', got 'minimum'"),
+    (lambda o: L.ReduceLROnPlateau(o, factor=1.0), ValueError,
+     r"ReduceLROnPlateau: factor must be a number in \[0, 1\), got 1.0"),
+    (lambda o: L.ReduceLROnPlateau(o, patience=-1), ValueError,
+     "patience must be an integer >= 0, got -1"),
+    (lambda o: L.ReduceLROnPlateau(o, threshold_mode="relative"), ValueError,
+     "threshold_mode must be one of 'rel', 'abs'"),
+    (lambda o: L.ReduceLROnPlateau(o, cooldown=-2), ValueError, "cooldown .* got -2"),
+    (lambda o: L.ReduceLROnPlateau(o, min_lr=[0.1]), ValueError,
+     "min_lr is a list of 1 values but the optimizer has 2 param groups"),
+    (lambda o: L.ReduceLROnPlateau(o, min_lr=-0.1), ValueError, r"min_lr must be .*-0\.1"),
+    (lambda o: L.OneCycleLR(o, max_lr=0.1), ValueError,
+     "OneCycleLR: give total_steps .*epochs and steps_per_epoch"),
+    (lambda o: L.OneCycleLR(o, max_lr=0.1, total_steps=0), ValueError,
+     "OneCycleLR: total_steps must be an integer >= 1, got 0"),
+    (lambda o: L.OneCycleLR(o, max_lr=0.1, epochs=0, steps_per_epoch=3), ValueError,
+     "epochs must be an integer >= 1, got 0"),
+    (lambda o: L.OneCycleLR(o, max_lr=0.1, total_steps=10, pct_start=1.0), ValueError,
+     r"OneCycleLR: pct_start must be a number in \(0, 1\), got 1.0"),
+    (lambda o: L.OneCycleLR(o, max_lr=0.1, total_steps=10, pct_start=0), ValueError,
+     r"pct_start .*got 0"),
+    (lambda o: L.OneCycleLR(o, 0.1, 10, pct_start=0.6, three_phase=True), ValueError,
+     r"pct_start must be a number in \(0, 0.5\).*three_phase"),
+    (lambda o: L.OneCycleLR(o, 0.1, 10, pct_start=0.1), ValueError,
+     "pct_start=0.1 with total_steps=10 makes phase 1 of the cycle 0 steps long"),
+    (lambda o: L.OneCycleLR(o, 0.1, 10, anneal_strategy="cosine"), ValueError,
+     "anneal_strategy must be one of 'cos', 'linear', got 'cosine'"),
+    (lambda o: L.OneCycleLR(o, [0.1, 0.2, 0.3], 10), ValueError,
+     "max_lr is a list of 3 values but the optimizer has 2"),
+    (lambda o: L.OneCycleLR(o, 0.1, 10, max_momentum=1.5), ValueError,
+     r"max_momentum must be a number in \[0, 1\], got 1.5"),
+    (lambda o: L.OneCycleLR(StandIn(), 0.1, 10), ValueError,
+     "cycle_momentum=True .*has neither; pass cycle_momentum=False"),
+])
+def test_new_scheduler_constructor_errors(build, error, pattern):
+    with pytest.raises(error, match=pattern):
+        build(make_opt())
+
+
+def test_refused_one_cycle_leaves_the_optimizer_unchanged():
+    opt = make_opt()
+    refused(lambda: L.OneCycleLR(opt, 0.1, 10, last_epoch=-2), ValueError, "last_epoch",
+            state=[opt])
+    refused(lambda: L.OneCycleLR(opt, 0.1, 10, base_momentum=[0.8, 2.0]), ValueError,
+            "base_momentum[1]", state=[opt])
+    assert "max_lr" not in opt.param_groups[0] and opt.param_groups[0]["momentum"] == 0
+
+
+def test_plateau_step_needs_the_metric():
+    sched = L.ReduceLROnPlateau(make_opt())
+    with pytest.raises(TypeError, match=r"metrics must be the number to watch.*step\(val_loss\)"):
+        sched.step("0.5")
+    assert sched.last_epoch == 0 and sched.num_bad_epochs == 0

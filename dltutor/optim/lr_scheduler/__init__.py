@@ -17,6 +17,10 @@ the same numbers, bit for bit, so code written here runs unchanged on PyTorch:
 :class:`CosineAnnealingLR`  follow half a cosine from the initial lr down to ``eta_min``
 :class:`LambdaLR`           the initial lr times any function of the step number you write
 :class:`LinearWarmup`       a linear ramp up to the initial lr, then hand over to another schedule
+:class:`OneCycleLR`         up to ``max_lr`` and down far below the start, once (momentum opposite)
+:class:`SequentialLR`       several schedules one after another, switching at ``milestones``
+:class:`ChainedScheduler`   several schedules at once, their factors multiplied
+:class:`ReduceLROnPlateau`  divide the lr when a metric stops improving: ``step(val_loss)``
 ==========================  ======================================================================
 
 The training loop: build the optimizer, then the scheduler, and call ``scheduler.step()`` *after*
@@ -75,7 +79,11 @@ the optimizer's state dict (which brings back the lrs of the saved step) and the
 from .scheduler import LRScheduler, preview
 from .schedules import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, MultiStepLR,
                         StepLR)
+from .composite import ChainedScheduler, SequentialLR
+from .onecycle import OneCycleLR
+from .plateau import ReduceLROnPlateau
 from .warmup import LinearWarmup
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR",
-           "CosineAnnealingLR", "LinearWarmup", "preview"]
+           "CosineAnnealingLR", "LinearWarmup", "SequentialLR", "ChainedScheduler",
+           "ReduceLROnPlateau", "OneCycleLR", "preview"]
