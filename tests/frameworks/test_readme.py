@@ -156,3 +156,16 @@ def test_a_paddle_snippet_runs_with_paddle_replaced_by_dltutors_names():
     # both list a layer's own parameters before its sublayers'
     assert ours["names_before"] == ["fc.weight"] and ours["names_after"] == ["w", "fc.weight"]
     assert ours["bias"] is None and ours["lr"] == 0.5 and ours["need_clip"] is False
+
+
+@claim("paddle-readme-per-parameter-ideas")
+def test_paddles_shape_keyword_snippets_run_with_paddle_replaced_by_dt():
+    """The README's `paddle.zeros(shape=[3])` and `paddle.normal(0, 1, shape=(2, 1))` rows:
+    the same shapes (and the same zeros and fills) in Paddle 3.3 and in dltutor."""
+    for fw in (paddle, dt):
+        assert fw.zeros(shape=[3]).numpy().tolist() == [0.0, 0.0, 0.0]
+        assert tuple(fw.ones(shape=[2, 1]).shape) == (2, 1)
+        assert fw.full(shape=[2], fill_value=1.5).numpy().tolist() == [1.5, 1.5]
+        assert tuple(fw.normal(0.0, 1.0, shape=(2, 1)).shape) == (2, 1)
+        assert tuple(fw.rand(shape=[2, 3]).shape) == (2, 3)
+        assert tuple(fw.randn(shape=[4]).shape) == (4,)
