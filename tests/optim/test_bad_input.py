@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import dltutor as dt
 from dltutor import nn, optim
-from dltutor.optim import NonFiniteGradientError, OptimizerStateError
+from dltutor.optim import NonFiniteGradientError, OptimizerStateError, lr_scheduler
 from dltutor.optim.lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR,
                                         StepLR)
 
@@ -481,3 +481,38 @@ def test_a_state_with_only_a_step_count_still_loads():
     opt.load_state_dict(saved)
     opt.step()
     assert set(opt.state_dict()["state"][first]) >= {"step", "exp_avg", "exp_avg_sq"}
+
+
+def _two_group_sgd():
+    a, b = nn.Parameter([1.0]), nn.Parameter([2.0])
+    return optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.03}], lr=0.1, momentum=0.9)
+
+
+# (label, build(opt, inner schedulers), the words the error must name): the inner schedulers
+# are made first, so the snapshot covers them too; the refused constructor changes nothing.
+NEW_SCHEDULERS = [
+    ("SequentialLR milestones repeat", lambda o, inner: lr_scheduler.SequentialLR(
+        o, inner, milestones=[3, 3]), ["SequentialLR", "milestones"]),
+    ("SequentialLR one milestone short", lambda o, inner: lr_scheduler.SequentialLR(
+        o, inner + [lr_scheduler.StepLR(o, 2)], milestones=[3]), ["SequentialLR", "milestones"]),
+    ("ChainedScheduler with a string", lambda o, inner: lr_scheduler.ChainedScheduler(
+        inner + ["cosine"]), ["ChainedScheduler", "schedulers[3]"]),
+    ("ReduceLROnPlateau factor 1", lambda o, inner: lr_scheduler.ReduceLROnPlateau(
+        o, factor=1.0), ["ReduceLROnPlateau", "factor"]),
+    ("ReduceLROnPlateau min_lr list too short", lambda o, inner: lr_scheduler.ReduceLROnPlateau(
+        o, min_lr=[0.0]), ["ReduceLROnPlateau", "min_lr"]),
+    ("OneCycleLR without total_steps", lambda o, inner: lr_scheduler.OneCycleLR(
+        o, max_lr=0.5), ["OneCycleLR", "total_steps"]),
+    ("OneCycleLR max_momentum 1.5", lambda o, inner: lr_scheduler.OneCycleLR(
+        o, 0.5, total_steps=10, max_momentum=1.5), ["OneCycleLR", "max_momentum"]),
+]
+
+
+@pytest.mark.parametrize("label, build, names", NEW_SCHEDULERS,
+                         ids=[case[0] for case in NEW_SCHEDULERS])
+def test_a_refused_new_scheduler_changes_neither_the_optimizer_nor_its_schedulers(
+        label, build, names):
+    opt = _two_group_sgd()
+    inner = [lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=3),
+             lr_scheduler.StepLR(opt, step_size=2), lr_scheduler.ExponentialLR(opt, 0.9)]
+    refused(lambda: build(opt, inner), (TypeError, ValueError), *names, state=[opt, *inner])
