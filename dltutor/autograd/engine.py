@@ -38,7 +38,7 @@ def backward(root: Any, grad: Any = None, retain_graph: bool = False,
     must have one element (a loss) and the gradient is 1. ``inputs``: the leaves whose
     ``.grad`` may be written (None: every leaf that requires grad).
     """
-    keep = _kept_leaves(inputs)
+    keep = None if inputs is None else _kept_leaves(inputs)
     if not root.requires_grad:
         raise RuntimeError("backward() on a tensor that does not require grad: none of the "
                            "tensors it was computed from had requires_grad=True (or it was "

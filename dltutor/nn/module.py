@@ -487,7 +487,7 @@ class Module:
         >>> layer.zero_grad(); layer.weight.grad is None
         True
         """
-        zero_grads(self.parameters(), set_to_none, f"{type(self).__name__}.zero_grad")
+        zero_grads(self.parameters(), set_to_none)
 
     def clear_gradients(self, set_to_zero: bool = True) -> None:
         """Paddle's name for :meth:`zero_grad`, with Paddle's default: zeros, not None.

@@ -189,8 +189,8 @@ class Optimizer:
         >>> optim.SGD([w], lr=0.1).zero_grad(); w.grad is None
         True
         """
-        zero_grads((param for group in self.param_groups for param in group["params"]),
-                   set_to_none, f"{type(self).__name__}.zero_grad")
+        for group in self.param_groups:
+            zero_grads(group["params"], set_to_none)
 
     def clear_grad(self, set_to_zero: bool = True) -> None:
         """Paddle's name for :meth:`zero_grad`, with Paddle's default: the gradients become

@@ -66,7 +66,8 @@ class CrossEntropy(Function):
             return total
         # A Python int: dividing a float32 array by a NumPy int64 scalar would give float64.
         self.count = logits.shape[0] if self.valid is None else int(self.valid.sum())
-        return total / self.count
+        total /= self.count     # in place: ``total / count`` of a 0-d array is a NumPy scalar
+        return total
 
     def backward(self, g):
         xp = get_array_module(g)
@@ -142,7 +143,9 @@ class MSELoss(Function):
             return squares
         self.count = squares.size
         total = squares.sum(keepdims=True).reshape(())
-        return total / self.count if self.reduction == "mean" else total
+        if self.reduction == "mean":
+            total /= self.count   # in place: ``total / count`` of a 0-d array is a NumPy scalar
+        return total
 
     def backward(self, g):
         scale = 2 / self.count if self.reduction == "mean" else 2

@@ -22,12 +22,12 @@ from typing import Any, Iterable
 from ... import backend as B
 
 
-def zero_grads(params: Iterable[Any], set_to_none: bool = True, owner: str = "zero_grad") -> None:
+def zero_grads(params: Iterable[Any], set_to_none: bool = True) -> None:
     """Set each parameter's ``.grad`` to None, or (``set_to_none=False``) to zeros in the same
-    gradient tensor. ``owner`` names the caller in the error for a ``set_to_none`` that is not
-    True or False."""
-    if not isinstance(set_to_none, bool):
-        raise TypeError(f"{owner}: set_to_none must be True or False, got {set_to_none!r}")
+    gradient tensor. (It runs every training step: nothing here is worked out per call that
+    could be worked out once.)"""
+    if set_to_none is not True and set_to_none is not False:
+        raise TypeError(f"zero_grad: set_to_none must be True or False, got {set_to_none!r}")
     for param in params:
         if param.grad is None:
             continue
