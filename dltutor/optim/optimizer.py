@@ -50,6 +50,11 @@ from .regularizer import Regularizer
 from .report import StepMeasurement, StepReport
 
 
+# One ``no_grad()`` for every step of every optimizer (it keeps a stack, so nesting is safe);
+# making a new one each step cost 0.4% of the 4-8-1 benchmark step's instructions.
+_NOT_RECORDING = no_grad()
+
+
 class _Step:
     """The parameters one ``step()`` updates, as parallel lists, and the measurement a
     recorded step keeps (None when ``record_steps`` is off: then nothing is measured) with
@@ -331,7 +336,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        with _NOT_RECORDING:
             self._check_lrs()
             todo = self._select()
             if self._check_finite(todo):
