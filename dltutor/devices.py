@@ -22,9 +22,10 @@ from typing import Any
 
 from . import backend as B
 
-#: Each name a learner may give, as (type, index) of the device it means.
-_NAMES = {"cpu": ("cpu", None), "cpu:0": ("cpu", 0), "cuda": ("cuda", None),
-          "cuda:0": ("cuda", 0), "gpu": ("cuda", None)}
+#: Each name a learner may give, as (type, index) of the device it means (dt.load's
+#: map_location takes the same names).
+DEVICE_NAMES = {"cpu": ("cpu", None), "cpu:0": ("cpu", 0), "cuda": ("cuda", None),
+                "cuda:0": ("cuda", 0), "gpu": ("cuda", None)}
 
 
 class device:  # noqa: N801 - PyTorch's name: torch.device
@@ -51,9 +52,9 @@ class device:  # noqa: N801 - PyTorch's name: torch.device
         if not isinstance(spec, str):
             raise TypeError(f"device: give a name such as 'cpu' or 'cuda', got a "
                             f"{spec.__class__.__name__}")
-        if spec not in _NAMES:
+        if spec not in DEVICE_NAMES:
             raise ValueError(_unknown_device_message(spec))
-        self.type, self.index = _NAMES[spec]
+        self.type, self.index = DEVICE_NAMES[spec]
 
     def __repr__(self) -> str:
         index = "" if self.index is None else f", index={self.index}"
@@ -64,7 +65,7 @@ class device:  # noqa: N801 - PyTorch's name: torch.device
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
-            other = _NAMES.get(other)
+            other = DEVICE_NAMES.get(other)
             return other is not None and (self.type, self.index) == other
         if isinstance(other, device):
             return (self.type, self.index) == (other.type, other.index)
@@ -92,7 +93,7 @@ def backend_for(target: Any) -> B.Backend:
     """
     if isinstance(target, B.Backend):
         return target
-    if isinstance(target, str) and (target in _NAMES or target.startswith(("cuda:", "cpu:"))):
+    if isinstance(target, str) and (target in DEVICE_NAMES or target.startswith(("cuda:", "cpu:"))):
         target = device(target)          # (an unknown index gets the device's own message)
     if isinstance(target, device):
         return B.get("cpu" if target.type == "cpu" else "gpu")

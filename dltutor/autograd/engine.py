@@ -167,11 +167,9 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
         _accumulate(t, g)
 
 
-def _kept_leaves(inputs: Any) -> set[int] | None:
+def _kept_leaves(inputs: Any) -> set[int]:
     """The ids of the ``inputs=`` leaves of ``backward``, checked: each a tensor that is a leaf
     (made by you, not by an op) and requires grad."""
-    if inputs is None:
-        return None
     if is_tensor(inputs):
         inputs = [inputs]
     inputs = list(inputs)

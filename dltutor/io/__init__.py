@@ -83,9 +83,10 @@ FORMAT_VERSION = 1
 #: What may stand at the top of a file (the kind of the tree's root node): one tensor, or a
 #: dict, list or tuple. A plain value on its own is refused.
 TOP_LEVEL_KINDS = ("tensor", "dict", "list", "tuple")
-#: The devices ``load(..., map_location=...)`` accepts, and the backend device each one means.
-#: dltutor uses at most one GPU, so PyTorch's "cuda" and "cuda:0" both mean "gpu".
-MAP_LOCATIONS = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "cuda:0": "gpu"}
+#: The devices ``load(..., map_location=...)`` accepts (dt.device's names), and the backend
+#: device each one means. dltutor uses at most one GPU, so "cuda" and "cuda:0" both mean "gpu".
+MAP_LOCATIONS = {name: "cpu" if kind == "cpu" else "gpu"
+                 for name, (kind, _) in devices.DEVICE_NAMES.items()}
 
 
 def save(obj: Any, path: str | os.PathLike) -> None:
@@ -166,10 +167,10 @@ def load(path: str | os.PathLike, *, as_numpy: bool = False, weights_only: bool 
     * ``weights_only``: ``True`` (the default) or ``None``. Loading here is *always*
       weights-only: the file holds only arrays and plain values, and nothing is unpickled, so
       ``weights_only=False`` (PyTorch's way to unpickle any object) raises ``ValueError``.
-    * ``map_location``: the device the tensors are made on: ``"cpu"``, ``"gpu"`` (``"cuda"``
-      and ``"cuda:0"`` mean the same), a ``dt.device``, or ``None`` for the current backend. ``"gpu"`` without
-      CuPy or a GPU raises the backend's ``GPUUnavailableError``. PyTorch's dicts and functions
-      are refused: dltutor has the CPU and at most one GPU, so a name says it all.
+    * ``map_location``: the device the tensors are made on: ``"cpu"``, ``"gpu"`` (``"cuda"`` and
+      ``"cuda:0"`` mean the same), a ``dt.device``, or ``None`` for the current backend. ``"gpu"``
+      without CuPy or a GPU raises the backend's ``GPUUnavailableError``. PyTorch's dicts and
+      functions are refused: dltutor has the CPU and at most one GPU, so a name says it all.
 
     Every argument is checked before the file is read. Loading never runs code from the file
     (that is the point of safetensors; a pickle would). The whole file is checked before
