@@ -95,6 +95,310 @@ def test_torch_left_out_layer_gradient_accumulates_until_module_zero_grad():
 
 
 @claim("torch-freezing-zero-grad-set-to-none")
+def test_torch_zero_grad_sets_none_by_default():
+    assert inspect.signature(torch.optim.Optimizer.zero_grad).parameters["set_to_none"].default is True
+    assert inspect.signature(torch.nn.Module.zero_grad).parameters["set_to_none"].default is True
+    x, y = batch()
+    net = make_net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    train_step(net, opt, x, y)
+    net[0].requires_grad_(False)            # the chapter's fix: freeze, then train on
+    before = net[0].weight.detach().clone()
+    for _ in range(3):
+        train_step(net, opt, x, y)          # zero_grad() leaves net[0]'s grad None
+    assert net[0].weight.grad is None and torch.equal(net[0].weight, before)
+
+
+@claim("torch-freezing-zero-grad-momentum-coasts")
+def test_torch_zero_gradient_still_moves_by_momentum():
+    x, y = batch()
+    net = make_net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    for _ in range(3):
+        train_step(net, opt, x, y)
+    net[0].weight.register_hook(lambda grad: grad * 0)
+    before = net[0].weight.detach().clone()
+    buf = opt.state[net[0].weight]["momentum_buffer"].clone()
+    train_step(net, opt, x, y)
+    assert not net[0].weight.grad.any()
+    assert torch.allclose(net[0].weight - before, -0.05 * 0.9 * buf, atol=1e-7)
+
+
+@claim("torch-freezing-zero-grad-adam-moves")
+def test_torch_adam_zero_gradient_still_moves():
+    w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    adam = torch.optim.Adam([w], lr=0.1)
+    (w * w).sum().backward()
+    adam.step()
+    w.grad = torch.zeros(2)
+    before = w.detach().clone()
+    adam.step()
+    assert not torch.allclose(w.detach(), before)
+    assert adam.state[w]["exp_avg"].abs().min() > 0           # the first moment it coasts on
+
+
+@claim("torch-freezing-zero-grad-weight-decay-shrinks")
+def test_torch_weight_decay_with_zero_gradient_shrinks():
+    w = torch.nn.Parameter(torch.tensor([1.0, -2.0, 3.0]))
+    sgd = torch.optim.SGD([w], lr=0.1, weight_decay=0.5)
+    for _ in range(3):
+        w.grad = torch.zeros(3)
+        sgd.step()
+    assert torch.allclose(w.detach(), torch.tensor([1.0, -2.0, 3.0]) * (1 - 0.1 * 0.5) ** 3)
+    v = torch.nn.Parameter(torch.tensor([1.0, -2.0, 3.0]))     # grad None: left alone
+    sgd = torch.optim.SGD([v], lr=0.1, weight_decay=0.5)
+    sgd.step()
+    assert torch.equal(v.detach(), torch.tensor([1.0, -2.0, 3.0]))
+
+
+@claim("torch-freezing-bn-eps-zero-refused-in-training")
+def test_torch_batchnorm_eps_zero_built_but_refused_in_training():
+    bn = torch.nn.BatchNorm1d(3, eps=0.0)                  # accepted when built
+    assert bn.eps == 0.0
+    with pytest.raises(ValueError, match="batch_norm eps must be positive during training, "
+                                         "but got 0.0"):
+        bn(torch.randn(16, 3))
+
+
+@claim("torch-freezing-bn-momentum-weight-of-batch")
+def test_torch_batchnorm_momentum_is_the_weight_of_the_batch():
+    bn = torch.nn.BatchNorm1d(3)
+    assert bn.momentum == 0.1
+    xb = torch.randn(16, 3) * 2.0 + 1.0
+    old_mean, old_var = bn.running_mean.clone(), bn.running_var.clone()
+    out = bn(xb)
+    assert torch.allclose(bn.running_mean, 0.9 * old_mean + 0.1 * xb.mean(0), atol=1e-6)
+    assert torch.allclose(bn.running_var, 0.9 * old_var + 0.1 * xb.var(0, unbiased=True),
+                          atol=1e-5)                                   # the unbiased variance
+    assert torch.allclose(out.mean(0), torch.zeros(3), atol=1e-5)      # batch statistics used
+    assert [n for n, _ in bn.named_parameters()] == ["weight", "bias"]
+    assert {"running_mean", "running_var"} <= {n for n, _ in bn.named_buffers()}
+
+
+@claim("torch-freezing-bn-eval-uses-running-stats")
+def test_torch_batchnorm_eval_and_train():
+    torch.manual_seed(3)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
+    data = [torch.randn(16, 4) * 3.0 + 2.0 for _ in range(5)]
+    for b in data:
+        net(b)
+    mean, var = net[1].running_mean.clone(), net[1].running_var.clone()
+    net.eval()
+    assert [m.training for m in net.modules()] == [False, False, False]
+    with torch.no_grad():
+        y = net(data[0])
+        h = net[0](data[0])
+    assert torch.equal(net[1].running_mean, mean) and torch.equal(net[1].running_var, var)
+    expected = (h - mean) / torch.sqrt(var + net[1].eps) * net[1].weight + net[1].bias
+    assert torch.allclose(y, expected, atol=1e-5)
+    assert torch.equal(torch.nn.Dropout(0.5).eval()(torch.ones(8)), torch.ones(8))
+    net.train()                                            # back to training mode...
+    net(data[0])
+    assert not torch.equal(net[1].running_mean, mean)      # ...and the statistics drift
+
+
+@claim("torch-freezing-bn-requires-grad-false-stats-move")
+def test_torch_batchnorm_requires_grad_false_alone_leaves_stats_updating():
+    bn = torch.nn.BatchNorm1d(3).requires_grad_(False)
+    bn(torch.randn(16, 3) + 5.0)
+    assert not torch.allclose(bn.running_mean, torch.zeros(3))
+
+
+@claim("torch-freezing-bn-no-use-global-stats")
+def test_torch_batchnorm_has_no_use_global_stats_eval_again_instead():
+    assert "use_global_stats" not in inspect.signature(torch.nn.BatchNorm1d).parameters
+    with pytest.raises(TypeError):
+        torch.nn.BatchNorm1d(3, use_global_stats=True)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
+    net(torch.randn(16, 4) + 2.0)
+    mean = net[1].running_mean.clone()
+    net.train()
+    net[1].eval()                                          # the PyTorch way, after every train()
+    net(torch.randn(16, 4) + 2.0)
+    assert torch.equal(net[1].running_mean, mean)
+
+
+class TorchPlanted(torch.nn.Module):
+    """The chapter's Planted model, in PyTorch: it has no lr_mult and no need_clip."""
+
+    def __init__(self):
+        super().__init__()
+        for name in ("healthy", "left_out", "frozen", "detached", "lr_zero", "mult_zero",
+                     "clipped"):
+            setattr(self, name, torch.nn.Linear(4, 4))
+        self.head = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = (self.healthy(x) + self.left_out(x) + self.frozen(x) + self.detached(x).detach()
+             + self.lr_zero(x) + self.mult_zero(x) + self.clipped(x))
+        return self.head(h.tanh())
+
+
+@claim("torch-freezing-why-not-moving-runs-in-torch", "torch-freezing-no-lr-mult-need-clip")
+def test_torch_the_chapters_why_not_moving_finds_the_four_torch_mistakes():
+    namespace = {}
+    cell = chapter_cell("07_freezing", "def why_not_moving(")
+    exec(cell[:cell.index("\nfor branch in checks:")], namespace)     # the function, unchanged
+    why_not_moving = namespace["why_not_moving"]
+    torch.manual_seed(4)
+    model = TorchPlanted()
+    model.frozen.requires_grad_(False)
+    named = dict(model.named_parameters())
+    main = [p for n, p in named.items() if n.split(".")[0] not in ("left_out", "lr_zero")]
+    zero = [p for n, p in named.items() if n.startswith("lr_zero")]
+    opt = torch.optim.SGD([{"params": main}, {"params": zero, "lr": 0.0}], lr=0.1)
+    F.mse_loss(model(torch.randn(16, 4)), torch.randn(16, 1)).backward()
+    found = {b: why_not_moving(model, opt, f"{b}.weight")
+             for b in ("healthy", "left_out", "frozen", "detached", "lr_zero", "mult_zero",
+                       "clipped")}
+    assert found == {
+        "healthy": None, "left_out": "not in the optimizer", "frozen": "requires_grad is False",
+        "detached": "no gradient: the loss does not reach it", "lr_zero": "its group's lr is 0",
+        "mult_zero": None, "clipped": None}
+    # no per-parameter multiplier or clip flag in PyTorch; clipping is a call you make
+    p = model.healthy.weight
+    assert not hasattr(p, "lr_mult") and not hasattr(p, "need_clip")
+    assert "grad_clip" not in inspect.signature(torch.optim.SGD).parameters
+    assert callable(torch.nn.utils.clip_grad_norm_)
+
+
+@claim("torch-freezing-no-summary")
+def test_torch_has_no_parameter_table_of_its_own():
+    assert not hasattr(torch, "summary") and not hasattr(torch.nn.Module, "summary")
+    assert not hasattr(torch.nn.utils, "summary")
+
+
+# --- Paddle 3.3 ------------------------------------------------------------------------------
+
+def paddle_net(paddle, **first_layer):
+    paddle.seed(0)
+    return paddle.nn.Sequential(paddle.nn.Linear(3, 8, **first_layer), paddle.nn.Tanh(),
+                                paddle.nn.Linear(8, 1))
+
+
+def paddle_step(paddle, net, opt, x, y):
+    opt.clear_grad()
+    paddle.nn.functional.mse_loss(net(x), y).backward()
+    opt.step()
+
+
+@claim("paddle-freezing-stop-gradient-skipped", "paddle-freezing-frozen-layer-output-stop-gradient")
+def test_paddle_stop_gradient_no_grad_no_accumulator_no_decay(paddle):
+    x, y = paddle.to_tensor(batch()[0].numpy()), paddle.to_tensor(batch()[1].numpy())
+    net = paddle_net(paddle)
+    for p in net[0].parameters():
+        p.stop_gradient = True
+    opt = paddle.optimizer.Momentum(learning_rate=0.05, momentum=0.9,
+                                    parameters=net.parameters(), weight_decay=0.01)
+    before = net[0].weight.numpy().copy()
+    for _ in range(5):
+        paddle_step(paddle, net, opt, x, y)
+    assert net[0].weight.grad is None
+    assert np.array_equal(net[0].weight.numpy(), before)
+    accumulators = list(opt.state_dict())
+    assert not any(k.startswith(net[0].weight.name + "_") for k in accumulators)   # no velocity
+    assert any(k.startswith(net[2].weight.name + "_velocity") for k in accumulators)
+    assert net[0](x).stop_gradient                     # the frozen layer's output: no graph
+
+
+@claim("paddle-freezing-trainable-false-stop-gradient")
+def test_paddle_paramattr_trainable_false(paddle):
+    net = paddle_net(paddle, weight_attr=paddle.ParamAttr(trainable=False))
+    assert net[0].weight.stop_gradient and not net[0].weight.trainable
+    assert not net[0].bias.stop_gradient                  # only what the attribute names
+
+
+@claim("paddle-freezing-paramattr-learning-rate-zero", "paddle-freezing-lr-zero-momentum-accumulates")
+def test_paddle_paramattr_learning_rate_zero(paddle):
+    x, y = paddle.to_tensor(batch()[0].numpy()), paddle.to_tensor(batch()[1].numpy())
+    net = paddle_net(paddle, weight_attr=paddle.ParamAttr(learning_rate=0.0))
+    assert net[0].weight.optimize_attr["learning_rate"] == 0.0
+    opt = paddle.optimizer.Momentum(learning_rate=0.05, momentum=0.9,
+                                    parameters=net.parameters(), weight_decay=0.01)
+    before = net[0].weight.numpy().copy()
+    norms = []
+    for _ in range(5):
+        paddle_step(paddle, net, opt, x, y)
+        velocity = opt.state_dict()[net[0].weight.name + "_velocity_0"]
+        norms.append(float(np.linalg.norm(velocity.numpy())))
+    assert np.array_equal(net[0].weight.numpy(), before)      # it did not move
+    assert net[0].weight.grad is not None                      # it got a gradient
+    assert norms[-1] > 1.5 * norms[0]                          # its momentum grows
+
+
+@claim("paddle-freezing-bn-momentum-weight-of-old")
+def test_paddle_batchnorm_momentum_is_the_weight_of_the_old_value(paddle):
+    bn = paddle.nn.BatchNorm1D(3)
+    assert inspect.signature(paddle.nn.BatchNorm1D).parameters["momentum"].default == 0.9
+    xb = paddle.to_tensor((np.random.RandomState(2).randn(16, 3) * 2.0 + 1.0).astype("float32"))
+    old_mean, old_var = bn._mean.numpy().copy(), bn._variance.numpy().copy()
+    bn(xb)
+    batch_mean = xb.numpy().mean(axis=0)
+    assert np.allclose(bn._mean.numpy(), 0.9 * old_mean + 0.1 * batch_mean, atol=1e-6)
+    # the running variance follows the BIASED batch variance (divided by n, not n - 1)
+    assert np.allclose(bn._variance.numpy(), 0.9 * old_var + 0.1 * xb.numpy().var(axis=0),
+                       atol=1e-5)
+    assert not np.allclose(bn._variance.numpy(),
+                           0.9 * old_var + 0.1 * xb.numpy().var(axis=0, ddof=1), atol=1e-3)
+
+
+@claim("paddle-freezing-bn-eval-uses-running-stats")
+def test_paddle_batchnorm_eval_and_train(paddle):
+    paddle.seed(3)
+    bn = paddle.nn.BatchNorm1D(3)
+    for _ in range(5):
+        bn(paddle.randn([16, 3]) * 3.0 + 2.0)
+    mean, var = bn._mean.numpy().copy(), bn._variance.numpy().copy()
+    bn.eval()
+    x = paddle.randn([16, 3]) * 3.0 + 2.0
+    out = bn(x)
+    assert np.array_equal(bn._mean.numpy(), mean) and np.array_equal(bn._variance.numpy(), var)
+    expected = (x.numpy() - mean) / np.sqrt(var + 1e-5) * bn.weight.numpy() + bn.bias.numpy()
+    assert np.allclose(out.numpy(), expected, atol=1e-5)
+    bn.train()
+    bn(x)
+    assert not np.array_equal(bn._mean.numpy(), mean)
+
+
+@claim("paddle-freezing-bn-use-global-stats")
+def test_paddle_use_global_stats(paddle):
+    assert inspect.signature(paddle.nn.BatchNorm1D).parameters["use_global_stats"].default is None
+    bn = paddle.nn.BatchNorm1D(3, use_global_stats=True)
+    bn.train()
+    x = paddle.randn([16, 3]) + 5.0
+    out = bn(x)
+    assert bn.training
+    assert np.array_equal(bn._mean.numpy(), np.zeros(3))           # not updated in training
+    assert np.allclose(out.numpy(), x.numpy() / np.sqrt(1 + 1e-5), atol=1e-5)  # running stats used
+    off = paddle.nn.BatchNorm1D(3, use_global_stats=False)         # False: batch stats, always
+    off.eval()
+    assert np.allclose(off(x).numpy().mean(axis=0), 0, atol=1e-4)
+
+
+@claim("paddle-freezing-bn-stop-gradient-stats-move")
+def test_paddle_batchnorm_stop_gradient_alone_leaves_stats_updating(paddle):
+    bn = paddle.nn.BatchNorm1D(3)
+    for p in bn.parameters():
+        p.stop_gradient = True
+    bn(paddle.randn([16, 3]) + 5.0)
+    assert not np.allclose(bn._mean.numpy(), 0)
+
+
+@claim("paddle-freezing-set-lr-whole-optimizer")
+def test_paddle_set_lr_sets_the_whole_optimizers_rate(paddle):
+    a, b = paddle.nn.Linear(2, 2), paddle.nn.Linear(2, 2)
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=a.parameters() + b.parameters())
+    opt.set_lr(0.01)
+    assert opt.get_lr() == 0.01
+    wa, wb = a.weight.numpy().copy(), b.weight.numpy().copy()
+    x = paddle.ones([1, 2])
+    (a(x).sum() + b(x).sum()).backward()
+    ga, gb = a.weight.grad.numpy().copy(), b.weight.grad.numpy().copy()
+    opt.step()
+    assert np.allclose(a.weight.numpy(), wa - 0.01 * ga) and np.allclose(b.weight.numpy(), wb - 0.01 * gb)
+
+
+@claim("torch-freezing-zero-grad-set-to-none")
 def test_torch_zero_grad_leaves_none_and_set_to_none_false_leaves_zeros_in_the_same_tensor():
     assert inspect.signature(torch.optim.Optimizer.zero_grad).parameters["set_to_none"].default
     for w, opt_class in ((torch.nn.Parameter(torch.tensor([1.0, 2.0])), torch.optim.SGD),
