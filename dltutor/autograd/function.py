@@ -309,12 +309,16 @@ class Function:
         """Run the op on ``inputs`` (Tensors) and record it: ``Double().apply(x)``, or just
         ``Double()(x)``, which is the same method. The kit's own ops write ``.apply``: Python
         reaches a method faster than an object's ``__call__`` (about 0.1 µs of every op)."""
-        # Unpacked by hand for one and two inputs: this line runs for every op of every step.
+        # Unpacked by hand for one to three inputs (linear has three): this line runs for
+        # every op of every step.
         try:
-            if len(inputs) == 2:
+            n = len(inputs)
+            if n == 2:
                 out = self.forward(inputs[0].data, inputs[1].data)
-            elif len(inputs) == 1:
+            elif n == 1:
                 out = self.forward(inputs[0].data)
+            elif n == 3:
+                out = self.forward(inputs[0].data, inputs[1].data, inputs[2].data)
             else:
                 out = self.forward(*[t.data for t in inputs])
         except AttributeError:          # free when nothing is raised; name a non-Tensor input

@@ -76,10 +76,12 @@ class CrossEntropy(Function):
         if self.valid is not None:
             grad *= self.valid[:, None]
         if self.reduction == "none":
-            return (grad * g[:, None],)
-        if self.reduction == "mean":
-            return (grad * (g / self.count),)
-        return (grad * g,)
+            grad *= g[:, None]
+        else:       # ``grad`` is this op's own fresh array, so scaling it in place is safe
+            grad *= g
+            if self.reduction == "mean":
+                grad /= self.count
+        return (grad,)
 
 
 def _check_labels(labels: Any, n: int, classes: int, ignore_index: int) -> Any:
@@ -150,7 +152,8 @@ class MSELoss(Function):
     def backward(self, g):
         scale = 2 / self.count if self.reduction == "mean" else 2
         ga = self.diff * (g * scale)
-        return ga, -ga
+        # The target's gradient only when it needs one (a target seldom does).
+        return ga, (-ga if self.inputs[1].requires_grad else None)
 
 
 def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
