@@ -5,6 +5,7 @@
 * ``engine.py``: backward, from a loss to the leaves
 * ``tensor.py``: Tensor, with its operators and methods
 * ``dtypes.py``, ``creation.py``, ``rng.py``: element types, making tensors, random numbers
+* ``workspace.py``: scratch arrays big ops (the convolution) borrow for a step and give back
 * ``ops/``: the differentiable ops, one module per kind
 
 >>> from dltutor.autograd import Tensor, Function, no_grad

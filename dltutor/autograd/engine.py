@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend as B
+from . import workspace
 from .function import Function, anomaly_error, is_anomaly_enabled, is_finite, is_tensor, make_tensor
 
 
@@ -44,7 +45,7 @@ def backward(root: Any, grad: Any = None, retain_graph: bool = False,
                            "tensors it was computed from had requires_grad=True (or it was "
                            "computed under dt.no_grad() or from .detach()).")
     seed = _root_gradient(root, grad)
-    root_fn = root.grad_fn
+    root_fn = root._fn
     if root_fn is None:  # backward on a leaf: its gradient is the seed itself
         if keep is not None and id(root) not in keep:
             return
@@ -118,7 +119,11 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
         grads = fn.backward(g)
         if not retain_graph:  # free what the op saved: nothing needs it any more
             fn.inputs = None
-            fn.__dict__.clear()
+            saved = fn.__dict__
+            if saved:                     # (many ops, like add, save nothing)
+                if "borrowed" in saved:   # scratch arrays the op borrowed for this step
+                    workspace.give_back(saved["borrowed"])
+                saved.clear()
         newest = None
         for i, t in enumerate(inputs):  # (enumerate, not zip: one object less per op)
             gi = grads[i]

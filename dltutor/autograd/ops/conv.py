@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ... import backend as B
+from .. import workspace
 from ..function import Function
 
 get_array_module = B.get_array_module
@@ -59,18 +60,22 @@ def _pad(x: Any, padding: tuple[int, int], value: float = 0.0) -> Any:
 
 
 def _window(kernel_row: int, kernel_col: int, out: tuple[int, int],
-            stride: tuple[int, int]) -> tuple:
-    """The slice of the padded input that kernel offset (row, col) sees at every output pixel."""
-    return (slice(None), slice(None),
-            slice(kernel_row, kernel_row + stride[0] * out[0], stride[0]),
+            stride: tuple[int, int]) -> tuple[slice, slice]:
+    """The (rows, columns) slices of the padded input that kernel offset (row, col) sees at
+    every output pixel."""
+    return (slice(kernel_row, kernel_row + stride[0] * out[0], stride[0]),
             slice(kernel_col, kernel_col + stride[1] * out[1], stride[1]))
 
 
 class Conv2d(Function):
     """2-D cross-correlation as ONE matrix product over unfolded patches (im2col).
 
-    The patches of the whole batch are laid out as a (C*KH*KW, N*OH*OW) matrix, so the
-    convolution is a single large matrix product instead of N small ones.
+    The patches of the whole batch are laid out as a (C*KH*KW, OH*OW*N) matrix, so the
+    convolution is a single large matrix product instead of N small ones. Inside, the batch
+    axis comes last in memory, (C, H, W, N): then a window of the input is long runs of
+    memory (OW*N numbers, not OW), so unfolding the patches and folding their gradients back
+    copy in large pieces. The output keeps that memory order, seen as (N, O, OH, OW) without
+    a copy, so ReLU and pooling after it, and the next convolution, find it there too.
     """
 
     def __init__(self, stride: tuple[int, int], padding: tuple[int, int]):
@@ -82,16 +87,18 @@ class Conv2d(Function):
         o, _, kh, kw = w.shape
         self.x_shape, self.w = x.shape, w
         self.out_hw = oh, ow = _output_size("conv2d", (h, wd), (kh, kw), self.stride, self.padding)
-        padded = _pad(x, self.padding).transpose(1, 0, 2, 3)  # channels first: (C, N, H, W)
-        cols = xp.empty((c, kh, kw, n, oh, ow), dtype=x.dtype)
+        padded = _pad_batch_last(x, self.padding)
+        cols = workspace.borrow(xp, (c, kh, kw, oh, ow, n), x.dtype)   # see workspace.py
+        self.borrowed = (cols,)
         for i in range(kh):
             for j in range(kw):
-                cols[:, i, j] = padded[_window(i, j, self.out_hw, self.stride)]
-        self.cols = cols.reshape(c * kh * kw, n * oh * ow)
-        out = w.reshape(o, -1) @ self.cols                    # (O, N*OH*OW)
+                rows, columns = _window(i, j, self.out_hw, self.stride)
+                cols[:, i, j] = padded[:, rows, columns, :]
+        self.cols = cols.reshape(c * kh * kw, oh * ow * n)
+        out = w.reshape(o, -1) @ self.cols                   # (O, OH*OW*N)
         if b is not None:
             out += b.reshape(o, 1)
-        return out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)
+        return out.reshape(o, oh, ow, n).transpose(3, 0, 1, 2)
 
     def backward(self, g):
         xp = get_array_module(g)
@@ -99,21 +106,38 @@ class Conv2d(Function):
         n, c, h, wd = self.x_shape
         o, _, kh, kw = self.w.shape
         oh, ow = self.out_hw
-        g2 = g.transpose(1, 0, 2, 3).reshape(o, -1)            # (O, N*OH*OW)
+        g2 = g.transpose(1, 2, 3, 0).reshape(o, -1)           # (O, OH*OW*N), as forward's out
         gw = gb = gx = None
         if inputs[1].requires_grad:
             gw = (g2 @ self.cols.T).reshape(self.w.shape)
         if len(inputs) == 3 and inputs[2].requires_grad:
             gb = g2.sum(axis=1)
         if inputs[0].requires_grad:
-            gcols = (self.w.reshape(o, -1).T @ g2).reshape(c, kh, kw, n, oh, ow)
+            gcols = workspace.borrow(xp, (c, kh, kw, oh, ow, n), g.dtype)
+            xp.matmul(self.w.reshape(o, -1).T, g2, out=gcols.reshape(c * kh * kw, -1))
             ph, pw = self.padding
-            gpad = xp.zeros((c, n, h + 2 * ph, wd + 2 * pw), dtype=g.dtype)
+            gpad = xp.zeros((c, h + 2 * ph, wd + 2 * pw, n), dtype=g.dtype)
             for i in range(kh):
                 for j in range(kw):
-                    gpad[_window(i, j, self.out_hw, self.stride)] += gcols[:, i, j]
-            gx = gpad[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3)
+                    rows, columns = _window(i, j, self.out_hw, self.stride)
+                    gpad[:, rows, columns, :] += gcols[:, i, j]
+            workspace.give_back([gcols])
+            gx = gpad[:, ph:ph + h, pw:pw + wd, :].transpose(3, 0, 1, 2)
         return gx, gw, gb
+
+
+def _pad_batch_last(x: Any, padding: tuple[int, int]) -> Any:
+    """``x`` (N, C, H, W) zero-padded, as a C-contiguous (C, H, W, N) array: a view of ``x``
+    itself when it is already laid out so (a convolution's output is) and needs no padding."""
+    batch_last = x.transpose(1, 2, 3, 0)
+    if padding == (0, 0) and batch_last.flags.c_contiguous:
+        return batch_last
+    xp = get_array_module(x)
+    n, c, h, w = x.shape
+    ph, pw = padding
+    padded = xp.zeros((c, h + 2 * ph, w + 2 * pw, n), dtype=x.dtype)
+    padded[:, ph:ph + h, pw:pw + w, :] = batch_last
+    return padded
 
 
 def conv2d(x: Any, weight: Any, bias: Any | None = None, stride: Any = 1,
@@ -146,9 +170,9 @@ class Pool2d(Function):
         self.x_shape = x.shape
         self.out_hw = _output_size(self.op_name, x.shape[2:], self.kernel, self.stride,
                                    self.padding)
-        padded = _pad(x, self.padding, fill)
+        padded = self.padded = _pad(x, self.padding, fill)
         kh, kw = self.kernel
-        return [padded[_window(i, j, self.out_hw, self.stride)]
+        return [padded[(slice(None), slice(None)) + _window(i, j, self.out_hw, self.stride)]
                 for i in range(kh) for j in range(kw)]
 
     def scatter(self, per_offset):
@@ -157,10 +181,24 @@ class Pool2d(Function):
         n, c, h, w = self.x_shape
         ph, pw = self.padding
         kh, kw = self.kernel
-        gpad = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=per_offset[0].dtype)
+        # Laid out in memory as the input is (a convolution's output keeps its batch and
+        # channels innermost): the next op's backward then walks both in the same order.
+        gpad = xp.zeros_like(self.padded, dtype=per_offset[0].dtype)
         for k, grad in enumerate(per_offset):
-            gpad[_window(k // kw, k % kw, self.out_hw, self.stride)] += grad
+            gpad[(slice(None), slice(None)) + _window(k // kw, k % kw, self.out_hw,
+                                                      self.stride)] += grad
         return gpad[:, :, ph:ph + h, pw:pw + w]
+
+
+def _in_memory_order_of(like: Any, array: Any) -> Any:
+    """``array`` (shaped like ``like``) laid out in memory as ``like`` is: a copy when it is
+    not. Pooling's backward multiplies the gradient with masks four times; in one memory
+    order, each product walks both arrays in step (in two orders, it is several times slower)."""
+    if array.strides == like.strides:
+        return array
+    copy = get_array_module(like).empty_like(like)
+    copy[...] = array
+    return copy
 
 
 def _pool(cls: type, op: str, x: Any, kernel_size: Any, stride: Any, padding: Any) -> Any:
@@ -186,7 +224,7 @@ class MaxPool2d(Pool2d):
         # Which positions of each view are real pixels, not padding (None: no padding).
         self.real = (None if self.padding == (0, 0)
                      else self.views(xp.ones(x.shape, dtype=bool), False))
-        out = self.windows[0].copy()
+        out = self.windows[0].copy(order="K")      # in the input's memory order
         for view in self.windows[1:]:
             xp.maximum(out, view, out=out)
         self.out = out
@@ -194,7 +232,8 @@ class MaxPool2d(Pool2d):
 
     def backward(self, g):
         xp = get_array_module(g)
-        hits = self._first_hits(lambda view: view == self.out, xp.ones(g.shape, dtype=bool))
+        g = _in_memory_order_of(self.out, g)
+        hits = self._first_hits(lambda view: view == self.out, xp.ones_like(self.out, dtype=bool))
         nan_windows = xp.isnan(self.out)
         if nan_windows.any():
             last_nans = self._first_hits(xp.isnan, nan_windows, reverse=True)
@@ -232,7 +271,7 @@ class AvgPool2d(Pool2d):
 
     def forward(self, x):
         windows = self.views(x, 0.0)
-        out = windows[0].copy()
+        out = windows[0].copy(order="K")
         for view in windows[1:]:
             out += view
         return out / len(windows)  # padding counts, as PyTorch's default
