@@ -55,9 +55,7 @@ def backward(root: Any, grad: Any = None, retain_graph: bool = False,
         return
     if root_fn.inputs is None:
         raise _freed_graph_error(root_fn)
-    # inf/nan arise silently, as in PyTorch: dt.detect_anomaly() is the tool to find them.
-    with B.ignore_float_errors(seed):
-        _backward_pass(root_fn, seed, retain_graph, keep)
+    _backward_pass(root_fn, seed, retain_graph, keep)
 
 
 def reduce_to_shape(grad: Any, shape: tuple[int, ...], fn: Function) -> Any:
@@ -91,6 +89,8 @@ def reduce_to_shape(grad: Any, shape: tuple[int, ...], fn: Function) -> Any:
 COLLECT_MAX_SIZE = 4096
 
 
+# inf/nan arise silently, as in PyTorch: dt.detect_anomaly() is the tool to find them.
+@B.float_errors_ignored
 def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
                    keep: set[int] | None = None) -> None:
     """The loop of :func:`backward`: run every pending op, newest first. No ``.grad`` is
@@ -199,8 +199,10 @@ def _root_gradient(root: Any, grad: Any) -> Any:
                 f"backward() without a gradient needs a one-element tensor such as a loss; this "
                 f"one has shape {tuple(root.shape)}. Reduce it first (.sum() or .mean()) or pass "
                 f"grad= with shape {tuple(root.shape)}.")
-        data = root.data  # (ones(), not ones_like(): NumPy's ones_like runs Python code first)
-        return B.get_array_module(data).ones(data.shape, dtype=data.dtype)
+        data = root.data
+        seed = B.get_array_module(data).empty(data.shape, dtype=data.dtype)
+        seed.fill(1)        # (not ones(), which is Python code over these two C calls)
+        return seed
     data = grad.data if is_tensor(grad) else B.backend_of(root.data).asarray(grad)
     if data.shape != root.shape:
         raise RuntimeError(f"backward(grad=...): grad has shape {tuple(data.shape)} but the tensor "

@@ -93,8 +93,8 @@ class Linear(Function):
                 gw = g.T @ x
             else:
                 gw = g.reshape(-1, g.shape[-1]).T @ x.reshape(-1, x.shape[-1])
-        if len(inputs) == 3 and inputs[2].requires_grad:
-            gb = g.sum(axis=tuple(range(g.ndim - 1)))
+        if len(inputs) == 3 and inputs[2].requires_grad:   # summed over every axis but the last
+            gb = g.sum(axis=0) if g.ndim == 2 else g.sum(axis=tuple(range(g.ndim - 1)))
         return gx, gw, gb
 
 
