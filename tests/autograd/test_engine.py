@@ -276,6 +276,8 @@ def test_setitem_under_no_grad_and_refused_otherwise():
     (lambda: dt.ones(2, 3).sum(axis=2), r"sum: dimension 2 is out of range.*2 dimension"),
     (lambda: dt.linear(dt.ones(2, 3), dt.ones(4, 5)), r"linear: input of shape \(2, 3\) has 3 features.*\(4, 5\)"),
     (lambda: F.cross_entropy(dt.ones(2, 3), dt.tensor([0, 3])), r"label 3 is out of range for 3 classes"),
+    (lambda: F.cross_entropy(dt.ones(2, 3), dt.tensor([-1, 0])), r"label -1 is out of range for 3 classes"),
+    (lambda: F.cross_entropy(dt.ones(2, 3), dt.tensor([0, -1], dtype=dt.int32)), r"label -1 is out of range"),
     (lambda: F.cross_entropy(dt.ones(2, 3), dt.tensor([0.0, 1.0])), r"labels must be integer"),
     (lambda: F.cross_entropy(dt.ones(2, 3), dt.tensor([0, 1, 2])), r"need labels of shape \(2,\)"),
     (lambda: F.conv2d(dt.ones(1, 2, 5, 5), dt.ones(3, 1, 3, 3)), r"conv2d: input has 2 channels.*expects 1"),

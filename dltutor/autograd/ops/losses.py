@@ -56,17 +56,17 @@ class CrossEntropy(Function):
         shifted = logits - logits.max(axis=1, keepdims=True)
         self.log_probs = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
         self.rows = xp.arange(logits.shape[0])
-        losses = -self.log_probs[self.rows, self.labels]
+        picked = self.log_probs[self.rows, self.labels]    # log-probability of each label
         if self.valid is not None:
-            losses *= self.valid
+            picked *= self.valid
         if self.reduction == "none":
-            return losses
-        total = losses.sum(keepdims=True).reshape(())
-        if self.reduction == "sum":
-            return total
+            return -picked
+        total = picked.sum(keepdims=True).reshape(())
         # A Python int: dividing a float32 array by a NumPy int64 scalar would give float64.
         self.count = logits.shape[0] if self.valid is None else int(self.valid.sum())
-        total /= self.count     # in place: ``total / count`` of a 0-d array is a NumPy scalar
+        # Negated in place, with the mean's division when there is one: ``-total`` or
+        # ``total / count`` of a 0-d array would be a NumPy scalar, not an array.
+        total /= -self.count if self.reduction == "mean" else -1
         return total
 
     def backward(self, g):
@@ -92,8 +92,8 @@ def _check_labels(labels: Any, n: int, classes: int, ignore_index: int) -> Any:
     if labels.shape != (n,):
         raise ValueError(f"cross_entropy: logits of shape ({n}, {classes}) need labels of shape "
                          f"({n},), got {tuple(labels.shape)}")
-    if n == 0 or (0 <= int(labels.min()) and int(labels.max()) < classes):
-        return None  # the usual case, found with two cheap reductions
+    if n == 0 or int(_as_unsigned(labels).max()) < classes:
+        return None  # the usual case, found with one cheap reduction
     valid = labels != ignore_index
     used = labels[valid]
     if used.size and (int(used.min()) < 0 or int(used.max()) >= classes):
@@ -101,6 +101,19 @@ def _check_labels(labels: Any, n: int, classes: int, ignore_index: int) -> Any:
         raise ValueError(f"cross_entropy: label {bad} is out of range for {classes} classes "
                          f"(labels must be in 0..{classes - 1})")
     return valid
+
+
+def _as_unsigned(labels: Any) -> Any:
+    """The same bits read as unsigned integers: a negative label becomes a huge number, so
+    one ``max()`` checks both ends of the range (unsigned labels are returned as they are).
+
+    >>> import numpy as np
+    >>> bool(_as_unsigned(np.array([-1, 2])).max() > 2)
+    True
+    """
+    if labels.dtype.kind == "u":
+        return labels
+    return labels.view(f"u{labels.dtype.itemsize}")
 
 
 def cross_entropy(logits: Any, labels: Any, reduction: str = "mean",
