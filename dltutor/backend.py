@@ -98,10 +98,8 @@ class Backend:
         return self.xp.asarray(data, dtype=dtype)
 
     def ignore_float_errors(self) -> Any:
-        """A context in which log(0), 1/0 and overflow give inf/nan silently, as in PyTorch.
-
-        NumPy would print a RuntimeWarning; ``dt.detect_anomaly()`` is the kit's way to find them.
-        """
+        """A context in which log(0), 1/0 and overflow give inf/nan silently, as in PyTorch (not
+        NumPy's RuntimeWarning; ``dt.detect_anomaly()`` is the kit's way to find them)."""
         if issubclass(self.array_type, np.ndarray):
             return np.errstate(all="ignore")
         return contextlib.nullcontext()
@@ -141,18 +139,14 @@ def _blas_dot(dtype: np.dtype) -> Callable | None:
 
 
 def _blas_sums_of_squares(arrays: Sequence[np.ndarray]) -> list[float]:
-    """Sums of squares of NumPy arrays through SciPy's BLAS dot (``sdot``/``ddot``).
-
-    Why not ``array.dot(array)``: a Recorder measures three norms per parameter on every
-    step, mostly of small arrays (a bias has 128 numbers), and there NumPy's ``dot`` spends
-    more time checking its arguments than adding; it also raises NumPy's overflow flag, which
-    would need a costly ``errstate`` to keep quiet. The BLAS routine called directly does
-    neither: a sum too large for the dtype is simply inf.
+    """Sums of squares of NumPy arrays through SciPy's BLAS dot (``sdot``/``ddot``): for the
+    many small arrays of a step, NumPy's ``dot`` spends more time checking its arguments than
+    adding, and raises NumPy's overflow flag (BLAS gives inf, quietly).
     """
     if not len(arrays):
         return []
-    # Usually every array has the first one's dtype: one lookup, then a plain loop (cheaper
-    # than a comprehension here). Another dtype, or an empty array, takes the careful path.
+    # Usually every array has the first one's dtype: one lookup, then a plain loop. Another
+    # dtype, or an empty array, takes the careful path.
     dtype = arrays[0].dtype
     dot = _blas_dot(dtype)
     if dot is None:
@@ -397,13 +391,10 @@ def ignore_float_errors(array: Any) -> Any:
 
 
 def float_errors_ignored(func: Callable) -> Callable:
-    """``func`` made to run as inside :func:`ignore_float_errors`: a decorator, for a function
-    called on every step (the backward pass). NumPy's ``errstate`` is a decorator too, and
-    costs half as much per call that way as entered as a context. CuPy never warns, so the
-    same wrapper serves both backends.
+    """``func`` run as inside :func:`ignore_float_errors`, for a hot function (backward): as a
+    decorator, NumPy's errstate costs half what it costs as a context. (CuPy never warns.)
 
-    >>> quiet_log = float_errors_ignored(np.log)
-    >>> quiet_log(np.zeros(1))
+    >>> float_errors_ignored(np.log)(np.zeros(1))
     array([-inf])
     """
     return np.errstate(all="ignore")(func)
