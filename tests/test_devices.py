@@ -113,3 +113,21 @@ def test_a_gpu_device_without_a_gpu_says_what_to_install(monkeypatch):
         pytest.skip("this machine has a GPU")
     refused(lambda: dt.ones(2).to(dt.device("cuda")), B.GPUUnavailableError, "CuPy")
     refused(lambda: dt.zeros(2, device="cuda"), B.GPUUnavailableError, "CuPy")
+
+
+def test_module_to_dtype_casts_float_parameters_and_buffers_only():
+    layer = nn.Linear(2, 2)
+    layer.register_buffer("count", dt.zeros(1, dtype=dt.int64))
+    layer.register_buffer("mean", dt.zeros(2))
+    layer.plain = dt.zeros(2)                        # not registered: left behind, as in PyTorch
+    weight = layer.weight
+    assert layer.to("cpu", dt.float64) is layer and layer.weight is weight
+    assert {layer.weight.dtype, layer.bias.dtype, layer.mean.dtype} == {np.dtype("float64")}
+    assert layer.count.dtype == np.int64 and layer.plain.dtype == np.float32
+
+
+def test_module_to_an_integer_dtype_is_refused_and_changes_nothing():
+    layer = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match=r"Linear.to: .*must be a float, got int64"):
+        layer.to("cpu", dt.int64)
+    assert layer.weight.dtype == np.float32

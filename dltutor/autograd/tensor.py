@@ -339,17 +339,12 @@ class Tensor:
         >>> dt.ones(2).to(dt.device("cpu"), dt.float64).dtype
         dtype('float64')
         """
-        for target in targets:
-            if isinstance(target, (B.Backend, devices.device)) or (
-                    isinstance(target, str) and not _names_dtype(target)):
-                device = _only_one("device", device, target)
-            else:
-                dtype = _only_one("dtype", dtype, target)
+        device, dtype = to_targets(targets, device, dtype)
         result = self
         if device is not None:
             result = ops.to_backend(result, devices.backend_for(device))
         if dtype is not None:
-            result = ops.cast(result, as_dtype(dtype))
+            result = ops.cast(result, dtype)
         return result
 
     def cuda(self) -> "Tensor":
@@ -644,10 +639,28 @@ class Tensor:
 register_tensor_class(Tensor)
 
 
+def to_targets(targets: tuple, device: Any = None, dtype: Any = None) -> tuple[Any, Any]:
+    """``(device, dtype)`` from the arguments of a ``to()`` call (Tensor's and Module's): each
+    positional target is a device (a ``dt.device``, a backend, a name such as "cuda") or a
+    dtype; keywords may give either instead.
+
+    >>> import dltutor as dt
+    >>> to_targets(("cpu", dt.float64))
+    ('cpu', dtype('float64'))
+    """
+    for target in targets:
+        if isinstance(target, (B.Backend, devices.device)) or (
+                isinstance(target, str) and not _names_dtype(target)):
+            device = _only_one("device", device, target)
+        else:
+            dtype = _only_one("dtype", dtype, target)
+    return device, (None if dtype is None else as_dtype(dtype))
+
+
 def _only_one(what: str, given: Any, another: Any) -> Any:
     """``another`` as the ``to()`` argument ``what``, unless one was given already."""
     if given is not None:
-        raise TypeError(f"Tensor.to: two {what}s given ({given!r} and {another!r}); give one")
+        raise TypeError(f"to(): two {what}s given ({given!r} and {another!r}); give one")
     return another
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from .. import backend as B
 from .. import devices
 from ..autograd import Tensor, no_grad
+from ..autograd.tensor import to_targets
 from ..autograd.function import make_tensor
 from ..errors import MessageKeyError
 from ..hooks import HookHandle
@@ -515,21 +516,33 @@ class Module:
             param.requires_grad_(requires_grad)
         return self
 
-    def to(self, device: str) -> "Module":
-        """Move every parameter and buffer to ``device`` ("cpu" or "gpu") in place.
+    def to(self, *targets: Any, device: Any = None, dtype: Any = None) -> "Module":
+        """Move every parameter and buffer to a device, cast the floating-point ones to a
+        dtype, or both, in place, as PyTorch's ``module.to(device)``, ``module.to(dt.float64)``,
+        ``module.to(device, dtype)``. Plain tensor attributes (not registered) stay behind.
 
         The Parameter objects stay the same, so an optimizer made before the move still sees
         them. Returns the module.
 
         >>> from dltutor import nn
+        >>> import dltutor as dt
         >>> nn.Linear(2, 2).to("cpu").weight.device
         'cpu'
+        >>> nn.Linear(2, 2).to(dt.float64).weight.dtype
+        dtype('float64')
         """
-        target = devices.backend_for(device)
-        for tensor in list(self.parameters()) + list(self.buffers()):
-            tensor.data = target.asarray(tensor.data)
-            if tensor.grad is not None:
-                tensor.grad.data = target.asarray(tensor.grad.data)
+        device, dtype = to_targets(targets, device, dtype)
+        if dtype is not None and dtype.kind != "f":       # checked before anything moves
+            raise TypeError(f"{type(self).__name__}.to: a module casts its floating-point "
+                            f"parameters and buffers, so the dtype must be a float, got {dtype}")
+        if device is not None:
+            target = devices.backend_for(device)
+            for tensor in list(self.parameters()) + list(self.buffers()):
+                tensor.data = target.asarray(tensor.data)
+                if tensor.grad is not None:
+                    tensor.grad.data = target.asarray(tensor.grad.data)
+        if dtype is not None:
+            self._cast_floats(dtype)
         return self
 
     def double(self) -> "Module":
