@@ -22,7 +22,7 @@ import numpy as np
 from safetensors.numpy import load_file
 
 import dltutor as dt
-from dltutor import nn
+from dltutor import nn, optim
 
 dt.manual_seed(0)
 np.set_printoptions(precision=4, suppress=True)
@@ -410,6 +410,75 @@ assert np.array_equal(small.bias.numpy(), bias_before)          # ... but dltuto
 folder.cleanup()
 assert not os.path.exists(path)
 
+# %% [markdown] tags=["claim-torch-buffers-saved-moved-never-optimized"]
+# ## Buffers: state that is not a parameter
+#
+# Some numbers a layer keeps are measured, not learned: BatchNorm's running mean and variance,
+# a step counter, the mean and spread of the training data. They must be saved with the model
+# and travel with it (to the GPU, to float64), but no optimizer may ever change them. PyTorch
+# and dltutor call such a tensor a *buffer* and register it with
+# `self.register_buffer(name, tensor)`; with `persistent=False` it still travels with the model
+# but stays out of the state dict (for values the model can recompute). A tensor stored as a
+# plain attribute, `self.scale = ...`, is neither: not saved, not moved, not cast.
+#
+# The module below standardizes its input with a mean and a spread measured on the data, then
+# applies a `Linear`. It keeps one of each kind.
+
+# %%
+class Standardize(nn.Module):
+    """(x - mean) / std * scale, then a Linear: mean and std are measured, not learned."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+        self.register_buffer("mean", dt.zeros(3))
+        self.register_buffer("std", dt.ones(3))
+        self.register_buffer("last_input", dt.zeros(3), persistent=False)
+        self.scale = dt.ones(3)                      # a plain attribute: not registered
+
+    def forward(self, x):
+        self.last_input = x[-1].detach()             # kept for inspection, never saved
+        return self.fc((x - self.mean) / self.std * self.scale)
+
+
+model = Standardize()
+data = dt.randn(100, 3) * 5 + 2
+model.mean, model.std = data.mean(axis=0), data.std(axis=0)   # measured once, on the data
+print("parameters:", [name for name, _ in model.named_parameters()])
+print("buffers:   ", [name for name, _ in model.named_buffers()])
+print("state dict:", sorted(model.state_dict()))
+
+# %% [markdown]
+# So the state dict holds the parameters and the two persistent buffers, and `parameters()`,
+# which is what an optimizer is given, holds the parameters only. A training step proves the
+# second half: the buffers have no gradient and the step leaves them exactly as they were.
+
+# %%
+assert [name for name, _ in model.named_parameters()] == ["fc.weight", "fc.bias"]
+assert set(model.state_dict()) == {"mean", "std", "fc.weight", "fc.bias"}
+mean_before = model.mean.numpy().copy()
+opt = optim.SGD(model.parameters(), lr=0.1)
+model(data[:8]).sum().backward()
+opt.step()
+assert model.mean.grad is None and np.array_equal(model.mean.numpy(), mean_before)
+
+# %% [markdown]
+# `model.to(...)` takes every parameter and buffer along, persistent or not; the plain attribute
+# stays behind. On this machine the move we can show is a cast to float64 (chapter 10 moves a
+# model to the GPU the same way):
+
+# %%
+model.to(dt.float64)
+print({name: str(t.dtype) for name, t in [("fc.weight", model.fc.weight), ("mean", model.mean),
+                                           ("last_input", model.last_input),
+                                           ("scale (plain)", model.scale)]})
+assert {model.fc.weight.dtype, model.mean.dtype, model.last_input.dtype} == {np.dtype("float64")}
+assert model.scale.dtype == np.float32 and "scale" not in model.state_dict()
+
+# %% [markdown]
+# The plain attribute is the bug to look for when a loaded model behaves differently from the
+# one you saved: a value it needs was never in the file. Register it as a buffer.
+
 # %% [markdown] tags=["claim-torch-names-02", "claim-paddle-names-02", "claim-mge-names-02", "claim-paddle1-names-02", "claim-torch-access-no-summary", "claim-paddle-access-summary", "claim-mge-access-module-stats", "claim-torch-access-save-pickle"]
 # ## What the frameworks call it
 #
@@ -425,6 +494,7 @@ assert not os.path.exists(path)
 # | table of parameters | `dt.diagnose.summary(net)` | — | `paddle.summary(net, input_size)` | `megengine.utils.module_stats.module_stats(net, input_shapes=...)` |
 # | save one layer | `dt.save(net[2].state_dict(), path)` (safetensors) | `torch.save(net[2].state_dict(), path)` (pickle) | `paddle.save(net[2].state_dict(), path)` (1.x: `fluid.io.save_vars`) | `mge.save(net[2].state_dict(), path)` |
 # | load it | `layer.load_state_dict(dt.load(path))` | `layer.load_state_dict(torch.load(path))` | `layer.set_state_dict(paddle.load(path))` (1.x: `fluid.io.load_vars`) | `layer.load_state_dict(mge.load(path))` |
+# | state that is not a parameter | `register_buffer("mean", t)` | `register_buffer("mean", t)` | `register_buffer("mean", t)` | a `Tensor` attribute that is not a `Parameter` (`named_buffers()`) |
 #
 # ## Summary
 #
@@ -440,6 +510,9 @@ assert not os.path.exists(path)
 # * `dt.save(net[2].state_dict(), path)` exports one layer to a safetensors file any reader can
 #   open; `layer.load_state_dict(dt.load(path))` loads it into a layer of the same shape, and a
 #   load that does not fit changes nothing.
+# * Measured state (a data mean, BatchNorm's running statistics) is a buffer,
+#   `register_buffer(name, t)`: saved and moved with the model, never given to an optimizer; a
+#   plain tensor attribute is none of that.
 #
 # ## Exercises
 #

@@ -89,3 +89,39 @@ def test_torch_load_state_dict_copies_the_bias_then_raises():
     assert "bias" not in message.split("size mismatch for weight")[1]   # only the weight named
     assert torch.equal(small.bias, saved["bias"])         # copied before the error was raised
     assert torch.equal(small.weight, weight_before)       # the weight kept its old value
+
+
+# ---------------------------------------------------------------- buffers (recipe)
+
+
+class _Standardize(torch.nn.Module):
+    """The chapter's module: a mean and std measured on data (buffers), then a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 1)
+        self.register_buffer("mean", torch.zeros(3))
+        self.register_buffer("std", torch.ones(3))
+        self.register_buffer("last_input", torch.zeros(3), persistent=False)
+        self.scale = torch.ones(3)                   # a plain attribute: not registered
+
+    def forward(self, x):
+        self.last_input = x[-1].detach()
+        return self.fc((x - self.mean) / self.std * self.scale)
+
+
+@claim("torch-buffers-saved-moved-never-optimized")
+def test_torch_buffers_are_saved_and_cast_but_never_parameters():
+    model = _Standardize()
+    assert [n for n, _ in model.named_parameters()] == ["fc.weight", "fc.bias"]
+    assert [n for n, _ in model.named_buffers()] == ["mean", "std", "last_input"]
+    assert set(model.state_dict()) == {"mean", "std", "fc.weight", "fc.bias"}
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(4, 3)).sum().backward()
+    opt.step()
+    assert model.mean.grad is None and torch.equal(model.mean, torch.zeros(3))
+    model.to(torch.float64)
+    assert {model.mean.dtype, model.std.dtype, model.last_input.dtype,
+            model.fc.weight.dtype} == {torch.float64}
+    assert model.scale.dtype == torch.float32        # the plain attribute was left behind
+    assert "scale" not in model.state_dict()

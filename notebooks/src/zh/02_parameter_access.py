@@ -105,7 +105,23 @@
 # %% [markdown] en="476d336b"
 # 清理临时文件夹：
 
-# %% [markdown] en="04f503c1"
+# %% [markdown] en="395f266f"
+# ## 缓冲区：不是参数的状态
+#
+# 层里保存的有些数字是测出来的，而不是学出来的：BatchNorm 的滑动均值和方差、一个步数计数器、训练数据的均值和离散程度。它们必须和模型一起保存，也要跟着模型走（搬到 GPU、转成 float64），但任何优化器都不能改动它们。PyTorch 和 dltutor 把这样的张量叫作*缓冲区*（buffer），用 `self.register_buffer(name, tensor)` 注册；加上 `persistent=False` 时，它仍然跟着模型走，但不进入状态字典（适合模型能重新算出来的值）。作为普通属性保存的张量 `self.scale = ...` 两者都不是：不保存、不搬动、不转换类型。
+#
+# 下面的模块先用在数据上测得的均值和离散程度把输入标准化，再接一个 `Linear`。三种情况它各有一个。
+
+# %% [markdown] en="527213ec"
+# 所以状态字典里有参数和两个持久缓冲区，而 `parameters()`（也就是交给优化器的东西）只有参数。一步训练证明后一半：缓冲区没有梯度，这一步之后它们分毫未变。
+
+# %% [markdown] en="3898cd72"
+# `model.to(...)` 会带上每个参数和缓冲区，无论是否持久；普通属性则被留在原处。在这台机器上能演示的“搬动”是转换成 float64（第 10 章用同样的方法把模型搬到 GPU）：
+
+# %% [markdown] en="5fbd6944"
+# 当加载后的模型与保存前的表现不一样时，要找的就是这种普通属性：它需要的某个值根本不在文件里。把它注册成缓冲区。
+
+# %% [markdown] en="1f40a30c"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -120,6 +136,7 @@
 # | 参数一览表 | `dt.diagnose.summary(net)` | — | `paddle.summary(net, input_size)` | `megengine.utils.module_stats.module_stats(net, input_shapes=...)` |
 # | 保存某一层 | `dt.save(net[2].state_dict(), path)`（safetensors） | `torch.save(net[2].state_dict(), path)`（pickle） | `paddle.save(net[2].state_dict(), path)`（1.x：`fluid.io.save_vars`） | `mge.save(net[2].state_dict(), path)` |
 # | 加载它 | `layer.load_state_dict(dt.load(path))` | `layer.load_state_dict(torch.load(path))` | `layer.set_state_dict(paddle.load(path))`（1.x：`fluid.io.load_vars`） | `layer.load_state_dict(mge.load(path))` |
+# | 不是参数的状态 | `register_buffer("mean", t)` | `register_buffer("mean", t)` | `register_buffer("mean", t)` | 不是 `Parameter` 的 `Tensor` 属性（`named_buffers()`） |
 #
 # ## 小结
 #
@@ -128,6 +145,7 @@
 # * `named_parameters()` 和 `state_dict()` 用子模块名字组成的路径、以点号连接来命名参数（`'2.bias'`、`'0.block 1.0.bias'`）；`dt.diagnose.summary` 把它们列成表。
 # * 索引按位置，名字来自 `add_module`；`block2()` 的位置 1 是名为 `block 1` 的子模块。
 # * `dt.save(net[2].state_dict(), path)` 把一层导出到任何读取器都能打开的 safetensors 文件；`layer.load_state_dict(dt.load(path))` 把它加载到形状相同的层中，不匹配的加载什么都不改变。
+# * 测得的状态（数据的均值、BatchNorm 的滑动统计量）是缓冲区，`register_buffer(name, t)`：随模型保存和搬动，从不交给优化器；普通的张量属性这些都不是。
 #
 # ## 练习
 #
