@@ -696,6 +696,85 @@ assert np.array_equal(other.weight.numpy(), last.weight.numpy())
 assert np.array_equal(other.bias.numpy(), last.bias.numpy())
 assert other.weight is not last.weight, "copied values, not a shared parameter"
 
+# %% [markdown]
+# ## Loading a pretrained backbone under a new head
+#
+# The most common load in practice is not "resume exactly" but "reuse": take a network trained
+# on one task, keep its feature layers (the *backbone*) and put a new last layer (the *head*) on
+# top for your own classes. The two state dicts then differ where the heads differ, and
+# `load_state_dict` has to be told what to skip. Here the pretrained model knows 10 classes and
+# ours 3:
+
+# %%
+class Classifier(nn.Module):
+    """A feature block (the backbone) and a Linear head for ``classes`` classes."""
+
+    def __init__(self, classes):
+        super().__init__()
+        self.features = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+        self.head = nn.Linear(8, classes)
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+dt.manual_seed(1)
+pretrained = Classifier(10)     # stands for a trained model loaded from a file
+model = Classifier(3)
+head_before = model.head.weight.numpy().copy()
+try:
+    model.load_state_dict(pretrained.state_dict())
+except nn.StateDictError as error:
+    print(error)
+assert np.array_equal(model.head.weight.numpy(), head_before)    # a refused load changes nothing
+
+# %% [markdown] tags=["claim-torch-strict-false-still-refuses-shapes", "claim-paddle-set-state-dict-skips-shape-mismatch"]
+# `strict=False` would not help: it forgives keys that are *missing* or *unexpected*, never a
+# key whose shape differs, in PyTorch as here. (Paddle's `set_state_dict` is the exception: it
+# skips a mismatched key with a warning and loads the rest, so a run that ignores warnings goes
+# on with a head it believes was loaded.) The recipe is to drop the head's keys yourself, then
+# load with `strict=False`, and **read the result**: it lists every key it did not fill.
+
+# %%
+backbone = {name: value for name, value in pretrained.state_dict().items()
+            if not name.startswith("head.")}
+result = model.load_state_dict(backbone, strict=False)
+print(result)
+assert result.missing_keys == ["head.weight", "head.bias"] and result.unexpected_keys == []
+assert np.array_equal(model.features[0].weight.numpy(), pretrained.features[0].weight.numpy())
+assert not np.array_equal(model.head.weight.numpy()[:3], pretrained.head.weight.numpy()[:3])
+
+# %% [markdown] tags=["claim-torch-strict-false-loads-nothing-under-other-names"]
+# **Names must match, and `strict=False` will not tell you loudly when they do not.** Suppose
+# the pretrained file came from a version of the model whose feature block was called `body`.
+# Loaded as it is, every key is unexpected and every parameter missing, so *nothing* is loaded,
+# without an error, in PyTorch as here. The check that catches it is one line: after a
+# `strict=False` load, only the keys you meant to skip may be missing, and nothing may be
+# unexpected. Renaming the keys (a dictionary comprehension) makes the load fit:
+
+# %%
+from_old_version = {name.replace("features.", "body.", 1): value
+                    for name, value in backbone.items()}
+fresh = Classifier(3)
+result = fresh.load_state_dict(from_old_version, strict=False)
+print(result)
+assert result.unexpected_keys == ["body.0.weight", "body.0.bias"]     # nothing was loaded
+
+
+def load_backbone(model, state, skip=("head.",)):
+    """Load ``state`` into ``model`` except the keys starting with ``skip``; refuse a load
+    that leaves anything else empty or brings keys the model does not have."""
+    kept = {name: value for name, value in state.items() if not name.startswith(skip)}
+    result = model.load_state_dict(kept, strict=False)
+    not_loaded = [name for name in result.missing_keys if not name.startswith(skip)]
+    assert not not_loaded and not result.unexpected_keys, (not_loaded, result.unexpected_keys)
+    return result
+
+
+renamed = {name.replace("body.", "features.", 1): value for name, value in from_old_version.items()}
+print(load_backbone(fresh, renamed))
+assert np.array_equal(fresh.features[0].bias.numpy(), pretrained.features[0].bias.numpy())
+
 # %% [markdown] tags=["claim-torch-names-09", "claim-paddle-names-09", "claim-mge-names-09", "claim-torch-dataloader-generator-order", "claim-torch-dataloader-workers-processes", "claim-paddle-dataloader-workers-processes", "claim-mge-dataloader-workers-processes", "claim-torch-distributed-sampler-set-epoch", "claim-paddle-distributed-batch-sampler-set-epoch", "claim-mge-data-sampler-no-set-epoch", "claim-torch-set-num-threads", "claim-torch-save-zip-pickle", "claim-paddle-save-load-pickle", "claim-mge-save-load-pickle", "claim-paddle-load-no-map-location", "claim-mge-load-map-location", "claim-torch-load-weights-only-map-location"]
 # ## What the frameworks call it
 #
@@ -712,6 +791,7 @@ assert other.weight is not last.weight, "copied values, not a shared parameter"
 # | save one tensor, a list, a dict | `dt.save(x, path)`, `dt.save([x, y], path)` | `torch.save(x, path)` | `paddle.save(x, path)` | `megengine.save(x, path)` |
 # | load onto a device | `dt.load(path, map_location="cpu")` | `torch.load(path, map_location="cpu")` | `paddle.load(path)` then `.cuda()` | `megengine.load(path, map_location=...)` |
 # | restore weights | `model.load_state_dict(sd)` | `model.load_state_dict(sd)` | `model.set_state_dict(sd)` | `model.load_state_dict(sd)` |
+# | load only what fits (a new head) | `model.load_state_dict(sd, strict=False)` | `model.load_state_dict(sd, strict=False)` | `model.set_state_dict(sd)` (skips a mismatched shape with a warning) | `model.load_state_dict(sd, strict=False)` |
 # | restore optimizer | `opt.load_state_dict(sd)` | `opt.load_state_dict(sd)` | `opt.set_state_dict(sd)` | `opt.load_state_dict(sd)` |
 # | restore schedule | `sched.load_state_dict(sd)` | `sched.load_state_dict(sd)` | `sched.set_state_dict(sd)` | `sched.load_state_dict(sd)` |
 #
@@ -731,6 +811,9 @@ assert other.weight is not last.weight, "copied values, not a shared parameter"
 # * `dt.save` writes safetensors: arrays and a JSON header, readable anywhere, safe to load,
 #   never a pickle. It takes a tensor, a list or a dict as well as a whole checkpoint, and
 #   `dt.load` accepts `torch.load`'s `weights_only` and `map_location`. A damaged or foreign file raises `dt.CheckpointError` naming the file.
+# * To reuse a pretrained backbone under a new head, drop the head's keys, load with
+#   `strict=False` and check the result: only the keys you skipped may be missing, nothing may
+#   be unexpected (a renamed block loads nothing, silently).
 #
 # ## Exercises
 #

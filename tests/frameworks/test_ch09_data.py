@@ -16,6 +16,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, TensorDataset
 
+from chapters import paddle_dynamic
 from claims import claim
 
 
@@ -240,3 +241,49 @@ def test_torch_save_nesting_limit():
     torch.save(_nested(450), io.BytesIO())                    # 4.5 x dt.save's 100 levels
     with pytest.raises(RecursionError):
         torch.save(_nested(550), io.BytesIO())
+
+
+# ---------------------------------------------------------------- a pretrained backbone (recipe)
+
+
+def _torch_classifier(classes):
+    torch.manual_seed(classes)
+    return torch.nn.ModuleDict({"features": torch.nn.Sequential(torch.nn.Linear(4, 8),
+                                                                torch.nn.ReLU()),
+                                "head": torch.nn.Linear(8, classes)})
+
+
+@claim("torch-strict-false-still-refuses-shapes")
+def test_torch_strict_false_forgives_keys_not_shapes():
+    pretrained, new = _torch_classifier(10), _torch_classifier(3)
+    with pytest.raises(RuntimeError, match="size mismatch for head.weight"):
+        new.load_state_dict(pretrained.state_dict(), strict=False)
+    backbone = {k: v for k, v in pretrained.state_dict().items() if not k.startswith("head.")}
+    result = new.load_state_dict(backbone, strict=False)
+    assert result.missing_keys == ["head.weight", "head.bias"] and result.unexpected_keys == []
+    assert torch.equal(new["features"][0].weight, pretrained["features"][0].weight)
+
+
+@claim("torch-strict-false-loads-nothing-under-other-names")
+def test_torch_strict_false_under_other_names_loads_nothing_and_says_so():
+    pretrained, new = _torch_classifier(10), _torch_classifier(3)
+    before = new["features"][0].weight.detach().clone()
+    renamed = {k.replace("features.", "body.", 1): v for k, v in pretrained.state_dict().items()
+               if not k.startswith("head.")}
+    result = new.load_state_dict(renamed, strict=False)          # no error at all
+    assert result.missing_keys == ["features.0.weight", "features.0.bias", "head.weight",
+                                   "head.bias"]
+    assert result.unexpected_keys == ["body.0.weight", "body.0.bias"]
+    assert torch.equal(new["features"][0].weight, before)          # nothing was loaded
+
+
+@claim("paddle-set-state-dict-skips-shape-mismatch")
+def test_paddle_set_state_dict_skips_a_shape_mismatch_with_a_warning():
+    paddle = paddle_dynamic()
+    paddle.seed(0)
+    pretrained, new = paddle.nn.Linear(4, 10), paddle.nn.Linear(4, 3)
+    before = new.weight.numpy().copy()
+    with pytest.warns(UserWarning, match="Skip loading for weight"):
+        missing, unexpected = new.set_state_dict(pretrained.state_dict())
+    assert missing == ["weight", "bias"] and unexpected == ["weight", "bias"]
+    assert np.array_equal(new.weight.numpy(), before)              # kept its own values

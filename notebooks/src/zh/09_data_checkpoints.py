@@ -129,7 +129,18 @@
 #
 # 同样的两个函数也能导出单独一层：保存这一层的 `state_dict()`（这里是模型的最后一层：它的权重和偏置），用任何 safetensors 读取器查看这个文件，再把它加载到另一个形状相同的层中。在这一层自己的状态字典中，名字没有前缀（是 `weight`，而不是整个模型中的 `4.weight`），所以这个文件可以直接加载到任何 `nn.Linear(16, 3)` 中。
 
-# %% [markdown] en="6b170c73"
+# %% [markdown] en="26de0c82"
+# ## 在新的输出层下加载预训练的主干网络
+#
+# 实践中最常见的加载不是“原样恢复”，而是“复用”：拿一个在别的任务上训练好的网络，保留它的特征层（*主干*，backbone），在上面换一个新的最后一层（*头*，head）来分你自己的类别。这时两个状态字典在头的部分不同，必须告诉 `load_state_dict` 跳过什么。这里预训练模型认识 10 个类别，我们的只有 3 个：
+
+# %% [markdown] en="6c4a9102"
+# `strict=False` 帮不上忙：它容忍*缺失*或*多余*的键，从不容忍形状不同的键，PyTorch 和这里都一样。（Paddle 的 `set_state_dict` 是例外：它跳过形状不符的键，只发出一条警告，其余照常加载；于是一次忽略了警告的运行会带着一个它以为已经加载好的头继续下去。）正确的做法是自己先去掉头的键，再用 `strict=False` 加载，并且**读一读返回结果**：它列出了每一个没有被填上的键。
+
+# %% [markdown] en="e61521e8"
+# **名字必须对得上，而名字对不上时 `strict=False` 不会大声告诉你。** 假设预训练文件来自模型的一个旧版本，那时特征块叫 `body`。原样加载时，每个键都是多余的，每个参数都是缺失的，于是*什么也没有*加载，而且不报错，PyTorch 和这里都一样。能发现它的检查只有一行：`strict=False` 加载之后，只允许缺少你有意跳过的键，而且不能有多余的键。把键改个名（一个字典推导式）就能让加载对上：
+
+# %% [markdown] en="68aa8845"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -145,6 +156,7 @@
 # | 保存一个张量、列表、字典 | `dt.save(x, path)`、`dt.save([x, y], path)` | `torch.save(x, path)` | `paddle.save(x, path)` | `megengine.save(x, path)` |
 # | 加载到某个设备 | `dt.load(path, map_location="cpu")` | `torch.load(path, map_location="cpu")` | `paddle.load(path)` 然后 `.cuda()` | `megengine.load(path, map_location=...)` |
 # | 恢复权重 | `model.load_state_dict(sd)` | `model.load_state_dict(sd)` | `model.set_state_dict(sd)` | `model.load_state_dict(sd)` |
+# | 只加载对得上的部分（新的头） | `model.load_state_dict(sd, strict=False)` | `model.load_state_dict(sd, strict=False)` | `model.set_state_dict(sd)`（形状不符的键跳过并发出警告） | `model.load_state_dict(sd, strict=False)` |
 # | 恢复优化器 | `opt.load_state_dict(sd)` | `opt.load_state_dict(sd)` | `opt.set_state_dict(sd)` | `opt.load_state_dict(sd)` |
 # | 恢复调度方案 | `sched.load_state_dict(sd)` | `sched.load_state_dict(sd)` | `sched.set_state_dict(sd)` | `sched.load_state_dict(sd)` |
 #
@@ -154,6 +166,7 @@
 # * `num_workers=2` 在模型训练的同时用后台线程读取后面的批量，批量内容完全相同。当工作会释放 GIL 时（I/O、NumPy、BLAS、GPU），线程才有帮助，纯 Python 循环则不行。在多核 CPU 上，让 BLAS 使用这些核心、使用更大的批量，并在后台加载。
 # * 检查点包括模型、优化器（动量、Adam 的矩、当前学习率）、调度器和数据位置。全部保存、重新构建、全部加载，训练就会逐位相同地继续。漏掉一样就不行。
 # * `dt.save` 写的是 safetensors：数组加上一个 JSON 文件头，在哪里都能读，加载是安全的，从来不是 pickle。它既接受完整的检查点，也接受一个张量、一个列表或一个字典；`dt.load` 接受 `torch.load` 的 `weights_only` 和 `map_location`。损坏的或来路不明的文件会抛出指出文件名的 `dt.CheckpointError`。
+# * 要在新的头下复用预训练的主干：去掉头的键，用 `strict=False` 加载，再检查返回结果：只允许缺少你跳过的键，不允许有多余的键（改了名的块会悄无声息地什么也加载不进来）。
 #
 # ## 练习
 #
