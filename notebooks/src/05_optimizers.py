@@ -549,6 +549,33 @@ for name, p in net.named_parameters():
     assert np.allclose(p.numpy(), expected, atol=1e-8), name
 print(diagnose.explain_lr(opt, "conv1.bias").decay)
 
+# %% [markdown] tags=["claim-torch-no-decay-for-1d-params"]
+# **4. No decay for any 1-D parameter.** Biases are not the only parameters decay should leave
+# alone: a normalization layer's weight (its learned scale) and bias are vectors too, and
+# pulling a scale toward 0 works against the normalization. So the training code of
+# transformers and ResNets usually decides by shape, not by name: a parameter with fewer than
+# two dimensions gets no decay (in PyTorch, `p.dim() < 2`; here `p.ndim < 2`). On a network
+# with a `LayerNorm`:
+
+# %%
+dt.manual_seed(0)
+normed = nn.Sequential(nn.Linear(8, 16), nn.LayerNorm(16), nn.ReLU(), nn.Linear(16, 4))
+no_decay = [(n, p) for n, p in normed.named_parameters() if p.ndim < 2]
+decay = [(n, p) for n, p in normed.named_parameters() if p.ndim >= 2]
+opt = optim.AdamW([{"params": decay, "weight_decay": 0.05},
+                   {"params": no_decay, "weight_decay": 0.0}], lr=0.01)
+print("no decay:", [n for n, _ in no_decay])
+diagnose.explain_lr(opt, "1.weight")
+
+# %%
+before = dict(zip([n for n, _ in normed.named_parameters()], snapshot(normed.parameters())))
+zero_grad_step(opt, normed)          # only the decay can move anything
+for name, p in normed.named_parameters():
+    shrink = 1.0 if p.ndim < 2 else 1 - 0.01 * 0.05
+    assert np.allclose(p.numpy(), before[name] * shrink, atol=1e-8), name
+assert [n for n, _ in no_decay] == ["0.bias", "1.weight", "1.bias", "3.bias"]
+assert opt.decay_of("1.weight").decoupled == 0 and opt.decay_of("3.weight").decoupled == 0.05
+
 # %% [markdown]
 # ## A parameter in an optimizer twice
 #
@@ -722,8 +749,9 @@ assert moves == [0.05, 0.095]
 # * A parameter's **`lr_mult`** multiplies its group's lr; its **`regularizer`** replaces the
 #   optimizer's weight decay. Paddle's `ParamAttr` does the same in a flat parameter list only:
 #   a Paddle group overwrites both. Bias-free decay: two groups, AdamW's
-#   `apply_decay_param_fun`, or a zero regularizer on the biases. In Paddle,
-#   `apply_decay_param_fun` sees generated names.
+#   `apply_decay_param_fun`, or a zero regularizer on the biases; the usual recipe for
+#   transformers and ResNets spares every 1-D parameter (`p.ndim < 2`: biases and
+#   normalization weights). In Paddle, `apply_decay_param_fun` sees generated names.
 # * A parameter may be in an optimizer only once; dltutor raises, while PyTorch (after a
 #   warning) and Paddle update a parameter listed twice in one group twice per step.
 #

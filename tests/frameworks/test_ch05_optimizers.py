@@ -342,3 +342,25 @@ def test_paddle_weight_attr_sets_rate_and_regularizer_and_bias_attr_false_drops_
         learning_rate=2.0, regularizer=optim.L1Decay(0.001)))
     assert ours.bias is None and ours.weight.lr_mult == 2.0
     assert type(ours.weight.regularizer).__name__ == "L1Decay"
+
+
+@claim("torch-no-decay-for-1d-params")
+def test_torch_one_dimensional_parameters_are_biases_and_norm_weights():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.LayerNorm(16), torch.nn.ReLU(),
+                              torch.nn.Linear(16, 4))
+    no_decay = [n for n, p in net.named_parameters() if p.dim() < 2]
+    assert no_decay == ["0.bias", "1.weight", "1.bias", "3.bias"]
+    decay = [p for p in net.parameters() if p.dim() >= 2]
+    rest = [p for p in net.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05},
+                             {"params": rest, "weight_decay": 0.0}], lr=0.01)
+    before = [p.detach().clone() for p in net.parameters()]
+    for p in net.parameters():
+        p.grad = torch.zeros_like(p)
+    opt.step()                                       # only decay can move anything
+    for (name, p), old in zip(net.named_parameters(), before):
+        if name in no_decay:
+            assert torch.equal(p.detach(), old), name
+        else:
+            assert torch.allclose(p.detach(), old * (1 - 0.01 * 0.05), atol=1e-8), name

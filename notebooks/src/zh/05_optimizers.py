@@ -135,6 +135,9 @@
 # %% [markdown] en="ae690fc0"
 # **3. 参数上的正则化项**（Paddle 的另一个回答）。参数自己的正则化项会取代优化器的权重衰减（在 Paddle 中：限于扁平的参数列表；Paddle 的参数组会覆盖它），所以给每个偏置加一个强度为零的 `L2Decay(0.0)`，就为它关掉了衰减，而优化器对其余参数保持 `weight_decay=0.01`：
 
+# %% [markdown] en="502a7af8"
+# **4. 所有一维参数都不做衰减。** 不该被衰减的不只是偏置：归一化层的权重（它学到的缩放）和偏置也是向量，把缩放往 0 拉会与归一化作对。所以 Transformer 和 ResNet 的训练代码通常按形状而不是按名字来决定：少于两维的参数不做衰减（在 PyTorch 中写作 `p.dim() < 2`；这里是 `p.ndim < 2`）。在一个带 `LayerNorm` 的网络上：
+
 # %% [markdown] en="3b9062ec"
 # ## 一个参数在优化器中出现两次
 #
@@ -184,13 +187,13 @@
 # | 参数出现在两个组中 | `ValueError`，并指出它 | `ValueError` | `ValueError` | `AssertionError` |
 # | 参数在一个组中出现两次 | `ValueError`，并指出它 | 一个警告，然后每步更新两次 | 不检查：每步更新两次 | 不检查：优化器有状态（动量）时抛出 `AssertionError`；普通 SGD 每步更新两次 |
 
-# %% [markdown] en="a57d9ce7"
+# %% [markdown] en="eefb88d9"
 # ## 小结
 #
 # * **参数组**是一个字典 `{"params": ..., "lr": ..., ...}`；组里没有设置的，都取自优化器的参数。`opt.param_groups` 是它们的实时列表。
 # * 不同部分用不同的更新规则：使用多个优化器，并用 `MultiOptimizer` 一起驱动。
 # * 只训练网络的一部分时，关掉梯度（`requires_grad_(False)`）：其余部分的 `.grad` 保持 None 并被跳过。只把参数排除在优化器之外，只能让它们不动；它们的梯度仍会堆积。
-# * 参数的 **`lr_mult`** 乘以它所在组的学习率；它的 **`regularizer`** 取代优化器的权重衰减。Paddle 的 `ParamAttr` 只在扁平的参数列表中也是如此：Paddle 的参数组会把两者都覆盖掉。偏置不衰减的做法：两个参数组、AdamW 的 `apply_decay_param_fun`，或给偏置一个强度为零的正则化项。在 Paddle 中，`apply_decay_param_fun` 看到的是自动生成的名字。
+# * 参数的 **`lr_mult`** 乘以它所在组的学习率；它的 **`regularizer`** 取代优化器的权重衰减。Paddle 的 `ParamAttr` 只在扁平的参数列表中也是如此：Paddle 的参数组会把两者都覆盖掉。偏置不衰减的做法：两个参数组、AdamW 的 `apply_decay_param_fun`，或给偏置一个强度为零的正则化项；Transformer 和 ResNet 常用的做法是所有一维参数都不衰减（`p.ndim < 2`：偏置和归一化层的权重）。在 Paddle 中，`apply_decay_param_fun` 看到的是自动生成的名字。
 # * 一个参数在优化器中只能出现一次；dltutor 会报错，而对在同一个组中列出两次的参数，PyTorch（在一个警告之后）和 Paddle 每步都会把它更新两次。
 #
 # 第 06 章会在网络训练的过程中改变学习率。
