@@ -3,7 +3,8 @@
 * ``function.py``: Function (one op) and how calling it records the graph; ``no_grad``,
   ``detect_anomaly``
 * ``engine.py``: backward, from a loss to the leaves
-* ``tensor.py``: Tensor, with its operators and methods
+* ``tensor.py``: Tensor, with its operators and methods; ``placement.py``: what its ``to()``
+  (and Module's) asks for
 * ``dtypes.py``, ``creation.py``, ``rng.py``: element types, making tensors, random numbers
 * ``workspace.py``: scratch arrays big ops (the convolution) borrow for a step and give back
 * ``ops/``: the differentiable ops, one module per kind

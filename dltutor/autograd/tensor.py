@@ -32,6 +32,7 @@ from .dtypes import as_dtype, to_array
 from .function import (Function, init_tensor, is_grad_enabled, make_tensor,
                        register_tensor_class)
 from .ops.arithmetic import Add, Mul
+from .placement import to_targets
 
 
 class ElementCount(int):
@@ -637,39 +638,6 @@ class Tensor:
 
 
 register_tensor_class(Tensor)
-
-
-def to_targets(targets: tuple, device: Any = None, dtype: Any = None) -> tuple[Any, Any]:
-    """``(device, dtype)`` from the arguments of a ``to()`` call (Tensor's and Module's): each
-    positional target is a device (a ``dt.device``, a backend, a name such as "cuda") or a
-    dtype; keywords may give either instead.
-
-    >>> import dltutor as dt
-    >>> to_targets(("cpu", dt.float64))
-    ('cpu', dtype('float64'))
-    """
-    for target in targets:
-        if isinstance(target, (B.Backend, devices.device)) or (
-                isinstance(target, str) and not _names_dtype(target)):
-            device = _only_one("device", device, target)
-        else:
-            dtype = _only_one("dtype", dtype, target)
-    return device, (None if dtype is None else as_dtype(dtype))
-
-
-def _only_one(what: str, given: Any, another: Any) -> Any:
-    """``another`` as the ``to()`` argument ``what``, unless one was given already."""
-    if given is not None:
-        raise TypeError(f"to(): two {what}s given ({given!r} and {another!r}); give one")
-    return another
-
-
-def _names_dtype(name: str) -> bool:
-    """Whether the string ``name`` is a dtype (``"float64"``, ``"long"``) rather than a device."""
-    try:
-        return as_dtype(name) is not None
-    except TypeError:
-        return False
 
 
 def _write_error(what: str, target: Any, value: Any) -> Exception:

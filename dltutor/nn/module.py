@@ -20,7 +20,7 @@ import numpy as np
 from .. import backend as B
 from .. import devices
 from ..autograd import Tensor, no_grad
-from ..autograd.tensor import to_targets
+from ..autograd.placement import to_targets
 from ..autograd.function import make_tensor
 from ..errors import MessageKeyError
 from ..hooks import HookHandle

@@ -166,14 +166,16 @@ class Pool2d(Function):
         self.kernel, self.stride, self.padding = kernel, stride, padding
 
     def views(self, x, fill):
-        """Each kernel offset's strided view of the padded input (no copies)."""
+        """The padded input and each kernel offset's strided view of it (no copies). Keep the
+        padded input as ``self.padded``: :meth:`scatter` lays its gradient out like it."""
         self.x_shape = x.shape
         self.out_hw = _output_size(self.op_name, x.shape[2:], self.kernel, self.stride,
                                    self.padding)
-        padded = self.padded = _pad(x, self.padding, fill)
+        padded = _pad(x, self.padding, fill)
         kh, kw = self.kernel
-        return [padded[(slice(None), slice(None)) + _window(i, j, self.out_hw, self.stride)]
-                for i in range(kh) for j in range(kw)]
+        return padded, [padded[(slice(None), slice(None)) + _window(i, j, self.out_hw,
+                                                                    self.stride)]
+                        for i in range(kh) for j in range(kw)]
 
     def scatter(self, per_offset):
         """Add each kernel offset's gradient back at the pixels it came from."""
@@ -220,10 +222,10 @@ class MaxPool2d(Pool2d):
 
     def forward(self, x):
         xp = get_array_module(x)
-        self.windows = self.views(x, -xp.inf)
+        self.padded, self.windows = self.views(x, -xp.inf)
         # Which positions of each view are real pixels, not padding (None: no padding).
         self.real = (None if self.padding == (0, 0)
-                     else self.views(xp.ones(x.shape, dtype=bool), False))
+                     else self.views(xp.ones(x.shape, dtype=bool), False)[1])
         out = self.windows[0].copy(order="K")      # in the input's memory order
         for view in self.windows[1:]:
             xp.maximum(out, view, out=out)
@@ -270,7 +272,7 @@ class AvgPool2d(Pool2d):
     gradient, ``g / (kh * kw)``."""
 
     def forward(self, x):
-        windows = self.views(x, 0.0)
+        self.padded, windows = self.views(x, 0.0)
         out = windows[0].copy(order="K")
         for view in windows[1:]:
             out += view

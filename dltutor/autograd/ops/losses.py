@@ -62,11 +62,14 @@ class CrossEntropy(Function):
         if self.reduction == "none":
             return -picked
         total = picked.sum(keepdims=True).reshape(())
-        # A Python int: dividing a float32 array by a NumPy int64 scalar would give float64.
-        self.count = logits.shape[0] if self.valid is None else int(self.valid.sum())
         # Negated in place, with the mean's division when there is one: ``-total`` or
         # ``total / count`` of a 0-d array would be a NumPy scalar, not an array.
-        total /= -self.count if self.reduction == "mean" else -1
+        if self.reduction == "sum":
+            total *= -1
+            return total
+        # A Python int: dividing a float32 array by a NumPy int64 scalar would give float64.
+        self.count = logits.shape[0] if self.valid is None else int(self.valid.sum())
+        total /= -self.count
         return total
 
     def backward(self, g):
