@@ -56,19 +56,35 @@ _NOT_RECORDING = no_grad()
 
 
 class _Step:
-    """The parameters one ``step()`` updates, as parallel lists, and the measurement a
-    recorded step keeps (None when ``record_steps`` is off: then nothing is measured) with
-    ``steps``, what each rule returned."""
+    """The parameters one ``step()`` updates, one row each, beside their gradients (the arrays
+    the stages change in place), and the measurement a recorded step keeps (None when
+    ``record_steps`` is off: then nothing is measured) with ``steps``, what each rule returned.
 
-    __slots__ = ("names", "params", "groups", "grads", "lrs", "coupled", "decoupled", "decays",
-                 "steps", "grad_sq", "measure")
+    A row is the tuple ``(name, index, param, group, lr, coupled, decoupled)``: ``name`` None
+    for a parameter passed without one, ``index`` its position in the optimizer, ``lr`` its
+    effective lr, ``coupled`` and ``decoupled`` its decay (decay.py). (A plain tuple: a
+    NamedTuple's constructor is Python code, and this is made for every parameter, every
+    step.)"""
+
+    __slots__ = ("rows", "grads", "decays", "steps", "grad_sq", "measure")
 
     def __init__(self, recording: bool):
-        self.names, self.params, self.groups, self.grads = [], [], [], []
-        self.lrs, self.coupled, self.decoupled, self.steps = [], [], [], []
+        self.rows: list[tuple] = []
+        self.grads: list[Any] = []
+        self.steps: list[Any] = []
         self.decays = False                        # True when some parameter gets a decay
         self.grad_sq: list[float] | None = None   # each gradient's sum of squares, once taken
         self.measure = StepMeasurement() if recording else None
+
+    @property
+    def names(self) -> list[str]:
+        """Each parameter's name, ``"#index"`` (its position in the optimizer) when it has none:
+        made only when asked (for an error or a report), not on every step."""
+        return [name if name is not None else f"#{index}" for name, index, *_ in self.rows]
+
+    @property
+    def params(self) -> list[Tensor]:
+        return [row[2] for row in self.rows]
 
 
 class Optimizer:
@@ -362,33 +378,41 @@ class Optimizer:
 
     def _select(self) -> _Step:
         """Stage 1: the parameters with a gradient, their lr and decay; copy a gradient that
-        clipping, coupled decay or ``maximize`` will change (``p.grad`` must stay as it is)."""
+        clipping, coupled decay or ``maximize`` will change (``p.grad`` must stay as it is).
+        (What a whole group shares is read once per group: this runs on every step.)"""
         todo = _Step(self.record_steps)
         clip = self.grad_clip
-        for name, param, group in self.param_entries():
-            if param.grad is None:
-                continue
-            grad = param.grad.data
-            if grad.shape != param.data.shape:
-                raise ValueError(f"{type(self).__name__}.step: the gradient of {name!r} has "
-                                 f"shape {tuple(grad.shape)} but the parameter has shape "
-                                 f"{tuple(param.shape)}")
-            coupled, decoupled = decay_parts(self, name, param, group)
-            if group.get("maximize"):
-                grad = B.get_array_module(grad).negative(grad, out=self._grad_copy(param))
-            elif coupled is not None or (clip is not None and clip.applies_to(param)):
-                copy = self._grad_copy(param)
-                copy[...] = grad
-                grad = copy
-            todo.decays = todo.decays or coupled is not None or bool(decoupled)
-            todo.names.append(name)
-            todo.params.append(param)
-            todo.groups.append(group)
-            todo.grads.append(grad)
-            todo.lrs.append(self.effective_lr(param, group))
-            todo.coupled.append(coupled)
-            todo.decoupled.append(decoupled)
+        index = -1
+        for group in self.param_groups:
+            negate = group.get("maximize")
+            named = bool(group.get("weight_decay"))    # only a decay rule may ask for a name
+            for param, name in zip(group["params"], group["param_names"]):
+                index += 1
+                if param.grad is None:
+                    continue
+                grad = param.grad.data
+                if grad.shape != param.data.shape:
+                    raise self._grad_shape_error(name, index, param)
+                coupled, decoupled = decay_parts(
+                    self, name if name is not None or not named else f"#{index}", param, group)
+                if negate:
+                    grad = B.get_array_module(grad).negative(grad, out=self._grad_copy(param))
+                elif coupled is not None or (clip is not None and clip.applies_to(param)):
+                    copy = self._grad_copy(param)
+                    copy[...] = grad
+                    grad = copy
+                if coupled is not None or decoupled:
+                    todo.decays = True
+                todo.rows.append((name, index, param, group, self.effective_lr(param, group),
+                                  coupled, decoupled))
+                todo.grads.append(grad)
         return todo
+
+    def _grad_shape_error(self, name: str | None, index: int, param: Tensor) -> ValueError:
+        shown = name if name is not None else f"#{index}"
+        return ValueError(f"{type(self).__name__}.step: the gradient of {shown!r} has shape "
+                          f"{tuple(param.grad.shape)} but the parameter has shape "
+                          f"{tuple(param.shape)}")
 
     def _check_finite(self, todo: _Step) -> bool:
         """Stage 2: whether the step may go on. Each gradient's sum of squares is NaN or Inf
@@ -410,7 +434,7 @@ class Optimizer:
     def _clip(self, todo: _Step) -> None:
         """Stage 3: ``grad_clip`` changes the selected gradients in place. A recorded step
         measures them now, before decay changes them again."""
-        if self.grad_clip is None or not todo.params:
+        if self.grad_clip is None or not todo.rows:
             return
         self.grad_clip(todo.params, todo.grads, todo.grad_sq)
         if todo.measure is not None:
@@ -421,8 +445,8 @@ class Optimizer:
         gradient); decoupled decay shrinks the parameter (``p *= 1 - lr * decoupled``)."""
         if not todo.decays:
             return
-        for i, (param, grad, lr, coupled, decoupled) in enumerate(zip(
-                todo.params, todo.grads, todo.lrs, todo.coupled, todo.decoupled)):
+        for i, ((_, _, param, _, lr, coupled, decoupled), grad) in enumerate(
+                zip(todo.rows, todo.grads)):
             if isinstance(coupled, Regularizer):
                 coupled.add_to(param.data, grad, self.scratch(param))
             elif coupled is not None:
@@ -438,8 +462,7 @@ class Optimizer:
         """Stage 5: count each parameter's step, then take the rule's step."""
         recording = todo.measure is not None
         copy_first = recording and not self.returns_update
-        for i, (param, grad, group, lr) in enumerate(zip(todo.params, todo.grads, todo.groups,
-                                                         todo.lrs)):
+        for i, ((_, _, param, group, lr, _, _), grad) in enumerate(zip(todo.rows, todo.grads)):
             state = self.state.get(param)
             if state is None:
                 state = self.state[param] = {"step": 0}
@@ -460,7 +483,8 @@ class Optimizer:
         """Stage 6: the report of a recorded step (an empty one when nothing was recorded)."""
         if todo.measure is None:
             return StepReport.empty()
-        return todo.measure.report(todo.names, todo.params, todo.lrs, todo.steps, todo.grad_sq)
+        return todo.measure.report(todo.names, todo.params, [row[4] for row in todo.rows],
+                                   todo.steps, todo.grad_sq)
 
     # -- hooks -----------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook: Callable) -> HookHandle:

@@ -190,3 +190,51 @@ def test_decay_of_says_what_a_zero_gradient_step_does(make, regularizer):
     else:      # decoupled shrink, then an Adam step of size lr against the coupled penalty
         shrunk = old * (1 - lr * decay.decoupled)
         np.testing.assert_allclose(w.numpy(), shrunk - lr * np.sign(old), rtol=1e-6)
+
+
+# --- names of parameters passed without one ---------------------------------------------------
+def unnamed_in_two_groups(make, **group_settings):
+    """Four unnamed parameters, two per group: their names are '#0'..'#3' across groups."""
+    params = [nn.Parameter(np.array([1.0, 2.0])) for _ in range(4)]
+    opt = make([{"params": params[:2]}, {"params": params[2:], **group_settings}])
+    for p in params:
+        p.grad = dt.tensor(np.array([1.0, 1.0]))
+    return opt, params
+
+
+def test_a_decay_rule_sees_an_unnamed_parameter_by_its_position_across_groups():
+    asked = []
+
+    class AskingAdamW(optim.AdamW):        # a rule that decides by name, and says what it saw
+        def decoupled_decay_applies(self, name):
+            asked.append(name)
+            return name != "#3"
+
+    opt, params = unnamed_in_two_groups(lambda groups: AskingAdamW(groups, lr=0.1,
+                                                                   weight_decay=0.5))
+    opt.step()
+    assert asked == ["#0", "#1", "#2", "#3"]
+    assert opt.decay_of(params[3]).excluded and not opt.decay_of("#2").excluded
+
+
+def test_a_nonfinite_gradient_of_an_unnamed_parameter_is_named_by_its_position():
+    opt, params = unnamed_in_two_groups(lambda groups: optim.SGD(groups, lr=0.1))
+    params[2].grad = dt.tensor(np.array([np.nan, 1.0]))
+    with pytest.raises(optim.NonFiniteGradientError, match="'#2'"):
+        opt.step()
+
+
+def test_a_gradient_of_the_wrong_shape_is_named_by_its_position():
+    opt, params = unnamed_in_two_groups(lambda groups: optim.SGD(groups, lr=0.1))
+    params[3].grad = dt.tensor(np.array([1.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match=r"'#3' has shape \(3,\) but the parameter has shape \(2,\)"):
+        opt.step()
+    assert [p.tolist() for p in params] == [[1.0, 2.0]] * 4     # nothing was changed
+
+
+def test_a_recorded_step_reports_unnamed_parameters_by_position():
+    opt, params = unnamed_in_two_groups(lambda groups: optim.SGD(groups, lr=0.1))
+    params[1].grad = None
+    opt.record_steps = True
+    opt.step()
+    assert opt.last_step.names == ["#0", "#2", "#3"]
