@@ -735,6 +735,148 @@ assert report.totals["not_in_optimizer"] == 4 * 4 + 4
 assert rows["detached.weight"]["requires_grad"] and rows["detached.weight"]["effective_lr"] == 0.1
 assert checks["detached"].cause == "not_reached"
 
+# %% [markdown] tags=["claim-torch-partial-freeze-mask-hook"]
+# ## Freezing part of a tensor
+#
+# `requires_grad` belongs to a whole tensor, so it cannot keep *some rows* of an embedding fixed
+# (say the pretrained vectors of words you trust) while the others learn. What can: a **gradient
+# mask**, a hook on the parameter that multiplies its gradient by 0 in the frozen rows and 1
+# elsewhere on its way into `.grad`. Everything after backward (the clip, the optimizer, a
+# Recorder) then sees the masked gradient, and no training loop can forget to apply it. Zeroing
+# those rows of `.grad` after each backward gives the optimizer the same zeros, but only where
+# the loop remembers to do it, and only after anything that ran in between saw the rows.
+#
+# Both are still the zero gradient of the section above, not "no gradient": whatever `step()`
+# adds to a zero gradient still moves the row. `rows_moved` trains a 6 x 3 embedding for six
+# steps with rows 0-2 masked from `mask_from_step` on (by the hook, or by zeroing `.grad`) and
+# reports how far the frozen rows moved since then.
+
+# %%
+FROZEN = [0, 1, 2]                       # the rows to keep
+mask = dt.ones(6, 1)
+with dt.no_grad():
+    mask[FROZEN] = 0.0                   # 0 for a frozen row, 1 for a free one
+
+
+def rows_moved(make_optimizer, mask_from_step=0, how="hook", clear_momentum=False, seed=0):
+    """Train a 6 x 3 embedding for six steps, masking the FROZEN rows from `mask_from_step` on
+    (how="hook": a gradient hook; how="zero .grad": zero those rows of .grad after backward).
+    With clear_momentum, also zero those rows of the optimizer's momentum when masking starts.
+    Returns the largest move of a frozen row since then, and the smallest of a free row."""
+    dt.manual_seed(seed)
+    emb = nn.Embedding(6, 3)
+    opt = make_optimizer(emb.parameters())
+    ids = dt.tensor([0, 1, 2, 3, 4, 5, 3])
+    for step in range(6):
+        if step == mask_from_step:
+            start = emb.weight.numpy().copy()
+            if how == "hook":
+                emb.weight.register_hook(lambda grad: grad * mask)
+            if clear_momentum:                   # forget the push the rows got so far
+                for key in opt.momentum_state:   # SGD: momentum_buffer; Adam: exp_avg
+                    opt.state[emb.weight][key][FROZEN] = 0.0
+        opt.zero_grad()
+        (emb(ids) ** 2).sum().backward()
+        if how == "zero .grad" and step >= mask_from_step:
+            with dt.no_grad():
+                emb.weight.grad[FROZEN] = 0.0
+        opt.step()
+    moved = np.abs(emb.weight.numpy() - start).max(axis=1)
+    return moved[FROZEN].max(), moved[3:].min()
+
+# %% [markdown]
+# Six setups, each masked both ways (the largest move of a frozen row; 0 means it stayed put):
+
+# %%
+setups = {
+    "SGD, momentum 0.9":          (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), 0),
+    "Adam":                       (lambda ps: optim.Adam(ps, lr=0.1), 0),
+    "SGD, weight_decay 0.1":      (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9,
+                                                        weight_decay=0.1), 0),
+    "AdamW, weight_decay 0.01":   (lambda ps: optim.AdamW(ps, lr=0.1, weight_decay=0.01), 0),
+    "SGD momentum, masked late":  (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), 3),
+    "Adam, masked late":          (lambda ps: optim.Adam(ps, lr=0.1), 3),
+}
+print(f"{'':27s} {'hook':>7s} {'zero .grad':>11s}")
+for label, (make, start) in setups.items():
+    hook, zeroed = (rows_moved(make, start, how)[0] for how in ("hook", "zero .grad"))
+    print(f"{label:27s} {hook:7.4f} {zeroed:11.4f}")
+
+# %% [markdown]
+# From the first step, with momentum or Adam, the frozen rows stay exactly where they were:
+# their momentum (and Adam's averages) start at zero and only ever receive zeros. Two things
+# break that, in both spellings alike:
+#
+# * **weight decay**: it is added to the gradient after the mask (`g = 0 + weight_decay * p`)
+#   or, in AdamW, shrinks the parameter directly, so the frozen rows decay towards zero;
+# * **masking late**: rows that trained before the mask carry momentum, and `step()` keeps
+#   applying it, as in "Stale momentum" above.
+#
+# The hook and the zeroed `.grad` give identical numbers (the same seed for both), and the
+# free rows train in every setup. Checked for five seeds:
+
+# %%
+for seed in range(5):
+    for label, (make, start) in setups.items():
+        (hook, free), (zeroed, _) = (rows_moved(make, start, how, seed=seed)
+                                     for how in ("hook", "zero .grad"))
+        assert hook == zeroed and free > 0, (seed, label)
+        stays = label in ("SGD, momentum 0.9", "Adam")
+        assert (hook == 0) == stays, (seed, label, hook)
+
+# %% [markdown]
+# So the recipe for a gradient mask: **mask from the first step**, put the masked tensor in a
+# parameter group **without weight decay** (other parameters keep theirs), and when you start
+# masking a tensor that has already trained, **zero its frozen rows in the optimizer's momentum**
+# (`opt.momentum_state` names the entries: `momentum_buffer` for SGD, `exp_avg` for Adam and
+# AdamW). Each fix, in the setup it repairs:
+
+# %%
+fixed = {
+    "SGD, no decay for the table":  (lambda ps: optim.SGD([{"params": ps, "weight_decay": 0.0}],
+                                                         lr=0.1, momentum=0.9,
+                                                         weight_decay=0.1), 0, False),
+    "AdamW, no decay for the table": (lambda ps: optim.AdamW([{"params": ps, "weight_decay": 0.0}],
+                                                            lr=0.1), 0, False),
+    "SGD late, momentum cleared":   (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), 3, True),
+    "Adam late, momentum cleared":  (lambda ps: optim.Adam(ps, lr=0.1), 3, True),
+}
+for label, (make, start, clear) in fixed.items():
+    frozen, free = rows_moved(make, start, clear_momentum=clear)
+    print(f"{label:30s} frozen rows moved {frozen:.4f}, every free row at least {free:.4f}")
+    assert frozen == 0 and free > 0
+
+# %% [markdown] tags=["claim-torch-partial-freeze-split"]
+# **The way that never leaks: split the tensor.** Keep the frozen rows as a buffer and only the
+# free rows as a parameter, and join them in `forward`. The optimizer never holds the frozen
+# rows, so no momentum, decay or late start can reach them (PyTorch: `register_buffer`,
+# `torch.cat` and `F.embedding`, the same three calls).
+
+# %%
+class PartlyFrozenEmbedding(nn.Module):
+    """An embedding whose first rows are fixed (a buffer) and whose other rows train."""
+
+    def __init__(self, frozen_rows, num_free, dim):
+        super().__init__()
+        self.register_buffer("frozen", frozen_rows)
+        self.free = nn.Parameter(dt.randn(num_free, dim))
+
+    def forward(self, ids):
+        return F.embedding(ids, dt.cat([self.frozen, self.free]))
+
+
+dt.manual_seed(0)
+split = PartlyFrozenEmbedding(dt.randn(3, 3), num_free=3, dim=3)
+kept, free_before = split.frozen.numpy().copy(), split.free.numpy().copy()
+adamw = optim.AdamW(split.parameters(), lr=0.1, weight_decay=0.1)
+for _ in range(6):
+    adamw.zero_grad()
+    (split(dt.tensor([0, 1, 2, 3, 4, 5, 3])) ** 2).sum().backward()
+    adamw.step()
+print("parameters the optimizer holds:", [name for name, _ in split.named_parameters()])
+assert np.array_equal(split.frozen.numpy(), kept)
+assert np.abs(split.free.numpy() - free_before).max(axis=1).min() > 0   # every free row moved
+
 # %% [markdown] tags=["claim-torch-names-07", "claim-paddle-names-07", "claim-mge-names-07", "claim-torch-freezing-requires-grad-false-skipped", "claim-paddle-freezing-stop-gradient-skipped", "claim-paddle-freezing-trainable-false-stop-gradient", "claim-mge-freezing-not-attached-skipped", "claim-paddle-freezing-paramattr-learning-rate-zero", "claim-paddle-freezing-set-lr-whole-optimizer", "claim-torch-freezing-bn-no-use-global-stats", "claim-paddle-freezing-bn-use-global-stats", "claim-mge-freezing-bn-freeze", "claim-torch-freezing-bn-momentum-weight-of-batch", "claim-paddle-freezing-bn-momentum-weight-of-old", "claim-mge-freezing-bn-momentum-weight-of-old", "claim-torch-freezing-no-summary"]
 # ## What the frameworks call it
 #
@@ -748,6 +890,7 @@ assert checks["detached"].cause == "not_reached"
 # | training / evaluation mode | `model.train()`, `model.eval()` | `model.train()`, `model.eval()` | `model.train()`, `model.eval()` | `model.train()`, `model.eval()` |
 # | fixed BatchNorm statistics | `BatchNorm1d(c, use_global_stats=True)` | — (`bn.eval()` again after every `model.train()`) | `BatchNorm1D(c, use_global_stats=True)` | `BatchNorm2d(c, freeze=True)` (freezes `weight` and `bias` too) |
 # | running-stat momentum | `momentum=0.1` (weight of the batch) | `momentum=0.1` (weight of the batch) | `momentum=0.9` (weight of the old value) | `momentum=0.9` (weight of the old value) |
+# | freeze some rows of a tensor | `p.register_hook(fn)` (a 0/1 mask) | `p.register_hook(fn)` | `p.register_hook(fn)` | `gm.attach(p, callbacks=[fn])` (`fn(param, grad)` returns the gradient) |
 # | why is it not updating? | `dt.diagnose.why_not_updating(model, opt, name)` | — | — | — |
 # | parameter table | `dt.diagnose.summary(model, opt)` | — (`torchinfo`, third party) | `paddle.summary(model, input_size)` | — |
 #
@@ -765,6 +908,9 @@ assert checks["detached"].cause == "not_reached"
 #   the old value.
 # * A zero gradient is not "no gradient": momentum and weight decay still move the parameter.
 #   `dt.diagnose.why_not_updating` and `dt.diagnose.summary` find the reason from the live objects.
+# * Some rows of one tensor: a gradient mask (`p.register_hook`) keeps them only from the first
+#   step and without weight decay on that tensor (clear their momentum when masking late);
+#   keeping them as a buffer beside a parameter of the free rows never leaks.
 #
 # ## Exercises
 #

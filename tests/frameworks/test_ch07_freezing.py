@@ -425,3 +425,96 @@ def test_paddle_clear_grad_leaves_zeros_and_set_to_zero_false_leaves_none(paddle
         (param * param).sum().backward()
         opt.clear_grad(set_to_zero=False)
         assert param.grad is None
+
+
+# --- PyTorch: freezing some rows of one tensor -----------------------------------------------
+FROZEN = [0, 1, 2]
+
+
+def torch_rows_moved(make_optimizer, mask_from_step=0, how="hook", clear_momentum=False, seed=0):
+    """The chapter's `rows_moved` in PyTorch: a 6 x 3 embedding, rows 0-2 masked from
+    `mask_from_step` on by a gradient hook or by zeroing those rows of .grad after backward."""
+    torch.manual_seed(seed)
+    emb = torch.nn.Embedding(6, 3)
+    opt = make_optimizer(emb.parameters())
+    mask = torch.ones(6, 1)
+    mask[FROZEN] = 0.0
+    ids = torch.tensor([0, 1, 2, 3, 4, 5, 3])
+    for step in range(6):
+        if step == mask_from_step:
+            start = emb.weight.detach().clone()
+            if how == "hook":
+                emb.weight.register_hook(lambda grad: grad * mask)
+            if clear_momentum:
+                for key in ("momentum_buffer", "exp_avg"):
+                    if key in opt.state[emb.weight]:
+                        opt.state[emb.weight][key][FROZEN] = 0.0
+        opt.zero_grad()
+        (emb(ids) ** 2).sum().backward()
+        if how == "zero .grad" and step >= mask_from_step:
+            with torch.no_grad():
+                emb.weight.grad[FROZEN] = 0.0
+        opt.step()
+    moved = (emb.weight.detach() - start).abs().amax(dim=1)
+    return moved[FROZEN].max().item(), moved[3:].min().item()
+
+
+TORCH_SETUPS = {
+    "SGD, momentum 0.9": (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), 0, True),
+    "Adam": (lambda ps: torch.optim.Adam(ps, lr=0.1), 0, True),
+    "SGD, weight_decay 0.1": (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9,
+                                                        weight_decay=0.1), 0, False),
+    "AdamW, weight_decay 0.01": (lambda ps: torch.optim.AdamW(ps, lr=0.1, weight_decay=0.01),
+                                 0, False),
+    "SGD momentum, masked late": (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), 3, False),
+    "Adam, masked late": (lambda ps: torch.optim.Adam(ps, lr=0.1), 3, False),
+}
+
+
+@claim("torch-partial-freeze-mask-hook")
+@pytest.mark.parametrize("label", list(TORCH_SETUPS))
+def test_torch_a_gradient_mask_keeps_rows_only_without_decay_and_from_the_first_step(label):
+    make, start, stays = TORCH_SETUPS[label]
+    for seed in range(3):
+        (hook, free), (zeroed, _) = (torch_rows_moved(make, start, how, seed=seed)
+                                     for how in ("hook", "zero .grad"))
+        assert hook == zeroed and free > 0
+        assert (hook == 0) == stays, (label, seed, hook)
+
+
+@claim("torch-partial-freeze-mask-hook")
+def test_torch_no_decay_group_and_cleared_momentum_repair_the_mask():
+    repaired = [
+        (lambda ps: torch.optim.SGD([{"params": ps, "weight_decay": 0.0}], lr=0.1, momentum=0.9,
+                                    weight_decay=0.1), 0, False),
+        (lambda ps: torch.optim.AdamW([{"params": ps, "weight_decay": 0.0}], lr=0.1), 0, False),
+        (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), 3, True),
+        (lambda ps: torch.optim.Adam(ps, lr=0.1), 3, True),
+    ]
+    for make, start, clear in repaired:
+        frozen, free = torch_rows_moved(make, start, clear_momentum=clear)
+        assert frozen == 0 and free > 0
+
+
+@claim("torch-partial-freeze-split")
+def test_torch_frozen_rows_as_a_buffer_joined_by_cat_never_move():
+    class PartlyFrozenEmbedding(torch.nn.Module):
+        def __init__(self, frozen_rows, num_free, dim):
+            super().__init__()
+            self.register_buffer("frozen", frozen_rows)
+            self.free = torch.nn.Parameter(torch.randn(num_free, dim))
+
+        def forward(self, ids):
+            return F.embedding(ids, torch.cat([self.frozen, self.free]))
+
+    torch.manual_seed(0)
+    split = PartlyFrozenEmbedding(torch.randn(3, 3), num_free=3, dim=3)
+    kept, free_before = split.frozen.clone(), split.free.detach().clone()
+    opt = torch.optim.AdamW(split.parameters(), lr=0.1, weight_decay=0.1)
+    for _ in range(6):
+        opt.zero_grad()
+        (split(torch.tensor([0, 1, 2, 3, 4, 5, 3])) ** 2).sum().backward()
+        opt.step()
+    assert [name for name, _ in split.named_parameters()] == ["free"]
+    assert torch.equal(split.frozen, kept)
+    assert (split.free.detach() - free_before).abs().amax(dim=1).min() > 0

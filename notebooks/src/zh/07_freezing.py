@@ -170,7 +170,31 @@
 # %% [markdown] en="54331b70"
 # 这张表不能显示一切：`detached` 分支在表中看起来完全正常，因为 `detach()` 写在前向代码中，而不在参数的设置里。只有 `why_not_updating(..., loss=loss)` 从损失出发沿计算图往回走，才能发现它。
 
-# %% [markdown] en="3919098b"
+# %% [markdown] en="34c78479"
+# ## 只冻结一个张量的一部分
+#
+# `requires_grad` 属于整个张量，所以它没法让一个嵌入层（embedding）的*某些行*保持不变（比如你信得过的那些词的预训练向量），同时让其他行继续学习。能做到的是**梯度掩码**：在参数上注册一个钩子（hook），让梯度在写进 `.grad` 的路上乘以一个掩码，冻结的行乘 0，其余的行乘 1。这样，反向传播之后的一切（裁剪、优化器、Recorder）看到的都是掩码后的梯度，也没有哪个训练循环会忘了做这一步。在每次反向传播之后把 `.grad` 的这些行清零，交给优化器的也是同样的零，但只在循环记得做的地方才有效，而且中间运行过的东西已经看到了这些行。
+#
+# 两种做法得到的仍然是上一节说的零梯度，而不是“没有梯度”：`step()` 在零梯度上加的任何东西仍会让这一行移动。`rows_moved` 把一个 6 x 3 的嵌入层训练六步，从第 `mask_from_step` 步起掩住第 0-2 行（用钩子，或把 `.grad` 清零），并报告冻结的行从那时起移动了多远。
+
+# %% [markdown] en="8c933111"
+# 六种设置，每种都用两种方式掩码（冻结的行移动的最大距离；0 表示它原地未动）：
+
+# %% [markdown] en="5a1b607c"
+# 从第一步开始掩码时，无论用动量还是 Adam，冻结的行都纹丝不动：它们的动量（以及 Adam 的两个平均值）从零开始，之后收到的也只有零。有两件事会打破这一点，两种写法都一样：
+#
+# * **权重衰减**：它在掩码之后才加到梯度上（`g = 0 + weight_decay * p`），在 AdamW 中则直接缩小参数，所以冻结的行会向零衰减；
+# * **掩码开始得晚**：在掩码之前训练过的行带着动量，`step()` 会继续施加它，就像上面“过时的动量”一节那样。
+#
+# 钩子和清零的 `.grad` 给出完全相同的数字（两者用同一个种子），而且在每种设置中自由的行都在训练。用五个种子检查：
+
+# %% [markdown] en="093f82bb"
+# 所以梯度掩码的做法是：**从第一步就开始掩码**，把被掩码的张量放进一个**没有权重衰减**的参数组（其他参数保留各自的衰减）；如果要掩住一个已经训练过的张量，还要**把优化器动量中这些冻结行清零**（`opt.momentum_state` 给出这些条目的名字：SGD 是 `momentum_buffer`，Adam 和 AdamW 是 `exp_avg`）。下面是每种修正，各用在它所修复的设置上：
+
+# %% [markdown] en="189a1b96"
+# **永远不会漏的做法：把张量拆开。** 把冻结的行存成缓冲区（buffer），只把自由的行作为参数，在 `forward` 中把它们拼起来。优化器从不持有冻结的行，所以动量、衰减或晚开始都碰不到它们（PyTorch 中也是同样的三个调用：`register_buffer`、`torch.cat` 和 `F.embedding`）。
+
+# %% [markdown] en="59202400"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -183,6 +207,7 @@
 # | 训练 / 评估模式 | `model.train()`、`model.eval()` | `model.train()`、`model.eval()` | `model.train()`、`model.eval()` | `model.train()`、`model.eval()` |
 # | 固定 BatchNorm 的统计量 | `BatchNorm1d(c, use_global_stats=True)` | —（每次 `model.train()` 之后再调用 `bn.eval()`） | `BatchNorm1D(c, use_global_stats=True)` | `BatchNorm2d(c, freeze=True)`（`weight` 和 `bias` 也一并冻结） |
 # | 全局统计量的动量 | `momentum=0.1`（批量的权重） | `momentum=0.1`（批量的权重） | `momentum=0.9`（旧值的权重） | `momentum=0.9`（旧值的权重） |
+# | 冻结一个张量的某些行 | `p.register_hook(fn)`（0/1 掩码） | `p.register_hook(fn)` | `p.register_hook(fn)` | `gm.attach(p, callbacks=[fn])`（`fn(param, grad)` 返回梯度） |
 # | 为什么它不更新？ | `dt.diagnose.why_not_updating(model, opt, name)` | — | — | — |
 # | 参数一览表 | `dt.diagnose.summary(model, opt)` | —（`torchinfo`，第三方） | `paddle.summary(model, input_size)` | — |
 #
@@ -193,6 +218,7 @@
 # * 不把一层交给优化器能阻止更新，但它的梯度会不断累积，除非用 `model.zero_grad()` 清除。
 # * BatchNorm 的全局统计量是缓冲区，在训练模式下由前向传播更新：`eval()` 让它停止更新，直到下一次 `train()`；`use_global_stats=True` 让它永久停止。这里（以及 PyTorch 中）的 momentum 0.1 是批量的权重；Paddle 的 0.9 是旧值的权重。
 # * 零梯度不等于“没有梯度”：动量和权重衰减仍会移动参数。`dt.diagnose.why_not_updating` 和 `dt.diagnose.summary` 根据实时的对象找出原因。
+# * 一个张量的某些行：梯度掩码（`p.register_hook`）只有从第一步开始、且这个张量没有权重衰减时才能保住它们（掩码开始得晚时要清掉它们的动量）；把它们作为缓冲区、和一个只含自由行的参数放在一起，则永远不会漏。
 #
 # ## 练习
 #
