@@ -279,7 +279,7 @@ assert np.allclose(warm[:6], [0.0, 0.01, 0.02, 0.03, 0.04, 0.05])  # ramp, then 
 print("LinearLR at epochs 0, 15, 24:", linear[[0, 15, 24]].round(4))
 
 # %% [markdown] tags=["claim-torch-sequentiallr-warmup-cosine", "claim-torch-plateau-reduces-after-patience"]
-# ### Warmup the PyTorch way, and lowering the lr when the loss stalls
+# ### Warmup with SequentialLR, and lowering the lr when the loss stalls
 #
 # PyTorch writes warmup + cosine with `SequentialLR`: one schedule until a milestone, then the
 # next, started afresh. Its warmup is usually a `LinearLR` from a small `start_factor` (here
@@ -289,7 +289,8 @@ print("LinearLR at epochs 0, 15, 24:", linear[[0, 15, 24]].round(4))
 # `ReduceLROnPlateau` follows no calendar. You give it the validation loss after each epoch
 # (`sched.step(val_loss)`); after more than `patience` epochs without an improvement it
 # multiplies the lr by `factor`, then starts counting again. It is the schedule for a run whose
-# length you do not know.
+# length you do not know. Both curves are drawn below: the two warmups differ only in where
+# they start, and the plateau's lr halves three epochs after the best loss (0.69).
 
 # %%
 warmup_cosine = lr_scheduler.preview(lambda o: lr_scheduler.SequentialLR(
@@ -306,6 +307,20 @@ for val_loss in val_losses:
     plateau.step(val_loss)
     plateau_lrs.append(stalling.param_groups[0]["lr"])
 print("ReduceLROnPlateau:", plateau_lrs)
+
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.5))
+plot.lr_schedule(warm, ax=left, label="LinearWarmup + cosine")
+[sequential] = plot.lr_schedule(warmup_cosine, ax=left,
+                                label="SequentialLR: LinearLR(0.01) then cosine")
+sequential.set_linestyle("--")                  # dashed: it lies on the other one from epoch 5
+left.set_title("Two warmups into the same cosine")
+plot.lr_schedule(plateau_lrs, ax=right, label="lr after sched.step(val_loss)")
+right.set_xlabel("epoch")
+right.set_title("ReduceLROnPlateau: the lr follows the loss")
+losses_axis = right.twinx()                     # the validation losses it was given
+losses_axis.plot(np.arange(len(val_losses)) + 0.5, val_losses, "o:", color="gray")
+losses_axis.set_ylabel("validation loss (dots)")
+plt.show()
 
 # %%
 assert np.allclose(warmup_cosine[:6], [0.0005, 0.0104, 0.0203, 0.0302, 0.0401, 0.05])

@@ -61,12 +61,12 @@
 # * `CosineAnnealingLR`：从初始学习率沿半个余弦降到 `eta_min`；
 # * `LinearWarmup`：从很小的值开始，在几轮内线性上升，然后交给另一个调度方案（这里是余弦）。新网络最初的几次更新可能很剧烈；预热让它们保持很小。
 
-# %% [markdown] en="52ab3727"
-# ### PyTorch 的预热写法，以及损失停滞时降低学习率
+# %% [markdown] en="7ee591df"
+# ### 用 SequentialLR 预热，以及损失停滞时降低学习率
 #
 # PyTorch 用 `SequentialLR` 写“预热 + 余弦”：在里程碑之前用一个调度，之后换成下一个，并让它从头开始。它的预热通常是一个从较小的 `start_factor` 开始的 `LinearLR`（这里是 0.01，所以第一轮就用学习率的 1%，而 `LinearWarmup` 从 0 开始）。dltutor 有同样的类，打印出与 PyTorch 相同的数。
 #
-# `ReduceLROnPlateau` 不按日程走。每轮结束后把验证损失交给它（`sched.step(val_loss)`）；连续超过 `patience` 轮没有改进，它就把学习率乘以 `factor`，然后重新计数。不知道训练要跑多久时，就用这个调度。
+# `ReduceLROnPlateau` 不按日程走。每轮结束后把验证损失交给它（`sched.step(val_loss)`）；连续超过 `patience` 轮没有改进，它就把学习率乘以 `factor`，然后重新计数。不知道训练要跑多久时，就用这个调度。下面画出了两条曲线：两种预热只在起点上不同；平台调度的学习率在最佳损失（0.69）之后的第三轮减半。
 
 # %% [markdown] en="6331808c"
 # ## 学习率调度器与逐参数的倍数
