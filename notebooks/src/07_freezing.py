@@ -1,6 +1,12 @@
 # %% [markdown]
 # # Freezing parameters
 #
+# **About 45 minutes.** You will be able to:
+#
+# * stop a layer training in three ways, and say what each one leaves running;
+# * freeze BatchNorm's running statistics, and some rows of one tensor;
+# * find out why a parameter does, or does not, move.
+#
 # Fine-tuning a pretrained network, training a new head on top of a fixed feature extractor,
 # warming up one part of a model before the rest: all of them need some parameters to **stop
 # changing** while the others train. There are several ways to ask for that, and they are not
@@ -895,6 +901,10 @@ assert np.abs(split.free.numpy() - free_before).max(axis=1).min() > 0   # every 
 # | parameter table | `dt.diagnose.summary(model, opt)` | — (`torchinfo`, third party) | `paddle.summary(model, input_size)` | — |
 #
 # ## Summary
+#
+# **In two lines:** only a gradient of None keeps a parameter still, since a zero gradient, a
+# zero lr or leaving it out of the optimizer each leave something running. The diagnostics name
+# what, from the live objects.
 #
 # * `requires_grad_(False)` is the clean freeze: no gradient, so `step()` skips the parameter
 #   entirely (no momentum, no weight decay, no step count), and backward does less work.
