@@ -1,6 +1,13 @@
 # %% [markdown]
 # # Tensors and autograd
 #
+# **About 45 minutes.** You will be able to:
+#
+# * make tensors of the shape and dtype you want from NumPy arrays or at random;
+# * reduce, reshape and multiply them, and read the error a shape mistake gives;
+# * say where `backward()` puts gradients, when they add up, and what `no_grad` and `detach()`
+#   change.
+#
 # Every parameter of a network is a tensor: an array of numbers that also remembers how later
 # results were computed from it, so that `backward()` can hand it a gradient. Before managing
 # parameters, you need to be at home with the tensors themselves. This chapter answers four
@@ -282,48 +289,10 @@ assert out.shape == (2, 3, 5)
 for i in range(2):
     assert np.allclose(out[i].numpy(), a[i].numpy() @ b.numpy(), atol=1e-6)
 
-# %% [markdown] tags=["claim-paddle-tensors-mul-flattens", "claim-paddle1-tensors-fluid-layers-mul"]
-# Paddle 1.x also had `fluid.layers.mul(x, y, x_num_col_dims=1, y_num_col_dims=1)`, which works
-# differently: it first **flattens both inputs to 2-D** and then does one ordinary matrix product.
-# The first `x_num_col_dims` axes of `x` become the rows and all the remaining axes the columns
-# (the same for `y` with `y_num_col_dims`); the result gets the row axes of `x` and the column
-# axes of `y`. (Paddle 3.3 still runs the same operator, as `paddle._legacy_C_ops.mul`;
-# `tests/frameworks/test_ch01_tensors.py` checks it against the results below.) Here it is in
-# dltutor, in a few lines of reshape and `@` (gradients flow through both):
-
-# %%
-def mul(x, y, x_num_col_dims=1, y_num_col_dims=1):
-    """Paddle 1.x's flatten-then-multiply, built from reshape and one 2-D matmul."""
-    rows, cols = x.shape[:x_num_col_dims], x.shape[x_num_col_dims:]
-    y_rows, y_cols = y.shape[:y_num_col_dims], y.shape[y_num_col_dims:]
-    x2 = x.reshape(int(np.prod(rows)), int(np.prod(cols)))
-    y2 = y.reshape(int(np.prod(y_rows)), int(np.prod(y_cols)))
-    return (x2 @ y2).reshape(*rows, *y_cols)
-
-
-flat = mul(a, b, x_num_col_dims=2)            # a -> (6, 4), then (6, 4) @ (4, 5)
-print(flat.shape)
-
 # %% [markdown]
-# **Where they agree.** When the right operand is a single matrix, the batch axes of `a` are just
-# more rows: stacking the 2 x 3 rows into a (6, 4) matrix, multiplying once and reshaping back
-# gives exactly the batched result. (This is also what a `Linear` layer does with a 3-D input.)
-
-# %%
-by_hand = (a.reshape(6, 4) @ b).reshape(2, 3, 5)
-reference = np.einsum("ijk,kl->ijl", a.numpy(), b.numpy())      # NumPy, not the kit
-assert np.allclose(flat.numpy(), reference, atol=1e-6)
-assert np.allclose(flat.numpy(), out.numpy(), atol=1e-6)
-assert np.allclose(by_hand.numpy(), out.numpy(), atol=1e-6)
-lin = nn.Linear(4, 5)                         # a Linear layer on a 3-D input: the same idea
-rows_first = (a.reshape(6, 4) @ lin.weight.T + lin.bias).reshape(2, 3, 5)
-assert np.allclose(lin(a).numpy(), rows_first.numpy(), atol=1e-6)
-
-# %% [markdown]
-# **What only the batched matmul can do.** When *both* operands have batch axes, matmul pairs
-# them, broadcasting axes of size 1. Here `a2` holds 2 x 1 matrices and `b2` holds 5: the result
-# holds all 2 x 5 products. A flatten-then-multiply has no batch of right-hand matrices: it
-# would squash `b2` into one big matrix.
+# **Both operands batched.** When *both* operands have batch axes, matmul pairs them,
+# broadcasting axes of size 1. Here `a2` holds 2 x 1 matrices and `b2` holds 5: the result
+# holds all 2 x 5 products.
 
 # %%
 a2 = dt.randn(2, 1, 3, 4)
@@ -337,21 +306,36 @@ for i in range(2):
     for j in range(5):
         assert np.allclose(out2[i, j].numpy(), a2[i, 0].numpy() @ b2[j].numpy(), atol=1e-6)
 
-# %% [markdown] tags=["claim-paddle-tensors-fc-flattens", "claim-paddle-tensors-mul-flattens"]
-# **Where they disagree.** With its default `x_num_col_dims=1`, `mul` keeps only the first axis
-# as rows and flattens everything else into columns: each of the 2 samples in `a` becomes one
-# row of 3 x 4 = 12 numbers. So `mul(a, W)` with a (12, 5) matrix contracts over *both* trailing
-# axes of `a` at once (what Paddle's fully connected layer `fc` does with image features, in 1.x
-# and still in Paddle 3.3's `paddle.static.nn.fc`), while
-# `a @ W` multiplies each sample's 3 x 4 matrix by `W` and fails, because 4 is not 12. And on
-# the (4, 5) matrix `b`, where `a @ b` works, the default `mul(a, b)` fails the other way round.
+# %% [markdown] tags=["claim-paddle-tensors-mul-flattens", "claim-paddle1-tensors-fluid-layers-mul", "claim-paddle-tensors-fc-flattens"]
+# > **Box: Paddle 1.x's `fluid.layers.mul`, a flatten-then-multiply** (skip it unless you read
+# > Paddle 1.x code). `mul(x, y, x_num_col_dims=1, y_num_col_dims=1)` first **flattens both
+# > inputs to 2-D**: the first `x_num_col_dims` axes of `x` become the rows, all the others the
+# > columns (the same for `y`); it does one matrix product and gives the result the row axes of
+# > `x` and the column axes of `y`. With `x_num_col_dims=2` and one right-hand matrix it agrees
+# > with `a @ b` (the batch axes are just more rows, which is also what a `Linear` layer does
+# > with a 3-D input). With the default 1, each sample's 3 x 4 numbers become one row of 12, so
+# > `mul(a, W)` with a (12, 5) matrix contracts over *both* trailing axes at once (what Paddle's
+# > fully connected `fc` does with image features, in 1.x and still in Paddle 3.3's
+# > `paddle.static.nn.fc`), where `a @ W` fails; on the (4, 5) matrix `b` the default `mul`
+# > fails instead. It cannot pair a batch of right-hand matrices as `a2 @ b2` does. Paddle 3.3
+# > still runs the operator (`paddle._legacy_C_ops.mul`; `tests/frameworks/test_ch01_tensors.py`
+# > checks it against the results below). In dltutor it is a few lines of reshape and `@`, so
+# > gradients flow through it:
 
 # %%
-W = dt.randn(12, 5)
-summed = mul(a, W)                  # (2, 12) @ (12, 5)
-print("mul(a, W):", summed.shape)
-expected = np.tensordot(a.numpy(), W.numpy().reshape(3, 4, 5), axes=2)
+def mul(x, y, x_num_col_dims=1, y_num_col_dims=1):
+    """Paddle 1.x's flatten-then-multiply, built from reshape and one 2-D matmul."""
+    rows, cols = x.shape[:x_num_col_dims], x.shape[x_num_col_dims:]
+    y_rows, y_cols = y.shape[:y_num_col_dims], y.shape[y_num_col_dims:]
+    x2 = x.reshape(int(np.prod(rows)), int(np.prod(cols)))
+    y2 = y.reshape(int(np.prod(y_rows)), int(np.prod(y_cols)))
+    return (x2 @ y2).reshape(*rows, *y_cols)
 
+
+flat = mul(a, b, x_num_col_dims=2)  # a -> (6, 4), then (6, 4) @ (4, 5): the same as a @ b
+W = dt.randn(12, 5)
+summed = mul(a, W)                  # the default: (2, 12) @ (12, 5), a whole sample at once
+print("mul(a, b, x_num_col_dims=2):", flat.shape, "   mul(a, W):", summed.shape)
 for name, attempt in [("a @ W", lambda: a @ W), ("mul(a, b)", lambda: mul(a, b))]:
     try:
         attempt()
@@ -359,16 +343,13 @@ for name, attempt in [("a @ W", lambda: a @ W), ("mul(a, b)", lambda: mul(a, b))
         print(f"{name}: ValueError: {err}")
 
 # %%
+assert np.allclose(flat.numpy(), out.numpy(), atol=1e-6)
 assert summed.shape == (2, 5)
-assert np.allclose(summed.numpy(), expected, atol=1e-5)
-
-# %% [markdown]
-# | | batched `matmul` (`a @ b`) | flatten-then-multiply (`mul`) |
-# | --- | --- | --- |
-# | what is multiplied | the last two axes, as matrices | the 2-D matrices made by flattening |
-# | leading axes | batch axes, paired and broadcast | folded into rows (of `x`) or columns (of `y`) |
-# | contracts over | the last axis of `a` | all the column axes of `x` at once |
-# | typical use | attention, batched linear algebra | a fully connected layer on flattened features |
+assert np.allclose(summed.numpy(), np.tensordot(a.numpy(), W.numpy().reshape(3, 4, 5), axes=2),
+                   atol=1e-5)
+lin = nn.Linear(4, 5)               # a Linear layer on a 3-D input: rows first, the same idea
+rows_first = (a.reshape(6, 4) @ lin.weight.T + lin.bias).reshape(2, 3, 5)
+assert np.allclose(lin(a).numpy(), rows_first.numpy(), atol=1e-6)
 
 # %% [markdown]
 # ## Reading an error message
@@ -686,6 +667,10 @@ assert moved == {"stage1": False, "stage2": False, "stage3": True}
 # | forget gradients | `p.grad = None`, `zero_grad()` | `p.grad = None`, `zero_grad()` | `p.clear_gradient()`, `opt.clear_grad()` | `opt.clear_grad()` |
 #
 # ## Summary
+#
+# **In two lines:** a tensor is an array that remembers how it was computed, so `backward()` can
+# hand every leaf that requires grad its gradient. Those gradients add up until you clear them,
+# and `no_grad` or `detach()` decide where the recording stops.
 #
 # * `dt.tensor(array)` copies and keeps a NumPy array's dtype (float64 stays float64); Python
 #   floats give float32. Pass `dtype=dt.float32` for network inputs.
