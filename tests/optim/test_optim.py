@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -693,3 +694,12 @@ def test_clear_grad_of_several_optimizers_at_once():
     both.zero_grad()
     assert all(p.grad is None for p in net.parameters())
 
+
+
+def test_clip_grad_norm_of_an_infinite_gradient_gives_nan_silently_as_pytorch():
+    (bad,) = params_with_grads([np.inf, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")            # no NumPy RuntimeWarning for inf * 0
+        total = optim.clip_grad_norm_([bad], 1.0)
+    assert total.item() == np.inf
+    assert np.isnan(bad.grad.numpy()[0]) and bad.grad.numpy()[1] == 0.0

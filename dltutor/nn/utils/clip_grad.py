@@ -79,10 +79,11 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
                            "a NaN or Inf gradient is upstream (find it with dt.detect_anomaly())"
                            ". Pass error_if_nonfinite=False to clip anyway.")
     scale = min(1.0, max_norm / (total + 1e-6)) if math.isfinite(total) else max_norm / total
-    for p in params:
-        p.grad.data = p.grad.data * scale  # a new array: gradients may share memory
-    dtype = params[0].grad.dtype if params else "float32"
     backend = B.backend_of(params[0].grad.data) if params else B.current()
+    with backend.ignore_float_errors():    # an inf gradient times 0 is NaN, silently (PyTorch)
+        for p in params:
+            p.grad.data = p.grad.data * scale  # a new array: gradients may share memory
+    dtype = params[0].grad.dtype if params else "float32"
     return make_tensor(backend.asarray(total, dtype=dtype), False, None)
 
 
