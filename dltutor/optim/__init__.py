@@ -18,6 +18,7 @@ from .checkpoint import OptimizerLoadResult, OptimizerStateError
 from ..nn.utils import clip_grad_norm_, clip_grad_value_   # PyTorch's address: nn.utils
 from .clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, GradClip
 from .decay import Decay
+from .grad_scaler import GradScaler
 from .multi_optimizer import MultiOptimizer
 from .nonfinite import NonFiniteGradientError
 from .optimizer import Optimizer
@@ -29,6 +30,6 @@ from .signsgd import SignSGD
 
 __all__ = ["lr_scheduler", "Optimizer", "Decay", "OptimizerLoadResult", "OptimizerStateError",
            "NonFiniteGradientError",           "StepRecord", "StepReport",
-           "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "SignSGD", "MultiOptimizer",
+           "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "SignSGD", "MultiOptimizer", "GradScaler",
            "clip_grad_norm_", "clip_grad_value_", "GradClip", "ClipGradByGlobalNorm",
            "ClipGradByNorm", "ClipGradByValue", "Regularizer", "L1Decay", "L2Decay"]
