@@ -1,6 +1,14 @@
 # %% [markdown] tags=["claim-torch-clip-functions-not-optimizer", "claim-paddle-clip-optimizer-grad-clip"]
 # # Gradient clipping and numerical trouble
 #
+# **About 45 minutes.** You will be able to:
+#
+# * clip gradients by value, by each tensor's norm or by the global norm, and keep some
+#   parameters out;
+# * find the op where a NaN started, and tell a cause from a victim;
+# * train with float16 layers and a loss scaler, clipping after `unscale_`;
+# * check, step by step, why a training run does not converge.
+#
 # Now and then a batch produces a gradient hundreds of times larger than usual, one step
 # throws the weights far away, and training never recovers — or the loss turns into `inf` and
 # then `nan`. **Gradient clipping** limits how large a gradient may be before the optimizer uses
@@ -11,7 +19,8 @@
 # * what each does to the same gradients, and how to keep some parameters out of clipping;
 # * how to find the op where a NaN started;
 # * what to check when training does not converge, with traces of gradient norms and update
-#   sizes recorded during training.
+#   sizes recorded during training;
+# * how mixed precision keeps small gradients alive with a loss scaler, and where clipping goes.
 
 # %%
 import matplotlib.pyplot as plt
@@ -278,12 +287,11 @@ ax2.set(ylabel="gradient norm of the tensor", title="per-tensor norms after each
 ax2.legend(fontsize="small")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-clip-need-clip-paramattr"]
 # Which one to use? Global-norm clipping is the usual choice (it is what "gradient clipping"
 # means in most papers and code): it keeps the direction and only limits the step length.
 # Per-tensor clipping limits each layer separately, and value clipping is the bluntest tool.
-
-# %% [markdown] tags=["claim-paddle-clip-need-clip-paramattr"]
+#
 # ### Keeping parameters out of clipping
 #
 # Every parameter has `need_clip` (Paddle's `ParamAttr(need_clip=...)`). A clip object handed to
@@ -772,6 +780,161 @@ assert clipping_rescues(model_clip, rec_clip)
 assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=seed))
            for seed in range(1, 5))
 
+# %% [markdown] tags=["claim-torch-autocast-half-linear-float-loss"]
+# ## Mixed precision: a loss scaler, and where clipping goes
+#
+# float16 halves the memory of an array and, on a GPU, multiplies matrices several times
+# faster, but it holds only about three significant digits, up to 65504 and down to about 6e-5
+# (6e-8 with the last, imprecise "subnormal" numbers). Gradients are often smaller than that:
+# computed in float16 they become exactly 0, and the weights stop learning without any error.
+# So mixed precision keeps the parameters (the *master weights*) and their gradients in float32
+# and computes the layers in float16. Here that is done by hand: the activations and weights
+# are cast with `.to(dt.float16)`, and the output back with `.float()` before the loss. PyTorch's
+# `torch.autocast` makes the same choice op by op: inside `torch.autocast("cpu",
+# dtype=torch.float16)` a Linear's output is float16, `mse_loss`'s is float32, and the weight's
+# gradient float32, as in these cells.
+#
+# A loss made tiny on purpose (times 1e-8) shows the trouble, and the cure: multiply the loss
+# by a large number S before `backward()` (every gradient is then S times larger, which lifts it
+# into float16's range), and divide the gradients by S afterwards, in float32.
+
+# %%
+TINY = 1e-8
+
+
+def weight_gradient(dtype, seed=0, loss_scale=1.0):
+    """The gradient of a Linear(16, 1) layer's weight for a tiny loss, computed in `dtype`
+    (float16: mixed precision), with the loss multiplied by `loss_scale` and the gradient
+    divided by it again."""
+    dt.manual_seed(seed)
+    layer = nn.Linear(16, 1)                     # float32 master weights
+    x, y = dt.randn(8, 16), dt.randn(8, 1)
+    out = F.linear(x.to(dtype), layer.weight.to(dtype), layer.bias.to(dtype))
+    loss = TINY * F.mse_loss(out.float(), y)     # the loss in float32
+    (loss * loss_scale).backward()
+    return layer.weight.grad.numpy() / loss_scale
+
+
+def first_four(gradient):
+    return (gradient[0, :4] / 1e-9).round(3)      # in units of 1e-9
+
+
+print("in units of 1e-9:")
+print("float32 throughout:       ", first_four(weight_gradient(dt.float32)))
+print("float16 layer:            ", first_four(weight_gradient(dt.float16)))
+print("float16, loss times 65536:", first_four(weight_gradient(dt.float16, loss_scale=65536.0)))
+
+# %%
+for seed in range(5):                            # every seed: all lost, then all recovered
+    exact = weight_gradient(dt.float32, seed)
+    assert (weight_gradient(dt.float16, seed) == 0).all()
+    scaled = weight_gradient(dt.float16, seed, loss_scale=65536.0)
+    assert np.abs(scaled - exact).max() < 1e-2 * np.abs(exact).max()
+
+# %% [markdown] tags=["claim-torch-gradscaler-unscale-before-clip"]
+# `optim.GradScaler` does this every step, with PyTorch's semantics: `scaler.scale(loss)`
+# multiplies the loss by the scale S (65536 to start); `scaler.step(opt)` divides the gradients
+# by S, then calls `opt.step()`; `scaler.update()` adjusts S for the next step. **Clipping goes
+# between `backward()` and `step()`, after `scaler.unscale_(opt)`**, which divides by S early:
+# clipped before that, the clip sees gradients S times too large, cuts them by that much, and
+# the step then divides by S once more. One clipped step both ways (S = 1024 here), beside the
+# same step in float32:
+
+# %%
+def clipped_step(order, loss_scale=1024.0, seed=1):
+    """One SGD step with clip_grad_norm_(max_norm=1); returns the norm the clip saw and the
+    largest change of a weight. order: "unscale_, then clip", "clip first" or "float32"."""
+    dt.manual_seed(seed)
+    layer = nn.Linear(16, 1)
+    x, y = dt.randn(8, 16), dt.randn(8, 1)
+    before = layer.weight.numpy().copy()
+    opt = optim.SGD(layer.parameters(), lr=0.1)
+    if order == "float32":
+        F.mse_loss(layer(x), y).backward()
+        norm = optim.clip_grad_norm_(layer.parameters(), max_norm=1.0)
+        opt.step()
+    else:
+        scaler = optim.GradScaler(init_scale=loss_scale)
+        out = F.linear(x.to(dt.float16), layer.weight.to(dt.float16), layer.bias.to(dt.float16))
+        scaler.scale(F.mse_loss(out.float(), y)).backward()
+        if order == "unscale_, then clip":
+            scaler.unscale_(opt)
+        norm = optim.clip_grad_norm_(layer.parameters(), max_norm=1.0)
+        scaler.step(opt)
+        scaler.update()
+    return norm.item(), np.abs(layer.weight.numpy() - before).max()
+
+
+steps = {order: clipped_step(order) for order in ("float32", "unscale_, then clip", "clip first")}
+for order, (norm, moved) in steps.items():
+    print(f"{order:20s} the clip saw a norm of {norm:7.4g}; the largest weight moved {moved:.3g}")
+
+for seed in range(1, 6):                        # the same on five more setups
+    (norm32, moved32), (norm, moved), (norm_early, moved_early) = (
+        clipped_step(order, seed=seed) for order in ("float32", "unscale_, then clip", "clip first"))
+    assert abs(norm - norm32) < 1e-2 * norm32 and abs(moved - moved32) < 1e-2 * moved32
+    assert abs(norm_early - 1024 * norm32) < 1e-2 * 1024 * norm32       # S times too large
+    assert moved_early < 2 * moved32 / 1024                              # a step S times too small
+
+# %% [markdown] tags=["claim-torch-gradscaler-backoff-and-growth", "claim-torch-gradscaler-unscale-twice-raises", "claim-torch-gradscaler-refuses-fp16-grads", "claim-torch-gradscaler-state-dict-keys"]
+# **How S chooses itself.** Too large a scale overflows instead: some gradient passes 65504 in
+# the float16 backward pass and becomes inf. Then `scaler.step` skips `opt.step()` (the weights
+# stay as they were) and `scaler.update()` halves S; after `growth_interval` clean steps in a
+# row (2000 by default, 3 below) it doubles S again. Started far too high, at 2^24, S falls
+# until the backward pass fits, then keeps trying one step higher: it stays near the largest
+# scale that does not overflow. The rest is as in PyTorch too: `unscale_` may be called once
+# per step (a second call raises, and so does a second `step`), a float16 *parameter* is
+# refused (keep the master weights in float32), and `scaler.state_dict()` holds S and its
+# counter for a checkpoint.
+#
+# Where this differs from mixed precision on a GPU: there is no autocast here (you choose where
+# to cast), and NumPy computes float16 on the CPU without special hardware, so here it saves no
+# time. What it shows are the numerics, which are the same.
+
+# %%
+def scale_history(seed=0, iterations=30):
+    """S after each update, and whether each step was taken, from S = 2^24."""
+    dt.manual_seed(seed)
+    layer = nn.Linear(16, 1)
+    x, y = dt.randn(8, 16), dt.randn(8, 1)
+    opt = optim.SGD(layer.parameters(), lr=0.01)
+    scaler = optim.GradScaler(init_scale=2.0 ** 24, growth_interval=3)
+    scales, taken = [], []
+    for _ in range(iterations):
+        opt.zero_grad()
+        out = F.linear(x.to(dt.float16), layer.weight.to(dt.float16), layer.bias.to(dt.float16))
+        scaler.scale(F.mse_loss(out.float(), y)).backward()
+        steps_before = opt.step_count
+        scaler.step(opt)
+        scaler.update()
+        scales.append(scaler.get_scale())
+        taken.append(opt.step_count > steps_before)
+    return np.log2(scales), np.array(taken)
+
+
+log_scale, taken = scale_history()
+used = np.concatenate([[24.0], log_scale[:-1]])      # the scale each iteration ran with
+fig, ax = plt.subplots(figsize=(8, 3))
+ax.step(np.arange(len(used)), used, where="post", label="log2 of the scale S it ran with")
+ax.plot(np.flatnonzero(~taken), used[~taken], "rx", label="overflow: step skipped, S halved")
+ax.set_xlabel("iteration")
+ax.set_ylabel("log2 S")
+ax.legend()
+plt.show()
+print("log2 S after each update:", log_scale.astype(int).tolist())
+
+# %%
+for seed in range(5):
+    log_scale, taken = scale_history(seed)
+    previous = np.concatenate([[24.0], log_scale[:-1]])
+    assert (log_scale[~taken] == previous[~taken] - 1).all()    # a skipped step halves S
+    assert not taken[0] and taken.any()                          # 2^24 overflows; S comes down
+    clean_run = 0
+    for s, before, ok in zip(log_scale, previous, taken):        # 3 clean steps double it
+        clean_run = clean_run + 1 if ok else 0
+        assert s == (before + 1 if clean_run == 3 else before - (not ok))
+        clean_run %= 3
+
 # %% [markdown] tags=["claim-torch-names-08", "claim-paddle-names-08", "claim-mge-names-08", "claim-torch-detect-anomaly-nan-backward-only", "claim-torch-isfinite-hook-catches-inf", "claim-paddle-check-nan-inf-forward-backward", "claim-paddle-clip-grad-in-place"]
 # ## What the frameworks call it
 #
@@ -785,6 +948,7 @@ assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=se
 # | keep a parameter out of clipping | `p.need_clip = False` | — (do not pass it) | `ParamAttr(need_clip=False)` | — (do not pass it) |
 # | find the op that made a NaN | `with dt.detect_anomaly():` | `with torch.autograd.detect_anomaly():` (NaN in the backward pass only, see below) | `paddle.set_flags({"FLAGS_check_nan_inf": 1})` | — |
 # | stable log of a softmax | `F.log_softmax`, `F.cross_entropy` | `F.log_softmax`, `F.cross_entropy` | `F.log_softmax`, `F.cross_entropy` | `F.logsoftmax`, `F.nn.cross_entropy` |
+# | scale the loss for float16 | `optim.GradScaler()` | `torch.amp.GradScaler()` | `paddle.amp.GradScaler()` | `megengine.amp.GradScaler()`, `scaler.backward(gm, loss)` (starts at 16) |
 # | record training traces | `dltutor.trace.Recorder(model, opt)` | — (hooks, TensorBoard) | — (VisualDL) | — |
 #
 # `torch.autograd.detect_anomaly()` checks less than the other two. PyTorch 2.13 raises only when
@@ -794,6 +958,10 @@ assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=se
 # in a hook, `t.register_hook(fn)`. Paddle's flag checks every op's output for NaN and Inf.
 #
 # ## Summary
+#
+# **In two lines:** clipping limits how far one step can go, and global-norm clipping does it
+# without turning the gradient. A NaN or an overflow has one first op, which the kit's tools name
+# before it spreads.
 #
 # * Clip after `backward()` and before `step()` with `clip_grad_value_` / `clip_grad_norm_`
 #   (they change `.grad`), or hand `ClipGradByValue` / `ClipGradByNorm` / `ClipGradByGlobalNorm`
@@ -808,6 +976,9 @@ assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=se
 #   (weights that grew geometrically: the learning rate).
 # * When training does not converge, check the data, overfit one batch, then look at the
 #   learning rate, the initialization, the gradient norms and the update ratio.
+# * Mixed precision computes in float16 but keeps float32 master weights; a loss scaler
+#   (`optim.GradScaler`) keeps small gradients from turning into 0, skips the steps that
+#   overflow and finds its own scale. Clip after `scaler.unscale_(opt)`.
 #
 # ## Exercises
 #

@@ -14,6 +14,9 @@ import numpy as np
 import pytest
 import torch
 
+import dltutor as dt
+from dltutor import nn, optim
+
 from chapters import paddle_dynamic
 from claims import claim
 
@@ -351,3 +354,197 @@ def test_paddle_check_nan_inf_catches_log_forward_and_sqrt_backward():
             y.backward()                                 # the backward op
     finally:
         paddle.set_flags({"FLAGS_check_nan_inf": 0})
+
+
+# ------------------------------------------------------- GradScaler: dltutor beside PyTorch
+
+
+def _both_scalers(**settings):
+    """PyTorch's scaler on the CPU and dltutor's, with the same settings."""
+    return torch.amp.GradScaler("cpu", **settings), optim.GradScaler(**settings)
+
+
+def _both_params(values, dtype="float32"):
+    """The same values as a PyTorch parameter and a dltutor parameter."""
+    array = np.array(values, dtype=dtype)
+    return torch.nn.Parameter(torch.tensor(array)), nn.Parameter(array.copy())
+
+
+def _scaled_backward(scaler, w, factors, backend):
+    """scale(sum(w * w * factors)).backward(): the gradient is 2 * w * factors * scale."""
+    make = torch.tensor if backend is torch else dt.tensor
+    scaler.scale((w * w * make(np.array(factors, dtype=np.float32))).sum()).backward()
+
+
+def _run_with_injected_gradients(backend, scaler, w, opt, bad_steps, iterations):
+    """Each iteration: scaled backward, a NaN or an inf written into the gradient at
+    ``bad_steps``, step, update. Returns the scale after each update, which steps were skipped
+    (the parameters unchanged) and the parameters at the end."""
+    scales, skipped = [], []
+    for i in range(iterations):
+        opt.zero_grad()
+        _scaled_backward(scaler, w, [1.0, 1.0, 1.0], backend)
+        if i in bad_steps:
+            grad = w.grad if backend is torch else w.grad.data      # write into the gradient
+            grad[1] = bad_steps[i]
+        before = np.array(w.tolist())
+        scaler.step(opt)
+        scaler.update()
+        scales.append(scaler.get_scale())
+        skipped.append(bool((np.array(w.tolist()) == before).all()))
+    return scales, skipped, np.array(w.tolist())
+
+
+@claim("torch-gradscaler-backoff-and-growth")
+@pytest.mark.parametrize("settings, expected", [
+    # halved at each bad step; doubled after 3 clean steps in a row (steps 4-6, 8-10, 11-13)
+    (dict(init_scale=1024.0, growth_interval=3),
+     [1024.0, 1024.0, 512.0, 256.0, 256.0, 256.0, 512.0, 256.0, 256.0, 256.0, 512.0, 512.0,
+      512.0, 1024.0]),
+    # factors that are not powers of two: each product is rounded to float32 the same way
+    (dict(init_scale=3.3, growth_factor=1.7, backoff_factor=0.3, growth_interval=3), None),
+], ids=["powers-of-two", "float32-rounding"])
+def test_gradscaler_backoff_and_growth_match_torch(settings, expected):
+    bad_steps = {2: INF, 3: NAN, 7: -INF}
+    results = []
+    for backend, scaler in zip((torch, dt), _both_scalers(**settings)):
+        w = _both_params([0.5, -1.0, 2.0])[0 if backend is torch else 1]
+        opt = (torch.optim.SGD if backend is torch else optim.SGD)([w], lr=0.01, momentum=0.9)
+        results.append(_run_with_injected_gradients(backend, scaler, w, opt, bad_steps, 14))
+    (torch_scales, torch_skipped, torch_w), (dt_scales, dt_skipped, dt_w) = results
+    assert dt_scales == torch_scales == (expected or torch_scales)
+    assert torch_skipped == dt_skipped == [i in bad_steps for i in range(14)]
+    np.testing.assert_allclose(dt_w, torch_w, rtol=1e-6)
+
+
+def _clipped_amp_steps(backend, scaler, steps=3, max_norm=1.0):
+    """A float32 linear model: scale -> backward -> unscale_ -> clip_grad_norm_ -> step ->
+    update, ``steps`` times. Returns the norms the clip returned and the final parameters."""
+    rng = np.random.default_rng(0)
+    weight, bias = rng.standard_normal((2, 4)), rng.standard_normal(2)
+    x, y = rng.standard_normal((8, 4)), rng.standard_normal((8, 2))
+    if backend is torch:
+        w, b = (torch.nn.Parameter(torch.tensor(a, dtype=torch.float32)) for a in (weight, bias))
+        x, y = (torch.tensor(a, dtype=torch.float32) for a in (x, y))
+        opt, clip = torch.optim.SGD([w, b], lr=0.1, momentum=0.9), U.clip_grad_norm_
+    else:
+        w, b = nn.Parameter(weight.astype(np.float32)), nn.Parameter(bias.astype(np.float32))
+        x, y = dt.tensor(x.astype(np.float32)), dt.tensor(y.astype(np.float32))
+        opt, clip = optim.SGD([w, b], lr=0.1, momentum=0.9), optim.clip_grad_norm_
+    norms = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = ((x @ w.T + b - y) ** 2).mean()
+        if scaler is None:                   # the float32 reference: no scaling at all
+            loss.backward()
+        else:
+            scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+        norms.append(clip([w, b], max_norm).item())
+        if scaler is None:
+            opt.step()
+        else:
+            scaler.step(opt)
+            scaler.update()
+    return norms, np.concatenate([np.array(w.tolist()).ravel(), np.array(b.tolist())])
+
+
+@claim("torch-gradscaler-unscale-before-clip")
+def test_gradscaler_unscale_then_clip_matches_torch():
+    torch_scaler, dt_scaler = _both_scalers(init_scale=1024.0)
+    torch_norms, torch_params = _clipped_amp_steps(torch, torch_scaler)
+    dt_norms, dt_params = _clipped_amp_steps(dt, dt_scaler)
+    plain_norms, plain_params = _clipped_amp_steps(torch, None)
+    np.testing.assert_allclose(torch_norms, plain_norms, rtol=1e-6)   # the unscaled norm ...
+    np.testing.assert_allclose(dt_norms, torch_norms, rtol=1e-6)      # ... in both
+    assert min(torch_norms) > 1.0                                      # so the clip did clip
+    np.testing.assert_allclose(torch_params, plain_params, rtol=1e-6)
+    np.testing.assert_allclose(dt_params, torch_params, rtol=1e-6)
+
+
+@claim("torch-gradscaler-unscale-twice-raises")
+def test_gradscaler_unscale_twice_and_step_twice_raise_in_both():
+    for backend, scaler in zip((torch, dt), _both_scalers(init_scale=4.0)):
+        w = _both_params([1.0, 2.0])[0 if backend is torch else 1]
+        opt = (torch.optim.SGD if backend is torch else optim.SGD)([w], lr=0.1)
+        _scaled_backward(scaler, w, [1.0, 1.0], backend)
+        scaler.unscale_(opt)
+        with pytest.raises(RuntimeError, match=r"^unscale_\(\) has already been called on this "
+                                               r"optimizer since the last update\(\)\."):
+            scaler.unscale_(opt)
+        assert w.grad.tolist() == [2.0, 4.0]                 # unscaled once, not twice
+        scaler.step(opt)
+        with pytest.raises(RuntimeError, match=r"^step\(\) has already been called since the "
+                                               r"last update\(\)\."):
+            scaler.step(opt)
+        with pytest.raises(RuntimeError, match=r"^unscale_\(\) is being called after step"):
+            scaler.unscale_(opt)
+        scaler.update()
+        assert w.tolist() == pytest.approx([0.8, 1.6])        # one step, not two
+
+
+@claim("torch-gradscaler-refuses-fp16-grads")
+def test_gradscaler_refuses_float16_gradients_in_both():
+    for backend, scaler in zip((torch, dt), _both_scalers(init_scale=4.0)):
+        master = _both_params([1.0])[0 if backend is torch else 1]
+        half = _both_params([1.0, 2.0], dtype="float16")[0 if backend is torch else 1]
+        opt = (torch.optim.SGD if backend is torch else optim.SGD)([master, half], lr=0.1)
+        scaler.scale((master * 3.0).sum() + (half * half).float().sum()).backward()
+        assert str(half.grad.dtype).endswith("float16")
+        with pytest.raises(ValueError, match=r"^Attempting to unscale FP16 gradients\."):
+            scaler.unscale_(opt)
+        assert master.grad.tolist() == [12.0]                # nothing was unscaled
+        with pytest.raises(ValueError, match=r"^Attempting to unscale FP16 gradients\."):
+            scaler.step(opt)
+        assert master.tolist() == [1.0]                       # and nothing stepped
+
+
+@claim("torch-gradscaler-state-dict-keys")
+def test_gradscaler_state_dict_keys_and_values_match_torch():
+    saved = []
+    for backend, scaler in zip((torch, dt), _both_scalers(init_scale=256.0, growth_interval=3)):
+        w = _both_params([0.5, -1.0, 2.0])[0 if backend is torch else 1]
+        opt = (torch.optim.SGD if backend is torch else optim.SGD)([w], lr=0.01)
+        _run_with_injected_gradients(backend, scaler, w, opt, {1: INF}, iterations=6)
+        saved.append(scaler.state_dict())
+        saved.append((scaler.get_scale(), scaler.get_growth_factor(),
+                      scaler.get_backoff_factor(), scaler.get_growth_interval()))
+    torch_state, torch_getters, dt_state, dt_getters = saved
+    assert dt_getters == torch_getters == (256.0, 2.0, 0.5, 3)
+    assert list(dt_state) == list(torch_state) == ["scale", "growth_factor", "backoff_factor",
+                                                   "growth_interval", "_growth_tracker"]
+    assert dt_state == torch_state == {"scale": 256.0, "growth_factor": 2.0,
+                                       "backoff_factor": 0.5, "growth_interval": 3,
+                                       "_growth_tracker": 1}
+    assert torch.amp.GradScaler("cpu", enabled=False).state_dict() == {}
+    assert optim.GradScaler(enabled=False).state_dict() == {}
+    resumed = optim.GradScaler()
+    resumed.load_state_dict(torch_state)                      # PyTorch's checkpoint loads here
+    assert resumed.state_dict() == torch_state
+
+
+@claim("torch-autocast-half-linear-float-loss")
+def test_torch_autocast_computes_linear_in_float16_and_the_loss_in_float32():
+    """What chapter 08's cells do by hand (`.to(dt.float16)` into the layer, `.float()` before
+    the loss, float32 master weights), PyTorch's autocast does op by op."""
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(16, 1)
+    x, y = torch.randn(8, 16), torch.randn(8, 1)
+    with torch.autocast("cpu", dtype=torch.float16):
+        out = layer(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+    assert out.dtype == torch.float16 and loss.dtype == torch.float32
+    loss.backward()
+    assert layer.weight.dtype == layer.weight.grad.dtype == torch.float32
+    # The kit's hand-cast version computes the same loss (float16 rounding aside).
+    dt_layer = nn.Linear(16, 1)
+    dt_layer.load_state_dict({k: v.detach().numpy() for k, v in layer.state_dict().items()})
+    dx, dy = dt.tensor(x.numpy()), dt.tensor(y.numpy())
+    F = nn.functional
+    dt_out = F.linear(dx.to(dt.float16), dt_layer.weight.to(dt.float16),
+                      dt_layer.bias.to(dt.float16))
+    dt_loss = F.mse_loss(dt_out.float(), dy)
+    assert dt_out.dtype == dt.float16 and dt_loss.dtype == dt.float32
+    dt_loss.backward()
+    assert dt_layer.weight.grad.dtype == dt.float32
+    assert abs(dt_loss.item() - loss.item()) < 1e-2 * loss.item()

@@ -1,12 +1,20 @@
-# %% [markdown] en="62fddfe4"
+# %% [markdown] en="76f14839"
 # # 梯度裁剪与数值问题
+#
+# **约 45 分钟。**学完本章，你将能够：
+#
+# * 按值、按每个张量的范数或按全局范数裁剪梯度，并让某些参数不参与裁剪；
+# * 找到 NaN 最早出现的运算，并分清它是原因还是受害者；
+# * 用 float16 计算的层和损失缩放器训练，并在 `unscale_` 之后裁剪；
+# * 一步一步检查训练为什么不收敛。
 #
 # 时不时会有一个批量产生比平常大几百倍的梯度，一步就把权重甩得很远，训练再也恢复不过来——或者损失变成 `inf`，接着变成 `nan`。**梯度裁剪**（gradient clipping）在优化器使用梯度之前限制它的大小。本章介绍
 #
 # * 三种裁剪方式（按值、按每个张量的范数、按全局范数），PyTorch 用函数的方式，以及 Paddle 把裁剪对象交给优化器的方式；
 # * 每种方式对同一组梯度做了什么，以及怎样让某些参数不参与裁剪；
 # * 怎样找到 NaN 最早出现在哪个运算；
-# * 训练不收敛时要检查什么，借助训练中记录的梯度范数和更新量曲线。
+# * 训练不收敛时要检查什么，借助训练中记录的梯度范数和更新量曲线；
+# * 混合精度怎样借助损失缩放器让小梯度活下来，以及裁剪应该放在哪里。
 
 # %% [markdown] en="744f7d76"
 # ## 三种裁剪梯度的方式
@@ -55,10 +63,9 @@
 # %% [markdown] en="68d61eff"
 # 同一件事的两幅图。左边，一个有两个元素的梯度 `(3, 0.5)`，分别按值裁剪到 1 和按范数裁剪到 1：按值裁剪把它转向了对角线。右边，我们网络的梯度在每种方法之后各张量的范数。
 
-# %% [markdown] en="e9286a5a"
+# %% [markdown] en="73176e86"
 # 该用哪一种？全局范数裁剪是通常的选择（大多数论文和代码中说的“梯度裁剪”就是它）：它保持方向，只限制步长。逐张量裁剪分别限制每一层，按值裁剪是最粗暴的工具。
-
-# %% [markdown] en="442f66b7"
+#
 # ### 让某些参数不参与裁剪
 #
 # 每个参数都有 `need_clip`（Paddle 的 `ParamAttr(need_clip=...)`）。交给优化器的裁剪对象会跳过 `need_clip=False` 的参数：它们的梯度既不计入全局范数，也不被缩放。这里我们让所有偏置都不参与。
@@ -151,7 +158,22 @@
 # %% [markdown] en="ad20892e"
 # 裁剪后的梯度（虚线）从不超过 1，而裁剪前的梯度一开始有几百，所以最初几步被缩小了上百倍；随着网络稳定下来，它的梯度降到阈值以下，裁剪就不再起作用。损失下降了几个数量级，而不是爆炸，网络学会了月牙。隐藏层的更新比保持在典型范围内，低于 `1e-2`；只有输出层 `12` 移动得更快。不过，裁剪治的是症状：这里真正的疗法是合理的初始化（第 03 章；试试 `gain=1.0`）。裁剪是一张安全网，防止偶尔一个坏批量毁掉许多好批量的成果。下一个单元格用五个种子检查所有这些结论。
 
-# %% [markdown] en="18a8a85c"
+# %% [markdown] en="5f2acce5"
+# ## 混合精度：损失缩放器，以及裁剪放在哪里
+#
+# float16 让数组的内存减半，在 GPU 上做矩阵乘法也快好几倍，但它只有大约三位有效数字，最大到 65504，最小到约 6e-5（用最后那些不精确的“次正规数”可到 6e-8）。梯度常常比这还小：用 float16 计算时它们会变成恰好为 0，权重就此停止学习，却不报任何错。所以混合精度（mixed precision）把参数（*主权重*，master weights）和它们的梯度保留在 float32 中，而用 float16 计算各层。这里是手工完成的：激活值和权重用 `.to(dt.float16)` 转换，输出在进入损失之前再用 `.float()` 转回来。PyTorch 的 `torch.autocast` 逐个运算做同样的选择：在 `torch.autocast("cpu", dtype=torch.float16)` 之内，Linear 的输出是 float16，`mse_loss` 的输出是 float32，权重的梯度是 float32，和这里的单元格一样。
+#
+# 一个故意做得很小的损失（乘以 1e-8）展示了这个问题，也展示了解决办法：在 `backward()` 之前把损失乘以一个大数 S（这样每个梯度都大了 S 倍，被抬进 float16 的范围），之后再在 float32 中把梯度除以 S。
+
+# %% [markdown] en="00acd6ff"
+# `optim.GradScaler` 每一步都做这件事，语义与 PyTorch 相同：`scaler.scale(loss)` 把损失乘以缩放因子 S（起始为 65536）；`scaler.step(opt)` 把梯度除以 S，再调用 `opt.step()`；`scaler.update()` 为下一步调整 S。**裁剪放在 `backward()` 和 `step()` 之间，并且在 `scaler.unscale_(opt)` 之后**，它会提前除以 S：如果在那之前裁剪，裁剪看到的梯度大了 S 倍，就把它们缩小同样的倍数，之后 step 还会再除一次 S。下面把一次带裁剪的更新按两种顺序各做一次（这里 S = 1024），并与 float32 中的同一步对照：
+
+# %% [markdown] en="85e3847d"
+# **S 怎样自己选定。** 缩放因子太大反而会溢出：某个梯度在 float16 的反向传播中超过 65504，变成 inf。这时 `scaler.step` 跳过 `opt.step()`（权重保持原样），`scaler.update()` 把 S 减半；连续 `growth_interval` 步（默认 2000，下面是 3）没有问题后，它再把 S 加倍。从高得离谱的 2^24 开始，S 一路下降，直到反向传播不再溢出，然后不断尝试往上再走一步：它始终停在不溢出的最大缩放因子附近。其余的也和 PyTorch 一样：每一步最多调用一次 `unscale_`（第二次调用会报错，第二次 `step` 也是），float16 的*参数*会被拒绝（主权重要保留在 float32），`scaler.state_dict()` 保存 S 和它的计数器，供检查点使用。
+#
+# 与 GPU 上的混合精度不同之处：这里没有 autocast（在哪里转换由你决定），而 NumPy 在 CPU 上计算 float16 时没有专门的硬件，所以在这里它不省时间。它展示的是数值行为，这一点是相同的。
+
+# %% [markdown] en="6ee34398"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -164,16 +186,20 @@
 # | 让某个参数不参与裁剪 | `p.need_clip = False` | —（不传入它） | `ParamAttr(need_clip=False)` | —（不传入它） |
 # | 找出产生 NaN 的运算 | `with dt.detect_anomaly():` | `with torch.autograd.detect_anomaly():`（只查反向传播中的 NaN，见下文） | `paddle.set_flags({"FLAGS_check_nan_inf": 1})` | — |
 # | 数值稳定的 softmax 对数 | `F.log_softmax`、`F.cross_entropy` | `F.log_softmax`、`F.cross_entropy` | `F.log_softmax`、`F.cross_entropy` | `F.logsoftmax`、`F.nn.cross_entropy` |
+# | 为 float16 缩放损失 | `optim.GradScaler()` | `torch.amp.GradScaler()` | `paddle.amp.GradScaler()` | `megengine.amp.GradScaler()`、`scaler.backward(gm, loss)`（从 16 开始） |
 # | 记录训练曲线 | `dltutor.trace.Recorder(model, opt)` | —（钩子、TensorBoard） | —（VisualDL） | — |
 #
 # `torch.autograd.detect_anomaly()` 查得比另外两个少。PyTorch 2.13 只在某个反向函数返回 NaN 时报错；Inf 会悄悄通过，无论在前向传播中（`log(0)` 的 `-inf`）还是在反向传播中（`sqrt` 在 0 处的 `inf` 梯度）。要在 PyTorch 中抓住它们，得自己检查 `torch.isfinite(t).all()`：对你怀疑的输出检查，对梯度则在钩子 `t.register_hook(fn)` 中检查。Paddle 的这个标志会检查每个运算的输出是否含有 NaN 和 Inf。
 #
 # ## 小结
 #
+# **两句话：**裁剪限制一步能走多远，全局范数裁剪做到这一点而不改变梯度的方向。NaN 或溢出都有一个最先出问题的运算，本工具包的工具能在它扩散之前指出它。
+#
 # * 在 `backward()` 之后、`step()` 之前用 `clip_grad_value_` / `clip_grad_norm_` 裁剪（它们修改 `.grad`），或者把 `ClipGradByValue` / `ClipGradByNorm` / `ClipGradByGlobalNorm` 作为 `grad_clip=` 交给优化器（dltutor 的优化器裁剪自己的副本，`.grad` 不变，而 Paddle 的 `ClipGradByGlobalNorm` 会原地缩放 `.grad`；dltutor 的裁剪对象会记录 `last_total_norm` 和 `last_scale`）。
 # * 全局范数裁剪用同一个因子缩放所有梯度并保持方向；逐张量裁剪改变张量之间的相对大小；按值裁剪甚至会改变单个张量内部的方向。`need_clip=False` 让一个参数不受裁剪对象的影响。
 # * NaN 始于某个输入有限的运算。`dt.detect_anomaly()` 会指出它；曲线则告诉你这个运算是原因（对 0 取对数：用 `log_softmax` / `cross_entropy`），还是受害者（按几何级数增长的权重：学习率的问题）。
 # * 训练不收敛时，先检查数据，再过拟合一个批量，然后看学习率、初始化、梯度范数和更新比。
+# * 混合精度用 float16 计算，但保留 float32 的主权重；损失缩放器（`optim.GradScaler`）不让小梯度变成 0，跳过溢出的步，并自己找到合适的缩放因子。在 `scaler.unscale_(opt)` 之后再裁剪。
 #
 # ## 练习
 #
