@@ -1,6 +1,16 @@
 # %% [markdown]
 # # Parameter access
 #
+# **About 40 minutes.** You will be able to:
+#
+# * reach one layer's parameters, read a parameter's value and gradient, and say why the
+#   gradient is `None` at first;
+# * list every parameter with its name and shape, and pick one out by its dotted name, also
+#   inside nested blocks;
+# * export one layer's weights to a file, load them into another layer, and read a refused load;
+# * keep measured state in a buffer, so that it is saved and moved with the model but never
+#   trained.
+#
 # Training finds good values for a network's parameters; afterwards you want to *use* them: look
 # at them to debug or visualise, save some of them, or load them into another model. For that you
 # must know where the parameters live and what they are called. This chapter follows one small
@@ -497,6 +507,10 @@ assert model.scale.dtype == np.float32 and "scale" not in model.state_dict()
 # | state that is not a parameter | `register_buffer("mean", t)` | `register_buffer("mean", t)` | `register_buffer("mean", t)` | a `Tensor` attribute that is not a `Parameter` (`named_buffers()`) |
 #
 # ## Summary
+#
+# **In two lines:** a parameter's dotted name reaches its value, its gradient (None until a backward
+# pass) and its entry in the state dict. The state dict saves and reloads any part of a model, and a
+# buffer keeps the state that is saved but never trained.
 #
 # * A `Sequential` is indexed like a list; `net[i].state_dict()` holds layer `i`'s parameters
 #   under short names (`weight`, `bias`), as tensors that share memory with them.

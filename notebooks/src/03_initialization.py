@@ -1,6 +1,17 @@
 # %% [markdown]
 # # Initializing parameters
 #
+# **About 60 minutes.** You will be able to:
+#
+# * say what a Linear layer starts with, and why its range shrinks as its inputs grow in number;
+# * initialize every layer, or each block its own way, with `net.apply` and the built-in
+#   initializers;
+# * write a custom initializer and set a parameter's values in place, so that the optimizer
+#   still trains it;
+# * load pretrained word vectors into an embedding, and give a lazy layer its first batch in
+#   the right order;
+# * pick the initializer that keeps signal and gradient alive through a deep network.
+#
 # Before the first training step every weight needs a value. Which value matters more than it
 # seems: start a deep network too small and its signal fades to nothing after a few layers;
 # start it too large and the signal explodes or the activations saturate. Either way, training
@@ -1021,6 +1032,10 @@ assert (fc.bias.numpy() == 0).all() and np.array_equal(emb.weight.numpy(), vecto
 
 # %% [markdown] tags=["claim-paddle-paramattr-fields"]
 # ## Summary
+#
+# **In two lines:** an initializer changes a parameter's numbers in place, never the object that the
+# optimizer and every tie hold. The scale of those numbers decides whether signal and gradient
+# survive a deep stack: Xavier for tanh, Kaiming for ReLU.
 #
 # * A Linear layer starts uniform on $\pm 1/\sqrt{\text{fan}_\text{in}}$ (weight and bias), which keeps
 #   one layer's output scale independent of its width.

@@ -1,6 +1,14 @@
 # %% [markdown] tags=["claim-torch-tying-same-object-twice"]
 # # Tying parameters
 #
+# **About 35 minutes.** You will be able to:
+#
+# * tie a whole layer or a single parameter, and check a tie with `is` or `dt.diagnose.ties`;
+# * say what gradient a shared parameter receives, and prove it against an untied twin;
+# * look up several input columns in one shared embedding table;
+# * save and load a tied network without losing the tie, and read how its state dict lists it;
+# * train a network with a shared layer and watch its norms step by step.
+#
 # Sometimes two parts of a network should use **the same** weights: one layer applied at
 # several depths, one embedding table looked up by several input columns, a language model
 # whose output layer reuses its input embedding. This is called *tying* or *sharing*
@@ -556,6 +564,10 @@ assert count(lm) == vocab_size * dim + dim * dim + dim
 # | does loading keep the tie? | yes, values are copied in place | yes (`load_state_dict` copies in place) | yes (`set_state_dict` copies in place) | yes |
 #
 # ## Summary
+#
+# **In two lines:** a tie is one parameter object used in several places, so its gradient sums over
+# its uses and the optimizer updates it once. A file holds values, not ties: the code that builds
+# the network makes the tie, and loading values into it keeps it.
 #
 # * To share, use the same module (or assign the same `Parameter`) in several places. Check it
 #   with `is`, or list all ties with `dt.diagnose.ties(net)`.

@@ -1,6 +1,15 @@
 # %% [markdown] tags=["claim-torch-weight-decay-two-groups", "claim-paddle-adamw-apply-decay-param-fun"]
 # # Optimizers and parameter groups
 #
+# **About 45 minutes.** You will be able to:
+#
+# * give each group of parameters its own learning rate, inspect the groups, and prove a step
+#   by hand;
+# * drive two optimizers with different update rules as one, and train only part of a network;
+# * set a learning-rate multiplier or a regularizer on one parameter, and say which setting wins;
+# * spare biases and other 1-D parameters from weight decay, in four ways;
+# * explain what goes wrong when a parameter is handed to an optimizer twice.
+#
 # An optimizer is the part of training that actually changes the numbers inside a network. The
 # simplest one treats every parameter alike: one learning rate, one weight decay, one update
 # rule. Real training rarely stays that simple. You may want the pretrained convolutions to move
@@ -205,9 +214,20 @@ both = optim.MultiOptimizer(sgd, adam)
 diagnose.summary(net, both)
 
 # %% [markdown]
-# One step shows both rules at work. SGD moves a conv parameter by `lr * gradient`. Adam's
-# first step moves every element by almost exactly its lr, 0.01, whatever the size of the
-# gradient (it divides the gradient by its own running size).
+# **What Adam does.** Adam keeps two running averages for every element, of the gradient (its
+# direction, like momentum's `buf`) and of the gradient's square (its size), and steps by the
+# one divided by the square root of the other. In NumPy, at step `t`:
+#
+# ```python
+# m = beta1 * m + (1 - beta1) * grad            # beta1 = 0.9; m and v start at 0
+# v = beta2 * v + (1 - beta2) * grad ** 2       # beta2 = 0.999
+# param -= lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps)
+# ```
+#
+# (the divisions by `1 - beta ** t` undo the averages' start at 0). One step shows both rules at
+# work. SGD moves a conv parameter by `lr * gradient`. Adam's first step moves every element by
+# almost exactly its lr, 0.01, whatever the size of the gradient: `m / sqrt(v)` is then
+# `grad / |grad|`.
 
 # %%
 loader = make_loader()
@@ -738,6 +758,10 @@ assert moves == [0.05, 0.095]
 
 # %% [markdown] tags=["claim-paddle-group-overwrites-paramattr", "claim-paddle-generated-param-names", "claim-torch-duplicate-in-one-group-warns-updates-twice", "claim-paddle-duplicate-in-one-group-unchecked"]
 # ## Summary
+#
+# **In two lines:** an optimizer's arguments are defaults that a parameter group overrides, and a
+# parameter's own `lr_mult` and `regularizer` refine its group's settings. Each parameter belongs to
+# exactly one group of one optimizer.
 #
 # * A **parameter group** is a dict `{"params": ..., "lr": ..., ...}`; whatever a group does not
 #   set comes from the optimizer's arguments. `opt.param_groups` is the live list of them.

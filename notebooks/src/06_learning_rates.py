@@ -1,19 +1,20 @@
 # %% [markdown] tags=["claim-paddle-scheduler-is-the-optimizer-lr", "claim-torch-steplr-scales-each-group"]
 # # Learning rates during training, step counts and your own optimizer
 #
+# **About 35 minutes.** You will be able to:
+#
+# * change a group's learning rate in mid-training, and say what an lr of 0 leaves running;
+# * decay learning rates by hand and with a scheduler, combined with a parameter's `lr_mult`;
+# * translate per-group learning rates into scales of one shared schedule, and back;
+# * predict the step counts of the optimizer, each parameter and the scheduler;
+# * write a new optimizer as one `update` method, and tell coupled from decoupled weight decay.
+#
 # Chapter 05 gave each parameter group its own learning rate, fixed for the whole run. Real
 # runs change learning rates as they go: a part that has learned enough stops, every rate
 # shrinks epoch by epoch, a warmup starts small. This chapter does that on the same LeNet and
-# digits, and proves each claim by comparing parameter values and learning rates with the ones
-# computed by hand. You will learn:
-#
-# * changing a group's learning rate in the middle of training, and what an lr of 0 does and
-#   does not stop;
-# * decaying learning rates by hand and with schedulers, and how a scheduler combines with a
-#   parameter's `lr_mult`;
-# * how Paddle's schedulers and group learning rates differ from PyTorch's (and dltutor's);
-# * how the optimizer counts its steps;
-# * writing your own optimizer in one method.
+# digits, proves each claim by comparing parameter values and learning rates with the ones
+# computed by hand, and shows how Paddle's schedulers and group learning rates differ from
+# PyTorch's (and dltutor's).
 
 # %%
 import inspect
@@ -659,6 +660,10 @@ assert not np.allclose(p.numpy(), lion_paper, atol=1e-2)  # not the tiny decoupl
 
 # %% [markdown] tags=["claim-paddle-scheduler-is-the-optimizer-lr", "claim-paddle-schedule-times-paramattr-flat-group-overwrites"]
 # ## Summary
+#
+# **In two lines:** the optimizer reads each group's lr afresh at every step, so a scheduler only
+# writes a number, which each parameter's `lr_mult` then multiplies. Steps are counted per `step()`
+# and per parameter, and a new optimizer is one `update` method.
 #
 # * The optimizer reads `group["lr"]` on every step: change it by hand (remember each group's
 #   own starting value) or let a **scheduler** do it, stepped after the optimizer. An lr of 0

@@ -1,6 +1,15 @@
 # %% [markdown] tags=["claim-torch-data-loader-shape"]
 # # Data, checkpoints and resuming
 #
+# **About 45 minutes.** You will be able to:
+#
+# * batch and shuffle a data set reproducibly, without a Python loop per sample, even one larger
+#   than memory;
+# * load the next batches in background threads, and say when that speeds training up;
+# * save everything a run needs in one checkpoint and resume it bit for bit;
+# * explain why a pickled checkpoint can run code and a safetensors file cannot;
+# * load a pretrained backbone under a new head, and check that the load filled what it should.
+#
 # Two chores surround every training run, and both decide whether the run is worth anything.
 #
 # * **Feeding the model.** A large data set has to reach the model in shuffled mini-batches,
@@ -796,6 +805,10 @@ assert np.array_equal(fresh.features[0].bias.numpy(), pretrained.features[0].bia
 # | restore schedule | `sched.load_state_dict(sd)` | `sched.load_state_dict(sd)` | `sched.set_state_dict(sd)` | `sched.load_state_dict(sd)` |
 #
 # ## Summary
+#
+# **In two lines:** a loader gathers each batch with one index per array, in an order fixed by the
+# seed and the epoch. A checkpoint holds the whole run as plain arrays, never a pickle, so a resumed
+# run goes on bit for bit.
 #
 # * Wrap arrays in a `TensorDataset`: the `DataLoader` gathers each batch with one fancy index
 #   per array. `shuffle=True, seed=...` gives a new, reproducible order every epoch, with every

@@ -1,6 +1,16 @@
 # %% [markdown]
 # # Running on a GPU
 #
+# **About 30 minutes.** You will be able to:
+#
+# * write one training loop that runs on a GPU where there is one, and on the CPU otherwise;
+# * tell from the error whether CuPy or the GPU is missing, and what to do about it;
+# * estimate a training step's memory from its parameters, gradients, optimizer state and
+#   activations;
+# * make a step fit with smaller or accumulated batches, `no_grad`, and numbers kept instead of
+#   tensors;
+# * say what mixed precision, activation checkpointing and the allocator's settings buy and cost.
+#
 # A GPU computes the large matrix products of a network many times faster than a CPU, but it
 # brings two new questions: how do I get my code and my model onto it (without writing the code
 # twice), and what do I do when its memory, smaller than the computer's, runs out?
@@ -507,6 +517,10 @@ assert checkpoints + one_segment == sum(per_module) // 2        # 4 + 4 outputs 
 # | free the memory cache | `cupy.get_default_memory_pool().free_all_blocks()` | `torch.cuda.empty_cache()` | `paddle.device.cuda.empty_cache()` | `megengine.coalesce_free_memory()` |
 #
 # ## Summary
+#
+# **In two lines:** the same code runs on either device as long as the model and every batch sit on
+# the one it chose. A step's memory is parameters, gradients, optimizer state and activations, and
+# the activations are what you shrink first.
 #
 # * The backend decides who computes: NumPy on the CPU, CuPy on the GPU. `dt.backend.use("gpu")`
 #   (a call or a `with` block), `tensor.to("gpu")` and `model.to("gpu")` move work there; write

@@ -1,6 +1,14 @@
 # %% [markdown]
 # # The live lab
 #
+# **About 20 minutes.** You will be able to:
+#
+# * freeze and unfreeze a layer while a network trains, and read the frozen steps in the plots;
+# * raise one layer's lr multiplier, and tell its effect on the next step from its effect on
+#   progress;
+# * rescue a network with exploding gradients by switching on global-norm clipping;
+# * steer a training run with the lab's widgets, and check in code what each control did.
+#
 # The earlier chapters took parameter management apart one idea at a time: freezing
 # (chapter 07), learning rates per parameter (chapter 05), clipping (chapter 08). This chapter
 # puts them together **while a network trains**:
@@ -303,6 +311,10 @@ lab.show()
 # | watch norms per step | `lab.recorder` (a `Recorder`) | optimizer step hooks | hooks + TensorBoard | hooks + VisualDL | hooks |
 #
 # ## Summary
+#
+# **In two lines:** freezing, an lr multiplier and clipping are ordinary settings that act from the
+# next step. Changing them while a network trains, and reading the recorded steps, shows what each
+# one really changes.
 #
 # * **Freezing** a layer mid-run stops it dead: no gradient, no update, its parameter norm is
 #   a flat line, while the rest of the network keeps learning. Unfreezing lets it move again.

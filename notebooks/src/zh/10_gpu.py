@@ -1,5 +1,13 @@
-# %% [markdown] en="87d5d972"
+# %% [markdown] en="bb6081c0"
 # # 在 GPU 上运行
+#
+# **约 30 分钟。**学完本章，你将能够：
+#
+# * 写出一个训练循环，有 GPU 时在 GPU 上运行，没有时在 CPU 上运行；
+# * 从报错看出缺的是 CuPy 还是 GPU，以及该怎么办；
+# * 根据参数、梯度、优化器状态和激活值估算一个训练步的内存；
+# * 用更小的批量或梯度累积、`no_grad`、只保留数值而不保留张量，让一个训练步装得下；
+# * 说出混合精度、激活检查点和分配器设置各自换来什么、付出什么。
 #
 # GPU 计算网络中的大型矩阵乘法比 CPU 快许多倍，但它带来了两个新问题：怎样把代码和模型放到 GPU 上（而不必把代码写两遍），以及它的内存（显存，比计算机的内存小）不够时怎么办？
 #
@@ -109,7 +117,7 @@
 #
 # 反向传播需要前向传播的输出。不必全部保留，每隔几层只保留一个（即*检查点*），在反向传播时再把一段的前向传播运行一遍，把它的输出找回来。显存从每一层的输出降到检查点加上一段；代价是多一次前向传播（大约多三分之一的计算量）。PyTorch：`torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=False)`（不写 `use_reentrant` 时 PyTorch 2.13 会发出警告）；Paddle：`paddle.distributed.fleet.utils.recompute(segment, x)`。两者得到的梯度都与全部保留时相同。下面在一个更深的 MLP（八对 Linear + ReLU，批量 128）实测的输出上算一算：
 
-# %% [markdown] en="3f3075a0"
+# %% [markdown] en="008a2c64"
 # ### 8. 内存分配器
 #
 # 各框架把释放的 GPU 显存保留在缓存中以便复用（就像上面 CuPy 的内存池）。这样，“内存不足”可能来自一个被切成太多小块、放不下下一个数组的缓存（*碎片化*）；PyTorch 的显存不足报错信息会说明有多少显存“已由 PyTorch 保留但未分配”（reserved by PyTorch but unallocated），并在这部分很大时建议采用下面的设置。PyTorch：在程序启动之前设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`，让缓存块能够增长而不是被分割；`torch.cuda.memory_summary()` 会显示缓存。Paddle：`FLAGS_allocator_strategy=auto_growth`（它的默认值）按需分配显存，`FLAGS_fraction_of_gpu_memory_to_use` 设置旧策略一开始占用多少。CuPy：`cupy.get_default_memory_pool().set_limit(fraction=0.5)` 给内存池设上限。清空缓存（`torch.cuda.empty_cache()`、`free_all_blocks()`）把显存交还给*其他*程序；它不会让你自己的程序多出任何显存（PyTorch 关于 `empty_cache` 的文档就是这么说的）。
@@ -134,6 +142,8 @@
 # | 释放显存缓存 | `cupy.get_default_memory_pool().free_all_blocks()` | `torch.cuda.empty_cache()` | `paddle.device.cuda.empty_cache()` | `megengine.coalesce_free_memory()` |
 #
 # ## 小结
+#
+# **两句话：**只要模型和每个批量都放在选定的那个设备上，同一份代码就能在两种设备上运行。一步训练的显存由参数、梯度、优化器状态和激活值组成，要缩减时先缩减激活值。
 #
 # * 后端决定由谁计算：CPU 上是 NumPy，GPU 上是 CuPy。`dt.backend.use("gpu")`（一次调用或一个 `with` 代码块）、`tensor.to("gpu")` 和 `model.to("gpu")` 把工作移到 GPU 上；写一次 `device = "gpu" if dt.backend.gpu_available() else "cpu"`，同一份代码就能在任何地方运行。
 # * 没有 CuPy 或 GPU 时，你会得到一个 `GPUUnavailableError`，它说明缺少的是哪一个以及怎样解决（`pip install cupy-cuda12x`），而且什么都没有改变。

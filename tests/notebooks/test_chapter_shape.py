@@ -1,0 +1,102 @@
+"""The shape a learner meets in every chapter, in both editions.
+
+Each chapter opens with how long it takes and what the learner will be able to do afterwards,
+and its summary starts with a recap of two sentences. The stated time is checked against an
+estimate from the chapter itself (its prose at 180 words a minute, and half a minute for each
+code cell to read and run), so it stays true when the chapter grows. And a chapter should be
+short enough to finish in one sitting: at most ``MAX_CELLS`` cells.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ENGLISH = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
+CHINESE = sorted((ROOT / "notebooks" / "src" / "zh").glob("[0-9][0-9]_*.py"))
+
+WORDS_PER_MINUTE = 180
+MINUTES_PER_CODE_CELL = 0.5
+MAX_CELLS = 90
+
+# The opener, right under the title: "**About 45 minutes.** You will be able to:" and 2-5 bullets.
+OPENER = {
+    "en": re.compile(r"^\*\*About (\d+) minutes\.\*\* You will be able to:\n\n((?:\* .+\n(?:  .+\n)*){2,5})",
+                     re.M),
+    "zh": re.compile(r"^\*\*约 (\d+) 分钟。\*\*学完本章，你将能够：\n\n((?:\* .+\n){2,5})", re.M),
+}
+# The recap: the first paragraph under the summary heading.
+RECAP = {
+    "en": re.compile(r"^## Summary\n\n\*\*In two lines:\*\* (.+?)\n\n", re.M | re.S),
+    "zh": re.compile(r"^## 小结\n\n\*\*两句话：\*\*(.+?)\n\n", re.M | re.S),
+}
+
+# Two lines, read at a glance: at most 50 English words, 120 Chinese characters.
+RECAP_LIMIT = {"en": 50, "zh": 120}
+
+# Chapters still longer than MAX_CELLS (issue 29 splits or trims them). The list may only
+# shrink: a chapter on it that fits fails the test until it is taken off.
+OVER_BUDGET = {"01_tensors_autograd", "03_initialization", "05_optimizers", "07_freezing"}
+
+
+def estimated_minutes(source: Path) -> float:
+    """The chapter's reading-and-running time, from its English source."""
+    cells = jupytext.read(source).cells
+    words = sum(len(re.findall(r"\w+", c.source)) for c in cells if c.cell_type == "markdown")
+    code_cells = sum(c.cell_type == "code" for c in cells)
+    return words / WORDS_PER_MINUTE + code_cells * MINUTES_PER_CODE_CELL
+
+
+def prose(source: Path) -> list[str]:
+    return [c.source for c in jupytext.read(source).cells if c.cell_type == "markdown"]
+
+
+def test_the_estimate_counts_prose_and_code():
+    # 180 words and four code cells: one minute of reading, two of running.
+    text = "# %% [markdown]\n# " + "word " * 180 + "\n" + "\n# %%\nx = 1\n" * 4
+    path = ROOT / "build" / "shape_probe.py"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    assert estimated_minutes(path) == pytest.approx(3.0, abs=0.05)
+
+
+@pytest.mark.parametrize("language, source", [("en", p) for p in ENGLISH] + [("zh", p) for p in CHINESE],
+                         ids=lambda v: v if isinstance(v, str) else v.stem)
+def test_a_chapter_opens_with_its_time_and_what_the_learner_will_be_able_to_do(language, source):
+    opening = prose(source)[0]
+    match = OPENER[language].search(opening + "\n")
+    assert match, (f"{source.name}: under the title, write the opener (see this test's OPENER), "
+                   "e.g. '**About 45 minutes.** You will be able to:' and two to five bullets")
+    minutes = int(match.group(1))
+    estimate = estimated_minutes(ROOT / "notebooks" / "src" / source.name)
+    assert minutes % 5 == 0, f"{source.name}: round the time to 5 minutes, got {minutes}"
+    assert abs(minutes - estimate) <= max(5.0, 0.2 * estimate), (
+        f"{source.name}: says {minutes} minutes, the chapter measures about {estimate:.0f} "
+        f"({WORDS_PER_MINUTE} words a minute, {MINUTES_PER_CODE_CELL} min per code cell)")
+
+
+@pytest.mark.parametrize("language, source", [("en", p) for p in ENGLISH] + [("zh", p) for p in CHINESE],
+                         ids=lambda v: v if isinstance(v, str) else v.stem)
+def test_a_chapter_summary_starts_with_a_two_sentence_recap(language, source):
+    text = "\n\n".join(prose(source)) + "\n\n"
+    match = RECAP[language].search(text)
+    assert match, f"{source.name}: start the summary with '**In two lines:**' (zh '**两句话：**')"
+    recap = re.sub(r"`[^`]*`", "CODE", match.group(1))        # code spans may hold dots
+    sentences = re.findall(r"\.(?=\s|$)|。", recap.strip())   # an English stop ends in a space
+    assert len(sentences) == 2, f"{source.name}: the recap has {len(sentences)} sentences, not 2"
+    size = len(recap.split()) if language == "en" else len(recap.strip())
+    assert size <= RECAP_LIMIT[language], (
+        f"{source.name}: the recap is {size} {'words' if language == 'en' else 'characters'}; "
+        f"two lines are at most {RECAP_LIMIT[language]}")
+
+
+@pytest.mark.parametrize("source", ENGLISH, ids=lambda p: p.stem)
+def test_a_chapter_fits_one_sitting(source):
+    count = len(jupytext.read(source).cells)
+    if source.stem in OVER_BUDGET:
+        assert count > MAX_CELLS, f"{source.stem} has {count} cells now: take it off OVER_BUDGET"
+        pytest.skip(f"{source.stem}: {count} cells, over the budget of {MAX_CELLS} (issue 29)")
+    assert count <= MAX_CELLS, f"{source.stem}: {count} cells; split or trim it to {MAX_CELLS}"
