@@ -489,10 +489,12 @@ w[0, 0] = 42
 # %%
 opt = optim.SGD(net.parameters(), lr=0.1)
 before = net[0].weight
-net[0].weight.set_value(np.zeros((8, 4)))
+net[0].weight.set_value(np.full((8, 4), 0.5))
 assert net[0].weight is before                       # the very same object ...
-assert opt.param_groups[0]["params"][0] is net[0].weight   # ... that the optimizer updates
-assert (net[0].weight.numpy() == 0).all()
+assert (net[0].weight.numpy() == 0.5).all()
+net(dt.randn(2, 4)).sum().backward()
+opt.step()
+assert (net[0].weight.numpy() != 0.5).any()          # ... that the optimizer updates
 
 # %% [markdown]
 # Assigning a *new* value to the attribute would break that link. dltutor refuses a plain tensor
@@ -503,15 +505,18 @@ net[0].weight = net[0].weight + 1
 
 # %% [markdown]
 # and a new `nn.Parameter` is accepted — but it is a different object, which the optimizer made
-# before has never heard of. The layer's new weight would never be trained.
-# `dt.diagnose.why_not_updating(model, opt, name)`, one of the kit's diagnostics (it checks the
-# usual reasons a parameter does not train; chapter 07 goes through all of them), finds that:
+# before has never heard of: the layer's new weight would never be trained. One step shows it:
+# the new weight gets a gradient, and stays as it was (chapter 07's `why_not_updating` finds
+# such a parameter for you, among the other reasons a parameter does not train):
 
 # %%
 net[0].weight = nn.Parameter(np.ones((8, 4), dtype=np.float32))
-check = dt.diagnose.why_not_updating(net, opt, "0.weight")
-print(check.verdict)
-assert check.cause == "not_in_optimizer"
+opt.zero_grad()
+net(dt.randn(2, 4)).sum().backward()
+opt.step()
+print("gradient:", net[0].weight.grad is not None, "| values after the step:",
+      np.unique(net[0].weight.numpy()))
+assert net[0].weight.grad is not None and (net[0].weight.numpy() == 1).all()
 
 # %% [markdown]
 # ## Loading pretrained word vectors into an embedding
@@ -634,8 +639,9 @@ init.assign_(nn.Embedding(len(vocab), 3).weight, vectors)
 # | `trainable=False` | `layer.weight.requires_grad_(False)` |
 #
 # (You can also pass them when you make a parameter yourself:
-# `nn.Parameter(array, lr_mult=2.0)`.) Chapters 05, 07 and 08 look at the last four; here are
-# the first three.
+# `nn.Parameter(array, lr_mult=2.0)`.) Chapter 05 takes up the learning rate and the
+# regularizer, with the optimizer's parameter groups they work with, and chapters 07 and 08 the
+# last two; here are the first two, the initializers.
 
 # %%
 dt.manual_seed(0)
@@ -643,48 +649,10 @@ net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
 fc = net[2]
 init.normal_(fc.weight, mean=0.0, std=0.02)     # the initializer
 init.zeros_(fc.bias)
-fc.weight.lr_mult = 2.0                          # its own learning rate: 2 x the optimizer's
-print(repr(fc.weight).splitlines()[0])           # the header shows the settings that differ
 print(f"weight std {fc.weight.numpy().std():.4f}, bias {fc.bias.numpy()}")
 
 # %%
 assert 0.015 < fc.weight.numpy().std() < 0.025 and (fc.bias.numpy() == 0).all()
-
-# %% [markdown]
-# The optimizer multiplies its learning rate by each parameter's `lr_mult`. Give it the named
-# parameters so it can tell you, by name, what it will do: `dt.diagnose.explain_lr(opt, name)`
-# (a kit diagnostic; chapters 05 and 06 use it with groups and schedulers) shows how the
-# optimizer arrives at that parameter's learning rate.
-
-# %%
-opt = optim.SGD(net.named_parameters(), lr=0.1)
-dt.diagnose.explain_lr(opt, "2.weight")
-
-# %%
-assert math.isclose(dt.diagnose.explain_lr(opt, "2.weight").effective_lr, 0.2)
-assert math.isclose(dt.diagnose.explain_lr(opt, "2.bias").effective_lr, 0.1)
-
-# %% [markdown]
-# And one step proves it: plain SGD moves each parameter by its effective lr times its
-# gradient, so the weight moves by $0.2\,g$ and the bias by $0.1\,g$.
-
-# %%
-x, y = dt.randn(32, 8), dt.randn(32, 4)
-opt.zero_grad()
-nn.functional.mse_loss(net(x), y).backward()
-w_before, b_before = fc.weight.numpy().copy(), fc.bias.numpy().copy()
-w_grad, b_grad = fc.weight.grad.numpy().copy(), fc.bias.grad.numpy().copy()
-opt.step()
-
-# %%
-assert np.allclose(w_before - fc.weight.numpy(), 0.2 * w_grad, atol=1e-7)
-assert np.allclose(b_before - fc.bias.numpy(), 0.1 * b_grad, atol=1e-7)
-
-# %% [markdown]
-# `dt.diagnose.summary(net, opt)` lists every parameter with its multiplier and effective lr:
-
-# %%
-dt.diagnose.summary(net, opt)
 
 # %% [markdown] tags=["claim-paddle-linear-weight-layout-in-out", "claim-torch-linear-weight-layout-out-in"]
 # **Fixed values from NumPy.** `set_value` copies an array in. One trap when the array comes
@@ -701,11 +669,12 @@ paddle_bias = np.full(4, 0.5, dtype=np.float32)
 fc.weight.set_value(paddle_weight)
 
 # %%
+weight_object = fc.weight
 fc.weight.set_value(paddle_weight.T)
 fc.bias.set_value(paddle_bias)
 h = dt.randn(5, 16)
 assert np.allclose(fc(h).numpy(), h.numpy() @ paddle_weight + paddle_bias, atol=1e-6)
-assert fc.weight.lr_mult == 2.0        # set_value changed the values, not the settings
+assert fc.weight is weight_object      # set_value changed the values, not the object
 
 # %% [markdown] tags=["claim-torch-lazy-linear-becomes-linear"]
 # ## Lazy initialization: let the first batch decide the input size
@@ -1011,13 +980,12 @@ assert np.allclose(by_hooks, by_kit, rtol=1e-9)
 # `weight_attr=ParamAttr(initializer=...)` when it is made; calling one on an existing parameter
 # also works (`Normal(0.0, 0.01)(layer.weight)`). PyTorch and MegEngine use functions that change
 # an existing tensor in place, and so do these chapters. dltutor has Paddle's objects too, so
-# Paddle code that gives one layer its own initializer and learning rate, or loads word vectors,
-# translates line by line; each object calls the function of the same name:
+# Paddle code that gives one layer its own initializer, or loads word vectors, translates line
+# by line; each object calls the function of the same name:
 
 # %%
 dt.manual_seed(0)
 fc = nn.Linear(4, 8, weight_init=init.Normal(0.0, 0.02), bias_init=init.Constant(0.0))
-fc.weight.lr_mult = 2.0                       # ParamAttr(learning_rate=2.0)
 vectors = np.arange(12, dtype=np.float32).reshape(6, 2)
 emb = nn.Embedding(6, 2, weight_init=init.Assign(vectors))
 print(init.Normal(0.0, 0.02), "| bias:", fc.bias.numpy()[:3], "| row 5:", emb.weight.numpy()[5])

@@ -93,13 +93,15 @@ assert all_changed(conv_after_1, conv_group), "the conv parameters kept training
 
 # %% [markdown]
 # Their gradients were still computed every step (an lr of 0 does not stop backward), and the
-# momentum buffer still holds values; only the update is multiplied by 0. The diagnostics say so:
+# momentum buffer still holds values; only the update is multiplied by 0. (Chapter 07's
+# `why_not_updating` names this cause in words, among the other reasons a parameter stays put.)
 
 # %%
-print(diagnose.why_not_updating(net, opt, "fc1.weight").verdict)
+buffer = opt.state[net.fc1.weight]["momentum_buffer"]
+print("fc1.weight has a gradient:", net.fc1.weight.grad is not None,
+      "| its momentum buffer is not all zero:", bool(np.abs(buffer).max() > 0))
 assert net.fc1.weight.grad is not None
-assert np.abs(opt.state[net.fc1.weight]["momentum_buffer"]).max() > 0
-assert diagnose.why_not_updating(net, opt, "fc1.weight").cause == "lr_zero"
+assert np.abs(buffer).max() > 0
 
 # %% [markdown] tags=["claim-torch-sgd-accepts-nan-lr"]
 # Any number `>= 0` is a learning rate here, but NaN and infinity are not: **dltutor refuses
@@ -309,12 +311,14 @@ for val_loss in val_losses:
     plateau_lrs.append(stalling.param_groups[0]["lr"])
 print("ReduceLROnPlateau:", plateau_lrs)
 
-fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.5))
+fig, (left, right) = plt.subplots(1, 2, figsize=(8.8, 3.4), layout="constrained")
 plot.lr_schedule(warm, ax=left, label="LinearWarmup + cosine")
 [sequential] = plot.lr_schedule(warmup_cosine, ax=left,
-                                label="SequentialLR: LinearLR(0.01) then cosine")
+                                label="SequentialLR: LinearLR(0.01),\nthen cosine")
 sequential.set_linestyle("--")                  # dashed: it lies on the other one from epoch 5
 left.set_title("Two warmups into the same cosine")
+left.set_xlabel("epoch")
+left.legend(loc="upper right", fontsize="small")
 plot.lr_schedule(plateau_lrs, ax=right, label="lr after sched.step(val_loss)")
 right.set_xlabel("epoch")
 right.set_title("ReduceLROnPlateau: the lr follows the loss")

@@ -125,8 +125,8 @@
 # %% [markdown] en="589c8a4b"
 # 给属性赋一个*新*值会打断这种联系。dltutor 拒绝在这里放普通张量（参数必须仍然是 `Parameter`）：
 
-# %% [markdown] en="967f8264"
-# 而新的 `nn.Parameter` 会被接受——但它是另一个对象，之前建好的优化器从没听说过它。这一层的新权重永远不会被训练。`dt.diagnose.why_not_updating(model, opt, name)` 是本套件的诊断工具之一（它检查参数不训练的常见原因；第 07 章会逐一讲解），它能发现这个问题：
+# %% [markdown] en="7805293d"
+# 而新的 `nn.Parameter` 会被接受——但它是另一个对象，之前建好的优化器从没听说过它。这一层的新权重永远不会被训练。走一步就能看出来：新权重得到了梯度，却保持原样（第 07 章的 `why_not_updating` 会替你找出这样的参数，以及参数不训练的其他原因）：
 
 # %% [markdown] en="5adc2147"
 # ## 把预训练词向量加载到嵌入层
@@ -148,7 +148,7 @@
 # %% [markdown] en="6bac0046"
 # 形状不对的表会被拒绝，报错信息中会给出两个形状（这里是 3 列，而文件是 4 列）：
 
-# %% [markdown] en="143ca808"
+# %% [markdown] en="dd3b5e7c"
 # ## 修改全连接层的权重和偏置
 #
 # Paddle 在创建层时用一个 `ParamAttr` 来设置它的参数：`paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)` 的意思是“从 N(0, 0.02²) 开始，学习速度是优化器学习率的两倍”——前提是优化器拿到的是一个扁平的参数列表。如果参数放在参数组里（`parameters=[{"params": ...}]`），Paddle 3.3 会用参数组的 `learning_rate`（参数组没给时为 1.0）替换 `ParamAttr` 的学习率，用参数组的 `weight_decay` 替换它的正则化器；而 dltutor 的 `lr_mult` 在参数组里照样有效（见第 05、06 章）。在 dltutor 中，同样的设置是参数的普通属性，在创建层之后设置：
@@ -163,16 +163,7 @@
 # | `need_clip=False` | `layer.weight.need_clip = False` |
 # | `trainable=False` | `layer.weight.requires_grad_(False)` |
 #
-# （自己创建参数时也可以直接传入这些设置：`nn.Parameter(array, lr_mult=2.0)`。）第 05、07 和 08 章会讲后四项；这里先看前三项。
-
-# %% [markdown] en="3aad3b03"
-# 优化器会把它的学习率乘以每个参数的 `lr_mult`（学习率倍数）。把带名字的参数交给它，它就能按名字告诉你它将怎么做：`dt.diagnose.explain_lr(opt, name)`（本套件的诊断工具；第 05 章和第 06 章会结合参数组和学习率调度器使用它）显示优化器是怎样得出这个参数的学习率的。
-
-# %% [markdown] en="8a8548f4"
-# 走一步就能证明：普通 SGD 让每个参数移动“有效学习率 × 梯度”，所以权重移动 $0.2\,g$，偏置移动 $0.1\,g$。
-
-# %% [markdown] en="9e894f51"
-# `dt.diagnose.summary(net, opt)` 列出每个参数的倍数和有效学习率：
+# （自己创建参数时也可以直接传入这些设置：`nn.Parameter(array, lr_mult=2.0)`。）第 05 章结合优化器的参数组讲学习率和正则化器，第 07、08 章讲最后两项；这里先看前两项，也就是初始化器。
 
 # %% [markdown] en="71e65738"
 # **来自 NumPy 的固定值。** `set_value` 会把一个数组复制进去。当数组来自 Paddle 时有一个陷阱：Paddle 把 Linear 的权重存成 `(in_features, out_features)`，计算 `x @ W + b`；而 dltutor 和 PyTorch 存成 `(out_features, in_features)`，计算 `x @ W.T + b`。Paddle 的权重必须转置，形状检查会提醒你：
@@ -222,7 +213,7 @@
 # %% [markdown] en="a57ead0a"
 # **在 PyTorch 中做同样的测量。** `plot.layer_statistics` 是本套件的工具（它调用 `dltutor.stats.activation_stats` 和 `gradient_stats`）。它的核心是在每个块上挂一个前向钩子，记下该块输出的标准差；这几行代码把 `dt` 换成 `torch` 就能原样在 PyTorch 中运行（`correction=0` 表示除以 n，与本套件的统计相同）：
 
-# %% [markdown] en="28662a10"
+# %% [markdown] en="80b11953"
 # 最后两点说明。第一，这些结论说的是训练的**开始**；归一化层（BatchNorm、LayerNorm）和残差连接会让深层网络对它不那么敏感——那是另一个话题。第二，Linear 层的默认初始化对这些笔记本中的浅层网络已经足够，但对于很深的堆叠，请选择与激活函数匹配的初始化器。
 #
 # ## 各框架中的叫法
@@ -243,7 +234,7 @@
 # | Linear 权重的布局 | `(out, in)` | `(out, in)` | `(in, out)` | `(out, in)` |
 # | 由第一个批量决定输入大小 | `nn.LazyLinear(out)`、`nn.LazyConv2d(out, k)` | `nn.LazyLinear(out)`、`nn.LazyConv2d(out, k)` | —（给出 `in_features`） | —（给出 `in_features`） |
 #
-# 在 Paddle 中，初始化器是一个对象，在创建层时通过 `weight_attr=ParamAttr(initializer=...)` 交给它；把它用在已有的参数上也可以（`Normal(0.0, 0.01)(layer.weight)`）。PyTorch 和 MegEngine 用的是原地修改已有张量的函数，这些章节也一样。dltutor 也有 Paddle 的这些对象，所以给某一层指定自己的初始化器和学习率、或者加载词向量的 Paddle 代码，都可以逐行翻译过来；每个对象都调用同名的函数：
+# 在 Paddle 中，初始化器是一个对象，在创建层时通过 `weight_attr=ParamAttr(initializer=...)` 交给它；把它用在已有的参数上也可以（`Normal(0.0, 0.01)(layer.weight)`）。PyTorch 和 MegEngine 用的是原地修改已有张量的函数，这些章节也一样。dltutor 也有 Paddle 的这些对象，所以给某一层指定自己的初始化器、或者加载词向量的 Paddle 代码，都可以逐行翻译过来；每个对象都调用同名的函数：
 
 # %% [markdown] en="fa98f055"
 # ## 小结
