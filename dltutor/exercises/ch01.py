@@ -15,6 +15,7 @@ import numpy as np
 
 from ..autograd import Tensor
 from ..i18n import sentence
+from .answers import type_name, whole_numbers
 from .checker import CheckResult, Exercise
 
 
@@ -34,7 +35,9 @@ def _trainable_arange(t: Any) -> CheckResult:
 
 
 Q1 = Exercise(
-    "01.1", names=("t",), check=_trainable_arange,
+    "01.1", names=("t",),
+    expects="a tensor made with dt.tensor",
+    check=_trainable_arange,
     hints=("Try dt.tensor(np.arange(6).reshape(2, 3), requires_grad=True) and read the error.",
            "np.arange gives integers (int64); dt.tensor keeps an array's dtype unless you pass "
            "dtype=..."),
@@ -55,7 +58,9 @@ def _expand_gradient(predicted_grad: Any) -> CheckResult:
 
 
 Q2 = Exercise(
-    "01.2", names=("predicted_grad",), check=_expand_gradient,
+    "01.2", names=("predicted_grad",),
+    expects="the gradient's numbers, as a list or an array",
+    check=_expand_gradient,
     hints=("col.expand(3, 4) repeats each row's single value 4 times without copying.",
            "sum() gives each element of the expanded tensor gradient 1; backward adds the "
            "gradients of all copies of one entry.",
@@ -68,7 +73,9 @@ Q2 = Exercise(
 
 
 def _mul_shape(mul_shape: Any) -> CheckResult:
-    got = tuple(mul_shape) if isinstance(mul_shape, (tuple, list)) else mul_shape
+    got = whole_numbers(mul_shape)
+    if got is None:
+        return "Give the shape as a tuple of whole numbers, like (2, 3)."
     if got == (2, 1, 6):
         return None
     if got == (2, 6):
@@ -81,7 +88,9 @@ def _mul_shape(mul_shape: Any) -> CheckResult:
 
 
 Q3 = Exercise(
-    "01.3", names=("mul_shape",), check=_mul_shape,
+    "01.3", names=("mul_shape",),
+    expects="a shape: a tuple of whole numbers",
+    check=_mul_shape,
     hints=("x_num_col_dims=2 splits a2's shape (2, 1, 3, 4) into rows (2, 1) and columns "
            "(3, 4).",
            "The 2-D product is (2, 12) @ (12, 6); mul then gives the rows their own axes back."),
@@ -105,7 +114,9 @@ def _detach_at_stage1(with_grad: Any) -> CheckResult:
 
 
 Q4 = Exercise(
-    "01.4", names=("with_grad",), check=_detach_at_stage1,
+    "01.4", names=("with_grad",),
+    expects="a set or list of parameter names",
+    check=_detach_at_stage1,
     hints=("Backward walks from the loss towards the inputs and stops at the detached tensor.",
            "After moving the cut, stage2 and stage3 lie between the cut and the loss."),
     solution=("# in forward(): h = stage2(stage1(x).relu().detach()).relu()\n"
@@ -113,8 +124,7 @@ Q4 = Exercise(
 
 
 def _second_backward(second_backward_error: Any) -> CheckResult:
-    name = (second_backward_error.__name__ if isinstance(second_backward_error, type)
-            else str(second_backward_error))
+    name = type_name(second_backward_error)
     if name == "RuntimeError":
         return None, "Pass retain_graph=True to the first backward() to keep the graph."
     return sentence("{name!r} is not what backward raises here: run the cell and read the first "
@@ -122,7 +132,9 @@ def _second_backward(second_backward_error: Any) -> CheckResult:
 
 
 Q5 = Exercise(
-    "01.5", names=("second_backward_error",), check=_second_backward,
+    "01.5", names=("second_backward_error",),
+    expects="an exception class, like ValueError",
+    check=_second_backward,
     hints=("Run loss.backward() twice in one cell and read the error's type (its first word).",
            "Backward frees the graph it walked, to save memory."),
     solution=("loss = (dt.ones(2, requires_grad=True) ** 2).sum()\n"

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..nn import Linear
 from ..i18n import sentence
+from .answers import same_number
 from .checker import CheckResult, Exercise
 
 _BLOCK_NAMES = ["0.weight", "0.bias", "2.weight", "2.bias"]
@@ -33,7 +34,9 @@ def _block_parameters(block_names: Any, block_values: Any) -> CheckResult:
 
 
 Q1 = Exercise(
-    "02.1", names=("block_names", "block_values"), check=_block_parameters,
+    "02.1", names=("block_names", "block_values"),
+    expects="a list of names and a whole number",
+    check=_block_parameters,
     hints=("rgnet[0] is block2(); position 2 in it is the child named 'block 2', a block1().",
            "[n for n, p in rgnet[0][2].named_parameters()] and sum(p.numel() for ...)."),
     solution=("block = rgnet[0][2]\n"
@@ -42,9 +45,9 @@ Q1 = Exercise(
 
 
 def _grad_ratio(bias_grad_ratio: Any) -> CheckResult:
-    if np.isclose(float(bias_grad_ratio), 2.0):
+    if same_number(bias_grad_ratio, 2.0):
         return None, "net.zero_grad() (or opt.zero_grad()) starts the next backward from None."
-    if np.isclose(float(bias_grad_ratio), 1.0):
+    if same_number(bias_grad_ratio, 1.0):
         return ("A second backward does not replace the gradient: it adds to it (run it and "
                 "compare).")
     return sentence("{ratio!r}: two backward passes of the same batch, added together.",
@@ -52,7 +55,9 @@ def _grad_ratio(bias_grad_ratio: Any) -> CheckResult:
 
 
 Q2 = Exercise(
-    "02.2", names=("bias_grad_ratio",), check=_grad_ratio,
+    "02.2", names=("bias_grad_ratio",),
+    expects="a number",
+    check=_grad_ratio,
     hints=("Copy net[2].bias.grad after one backward, run a fresh forward and backward, and "
            "divide.",
            "Gradients accumulate across backward() calls until something sets them to None."),
@@ -78,7 +83,9 @@ def _loaded_layer(loaded: Any, net: Any) -> CheckResult:
 
 
 Q3 = Exercise(
-    "02.3", names=("loaded", "net"), check=_loaded_layer,
+    "02.3", names=("loaded", "net"),
+    expects="a layer of the network, and the network",
+    check=_loaded_layer,
     hints=("net[0] and rgnet[0][0][0] are both Linear(4, 8): their state dicts have the same "
            "keys and shapes.",
            "rgnet[0][0][0].load_state_dict(net[0].state_dict()); a file in between works too."),
@@ -98,7 +105,9 @@ def _keys_in_file(keys_in_file: Any) -> CheckResult:
 
 
 Q4 = Exercise(
-    "02.4", names=("keys_in_file",), check=_keys_in_file,
+    "02.4", names=("keys_in_file",),
+    expects="a list of key names",
+    check=_keys_in_file,
     hints=("dt.save(net.state_dict(), path), then list(load_file(path)) or list(dt.load(path)).",
            "The names are the positions in the Sequential and the parameter's name."),
     solution=("path = os.path.join(tempfile.mkdtemp(), 'net.safetensors')\n"
@@ -118,7 +127,9 @@ def _child_names(child_names: Any) -> CheckResult:
 
 
 Q5 = Exercise(
-    "02.5", names=("child_names",), check=_child_names,
+    "02.5", names=("child_names",),
+    expects="a list of names",
+    check=_child_names,
     hints=("nn.Sequential(*modules) numbers its children.",),
     solution=("flat = nn.Sequential(*[block1() for _ in range(4)])\n"
               "child_names = [name for name, _ in flat.named_children()]     # '0' .. '3'"))

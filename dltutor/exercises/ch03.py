@@ -13,23 +13,25 @@ import numpy as np
 from .. import nn
 from ..autograd import randn
 from ..i18n import sentence
+from .answers import same_number
 from .checker import CheckResult, Exercise
 
 
 def _conv_bound(conv_bound: Any) -> CheckResult:
-    got = float(conv_bound)
-    if math.isclose(got, 1 / math.sqrt(3 * 5 * 5), rel_tol=1e-4):
+    if same_number(conv_bound, 1 / math.sqrt(3 * 5 * 5)):
         return None
-    if math.isclose(got, 1 / math.sqrt(3), rel_tol=1e-4):
+    if same_number(conv_bound, 1 / math.sqrt(3)):
         return ("Each output of a conv kernel sums over in_channels x kh x kw inputs, not only "
                 "the 3 channels: that product is its fan_in.")
-    if math.isclose(got, 1 / math.sqrt(16 * 25), rel_tol=1e-4):
+    if same_number(conv_bound, 1 / math.sqrt(16 * 25)):
         return "That uses fan_out (16 x 5 x 5); the default bound uses fan_in."
     return "The default bound is 1 / sqrt(fan_in); find fan_in from the weight's shape."
 
 
 Q1 = Exercise(
-    "03.1", names=("conv_bound",), check=_conv_bound,
+    "03.1", names=("conv_bound",),
+    expects="a number",
+    check=_conv_bound,
     hints=("nn.Conv2d(3, 16, kernel_size=5).weight has shape (16, 3, 5, 5).",
            "fan_in = shape[1] x shape[2] x shape[3]; compare with abs(weight).max()."),
     solution=("conv = nn.Conv2d(3, 16, kernel_size=5)\n"
@@ -51,7 +53,9 @@ def _identity_init(identity_init: Any) -> CheckResult:
 
 
 Q2 = Exercise(
-    "03.2", names=("identity_init",), check=_identity_init,
+    "03.2", names=("identity_init",),
+    expects="a function that takes a module",
+    check=_identity_init,
     hints=("init.eye_ fills a square matrix with the identity.",
            "def identity_init(m): init.eye_(m.weight); init.zeros_(m.bias)"),
     solution=("def identity_init(m):\n"
@@ -61,19 +65,20 @@ Q2 = Exercise(
 
 
 def _tanh_gain(tanh_gain: Any) -> CheckResult:
-    got = float(tanh_gain)
-    if math.isclose(got, 5 / 3, rel_tol=1e-6):
+    if same_number(tanh_gain, 5 / 3):
         return None, "calculate_gain('tanh') is 5/3: tanh shrinks what passes it, so start larger."
-    if math.isclose(got, math.sqrt(2), rel_tol=1e-6):
+    if same_number(tanh_gain, math.sqrt(2)):
         return "sqrt(2) is ReLU's gain (ReLU zeroes half the signal); tanh has its own."
-    if math.isclose(got, 1.0):
+    if same_number(tanh_gain, 1.0):
         return ("tanh's slope is 1 only at 0 and smaller elsewhere, so it shrinks the signal: "
                 "its gain is above 1.")
     return "Ask init.calculate_gain for 'tanh'."
 
 
 Q3 = Exercise(
-    "03.3", names=("tanh_gain",), check=_tanh_gain,
+    "03.3", names=("tanh_gain",),
+    expects="a number",
+    check=_tanh_gain,
     hints=("The gain makes up for how much the activation shrinks the signal.",),
     solution="tanh_gain = init.calculate_gain('tanh')        # 5/3")
 
@@ -92,7 +97,9 @@ def _changed_rows(changed_rows: Any) -> CheckResult:
 
 
 Q4 = Exercise(
-    "03.4", names=("changed_rows",), check=_changed_rows,
+    "03.4", names=("changed_rows",),
+    expects="a set or list of row numbers",
+    check=_changed_rows,
     hints=("table = nn.Embedding.from_pretrained(vectors, freeze=False) for a (6, 4) array of "
            "vectors; one SGD step on table(dt.tensor([0, 2])).sum().",
            "Compare table.weight.numpy() before and after: rows where anything differs."),

@@ -8,10 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..i18n import sentence
+from .answers import truth, type_name
 from .checker import CheckResult, Exercise
 
 
 def _which_name(matters_which_name: Any) -> CheckResult:
+    matters_which_name = truth(matters_which_name)
     if matters_which_name is False:
         return None, ("A tied layer is one object under two names; dt.diagnose.explain_lr "
                       "shows the same effective lr for both.")
@@ -22,7 +24,9 @@ def _which_name(matters_which_name: Any) -> CheckResult:
 
 
 Q1 = Exercise(
-    "04.1", names=("matters_which_name",), check=_which_name,
+    "04.1", names=("matters_which_name",),
+    expects="True or False",
+    check=_which_name,
     hints=("Check net[2].weight is net[4].weight.",
            "Set net[2].weight.lr_mult = 0.5 and read net[4].weight.lr_mult."),
     solution=("net[2].weight.lr_mult = 0.5\n"
@@ -30,7 +34,7 @@ Q1 = Exercise(
 
 
 def _tie_load(tie_load_error: Any) -> CheckResult:
-    name = tie_load_error.__name__ if isinstance(tie_load_error, type) else str(tie_load_error)
+    name = type_name(tie_load_error)
     if name == "StateDictError":
         return None, ("dltutor refuses the load and changes nothing; PyTorch 2.13 copies both "
                       "keys into the one tensor, module by module, so the name the network "
@@ -45,7 +49,9 @@ def _tie_load(tie_load_error: Any) -> CheckResult:
 
 
 Q2 = Exercise(
-    "04.2", names=("tie_load_error",), check=_tie_load,
+    "04.2", names=("tie_load_error",),
+    expects="an exception class",
+    check=_tie_load,
     hints=("state = {k: v.numpy().copy() for k, v in tied.state_dict().items()}; change "
            "state['4.weight']; tied.load_state_dict(state).",),
     solution=("state = {k: v.numpy().copy() for k, v in tied.state_dict().items()}\n"
@@ -68,7 +74,9 @@ def _transpose_shapes(shapes: Any) -> CheckResult:
 
 
 Q3 = Exercise(
-    "04.3", names=("shapes",), check=_transpose_shapes,
+    "04.3", names=("shapes",),
+    expects="two shapes",
+    check=_transpose_shapes,
     hints=("Print nn.Linear(4, 6).weight.shape and nn.Linear(6, 4).weight.shape.",),
     solution=("from dltutor import nn\n"
               "enc, dec = nn.Linear(4, 6), nn.Linear(6, 4)\n"

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .answers import truth
 from .checker import CheckResult, Exercise
 
 
 def _mult_zero(moves: Any, gets_gradient: Any) -> CheckResult:
+    moves, gets_gradient = truth(moves), truth(gets_gradient)
     if moves is True:
         return "lr_mult = 0 makes every step of this parameter zero (plain SGD): it does not move."
     if gets_gradient is False:
@@ -23,7 +25,9 @@ def _mult_zero(moves: Any, gets_gradient: Any) -> CheckResult:
 
 
 Q1 = Exercise(
-    "05.1", names=("moves", "gets_gradient"), check=_mult_zero,
+    "05.1", names=("moves", "gets_gradient"),
+    expects="True or False, for each",
+    check=_mult_zero,
     hints=("Set net.conv1.weight.lr_mult = 0, train one step, compare the weight before and "
            "after, and look at net.conv1.weight.grad.",
            "diagnose.why_not_updating(net, opt, 'conv1.weight') says why."),
@@ -57,7 +61,9 @@ def _decay_names(decay_names: Any) -> CheckResult:
 
 
 Q2 = Exercise(
-    "05.2", names=("decay_names",), check=_decay_names,
+    "05.2", names=("decay_names",),
+    expects="a set of parameter names",
+    check=_decay_names,
     hints=("paddle_generated maps each structured name (fc2.bias) to Paddle's (linear_1.b_0).",
            "Keep the Paddle names whose structured name does not end with 'bias'."),
     solution=("decay_names = {paddle_generated[n] for n in paddle_generated "
@@ -88,7 +94,9 @@ def _fc2_groups(fc2_opt: Any) -> CheckResult:
 
 
 Q3 = Exercise(
-    "05.3", names=("fc2_opt",), check=_fc2_groups,
+    "05.3", names=("fc2_opt",),
+    expects="an optimizer",
+    check=_fc2_groups,
     hints=("Two groups: everything except fc2 (default lr 0.05), and fc2 with 'lr': 0.001.",
            "Leave fc2's parameters out of the first group by object: id(p) not in "
            "{id(q) for q in net.fc2.parameters()}."),

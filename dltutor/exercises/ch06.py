@@ -5,9 +5,9 @@
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from .answers import number, same_number
 from .checker import CheckResult, Exercise
 
 _EPOCHS, _BATCHES = 10, 24          # the chapter's full run: 10 epochs of 1500 / 64 -> 24 batches
@@ -25,27 +25,30 @@ def _total_iters(total_iters: Any) -> CheckResult:
 
 
 Q1 = Exercise(
-    "06.1", names=("total_iters",), check=_total_iters,
+    "06.1", names=("total_iters",),
+    expects="a whole number",
+    check=_total_iters,
     hints=("How many times is sched.step() called in 10 epochs, once per batch?",
            "len(make_loader()) is the number of batches of one epoch."),
     solution="total_iters = 10 * len(make_loader())        # 240")
 
 
 def _effective_lr(effective_lr: Any) -> CheckResult:
-    got = float(effective_lr)
-    if math.isclose(got, 0.1 * 0.5 * 3.0, rel_tol=1e-6):
+    if same_number(effective_lr, 0.1 * 0.5 * 3.0):
         return None, ("effective lr = group lr (after the scheduler) x lr_mult; explain_lr "
                       "shows both parts.")
-    if math.isclose(got, 0.1 * 3.0, rel_tol=1e-6):
+    if same_number(effective_lr, 0.1 * 3.0):
         return ("The scheduler already halved the group's lr; lr_mult multiplies what the "
                 "group has now.")
-    if math.isclose(got, 0.1 * 0.5, rel_tol=1e-6):
+    if same_number(effective_lr, 0.1 * 0.5):
         return "lr_mult = 3 multiplies the group's lr for this parameter."
     return "Multiply the group's current lr by the parameter's lr_mult."
 
 
 Q2 = Exercise(
-    "06.2", names=("effective_lr",), check=_effective_lr,
+    "06.2", names=("effective_lr",),
+    expects="a number",
+    check=_effective_lr,
     hints=("An SGD with lr=0.1, StepLR(opt, step_size=1, gamma=0.5) stepped once, and "
            "p.lr_mult = 3.",
            "dt.diagnose.explain_lr(opt, name).effective_lr, or opt.effective_lr(p, group)."),
@@ -59,24 +62,25 @@ Q2 = Exercise(
 
 
 def _paddle_group_lr(paddle_fc_lr: Any) -> CheckResult:
-    got = float(paddle_fc_lr)
-    if math.isclose(got, 0.05 * 0.5 * 0.2, rel_tol=1e-6):
+    got = paddle_fc_lr
+    if same_number(got, 0.05 * 0.5 * 0.2):
         return None, ("Paddle: group lr = the scheduler's lr x the group's learning_rate; in "
                       "dltutor write the group's own lr, 0.01, and the scheduler scales it.")
-    if math.isclose(got, 0.05 * 0.5 * 0.2 * 3.0, rel_tol=1e-6):
+    if same_number(got, 0.05 * 0.5 * 0.2 * 3.0):
         return ("In a parameter group, Paddle overwrites a parameter's ParamAttr learning rate "
                 "with the group's learning_rate when it adds the group: the 3.0 no longer counts.")
-    if math.isclose(got, 0.2, rel_tol=1e-6) or math.isclose(got, 0.2 * 0.5, rel_tol=1e-6):
+    if same_number(got, 0.2) or same_number(got, 0.2 * 0.5):
         return ("In Paddle a group's learning_rate is a scale of the optimizer's learning rate, "
                 "not a learning rate of its own.")
-    if math.isclose(got, 0.05 * 0.2, rel_tol=1e-6) or math.isclose(got, 0.05 * 0.2 * 3.0,
-                                                                    rel_tol=1e-6):
+    if same_number(got, 0.05 * 0.2) or same_number(got, 0.05 * 0.2 * 3.0):
         return "The scheduler was stepped once: StepDecay(step_size=1, gamma=0.5) halved 0.05."
     return "Multiply the scheduler's current lr by the group's learning_rate scale."
 
 
 Q3 = Exercise(
-    "06.3", names=("paddle_fc_lr",), check=_paddle_group_lr,
+    "06.3", names=("paddle_fc_lr",),
+    expects="a number",
+    check=_paddle_group_lr,
     hints=("In Paddle the optimizer's learning_rate is the scheduler; what is its lr after one "
            "step of StepDecay(0.05, step_size=1, gamma=0.5)?",
            "A group's 'learning_rate' multiplies that lr for the group's parameters.",
@@ -87,7 +91,9 @@ Q3 = Exercise(
 
 
 def _first_frozen_step(first_frozen_step: Any) -> CheckResult:
-    step = int(first_frozen_step)
+    step = number(first_frozen_step)
+    if step is None or step != int(step):
+        return "A step is a whole number: the row of the Recorder's series."
     if step == 2 * _BATCHES:
         return None, ("The Recorder has one row per optimizer step, counted from 0: epochs 0 "
                       "and 1 are rows 0 to 47.")
@@ -101,7 +107,9 @@ def _first_frozen_step(first_frozen_step: Any) -> CheckResult:
 
 
 Q4 = Exercise(
-    "06.4", names=("first_frozen_step",), check=_first_frozen_step,
+    "06.4", names=("first_frozen_step",),
+    expects="a whole number",
+    check=_first_frozen_step,
     hints=("rec.series('update_norm') is an array with one row per step and one column per "
            "layer; rec.names.index('fc1') is fc1's column.",
            "np.flatnonzero(column == 0)[0] is the first row where the column is 0."),

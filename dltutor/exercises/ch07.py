@@ -16,7 +16,7 @@ _BATCH_MEAN = np.array([2.0, 3.0, 4.0])
 
 
 def _running_mean(predicted_running_mean: Any) -> CheckResult:
-    got = np.asarray(predicted_running_mean, dtype=float).ravel()
+    got = np.asarray(predicted_running_mean, dtype=float)    # raveled, [[...]] would pass
     if got.shape != (3,):
         return "running_mean has one value per feature: 3 numbers."
     if np.allclose(got, 0.75 * _BATCH_MEAN):
@@ -31,7 +31,9 @@ def _running_mean(predicted_running_mean: Any) -> CheckResult:
 
 
 Q1 = Exercise(
-    "07.1", names=("predicted_running_mean",), check=_running_mean,
+    "07.1", names=("predicted_running_mean",),
+    expects="three numbers",
+    check=_running_mean,
     hints=("running_mean starts at 0; the batch's mean is [2, 3, 4].",
            "After one pass: 0.5 * 0 + 0.5 * mean; apply the same rule once more."),
     solution=("predicted_running_mean = [1.5, 2.25, 3.0]\n"
@@ -55,7 +57,9 @@ def _zero_branch(zero_branch_cause: Any) -> CheckResult:
 
 
 Q2 = Exercise(
-    "07.2", names=("zero_branch_cause",), check=_zero_branch,
+    "07.2", names=("zero_branch_cause",),
+    expects="the name of a cause, a string",
+    check=_zero_branch,
     hints=("Add a branch self.zeroed = nn.Linear(4, 4) whose output is multiplied by 0 before "
            "the sum, run a backward and ask dt.diagnose.why_not_updating(model, opt, "
            "'zeroed.weight', loss=loss).",),
@@ -87,7 +91,9 @@ def _still_gets_gradient(still_gets_gradient: Any) -> CheckResult:
 
 
 Q3 = Exercise(
-    "07.3", names=("still_gets_gradient",), check=_still_gets_gradient,
+    "07.3", names=("still_gets_gradient",),
+    expects="'requires_grad' or 'lr_mult'",
+    check=_still_gets_gradient,
     hints=("Freeze one layer each way, run a backward, and look at .grad of each.",),
     solution=("still_gets_gradient = 'lr_mult'     # its .grad is computed; requires_grad_(False) "
               "leaves .grad None"))

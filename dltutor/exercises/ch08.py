@@ -28,7 +28,9 @@ def _tensor_clip(tensor_clip: Any) -> CheckResult:
 
 
 Q1 = Exercise(
-    "08.1", names=("tensor_clip",), check=_tensor_clip,
+    "08.1", names=("tensor_clip",),
+    expects="a clip object",
+    check=_tensor_clip,
     hints=("by_tensor_norm called clip_grad_norm_ once per parameter, with max_norm=0.5.",
            "Paddle's clip objects: ClipGradByValue, ClipGradByNorm (each tensor), "
            "ClipGradByGlobalNorm (all together)."),
@@ -46,7 +48,9 @@ def _predicted_scale(predicted_scale: Any) -> CheckResult:
 
 
 Q2 = Exercise(
-    "08.2", names=("predicted_scale",), check=_predicted_scale,
+    "08.2", names=("predicted_scale",),
+    expects="a number",
+    check=_predicted_scale,
     hints=("The scale is clip_norm / max(global_norm, clip_norm).",
            "Compare the global norm printed at the top of the chapter with 2.0."),
     solution=("predicted_scale = 1.0\n"
@@ -77,7 +81,9 @@ def _norm_without_last(norm_without_last: Any, original: Any) -> CheckResult:
 
 
 Q3 = Exercise(
-    "08.3", names=("norm_without_last", "original"), check=_norm_without_last,
+    "08.3", names=("norm_without_last", "original"),
+    expects="a number, and the chapter's gradients",
+    check=_norm_without_last,
     hints=("The last layer of net is net[4]: its parameters are 4.weight and 4.bias.",
            "Set p.need_clip = False for those two, restore_grads(), then clip (step with a "
            "grad_clip optimizer, or call the clip object with the parameters and gradient "
@@ -108,7 +114,9 @@ def _sqrt_anomaly(bad_op: Any, bad_pass: Any) -> CheckResult:
 
 
 Q4 = Exercise(
-    "08.4", names=("bad_op", "bad_pass"), check=_sqrt_anomaly,
+    "08.4", names=("bad_op", "bad_pass"),
+    expects="two words: an op and a pass",
+    check=_sqrt_anomaly,
     hints=("Wrap it in `with dt.detect_anomaly():` and catch dt.AnomalyError to read it.",
            "The error starts with the op's name and says which pass produced the inf."),
     solution=("v = dt.tensor([0.0, 4.0], requires_grad=True)\n"
@@ -139,7 +147,9 @@ def _shrunk(shrunk: Any) -> CheckResult:
 
 
 Q5 = Exercise(
-    "08.5", names=("shrunk",), check=_shrunk,
+    "08.5", names=("shrunk",),
+    expects="a list of parameter names",
+    check=_shrunk,
     hints=("clip.predict_scales(params) says, without clipping, the factor for each gradient.",
            "A factor below 1 means the tensor is shrunk; pair the factors with names."),
     solution=("restore_grads()\n"

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..i18n import sentence
+from .answers import type_name
 from .checker import CheckResult, Exercise
 
 
@@ -26,7 +27,9 @@ def _sgd_state(sgd_state_keys: Any) -> CheckResult:
 
 
 Q1 = Exercise(
-    "09.1", names=("sgd_state_keys",), check=_sgd_state,
+    "09.1", names=("sgd_state_keys",),
+    expects="a set of state keys",
+    check=_sgd_state,
     hints=("Make optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9), take one step, then "
            "look at opt.state_dict()['state'].",),
     solution=("from dltutor import nn, optim\n"
@@ -51,7 +54,9 @@ def _batches(batches: Any) -> CheckResult:
 
 
 Q2 = Exercise(
-    "09.2", names=("batches",), check=_batches,
+    "09.2", names=("batches",),
+    expects="two whole numbers",
+    check=_batches,
     hints=("100 samples in batches of 32: three full batches and what is left.",),
     solution=("from dltutor.data import DataLoader, TensorDataset\n"
               "ds = TensorDataset(np.zeros((100, 2), dtype=np.float32), np.zeros(100))\n"
@@ -77,7 +82,9 @@ def _noise(noise: Any) -> CheckResult:
 
 
 Q3 = Exercise(
-    "09.3", names=("noise",), check=_noise,
+    "09.3", names=("noise",),
+    expects="a function noise(i, epoch) returning 3 numbers",
+    check=_noise,
     hints=("A background worker may draw sample 5 before or after sample 4: the noise may not "
            "depend on the order.",
            "np.random.default_rng([i, epoch]) is a generator seeded by both numbers."),
@@ -86,16 +93,19 @@ Q3 = Exercise(
 
 
 def _epoch_type(epoch_type: Any) -> CheckResult:
-    if epoch_type is int:
+    name = type_name(epoch_type)
+    if name == "int":
         return None, ("Plain values go into the file's JSON metadata and come back as they "
                       "were; only arrays become tensors.")
-    if isinstance(epoch_type, type) and epoch_type.__name__ == "Tensor":
+    if name == "Tensor":
         return "Only arrays become tensors; a plain int is stored as JSON and comes back an int."
     return "Store type(loaded['epoch'])."
 
 
 Q4 = Exercise(
-    "09.4", names=("epoch_type",), check=_epoch_type,
+    "09.4", names=("epoch_type",),
+    expects="a type",
+    check=_epoch_type,
     hints=("Save {'weights': dt.ones(2), 'epoch': 3}, load it and look at the type of each "
            "value.",),
     solution=("import os, tempfile\n"

@@ -55,7 +55,9 @@ def _step_memory(step_memory_mb: Any) -> CheckResult:
 
 
 Q1 = Exercise(
-    "10.1", names=("step_memory_mb",), check=_step_memory,
+    "10.1", names=("step_memory_mb",),
+    expects="a function step_memory_mb(model, batch_size, optimizer) returning megabytes",
+    check=_step_memory,
     hints=("Four parts: parameters, gradients (the same size), the optimizer's arrays (0 for "
            "SGD, 1 for momentum, 2 for Adam, each the size of the parameters), activations.",
            "The activations: run the model once with a forward hook on each module that adds "
@@ -81,7 +83,9 @@ def _factors(factors: Any) -> CheckResult:
 
 
 Q2 = Exercise(
-    "10.2", names=("factors",), check=_factors,
+    "10.2", names=("factors",),
+    expects="two numbers",
+    check=_factors,
     hints=("The mean over 32 samples is the sum of all 32 losses divided by 32.",
            "A micro-batch's mean times its size is its sum: 20 * mean_20 + 12 * mean_12, all "
            "over 32."),
@@ -103,7 +107,9 @@ def _alive_when_detached(alive_detached: Any) -> CheckResult:
 
 
 Q3 = Exercise(
-    "10.3", names=("alive_detached",), check=_alive_when_detached,
+    "10.3", names=("alive_detached",),
+    expects="a whole number",
+    check=_alive_when_detached,
     hints=("Which of the three, the loss, loss.item() or loss.detach(), still has a grad_fn?",),
     solution="alive_detached = activations_alive(lambda loss: loss.detach())     # 0")
 

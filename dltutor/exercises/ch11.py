@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..lab import demos
+from .answers import truth
 from .checker import CheckResult, Exercise
 
 
@@ -33,7 +34,9 @@ def _frozen_first_layer(accuracy_first_frozen: Any) -> CheckResult:
 
 
 Q1 = Exercise(
-    "11.1", names=("accuracy_first_frozen",), check=_frozen_first_layer,
+    "11.1", names=("accuracy_first_frozen",),
+    expects="a number",
+    check=_frozen_first_layer,
     hints=("Freeze before the first step, so layer 0 keeps its random start for the whole run.",
            "lab = demos.moons_mlp(); lab.freeze('0'); lab.run(300); then lab.accuracy()."),
     solution=("lab = demos.moons_mlp()\n"
@@ -50,7 +53,8 @@ def _late_clip_learns() -> bool:
 
 
 def _late_clip(late_clip_learns: Any) -> CheckResult:
-    if not isinstance(late_clip_learns, bool):
+    late_clip_learns = truth(late_clip_learns)
+    if late_clip_learns is None:
         return "Answer True or False: does it reach 95 % accuracy?"
     if late_clip_learns == _late_clip_learns():
         return None, ("Clipping switched on late stops the overflow, but three unclipped steps "
@@ -61,7 +65,9 @@ def _late_clip(late_clip_learns: Any) -> CheckResult:
 
 
 Q2 = Exercise(
-    "11.2", names=("late_clip_learns",), check=_late_clip,
+    "11.2", names=("late_clip_learns",),
+    expects="True or False",
+    check=_late_clip,
     hints=("lab = demos.exploding_gradients(); lab.step(3); lab.set_clip('global_norm', 1.0); "
            "lab.run(300).",
            "run() returning True only means no step failed; the question is the accuracy."),
@@ -84,7 +90,9 @@ def _speedup(speedup: Any) -> CheckResult:
 
 
 Q3 = Exercise(
-    "11.3", names=("speedup",), check=_speedup,
+    "11.3", names=("speedup",),
+    expects="a number",
+    check=_speedup,
     hints=("Write a loop: while lab.accuracy() < 0.9: lab.step(25); then lab.steps_done.",
            "Run it on demos.spirals_mlp() twice, once after lab.set_lr_mult('0', 10)."),
     solution=("def steps_to_90(lab):\n"

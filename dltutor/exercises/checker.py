@@ -10,7 +10,7 @@ cell that calls ``check()``), so the learner writes ordinary code and then asks:
 A starter cell assigns :data:`____` (four underscores) to the variables; while one of them
 still holds it, or is missing, the exercise is "not attempted".
 
->>> ex = Exercise("99.1", names=("answer",),
+>>> ex = Exercise("99.1", names=("answer",), expects="a number",
 ...               check=lambda answer: None if answer == 42 else f"got {answer!r}, not 42",
 ...               hints=("It is a number.", "Six times seven."), solution="answer = 42")
 >>> ex.verdict({"answer": ____}).status
@@ -19,6 +19,9 @@ still holds it, or is missing, the exercise is "not attempted".
 'Exercise 99.1: not yet. got 41, not 42'
 >>> ex.verdict({"answer": 42}).status
 'correct'
+>>> Exercise("99.2", names=("answer",), expects="a number", check=lambda answer: 1 / answer,
+...          hints=(), solution="").verdict({"answer": "six"}).message   # the check raised
+'Exercise 99.2: not yet. answer should be a number; this answer is of type str.'
 """
 from __future__ import annotations
 
@@ -64,14 +67,15 @@ class Exercise:
     """One checked exercise.
 
     ``id``: chapter and number, ``"01.1"``. ``names``: the learner's variables it reads.
-    ``check(**values)``: returns None when the answer is right, else a short sentence saying
+    ``expects``: what kind of value they hold, for the learner ("a number", "True or False"),
+    said when an answer is of a kind the check cannot use. ``check(**values)``: returns None when the answer is right, else a short sentence saying
     what differs (it may also return ``(None, note)`` to add a note to "correct").
     ``hints``: shown one at a time. ``solution``: code shown by :meth:`solution`.
     """
 
-    def __init__(self, id: str, names: tuple[str, ...], check: Callable[..., CheckResult],
-                 hints: tuple[str, ...], solution: str):
-        self.id, self.names, self._check = id, tuple(names), check
+    def __init__(self, id: str, names: tuple[str, ...], expects: str,
+                 check: Callable[..., CheckResult], hints: tuple[str, ...], solution: str):
+        self.id, self.names, self.expects, self._check = id, tuple(names), expects, check
         self.hints, self.code = tuple(hints), solution
         self.hints_shown = 0
         self.last_status = "not checked"
@@ -116,9 +120,13 @@ class Exercise:
     def _judge(self, values: dict[str, Any]) -> Verdict:
         try:
             result = self._check(**values)
-        except Exception as exc:  # noqa: BLE001 - a wrong answer may break the check itself
-            return Verdict("not yet", text("exercise.error", id=self.id,
-                                           error=type(exc).__name__, message=exc))
+        except Exception:  # noqa: BLE001 - an answer of another kind may break the check
+            # One sentence on the kind of value expected, not the check's own exception.
+            kinds = text("exercise.names_and").join(
+                ", ".join(type(value).__name__ for value in values.values()).rsplit(", ", 1))
+            return Verdict("not yet", text("exercise.wrong_kind", id=self.id,
+                                           names=_names(self.names),
+                                           expects=sentence(self.expects), kinds=kinds))
         note = None
         if isinstance(result, tuple):
             result, note = result

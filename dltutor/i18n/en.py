@@ -12,7 +12,7 @@ TEXT = {
     "exercise.not_yet": "Exercise {id}: not yet. {why}",
     "exercise.not_attempted": ("Exercise {id}: not attempted yet. Set {names} (replace ____ with "
                                "your answer), run the cell, then check again."),
-    "exercise.error": "Exercise {id}: not yet. Checking your answer raised {error}: {message}",
+    "exercise.wrong_kind": "Exercise {id}: not yet. {names} should be {expects}; this answer is of type {kinds}.",
     "exercise.hint": "Hint {n} of {total} for exercise {id}: {text}",
     "exercise.no_more_hints": ("Exercise {id} has no more hints; {solution} shows an answer when "
                                "you want it."),

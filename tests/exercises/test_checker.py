@@ -39,7 +39,7 @@ def test_check_reads_the_variables_of_the_code_that_calls_it():
 
 
 def test_hints_come_one_at_a_time_then_point_to_the_solution():
-    exercise = exercises.Exercise("99.1", ("x",), lambda x: None, ("first", "second"), "x = 1")
+    exercise = exercises.Exercise("99.1", ("x",), "a number", lambda x: None, ("first", "second"), "x = 1")
     assert printed(exercise.hint) == "Hint 1 of 2 for exercise 99.1: first\n"
     assert printed(exercise.hint) == "Hint 2 of 2 for exercise 99.1: second\n"
     assert "ex.q1.solution()" in printed(exercise.hint)
@@ -49,11 +49,24 @@ def test_hints_come_one_at_a_time_then_point_to_the_solution():
         exercise.hint(3)
 
 
-def test_an_answer_that_breaks_the_check_is_not_yet_with_the_error():
-    exercise = exercises.Exercise("99.2", ("x",), lambda x: None if x + 1 == 2 else "no", (),
-                                  "x = 1")
+def test_an_answer_that_breaks_the_check_says_what_kind_of_value_was_expected():
+    exercise = exercises.Exercise("99.2", ("x",), "a number",
+                                  lambda x: None if x + 1 == 2 else "no", (), "x = 1")
     verdict = exercise.verdict({"x": "one"})
-    assert verdict.status == "not yet" and "TypeError" in verdict.message
+    assert verdict.status == "not yet"
+    assert verdict.message == ("Exercise 99.2: not yet. x should be a number; this answer is of "
+                               "type str.")
+    assert "TypeError" not in verdict.message           # not the check's own exception
+
+
+@pytest.mark.parametrize("odd", [object(), "x", None, 7, [1, "a"], {"k": 1}])
+def test_no_check_shows_the_learner_an_exception(odd):
+    """Every exercise, fed answers of kinds it does not expect, answers in one sentence: a
+    "not yet" that says what to do or what kind of value it expects, never a traceback."""
+    for exercise in EXERCISES.values():
+        verdict = exercise.verdict({name: odd for name in exercise.names})
+        assert verdict.status == "not yet", (exercise.id, odd, verdict.message)
+        assert "Error" not in verdict.message and "raised" not in verdict.message, verdict.message
 
 
 def test_progress_lists_every_exercise_with_its_last_verdict_once():
@@ -76,7 +89,7 @@ def test_a_verdict_in_a_notebook_is_a_coloured_box_with_its_sentence(monkeypatch
     shown = []
     monkeypatch.setattr(view, "in_notebook", lambda: True)
     monkeypatch.setattr("IPython.display.display", lambda data, raw: shown.append(data))
-    exercise = exercises.Exercise("99.4", ("x",), lambda x: None if x == 1 else "not 1", (), "")
+    exercise = exercises.Exercise("99.4", ("x",), "a number", lambda x: None if x == 1 else "not 1", (), "")
     x = 2                                                          # noqa: F841 - read by check()
     exercise.check()
     x = 1                                                          # noqa: F841
@@ -96,6 +109,6 @@ def test_an_unknown_chapter_is_named():
 
 
 def test_not_attempted_names_only_what_is_still_to_be_set():
-    exercise = exercises.Exercise("99.3", ("answer", "net"), lambda answer, net: None, (), "")
+    exercise = exercises.Exercise("99.3", ("answer", "net"), "a number and a network", lambda answer, net: None, (), "")
     message = exercise.verdict({"answer": exercises.____, "net": object()}).message
     assert "Set answer (replace ____" in message and "net" not in message

@@ -15,7 +15,8 @@ CASES = {
     "06.4": ({"first_frozen_step": 48},
              [({"first_frozen_step": 2}, ["per optimizer step"]),
               ({"first_frozen_step": 49}, ["count from 0"]),
-              ({"first_frozen_step": 47}, ["last step of epoch 1"])]),
+              ({"first_frozen_step": 47}, ["last step of epoch 1"]),
+              ({"first_frozen_step": 48.9}, ["whole number"])]),
 }
 
 SELF_CONTAINED = {"06.2", "06.3"}
