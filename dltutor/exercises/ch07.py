@@ -85,8 +85,8 @@ def _still_gets_gradient(still_gets_gradient: Any) -> CheckResult:
         return None, ("lr_mult = 0 only scales the step; backward still computes the gradient "
                       "(and momentum may still move the weight).")
     if still_gets_gradient == "requires_grad":
-        return ("requires_grad_(False) stops backward from computing that gradient at all: its "
-                ".grad stays None.")
+        return ("Not that one: after one backward, print .grad of a parameter frozen each way and "
+                "see which one holds numbers.")
     return "Answer 'requires_grad' or 'lr_mult'."
 
 

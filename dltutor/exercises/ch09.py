@@ -78,6 +78,18 @@ def _noise(noise: Any) -> CheckResult:
         return "Samples 5 and 6 get the same noise: put the index i into the seed."
     if np.array_equal(first, np.asarray(noise(5, 2))):
         return "Every epoch gets the same noise: put the epoch into the seed too."
+    return _small_and_random(np.array([np.asarray(noise(i, 1), dtype=float) for i in range(200)]))
+
+
+def _small_and_random(samples: np.ndarray) -> CheckResult:
+    """Noise for augmentation is small (it nudges a sample) and random (it does not follow the
+    sample's index): 200 samples' noise, one row each."""
+    if not np.abs(samples).max() < 1.0:
+        return "Augmentation noise is small, like 0.01: it nudges a sample, it does not replace it."
+    by_index = np.corrcoef(np.arange(len(samples)), samples[:, 0])[0, 1]
+    if samples[:, 0].std() == 0 or abs(by_index) > 0.5:
+        return ("This noise follows the sample's index instead of looking random: draw it from "
+                "a generator seeded with (i, epoch).")
     return None
 
 

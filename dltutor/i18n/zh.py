@@ -307,6 +307,10 @@ SENTENCES: dict[str, str] = {
     "Compare table.weight.numpy() before and after: rows where anything differs.": "比较前后的 table.weight.numpy()：找出有任何不同的行。",
     # -- chapter 04 ---------------------------------------------------------------------------
     "Answer True or False.": "请回答 True 或 False。",
+    "Augmentation noise is small, like 0.01: it nudges a sample, it does not replace it.": "用于数据增强的噪声很小，比如 0.01：它只是轻推一下样本，而不是取代它。",
+    "Give the speedup as a number: steps at lr x 1 divided by steps at lr x 10.": "请把加速比写成一个数：学习率 x 1 时的步数除以学习率 x 10 时的步数。",
+    "Not that one: after one backward, print .grad of a parameter frozen each way and see which one holds numbers.": "不是这个：做一次反向传播后，分别打印用两种方法冻结的参数的 .grad，看看哪一个里面有数值。",
+    "This noise follows the sample's index instead of looking random: draw it from a generator seeded with (i, epoch).": "这个噪声跟着样本的索引变化，看起来并不随机：请从用 (i, epoch) 作种子的生成器中抽取它。",
     "a tensor made with dt.tensor": "一个用 dt.tensor 创建的张量",
     "the gradient's numbers, as a list or an array": "梯度的数值，写成列表或数组",
     "a shape: a tuple of whole numbers": "一个形状：由整数组成的元组",
@@ -415,7 +419,6 @@ SENTENCES: dict[str, str] = {
     "why_not_updating found a problem: read check.cause, not check.will_move.": "why_not_updating 发现了问题：读 check.cause，而不是 check.will_move。",
     "Add a branch self.zeroed = nn.Linear(4, 4) whose output is multiplied by 0 before the sum, run a backward and ask dt.diagnose.why_not_updating(model, opt, 'zeroed.weight', loss=loss).": "加一个分支 self.zeroed = nn.Linear(4, 4)，它的输出在求和之前乘以 0；做一次反向传播，再调用 dt.diagnose.why_not_updating(model, opt, 'zeroed.weight', loss=loss)。",
     "lr_mult = 0 only scales the step; backward still computes the gradient (and momentum may still move the weight).": "lr_mult = 0 只缩放更新步长；反向传播仍然计算梯度（动量也仍可能移动权重）。",
-    "requires_grad_(False) stops backward from computing that gradient at all: its .grad stays None.": "requires_grad_(False) 让反向传播根本不计算这个梯度：它的 .grad 一直是 None。",
     "Freeze one layer each way, run a backward, and look at .grad of each.": "用两种方法各冻结一层，做一次反向传播，再看看各自的 .grad。",
     # -- chapter 08 ---------------------------------------------------------------------------
     "The global norm (printed at the top, about 1.46) is already below 2.0, so nothing needs to be cut.": "全局范数（本章开头打印过，约 1.46）已经小于 2.0，所以不需要裁剪。",

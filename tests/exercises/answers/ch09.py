@@ -27,7 +27,9 @@ CASES = {
              [({"batches": (3, 3)}, ["100 = 3 x 32 + 4"]), ({"batches": [4, 4]}, ["drops"])]),
     "09.3": ({"noise": good_noise},
              [({"noise": global_noise}, ["shared generator"]),
-              ({"noise": index_only_noise}, ["epoch"])]),
+              ({"noise": index_only_noise}, ["epoch"]),
+              ({"noise": lambda i, e: np.zeros(3) + i + 1000 * e}, ["small"]),
+              ({"noise": lambda i, e: np.full(3, 1e-3 * i + 1e-2 * e)}, ["index"])]),
     "09.4": ({"epoch_type": int}, [({"epoch_type": Tensor}, ["JSON"])]),
 }
 
