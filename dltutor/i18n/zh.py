@@ -307,6 +307,8 @@ SENTENCES: dict[str, str] = {
     "Compare table.weight.numpy() before and after: rows where anything differs.": "比较前后的 table.weight.numpy()：找出有任何不同的行。",
     # -- chapter 04 ---------------------------------------------------------------------------
     "Answer True or False.": "请回答 True 或 False。",
+    "Count the activations the same way for every batch size: with the input or without.": "对每个批量大小都用同一种方式计算激活值：要么算上输入，要么都不算。",
+    "You counted the input batch too: it is in memory, so that is fair. The chapter counts every module's output only; the difference is 784 numbers a sample.": "你把输入批量也算进去了：它确实在内存中，所以这样算也合理。本章只计算每个模块的输出；两者相差每个样本 784 个数。",
     "Augmentation noise is small, like 0.01: it nudges a sample, it does not replace it.": "用于数据增强的噪声很小，比如 0.01：它只是轻推一下样本，而不是取代它。",
     "Give the speedup as a number: steps at lr x 1 divided by steps at lr x 10.": "请把加速比写成一个数：学习率 x 1 时的步数除以学习率 x 10 时的步数。",
     "Not that one: after one backward, print .grad of a parameter frozen each way and see which one holds numbers.": "不是这个：做一次反向传播后，分别打印用两种方法冻结的参数的 .grad，看看哪一个里面有数值。",

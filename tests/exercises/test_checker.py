@@ -112,3 +112,10 @@ def test_not_attempted_names_only_what_is_still_to_be_set():
     exercise = exercises.Exercise("99.3", ("answer", "net"), "a number and a network", lambda answer, net: None, (), "")
     message = exercise.verdict({"answer": exercises.____, "net": object()}).message
     assert "Set answer (replace ____" in message and "net" not in message
+
+
+def test_step_memory_counted_with_the_input_batch_is_also_right():
+    from .answers.ch10 import memory
+    verdict = EXERCISES["10.1"].verdict({"step_memory_mb": memory(input_from=0)})
+    assert verdict.status == "correct" and "input batch" in verdict.message
+

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dltutor.exercises.ch10 import MB, STATE_ARRAYS
 
 
-def memory(parts=("params", "grads", "state", "activations")):
-    """A step_memory_mb that counts only some of the four parts (a typical slip)."""
+def memory(parts=("params", "grads", "state", "activations"), input_from=None):
+    """A step_memory_mb that counts only some of the four parts (a typical slip); the input
+    batch counts among the activations from batch size ``input_from`` on (None: never)."""
     def step_memory_mb(model, batch_size, optimizer="adam"):
         params = sum(p.data.nbytes for p in model.parameters())
         total = 0
@@ -14,6 +15,8 @@ def memory(parts=("params", "grads", "state", "activations")):
         total += params if "grads" in parts else 0
         total += params * STATE_ARRAYS[optimizer] if "state" in parts else 0
         per_sample = 4 * (512 * 4 + 10)
+        if input_from is not None and batch_size >= input_from:
+            per_sample += 4 * 784                   # the input batch is in memory too
         total += per_sample * batch_size if "activations" in parts else 0
         return total / MB
     return step_memory_mb
@@ -24,7 +27,8 @@ CASES = {
              [({"step_memory_mb": memory(("params", "grads", "state"))}, ["activations"]),
               ({"step_memory_mb": memory(("params", "state", "activations"))}, ["gradients"]),
               ({"step_memory_mb": memory(("params", "grads", "activations"))}, ["Adam"]),
-              ({"step_memory_mb": 12.5}, ["function"])]),
+              ({"step_memory_mb": 12.5}, ["function"]),
+              ({"step_memory_mb": memory(input_from=256)}, ["same way"])]),
     "10.2": ({"factors": (0.625, 0.375)},
              [({"factors": (0.5, 0.5)}, ["own micro-batch"]),
               ({"factors": (0.375, 0.625)}, ["Swapped"])]),
