@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
+from .answers import number, same_number
 from .checker import CheckResult, Exercise
 
 
@@ -38,8 +39,10 @@ Q1 = Exercise(
 
 
 def _predicted_scale(predicted_scale: Any) -> CheckResult:
-    scale = float(predicted_scale)
-    if np.isclose(scale, 1.0):
+    scale = number(predicted_scale)
+    if scale is None:
+        return "Give the scale as a number between 0 and 1."
+    if same_number(scale, 1.0):
         return None, "A clip only acts on gradients above its threshold."
     if scale > 1.0:
         return "Clipping only ever shrinks: a scale above 1 would make the gradients larger."
@@ -67,13 +70,13 @@ def _norm(original: dict, prefixes: tuple[str, ...]) -> float:
 
 
 def _norm_without_last(norm_without_last: Any, original: Any) -> CheckResult:
-    got = float(norm_without_last)
-    if np.isclose(got, _norm(original, ("0.", "2.")), rtol=1e-4):
+    got = norm_without_last
+    if same_number(got, _norm(original, ("0.", "2.")), rel_tol=1e-4):
         return None
-    if np.isclose(got, _norm(original, ("0.", "2.", "4.")), rtol=1e-4):
+    if same_number(got, _norm(original, ("0.", "2.", "4.")), rel_tol=1e-4):
         return ("The last layer is still counted: set need_clip = False on 4.weight and 4.bias "
                 "before the clip runs.")
-    if np.isclose(got, _norm(original, ("4.",)), rtol=1e-4):
+    if same_number(got, _norm(original, ("4.",)), rel_tol=1e-4):
         return ("That is the last layer's own norm; the layers that are still clipped are the "
                 "ones counted.")
     return ("last_total_norm should be the global norm of the gradients of the layers 0 and 2 "

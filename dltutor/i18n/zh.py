@@ -307,6 +307,7 @@ SENTENCES: dict[str, str] = {
     "Compare table.weight.numpy() before and after: rows where anything differs.": "比较前后的 table.weight.numpy()：找出有任何不同的行。",
     # -- chapter 04 ---------------------------------------------------------------------------
     "Answer True or False.": "请回答 True 或 False。",
+    "Give the scale as a number between 0 and 1.": "请把缩放因子写成 0 到 1 之间的一个数。",
     "Count the activations the same way for every batch size: with the input or without.": "对每个批量大小都用同一种方式计算激活值：要么算上输入，要么都不算。",
     "You counted the input batch too: it is in memory, so that is fair. The chapter counts every module's output only; the difference is 784 numbers a sample.": "你把输入批量也算进去了：它确实在内存中，所以这样算也合理。本章只计算每个模块的输出；两者相差每个样本 784 个数。",
     "Augmentation noise is small, like 0.01: it nudges a sample, it does not replace it.": "用于数据增强的噪声很小，比如 0.01：它只是轻推一下样本，而不是取代它。",
