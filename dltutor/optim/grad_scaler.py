@@ -49,6 +49,7 @@ from .. import backend as B
 from .. import checks
 from ..autograd import Tensor
 from ..errors import MessageKeyError
+from .optimizer import display_name
 
 __all__ = ["GradScaler"]
 
@@ -111,7 +112,7 @@ def _gradients_of(optimizer: Any) -> list[Tensor]:
             if grad.dtype == "float16":       # PyTorch's words first, then what to do
                 raise ValueError(
                     "Attempting to unscale FP16 gradients. The parameter "
-                    f"{repr(name) if name is not None else f'#{index}'} has a float16 gradient: "
+                    f"{display_name(name, index)!r} has a float16 gradient: "
                     "keep the parameters (the master weights) in float32 and compute in float16 "
                     "by casting the activations (x.to(dt.float16)), as AMP does; float32 "
                     "gradients keep the small values that float16 would lose.")

@@ -55,6 +55,16 @@ from .report import StepMeasurement, StepReport
 _NOT_RECORDING = no_grad()
 
 
+def display_name(name: str | None, index: int) -> str:
+    """A parameter's name in messages and reports: its own, or ``"#index"`` (its position in
+    the optimizer, counted across groups) when it was passed without one.
+
+    >>> display_name("0.weight", 3), display_name(None, 3)
+    ('0.weight', '#3')
+    """
+    return name if name is not None else f"#{index}"
+
+
 class _Step:
     """The parameters one ``step()`` updates, one row each, beside their gradients (the arrays
     the stages change in place), and the measurement a recorded step keeps (None when
@@ -80,7 +90,7 @@ class _Step:
     def names(self) -> list[str]:
         """Each parameter's name, ``"#index"`` (its position in the optimizer) when it has none:
         made only when asked (for an error or a report), not on every step."""
-        return [name if name is not None else f"#{index}" for name, index, *_ in self.rows]
+        return [display_name(name, index) for name, index, *_ in self.rows]
 
     @property
     def params(self) -> list[Tensor]:
@@ -194,7 +204,7 @@ class Optimizer:
         index = 0
         for group in self.param_groups:
             for param, name in zip(group["params"], group["param_names"]):
-                yield (name if name is not None else f"#{index}"), param, group
+                yield display_name(name, index), param, group
                 index += 1
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -394,7 +404,7 @@ class Optimizer:
                 if grad.shape != param.data.shape:
                     raise self._grad_shape_error(name, index, param)
                 coupled, decoupled = decay_parts(
-                    self, name if name is not None or not named else f"#{index}", param, group)
+                    self, display_name(name, index) if named else name, param, group)
                 if negate:
                     grad = B.get_array_module(grad).negative(grad, out=self._grad_copy(param))
                 elif coupled is not None or (clip is not None and clip.applies_to(param)):
@@ -409,8 +419,8 @@ class Optimizer:
         return todo
 
     def _grad_shape_error(self, name: str | None, index: int, param: Tensor) -> ValueError:
-        shown = name if name is not None else f"#{index}"
-        return ValueError(f"{type(self).__name__}.step: the gradient of {shown!r} has shape "
+        return ValueError(f"{type(self).__name__}.step: the gradient of "
+                          f"{display_name(name, index)!r} has shape "
                           f"{tuple(param.grad.shape)} but the parameter has shape "
                           f"{tuple(param.shape)}")
 

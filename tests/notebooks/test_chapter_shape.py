@@ -54,11 +54,10 @@ def prose(source: Path) -> list[str]:
     return [c.source for c in jupytext.read(source).cells if c.cell_type == "markdown"]
 
 
-def test_the_estimate_counts_prose_and_code():
+def test_the_estimate_counts_prose_and_code(tmp_path):
     # 180 words and four code cells: one minute of reading, two of running.
     text = "# %% [markdown]\n# " + "word " * 180 + "\n" + "\n# %%\nx = 1\n" * 4
-    path = ROOT / "build" / "shape_probe.py"
-    path.parent.mkdir(exist_ok=True)
+    path = tmp_path / "shape_probe.py"
     path.write_text(text, encoding="utf-8")
     assert estimated_minutes(path) == pytest.approx(3.0, abs=0.05)
 
