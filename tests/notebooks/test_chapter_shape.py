@@ -18,14 +18,16 @@ ROOT = Path(__file__).resolve().parents[2]
 ENGLISH = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
 CHINESE = sorted((ROOT / "notebooks" / "src" / "zh").glob("[0-9][0-9]_*.py"))
 
+BOTH_EDITIONS = [("en", p) for p in ENGLISH] + [("zh", p) for p in CHINESE]
+
 WORDS_PER_MINUTE = 180
 MINUTES_PER_CODE_CELL = 0.5
 MAX_CELLS = 90
 
 # The opener, right under the title: "**About 45 minutes.** You will be able to:" and 2-5 bullets.
 OPENER = {
-    "en": re.compile(r"^\*\*About (\d+) minutes\.\*\* You will be able to:\n\n((?:\* .+\n(?:  .+\n)*){2,5})",
-                     re.M),
+    "en": re.compile(r"^\*\*About (\d+) minutes\.\*\* You will be able to:\n\n"
+                     r"((?:\* .+\n(?:  .+\n)*){2,5})", re.M),
     "zh": re.compile(r"^\*\*约 (\d+) 分钟。\*\*学完本章，你将能够：\n\n((?:\* .+\n){2,5})", re.M),
 }
 # The recap: the first paragraph under the summary heading.
@@ -62,7 +64,7 @@ def test_the_estimate_counts_prose_and_code(tmp_path):
     assert estimated_minutes(path) == pytest.approx(3.0, abs=0.05)
 
 
-@pytest.mark.parametrize("language, source", [("en", p) for p in ENGLISH] + [("zh", p) for p in CHINESE],
+@pytest.mark.parametrize("language, source", BOTH_EDITIONS,
                          ids=lambda v: v if isinstance(v, str) else v.stem)
 def test_a_chapter_opens_with_its_time_and_what_the_learner_will_be_able_to_do(language, source):
     opening = prose(source)[0]
@@ -77,7 +79,7 @@ def test_a_chapter_opens_with_its_time_and_what_the_learner_will_be_able_to_do(l
         f"({WORDS_PER_MINUTE} words a minute, {MINUTES_PER_CODE_CELL} min per code cell)")
 
 
-@pytest.mark.parametrize("language, source", [("en", p) for p in ENGLISH] + [("zh", p) for p in CHINESE],
+@pytest.mark.parametrize("language, source", BOTH_EDITIONS,
                          ids=lambda v: v if isinstance(v, str) else v.stem)
 def test_a_chapter_summary_starts_with_a_two_sentence_recap(language, source):
     text = "\n\n".join(prose(source)) + "\n\n"
