@@ -3,7 +3,7 @@
 Starts the hub of ``classroom/jupyterhub_config.py`` on 127.0.0.1 in a temporary folder, then
 plays N students at once (20 by default). Each student: the hub creates the account and starts
 their JupyterLab (their home gets the chapters), a kernel is opened in it, and the kernel runs
-the live lab headless for a fixed number of steps (``demos.moons_mlp()``, what chapter 11 and
+the live lab headless for a fixed number of steps (``demos.moons_mlp()``, what chapter 12 and
 ``lab.ipynb`` train). While they work, the test samples every student's processes (their
 JupyterLab server and its kernel) for memory and CPU.
 

@@ -1,4 +1,4 @@
-"""The small LeNet, the digits and the training loop that chapters 05 and 06 share.
+"""The small LeNet, the digits and the training loop that chapters 06 and 07 share.
 
 Both optimizer chapters ask their questions of the same network on the same data, so that a
 learner compares like with like: a LeNet made for scikit-learn's 8x8 handwritten digits, the

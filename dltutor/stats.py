@@ -39,7 +39,7 @@ def eval_mode(model: Module) -> Iterator[Module]:
     train/eval flag, also when the block raises.
 
     Not ``model.train()`` afterwards: that would switch on a BatchNorm or Dropout you had put
-    in eval mode on purpose (chapter 07 freezes a BatchNorm's statistics that way). It does
+    in eval mode on purpose (chapter 08 freezes a BatchNorm's statistics that way). It does
     not turn off gradients: combine it with ``dt.no_grad()`` to evaluate.
 
     >>> import dltutor as dt

@@ -18,8 +18,8 @@ this chapter" line (how to get the kit, which is not on PyPI, and run ``dltutor 
 machine; Binder when ``--repo OWNER/NAME`` names the kit's public GitHub repository) and the lab
 page a note that it needs a running kernel; ``mkdocs build`` writes each language's site
 (``site/`` by default, ``site/zh``) and the search index is pointed at the headings; then links
-between chapters, written for JupyterLab (``05_optimizers.ipynb#Heading``), are pointed at the
-pages (``../05_optimizers/#Heading``). Pages with formulas (chapter 03) typeset them with a copy of
+between chapters, written for JupyterLab (``06_optimizers.ipynb#Heading``), are pointed at the
+pages (``../06_optimizers/#Heading``). Pages with formulas (chapter 03) typeset them with a copy of
 MathJax 2 kept inside the site (from the ``jupyter-server-mathjax`` package, the copy the classic
 Jupyter Notebook serves), so the formulas work offline too; other pages load no MathJax. A
 small style sheet of the site's own (``CSS``) gives plots the whole width of the text.
@@ -170,14 +170,14 @@ def run_line(language: str, notebook: str, repo: str | None) -> str:
     """The line a page gets after its title: how to run it, on Binder too when ``repo`` names
     the kit's public GitHub repository.
 
-    >>> run_line("en", "05_optimizers.ipynb", None)
+    >>> run_line("en", "06_optimizers.ipynb", None)
     "**Run this chapter:** on your machine, in a clone of the kit's repository: `make lab`, or `make wheel`, then `pip install dist/dltutor-*.whl` and `dltutor lab` (dltutor is not on PyPI)."
-    >>> run_line("en", "05_optimizers.ipynb", "someone/dltutor").split("or on your machine ")[1]
+    >>> run_line("en", "06_optimizers.ipynb", "someone/dltutor").split("or on your machine ")[1]
     'with `pip install git+https://github.com/someone/dltutor`, then `dltutor lab` (dltutor is not on PyPI), or `make lab` in a clone of [its repository](https://github.com/someone/dltutor).'
     >>> run_line("en", "zh/lab.zh.ipynb", "someone/dltutor").split("(", 1)[1].split(")")[0]
     'https://mybinder.org/v2/gh/someone/dltutor/HEAD?urlpath=voila/render/notebooks/zh/lab.zh.ipynb'
     """
-    kind = "lab" if Path(notebook).name.split(".")[0] == "lab" else "run"  # not 11_live_lab
+    kind = "lab" if Path(notebook).name.split(".")[0] == "lab" else "run"  # not 12_live_lab
     text = TEXT[language]
     binder = (text[f"{kind}_binder"].format(url=BINDER[kind].format(repo=repo, path=notebook))
               if repo else "")
@@ -194,8 +194,8 @@ def stage(language: str, repo: str | None = None) -> Path:
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     for path in sorted(source.glob("*.ipynb")):
-        # a page is named by its chapter in both languages (zh/07_freezing/, not
-        # zh/07_freezing.zh/), so the language menu finds its counterpart
+        # a page is named by its chapter in both languages (zh/08_freezing/, not
+        # zh/08_freezing.zh/), so the language menu finds its counterpart
         _stage_notebook(path, target / path.name.replace(".zh.ipynb", ".ipynb"),
                         run_line(language, path.relative_to(NOTEBOOKS).as_posix(), repo))
     shutil.copyfile(source / "FAQ.md", target / "FAQ.md")
@@ -257,12 +257,12 @@ HEAD_ALTERNATE = re.compile(r'<link rel="alternate" href="#dltutor-([a-z]+)"')
 
 def counterpart(name: str, language: str, pages: set[str]) -> str:
     """The page of the other ``language`` that matches the page ``name`` (a path in the site,
-    ``zh/05_optimizers/index.html``), or that language's home page when ``pages`` (every
+    ``zh/06_optimizers/index.html``), or that language's home page when ``pages`` (every
     page's path) has no such page; as a path from the site's root.
 
-    >>> counterpart("zh/05_optimizers/index.html", "en", {"05_optimizers/index.html"})
-    '05_optimizers/'
-    >>> counterpart("zh/search/index.html", "en", {"05_optimizers/index.html"})
+    >>> counterpart("zh/06_optimizers/index.html", "en", {"06_optimizers/index.html"})
+    '06_optimizers/'
+    >>> counterpart("zh/search/index.html", "en", {"06_optimizers/index.html"})
     ''
     """
     own_folder = max((folder for _, folder in LANGUAGES.values() if name.startswith(folder)),
@@ -305,7 +305,7 @@ def fix_pages(site: Path, with_formulas: set[str]) -> None:
 
 
 def tidy_search_index(site: Path, notebooks: set[str]) -> None:
-    """Point each section of the pages in ``notebooks`` (``"05_optimizers/"``) that the search
+    """Point each section of the pages in ``notebooks`` (``"06_optimizers/"``) that the search
     finds at its heading's anchor (the JupyterLab-style one
     ``fix_pages`` gives it: mkdocs-jupyter's Chinese anchors are empty, so those sections had
     none), and drop the "¶" of nbconvert's heading links and the word breaks jieba put into the

@@ -46,7 +46,7 @@ def stamp_of(text: str) -> str:
 
 
 def english_prose(name: str) -> list[str]:
-    """The markdown cells of the English source ``name`` (e.g. ``05_optimizers``), in order."""
+    """The markdown cells of the English source ``name`` (e.g. ``06_optimizers``), in order."""
     nb = jupytext.read(SOURCES / f"{name}.py")
     return [cell.source for cell in nb.cells if cell.cell_type == "markdown"]
 
@@ -121,8 +121,8 @@ def chinese_notebook(name: str) -> str:
     """The file name of chapter ``name``'s Chinese edition (in ``notebooks/zh/``). The ``.zh``
     tells the two editions apart where only a file's name shows, JupyterLab's tabs among them.
 
-    >>> chinese_notebook("07_freezing")
-    '07_freezing.zh.ipynb'
+    >>> chinese_notebook("08_freezing")
+    '08_freezing.zh.ipynb'
     """
     return f"{name}.zh.ipynb"
 
@@ -177,7 +177,7 @@ def stamp(name: str) -> None:
 
 
 def chapter_names(args: list[str]) -> list[str]:
-    """Names from arguments (``05`` or ``05_optimizers``), or every English source."""
+    """Names from arguments (``05`` or ``06_optimizers``), or every English source."""
     every = sorted(p.stem for p in SOURCES.glob("*.py"))
     if not args:
         return every

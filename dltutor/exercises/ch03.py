@@ -83,33 +83,4 @@ Q3 = Exercise(
     solution="tanh_gain = init.calculate_gain('tanh')        # 5/3")
 
 
-def _changed_rows(changed_rows: Any) -> CheckResult:
-    got = {int(i) for i in changed_rows}
-    if got == {0, 2}:
-        return None, "The gradient of an embedding is zero in every row that was not looked up."
-    if len(got) == 6:
-        return ("Only the looked-up rows get a gradient; the others have gradient 0 and plain "
-                "SGD leaves them exactly as they were.")
-    if not got:
-        return ("Nothing changed? from_pretrained freezes by default: pass freeze=False so the "
-                "table trains.")
-    return sentence("{rows}: which rows did the batch look up?", rows=sorted(got))
-
-
-Q4 = Exercise(
-    "03.4", names=("changed_rows",),
-    expects="a set or list of row numbers",
-    check=_changed_rows,
-    hints=("table = nn.Embedding.from_pretrained(vectors, freeze=False) for a (6, 4) array of "
-           "vectors; one SGD step on table(dt.tensor([0, 2])).sum().",
-           "Compare table.weight.numpy() before and after: rows where anything differs."),
-    solution=("from dltutor import nn, optim\n"
-              "vectors = np.arange(24, dtype=np.float32).reshape(6, 4)\n"
-              "table = nn.Embedding.from_pretrained(vectors, freeze=False)\n"
-              "opt = optim.SGD(table.parameters(), lr=0.1)\n"
-              "table(dt.tensor([0, 2])).sum().backward()\n"
-              "opt.step()\n"
-              "changed_rows = {i for i in range(6) if not np.array_equal(table.weight.numpy()[i], "
-              "vectors[i])}"))
-
-EXERCISES = [Q1, Q2, Q3, Q4]
+EXERCISES = [Q1, Q2, Q3]

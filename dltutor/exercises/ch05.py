@@ -1,109 +1,85 @@
-"""The exercises of chapter 05 (optimizers, parameter groups, per-parameter settings).
+"""The exercises of chapter 05 (tying parameters).
 
->>> Q2.verdict({"decay_names": {"fc1.weight", "fc2.weight"}}).status
-'not yet'
+>>> Q1.verdict({"matters_which_name": True}).message
+'Exercise 05.1: not yet. net[2].weight and net[4].weight are one Parameter object: setting lr_mult through either name sets it on that one object.'
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .answers import truth
+from ..i18n import sentence
+from .answers import truth, type_name
 from .checker import CheckResult, Exercise
 
 
-def _mult_zero(moves: Any, gets_gradient: Any) -> CheckResult:
-    moves, gets_gradient = truth(moves), truth(gets_gradient)
-    if moves is True:
-        return "lr_mult = 0 makes every step of this parameter zero (plain SGD): it does not move."
-    if gets_gradient is False:
-        return ("lr_mult only scales the step: backward still computes the gradient "
-                "(requires_grad is still True).")
-    if moves is False and gets_gradient is True:
-        return None, ("why_not_updating names it: lr_mult_zero. The gradient is computed for "
-                      "nothing; requires_grad_(False) would save that work.")
-    return "Answer True or False for each."
+def _which_name(matters_which_name: Any) -> CheckResult:
+    matters_which_name = truth(matters_which_name)
+    if matters_which_name is False:
+        return None, ("A tied layer is one object under two names; dt.diagnose.explain_lr "
+                      "shows the same effective lr for both.")
+    if matters_which_name is True:
+        return ("net[2].weight and net[4].weight are one Parameter object: setting lr_mult "
+                "through either name sets it on that one object.")
+    return "Answer True or False."
 
 
 Q1 = Exercise(
-    "05.1", names=("moves", "gets_gradient"),
-    expects="True or False, for each",
-    check=_mult_zero,
-    hints=("Set net.conv1.weight.lr_mult = 0, train one step, compare the weight before and "
-           "after, and look at net.conv1.weight.grad.",
-           "diagnose.why_not_updating(net, opt, 'conv1.weight') says why."),
-    solution=("net = make_net()\n"
-              "net.conv1.weight.lr_mult = 0.0\n"
-              "opt = optim.SGD(net.named_parameters(), lr=0.05)\n"
-              "before = net.conv1.weight.numpy().copy()\n"
-              "xb, yb = next(iter(make_loader()))\n"
-              "F.cross_entropy(net(xb), yb).backward()\n"
-              "opt.step()\n"
-              "moves = not np.array_equal(before, net.conv1.weight.numpy())      # False\n"
-              "gets_gradient = net.conv1.weight.grad is not None                   # True"))
+    "05.1", names=("matters_which_name",),
+    expects="True or False",
+    check=_which_name,
+    hints=("Check net[2].weight is net[4].weight.",
+           "Set net[2].weight.lr_mult = 0.5 and read net[4].weight.lr_mult."),
+    solution=("net[2].weight.lr_mult = 0.5\n"
+              "matters_which_name = net[4].weight.lr_mult != 0.5      # False: one object"))
 
 
-#: The names a fresh Paddle process gives the chapter's LeNet (layer type, counter, w or b).
-PADDLE_WEIGHTS = {"conv2d_0.w_0", "conv2d_1.w_0", "linear_0.w_0", "linear_1.w_0"}
-PADDLE_BIASES = {"conv2d_0.b_0", "conv2d_1.b_0", "linear_0.b_0", "linear_1.b_0"}
-
-
-def _decay_names(decay_names: Any) -> CheckResult:
-    names = set(decay_names)
-    if names == PADDLE_WEIGHTS:
-        return None, ("apply_decay_param_fun=lambda name: name in decay_names now decays the "
-                      "weights only, in Paddle as in dltutor.")
-    if not names <= PADDLE_WEIGHTS | PADDLE_BIASES:
-        return ("Paddle calls the function with its generated names (like linear_1.b_0), not "
-                "the structured ones: take them from paddle_generated.")
-    if names & PADDLE_BIASES:
-        return "The set holds bias names (…b_0): those are the ones that must not decay."
-    return "Some weights are missing: every …w_0 name should decay."
+def _tie_load(tie_load_error: Any) -> CheckResult:
+    name = type_name(tie_load_error)
+    if name == "StateDictError":
+        return None, ("dltutor refuses the load and changes nothing; PyTorch 2.13 copies both "
+                      "keys into the one tensor, module by module, so the name the network "
+                      "reaches last (4.weight) silently wins.")
+    if name in ("None", "", "no error"):
+        return ("Load it and see: dltutor refuses two different values for one tied "
+                "parameter (PyTorch 2.13 would keep 4.weight's, the name it reaches last, "
+                "without a word).")
+    if name == "KeyError":
+        return "Close: the error is a KeyError, but name its own class (type(err).__name__)."
+    return sentence("{name!r}: catch the error and store type(err).", name=name)
 
 
 Q2 = Exercise(
-    "05.2", names=("decay_names",),
-    expects="a set of parameter names",
-    check=_decay_names,
-    hints=("paddle_generated maps each structured name (fc2.bias) to Paddle's (linear_1.b_0).",
-           "Keep the Paddle names whose structured name does not end with 'bias'."),
-    solution=("decay_names = {paddle_generated[n] for n in paddle_generated "
-              "if not n.endswith('bias')}"))
+    "05.2", names=("tie_load_error",),
+    expects="an exception class",
+    check=_tie_load,
+    hints=("state = {k: v.numpy().copy() for k, v in tied.state_dict().items()}; change "
+           "state['4.weight']; tied.load_state_dict(state).",),
+    solution=("state = {k: v.numpy().copy() for k, v in tied.state_dict().items()}\n"
+              "state['4.weight'] = state['4.weight'] + 1\n"
+              "try:\n"
+              "    tied.load_state_dict(state)\n"
+              "except Exception as err:\n"
+              "    tie_load_error = type(err)          # StateDictError"))
 
 
-#: The chapter's LeNet: each parameter's shape is unique, so a shape names the parameter.
-_FC2_SHAPES = {(10, 32), (10,)}
-_ALL_SHAPES = {(6, 1, 3, 3), (6,), (16, 6, 3, 3), (16,), (32, 64), (32,)} | _FC2_SHAPES
-
-
-def _fc2_groups(fc2_opt: Any) -> CheckResult:
-    lr_of = {}
-    for group in fc2_opt.param_groups:
-        for param in group["params"]:
-            lr_of[tuple(param.shape)] = group["lr"]
-    if set(lr_of) != _ALL_SHAPES:
-        return "The optimizer should hold all eight parameters of net, each exactly once."
-    fc2_lrs = {lr_of[s] for s in _FC2_SHAPES}
-    other_lrs = {lr_of[s] for s in _ALL_SHAPES - _FC2_SHAPES}
-    if fc2_lrs == {0.05} and other_lrs == {0.001}:
-        return "The two learning rates are swapped: fc2 gets 0.001, the rest 0.05."
-    if fc2_lrs != {0.001}:
-        return "fc2.weight and fc2.bias should both train at lr 0.001."
-    if other_lrs != {0.05}:
-        return "Every parameter outside fc2 should train at the default lr 0.05."
-    return None, "Each parameter in one group: the general group leaves fc2 out (compare with id)."
+def _transpose_shapes(shapes: Any) -> CheckResult:
+    got = tuple(tuple(s) for s in shapes)
+    if got == ((6, 4), (4, 6)):
+        return None, ("The shapes differ, so the decoder cannot hold the same Parameter: use "
+                      "F.linear(h, enc.weight.T) in a custom forward.")
+    if got == ((4, 6), (6, 4)):
+        return "A Linear's weight is (out_features, in_features): Linear(4, 6) holds a (6, 4)."
+    return ("Give (enc.weight.shape, dec.weight.shape) for enc = nn.Linear(4, 6) and "
+            "dec = nn.Linear(6, 4).")
 
 
 Q3 = Exercise(
-    "05.3", names=("fc2_opt",),
-    expects="an optimizer",
-    check=_fc2_groups,
-    hints=("Two groups: everything except fc2 (default lr 0.05), and fc2 with 'lr': 0.001.",
-           "Leave fc2's parameters out of the first group by object: id(p) not in "
-           "{id(q) for q in net.fc2.parameters()}."),
-    solution=("special = {id(p) for p in net.fc2.parameters()}\n"
-              "fc2_opt = optim.SGD([{'params': [(n, p) for n, p in net.named_parameters()\n"
-              "                                 if id(p) not in special]},\n"
-              "                     {'params': net.fc2.named_parameters(prefix='fc2'), "
-              "'lr': 0.001}], lr=0.05)"))
+    "05.3", names=("shapes",),
+    expects="two shapes",
+    check=_transpose_shapes,
+    hints=("Print nn.Linear(4, 6).weight.shape and nn.Linear(6, 4).weight.shape.",),
+    solution=("from dltutor import nn\n"
+              "enc, dec = nn.Linear(4, 6), nn.Linear(6, 4)\n"
+              "shapes = (enc.weight.shape, dec.weight.shape)"))
 
 EXERCISES = [Q1, Q2, Q3]

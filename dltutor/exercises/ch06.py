@@ -1,119 +1,109 @@
-"""The exercises of chapter 06 (learning rates during training, schedulers, step counts).
+"""The exercises of chapter 06 (optimizers, parameter groups, per-parameter settings).
 
->>> Q1.verdict({"total_iters": 10}).message
-'Exercise 06.1: not yet. Stepped once per batch, the scheduler counts batches: total_iters must be the number of batches in the whole run.'
+>>> Q2.verdict({"decay_names": {"fc1.weight", "fc2.weight"}}).status
+'not yet'
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .answers import number, same_number
+from .answers import truth
 from .checker import CheckResult, Exercise
 
-_EPOCHS, _BATCHES = 10, 24          # the chapter's full run: 10 epochs of 1500 / 64 -> 24 batches
 
-
-def _total_iters(total_iters: Any) -> CheckResult:
-    if total_iters == _EPOCHS * _BATCHES:
-        return None, "In code: total_iters = EPOCHS * len(loader)."
-    if total_iters == _EPOCHS:
-        return ("Stepped once per batch, the scheduler counts batches: total_iters must be the "
-                "number of batches in the whole run.")
-    if total_iters == _BATCHES:
-        return "That is one epoch's batches; the lr should reach its end after all 10 epochs."
-    return "The number of scheduler steps in the run: epochs x batches per epoch."
+def _mult_zero(moves: Any, gets_gradient: Any) -> CheckResult:
+    moves, gets_gradient = truth(moves), truth(gets_gradient)
+    if moves is True:
+        return "lr_mult = 0 makes every step of this parameter zero (plain SGD): it does not move."
+    if gets_gradient is False:
+        return ("lr_mult only scales the step: backward still computes the gradient "
+                "(requires_grad is still True).")
+    if moves is False and gets_gradient is True:
+        return None, ("why_not_updating names it: lr_mult_zero. The gradient is computed for "
+                      "nothing; requires_grad_(False) would save that work.")
+    return "Answer True or False for each."
 
 
 Q1 = Exercise(
-    "06.1", names=("total_iters",),
-    expects="a whole number",
-    check=_total_iters,
-    hints=("How many times is sched.step() called in 10 epochs, once per batch?",
-           "len(make_loader()) is the number of batches of one epoch."),
-    solution="total_iters = 10 * len(make_loader())        # 240")
+    "06.1", names=("moves", "gets_gradient"),
+    expects="True or False, for each",
+    check=_mult_zero,
+    hints=("Set net.conv1.weight.lr_mult = 0, train one step, compare the weight before and "
+           "after, and look at net.conv1.weight.grad.",
+           "diagnose.why_not_updating(net, opt, 'conv1.weight') says why."),
+    solution=("net = make_net()\n"
+              "net.conv1.weight.lr_mult = 0.0\n"
+              "opt = optim.SGD(net.named_parameters(), lr=0.05)\n"
+              "before = net.conv1.weight.numpy().copy()\n"
+              "xb, yb = next(iter(make_loader()))\n"
+              "F.cross_entropy(net(xb), yb).backward()\n"
+              "opt.step()\n"
+              "moves = not np.array_equal(before, net.conv1.weight.numpy())      # False\n"
+              "gets_gradient = net.conv1.weight.grad is not None                   # True"))
 
 
-def _effective_lr(effective_lr: Any) -> CheckResult:
-    if same_number(effective_lr, 0.1 * 0.5 * 3.0):
-        return None, ("effective lr = group lr (after the scheduler) x lr_mult; explain_lr "
-                      "shows both parts.")
-    if same_number(effective_lr, 0.1 * 3.0):
-        return ("The scheduler already halved the group's lr; lr_mult multiplies what the "
-                "group has now.")
-    if same_number(effective_lr, 0.1 * 0.5):
-        return "lr_mult = 3 multiplies the group's lr for this parameter."
-    return "Multiply the group's current lr by the parameter's lr_mult."
+#: The names a fresh Paddle process gives the chapter's LeNet (layer type, counter, w or b).
+PADDLE_WEIGHTS = {"conv2d_0.w_0", "conv2d_1.w_0", "linear_0.w_0", "linear_1.w_0"}
+PADDLE_BIASES = {"conv2d_0.b_0", "conv2d_1.b_0", "linear_0.b_0", "linear_1.b_0"}
+
+
+def _decay_names(decay_names: Any) -> CheckResult:
+    names = set(decay_names)
+    if names == PADDLE_WEIGHTS:
+        return None, ("apply_decay_param_fun=lambda name: name in decay_names now decays the "
+                      "weights only, in Paddle as in dltutor.")
+    if not names <= PADDLE_WEIGHTS | PADDLE_BIASES:
+        return ("Paddle calls the function with its generated names (like linear_1.b_0), not "
+                "the structured ones: take them from paddle_generated.")
+    if names & PADDLE_BIASES:
+        return "The set holds bias names (…b_0): those are the ones that must not decay."
+    return "Some weights are missing: every …w_0 name should decay."
 
 
 Q2 = Exercise(
-    "06.2", names=("effective_lr",),
-    expects="a number",
-    check=_effective_lr,
-    hints=("An SGD with lr=0.1, StepLR(opt, step_size=1, gamma=0.5) stepped once, and "
-           "p.lr_mult = 3.",
-           "dt.diagnose.explain_lr(opt, name).effective_lr, or opt.effective_lr(p, group)."),
-    solution=("from dltutor import nn, optim\n"
-              "from dltutor.optim import lr_scheduler\n"
-              "layer = nn.Linear(2, 1)\n"
-              "layer.weight.lr_mult = 3.0\n"
-              "opt = optim.SGD(layer.named_parameters(), lr=0.1)\n"
-              "lr_scheduler.StepLR(opt, step_size=1, gamma=0.5).step()\n"
-              "effective_lr = dt.diagnose.explain_lr(opt, 'weight').effective_lr      # 0.15"))
+    "06.2", names=("decay_names",),
+    expects="a set of parameter names",
+    check=_decay_names,
+    hints=("paddle_generated maps each structured name (fc2.bias) to Paddle's (linear_1.b_0).",
+           "Keep the Paddle names whose structured name does not end with 'bias'."),
+    solution=("decay_names = {paddle_generated[n] for n in paddle_generated "
+              "if not n.endswith('bias')}"))
 
 
-def _paddle_group_lr(paddle_fc_lr: Any) -> CheckResult:
-    got = paddle_fc_lr
-    if same_number(got, 0.05 * 0.5 * 0.2):
-        return None, ("Paddle: group lr = the scheduler's lr x the group's learning_rate; in "
-                      "dltutor write the group's own lr, 0.01, and the scheduler scales it.")
-    if same_number(got, 0.05 * 0.5 * 0.2 * 3.0):
-        return ("In a parameter group, Paddle overwrites a parameter's ParamAttr learning rate "
-                "with the group's learning_rate when it adds the group: the 3.0 no longer counts.")
-    if same_number(got, 0.2) or same_number(got, 0.2 * 0.5):
-        return ("In Paddle a group's learning_rate is a scale of the optimizer's learning rate, "
-                "not a learning rate of its own.")
-    if same_number(got, 0.05 * 0.2) or same_number(got, 0.05 * 0.2 * 3.0):
-        return "The scheduler was stepped once: StepDecay(step_size=1, gamma=0.5) halved 0.05."
-    return "Multiply the scheduler's current lr by the group's learning_rate scale."
+#: The chapter's LeNet: each parameter's shape is unique, so a shape names the parameter.
+_FC2_SHAPES = {(10, 32), (10,)}
+_ALL_SHAPES = {(6, 1, 3, 3), (6,), (16, 6, 3, 3), (16,), (32, 64), (32,)} | _FC2_SHAPES
+
+
+def _fc2_groups(fc2_opt: Any) -> CheckResult:
+    lr_of = {}
+    for group in fc2_opt.param_groups:
+        for param in group["params"]:
+            lr_of[tuple(param.shape)] = group["lr"]
+    if set(lr_of) != _ALL_SHAPES:
+        return "The optimizer should hold all eight parameters of net, each exactly once."
+    fc2_lrs = {lr_of[s] for s in _FC2_SHAPES}
+    other_lrs = {lr_of[s] for s in _ALL_SHAPES - _FC2_SHAPES}
+    if fc2_lrs == {0.05} and other_lrs == {0.001}:
+        return "The two learning rates are swapped: fc2 gets 0.001, the rest 0.05."
+    if fc2_lrs != {0.001}:
+        return "fc2.weight and fc2.bias should both train at lr 0.001."
+    if other_lrs != {0.05}:
+        return "Every parameter outside fc2 should train at the default lr 0.05."
+    return None, "Each parameter in one group: the general group leaves fc2 out (compare with id)."
 
 
 Q3 = Exercise(
-    "06.3", names=("paddle_fc_lr",),
-    expects="a number",
-    check=_paddle_group_lr,
-    hints=("In Paddle the optimizer's learning_rate is the scheduler; what is its lr after one "
-           "step of StepDecay(0.05, step_size=1, gamma=0.5)?",
-           "A group's 'learning_rate' multiplies that lr for the group's parameters.",
-           "Does the ParamAttr rate still count inside a group? Paddle writes the group's "
-           "learning_rate into each parameter's optimize_attr when it adds the group."),
-    solution=("paddle_fc_lr = 0.05 * 0.5 * 0.2    # scheduler lr x the group's scale: 0.005;\n"
-              "                                   # the group overwrote ParamAttr's 3.0"))
+    "06.3", names=("fc2_opt",),
+    expects="an optimizer",
+    check=_fc2_groups,
+    hints=("Two groups: everything except fc2 (default lr 0.05), and fc2 with 'lr': 0.001.",
+           "Leave fc2's parameters out of the first group by object: id(p) not in "
+           "{id(q) for q in net.fc2.parameters()}."),
+    solution=("special = {id(p) for p in net.fc2.parameters()}\n"
+              "fc2_opt = optim.SGD([{'params': [(n, p) for n, p in net.named_parameters()\n"
+              "                                 if id(p) not in special]},\n"
+              "                     {'params': net.fc2.named_parameters(prefix='fc2'), "
+              "'lr': 0.001}], lr=0.05)"))
 
-
-def _first_frozen_step(first_frozen_step: Any) -> CheckResult:
-    step = number(first_frozen_step)
-    if step is None or step != int(step):
-        return "A step is a whole number: the row of the Recorder's series."
-    if step == 2 * _BATCHES:
-        return None, ("The Recorder has one row per optimizer step, counted from 0: epochs 0 "
-                      "and 1 are rows 0 to 47.")
-    if step == 2:
-        return "That is an epoch; the Recorder has one row per optimizer step (per batch)."
-    if step == 2 * _BATCHES + 1:
-        return "Rows count from 0: the 48 steps of epochs 0 and 1 are rows 0 to 47."
-    if step == 2 * _BATCHES - 1:
-        return "Row 47 is the last step of epoch 1, still at lr 0.01: its update is not zero."
-    return "Find the first row of fc1's column in rec.series('update_norm') that is 0."
-
-
-Q4 = Exercise(
-    "06.4", names=("first_frozen_step",),
-    expects="a whole number",
-    check=_first_frozen_step,
-    hints=("rec.series('update_norm') is an array with one row per step and one column per "
-           "layer; rec.names.index('fc1') is fc1's column.",
-           "np.flatnonzero(column == 0)[0] is the first row where the column is 0."),
-    solution=("column = rec.series('update_norm')[:, rec.names.index('fc1')]\n"
-              "first_frozen_step = int(np.flatnonzero(column == 0)[0])          # 48"))
-
-EXERCISES = [Q1, Q2, Q3, Q4]
+EXERCISES = [Q1, Q2, Q3]

@@ -1,101 +1,119 @@
-"""The exercises of chapter 07 (freezing, and BatchNorm's statistics).
+"""The exercises of chapter 07 (learning rates during training, schedulers, step counts).
 
->>> Q1.verdict({"predicted_running_mean": [2.0, 3.0, 4.0]}).message
-'Exercise 07.1: not yet. That is the batch mean itself; momentum 0.5 moves the running mean only half of the way at each pass.'
+>>> Q1.verdict({"total_iters": 10}).message
+'Exercise 07.1: not yet. Stepped once per batch, the scheduler counts batches: total_iters must be the number of batches in the whole run.'
 """
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from ..i18n import sentence
+from .answers import number, same_number
 from .checker import CheckResult, Exercise
 
-_BATCH_MEAN = np.array([2.0, 3.0, 4.0])
+_EPOCHS, _BATCHES = 10, 24          # the chapter's full run: 10 epochs of 1500 / 64 -> 24 batches
 
 
-def _running_mean(predicted_running_mean: Any) -> CheckResult:
-    got = np.asarray(predicted_running_mean, dtype=float)    # raveled, [[...]] would pass
-    if got.shape != (3,):
-        return "running_mean has one value per feature: 3 numbers."
-    if np.allclose(got, 0.75 * _BATCH_MEAN):
-        return None, "Each pass halves the distance to the batch mean: 0 -> 1/2 -> 3/4 of it."
-    if np.allclose(got, _BATCH_MEAN):
-        return ("That is the batch mean itself; momentum 0.5 moves the running mean only half "
-                "of the way at each pass.")
-    if np.allclose(got, 0.5 * _BATCH_MEAN):
-        return "That is after one pass; the second pass halves the remaining distance again."
-    return ("running = (1 - momentum) * running + momentum * batch_mean, starting from 0, "
-            "applied twice.")
+def _total_iters(total_iters: Any) -> CheckResult:
+    if total_iters == _EPOCHS * _BATCHES:
+        return None, "In code: total_iters = EPOCHS * len(loader)."
+    if total_iters == _EPOCHS:
+        return ("Stepped once per batch, the scheduler counts batches: total_iters must be the "
+                "number of batches in the whole run.")
+    if total_iters == _BATCHES:
+        return "That is one epoch's batches; the lr should reach its end after all 10 epochs."
+    return "The number of scheduler steps in the run: epochs x batches per epoch."
 
 
 Q1 = Exercise(
-    "07.1", names=("predicted_running_mean",),
-    expects="three numbers",
-    check=_running_mean,
-    hints=("running_mean starts at 0; the batch's mean is [2, 3, 4].",
-           "After one pass: 0.5 * 0 + 0.5 * mean; apply the same rule once more."),
-    solution=("predicted_running_mean = [1.5, 2.25, 3.0]\n"
-              "bn = nn.BatchNorm1d(3, momentum=0.5)\n"
-              "batch = dt.tensor([[1.0, 2.0, 3.0], [3.0, 4.0, 5.0]])\n"
-              "bn(batch); bn(batch)\n"
-              "print(bn.running_mean)"))
+    "07.1", names=("total_iters",),
+    expects="a whole number",
+    check=_total_iters,
+    hints=("How many times is sched.step() called in 10 epochs, once per batch?",
+           "len(make_loader()) is the number of batches of one epoch."),
+    solution="total_iters = 10 * len(make_loader())        # 240")
 
 
-def _zero_branch(zero_branch_cause: Any) -> CheckResult:
-    if zero_branch_cause == "zero_grad":
-        return None, ("The gradient exists but is all zeros; with momentum the buffer is all "
-                      "zeros too, so nothing moves the weight.")
-    if zero_branch_cause == "not_reached":
-        return ("Backward does reach the branch (x * 0 is still an op of the graph); look at "
-                "what the gradient it brings is.")
-    if zero_branch_cause is None:
-        return "why_not_updating found a problem: read check.cause, not check.will_move."
-    return sentence("{cause!r}: run why_not_updating on 'zeroed.weight' and read .cause.",
-                    cause=zero_branch_cause)
+def _effective_lr(effective_lr: Any) -> CheckResult:
+    if same_number(effective_lr, 0.1 * 0.5 * 3.0):
+        return None, ("effective lr = group lr (after the scheduler) x lr_mult; explain_lr "
+                      "shows both parts.")
+    if same_number(effective_lr, 0.1 * 3.0):
+        return ("The scheduler already halved the group's lr; lr_mult multiplies what the "
+                "group has now.")
+    if same_number(effective_lr, 0.1 * 0.5):
+        return "lr_mult = 3 multiplies the group's lr for this parameter."
+    return "Multiply the group's current lr by the parameter's lr_mult."
 
 
 Q2 = Exercise(
-    "07.2", names=("zero_branch_cause",),
-    expects="the name of a cause, a string",
-    check=_zero_branch,
-    hints=("Add a branch self.zeroed = nn.Linear(4, 4) whose output is multiplied by 0 before "
-           "the sum, run a backward and ask dt.diagnose.why_not_updating(model, opt, "
-           "'zeroed.weight', loss=loss).",),
+    "07.2", names=("effective_lr",),
+    expects="a number",
+    check=_effective_lr,
+    hints=("An SGD with lr=0.1, StepLR(opt, step_size=1, gamma=0.5) stepped once, and "
+           "p.lr_mult = 3.",
+           "dt.diagnose.explain_lr(opt, name).effective_lr, or opt.effective_lr(p, group)."),
     solution=("from dltutor import nn, optim\n"
-              "from dltutor.nn import functional as F\n"
-              "class Zeroed(nn.Module):\n"
-              "    def __init__(self):\n"
-              "        super().__init__()\n"
-              "        self.a, self.zeroed, self.head = nn.Linear(4, 4), nn.Linear(4, 4), "
-              "nn.Linear(4, 1)\n"
-              "    def forward(self, x):\n"
-              "        return self.head((self.a(x) + self.zeroed(x) * 0).tanh())\n"
-              "zero_model = Zeroed()\n"
-              "zero_opt = optim.SGD(zero_model.parameters(), lr=0.1, momentum=0.9)\n"
-              "zero_loss = F.mse_loss(zero_model(dt.randn(8, 4)), dt.randn(8, 1))\n"
-              "zero_loss.backward(retain_graph=True)\n"
-              "zero_branch_cause = dt.diagnose.why_not_updating(zero_model, zero_opt, "
-              "'zeroed.weight', loss=zero_loss).cause"))
+              "from dltutor.optim import lr_scheduler\n"
+              "layer = nn.Linear(2, 1)\n"
+              "layer.weight.lr_mult = 3.0\n"
+              "opt = optim.SGD(layer.named_parameters(), lr=0.1)\n"
+              "lr_scheduler.StepLR(opt, step_size=1, gamma=0.5).step()\n"
+              "effective_lr = dt.diagnose.explain_lr(opt, 'weight').effective_lr      # 0.15"))
 
 
-def _still_gets_gradient(still_gets_gradient: Any) -> CheckResult:
-    if still_gets_gradient == "lr_mult":
-        return None, ("lr_mult = 0 only scales the step; backward still computes the gradient "
-                      "(and momentum may still move the weight).")
-    if still_gets_gradient == "requires_grad":
-        return ("Not that one: after one backward, print .grad of a parameter frozen each way and "
-                "see which one holds numbers.")
-    return "Answer 'requires_grad' or 'lr_mult'."
+def _paddle_group_lr(paddle_fc_lr: Any) -> CheckResult:
+    got = paddle_fc_lr
+    if same_number(got, 0.05 * 0.5 * 0.2):
+        return None, ("Paddle: group lr = the scheduler's lr x the group's learning_rate; in "
+                      "dltutor write the group's own lr, 0.01, and the scheduler scales it.")
+    if same_number(got, 0.05 * 0.5 * 0.2 * 3.0):
+        return ("In a parameter group, Paddle overwrites a parameter's ParamAttr learning rate "
+                "with the group's learning_rate when it adds the group: the 3.0 no longer counts.")
+    if same_number(got, 0.2) or same_number(got, 0.2 * 0.5):
+        return ("In Paddle a group's learning_rate is a scale of the optimizer's learning rate, "
+                "not a learning rate of its own.")
+    if same_number(got, 0.05 * 0.2) or same_number(got, 0.05 * 0.2 * 3.0):
+        return "The scheduler was stepped once: StepDecay(step_size=1, gamma=0.5) halved 0.05."
+    return "Multiply the scheduler's current lr by the group's learning_rate scale."
 
 
 Q3 = Exercise(
-    "07.3", names=("still_gets_gradient",),
-    expects="'requires_grad' or 'lr_mult'",
-    check=_still_gets_gradient,
-    hints=("Freeze one layer each way, run a backward, and look at .grad of each.",),
-    solution=("still_gets_gradient = 'lr_mult'     # its .grad is computed; requires_grad_(False) "
-              "leaves .grad None"))
+    "07.3", names=("paddle_fc_lr",),
+    expects="a number",
+    check=_paddle_group_lr,
+    hints=("In Paddle the optimizer's learning_rate is the scheduler; what is its lr after one "
+           "step of StepDecay(0.05, step_size=1, gamma=0.5)?",
+           "A group's 'learning_rate' multiplies that lr for the group's parameters.",
+           "Does the ParamAttr rate still count inside a group? Paddle writes the group's "
+           "learning_rate into each parameter's optimize_attr when it adds the group."),
+    solution=("paddle_fc_lr = 0.05 * 0.5 * 0.2    # scheduler lr x the group's scale: 0.005;\n"
+              "                                   # the group overwrote ParamAttr's 3.0"))
 
-EXERCISES = [Q1, Q2, Q3]
+
+def _first_frozen_step(first_frozen_step: Any) -> CheckResult:
+    step = number(first_frozen_step)
+    if step is None or step != int(step):
+        return "A step is a whole number: the row of the Recorder's series."
+    if step == 2 * _BATCHES:
+        return None, ("The Recorder has one row per optimizer step, counted from 0: epochs 0 "
+                      "and 1 are rows 0 to 47.")
+    if step == 2:
+        return "That is an epoch; the Recorder has one row per optimizer step (per batch)."
+    if step == 2 * _BATCHES + 1:
+        return "Rows count from 0: the 48 steps of epochs 0 and 1 are rows 0 to 47."
+    if step == 2 * _BATCHES - 1:
+        return "Row 47 is the last step of epoch 1, still at lr 0.01: its update is not zero."
+    return "Find the first row of fc1's column in rec.series('update_norm') that is 0."
+
+
+Q4 = Exercise(
+    "07.4", names=("first_frozen_step",),
+    expects="a whole number",
+    check=_first_frozen_step,
+    hints=("rec.series('update_norm') is an array with one row per step and one column per "
+           "layer; rec.names.index('fc1') is fc1's column.",
+           "np.flatnonzero(column == 0)[0] is the first row where the column is 0."),
+    solution=("column = rec.series('update_norm')[:, rec.names.index('fc1')]\n"
+              "first_frozen_step = int(np.flatnonzero(column == 0)[0])          # 48"))
+
+EXERCISES = [Q1, Q2, Q3, Q4]

@@ -1,7 +1,7 @@
-"""The exercises of chapter 09 (data, checkpoints and resuming).
+"""The exercises of chapter 09 (gradient clipping and numerical trouble).
 
->>> Q2.verdict({"batches": (3, 3)}).message
-'Exercise 09.2: not yet. Without drop_last the last, smaller batch (4 samples) is kept: 100 = 3 x 32 + 4.'
+>>> Q2.verdict({"predicted_scale": 2.0 / 1.4647}).message
+'Exercise 09.2: not yet. Clipping only ever shrinks: a scale above 1 would make the gradients larger.'
 """
 from __future__ import annotations
 
@@ -9,120 +9,154 @@ from typing import Any
 
 import numpy as np
 
-from ..i18n import sentence
-from .answers import type_name
+from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
+from .answers import number, same_number
 from .checker import CheckResult, Exercise
 
 
-def _sgd_state(sgd_state_keys: Any) -> CheckResult:
-    got = set(sgd_state_keys)
-    if got == {"step", "momentum_buffer"}:
-        return None, ("The momentum buffer is why a resume without the optimizer's state is not "
-                      "exact: the first steps after it lack the accumulated velocity.")
-    if got == {"momentum_buffer"}:
-        return "Look again: dltutor also keeps each parameter's step count."
-    if "exp_avg" in got:
-        return "exp_avg and exp_avg_sq are Adam's running averages; SGD with momentum keeps less."
-    return "Run one step and read opt.state_dict()['state'] for one parameter."
-
-
-Q1 = Exercise(
-    "09.1", names=("sgd_state_keys",),
-    expects="a set of state keys",
-    check=_sgd_state,
-    hints=("Make optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9), take one step, then "
-           "look at opt.state_dict()['state'].",),
-    solution=("from dltutor import nn, optim\n"
-              "m = nn.Linear(2, 1)\n"
-              "opt = optim.SGD(m.named_parameters(), lr=0.1, momentum=0.9)\n"
-              "m(dt.ones(1, 2)).sum().backward()\n"
-              "opt.step()\n"
-              "sgd_state_keys = set(opt.state_dict()['state']['weight'])"))
-
-
-def _batches(batches: Any) -> CheckResult:
-    got = tuple(int(b) for b in batches)
-    if got == (4, 3):
-        return None
-    if got == (3, 3):
-        return ("Without drop_last the last, smaller batch (4 samples) is kept: "
-                "100 = 3 x 32 + 4.")
-    if got == (4, 4):
-        return "drop_last=True drops the last, incomplete batch of 4 samples."
-    return ("Count len(DataLoader(...)) for 100 samples in batches of 32, without and with "
-            "drop_last.")
-
-
-Q2 = Exercise(
-    "09.2", names=("batches",),
-    expects="two whole numbers",
-    check=_batches,
-    hints=("100 samples in batches of 32: three full batches and what is left.",),
-    solution=("from dltutor.data import DataLoader, TensorDataset\n"
-              "ds = TensorDataset(np.zeros((100, 2), dtype=np.float32), np.zeros(100))\n"
-              "batches = (len(DataLoader(ds, batch_size=32)), "
-              "len(DataLoader(ds, batch_size=32, drop_last=True)))"))
-
-
-def _noise(noise: Any) -> CheckResult:
-    if not callable(noise):
-        return "noise should be a function noise(i, epoch) returning 3 numbers."
-    first, again = np.asarray(noise(5, 1)), np.asarray(noise(5, 1))
-    if first.shape != (3,):
-        return sentence("noise(i, epoch) should return 3 numbers, not shape {shape}.",
-                        shape=first.shape)
-    if not np.array_equal(first, again):
-        return ("Two calls with the same (i, epoch) differ: draws from a shared generator depend "
-                "on the order the threads ask. Seed a generator from (i, epoch).")
-    if np.array_equal(first, np.asarray(noise(6, 1))):
-        return "Samples 5 and 6 get the same noise: put the index i into the seed."
-    if np.array_equal(first, np.asarray(noise(5, 2))):
-        return "Every epoch gets the same noise: put the epoch into the seed too."
-    return _small_and_random(np.array([np.asarray(noise(i, 1), dtype=float) for i in range(200)]))
-
-
-def _small_and_random(samples: np.ndarray) -> CheckResult:
-    """Noise for augmentation is small (it nudges a sample) and random (it does not follow the
-    sample's index): 200 samples' noise, one row each."""
-    if not np.abs(samples).max() < 1.0:
-        return "Augmentation noise is small, like 0.01: it nudges a sample, it does not replace it."
-    by_index = np.corrcoef(np.arange(len(samples)), samples[:, 0])[0, 1]
-    if samples[:, 0].std() == 0 or abs(by_index) > 0.5:
-        return ("This noise follows the sample's index instead of looking random: draw it from "
-                "a generator seeded with (i, epoch).")
+def _tensor_clip(tensor_clip: Any) -> CheckResult:
+    if isinstance(tensor_clip, ClipGradByGlobalNorm):
+        return ("ClipGradByGlobalNorm scales all tensors by one factor; by_tensor_norm clipped "
+                "each tensor on its own.")
+    if isinstance(tensor_clip, ClipGradByValue):
+        return ("ClipGradByValue clamps single values; by_tensor_norm limited the norm of each "
+                "tensor.")
+    if not isinstance(tensor_clip, ClipGradByNorm):
+        return "tensor_clip should be a clip object from optim, like optim.ClipGradByGlobalNorm(1.0)."
+    if not np.isclose(tensor_clip.clip_norm, 0.5):
+        return "Right kind of clip, other threshold: by_tensor_norm used max_norm=0.5."
     return None
 
 
+Q1 = Exercise(
+    "09.1", names=("tensor_clip",),
+    expects="a clip object",
+    check=_tensor_clip,
+    hints=("by_tensor_norm called clip_grad_norm_ once per parameter, with max_norm=0.5.",
+           "Paddle's clip objects: ClipGradByValue, ClipGradByNorm (each tensor), "
+           "ClipGradByGlobalNorm (all together)."),
+    solution="tensor_clip = optim.ClipGradByNorm(0.5)")
+
+
+def _predicted_scale(predicted_scale: Any) -> CheckResult:
+    scale = number(predicted_scale)
+    if scale is None:
+        return "Give the scale as a number between 0 and 1."
+    if same_number(scale, 1.0):
+        return None, "A clip only acts on gradients above its threshold."
+    if scale > 1.0:
+        return "Clipping only ever shrinks: a scale above 1 would make the gradients larger."
+    return ("The global norm (printed at the top, about 1.46) is already below 2.0, so "
+            "nothing needs to be cut.")
+
+
+Q2 = Exercise(
+    "09.2", names=("predicted_scale",),
+    expects="a number",
+    check=_predicted_scale,
+    hints=("The scale is clip_norm / max(global_norm, clip_norm).",
+           "Compare the global norm printed at the top of the chapter with 2.0."),
+    solution=("predicted_scale = 1.0\n"
+              "# check it:\n"
+              "restore_grads()\n"
+              "clip2 = optim.ClipGradByGlobalNorm(2.0)\n"
+              "clip2(list(net.parameters()), [p.grad.numpy().copy() for p in net.parameters()])\n"
+              "print(clip2.last_scale)"))
+
+
+def _norm(original: dict, prefixes: tuple[str, ...]) -> float:
+    return float(np.sqrt(sum(np.sum(g.astype(float) ** 2) for n, g in original.items()
+                             if n.startswith(prefixes))))
+
+
+def _norm_without_last(norm_without_last: Any, original: Any) -> CheckResult:
+    got = norm_without_last
+    if same_number(got, _norm(original, ("0.", "2.")), rel_tol=1e-4):
+        return None
+    if same_number(got, _norm(original, ("0.", "2.", "4.")), rel_tol=1e-4):
+        return ("The last layer is still counted: set need_clip = False on 4.weight and 4.bias "
+                "before the clip runs.")
+    if same_number(got, _norm(original, ("4.",)), rel_tol=1e-4):
+        return ("That is the last layer's own norm; the layers that are still clipped are the "
+                "ones counted.")
+    return ("last_total_norm should be the global norm of the gradients of the layers 0 and 2 "
+            "only.")
+
+
 Q3 = Exercise(
-    "09.3", names=("noise",),
-    expects="a function noise(i, epoch) returning 3 numbers",
-    check=_noise,
-    hints=("A background worker may draw sample 5 before or after sample 4: the noise may not "
-           "depend on the order.",
-           "np.random.default_rng([i, epoch]) is a generator seeded by both numbers."),
-    solution=("def noise(i, epoch):\n"
-              "    return np.random.default_rng([i, epoch]).normal(0.0, 0.01, size=3)"))
+    "09.3", names=("norm_without_last", "original"),
+    expects="a number, and the chapter's gradients",
+    check=_norm_without_last,
+    hints=("The last layer of net is net[4]: its parameters are 4.weight and 4.bias.",
+           "Set p.need_clip = False for those two, restore_grads(), then clip (step with a "
+           "grad_clip optimizer, or call the clip object with the parameters and gradient "
+           "copies) and read clip.last_total_norm.",
+           "Set need_clip back to True afterwards."),
+    solution=("for n, p in net.named_parameters():\n"
+              "    p.need_clip = not n.startswith('4.')\n"
+              "restore_grads()\n"
+              "clip = optim.ClipGradByGlobalNorm(1.0)\n"
+              "clip(list(net.parameters()), [p.grad.numpy().copy() for p in net.parameters()])\n"
+              "norm_without_last = clip.last_total_norm\n"
+              "for p in net.parameters():\n"
+              "    p.need_clip = True"))
 
 
-def _epoch_type(epoch_type: Any) -> CheckResult:
-    name = type_name(epoch_type)
-    if name == "int":
-        return None, ("Plain values go into the file's JSON metadata and come back as they "
-                      "were; only arrays become tensors.")
-    if name == "Tensor":
-        return "Only arrays become tensors; a plain int is stored as JSON and comes back an int."
-    return "Store type(loaded['epoch'])."
+def _sqrt_anomaly(bad_op: Any, bad_pass: Any) -> CheckResult:
+    op, where = str(bad_op).strip().lower(), str(bad_pass).strip().lower()
+    if op == "sum":
+        return "sum only adds finite numbers here; the inf starts at the op before it."
+    if op != "sqrt":
+        return "Name the op as the anomaly error does: its first word."
+    if where == "forward":
+        return ("sqrt(0) = 0 is finite, so the forward pass is fine; the derivative "
+                "1 / (2 sqrt(x)) is not.")
+    if where != "backward":
+        return "bad_pass is 'forward' or 'backward'."
+    return None
 
 
 Q4 = Exercise(
-    "09.4", names=("epoch_type",),
-    expects="a type",
-    check=_epoch_type,
-    hints=("Save {'weights': dt.ones(2), 'epoch': 3}, load it and look at the type of each "
-           "value.",),
-    solution=("import os, tempfile\n"
-              "path = os.path.join(tempfile.mkdtemp(), 'ckpt.safetensors')\n"
-              "dt.save({'weights': dt.ones(2), 'epoch': 3}, path)\n"
-              "epoch_type = type(dt.load(path)['epoch'])"))
+    "09.4", names=("bad_op", "bad_pass"),
+    expects="two words: an op and a pass",
+    check=_sqrt_anomaly,
+    hints=("Wrap it in `with dt.detect_anomaly():` and catch dt.AnomalyError to read it.",
+           "The error starts with the op's name and says which pass produced the inf."),
+    solution=("v = dt.tensor([0.0, 4.0], requires_grad=True)\n"
+              "try:\n"
+              "    with dt.detect_anomaly():\n"
+              "        dt.sqrt(v).sum().backward()\n"
+              "except dt.AnomalyError as error:\n"
+              "    print(error)\n"
+              "bad_op, bad_pass = 'sqrt', 'backward'\n"
+              "# PyTorch 2.13's torch.autograd.detect_anomaly() raises nothing on the same lines: it\n"
+              "# checks only for NaN returned by a backward function, and sqrt's backward returns inf.\n"
+              "# There, check torch.isfinite(grad).all() yourself (in a hook: v.register_hook(fn))."))
 
-EXERCISES = [Q1, Q2, Q3, Q4]
+_WEIGHTS = ["0.weight", "2.weight", "4.weight"]
+
+
+def _shrunk(shrunk: Any) -> CheckResult:
+    got = sorted(str(name) for name in shrunk)
+    if got == _WEIGHTS:
+        return None
+    if any(name.endswith("bias") for name in got):
+        return ("The biases' gradients have norms below 0.5: per-tensor clipping leaves them "
+                "alone.")
+    if set(got) < set(_WEIGHTS):
+        return ("Every tensor whose norm is above 0.5 is shrunk, each by its own factor, not "
+                "only the largest.")
+    return "Use names like '0.weight', as net.named_parameters() gives them."
+
+
+Q5 = Exercise(
+    "09.5", names=("shrunk",),
+    expects="a list of parameter names",
+    check=_shrunk,
+    hints=("clip.predict_scales(params) says, without clipping, the factor for each gradient.",
+           "A factor below 1 means the tensor is shrunk; pair the factors with names."),
+    solution=("restore_grads()\n"
+              "scales = optim.ClipGradByNorm(0.5).predict_scales(list(net.parameters()))\n"
+              "shrunk = [n for n, s in zip(names, scales) if s < 1]"))
+
+EXERCISES = [Q1, Q2, Q3, Q4, Q5]

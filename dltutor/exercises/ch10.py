@@ -1,130 +1,128 @@
-"""The exercises of chapter 10 (the same code on a GPU, and GPU memory).
+"""The exercises of chapter 10 (data, checkpoints and resuming).
 
->>> Q2.verdict({"factors": (0.5, 0.5)}).message
-'Exercise 10.2: not yet. Each loss is a mean over its own micro-batch; with 20 and 12 samples a half each would count the 12 samples as much as the 20.'
+>>> Q2.verdict({"batches": (3, 3)}).message
+'Exercise 10.2: not yet. Without drop_last the last, smaller batch (4 samples) is kept: 100 = 3 x 32 + 4.'
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from .. import nn
 from ..i18n import sentence
+from .answers import type_name
 from .checker import CheckResult, Exercise
 
-MB = 1024 ** 2
-#: Arrays the optimizers keep per parameter.
-STATE_ARRAYS = {"sgd": 0, "momentum": 1, "adam": 2}
 
-
-def _mlp() -> nn.Module:
-    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
-                         nn.Linear(512, 10))
-
-
-def expected_mb(batch_size: int, optimizer: str, with_input: bool = False) -> float:
-    """The chapter's four parts for its 784-512-512-10 MLP, in MB (float32): every module's
-    output counted as activations, and with ``with_input`` the input batch too (also in memory,
-    so a fair way to count)."""
-    params = 4 * (784 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10)
-    per_sample = 4 * (512 + 512 + 512 + 512 + 10 + (784 if with_input else 0))
-    fixed = params * (2 + STATE_ARRAYS[optimizer])
-    return (fixed + per_sample * batch_size) / MB
-
-
-def _step_memory(step_memory_mb: Any) -> CheckResult:
-    if not callable(step_memory_mb):
-        return ("step_memory_mb should be a function: "
-                "def step_memory_mb(model, batch_size, optimizer='adam'): ...")
-    model = _mlp()
-    rules = []                                   # per setting, which way of counting matched
-    for batch, opt in ((32, "adam"), (256, "adam"), (32, "sgd"), (1024, "momentum")):
-        got, want = float(step_memory_mb(model, batch, opt)), expected_mb(batch, opt)
-        # The closer of the two ways of counting (at batch 32 they differ by less than 1%).
-        errors = {rule: abs(got / expected_mb(batch, opt, with_input=rule) - 1)
-                  for rule in (False, True)}
-        closest = min(errors, key=errors.get)
-        if errors[closest] <= 0.01:
-            rules.append(closest)
-            continue
-        if opt == "adam" and math.isclose(got, expected_mb(batch, "sgd"), rel_tol=0.01):
-            return "Adam keeps two more arrays per parameter (its two running averages)."
-        fixed_only = expected_mb(0, opt)
-        if math.isclose(got, fixed_only, rel_tol=0.01):
-            return "The activations are missing: every layer's output for the whole batch."
-        if math.isclose(got, want - expected_mb(0, "sgd") / 2, rel_tol=0.01):
-            return "The gradients are missing: one more array per parameter, the same size."
-        return sentence("for batch {batch} with {opt} it gives {got:.1f} MB; add parameters, "
-                        "gradients, the optimizer's arrays and the activations (in MB: bytes / "
-                        "1024**2)", batch=batch, opt=opt, got=got)
-    if len(set(rules)) > 1:
-        return "Count the activations the same way for every batch size: with the input or without."
-    if rules[0]:
-        return None, ("You counted the input batch too: it is in memory, so that is fair. The "
-                      "chapter counts every module's output only; the difference is 784 numbers "
-                      "a sample.")
-    return None
+def _sgd_state(sgd_state_keys: Any) -> CheckResult:
+    got = set(sgd_state_keys)
+    if got == {"step", "momentum_buffer"}:
+        return None, ("The momentum buffer is why a resume without the optimizer's state is not "
+                      "exact: the first steps after it lack the accumulated velocity.")
+    if got == {"momentum_buffer"}:
+        return "Look again: dltutor also keeps each parameter's step count."
+    if "exp_avg" in got:
+        return "exp_avg and exp_avg_sq are Adam's running averages; SGD with momentum keeps less."
+    return "Run one step and read opt.state_dict()['state'] for one parameter."
 
 
 Q1 = Exercise(
-    "10.1", names=("step_memory_mb",),
-    expects="a function step_memory_mb(model, batch_size, optimizer) returning megabytes",
-    check=_step_memory,
-    hints=("Four parts: parameters, gradients (the same size), the optimizer's arrays (0 for "
-           "SGD, 1 for momentum, 2 for Adam, each the size of the parameters), activations.",
-           "The activations: run the model once with a forward hook on each module that adds "
-           "up out.data.nbytes, as activation_bytes does; they grow with the batch."),
-    solution=("def step_memory_mb(model, batch_size, optimizer='adam'):\n"
-              "    params = sum(p.data.nbytes for p in model.parameters())\n"
-              "    arrays = {'sgd': 0, 'momentum': 1, 'adam': 2}[optimizer]\n"
-              "    return (params * (2 + arrays) + activation_bytes(model, batch_size)) / MB"))
+    "10.1", names=("sgd_state_keys",),
+    expects="a set of state keys",
+    check=_sgd_state,
+    hints=("Make optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9), take one step, then "
+           "look at opt.state_dict()['state'].",),
+    solution=("from dltutor import nn, optim\n"
+              "m = nn.Linear(2, 1)\n"
+              "opt = optim.SGD(m.named_parameters(), lr=0.1, momentum=0.9)\n"
+              "m(dt.ones(1, 2)).sum().backward()\n"
+              "opt.step()\n"
+              "sgd_state_keys = set(opt.state_dict()['state']['weight'])"))
 
 
-def _factors(factors: Any) -> CheckResult:
-    got = tuple(float(f) for f in factors)
-    if len(got) == 2 and np.allclose(got, (20 / 32, 12 / 32)):
+def _batches(batches: Any) -> CheckResult:
+    got = tuple(int(b) for b in batches)
+    if got == (4, 3):
         return None
-    if len(got) == 2 and np.allclose(got, (0.5, 0.5)):
-        return ("Each loss is a mean over its own micro-batch; with 20 and 12 samples a half "
-                "each would count the 12 samples as much as the 20.")
-    if len(got) == 2 and np.allclose(got, (1.0, 1.0)):
-        return "Two means added up are about twice the mean over all 32 samples."
-    if len(got) == 2 and np.allclose(got, (12 / 32, 20 / 32)):
-        return "Swapped: the first micro-batch has 20 samples, the larger share."
-    return "Weight each micro-batch's mean loss by its share of the 32 samples."
+    if got == (3, 3):
+        return ("Without drop_last the last, smaller batch (4 samples) is kept: "
+                "100 = 3 x 32 + 4.")
+    if got == (4, 4):
+        return "drop_last=True drops the last, incomplete batch of 4 samples."
+    return ("Count len(DataLoader(...)) for 100 samples in batches of 32, without and with "
+            "drop_last.")
 
 
 Q2 = Exercise(
-    "10.2", names=("factors",),
-    expects="two numbers",
-    check=_factors,
-    hints=("The mean over 32 samples is the sum of all 32 losses divided by 32.",
-           "A micro-batch's mean times its size is its sum: 20 * mean_20 + 12 * mean_12, all "
-           "over 32."),
-    solution=("factors = (20 / 32, 12 / 32)\n"
-              "net.zero_grad()\n"
-              "for part, factor in ((slice(0, 20), factors[0]), (slice(20, 32), factors[1])):\n"
-              "    (F.cross_entropy(net(xb[part]), yb[part]) * factor).backward()"))
+    "10.2", names=("batches",),
+    expects="two whole numbers",
+    check=_batches,
+    hints=("100 samples in batches of 32: three full batches and what is left.",),
+    solution=("from dltutor.data import DataLoader, TensorDataset\n"
+              "ds = TensorDataset(np.zeros((100, 2), dtype=np.float32), np.zeros(100))\n"
+              "batches = (len(DataLoader(ds, batch_size=32)), "
+              "len(DataLoader(ds, batch_size=32, drop_last=True)))"))
 
 
-def _alive_when_detached(alive_detached: Any) -> CheckResult:
-    if alive_detached == 0:
-        return None, ("detach() keeps the loss's value without its graph, so nothing upstream "
-                      "stays alive.")
-    if alive_detached == 10:
-        return ("A detached loss has no graph (grad_fn is None): it cannot keep the activations "
-                "alive. Run activations_alive(lambda loss: loss.detach()).")
-    return sentence("{answer!r}: run activations_alive(lambda loss: loss.detach()) and see.",
-                    answer=alive_detached)
+def _noise(noise: Any) -> CheckResult:
+    if not callable(noise):
+        return "noise should be a function noise(i, epoch) returning 3 numbers."
+    first, again = np.asarray(noise(5, 1)), np.asarray(noise(5, 1))
+    if first.shape != (3,):
+        return sentence("noise(i, epoch) should return 3 numbers, not shape {shape}.",
+                        shape=first.shape)
+    if not np.array_equal(first, again):
+        return ("Two calls with the same (i, epoch) differ: draws from a shared generator depend "
+                "on the order the threads ask. Seed a generator from (i, epoch).")
+    if np.array_equal(first, np.asarray(noise(6, 1))):
+        return "Samples 5 and 6 get the same noise: put the index i into the seed."
+    if np.array_equal(first, np.asarray(noise(5, 2))):
+        return "Every epoch gets the same noise: put the epoch into the seed too."
+    return _small_and_random(np.array([np.asarray(noise(i, 1), dtype=float) for i in range(200)]))
+
+
+def _small_and_random(samples: np.ndarray) -> CheckResult:
+    """Noise for augmentation is small (it nudges a sample) and random (it does not follow the
+    sample's index): 200 samples' noise, one row each."""
+    if not np.abs(samples).max() < 1.0:
+        return "Augmentation noise is small, like 0.01: it nudges a sample, it does not replace it."
+    by_index = np.corrcoef(np.arange(len(samples)), samples[:, 0])[0, 1]
+    if samples[:, 0].std() == 0 or abs(by_index) > 0.5:
+        return ("This noise follows the sample's index instead of looking random: draw it from "
+                "a generator seeded with (i, epoch).")
+    return None
 
 
 Q3 = Exercise(
-    "10.3", names=("alive_detached",),
-    expects="a whole number",
-    check=_alive_when_detached,
-    hints=("Which of the three, the loss, loss.item() or loss.detach(), still has a grad_fn?",),
-    solution="alive_detached = activations_alive(lambda loss: loss.detach())     # 0")
+    "10.3", names=("noise",),
+    expects="a function noise(i, epoch) returning 3 numbers",
+    check=_noise,
+    hints=("A background worker may draw sample 5 before or after sample 4: the noise may not "
+           "depend on the order.",
+           "np.random.default_rng([i, epoch]) is a generator seeded by both numbers."),
+    solution=("def noise(i, epoch):\n"
+              "    return np.random.default_rng([i, epoch]).normal(0.0, 0.01, size=3)"))
 
-EXERCISES = [Q1, Q2, Q3]
+
+def _epoch_type(epoch_type: Any) -> CheckResult:
+    name = type_name(epoch_type)
+    if name == "int":
+        return None, ("Plain values go into the file's JSON metadata and come back as they "
+                      "were; only arrays become tensors.")
+    if name == "Tensor":
+        return "Only arrays become tensors; a plain int is stored as JSON and comes back an int."
+    return "Store type(loaded['epoch'])."
+
+
+Q4 = Exercise(
+    "10.4", names=("epoch_type",),
+    expects="a type",
+    check=_epoch_type,
+    hints=("Save {'weights': dt.ones(2), 'epoch': 3}, load it and look at the type of each "
+           "value.",),
+    solution=("import os, tempfile\n"
+              "path = os.path.join(tempfile.mkdtemp(), 'ckpt.safetensors')\n"
+              "dt.save({'weights': dt.ones(2), 'epoch': 3}, path)\n"
+              "epoch_type = type(dt.load(path)['epoch'])"))
+
+EXERCISES = [Q1, Q2, Q3, Q4]

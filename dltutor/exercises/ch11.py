@@ -1,124 +1,130 @@
-"""The guided experiments of chapter 11 (the live lab): run an experiment with the lab's
-controls, store what you measured, and the check runs the same experiment to compare and
-explain.
+"""The exercises of chapter 11 (the same code on a GPU, and GPU memory).
 
->>> Q2.verdict({"late_clip_learns": True}).status
-'not yet'
+>>> Q2.verdict({"factors": (0.5, 0.5)}).message
+'Exercise 11.2: not yet. Each loss is a mean over its own micro-batch; with 20 and 12 samples a half each would count the 12 samples as much as the 20.'
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from ..lab import demos
-from .answers import number, truth
+import numpy as np
+
+from .. import nn
+from ..i18n import sentence
 from .checker import CheckResult, Exercise
 
-
-def _first_layer_frozen_accuracy() -> float:
-    lab = demos.moons_mlp()
-    lab.freeze("0")
-    lab.run(300)
-    return lab.accuracy()
+MB = 1024 ** 2
+#: Arrays the optimizers keep per parameter.
+STATE_ARRAYS = {"sgd": 0, "momentum": 1, "adam": 2}
 
 
-def _frozen_first_layer(accuracy_first_frozen: Any) -> CheckResult:
-    want = _first_layer_frozen_accuracy()
-    got = float(accuracy_first_frozen)
-    if abs(got - want) <= 0.02:
-        return None, ("A frozen random first layer is a fixed random map of the two inputs to 16 "
-                      "features; the two layers after it still learn to separate the moons.")
-    if got > 1:
-        return "An accuracy is a share between 0 and 1: lab.accuracy()."
-    return ("That is not what this experiment gives: lab = demos.moons_mlp(); lab.freeze('0') "
-            "before any step; lab.run(300); lab.accuracy().")
+def _mlp() -> nn.Module:
+    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                         nn.Linear(512, 10))
+
+
+def expected_mb(batch_size: int, optimizer: str, with_input: bool = False) -> float:
+    """The chapter's four parts for its 784-512-512-10 MLP, in MB (float32): every module's
+    output counted as activations, and with ``with_input`` the input batch too (also in memory,
+    so a fair way to count)."""
+    params = 4 * (784 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10)
+    per_sample = 4 * (512 + 512 + 512 + 512 + 10 + (784 if with_input else 0))
+    fixed = params * (2 + STATE_ARRAYS[optimizer])
+    return (fixed + per_sample * batch_size) / MB
+
+
+def _step_memory(step_memory_mb: Any) -> CheckResult:
+    if not callable(step_memory_mb):
+        return ("step_memory_mb should be a function: "
+                "def step_memory_mb(model, batch_size, optimizer='adam'): ...")
+    model = _mlp()
+    rules = []                                   # per setting, which way of counting matched
+    for batch, opt in ((32, "adam"), (256, "adam"), (32, "sgd"), (1024, "momentum")):
+        got, want = float(step_memory_mb(model, batch, opt)), expected_mb(batch, opt)
+        # The closer of the two ways of counting (at batch 32 they differ by less than 1%).
+        errors = {rule: abs(got / expected_mb(batch, opt, with_input=rule) - 1)
+                  for rule in (False, True)}
+        closest = min(errors, key=errors.get)
+        if errors[closest] <= 0.01:
+            rules.append(closest)
+            continue
+        if opt == "adam" and math.isclose(got, expected_mb(batch, "sgd"), rel_tol=0.01):
+            return "Adam keeps two more arrays per parameter (its two running averages)."
+        fixed_only = expected_mb(0, opt)
+        if math.isclose(got, fixed_only, rel_tol=0.01):
+            return "The activations are missing: every layer's output for the whole batch."
+        if math.isclose(got, want - expected_mb(0, "sgd") / 2, rel_tol=0.01):
+            return "The gradients are missing: one more array per parameter, the same size."
+        return sentence("for batch {batch} with {opt} it gives {got:.1f} MB; add parameters, "
+                        "gradients, the optimizer's arrays and the activations (in MB: bytes / "
+                        "1024**2)", batch=batch, opt=opt, got=got)
+    if len(set(rules)) > 1:
+        return "Count the activations the same way for every batch size: with the input or without."
+    if rules[0]:
+        return None, ("You counted the input batch too: it is in memory, so that is fair. The "
+                      "chapter counts every module's output only; the difference is 784 numbers "
+                      "a sample.")
+    return None
 
 
 Q1 = Exercise(
-    "11.1", names=("accuracy_first_frozen",),
-    expects="a number",
-    check=_frozen_first_layer,
-    hints=("Freeze before the first step, so layer 0 keeps its random start for the whole run.",
-           "lab = demos.moons_mlp(); lab.freeze('0'); lab.run(300); then lab.accuracy()."),
-    solution=("lab = demos.moons_mlp()\n"
-              "lab.freeze('0')\n"
-              "lab.run(300)\n"
-              "accuracy_first_frozen = lab.accuracy()"))
+    "11.1", names=("step_memory_mb",),
+    expects="a function step_memory_mb(model, batch_size, optimizer) returning megabytes",
+    check=_step_memory,
+    hints=("Four parts: parameters, gradients (the same size), the optimizer's arrays (0 for "
+           "SGD, 1 for momentum, 2 for Adam, each the size of the parameters), activations.",
+           "The activations: run the model once with a forward hook on each module that adds "
+           "up out.data.nbytes, as activation_bytes does; they grow with the batch."),
+    solution=("def step_memory_mb(model, batch_size, optimizer='adam'):\n"
+              "    params = sum(p.data.nbytes for p in model.parameters())\n"
+              "    arrays = {'sgd': 0, 'momentum': 1, 'adam': 2}[optimizer]\n"
+              "    return (params * (2 + arrays) + activation_bytes(model, batch_size)) / MB"))
 
 
-def _late_clip_learns() -> bool:
-    lab = demos.exploding_gradients()
-    lab.run(3)
-    lab.set_clip("global_norm", 1.0)
-    return lab.run(300) and lab.accuracy() > 0.95
-
-
-def _late_clip(late_clip_learns: Any) -> CheckResult:
-    late_clip_learns = truth(late_clip_learns)
-    if late_clip_learns is None:
-        return "Answer True or False: does it reach 95 % accuracy?"
-    if late_clip_learns == _late_clip_learns():
-        return None, ("Clipping switched on late stops the overflow, but three unclipped steps "
-                      "already threw the weights so far that most ReLUs never fire again: "
-                      "clip from the first step.")
-    return ("It runs without an error now, but look at lab.accuracy() after the 300 steps: "
-            "compare it with 0.95.")
+def _factors(factors: Any) -> CheckResult:
+    got = tuple(float(f) for f in factors)
+    if len(got) == 2 and np.allclose(got, (20 / 32, 12 / 32)):
+        return None
+    if len(got) == 2 and np.allclose(got, (0.5, 0.5)):
+        return ("Each loss is a mean over its own micro-batch; with 20 and 12 samples a half "
+                "each would count the 12 samples as much as the 20.")
+    if len(got) == 2 and np.allclose(got, (1.0, 1.0)):
+        return "Two means added up are about twice the mean over all 32 samples."
+    if len(got) == 2 and np.allclose(got, (12 / 32, 20 / 32)):
+        return "Swapped: the first micro-batch has 20 samples, the larger share."
+    return "Weight each micro-batch's mean loss by its share of the 32 samples."
 
 
 Q2 = Exercise(
-    "11.2", names=("late_clip_learns",),
-    expects="True or False",
-    check=_late_clip,
-    hints=("lab = demos.exploding_gradients(); lab.step(3); lab.set_clip('global_norm', 1.0); "
-           "lab.run(300).",
-           "run() returning True only means no step failed; the question is the accuracy."),
-    solution=("lab = demos.exploding_gradients()\n"
-              "lab.step(3)\n"
-              "lab.set_clip('global_norm', 1.0)\n"
-              "late_clip_learns = lab.run(300) and lab.accuracy() > 0.95      # False"))
+    "11.2", names=("factors",),
+    expects="two numbers",
+    check=_factors,
+    hints=("The mean over 32 samples is the sum of all 32 losses divided by 32.",
+           "A micro-batch's mean times its size is its sum: 20 * mean_20 + 12 * mean_12, all "
+           "over 32."),
+    solution=("factors = (20 / 32, 12 / 32)\n"
+              "net.zero_grad()\n"
+              "for part, factor in ((slice(0, 20), factors[0]), (slice(20, 32), factors[1])):\n"
+              "    (F.cross_entropy(net(xb[part]), yb[part]) * factor).backward()"))
 
 
-def _steps_to_90(lab: Any) -> int:
-    """The hint's measurement: steps until the accuracy reaches 0.9, checked every 25 steps."""
-    while lab.accuracy() < 0.9:
-        lab.step(25)
-    return lab.steps_done
-
-
-def _measured_speedup() -> float:
-    """The experiment itself, run again: steps at lr x 1 over steps with layer '0' at lr x 10."""
-    fast = demos.spirals_mlp()
-    fast.set_lr_mult("0", 10)
-    return _steps_to_90(demos.spirals_mlp()) / _steps_to_90(fast)
-
-
-def _speedup(speedup: Any) -> CheckResult:
-    got = number(speedup)
-    if got is None:
-        return "Give the speedup as a number: steps at lr x 1 divided by steps at lr x 10."
-    want = _measured_speedup()                   # rerun, so a guess cannot pass
-    if abs(got / want - 1) <= 0.02:
-        return None, ("The narrow first layer learns slowest; ten times its step size untangles "
-                      "the arms in about half the steps.")
-    if got < 1:
-        return ("A speedup below 1 means lr x 10 was slower: divide the steps at x1 by the "
-                "steps at x10.")
-    return ("Measure both runs the same way: steps until lab.accuracy() >= 0.9, checking every "
-            "25 steps, for lr x 1 and lr x 10 on layer '0'.")
+def _alive_when_detached(alive_detached: Any) -> CheckResult:
+    if alive_detached == 0:
+        return None, ("detach() keeps the loss's value without its graph, so nothing upstream "
+                      "stays alive.")
+    if alive_detached == 10:
+        return ("A detached loss has no graph (grad_fn is None): it cannot keep the activations "
+                "alive. Run activations_alive(lambda loss: loss.detach()).")
+    return sentence("{answer!r}: run activations_alive(lambda loss: loss.detach()) and see.",
+                    answer=alive_detached)
 
 
 Q3 = Exercise(
-    "11.3", names=("speedup",),
-    expects="a number",
-    check=_speedup,
-    hints=("Write a loop: while lab.accuracy() < 0.9: lab.step(25); then lab.steps_done.",
-           "Run it on demos.spirals_mlp() twice, once after lab.set_lr_mult('0', 10)."),
-    solution=("def steps_to_90(lab):\n"
-              "    while lab.accuracy() < 0.9:\n"
-              "        lab.step(25)\n"
-              "    return lab.steps_done\n"
-              "\n"
-              "fast = demos.spirals_mlp()\n"
-              "fast.set_lr_mult('0', 10)\n"
-              "speedup = steps_to_90(demos.spirals_mlp()) / steps_to_90(fast)"))
+    "11.3", names=("alive_detached",),
+    expects="a whole number",
+    check=_alive_when_detached,
+    hints=("Which of the three, the loss, loss.item() or loss.detach(), still has a grad_fn?",),
+    solution="alive_detached = activations_alive(lambda loss: loss.detach())     # 0")
 
 EXERCISES = [Q1, Q2, Q3]

@@ -305,7 +305,7 @@ SENTENCES: dict[str, str] = {
     "Nothing changed? from_pretrained freezes by default: pass freeze=False so the table trains.": "什么都没变？from_pretrained 默认会冻结：传入 freeze=False，这张表才会被训练。",
     "table = nn.Embedding.from_pretrained(vectors, freeze=False) for a (6, 4) array of vectors; one SGD step on table(dt.tensor([0, 2])).sum().": "对一个 (6, 4) 的向量数组 vectors，table = nn.Embedding.from_pretrained(vectors, freeze=False)；再对 table(dt.tensor([0, 2])).sum() 做一步 SGD。",
     "Compare table.weight.numpy() before and after: rows where anything differs.": "比较前后的 table.weight.numpy()：找出有任何不同的行。",
-    # -- chapter 04 ---------------------------------------------------------------------------
+    # -- chapter 05 ---------------------------------------------------------------------------
     "Answer True or False.": "请回答 True 或 False。",
     "Give the scale as a number between 0 and 1.": "请把缩放因子写成 0 到 1 之间的一个数。",
     "Count the activations the same way for every batch size: with the input or without.": "对每个批量大小都用同一种方式计算激活值：要么算上输入，要么都不算。",
@@ -360,7 +360,7 @@ SENTENCES: dict[str, str] = {
     "The shapes differ, so the decoder cannot hold the same Parameter: use F.linear(h, enc.weight.T) in a custom forward.": "两个形状不同，所以解码器不能持有同一个 Parameter：在自定义的 forward 中使用 F.linear(h, enc.weight.T)。",
     "A Linear's weight is (out_features, in_features): Linear(4, 6) holds a (6, 4).": "Linear 的权重形状是 (out_features, in_features)：Linear(4, 6) 持有一个 (6, 4) 的权重。",
     "Print nn.Linear(4, 6).weight.shape and nn.Linear(6, 4).weight.shape.": "打印 nn.Linear(4, 6).weight.shape 和 nn.Linear(6, 4).weight.shape。",
-    # -- chapter 05 ---------------------------------------------------------------------------
+    # -- chapter 06 ---------------------------------------------------------------------------
     "Answer True or False for each.": "请对每一项回答 True 或 False。",
     "Some weights are missing: every …w_0 name should decay.": "缺了一些权重：每个 …w_0 的名字都应该衰减。",
     "Each parameter in one group: the general group leaves fc2 out (compare with id).": "每个参数只在一个参数组中：通用的那组把 fc2 排除在外（用 id 比较）。",
@@ -380,7 +380,7 @@ SENTENCES: dict[str, str] = {
     "Every parameter outside fc2 should train at the default lr 0.05.": "fc2 之外的每个参数都应该以默认学习率 0.05 训练。",
     "Two groups: everything except fc2 (default lr 0.05), and fc2 with 'lr': 0.001.": "两个参数组：除 fc2 以外的所有参数（默认学习率 0.05），以及 'lr': 0.001 的 fc2。",
     "Leave fc2's parameters out of the first group by object: id(p) not in {id(q) for q in net.fc2.parameters()}.": "按对象把 fc2 的参数排除在第一组之外：id(p) not in {id(q) for q in net.fc2.parameters()}。",
-    # -- chapter 06 ---------------------------------------------------------------------------
+    # -- chapter 07 ---------------------------------------------------------------------------
     "In a parameter group, Paddle overwrites a parameter's ParamAttr learning rate with the group's learning_rate when it adds the group: the 3.0 no longer counts.": "在参数组中，Paddle 添加该组时会用组的 learning_rate 覆盖参数的 ParamAttr 学习率：那个 3.0 不再起作用。",
     "Does the ParamAttr rate still count inside a group? Paddle writes the group's learning_rate into each parameter's optimize_attr when it adds the group.": "在参数组里，ParamAttr 的学习率还起作用吗？Paddle 添加一个组时，会把该组的 learning_rate 写进每个参数的 optimize_attr。",
     "The number of scheduler steps in the run: epochs x batches per epoch.": "整个训练中调度器的步数：轮数 × 每轮的批量数。",
@@ -408,7 +408,7 @@ SENTENCES: dict[str, str] = {
     "Row 47 is the last step of epoch 1, still at lr 0.01: its update is not zero.": "第 47 行是第 1 轮的最后一步，学习率仍是 0.01：它的更新量不为零。",
     "rec.series('update_norm') is an array with one row per step and one column per layer; rec.names.index('fc1') is fc1's column.": "rec.series('update_norm') 是一个数组，每步一行、每层一列；rec.names.index('fc1') 是 fc1 所在的列。",
     "np.flatnonzero(column == 0)[0] is the first row where the column is 0.": "np.flatnonzero(column == 0)[0] 是这一列第一个为 0 的行。",
-    # -- chapter 07 ---------------------------------------------------------------------------
+    # -- chapter 08 ---------------------------------------------------------------------------
     "running = (1 - momentum) * running + momentum * batch_mean, starting from 0, applied twice.": "running = (1 - momentum) * running + momentum * batch_mean，从 0 开始，执行两次。",
     "Answer 'requires_grad' or 'lr_mult'.": "请回答 'requires_grad' 或 'lr_mult'。",
     "running_mean has one value per feature: 3 numbers.": "running_mean 每个特征一个值：共 3 个数。",
@@ -423,7 +423,7 @@ SENTENCES: dict[str, str] = {
     "Add a branch self.zeroed = nn.Linear(4, 4) whose output is multiplied by 0 before the sum, run a backward and ask dt.diagnose.why_not_updating(model, opt, 'zeroed.weight', loss=loss).": "加一个分支 self.zeroed = nn.Linear(4, 4)，它的输出在求和之前乘以 0；做一次反向传播，再调用 dt.diagnose.why_not_updating(model, opt, 'zeroed.weight', loss=loss)。",
     "lr_mult = 0 only scales the step; backward still computes the gradient (and momentum may still move the weight).": "lr_mult = 0 只缩放更新步长；反向传播仍然计算梯度（动量也仍可能移动权重）。",
     "Freeze one layer each way, run a backward, and look at .grad of each.": "用两种方法各冻结一层，做一次反向传播，再看看各自的 .grad。",
-    # -- chapter 08 ---------------------------------------------------------------------------
+    # -- chapter 09 ---------------------------------------------------------------------------
     "The global norm (printed at the top, about 1.46) is already below 2.0, so nothing needs to be cut.": "全局范数（本章开头打印过，约 1.46）已经小于 2.0，所以不需要裁剪。",
     "last_total_norm should be the global norm of the gradients of the layers 0 and 2 only.": "last_total_norm 应该只是第 0 层和第 2 层梯度的全局范数。",
     "Use names like '0.weight', as net.named_parameters() gives them.": "请使用 '0.weight' 这样的名字，也就是 net.named_parameters() 给出的名字。",
@@ -452,7 +452,7 @@ SENTENCES: dict[str, str] = {
     "Every tensor whose norm is above 0.5 is shrunk, each by its own factor, not only the largest.": "每个范数超过 0.5 的张量都会被缩小，各用各的因子，而不只是最大的那个。",
     "clip.predict_scales(params) says, without clipping, the factor for each gradient.": "clip.predict_scales(params) 不做裁剪，只告诉你每个梯度的缩放因子。",
     "A factor below 1 means the tensor is shrunk; pair the factors with names.": "因子小于 1 表示该张量被缩小；把因子和名字对应起来。",
-    # -- chapter 09 ---------------------------------------------------------------------------
+    # -- chapter 10 ---------------------------------------------------------------------------
     "Run one step and read opt.state_dict()['state'] for one parameter.": "走一步，然后读取某个参数的 opt.state_dict()['state']。",
     "Count len(DataLoader(...)) for 100 samples in batches of 32, without and with drop_last.": "对 100 个样本、批量大小 32，分别在不加和加 drop_last 时计算 len(DataLoader(...))。",
     "Store type(loaded['epoch']).": "保存 type(loaded['epoch'])。",
@@ -472,7 +472,7 @@ SENTENCES: dict[str, str] = {
     "Plain values go into the file's JSON metadata and come back as they were; only arrays become tensors.": "普通的值存进文件的 JSON 元数据，读回来时保持原样；只有数组会变成张量。",
     "Only arrays become tensors; a plain int is stored as JSON and comes back an int.": "只有数组会变成张量；普通的 int 以 JSON 形式保存，读回来仍是 int。",
     "Save {'weights': dt.ones(2), 'epoch': 3}, load it and look at the type of each value.": "保存 {'weights': dt.ones(2), 'epoch': 3}，加载后看看每个值的类型。",
-    # -- chapter 10 ---------------------------------------------------------------------------
+    # -- chapter 11 ---------------------------------------------------------------------------
     "Weight each micro-batch's mean loss by its share of the 32 samples.": "按每个微批量在 32 个样本中所占的比例，给它的平均损失加权。",
     "step_memory_mb should be a function: def step_memory_mb(model, batch_size, optimizer='adam'): ...": "step_memory_mb 应该是一个函数：def step_memory_mb(model, batch_size, optimizer='adam'): ...",
     "Four parts: parameters, gradients (the same size), the optimizer's arrays (0 for SGD, 1 for momentum, 2 for Adam, each the size of the parameters), activations.": "四部分：参数、梯度（大小相同）、优化器的数组（SGD 为 0 个，动量为 1 个，Adam 为 2 个，每个都和参数一样大）、激活值。",
@@ -488,7 +488,7 @@ SENTENCES: dict[str, str] = {
     "Adam keeps two more arrays per parameter (its two running averages).": "Adam 为每个参数多保存两个数组（它的两个滑动平均）。",
     "The activations are missing: every layer's output for the whole batch.": "漏掉了激活值：每一层对整个批量的输出。",
     "The gradients are missing: one more array per parameter, the same size.": "漏掉了梯度：每个参数还有一个同样大小的数组。",
-    # -- chapter 11 ---------------------------------------------------------------------------
+    # -- chapter 12 ---------------------------------------------------------------------------
     "That is not what this experiment gives: lab = demos.moons_mlp(); lab.freeze('0') before any step; lab.run(300); lab.accuracy().": "这个实验得不到这个结果：lab = demos.moons_mlp()；在任何一步之前 lab.freeze('0')；lab.run(300)；lab.accuracy()。",
     "It runs without an error now, but look at lab.accuracy() after the 300 steps: compare it with 0.95.": "现在运行不会报错了，但请看 300 步之后的 lab.accuracy()：和 0.95 比较一下。",
     "Measure both runs the same way: steps until lab.accuracy() >= 0.9, checking every 25 steps, for lr x 1 and lr x 10 on layer '0'.": "两次运行用同样的方法测量：对第 '0' 层的 lr × 1 和 lr × 10，每 25 步检查一次，数到 lab.accuracy() >= 0.9 为止的步数。",
@@ -524,4 +524,20 @@ SENTENCES: dict[str, str] = {
     "noise(i, epoch) should return 3 numbers, not shape {shape}.": "noise(i, epoch) 应该返回 3 个数，而不是形状为 {shape} 的数组。",
     "{answer!r}: run activations_alive(lambda loss: loss.detach()) and see.": "{answer!r}：运行 activations_alive(lambda loss: loss.detach()) 看看。",
     "for batch {batch} with {opt} it gives {got:.1f} MB; add parameters, gradients, the optimizer's arrays and the activations (in MB: bytes / 1024**2)": "批量为 {batch}、优化器为 {opt} 时，它给出 {got:.1f} MB；请把参数、梯度、优化器的数组和激活值加起来（单位 MB：字节数 / 1024**2）",
+    "{name} raised {kind}: {message}": "{name} 抛出了 {kind}：{message}",
+    "load_known_rows should be a function of (table, vocab, vectors, word_id).": "load_known_rows 应该是一个参数为 (table, vocab, vectors, word_id) 的函数。",
+    "The table's weight is a new object now: an optimizer made before still holds the old one. Copy the rows into the weight in place.": "这张表的权重现在是一个新对象了：之前创建的优化器持有的仍是旧的那个。请把这些行原地复制进权重。",
+    "Row {row} is {word!r}: it should hold the file's vector number {index} (look it up with word_id).": "第 {row} 行是 {word!r}：它应该存放文件中第 {index} 个向量（用 word_id 查出来）。",
+    "Row {row} is {word!r}, a word the file does not know: leave its random start as it was.": "第 {row} 行是 {word!r}，文件里没有这个词：让它保持原来的随机初值。",
+    "The table no longer trains: copy the rows in without changing requires_grad.": "这张表不再训练了：复制这些行时不要改变 requires_grad。",
+    "a function of (table, vocab, vectors, word_id)": "一个参数为 (table, vocab, vectors, word_id) 的函数",
+    "Row i of the table is the word vocab[i]; its vector, when the file has one, is vectors[word_id[vocab[i]]].": "表的第 i 行是单词 vocab[i]；如果文件里有它，它的向量就是 vectors[word_id[vocab[i]]]。",
+    "Assign into table.weight[rows] inside `with dt.no_grad():`, as the chapter does for my_vocab.": "像本章处理 my_vocab 那样，在 `with dt.no_grad():` 中给 table.weight[rows] 赋值。",
+    "load_paddle_linear should be a function of (fc, weight, bias).": "load_paddle_linear 应该是一个参数为 (fc, weight, bias) 的函数。",
+    "The layer holds new parameter objects now: an optimizer made before still holds the old ones. Copy the values in with set_value.": "这一层现在持有的是新的参数对象：之前创建的优化器持有的仍是旧的那些。请用 set_value 把值复制进去。",
+    "The square layer took the Paddle weight as it is: Paddle computes x @ W, dltutor x @ W.T, so transpose it.": "这个方阵形状的层原样接收了 Paddle 的权重：Paddle 计算 x @ W，dltutor 计算 x @ W.T，所以要转置。",
+    "A Linear({n_in}, {n_out}) given Paddle's weight and bias should compute x @ weight + bias.": "接收了 Paddle 权重和偏置的 Linear({n_in}, {n_out}) 应该计算 x @ weight + bias。",
+    "a function of (fc, weight, bias)": "一个参数为 (fc, weight, bias) 的函数",
+    "Paddle stores a Linear weight as (in_features, out_features); fc.weight has shape (out_features, in_features).": "Paddle 把 Linear 的权重存成 (in_features, out_features)；fc.weight 的形状是 (out_features, in_features)。",
+    "fc.weight.set_value(weight.T); fc.bias.set_value(bias)": "fc.weight.set_value(weight.T)；fc.bias.set_value(bias)",
 }

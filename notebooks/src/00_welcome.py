@@ -61,14 +61,15 @@ assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 # | 01 tensors and autograd | making tensors, shapes, broadcasting matmul, stopping gradients |
 # | 02 parameter access | reaching a layer's parameters, names in nested blocks, exporting one layer |
 # | 03 initialization | default and built-in initializers, custom ones, why the scale matters |
-# | 04 tying | sharing one layer in several places, what happens to its gradient |
-# | 05 optimizers | parameter groups, several optimizers, per-parameter learning rates and decay |
-# | 06 learning rates | changing learning rates while training, schedulers, step counting, your own optimizer |
-# | 07 freezing | three ways to stop a layer training and how they differ; BatchNorm |
-# | 08 clipping and numerical trouble | clipping by value, norm and global norm; hunting a NaN |
-# | 09 data and checkpoints | batching in the background, saving and resuming exactly |
-# | 10 GPU | the same code on a GPU with CuPy, and what to do when memory runs out |
-# | 11 the live lab | freeze, re-weight and clip a network while it trains, and watch |
+# | 04 setting values | your own values in place, pretrained word vectors, lazy layers |
+# | 05 tying | sharing one layer in several places, what happens to its gradient |
+# | 06 optimizers | parameter groups, several optimizers, per-parameter learning rates and decay |
+# | 07 learning rates | changing learning rates while training, schedulers, step counting, your own optimizer |
+# | 08 freezing | three ways to stop a layer training and how they differ; BatchNorm |
+# | 09 clipping and numerical trouble | clipping by value, norm and global norm; hunting a NaN |
+# | 10 data and checkpoints | batching in the background, saving and resuming exactly |
+# | 11 GPU | the same code on a GPU with CuPy, and what to do when memory runs out |
+# | 12 the live lab | freeze, re-weight and clip a network while it trains, and watch |
 #
 # `notebooks/FAQ.md` maps each learner question to the section that answers it, and
 # `notebooks/GLOSSARY.md` lists the terms in English and Chinese with each framework's names.
@@ -78,7 +79,7 @@ assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 # ## CPU or GPU
 #
 # NumPy computes on the CPU. With an NVIDIA GPU and `pip install cupy-cuda12x`, the same code
-# runs on the GPU through CuPy after `dt.backend.use("gpu")`; chapter 10 shows how. PyTorch's
+# runs on the GPU through CuPy after `dt.backend.use("gpu")`; chapter 11 shows how. PyTorch's
 # device line works as it is, with `dt` for `torch`:
 # `device = dt.device("cuda" if dt.cuda.is_available() else "cpu")`, then `model.to(device)`.
 
@@ -114,7 +115,7 @@ assert losses[-1] < losses[0], "twenty steps of gradient descent lower the loss"
 # %% [markdown]
 # The same five lines, run longer on a classic picture: a small network learning to separate
 # the two "moons". Each colour is the class the network predicts at that point; the live lab
-# (`lab.ipynb`, chapter 11) lets you watch this boundary form and steer the training.
+# (`lab.ipynb`, chapter 12) lets you watch this boundary form and steer the training.
 
 # %%
 import matplotlib.pyplot as plt
@@ -154,7 +155,7 @@ assert (predicted.numpy() == y_moons).mean() > 0.95       # the moons are separa
 # ```
 #
 # Because `buf` remembers, a parameter whose gradient turns zero keeps moving for a while
-# (chapter 07 shows where that matters). Three steps on `w * w`, by hand and by `optim.SGD`:
+# (chapter 08 shows where that matters). Three steps on `w * w`, by hand and by `optim.SGD`:
 
 # %%
 w = nn.Parameter([1.0])
@@ -183,13 +184,13 @@ assert abs(w.item() - value) < 1e-6
 # | `p.data` | a tensor (`p.data.normal_(0, 0.01)`) | the NumPy/CuPy array | you can always see the raw numbers; use `init.normal_(p, 0, 0.01)` | 03 |
 # | a float64 input to a float32 layer | refused | computed in float64 | NumPy's rule; convert your data once | 01 |
 # | complex numbers | allowed | refused | no chapter needs them, and they hide mistakes | 01 |
-# | one parameter twice in an optimizer | twice in one group: a warning, then two updates per step; in two groups: `ValueError` | refused, naming it | one parameter, one update | 05 |
-# | tied names with different values in a state dict | the last one wins | refused | one value would silently be lost | 04 |
+# | one parameter twice in an optimizer | twice in one group: a warning, then two updates per step; in two groups: `ValueError` | refused, naming it | one parameter, one update | 06 |
+# | tied names with different values in a state dict | the last one wins | refused | one value would silently be lost | 05 |
 # | `load_state_dict` with a key that does not fit | copies every key that fits, then raises | refused as a whole: nothing changes | a half-loaded model looks fine | 02 |
-# | a per-parameter lr, a parameter kept out of clipping, "why is it not updating?" | a group per lr; clip only what you pass; look by hand | also `p.lr_mult`, `p.need_clip`, `dt.diagnose` | Paddle's ideas, and a kit that explains itself | 05, 07, 08 |
-# | a NaN or Inf gradient at `opt.step()` | applied | refused (`nonfinite="skip"` or `"apply"` to choose) | a NaN spreads to every weight in one step | 08 |
-# | a clip threshold <= 0 | accepted (flips or zeroes the gradients) | refused | always a mistake | 08 |
-# | `torch.load` / `dt.load` | may unpickle (`weights_only=False`) | always weights-only (safetensors) | a pickle can run code | 09 |
+# | a per-parameter lr, a parameter kept out of clipping, "why is it not updating?" | a group per lr; clip only what you pass; look by hand | also `p.lr_mult`, `p.need_clip`, `dt.diagnose` | Paddle's ideas, and a kit that explains itself | 06, 08, 09 |
+# | a NaN or Inf gradient at `opt.step()` | applied | refused (`nonfinite="skip"` or `"apply"` to choose) | a NaN spreads to every weight in one step | 09 |
+# | a clip threshold <= 0 | accepted (flips or zeroes the gradients) | refused | always a mistake | 09 |
+# | `torch.load` / `dt.load` | may unpickle (`weights_only=False`) | always weights-only (safetensors) | a pickle can run code | 10 |
 # | `t.type()` | `'torch.FloatTensor'` | `'float32'` | NumPy dtypes | — |
 #
 # Two of them, proved here (the others are proved in their chapters):

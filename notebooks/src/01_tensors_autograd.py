@@ -67,8 +67,6 @@ assert labels.dtype == dt.int64
 # %%
 pixels[0, 0] = 99.0
 print("array:", pixels[0, 0], "| tensor:", a[0, 0].item())
-
-# %%
 assert a[0, 0].item() == 0.0, "the tensor kept its own copy"
 
 # %% [markdown] tags=["claim-torch-differs-float64-input-refused"]
@@ -82,8 +80,6 @@ assert a[0, 0].item() == 0.0, "the tensor kept its own copy"
 layer = nn.Linear(3, 2)
 print("float64 input ->", layer(a).dtype)
 print("float32 input ->", layer(c).dtype)
-
-# %%
 assert layer.weight.dtype == dt.float32
 assert layer(a).dtype == dt.float64 and layer(c).dtype == dt.float32
 
@@ -149,8 +145,6 @@ dt.manual_seed(0)
 w = dt.normal(0, 0.01, size=(2, 1), requires_grad=True)
 b = dt.zeros(1, requires_grad=True)
 print(w.shape, w.requires_grad, b)
-
-# %%
 assert dt.zeros(2, 3).shape == dt.zeros((2, 3)).shape == dt.zeros(size=(2, 3)).shape == (2, 3)
 assert w.shape == (2, 1) and w.requires_grad and abs(w.numpy()).max() < 0.05   # 5 std
 
@@ -227,8 +221,6 @@ assert np.array_equal(x1.numpy(), x2.numpy()) and np.array_equal(x1.numpy(), x3.
 # %%
 conv = nn.Conv2d(1, 6, kernel_size=5)
 print(conv(x1).shape)
-
-# %%
 assert conv(x1).shape == (8, 6, 24, 24)
 assert np.array_equal(np.expand_dims(images.numpy(), 1), x1.numpy())
 
@@ -383,8 +375,6 @@ try:
 except TypeError as err:
     print(err)
     complex_error = err
-
-# %%
 assert "complex" in str(complex_error)
 
 # %% [markdown]
@@ -399,8 +389,6 @@ print("before:", w.grad)
 loss = (w * w).sum()                 # d loss / d w = 2 w
 loss.backward()
 print("after one backward:", w.grad)
-
-# %%
 assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 
 # %% [markdown]
@@ -412,15 +400,13 @@ assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 first = w.grad.numpy().copy()
 (w * w).sum().backward()             # a fresh forward pass, a second backward
 print("after two backwards:", w.grad)
-
-# %%
 assert np.allclose(w.grad.numpy(), 2 * first)
 
 # %% [markdown]
 # Clearing means setting the gradient to `None` (`w.grad = None`, `module.zero_grad()` or
 # `optimizer.zero_grad()`). `None` and zeros are not the same thing: `None` says "no gradient
 # reached this tensor", and optimizers skip such parameters entirely, which matters for freezing
-# (chapter 07).
+# (chapter 08).
 
 # %%
 w.grad = None
@@ -429,8 +415,6 @@ net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
 net(dt.randn(5, 3)).sum().backward()
 net.zero_grad()
 print("w.grad:", w.grad, "| net grads:", [p.grad for p in net.parameters()])
-
-# %%
 assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 assert all(p.grad is None for p in net.parameters())
 
@@ -506,8 +490,6 @@ bias = dt.zeros(3, requires_grad=True)
 batch = dt.ones(4, 3)
 (batch + bias).sum().backward()
 print("bias.grad:", bias.grad, "shape", bias.grad.shape)
-
-# %%
 assert bias.grad.shape == bias.shape
 assert np.allclose(bias.grad.numpy(), 4.0)
 
@@ -592,7 +574,7 @@ assert stage1.weight.grad is not None and stage2.weight.grad is None
 # Compare with **freezing only stage2** (`stage2.requires_grad_(False)`): stage2 gets no
 # gradient, but the gradient still flows *through* stage2's arithmetic to its input, so stage1
 # keeps training. Cutting the path at stage2's output fixes both stages; freezing one layer
-# fixes that layer only. Chapter 07 compares the ways of freezing in detail.
+# fixes that layer only. Chapter 08 compares the ways of freezing in detail.
 
 # %%
 clear()
@@ -645,8 +627,6 @@ loss.backward()
 opt.step()
 moved = {s: not np.array_equal(before[s], m.weight.numpy()) for s, m in stages.items()}
 print(moved)
-
-# %%
 assert moved == {"stage1": False, "stage2": False, "stage3": True}
 
 # %% [markdown] tags=["claim-torch-names-01", "claim-paddle-names-01", "claim-mge-names-01", "claim-paddle1-names-01", "claim-torch-tensors-max-dim-pair", "claim-paddle-tensors-max-values-only", "claim-mge-tensors-max-values-only"]

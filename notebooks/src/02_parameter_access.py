@@ -205,7 +205,7 @@ assert net.get_parameter("2.bias") is net[2].bias
 # `dt.diagnose.summary(net)` puts it all in one table: every name with its shape, its number of
 # values, dtype, whether it is trained, and its per-parameter settings; below, the totals.
 # (`dt.diagnose` is the kit's toolbox for questions about parameters. Given an optimizer too,
-# `summary(net, opt)` adds each parameter's group and learning rate; chapters 05 and 07 use it
+# `summary(net, opt)` adds each parameter's group and learning rate; chapters 06 and 08 use it
 # that way.)
 
 # %%
@@ -474,7 +474,7 @@ assert model.mean.grad is None and np.array_equal(model.mean.numpy(), mean_befor
 
 # %% [markdown]
 # `model.to(...)` takes every parameter and buffer along, persistent or not; the plain attribute
-# stays behind. On this machine the move we can show is a cast to float64 (chapter 10 moves a
+# stays behind. On this machine the move we can show is a cast to float64 (chapter 11 moves a
 # model to the GPU the same way):
 
 # %%

@@ -10,7 +10,7 @@
 # Pick a demo, press **play**, and change the controls while the network trains: freeze a
 # layer, give it its own learning-rate multiplier (**lr ×**), switch on clipping, slow it down
 # or speed it up with **speed**. The plots show what each change did, from the step you made
-# it. Chapter 11 (`11_live_lab.ipynb`) explains every control and proves what the plots show.
+# it. Chapter 12 (`12_live_lab.ipynb`) explains every control and proves what the plots show.
 
 # %% tags=["nbval-ignore-output"]
 from dltutor.lab.app import app

@@ -2,7 +2,7 @@
 
 Each test starts its own server on 127.0.0.1 (a free port, a token) in a temporary copy of the
 notebooks folder, with its own Jupyter config, settings and runtime directories, so nothing
-the browser saves can touch the committed notebooks. It opens ``11_live_lab.ipynb`` in
+the browser saves can touch the committed notebooks. It opens ``12_live_lab.ipynb`` in
 JupyterLab (and the app page ``lab.ipynb`` in Voilà), runs it, presses play, changes controls while the lab trains, and reads what happened from the data
 attributes of the status line (``<div class="dltutor-status" data-step=... data-norm-2=...>``,
 see ``dltutor.lab.widgets``).
@@ -29,7 +29,7 @@ from browser_helpers import (ARTIFACTS, copy_notebooks, free_port, isolated_env,
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(150)]
 
-NOTEBOOK = "11_live_lab.ipynb"
+NOTEBOOK = "12_live_lab.ipynb"
 APP_NOTEBOOK = "lab.ipynb"          # the lab alone: what Voilà and the Binder lab badge open
 @pytest.fixture
 def workdir(tmp_path):

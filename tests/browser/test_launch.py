@@ -92,7 +92,7 @@ def test_the_first_chapter_opens_in_a_layout_that_suits_the_screen(screen, chapt
 @pytest.mark.browser
 @pytest.mark.timeout(300)
 def test_each_start_is_clean_and_the_editions_tabs_differ(chapters, browser):
-    """Two more chapters (English and Chinese 07) open in one start, their tabs named apart;
+    """Two more chapters (English and Chinese 08) open in one start, their tabs named apart;
     the next start opens the first chapter alone, with one kernel."""
     folder, env = chapters
     page = None
@@ -100,8 +100,8 @@ def test_each_start_is_clean_and_the_editions_tabs_differ(chapters, browser):
         try:
             page = open_page(browser, address, LAPTOP)
             # as a learner does: double-click them in the file browser
-            for folder_name, notebook in ((None, "07_freezing.ipynb"),
-                                          ("zh", "07_freezing.zh.ipynb")):
+            for folder_name, notebook in ((None, "08_freezing.ipynb"),
+                                          ("zh", "08_freezing.zh.ipynb")):
                 if folder_name:
                     open_in_file_browser(page, folder_name)
                 open_in_file_browser(page, notebook)

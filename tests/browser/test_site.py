@@ -95,7 +95,7 @@ def test_every_page_renders_and_stays_inside_the_site(site, browser):
                                   ".map(a => a.href)"):
             if href.startswith(site):
                 internal.add(href.split("#")[0])
-        if path in ("05_optimizers/", "zh/05_optimizers/"):
+        if path in ("06_optimizers/", "zh/06_optimizers/"):
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / f"site_{path.strip('/').replace('/', '_')}.png"))
     assert not outside, f"requests outside the site: {sorted(set(outside))[:5]}"
@@ -143,7 +143,7 @@ def test_formulas_are_typeset_offline(site, browser, chapter):
 
 def test_the_chinese_site_speaks_chinese_and_the_menu_keeps_the_page(site, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.goto(site + "zh/05_optimizers/", wait_until="networkidle")
+    page.goto(site + "zh/06_optimizers/", wait_until="networkidle")
     nav = page.locator("nav.md-nav--primary").inner_text()
     assert "参数初始化" in nav and "常见问题" in nav
     assert "Initializing parameters" not in nav and "Chapters" not in nav, nav[:300]
@@ -151,10 +151,10 @@ def test_the_chinese_site_speaks_chinese_and_the_menu_keeps_the_page(site, brows
     assert page.get_attribute("input.md-search__input", "placeholder") == "搜索"
     english = page.locator('a.md-select__link[hreflang="en"]').get_attribute("href")
     page.goto(urllib.parse.urljoin(page.url, english), wait_until="load")
-    assert page.url == site + "05_optimizers/"
+    assert page.url == site + "06_optimizers/"
     assert page.get_attribute("html", "lang") == "en"
     chinese = page.locator('a.md-select__link[hreflang="zh"]').get_attribute("href")
-    assert urllib.parse.urljoin(page.url, chinese) == site + "zh/05_optimizers/"
+    assert urllib.parse.urljoin(page.url, chinese) == site + "zh/06_optimizers/"
     page.close()
 
 
@@ -182,8 +182,8 @@ def test_every_search_result_lands_on_its_heading(site, home):
     assert not [t for t in titles if "\u00b6" in t or "\u200b" in t], "titles keep ¶ or word breaks"
 
 
-@pytest.mark.parametrize("home, query, expected", [("", "weight decay", "05_optimizers"),
-                                                   ("zh/", "学习率", "06_learning_rates")])
+@pytest.mark.parametrize("home, query, expected", [("", "weight decay", "06_optimizers"),
+                                                   ("zh/", "学习率", "07_learning_rates")])
 def test_search_finds_the_chapter(site, browser, home, query, expected):
     """Search works offline in both languages; Chinese is split into words (jieba) when the
     index is built, so a word inside a sentence is found."""
@@ -250,7 +250,7 @@ def test_no_page_tells_the_reader_to_pip_install_dltutor_from_pypi(site):
     assert PYPI_INSTALL.search('pip install "dltutor[gpu]"')
     for language, folder in (("en", ""), ("zh", "zh/")):
         suffix = ".zh.ipynb" if language == "zh" else ".ipynb"
-        for notebook in (f"{folder}05_optimizers{suffix}", f"{folder}lab{suffix}"):
+        for notebook in (f"{folder}06_optimizers{suffix}", f"{folder}lab{suffix}"):
             for repo in (None, "someone/dltutor"):
                 line = build_site.run_line(language, notebook, repo)
                 assert not PYPI_INSTALL.search(line), line
@@ -278,7 +278,7 @@ def test_no_page_shows_the_cells_tags(site, browser):
     """The cells' tags (claim-torch-..., nbval-ignore-output, raises-exception, language, ...)
     are for the tests: mkdocs-jupyter showed a code cell's tags as labels above it. No page has
     such a label, and no tag's name is on a page more often than in its notebook's own text
-    (chapters 09 and 10 name ``nbval-ignore-output`` in their prose, on purpose)."""
+    (chapters 10 and 11 name ``nbval-ignore-output`` in their prose, on purpose)."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     all_tags = set()
     for path in pages():
@@ -300,7 +300,7 @@ def test_no_page_shows_the_cells_tags(site, browser):
     page.close()
 
 
-@pytest.mark.parametrize("chapter", ["08_clipping/", "zh/08_clipping/"])
+@pytest.mark.parametrize("chapter", ["09_clipping/", "zh/09_clipping/"])
 def test_plots_get_the_whole_width_of_the_text(site, browser, chapter):
     """A plot wider than the text column is scaled to the column, not to the column less the
     empty prompt column beside outputs (64 px of about 690 at 1280 px wide): its words stay as
@@ -322,7 +322,7 @@ def test_without_a_repository_there_is_no_binder_link_and_a_bad_one_is_refused()
     sys.path.insert(0, str(ROOT / "tools"))
     import build_site
 
-    assert "mybinder" not in build_site.run_line("zh", "zh/05_optimizers.zh.ipynb", None)
+    assert "mybinder" not in build_site.run_line("zh", "zh/06_optimizers.zh.ipynb", None)
     with pytest.raises(SystemExit, match="OWNER/NAME"):
         build_site.build(ROOT / "build" / "never", repo="https://github.com/someone/dltutor")
     assert not (ROOT / "build" / "never").exists()

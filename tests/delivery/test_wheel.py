@@ -53,7 +53,7 @@ def installed(wheel, tmp_path_factory) -> Path:
 
 def test_the_wheel_carries_the_chapters_but_not_their_sources(wheel):
     names = zipfile.ZipFile(wheel).namelist()
-    for name in ("00_welcome.ipynb", "11_live_lab.ipynb", "lab.ipynb", "FAQ.md", "GLOSSARY.md",
+    for name in ("00_welcome.ipynb", "12_live_lab.ipynb", "lab.ipynb", "FAQ.md", "GLOSSARY.md",
                  "zh/00_welcome.zh.ipynb", "zh/FAQ.md"):
         assert f"dltutor/chapters/{name}" in names, name
     assert not [n for n in names if "/src/" in n or n.endswith("AUTHORING.md")]

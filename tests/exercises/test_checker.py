@@ -115,7 +115,7 @@ def test_not_attempted_names_only_what_is_still_to_be_set():
 
 
 def test_step_memory_counted_with_the_input_batch_is_also_right():
-    from .answers.ch10 import memory
-    verdict = EXERCISES["10.1"].verdict({"step_memory_mb": memory(input_from=0)})
+    from .answers.ch11 import memory
+    verdict = EXERCISES["11.1"].verdict({"step_memory_mb": memory(input_from=0)})
     assert verdict.status == "correct" and "input batch" in verdict.message
 

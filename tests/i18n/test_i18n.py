@@ -129,7 +129,7 @@ def test_every_exercise_sentence_has_a_chinese_translation():
 def test_a_hint_is_shown_in_chinese():
     from dltutor.exercises import chapter
 
-    q1 = chapter("06").q1
+    q1 = chapter("07").q1
     q1.hints_shown = 0
     with i18n.use_language("zh"):
         import contextlib
@@ -137,7 +137,7 @@ def test_a_hint_is_shown_in_chinese():
         with contextlib.redirect_stdout(io.StringIO()) as out:
             q1.hint()
     q1.hints_shown = 0
-    assert out.getvalue().startswith("练习 06.1 的提示 1/2：每个批量调用一次的话")
+    assert out.getvalue().startswith("练习 07.1 的提示 1/2：每个批量调用一次的话")
 
 
 def test_chinese_reports_line_up_in_a_monospace_font():

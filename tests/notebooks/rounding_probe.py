@@ -81,7 +81,7 @@ def _probing_call(original):
         cls = type(self)
         if not getattr(cls.backward, "probed", False):
             # Wrapped once per class, not per op: a closure on the op would keep its saved
-            # arrays alive in a reference cycle, and chapter 10 counts what stays alive.
+            # arrays alive in a reference cycle, and chapter 11 counts what stays alive.
             cls.backward = _nudged_backward(cls.backward)
         out.data = nudge(out.data)
         return out

@@ -1,5 +1,5 @@
 """optim.GradScaler: PyTorch's AMP loss scaler. Every expected number is written out by hand
-(the same runs against real PyTorch are in tests/frameworks/test_ch08_clipping.py)."""
+(the same runs against real PyTorch are in tests/frameworks/test_ch09_clipping.py)."""
 from __future__ import annotations
 
 import math

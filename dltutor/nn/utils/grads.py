@@ -2,7 +2,7 @@
 Paddle's ``clear_grad`` / ``clear_gradients``.
 
 PyTorch (since 2.0) sets ``.grad`` to None by default: the next backward writes a fresh
-gradient, and a parameter the loss did not reach keeps None, which is how chapter 07 tells
+gradient, and a parameter the loss did not reach keeps None, which is how chapter 08 tells
 "frozen or not reached" from "reached, gradient zero". ``set_to_none=False`` keeps the
 gradient tensor and fills it with zeros instead (Paddle's default, ``set_to_zero=True``).
 

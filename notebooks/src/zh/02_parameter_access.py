@@ -62,8 +62,8 @@
 # %% [markdown] en="aa9412ae"
 # 网络的状态字典使用同样的名字，所以 `net.state_dict()['2.bias']` 就是输出层的偏置。`net.get_parameter('2.bias')` 返回参数对象本身。
 
-# %% [markdown] en="795be88d"
-# `dt.diagnose.summary(net)` 把这些都放进一张表：每个名字及其形状、元素个数、数据类型、是否参与训练，以及它的逐参数设置；表下面是合计。（`dt.diagnose` 是本套件回答参数相关问题的工具箱。如果再给出优化器，`summary(net, opt)` 还会加上每个参数所在的参数组和学习率；第 05 章和第 07 章就是这样用的。）
+# %% [markdown] en="fad087ae"
+# `dt.diagnose.summary(net)` 把这些都放进一张表：每个名字及其形状、元素个数、数据类型、是否参与训练，以及它的逐参数设置；表下面是合计。（`dt.diagnose` 是本套件回答参数相关问题的工具箱。如果再给出优化器，`summary(net, opt)` 还会加上每个参数所在的参数组和学习率；第 06 章和第 08 章就是这样用的。）
 
 # %% [markdown] en="6257172c"
 # `summary` 是 dltutor 自己的工具（PyTorch 没有这样的函数；Paddle 有 `paddle.summary`，按层列表，MegEngine 有 `megengine.utils.module_stats.module_stats`）。它显示的内容，用几行代码就能原样搬到 PyTorch（把 `dt` 换成 `torch`）：下面的循环只用到了 `named_parameters()`、`shape`、`numel()` 和 `requires_grad`。
@@ -122,8 +122,8 @@
 # %% [markdown] en="527213ec"
 # 所以状态字典里有参数和两个持久缓冲区，而 `parameters()`（也就是交给优化器的东西）只有参数。一步训练证明后一半：缓冲区没有梯度，这一步之后它们分毫未变。
 
-# %% [markdown] en="3898cd72"
-# `model.to(...)` 会带上每个参数和缓冲区，无论是否持久；普通属性则被留在原处。在这台机器上能演示的“搬动”是转换成 float64（第 10 章用同样的方法把模型搬到 GPU）：
+# %% [markdown] en="b5a54cc3"
+# `model.to(...)` 会带上每个参数和缓冲区，无论是否持久；普通属性则被留在原处。在这台机器上能演示的“搬动”是转换成 float64（第 11 章用同样的方法把模型搬到 GPU）：
 
 # %% [markdown] en="5fbd6944"
 # 当加载后的模型与保存前的表现不一样时，要找的就是这种普通属性：它需要的某个值根本不在文件里。把它注册成缓冲区。

@@ -1,19 +1,18 @@
-# %% [markdown] en="3c406e9b"
+# %% [markdown] en="8c8d6ee5"
 # # 参数初始化
 #
-# **约 60 分钟。**学完本章，你将能够：
+# **约 40 分钟。**学完本章，你将能够：
 #
 # * 说出 Linear 层的初始值是什么，以及为什么它的范围随输入个数的增加而缩小；
 # * 用 `net.apply` 和内置的初始化器初始化每一层，或者让每个块各用各的方式；
-# * 写出自定义的初始化器，并原地设置参数的值，让优化器仍然训练它；
-# * 把预训练词向量加载到嵌入层中，并按正确的顺序给延迟层送入第一个批量；
+# * 写出原地修改参数值的自定义初始化器；
 # * 选出能让信号和梯度穿过深层网络而不消失的初始化器。
 #
 # 在第一个训练步之前，每个权重都需要一个值。取什么值比看上去更重要：深层网络的初始值太小，信号经过几层就消失了；太大，信号就会爆炸，或者激活值饱和。无论哪种情况，训练还没开始就停滞了。
 #
-# 本章先回答实际问题——一层的初始值是什么，怎样换成别的初始化（initialization），怎样放进自己的值（预训练词向量、来自 NumPy 的权重矩阵）——最后在一个 15 层的网络中逐层测量，说明*为什么*这个选择很重要。
+# 本章先回答实际问题——一层的初始值是什么，怎样换成别的初始化（initialization），怎样写出自己的规则——最后在一个 15 层的网络中逐层测量，说明*为什么*这个选择很重要。把已有的值放进参数（预训练词向量、来自 NumPy 的权重矩阵）是第 04 章的内容。
 #
-# 这里的一切都是**原地**进行的：初始化器（initializer）改变参数里面的数，而参数对象本身保持不变。这个细节后面会显得很重要（见“直接设置参数值”一节）。
+# 这里的一切都是**原地**进行的：初始化器（initializer）改变参数里面的数，而参数对象本身保持不变。第 04 章会说明这个细节为什么重要。
 
 # %% [markdown] en="64d2965c"
 # ## Linear 层的默认初始化
@@ -60,8 +59,8 @@
 # %% [markdown] en="47a3646a"
 # 把每个权重都设为同一个常数，做法相同：
 
-# %% [markdown] en="18b2c344"
-# 所有权重都相等的网络是没法训练的：一层中的每个单元计算同样的东西、得到同样的梯度，所以无论训练多久它们都保持相同。在随机数据上做五十步 SGD 就能看出来：第一层的八个隐藏单元最后得到八行相等的权重（相等到舍入误差的最后几位）。常数初始化只适合偏置和这样的演示。（`optim.SGD(params, lr)` 是普通的随机梯度下降：每次 `step()` 从它持有的每个参数中减去 `lr × 梯度`，`zero_grad()` 在下一次反向传播之前清除梯度。第 05 章专门讲优化器。）
+# %% [markdown] en="6ab4912e"
+# 所有权重都相等的网络是没法训练的：一层中的每个单元计算同样的东西、得到同样的梯度，所以无论训练多久它们都保持相同。在随机数据上做五十步 SGD 就能看出来：第一层的八个隐藏单元最后得到八行相等的权重（相等到舍入误差的最后几位）。常数初始化只适合偏置和这样的演示。（`optim.SGD(params, lr)` 是普通的随机梯度下降：每次 `step()` 从它持有的每个参数中减去 `lr × 梯度`，`zero_grad()` 在下一次反向传播之前清除梯度。第 06 章专门讲优化器。）
 
 # %% [markdown] en="4aa9512f"
 # ## 对不同的块使用不同的初始化器
@@ -105,80 +104,6 @@
 #
 # dltutor 也有同样的初始化器对象（`init.Normal`、`init.Uniform` 等，参数与 Paddle 相同），所以这两个错误都可以在这里演示：
 
-# %% [markdown] en="50a7b67e"
-# ## 直接设置参数值
-#
-# 有时你只是想改几个数：给每个权重加 1，或者把某个元素设为 42。有两种可行的方法，都会**原地**修改参数：
-#
-# * 在 `with dt.no_grad():` 中用索引赋值；
-# * `p.set_value(array)`（Paddle 的名字）：把一个完整的新值复制进去，并检查形状。
-
-# %% [markdown] en="f25f2e39"
-# 用 `set_value` 做同样的事，在 NumPy 副本上操作：
-
-# %% [markdown] en="e51f8f91"
-# 在 `no_grad()` 之外，这样的赋值会被拒绝：写入一个自动微分可能还需要的张量，会悄悄地破坏梯度。
-
-# %% [markdown] en="57351a1d"
-# **为什么要原地修改？** 因为别的对象持有的是参数*对象*：优化器保存着它要更新的参数列表，共享的层（第 04 章）是同一个对象出现在两个地方。`set_value` 和索引赋值改变的是这个对象里面的数，所以大家看到的都是它：
-
-# %% [markdown] en="589c8a4b"
-# 给属性赋一个*新*值会打断这种联系。dltutor 拒绝在这里放普通张量（参数必须仍然是 `Parameter`）：
-
-# %% [markdown] en="7805293d"
-# 而新的 `nn.Parameter` 会被接受——但它是另一个对象，之前建好的优化器从没听说过它。这一层的新权重永远不会被训练。走一步就能看出来：新权重得到了梯度，却保持原样（第 07 章的 `why_not_updating` 会替你找出这样的参数，以及参数不训练的其他原因）：
-
-# %% [markdown] en="5adc2147"
-# ## 把预训练词向量加载到嵌入层
-#
-# `nn.Embedding(num_words, dim)` 是一张每个词一行的表；查找词 `i` 就返回第 `i` 行。在别处训练好的词向量（word2vec、GloVe、fastText）以文本或二进制文件的形式提供，你把它们读进一个 NumPy 数组，词表中的每个词一行。下面是一个很小的 GloVe 风格的文本文件（一个词，后面跟着它的数），用普通的 Python 读取：
-
-# %% [markdown] en="7686bd2e"
-# **用数组创建一个新层：** `nn.Embedding.from_pretrained(array)`。和 PyTorch 一样，这张表默认是**冻结**的（`requires_grad=False`）：预训练向量常常保持不变，而网络的其余部分继续学习。传入 `freeze=False` 就可以微调它们。
-
-# %% [markdown] en="52a4eb71"
-# 冻结的表得不到梯度，而它后面的层可以：
-
-# %% [markdown] en="120757ef"
-# **加载到已有的嵌入层中**——比如它在一个你已经建好的模型里——用 `set_value`（或 `init.assign_`，即 Paddle 的 `Assign` 初始化器）把数组复制进去。这一层保留自己的参数对象，仍然可以训练：
-
-# %% [markdown] en="700bfa20"
-# 你的词表里常常有文件不认识的词。从层的随机行开始，只覆盖已知词对应的行：
-
-# %% [markdown] en="6bac0046"
-# 形状不对的表会被拒绝，报错信息中会给出两个形状（这里是 3 列，而文件是 4 列）：
-
-# %% [markdown] en="dd3b5e7c"
-# ## 修改全连接层的权重和偏置
-#
-# Paddle 在创建层时用一个 `ParamAttr` 来设置它的参数：`paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)` 的意思是“从 N(0, 0.02²) 开始，学习速度是优化器学习率的两倍”——前提是优化器拿到的是一个扁平的参数列表。如果参数放在参数组里（`parameters=[{"params": ...}]`），Paddle 3.3 会用参数组的 `learning_rate`（参数组没给时为 1.0）替换 `ParamAttr` 的学习率，用参数组的 `weight_decay` 替换它的正则化器；而 dltutor 的 `lr_mult` 在参数组里照样有效（见第 05、06 章）。在 dltutor 中，同样的设置是参数的普通属性，在创建层之后设置：
-#
-# | Paddle `ParamAttr(...)` | dltutor |
-# | --- | --- |
-# | `initializer=Normal(0.0, 0.02)` | `init.normal_(layer.weight, 0.0, 0.02)` |
-# | `initializer=Assign(array)` | `layer.weight.set_value(array)` 或 `init.assign_(layer.weight, array)` |
-# | `learning_rate=2.0` | `layer.weight.lr_mult = 2.0` |
-# | `learning_rate=0.0` | `layer.weight.lr_mult = 0.0`（永远不动） |
-# | `regularizer=L2Decay(1e-4)` | `layer.weight.regularizer = optim.L2Decay(1e-4)` |
-# | `need_clip=False` | `layer.weight.need_clip = False` |
-# | `trainable=False` | `layer.weight.requires_grad_(False)` |
-#
-# （自己创建参数时也可以直接传入这些设置：`nn.Parameter(array, lr_mult=2.0)`。）第 05 章结合优化器的参数组讲学习率和正则化器，第 07、08 章讲最后两项；这里先看前两项，也就是初始化器。
-
-# %% [markdown] en="71e65738"
-# **来自 NumPy 的固定值。** `set_value` 会把一个数组复制进去。当数组来自 Paddle 时有一个陷阱：Paddle 把 Linear 的权重存成 `(in_features, out_features)`，计算 `x @ W + b`；而 dltutor 和 PyTorch 存成 `(out_features, in_features)`，计算 `x @ W.T + b`。Paddle 的权重必须转置，形状检查会提醒你：
-
-# %% [markdown] en="8cdfe9b3"
-# ## 延迟初始化 让第一个批量决定输入大小
-#
-# 到目前为止的每一层都被告知了输入大小（`nn.Linear(4, 8)`）。在很长的网络中这既繁琐又容易出错：图像尺寸一变，后面每个 `in_features` 都得手工重算。**延迟**（lazy）层把它省掉了。`nn.LazyLinear(8)` 只知道输出大小；它的权重还不可能有形状，所以一开始是一个 `UninitializedParameter`。第一次前向传播看到输入后，会用默认初始化创建权重和偏置，并把这一层变成普通的 `Linear`（PyTorch 正是这样做的；D2L 的“构建块”一章通篇使用它）。
-
-# %% [markdown] en="ff822963"
-# 在那之前，任何需要参数值或形状的操作都会被拒绝，报错信息会告诉你该怎么做：读取形状、数参数个数、初始化器、保存。
-
-# %% [markdown] en="f066019c"
-# 所以，在用自己的方式初始化一个延迟网络（像上面那样用 `apply`）**之前**，也在创建它的优化器之前，先让一个批量通过它：PyTorch 的文档规定的就是这个顺序（先“试运行”，再建优化器）。在 dltutor 中，参数被创建时会保持自己的身份，所以在第一个批量之前建好的优化器仍会更新它们。在 PyTorch 2.13 中，`SGD` 和 `Adam` 也能这样用，但 `Adagrad` 在构造函数里就要读取每个参数，遇到未初始化的参数会抛出 `ValueError`；按文档的顺序做才稳妥。把状态字典加载到延迟网络中会按加载的形状创建参数（PyTorch 也是如此）。有一点要注意，PyTorch 也一样：延迟层在第一个批量时才抽取随机值，晚于所有普通层，所以同一个种子下，带延迟层的网络与完整写出来的同一个网络的初始值不同。
-
 # %% [markdown] en="e0dd6c70"
 # ## 为什么初始化很重要
 #
@@ -213,7 +138,7 @@
 # %% [markdown] en="a57ead0a"
 # **在 PyTorch 中做同样的测量。** `plot.layer_statistics` 是本套件的工具（它调用 `dltutor.stats.activation_stats` 和 `gradient_stats`）。它的核心是在每个块上挂一个前向钩子，记下该块输出的标准差；这几行代码把 `dt` 换成 `torch` 就能原样在 PyTorch 中运行（`correction=0` 表示除以 n，与本套件的统计相同）：
 
-# %% [markdown] en="80b11953"
+# %% [markdown] en="f28674d7"
 # 最后两点说明。第一，这些结论说的是训练的**开始**；归一化层（BatchNorm、LayerNorm）和残差连接会让深层网络对它不那么敏感——那是另一个话题。第二，Linear 层的默认初始化对这些笔记本中的浅层网络已经足够，但对于很深的堆叠，请选择与激活函数匹配的初始化器。
 #
 # ## 各框架中的叫法
@@ -226,17 +151,11 @@
 # | Xavier（Glorot） | `init.xavier_uniform_`、`init.xavier_normal_`（对象：`init.XavierUniform`、`init.XavierNormal`） | `nn.init.xavier_uniform_`、`xavier_normal_` | `nn.initializer.XavierUniform`、`XavierNormal` | `module.init.xavier_uniform_`、`xavier_normal_` |
 # | Kaiming（He） | `init.kaiming_uniform_`、`init.kaiming_normal_`（对象：`init.KaimingUniform`、`init.KaimingNormal`） | `nn.init.kaiming_uniform_`、`kaiming_normal_` | `nn.initializer.KaimingUniform`、`KaimingNormal` | `module.init.msra_uniform_`、`msra_normal_` |
 # | 激活函数的增益 | `init.calculate_gain` | `nn.init.calculate_gain` | `nn.initializer.calculate_gain` | `module.init.calculate_gain` |
-# | 复制一个数组进去 | `p.set_value(a)`、`init.assign_(p, a)` | `with torch.no_grad(): p.copy_(torch.from_numpy(a))` | `p.set_value(a)`、`nn.initializer.Assign(a)` | `p._reset(mge.tensor(a))`（它的 `init` 函数就是这样做的） |
-# | 修改某些元素 | `with dt.no_grad(): p[0, 0] = 42` | `with torch.no_grad(): p[0, 0] = 42` | `p.set_value(...)` | — |
-# | 预训练的嵌入 | `nn.Embedding.from_pretrained(a)`（冻结）、`nn.Embedding(n, d, weight_init=init.Assign(a))` | `nn.Embedding.from_pretrained(t)`（冻结） | `nn.Embedding(..., weight_attr=ParamAttr(initializer=Assign(a)))` | `M.Embedding.from_pretrained(t)`（冻结） |
 # | 给某一层指定初始化器 | `nn.Linear(4, 8, weight_init=init.Normal(0.0, 0.02))` | 创建后 `init.normal_(layer.weight, 0.0, 0.02)` | `nn.Linear(4, 8, weight_attr=ParamAttr(initializer=Normal(0.0, 0.02)))` | 创建后 `M.init.normal_(layer.weight, 0, 0.02)` |
-# | 逐参数学习率 | `p.lr_mult = 2.0` | 一个有自己 `lr` 的参数组 | `ParamAttr(learning_rate=2.0)`（扁平的参数列表） | 一个有自己 `lr` 的参数组 |
-# | Linear 权重的布局 | `(out, in)` | `(out, in)` | `(in, out)` | `(out, in)` |
-# | 由第一个批量决定输入大小 | `nn.LazyLinear(out)`、`nn.LazyConv2d(out, k)` | `nn.LazyLinear(out)`、`nn.LazyConv2d(out, k)` | —（给出 `in_features`） | —（给出 `in_features`） |
 #
-# 在 Paddle 中，初始化器是一个对象，在创建层时通过 `weight_attr=ParamAttr(initializer=...)` 交给它；把它用在已有的参数上也可以（`Normal(0.0, 0.01)(layer.weight)`）。PyTorch 和 MegEngine 用的是原地修改已有张量的函数，这些章节也一样。dltutor 也有 Paddle 的这些对象，所以给某一层指定自己的初始化器、或者加载词向量的 Paddle 代码，都可以逐行翻译过来；每个对象都调用同名的函数：
+# 在 Paddle 中，初始化器是一个对象，在创建层时通过 `weight_attr=ParamAttr(initializer=...)` 交给它；把它用在已有的参数上也可以（`Normal(0.0, 0.01)(layer.weight)`）。PyTorch 和 MegEngine 用的是原地修改已有张量的函数，这些章节也一样。dltutor 也有 Paddle 的这些对象，所以给某一层指定自己的初始化器的 Paddle 代码可以逐行翻译过来；每个对象都调用同名的函数：
 
-# %% [markdown] en="fa98f055"
+# %% [markdown] en="68190197"
 # ## 小结
 #
 # **两句话：**初始化器原地改变参数中的数，从不替换优化器和每处绑定所持有的那个对象。这些数的尺度决定信号和梯度能否穿过一个很深的网络：tanh 用 Xavier，ReLU 用 Kaiming。
@@ -244,10 +163,7 @@
 # * Linear 层从 $\pm 1/\sqrt{\text{fan}_\text{in}}$ 上的均匀分布开始（权重和偏置），这让一层输出的尺度与它的宽度无关。
 # * `net.apply(fn)` 对每个模块运行 `fn`；在 `fn` 中检查类型。把它作用于网络的一部分（`net[0].apply(...)`），或按名字挑选参数，就可以区别对待不同的块。
 # * 自定义初始化器：先用内置的抽取，再在 `dt.no_grad()` 中原地修改；或者用 NumPy 算出来再 `init.assign_`。
-# * 原地修改值（`set_value`、在 `no_grad` 中索引赋值），不要赋一个新的 Parameter：优化器和参数共享持有的是对象。
-# * `nn.LazyLinear(out)` 从第一个批量得到输入大小：在读取、初始化或保存它的参数之前，先运行一个批量。
-# * 预训练向量：`nn.Embedding.from_pretrained(array)`（默认冻结），或用 `set_value` 写进已有的表；形状必须一致。
-# * Paddle 的 `ParamAttr` 设置在这里都是属性：初始化器用 `init.*`，以及 `lr_mult`、`regularizer`、`need_clip`、`requires_grad`。
+# * 初始化器对象（`init.Normal(0.0, 0.02)`，创建层时作为 `weight_init=` 传入）调用的是同样的函数。
 # * 在深层网络中，初始值的尺度决定了信号和梯度能否存活：tanh 用增益 5/3 的 Xavier，ReLU 用 Kaiming。
 #
 # ## 练习
@@ -263,8 +179,5 @@
 # %% [markdown] en="d3ad9d5a"
 # **3.** Xavier 用于 tanh 时需要多大的增益（`tanh_gain`），为什么它大于 1？在深层网络实验中也试试 `nn.Sigmoid`：为什么 sigmoid 更难？*（它的输出不以零为中心，而且在 0 处的斜率是 1/4。）*
 
-# %% [markdown] en="7b12a4a5"
-# **4.** 用 `nn.Embedding.from_pretrained(vectors, freeze=False)` 加载六个词向量，对 `table(dt.tensor([0, 2])).sum()` 做一步 SGD，列出发生变化的行（`changed_rows`）。
-
-# %% [markdown] en="77305c86"
-# **5.** （不检查：一个实验。）在 `dltutor.data.make_moons` 上训练这个 15 个块的 tanh 网络（加一个 2 -> 64 的第一层和一个 64 -> 2 的最后一层）100 步，一次用标准差 0.01，一次用 Xavier，比较两条损失曲线。*提示：用一个列表记下 `loss.item()`。*
+# %% [markdown] en="aa713eb6"
+# **4.** （不检查：一个实验。）在 `dltutor.data.make_moons` 上训练这个 15 个块的 tanh 网络（加一个 2 -> 64 的第一层和一个 64 -> 2 的最后一层）100 步，一次用标准差 0.01，一次用 Xavier，比较两条损失曲线。*提示：用一个列表记下 `loss.item()`。*

@@ -3,17 +3,20 @@ with the words the "not yet" message must contain (tests/exercises/test_chapters
 from __future__ import annotations
 
 CASES = {
-    "07.1": ({"predicted_running_mean": [1.5, 2.25, 3.0]},
-             [({"predicted_running_mean": [2.0, 3.0, 4.0]}, ["half of the way"]),
-              ({"predicted_running_mean": [1.0, 1.5, 2.0]}, ["one pass"]),
-              ({"predicted_running_mean": [1.5, 2.25]}, ["3 numbers"]),
-              ({"predicted_running_mean": [[1.5, 2.25, 3.0]]}, ["3 numbers"])]),
-    "07.2": ({"zero_branch_cause": "zero_grad"},
-             [({"zero_branch_cause": "not_reached"}, ["does reach"]),
-              ({"zero_branch_cause": None}, ["check.cause"])]),
-    "07.3": ({"still_gets_gradient": "lr_mult"},
-             [({"still_gets_gradient": "requires_grad"}, [".grad"]),
-              ({"still_gets_gradient": "both"}, ["Answer"])]),
+    "07.1": ({"total_iters": 240},
+             [({"total_iters": 10}, ["counts batches"]), ({"total_iters": 24}, ["one epoch"])]),
+    "07.2": ({"effective_lr": 0.15},
+             [({"effective_lr": 0.3}, ["halved"]), ({"effective_lr": 0.05}, ["lr_mult = 3"])]),
+    "07.3": ({"paddle_fc_lr": 0.005},
+             [({"paddle_fc_lr": 0.015}, ["overwrites", "ParamAttr"]),
+              ({"paddle_fc_lr": 0.2}, ["scale"]), ({"paddle_fc_lr": 0.1}, ["scale"]),
+              ({"paddle_fc_lr": 0.01}, ["stepped once"]),
+              ({"paddle_fc_lr": 0.03}, ["stepped once"])]),
+    "07.4": ({"first_frozen_step": 48},
+             [({"first_frozen_step": 2}, ["per optimizer step"]),
+              ({"first_frozen_step": 49}, ["count from 0"]),
+              ({"first_frozen_step": 47}, ["last step of epoch 1"]),
+              ({"first_frozen_step": 48.9}, ["whole number"])]),
 }
 
 SELF_CONTAINED = {"07.2", "07.3"}

@@ -2,36 +2,18 @@
 with the words the "not yet" message must contain (tests/exercises/test_chapters.py checks them)."""
 from __future__ import annotations
 
-import numpy as np
-
-from dltutor import optim
-
-# gradients with the chapter's shapes: layers 0 and 2 have norm 3 together, layer 4 has norm 4
-ORIGINAL = {"0.weight": np.full((16, 4), 0.25, dtype=np.float32),       # norm 2
-            "0.bias": np.zeros(16, dtype=np.float32),
-            "2.weight": np.zeros((16, 16), dtype=np.float32),
-            "2.bias": np.full(16, np.sqrt(5) / 4, dtype=np.float32),      # norm sqrt(5)
-            "4.weight": np.zeros((1, 16), dtype=np.float32),
-            "4.bias": np.array([4.0], dtype=np.float32)}                  # norm 4
-
 CASES = {
-    "08.1": ({"tensor_clip": optim.ClipGradByNorm(0.5)},
-             [({"tensor_clip": optim.ClipGradByGlobalNorm(0.5)}, ["one factor", "on its own"]),
-              ({"tensor_clip": optim.ClipGradByValue(0.5)}, ["single values"]),
-              ({"tensor_clip": optim.ClipGradByNorm(1.0)}, ["threshold"])]),
-    "08.2": ({"predicted_scale": 1.0},
-             [({"predicted_scale": 2.0 / 1.4647}, ["only ever shrinks"]),
-              ({"predicted_scale": 1.0 / 1.4647}, ["below 2.0"])]),
-    "08.3": ({"norm_without_last": 3.0, "original": ORIGINAL},
-             [({"norm_without_last": 5.0, "original": ORIGINAL}, ["still counted", "need_clip"]),
-              ({"norm_without_last": 4.0, "original": ORIGINAL}, ["own norm"])]),
-    "08.4": ({"bad_op": "sqrt", "bad_pass": "backward"},
-             [({"bad_op": "sqrt", "bad_pass": "forward"}, ["finite", "derivative"]),
-              ({"bad_op": "sum", "bad_pass": "backward"}, ["before it"])]),
-    "08.5": ({"shrunk": ["0.weight", "2.weight", "4.weight"]},
-             [({"shrunk": ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]},
-               ["biases", "below 0.5"]),
-              ({"shrunk": ["2.weight"]}, ["each by its own factor"])]),
+    "08.1": ({"predicted_running_mean": [1.5, 2.25, 3.0]},
+             [({"predicted_running_mean": [2.0, 3.0, 4.0]}, ["half of the way"]),
+              ({"predicted_running_mean": [1.0, 1.5, 2.0]}, ["one pass"]),
+              ({"predicted_running_mean": [1.5, 2.25]}, ["3 numbers"]),
+              ({"predicted_running_mean": [[1.5, 2.25, 3.0]]}, ["3 numbers"])]),
+    "08.2": ({"zero_branch_cause": "zero_grad"},
+             [({"zero_branch_cause": "not_reached"}, ["does reach"]),
+              ({"zero_branch_cause": None}, ["check.cause"])]),
+    "08.3": ({"still_gets_gradient": "lr_mult"},
+             [({"still_gets_gradient": "requires_grad"}, [".grad"]),
+              ({"still_gets_gradient": "both"}, ["Answer"])]),
 }
 
-SELF_CONTAINED = {"08.4"}
+SELF_CONTAINED = {"08.2", "08.3"}

@@ -4,33 +4,34 @@ from __future__ import annotations
 
 import numpy as np
 
-from dltutor import Tensor
+from dltutor import optim
 
-
-def good_noise(i, epoch):
-    return np.random.default_rng([i, epoch]).normal(0.0, 0.01, size=3)
-
-
-def global_noise(i, epoch):
-    return np.random.normal(0.0, 0.01, size=3)
-
-
-def index_only_noise(i, epoch):
-    return np.random.default_rng(i).normal(0.0, 0.01, size=3)
-
+# gradients with the chapter's shapes: layers 0 and 2 have norm 3 together, layer 4 has norm 4
+ORIGINAL = {"0.weight": np.full((16, 4), 0.25, dtype=np.float32),       # norm 2
+            "0.bias": np.zeros(16, dtype=np.float32),
+            "2.weight": np.zeros((16, 16), dtype=np.float32),
+            "2.bias": np.full(16, np.sqrt(5) / 4, dtype=np.float32),      # norm sqrt(5)
+            "4.weight": np.zeros((1, 16), dtype=np.float32),
+            "4.bias": np.array([4.0], dtype=np.float32)}                  # norm 4
 
 CASES = {
-    "09.1": ({"sgd_state_keys": ["momentum_buffer", "step"]},
-             [({"sgd_state_keys": ["exp_avg", "exp_avg_sq", "step"]}, ["Adam"]),
-              ({"sgd_state_keys": ["momentum_buffer"]}, ["step count"])]),
-    "09.2": ({"batches": (4, 3)},
-             [({"batches": (3, 3)}, ["100 = 3 x 32 + 4"]), ({"batches": [4, 4]}, ["drops"])]),
-    "09.3": ({"noise": good_noise},
-             [({"noise": global_noise}, ["shared generator"]),
-              ({"noise": index_only_noise}, ["epoch"]),
-              ({"noise": lambda i, e: np.zeros(3) + i + 1000 * e}, ["small"]),
-              ({"noise": lambda i, e: np.full(3, 1e-3 * i + 1e-2 * e)}, ["index"])]),
-    "09.4": ({"epoch_type": int}, [({"epoch_type": Tensor}, ["JSON"])]),
+    "09.1": ({"tensor_clip": optim.ClipGradByNorm(0.5)},
+             [({"tensor_clip": optim.ClipGradByGlobalNorm(0.5)}, ["one factor", "on its own"]),
+              ({"tensor_clip": optim.ClipGradByValue(0.5)}, ["single values"]),
+              ({"tensor_clip": optim.ClipGradByNorm(1.0)}, ["threshold"])]),
+    "09.2": ({"predicted_scale": 1.0},
+             [({"predicted_scale": 2.0 / 1.4647}, ["only ever shrinks"]),
+              ({"predicted_scale": 1.0 / 1.4647}, ["below 2.0"])]),
+    "09.3": ({"norm_without_last": 3.0, "original": ORIGINAL},
+             [({"norm_without_last": 5.0, "original": ORIGINAL}, ["still counted", "need_clip"]),
+              ({"norm_without_last": 4.0, "original": ORIGINAL}, ["own norm"])]),
+    "09.4": ({"bad_op": "sqrt", "bad_pass": "backward"},
+             [({"bad_op": "sqrt", "bad_pass": "forward"}, ["finite", "derivative"]),
+              ({"bad_op": "sum", "bad_pass": "backward"}, ["before it"])]),
+    "09.5": ({"shrunk": ["0.weight", "2.weight", "4.weight"]},
+             [({"shrunk": ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]},
+               ["biases", "below 0.5"]),
+              ({"shrunk": ["2.weight"]}, ["each by its own factor"])]),
 }
 
-SELF_CONTAINED = {"09.1", "09.2", "09.3", "09.4"}
+SELF_CONTAINED = {"09.4"}

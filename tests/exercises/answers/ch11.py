@@ -1,36 +1,38 @@
-"""Chapter 11's guided experiments: the right values and typical wrong ones with the words the
-"not yet" message must contain (tests/exercises/test_chapters.py checks them).
-
-The checks rerun the experiments, so the right values are computed the same way here."""
+"""Chapter 11's exercises: the right values of the variables each reads, and typical wrong ones
+with the words the "not yet" message must contain (tests/exercises/test_chapters.py checks them)."""
 from __future__ import annotations
 
-from dltutor.exercises.ch11 import _first_layer_frozen_accuracy, _late_clip_learns
-from dltutor.lab import demos
+from dltutor.exercises.ch11 import MB, STATE_ARRAYS
 
 
-def steps_to_90(lab):
-    """The chapter's solution: steps until the accuracy reaches 0.9, checked every 25 steps."""
-    while lab.accuracy() < 0.9:
-        lab.step(25)
-    return lab.steps_done
-
-
-def measured_speedup():
-    fast = demos.spirals_mlp()
-    fast.set_lr_mult("0", 10)
-    return steps_to_90(demos.spirals_mlp()) / steps_to_90(fast)
+def memory(parts=("params", "grads", "state", "activations"), input_from=None):
+    """A step_memory_mb that counts only some of the four parts (a typical slip); the input
+    batch counts among the activations from batch size ``input_from`` on (None: never)."""
+    def step_memory_mb(model, batch_size, optimizer="adam"):
+        params = sum(p.data.nbytes for p in model.parameters())
+        total = 0
+        total += params if "params" in parts else 0
+        total += params if "grads" in parts else 0
+        total += params * STATE_ARRAYS[optimizer] if "state" in parts else 0
+        per_sample = 4 * (512 * 4 + 10)
+        if input_from is not None and batch_size >= input_from:
+            per_sample += 4 * 784                   # the input batch is in memory too
+        total += per_sample * batch_size if "activations" in parts else 0
+        return total / MB
+    return step_memory_mb
 
 
 CASES = {
-    "11.1": ({"accuracy_first_frozen": _first_layer_frozen_accuracy()},
-             [({"accuracy_first_frozen": 0.5}, ["lab.freeze('0')"]),
-              ({"accuracy_first_frozen": 94.5}, ["between 0 and 1"])]),
-    "11.2": ({"late_clip_learns": _late_clip_learns()},
-             [({"late_clip_learns": True}, ["accuracy"]),
-              ({"late_clip_learns": "no"}, ["True or False"])]),
-    "11.3": ({"speedup": measured_speedup()},
-             [({"speedup": 0.5}, ["below 1"]), ({"speedup": 6.0}, ["same way"]),
-              ({"speedup": 2.0}, ["same way"])]),             # a guess inside the old range
+    "11.1": ({"step_memory_mb": memory()},
+             [({"step_memory_mb": memory(("params", "grads", "state"))}, ["activations"]),
+              ({"step_memory_mb": memory(("params", "state", "activations"))}, ["gradients"]),
+              ({"step_memory_mb": memory(("params", "grads", "activations"))}, ["Adam"]),
+              ({"step_memory_mb": 12.5}, ["function"]),
+              ({"step_memory_mb": memory(input_from=256)}, ["same way"])]),
+    "11.2": ({"factors": (0.625, 0.375)},
+             [({"factors": (0.5, 0.5)}, ["own micro-batch"]),
+              ({"factors": (0.375, 0.625)}, ["Swapped"])]),
+    "11.3": ({"alive_detached": 0}, [({"alive_detached": 10}, ["grad_fn"])]),
 }
 
 SELF_CONTAINED: set = set()

@@ -1,0 +1,124 @@
+"""The guided experiments of chapter 12 (the live lab): run an experiment with the lab's
+controls, store what you measured, and the check runs the same experiment to compare and
+explain.
+
+>>> Q2.verdict({"late_clip_learns": True}).status
+'not yet'
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..lab import demos
+from .answers import number, truth
+from .checker import CheckResult, Exercise
+
+
+def _first_layer_frozen_accuracy() -> float:
+    lab = demos.moons_mlp()
+    lab.freeze("0")
+    lab.run(300)
+    return lab.accuracy()
+
+
+def _frozen_first_layer(accuracy_first_frozen: Any) -> CheckResult:
+    want = _first_layer_frozen_accuracy()
+    got = float(accuracy_first_frozen)
+    if abs(got - want) <= 0.02:
+        return None, ("A frozen random first layer is a fixed random map of the two inputs to 16 "
+                      "features; the two layers after it still learn to separate the moons.")
+    if got > 1:
+        return "An accuracy is a share between 0 and 1: lab.accuracy()."
+    return ("That is not what this experiment gives: lab = demos.moons_mlp(); lab.freeze('0') "
+            "before any step; lab.run(300); lab.accuracy().")
+
+
+Q1 = Exercise(
+    "12.1", names=("accuracy_first_frozen",),
+    expects="a number",
+    check=_frozen_first_layer,
+    hints=("Freeze before the first step, so layer 0 keeps its random start for the whole run.",
+           "lab = demos.moons_mlp(); lab.freeze('0'); lab.run(300); then lab.accuracy()."),
+    solution=("lab = demos.moons_mlp()\n"
+              "lab.freeze('0')\n"
+              "lab.run(300)\n"
+              "accuracy_first_frozen = lab.accuracy()"))
+
+
+def _late_clip_learns() -> bool:
+    lab = demos.exploding_gradients()
+    lab.run(3)
+    lab.set_clip("global_norm", 1.0)
+    return lab.run(300) and lab.accuracy() > 0.95
+
+
+def _late_clip(late_clip_learns: Any) -> CheckResult:
+    late_clip_learns = truth(late_clip_learns)
+    if late_clip_learns is None:
+        return "Answer True or False: does it reach 95 % accuracy?"
+    if late_clip_learns == _late_clip_learns():
+        return None, ("Clipping switched on late stops the overflow, but three unclipped steps "
+                      "already threw the weights so far that most ReLUs never fire again: "
+                      "clip from the first step.")
+    return ("It runs without an error now, but look at lab.accuracy() after the 300 steps: "
+            "compare it with 0.95.")
+
+
+Q2 = Exercise(
+    "12.2", names=("late_clip_learns",),
+    expects="True or False",
+    check=_late_clip,
+    hints=("lab = demos.exploding_gradients(); lab.step(3); lab.set_clip('global_norm', 1.0); "
+           "lab.run(300).",
+           "run() returning True only means no step failed; the question is the accuracy."),
+    solution=("lab = demos.exploding_gradients()\n"
+              "lab.step(3)\n"
+              "lab.set_clip('global_norm', 1.0)\n"
+              "late_clip_learns = lab.run(300) and lab.accuracy() > 0.95      # False"))
+
+
+def _steps_to_90(lab: Any) -> int:
+    """The hint's measurement: steps until the accuracy reaches 0.9, checked every 25 steps."""
+    while lab.accuracy() < 0.9:
+        lab.step(25)
+    return lab.steps_done
+
+
+def _measured_speedup() -> float:
+    """The experiment itself, run again: steps at lr x 1 over steps with layer '0' at lr x 10."""
+    fast = demos.spirals_mlp()
+    fast.set_lr_mult("0", 10)
+    return _steps_to_90(demos.spirals_mlp()) / _steps_to_90(fast)
+
+
+def _speedup(speedup: Any) -> CheckResult:
+    got = number(speedup)
+    if got is None:
+        return "Give the speedup as a number: steps at lr x 1 divided by steps at lr x 10."
+    want = _measured_speedup()                   # rerun, so a guess cannot pass
+    if abs(got / want - 1) <= 0.02:
+        return None, ("The narrow first layer learns slowest; ten times its step size untangles "
+                      "the arms in about half the steps.")
+    if got < 1:
+        return ("A speedup below 1 means lr x 10 was slower: divide the steps at x1 by the "
+                "steps at x10.")
+    return ("Measure both runs the same way: steps until lab.accuracy() >= 0.9, checking every "
+            "25 steps, for lr x 1 and lr x 10 on layer '0'.")
+
+
+Q3 = Exercise(
+    "12.3", names=("speedup",),
+    expects="a number",
+    check=_speedup,
+    hints=("Write a loop: while lab.accuracy() < 0.9: lab.step(25); then lab.steps_done.",
+           "Run it on demos.spirals_mlp() twice, once after lab.set_lr_mult('0', 10)."),
+    solution=("def steps_to_90(lab):\n"
+              "    while lab.accuracy() < 0.9:\n"
+              "        lab.step(25)\n"
+              "    return lab.steps_done\n"
+              "\n"
+              "fast = demos.spirals_mlp()\n"
+              "fast.set_lr_mult('0', 10)\n"
+              "speedup = steps_to_90(demos.spirals_mlp()) / steps_to_90(fast)"))
+
+EXERCISES = [Q1, Q2, Q3]

@@ -1,0 +1,948 @@
+# %% [markdown]
+# # Freezing parameters
+#
+# **About 45 minutes.** You will be able to:
+#
+# * stop a layer training in three ways, and say what each one leaves running;
+# * freeze BatchNorm's running statistics, and some rows of one tensor;
+# * find out why a parameter does, or does not, move.
+#
+# Fine-tuning a pretrained network, training a new head on top of a fixed feature extractor,
+# warming up one part of a model before the rest: all of them need some parameters to **stop
+# changing** while the others train. There are several ways to ask for that, and they are not
+# the same. Some still compute a gradient you then throw away, some keep the optimizer's
+# momentum running in the background, and one leaves gradients piling up forever.
+#
+# This chapter answers three questions:
+#
+# * What are the ways to stop a layer training, and how do they differ?
+# * How do I freeze a BatchNorm layer, whose running mean and variance are not parameters at
+#   all?
+# * Why does a parameter I "froze" still move, and how do I find out why a parameter is, or is
+#   not, updating?
+#
+# (Stopping the gradient at an intermediate output with `detach()` — "stage1 -> stage2 ->
+# stage3, stop at stage2" — is answered in
+# [01 § Stopping the gradient at an intermediate output](01_tensors_autograd.ipynb#Stopping-the-gradient-at-an-intermediate-output);
+# it appears here only as one of the planted bugs at the end.)
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+import dltutor as dt
+from dltutor import nn, optim, plot
+from dltutor.nn import functional as F
+from dltutor.trace import Recorder
+
+np.set_printoptions(precision=4, suppress=True)
+print("quick mode:", dt.quick_mode())
+
+# %% [markdown]
+# ## Three ways to stop a layer training
+#
+# We use one small network and one batch of data throughout: a hidden layer `net[0]` (the part
+# we want to freeze), a `Tanh`, and an output layer `net[2]`. `make_net()` always builds the same
+# network, so we can compare the three ways on identical starting points.
+
+# %%
+def make_net():
+    dt.manual_seed(0)
+    return nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+
+
+dt.manual_seed(1)
+x, y = dt.randn(32, 3), dt.randn(32, 1)
+
+
+def train_step(net, opt):
+    """One ordinary training step; returns the loss."""
+    opt.zero_grad()
+    loss = F.mse_loss(net(x), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+# %% [markdown]
+# ### Way 1: no gradient at all with requires_grad_(False)
+#
+# `module.requires_grad_(False)` switches off gradient tracking for every parameter of the
+# module (for one parameter: `p.requires_grad_(False)`). We give the optimizer momentum *and*
+# weight decay, the two things that could move a parameter without a fresh gradient, and train.
+
+# %%
+net1 = make_net()
+net1[0].requires_grad_(False)
+opt1 = optim.SGD(net1.named_parameters(), lr=0.05, momentum=0.9, weight_decay=0.01)
+w0_before = net1[0].weight.numpy().copy()
+
+for _ in range(5):
+    train_step(net1, opt1)
+
+print("net1[0].weight.grad:", net1[0].weight.grad)
+print("optimizer state for net1[0].weight:", opt1.state.get(net1[0].weight))
+print("step count of the trained layer:", opt1.state[net1[2].weight]["step"])
+
+# %% [markdown] tags=["claim-torch-freezing-requires-grad-false-skipped", "claim-paddle-freezing-stop-gradient-skipped", "claim-paddle-freezing-trainable-false-stop-gradient"]
+# The frozen weight never got a gradient (`.grad` is still None), so `step()` skipped it
+# entirely: the optimizer made no state for it (no momentum buffer, no step count) and applied no
+# weight decay. The other layer trained normally.
+#
+# PyTorch 2.13's `SGD` does the same with a parameter whose `.grad` is None: no state, no decay,
+# no move. Paddle 3.3 spells the switch `p.stop_gradient = True` (or `ParamAttr(trainable=False)`
+# when the layer is built): the parameter gets no gradient, and `paddle.optimizer.Momentum` makes
+# no velocity for it and does not move it, weight decay included.
+
+# %%
+assert net1[0].weight.grad is None and net1[0].bias.grad is None
+assert net1[0].weight not in opt1.state and net1[0].bias not in opt1.state   # no momentum, no step count
+assert np.array_equal(net1[0].weight.numpy(), w0_before)                      # decay did not touch it
+assert opt1.state[net1[2].weight]["step"] == 5                                  # the rest trained
+
+# %% [markdown] tags=["claim-torch-freezing-frozen-layer-output-no-graph", "claim-paddle-freezing-frozen-layer-output-stop-gradient"]
+# Backward also does less work. Our input `x` does not need a gradient either, so once the first
+# layer's parameters are frozen **nothing** in that layer needs one: its output is computed
+# without recording a graph (`grad_fn` is None), and backward stops at the `Tanh` instead of
+# computing gradients for its 32 numbers and throwing them away. PyTorch 2.13 records no graph
+# there either (`requires_grad` False, `grad_fn` None); in Paddle 3.3 the frozen layer's output
+# has `stop_gradient=True`.
+
+# %%
+hidden = net1[0](x)
+print("frozen layer's output:  requires_grad =", hidden.requires_grad, "| grad_fn =", hidden.grad_fn)
+print("trainable layer's output: grad_fn =", net1[2](net1[1](hidden)).grad_fn)
+assert hidden.grad_fn is None and not hidden.requires_grad     # no graph is recorded for it
+assert make_net()[0](x).grad_fn is not None                   # unfrozen, the same layer records one
+
+# %% [markdown] tags=["claim-paddle-freezing-paramattr-learning-rate-zero"]
+# ### Way 2: a learning rate of 0
+#
+# The second way keeps `requires_grad=True` and makes the step size zero: set the layer's
+# group `lr` to 0, or (Paddle's `ParamAttr(learning_rate=0)`) its parameters' `lr_mult` to 0,
+# so that the effective lr `group lr x lr_mult` is 0. The weights do not move...
+
+# %%
+net2 = make_net()
+for p in net2[0].parameters():
+    p.lr_mult = 0.0
+opt2 = optim.SGD(net2.named_parameters(), lr=0.05, momentum=0.9, weight_decay=0.01)
+w0_before = net2[0].weight.numpy().copy()
+
+buffer_norms = []
+for _ in range(5):
+    train_step(net2, opt2)
+    state = opt2.state[net2[0].weight]
+    buffer_norms.append(float(np.linalg.norm(state["momentum_buffer"])))
+
+print("gradient of the 'frozen' weight:", net2[0].weight.grad is not None)
+print("its step count:", state["step"])
+print("norm of its momentum buffer after each step:", np.round(buffer_norms, 4))
+
+# %% [markdown] tags=["claim-torch-freezing-lr-zero-momentum-accumulates", "claim-paddle-freezing-lr-zero-momentum-accumulates"]
+# ...but everything else carries on: backward computes the gradient, the optimizer counts the
+# steps and keeps accumulating the gradients into the momentum buffer, which grows: after five
+# steps its norm is well above its first value. (Weight decay is added too, but multiplied by
+# the zero lr it changes nothing.) PyTorch 2.13 (a group with `lr=0`) and Paddle 3.3
+# (`ParamAttr(learning_rate=0)` with `Momentum`) behave the same: the weight stays put while its
+# momentum buffer grows.
+
+# %%
+assert np.array_equal(net2[0].weight.numpy(), w0_before)          # it did not move
+assert net2[0].weight.grad is not None                            # but it got a gradient
+assert opt2.state[net2[0].weight]["step"] == 5                    # and the optimizer counted it
+assert buffer_norms[-1] > 1.5 * buffer_norms[0]                   # momentum keeps accumulating
+
+# %% [markdown]
+# ### Unfreezing: the stored momentum makes the layer jump
+#
+# The background momentum matters the moment you unfreeze. Below, two copies of the network are
+# trained for the same number of steps with the first layer frozen, one by `requires_grad_(False)`
+# (way 1) and one by `lr_mult = 0` (way 2), and then unfrozen. While frozen, the two copies are
+# identical: the first layer does not move in either, so the rest sees the same inputs and trains
+# the same way. A `Recorder` (chapter 09 uses it more) records the size of every update.
+
+# %%
+frozen_steps = 20
+after_steps = 10
+
+def run(way):
+    net = make_net()
+    opt = optim.SGD(net.named_parameters(), lr=0.05, momentum=0.9)
+    rec = Recorder(net, opt)
+    if way == "requires_grad":
+        net[0].requires_grad_(False)
+    else:
+        for p in net[0].parameters():
+            p.lr_mult = 0.0
+    for _ in range(frozen_steps):
+        train_step(net, opt)
+    snapshot = {n: p.numpy().copy() for n, p in net.named_parameters()}
+    net[0].requires_grad_(True)                 # unfreeze, both ways
+    for p in net[0].parameters():
+        p.lr_mult = 1.0
+    for _ in range(after_steps):
+        train_step(net, opt)
+    return net, opt, rec, snapshot
+
+
+net_a, opt_a, rec_a, snap_a = run("requires_grad")
+net_b, opt_b, rec_b, snap_b = run("lr_mult")
+first_a = rec_a.series("update_norm", "0.weight")[frozen_steps]
+first_b = rec_b.series("update_norm", "0.weight")[frozen_steps]
+print(f"first update of 0.weight after unfreezing: requires_grad way {first_a:.4f}, "
+      f"lr_mult way {first_b:.4f} ({first_b / first_a:.1f}x larger)")
+
+# %% [markdown]
+# The `requires_grad` copy starts its momentum afresh when unfrozen: its first update is a plain
+# first SGD step, `lr x gradient`. The `lr_mult` copy applies, on top of that gradient, the
+# momentum it stored over twenty frozen steps, and jumps several times as far.
+
+# %%
+assert all(np.array_equal(snap_a[n], snap_b[n]) for n in snap_a)   # identical while frozen
+check = make_net()     # the gradient at the unfreezing step, recomputed on the snapshot
+for n, p in check.named_parameters():
+    p.set_value(snap_a[n])
+F.mse_loss(check(x), y).backward()
+plain_first_step = 0.05 * np.linalg.norm(check[0].weight.grad.numpy())
+assert np.isclose(first_a, plain_first_step, rtol=1e-4)           # way 1: a plain first step
+assert first_b > 3 * first_a                                        # way 2: a jump
+fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.3), sharey=True, layout="constrained")
+plot.traces(rec_a, "update_norm", names="0.weight", ax=axes[0], log=False)
+axes[0].set_title("frozen with requires_grad_(False)")
+plot.traces(rec_b, "update_norm", names="0.weight", ax=axes[1], log=False)
+axes[1].set_title("frozen with lr_mult = 0")
+for ax in axes:
+    ax.axvline(frozen_steps - 0.5, color="0.3", ls=":", lw=1)
+plt.show()
+
+# %% [markdown]
+# The shaded steps are the frozen ones. On the left, the unfrozen layer starts gently and its
+# momentum builds up over a few steps. On the right it starts at full speed on the very first
+# step, pushed by momentum gathered from gradients of the frozen period — gradients of a network
+# that has changed since. If you must freeze with a zero lr, reset the state when you unfreeze
+# (`opt.state.pop(p)` for each parameter of the layer).
+#
+# ### Way 3: leaving the layer out of the optimizer
+#
+# The third way gives the optimizer only the parameters it should train. The layer keeps
+# `requires_grad=True`, so backward still computes its gradient; `opt.step()` never looks at it.
+# The trap is `opt.zero_grad()`: it clears only the optimizer's own parameters. We watch every
+# gradient that reaches the left-out weight with a hook.
+
+# %%
+net3 = make_net()
+opt3 = optim.SGD(net3[2].named_parameters(prefix="2"), lr=0.05, momentum=0.9)
+w0_before = net3[0].weight.numpy().copy()
+arrived = []
+net3[0].weight.register_hook(lambda grad: arrived.append(grad.numpy().copy()))
+
+grad_norms = []
+for _ in range(5):
+    train_step(net3, opt3)          # its zero_grad() clears net3[2] only
+    grad_norms.append(float(np.linalg.norm(net3[0].weight.grad.numpy())))
+print("norm of net3[0].weight.grad after each step:", np.round(grad_norms, 4))
+
+# %% [markdown] tags=["claim-torch-freezing-left-out-grad-accumulates"]
+# The weight never moves, yet its `.grad` holds the **sum** of every gradient since training
+# began, and grows with it: after five steps it is several times the first gradient. Nothing
+# goes wrong while the layer stays out of the optimizer, but backward does the work for
+# nothing, and if you later add the layer to an optimizer (or use a `grad_clip` that counts
+# it), that stale sum is what it sees first. `net3.zero_grad()` (the module's, which clears
+# every parameter) avoids it. PyTorch 2.13 behaves the same way: its `opt.zero_grad()` clears
+# only the optimizer's parameters, and `model.zero_grad()` sets every `.grad` to None.
+
+# %%
+assert np.array_equal(net3[0].weight.numpy(), w0_before)                 # never updated
+assert len(arrived) == 5                                                 # but a gradient every step
+assert np.allclose(net3[0].weight.grad.numpy(), np.sum(arrived, axis=0), atol=1e-6)  # summed
+assert grad_norms[-1] > 2 * grad_norms[0]                                 # and growing
+net3.zero_grad()
+assert net3[0].weight.grad is None
+
+# %% [markdown]
+# To unfreeze a left-out layer, add it to the optimizer as a new group (after clearing its
+# gradient, as above):
+
+# %%
+opt3.add_param_group({"params": net3[0].named_parameters(prefix="0")})
+train_step(net3, opt3)
+assert not np.array_equal(net3[0].weight.numpy(), w0_before)             # now it trains
+assert opt3.state[net3[0].weight]["step"] == 1
+
+# %% [markdown]
+# ### The three ways side by side
+#
+# | | `requires_grad_(False)` | lr 0 (`lr_mult = 0` or group `lr = 0`) | left out of the optimizer |
+# | --- | --- | --- | --- |
+# | gradient computed by backward | no (`.grad` stays None; less work) | yes | yes |
+# | `.grad` between steps | None | fresh each step (`opt.zero_grad()` clears it) | **accumulates** (only `model.zero_grad()` clears it) |
+# | optimizer state (`step`, momentum) | none | **keeps advancing** | none |
+# | weight decay | not applied | applied, but times lr 0: no effect | not applied |
+# | moves while frozen | no | no | no |
+# | when unfrozen | momentum starts afresh | stored momentum makes it **jump** | must be added with `opt.add_param_group` |
+#
+# `requires_grad_(False)` is the one to reach for: it is the cheapest and leaves nothing behind.
+# A zero lr is handy for switching a layer off and on *during* training (see [07 § Changing a group learning rate during training](07_learning_rates.ipynb#Changing-a-group-learning-rate-during-training),
+# and the live lab) but mind the momentum.
+
+# %% [markdown]
+# ## Freezing BatchNorm statistics
+#
+# A BatchNorm layer holds two kinds of numbers. `weight` and `bias` are parameters, learned by
+# the optimizer like any other. `running_mean` and `running_var` are **buffers**: not learned,
+# but updated by every forward pass in training mode from the batch's own statistics, so that at
+# evaluation time the layer can normalize with them. The optimizer never sees them.
+
+# %%
+bn = nn.BatchNorm1d(3)
+print(bn)
+print("parameters:", [n for n, _ in bn.named_parameters()])
+print("buffers:   ", [n for n, _ in bn.named_buffers()])
+print("state dict:", list(bn.state_dict()))
+assert [n for n, _ in bn.named_parameters()] == ["weight", "bias"]
+assert {"running_mean", "running_var"} <= {n for n, _ in bn.named_buffers()}
+assert {"running_mean", "running_var"} <= set(bn.state_dict())     # saved with the model
+
+# %% [markdown] tags=["claim-torch-freezing-bn-eps-zero-refused-in-training"]
+# `eps`, the small number added to the variance before the square root, must be above 0 here:
+# dltutor refuses `eps=0` when the layer is made. PyTorch 2.13 builds `BatchNorm1d(3, eps=0.0)`
+# without complaint but refuses it at the first forward pass in training mode:
+# `ValueError: batch_norm eps must be positive during training, but got 0.0`.
+
+# %%
+try:
+    nn.BatchNorm1d(3, eps=0.0)
+except ValueError as err:
+    print(err)
+    eps_error = err
+assert "eps" in str(eps_error)
+
+# %% [markdown] tags=["claim-torch-freezing-bn-momentum-weight-of-batch", "claim-paddle-freezing-bn-momentum-weight-of-old"]
+# ### What momentum 0.1 means
+#
+# In training mode every forward pass moves the running statistics a fraction `momentum` of the
+# way towards the batch's: `running = 0.9 * running + 0.1 * batch` with PyTorch's default
+# `momentum=0.1` (the variance is the unbiased batch variance). Paddle writes the *same* rule with
+# `momentum=0.9`, the weight of the old value: `running = 0.9 * running + 0.1 * batch`. Same
+# number, opposite meaning — translate it when you port a model. (One more difference: Paddle
+# 3.3's running variance follows the *biased* batch variance, divided by n rather than n - 1.)
+
+# %%
+dt.manual_seed(2)
+xb = dt.randn(16, 3) * 2.0 + 1.0               # a batch with mean about 1 and std about 2
+old_mean, old_var = bn.running_mean.numpy().copy(), bn.running_var.numpy().copy()
+out = bn(xb)
+batch_mean, batch_var = xb.numpy().mean(axis=0), xb.numpy().var(axis=0, ddof=1)
+print("running_mean:", bn.running_mean.numpy(), " batch mean:", batch_mean)
+momentum = 0.1            # PyTorch's (and dltutor's) convention
+assert np.allclose(bn.running_mean.numpy(), (1 - momentum) * old_mean + momentum * batch_mean, atol=1e-6)
+assert np.allclose(bn.running_var.numpy(), (1 - momentum) * old_var + momentum * batch_var, atol=1e-5)
+
+
+def paddle_running_update(old, batch, momentum):
+    """Paddle's rule for the running mean: its momentum is the weight of the OLD value
+    (tests/frameworks/test_ch08_freezing.py checks it in Paddle 3.3)."""
+    return momentum * old + (1 - momentum) * batch
+
+
+# Paddle's 0.9 gives what PyTorch's 0.1 gave; copying the number 0.1 over does not
+assert np.allclose(bn.running_mean.numpy(), paddle_running_update(old_mean, batch_mean, 0.9),
+                   atol=1e-6)
+assert not np.allclose(bn.running_mean.numpy(), paddle_running_update(old_mean, batch_mean, 0.1),
+                       atol=1e-2)
+# in training mode the output is normalized with the BATCH statistics, not the running ones
+assert np.allclose(out.numpy().mean(axis=0), 0, atol=1e-5)
+
+# %% [markdown] tags=["claim-torch-freezing-bn-eval-uses-running-stats", "claim-paddle-freezing-bn-eval-uses-running-stats"]
+# ### train() and eval()
+#
+# Every module has a `training` flag. `model.train()` sets it (on the module and all its
+# submodules), `model.eval()` clears it. It changes what a layer *computes*, not whether its
+# parameters learn: Dropout stops dropping, and BatchNorm normalizes with its running statistics
+# and stops updating them. PyTorch 2.13 and Paddle 3.3 switch their BatchNorm layers the same
+# way. First we give our BatchNorm statistics worth keeping, as if it had been pretrained.
+
+# %%
+dt.manual_seed(3)
+net = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3))
+data = [dt.randn(16, 4) * 3.0 + 2.0 for _ in range(20)]
+for batch in data:
+    net(batch)                                   # "pretraining": the statistics settle
+pretrained_mean = net[1].running_mean.numpy().copy()
+pretrained_var = net[1].running_var.numpy().copy()
+print("pretrained running_mean:", pretrained_mean, " running_var:", pretrained_var)
+
+net.eval()
+print("training flags after eval():", [m.training for m in net.modules()])
+y_eval = net(data[0])
+
+# %% [markdown]
+# In eval mode the statistics stay put, and the output is exactly
+# `(h - running_mean) / sqrt(running_var + eps) * weight + bias`, with `h` the Linear layer's
+# output.
+
+# %%
+assert np.array_equal(net[1].running_mean.numpy(), pretrained_mean)
+assert np.array_equal(net[1].running_var.numpy(), pretrained_var)
+h = net[0](data[0]).numpy()
+bn_layer = net[1]
+expected = ((h - pretrained_mean) / np.sqrt(pretrained_var + bn_layer.eps)
+            * bn_layer.weight.numpy() + bn_layer.bias.numpy())
+assert np.allclose(y_eval.numpy(), expected, atol=1e-5)
+assert np.array_equal(nn.Dropout(0.5).eval()(dt.ones(8)).numpy(), np.ones(8))   # Dropout: off
+
+# %% [markdown]
+# The catch: most training loops call `model.train()` at the start of each epoch, which switches
+# the BatchNorm back to training mode, and the statistics you wanted to keep drift away.
+
+# %%
+net.train()
+net(data[0])
+print("after net.train() and one forward:", net[1].running_mean.numpy())
+assert not np.array_equal(net[1].running_mean.numpy(), pretrained_mean)
+
+# %% [markdown] tags=["claim-paddle-freezing-bn-use-global-stats", "claim-torch-freezing-bn-no-use-global-stats"]
+# ### use_global_stats=True keeps the statistics fixed in training mode too
+#
+# Paddle's `use_global_stats=True` (dltutor has the same argument) makes a BatchNorm always
+# normalize with its running ("global") statistics and never update them, whatever
+# `train()`/`eval()` say. `None`, the default, follows the mode. (PyTorch 2.13's BatchNorm has no
+# such argument: there you call `bn.eval()` again after every `model.train()`.) We train a network
+# with a pretrained BatchNorm set this way, with `model.train()` called as a training loop would.
+
+# %%
+net[1].running_mean.data[...] = pretrained_mean          # put the pretrained statistics back
+net[1].running_var.data[...] = pretrained_var
+net[1].use_global_stats = True                            # or nn.BatchNorm1d(3, use_global_stats=True)
+print(net[1])
+
+opt = optim.SGD(net.parameters(), lr=0.01)
+net.train()
+for batch in data[:5]:
+    opt.zero_grad()
+    net(batch).pow(2).mean().backward()
+    opt.step()
+print("running_mean after 5 training steps:", net[1].running_mean.numpy())
+assert net[1].training                                                     # in training mode...
+assert np.array_equal(net[1].running_mean.numpy(), pretrained_mean)       # ...yet unchanged
+assert np.array_equal(net[1].running_var.numpy(), pretrained_var)
+h = net[0](data[1])
+expected = ((h.numpy() - pretrained_mean) / np.sqrt(pretrained_var + net[1].eps)
+            * net[1].weight.numpy() + net[1].bias.numpy())
+assert np.allclose(net[1](h).numpy(), expected, atol=1e-5)                 # and they are used
+
+# %% [markdown] tags=["claim-torch-freezing-bn-requires-grad-false-stats-move", "claim-paddle-freezing-bn-stop-gradient-stats-move"]
+# The statistics are frozen, but BatchNorm's `weight` and `bias` still learn. Freezing the layer
+# completely takes both: `use_global_stats=True` for the buffers and `requires_grad_(False)` for
+# the parameters. The other way round does not work: `requires_grad_(False)` alone leaves the
+# running statistics updating in training mode, because they are not parameters (in PyTorch 2.13
+# too, and in Paddle 3.3 with `stop_gradient = True`).
+
+# %%
+only_params = nn.BatchNorm1d(3).requires_grad_(False)
+only_params(dt.randn(16, 3) + 5.0)
+print("requires_grad_(False) only:", only_params.running_mean.numpy())
+assert not np.allclose(only_params.running_mean.numpy(), 0)   # the statistics still moved
+
+fully = nn.BatchNorm1d(3, use_global_stats=True).requires_grad_(False)
+fully(dt.randn(16, 3) + 5.0)
+assert np.allclose(fully.running_mean.numpy(), 0) and fully.weight.grad is None
+
+# %% [markdown]
+# `dt.diagnose.why_not_updating` also answers for a BatchNorm buffer: it checks the mode and
+# `use_global_stats` instead of the optimizer.
+
+# %%
+check_bn = dt.diagnose.why_not_updating(net, opt, "1.running_mean")
+check_bn
+assert check_bn.cause == "bn_stats_frozen" and "use_global_stats=True" in check_bn.verdict
+
+# %% [markdown] tags=["claim-torch-freezing-zero-grad-momentum-coasts", "claim-torch-freezing-zero-grad-adam-moves", "claim-torch-freezing-zero-grad-weight-decay-shrinks"]
+# ## Why a frozen parameter can still move
+#
+# "I froze it, but it still changes" usually means the parameter got a gradient of **zeros**
+# instead of **no** gradient. A zero gradient looks harmless, but `step()` does not skip the
+# parameter: it adds weight decay and applies the momentum stored from earlier steps. Only
+# `grad is None` makes the optimizer leave it alone. PyTorch 2.13's `SGD` and `Adam` behave the
+# same in each of the three cases below.
+#
+# ### Stale momentum
+#
+# We train a layer with momentum for a few steps, then "freeze" it by zeroing its gradient
+# with a hook (a gradient mask, as people write when they want to freeze part of a tensor).
+
+# %%
+net = make_net()
+opt = optim.SGD(net.named_parameters(), lr=0.05, momentum=0.9)
+for _ in range(3):
+    train_step(net, opt)
+
+handle = net[0].weight.register_hook(lambda grad: grad * 0)     # "freeze" with a zero gradient
+before = net[0].weight.numpy().copy()
+buf = opt.state[net[0].weight]["momentum_buffer"].copy()
+train_step(net, opt)
+moved = net[0].weight.numpy() - before
+print("gradient is all zeros:", not net[0].weight.grad.numpy().any())
+print("yet the weight moved by", f"{np.linalg.norm(moved):.4f}")
+
+# %% [markdown]
+# With a zero gradient the momentum rule gives `buf = 0.9 * buf + 0`, and the step is
+# `-lr * buf`: the layer coasts on its old momentum, a little less each step.
+
+# %%
+assert not net[0].weight.grad.numpy().any()
+assert np.allclose(moved, -0.05 * 0.9 * buf, atol=1e-7)
+
+# %% [markdown]
+# Adam does the same with its first moment `exp_avg`:
+
+# %%
+w = nn.Parameter([1.0, -2.0])
+adam = optim.Adam([w], lr=0.1)
+(w * w).sum().backward()
+adam.step()
+w.grad = dt.zeros(2)                      # a zero gradient, not None
+before = w.numpy().copy()
+adam.step()
+print("Adam with a zero gradient moved w by", w.numpy() - before)
+assert not np.allclose(w.numpy(), before)
+
+# %% [markdown]
+# ### Weight decay with a zero gradient
+#
+# Coupled weight decay adds `weight_decay * p` to the gradient, so a zero gradient still becomes
+# `weight_decay * p`, and every step shrinks the parameter by the factor `1 - lr * weight_decay`.
+
+# %%
+w = nn.Parameter([1.0, -2.0, 3.0])
+sgd = optim.SGD([w], lr=0.1, weight_decay=0.5)
+for _ in range(3):
+    w.grad = dt.zeros(3)
+    sgd.step()
+print("after 3 steps with zero gradients:", w.numpy())
+assert np.allclose(w.numpy(), np.array([1.0, -2.0, 3.0]) * (1 - 0.1 * 0.5) ** 3)
+
+# %% [markdown] tags=["claim-torch-freezing-zero-grad-set-to-none"]
+# ### The fix: no gradient rather than a zero one
+#
+# Freeze with `requires_grad_(False)` (and clear the old gradient with `zero_grad()`, as every
+# training loop does): the gradient is None, so neither momentum nor decay is applied. PyTorch
+# 2.x's `zero_grad()` also sets gradients to None by default (`set_to_none=True`), so the same fix
+# works there.
+
+# %%
+handle.remove()
+net[0].requires_grad_(False)
+before = net[0].weight.numpy().copy()
+for _ in range(3):
+    train_step(net, opt)                 # opt.zero_grad() sets the old gradient to None
+assert net[0].weight.grad is None
+assert np.array_equal(net[0].weight.numpy(), before)
+
+# %% [markdown] tags=["claim-torch-freezing-zero-grad-set-to-none", "claim-paddle-freezing-clear-grad-zeros"]
+# ### None or zeros: what clearing a gradient leaves
+#
+# `zero_grad()` leaves None, PyTorch's default since 2.0 (`set_to_none=True`). With
+# `zero_grad(set_to_none=False)` the gradient tensor stays and holds zeros, as PyTorch did
+# before 2.0. Paddle's `opt.clear_grad()` leaves zeros by default (`set_to_zero=True`;
+# `set_to_zero=False` leaves None). dltutor has both spellings, each with its framework's
+# default. The difference is the one above: a zero gradient still takes momentum and decay,
+# None does not, so a frozen parameter stays still only when its gradient is None.
+
+# %%
+w = nn.Parameter([1.0, 2.0])
+clearing = optim.SGD([w], lr=0.1)
+(w * w).sum().backward()
+kept = w.grad
+clearing.zero_grad(set_to_none=False)
+print("zero_grad(set_to_none=False):", w.grad, "(same tensor:", w.grad is kept, ")")
+clearing.zero_grad()
+print("zero_grad():                  ", w.grad)
+(w * w).sum().backward()
+clearing.clear_grad()
+print("clear_grad(), Paddle's default:", w.grad)
+
+# %% [markdown]
+# ### Asking why a parameter is or is not updating
+#
+# When a parameter does not behave, walk through a checklist: is it in the optimizer? does it
+# require grad? did backward give it a gradient, and does the loss reach it at all? what is its
+# effective lr? does clipping crush its gradient? and, for a zero gradient, will momentum or weight
+# decay move it anyway? `dt.diagnose.why_not_updating(model, opt, name, loss=...)` answers each
+# question from the live objects.
+#
+# Here is a model with one mistake planted in each branch. Seven small layers read the same
+# input in parallel and their outputs are added before a head.
+
+# %%
+class Planted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.healthy = nn.Linear(4, 4)
+        self.left_out = nn.Linear(4, 4)       # not given to the optimizer
+        self.frozen = nn.Linear(4, 4)         # requires_grad_(False)
+        self.detached = nn.Linear(4, 4)       # its output is detach()-ed
+        self.lr_zero = nn.Linear(4, 4)        # in a group with lr 0
+        self.mult_zero = nn.Linear(4, 4)      # lr_mult = 0
+        self.clipped = nn.Linear(4, 4)        # clip_norm of 1e-5 (meant 1e5?)
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = (self.healthy(x) + self.left_out(x) + self.frozen(x)
+             + self.detached(x).detach()
+             + self.lr_zero(x) + self.mult_zero(x) + self.clipped(x))
+        return self.head(h.tanh())
+
+
+dt.manual_seed(4)
+model = Planted()
+model.frozen.requires_grad_(False)
+for p in model.mult_zero.parameters():
+    p.lr_mult = 0.0
+for name, p in model.named_parameters():       # clip only the `clipped` branch
+    p.need_clip = name.startswith("clipped")
+
+named = dict(model.named_parameters())
+main = [(n, p) for n, p in named.items() if n.split(".")[0] not in ("left_out", "lr_zero")]
+zero = [(n, p) for n, p in named.items() if n.startswith("lr_zero")]
+opt = optim.SGD([{"params": main}, {"params": zero, "lr": 0.0}], lr=0.1,
+                grad_clip=optim.ClipGradByNorm(1e-5))
+
+xs, ys = dt.randn(16, 4), dt.randn(16, 1)
+loss = F.mse_loss(model(xs), ys)
+loss.backward(retain_graph=True)     # keep the graph so the check can walk it from the loss
+
+# %% [markdown]
+# The full checklist for one of them. Rows in red are problems; the verdict names the first:
+
+# %%
+dt.diagnose.why_not_updating(model, opt, "clipped.weight", loss=loss)
+
+# %% [markdown]
+# And the verdict for the weight of every branch:
+
+# %%
+checks = {branch: dt.diagnose.why_not_updating(model, opt, f"{branch}.weight", loss=loss)
+          for branch in ["healthy", "left_out", "frozen", "detached", "lr_zero", "mult_zero",
+                         "clipped"]}
+for branch, c in checks.items():
+    print(f"{branch:10s} cause={c.cause}\n           {c.verdict}")
+assert {b: c.cause for b, c in checks.items()} == {
+    "healthy": None, "left_out": "not_in_optimizer", "frozen": "requires_grad_false",
+    "detached": "not_reached", "lr_zero": "lr_zero", "mult_zero": "lr_mult_zero",
+    "clipped": "clipped_to_zero"}
+# and the diagnosis is right: after one step only the healthy branch (and the head) moved
+before = {n: p.numpy().copy() for n, p in model.named_parameters()}
+opt.step()
+moved = {n.split(".")[0] for n, p in model.named_parameters()
+         if np.abs(p.numpy() - before[n]).max() > 1e-5}
+print("moved:", sorted(moved))
+assert moved == {"healthy", "head"}
+clipped_change = np.abs(model.clipped.weight.numpy() - before["clipped.weight"]).max()
+assert 0 < clipped_change < 2e-6                    # "nearly zero": a step of at most lr x 1e-5
+
+# %% [markdown] tags=["claim-torch-freezing-why-not-moving-runs-in-torch", "claim-torch-freezing-no-lr-mult-need-clip"]
+# **In PyTorch** there is no `why_not_updating`, and no `lr_mult` or `need_clip` to ask about.
+# The questions PyTorch does have take a dozen lines that carry over unchanged (`named_parameters`,
+# `param_groups`, `requires_grad` and `.grad` mean the same there):
+
+# %%
+def why_not_moving(model, opt, name):
+    """The first reason, among those PyTorch has, why parameter `name` will not move."""
+    param = dict(model.named_parameters())[name]
+    groups = [g for g in opt.param_groups if any(p is param for p in g["params"])]
+    if not groups:
+        return "not in the optimizer"
+    if not param.requires_grad:
+        return "requires_grad is False"
+    if param.grad is None:
+        return "no gradient: the loss does not reach it"
+    if groups[0]["lr"] == 0:
+        return "its group's lr is 0"
+    if param.grad.abs().max().item() == 0:
+        return "its gradient is all zero"
+    return None
+
+
+for branch in checks:
+    print(f"{branch:10s} {why_not_moving(model, opt, branch + '.weight')}")
+
+# %% [markdown] tags=["claim-torch-freezing-why-not-moving-runs-in-torch", "claim-torch-freezing-no-lr-mult-need-clip"]
+# It finds the four mistakes PyTorch can make. The `mult_zero` and `clipped` branches pass its
+# checks: in PyTorch their causes do not exist (there, a multiplier is a group of its own, and
+# clipping is a call you make on the parameters you choose).
+
+# %%
+assert {b: why_not_moving(model, opt, f"{b}.weight") for b in checks} == {
+    "healthy": None, "left_out": "not in the optimizer", "frozen": "requires_grad is False",
+    "detached": "no gradient: the loss does not reach it", "lr_zero": "its group's lr is 0",
+    "mult_zero": None, "clipped": None}
+
+# %% [markdown]
+# The `clipped` branch did move, by a few millionths: clipping to a norm of `1e-5` leaves a
+# step of at most `lr x 1e-5`, which is why the check says "nearly zero" rather than "zero".
+#
+# The zero-gradient cases from above are recognised too: the verdict says the parameter *will*
+# move although its gradient is zero, and why.
+
+# %%
+net = make_net()
+opt_m = optim.SGD(net.named_parameters(), lr=0.05, momentum=0.9)
+train_step(net, opt_m)
+opt_m.zero_grad()
+(net(x) * 0).sum().backward()                    # an all-zero gradient
+stale = dt.diagnose.why_not_updating(net, opt_m, "0.weight")
+print(stale.verdict)
+assert stale.cause == "moves_by_momentum" and stale.will_move
+
+# %% [markdown]
+# ### The whole picture at once
+#
+# `dt.diagnose.summary(model, opt)` lists every parameter with what decides its fate: whether it
+# requires grad, its `lr_mult` and `need_clip`, its optimizer group and effective lr (`-` when the
+# optimizer does not hold it), and the totals of trainable, frozen and left-out numbers.
+
+# %%
+report = dt.diagnose.summary(model, opt)
+report
+rows = {r["name"]: r for r in report.rows}
+assert rows["left_out.weight"]["group"] is None                # not in the optimizer
+assert rows["frozen.weight"]["requires_grad"] is False
+assert rows["lr_zero.weight"]["effective_lr"] == 0.0 and rows["lr_zero.weight"]["group"] == 1
+assert rows["mult_zero.weight"]["effective_lr"] == 0.0 and rows["mult_zero.weight"]["lr_mult"] == 0.0
+assert report.totals["frozen"] == 4 * 4 + 4
+assert report.totals["not_in_optimizer"] == 4 * 4 + 4
+
+# %% [markdown]
+# The table cannot show everything: the `detached` branch looks perfectly ordinary in it, because
+# the `detach()` lives in the forward code, not in the parameter's settings. Only
+# `why_not_updating(..., loss=loss)`, which walks the graph back from the loss, finds that one.
+
+# %%
+assert rows["detached.weight"]["requires_grad"] and rows["detached.weight"]["effective_lr"] == 0.1
+assert checks["detached"].cause == "not_reached"
+
+# %% [markdown] tags=["claim-torch-partial-freeze-mask-hook"]
+# ## Freezing part of a tensor
+#
+# `requires_grad` belongs to a whole tensor, so it cannot keep *some rows* of an embedding fixed
+# (say the pretrained vectors of words you trust) while the others learn. What can: a **gradient
+# mask**, a hook on the parameter that multiplies its gradient by 0 in the frozen rows and 1
+# elsewhere on its way into `.grad`. Everything after backward (the clip, the optimizer, a
+# Recorder) then sees the masked gradient, and no training loop can forget to apply it. Zeroing
+# those rows of `.grad` after each backward gives the optimizer the same zeros, but only where
+# the loop remembers to do it, and only after anything that ran in between saw the rows.
+#
+# Both are still the zero gradient of the section above, not "no gradient": whatever `step()`
+# adds to a zero gradient still moves the row. `rows_moved` trains a 6 x 3 embedding for six
+# steps with rows 0-2 masked from `mask_from_step` on (by the hook, or by zeroing `.grad`) and
+# reports how far the frozen rows moved since then.
+
+# %%
+FROZEN = [0, 1, 2]                       # the rows to keep
+mask = dt.ones(6, 1)
+with dt.no_grad():
+    mask[FROZEN] = 0.0                   # 0 for a frozen row, 1 for a free one
+
+
+def rows_moved(make_optimizer, mask_from_step=0, how="hook", clear_momentum=False, seed=0):
+    """Train a 6 x 3 embedding for six steps, masking the FROZEN rows from `mask_from_step` on
+    (how="hook": a gradient hook; how="zero .grad": zero those rows of .grad after backward).
+    With clear_momentum, also zero those rows of the optimizer's momentum when masking starts.
+    Returns the largest move of a frozen row since then, and the smallest of a free row."""
+    dt.manual_seed(seed)
+    emb = nn.Embedding(6, 3)
+    opt = make_optimizer(emb.parameters())
+    ids = dt.tensor([0, 1, 2, 3, 4, 5, 3])
+    for step in range(6):
+        if step == mask_from_step:
+            start = emb.weight.numpy().copy()
+            if how == "hook":
+                emb.weight.register_hook(lambda grad: grad * mask)
+            if clear_momentum:                   # forget the push the rows got so far
+                for key in opt.momentum_state:   # SGD: momentum_buffer; Adam: exp_avg
+                    opt.state[emb.weight][key][FROZEN] = 0.0
+        opt.zero_grad()
+        (emb(ids) ** 2).sum().backward()
+        if how == "zero .grad" and step >= mask_from_step:
+            with dt.no_grad():
+                emb.weight.grad[FROZEN] = 0.0
+        opt.step()
+    moved = np.abs(emb.weight.numpy() - start).max(axis=1)
+    return moved[FROZEN].max(), moved[3:].min()
+
+# %% [markdown]
+# Six setups, each masked both ways (the largest move of a frozen row; 0 means it stayed put):
+
+# %%
+setups = {
+    "SGD, momentum 0.9":          (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), 0),
+    "Adam":                       (lambda ps: optim.Adam(ps, lr=0.1), 0),
+    "SGD, weight_decay 0.1":      (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9,
+                                                        weight_decay=0.1), 0),
+    "AdamW, weight_decay 0.01":   (lambda ps: optim.AdamW(ps, lr=0.1, weight_decay=0.01), 0),
+    "SGD momentum, masked late":  (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), 3),
+    "Adam, masked late":          (lambda ps: optim.Adam(ps, lr=0.1), 3),
+}
+print(f"{'':27s} {'hook':>7s} {'zero .grad':>11s}")
+for label, (make, start) in setups.items():
+    hook, zeroed = (rows_moved(make, start, how)[0] for how in ("hook", "zero .grad"))
+    print(f"{label:27s} {hook:7.4f} {zeroed:11.4f}")
+
+# %% [markdown]
+# From the first step, with momentum or Adam, the frozen rows stay exactly where they were:
+# their momentum (and Adam's averages) start at zero and only ever receive zeros. Two things
+# break that, in both spellings alike:
+#
+# * **weight decay**: it is added to the gradient after the mask (`g = 0 + weight_decay * p`)
+#   or, in AdamW, shrinks the parameter directly, so the frozen rows decay towards zero;
+# * **masking late**: rows that trained before the mask carry momentum, and `step()` keeps
+#   applying it, as in "Stale momentum" above.
+#
+# The hook and the zeroed `.grad` give identical numbers (the same seed for both), and the
+# free rows train in every setup. Checked for five seeds:
+
+# %%
+for seed in range(5):
+    for label, (make, start) in setups.items():
+        (hook, free), (zeroed, _) = (rows_moved(make, start, how, seed=seed)
+                                     for how in ("hook", "zero .grad"))
+        assert hook == zeroed and free > 0, (seed, label)
+        stays = label in ("SGD, momentum 0.9", "Adam")
+        assert (hook == 0) == stays, (seed, label, hook)
+
+# %% [markdown]
+# So the recipe for a gradient mask: **mask from the first step**, put the masked tensor in a
+# parameter group **without weight decay** (other parameters keep theirs), and when you start
+# masking a tensor that has already trained, **zero its frozen rows in the optimizer's momentum**
+# (`opt.momentum_state` names the entries: `momentum_buffer` for SGD, `exp_avg` for Adam and
+# AdamW). Each fix, in the setup it repairs:
+
+# %%
+fixed = {
+    "SGD, no decay for the table":  (lambda ps: optim.SGD([{"params": ps, "weight_decay": 0.0}],
+                                                         lr=0.1, momentum=0.9,
+                                                         weight_decay=0.1), 0, False),
+    "AdamW, no decay for the table": (lambda ps: optim.AdamW([{"params": ps, "weight_decay": 0.0}],
+                                                            lr=0.1), 0, False),
+    "SGD late, momentum cleared":   (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), 3, True),
+    "Adam late, momentum cleared":  (lambda ps: optim.Adam(ps, lr=0.1), 3, True),
+}
+for label, (make, start, clear) in fixed.items():
+    frozen, free = rows_moved(make, start, clear_momentum=clear)
+    print(f"{label:30s} frozen rows moved {frozen:.4f}, every free row at least {free:.4f}")
+    assert frozen == 0 and free > 0
+
+# %% [markdown] tags=["claim-torch-partial-freeze-split"]
+# **The way that never leaks: split the tensor.** Keep the frozen rows as a buffer and only the
+# free rows as a parameter, and join them in `forward`. The optimizer never holds the frozen
+# rows, so no momentum, decay or late start can reach them (PyTorch: `register_buffer`,
+# `torch.cat` and `F.embedding`, the same three calls).
+
+# %%
+class PartlyFrozenEmbedding(nn.Module):
+    """An embedding whose first rows are fixed (a buffer) and whose other rows train."""
+
+    def __init__(self, frozen_rows, num_free, dim):
+        super().__init__()
+        self.register_buffer("frozen", frozen_rows)
+        self.free = nn.Parameter(dt.randn(num_free, dim))
+
+    def forward(self, ids):
+        return F.embedding(ids, dt.cat([self.frozen, self.free]))
+
+
+dt.manual_seed(0)
+split = PartlyFrozenEmbedding(dt.randn(3, 3), num_free=3, dim=3)
+kept, free_before = split.frozen.numpy().copy(), split.free.numpy().copy()
+adamw = optim.AdamW(split.parameters(), lr=0.1, weight_decay=0.1)
+for _ in range(6):
+    adamw.zero_grad()
+    (split(dt.tensor([0, 1, 2, 3, 4, 5, 3])) ** 2).sum().backward()
+    adamw.step()
+print("parameters the optimizer holds:", [name for name, _ in split.named_parameters()])
+assert np.array_equal(split.frozen.numpy(), kept)
+assert np.abs(split.free.numpy() - free_before).max(axis=1).min() > 0   # every free row moved
+
+# %% [markdown] tags=["claim-torch-names-08", "claim-paddle-names-08", "claim-mge-names-08", "claim-torch-freezing-requires-grad-false-skipped", "claim-paddle-freezing-stop-gradient-skipped", "claim-paddle-freezing-trainable-false-stop-gradient", "claim-mge-freezing-not-attached-skipped", "claim-paddle-freezing-paramattr-learning-rate-zero", "claim-paddle-freezing-set-lr-whole-optimizer", "claim-torch-freezing-bn-no-use-global-stats", "claim-paddle-freezing-bn-use-global-stats", "claim-mge-freezing-bn-freeze", "claim-torch-freezing-bn-momentum-weight-of-batch", "claim-paddle-freezing-bn-momentum-weight-of-old", "claim-mge-freezing-bn-momentum-weight-of-old", "claim-torch-freezing-no-summary"]
+# ## What the frameworks call it
+#
+# | idea | dltutor | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- |
+# | no gradient for a parameter | `p.requires_grad_(False)`, `module.requires_grad_(False)` | `p.requires_grad_(False)`, `module.requires_grad_(False)` | `p.stop_gradient = True`, `ParamAttr(trainable=False)` | leave it out of `gm.attach(...)` |
+# | per-parameter lr multiplier | `p.lr_mult = 0.0` | — (a param group with `lr=0`) | `ParamAttr(learning_rate=0.0)` | — (a param group with `lr=0`) |
+# | a group's learning rate | `opt.param_groups[i]["lr"]` | `opt.param_groups[i]["lr"]` | `opt.set_lr(...)` (whole optimizer) | `opt.param_groups[i]["lr"]` |
+# | optimizer state of a parameter | `opt.state[p]` | `opt.state[p]` | `opt.state_dict()` (accumulators) | `opt._state[p]` (private) |
+# | clear gradients | `opt.zero_grad()`, `model.zero_grad()` | `opt.zero_grad()`, `model.zero_grad()` | `opt.clear_grad()`, `model.clear_gradients()` | `opt.clear_grad()` |
+# | training / evaluation mode | `model.train()`, `model.eval()` | `model.train()`, `model.eval()` | `model.train()`, `model.eval()` | `model.train()`, `model.eval()` |
+# | fixed BatchNorm statistics | `BatchNorm1d(c, use_global_stats=True)` | — (`bn.eval()` again after every `model.train()`) | `BatchNorm1D(c, use_global_stats=True)` | `BatchNorm2d(c, freeze=True)` (freezes `weight` and `bias` too) |
+# | running-stat momentum | `momentum=0.1` (weight of the batch) | `momentum=0.1` (weight of the batch) | `momentum=0.9` (weight of the old value) | `momentum=0.9` (weight of the old value) |
+# | freeze some rows of a tensor | `p.register_hook(fn)` (a 0/1 mask) | `p.register_hook(fn)` | `p.register_hook(fn)` | `gm.attach(p, callbacks=[fn])` (`fn(param, grad)` returns the gradient) |
+# | why is it not updating? | `dt.diagnose.why_not_updating(model, opt, name)` | — | — | — |
+# | parameter table | `dt.diagnose.summary(model, opt)` | — (`torchinfo`, third party) | `paddle.summary(model, input_size)` | — |
+#
+# ## Summary
+#
+# **In two lines:** only a gradient of None keeps a parameter still, since a zero gradient, a
+# zero lr or leaving it out of the optimizer each leave something running. The diagnostics name
+# what, from the live objects.
+#
+# * `requires_grad_(False)` is the clean freeze: no gradient, so `step()` skips the parameter
+#   entirely (no momentum, no weight decay, no step count), and backward does less work.
+# * A learning rate of 0 (`lr_mult = 0` or a group with `lr=0`) stops the movement but not the
+#   gradient or the optimizer's momentum, which makes the layer jump when it is unfrozen.
+# * Leaving a layer out of the optimizer stops updates, but its gradient keeps accumulating
+#   unless `model.zero_grad()` clears it.
+# * BatchNorm's running statistics are buffers, updated by the forward pass in training mode:
+#   `eval()` stops that until the next `train()`; `use_global_stats=True` stops it for good.
+#   Momentum 0.1 here (and in PyTorch) is the weight of the batch; Paddle's 0.9 is the weight of
+#   the old value.
+# * A zero gradient is not "no gradient": momentum and weight decay still move the parameter.
+#   `dt.diagnose.why_not_updating` and `dt.diagnose.summary` find the reason from the live objects.
+# * Some rows of one tensor: a gradient mask (`p.register_hook`) keeps them only from the first
+#   step and without weight decay on that tensor (clear their momentum when masking late);
+#   keeping them as a buffer beside a parameter of the free rows never leaks.
+#
+# ## Exercises
+#
+# Each exercise has a cell for your answer: replace `____` with it, run the cell, and the last
+# line checks it. `ex.q1.hint()` gives a hint (call it again for the next), `ex.q1.solution()`
+# shows an answer, and `exercises.progress()` lists how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("08")
+
+# %% [markdown]
+# **1.** `nn.BatchNorm1d(3, momentum=0.5)` sees the batch `[[1, 2, 3], [3, 4, 5]]` twice in
+# training mode. Predict `running_mean` afterwards (`predicted_running_mean`), then check by
+# running it.
+
+# %%
+predicted_running_mean = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** Plant one more bug: a branch `zeroed` whose output is multiplied by 0 before the sum.
+# What `cause` does `dt.diagnose.why_not_updating` give for `"zeroed.weight"` with SGD and
+# momentum 0.9 (`zero_branch_cause`)? Does a step change that?
+
+# %%
+zero_branch_cause = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** Of the two ways, `requires_grad_(False)` and `lr_mult = 0`, which one still gets a
+# gradient computed in backward? (`still_gets_gradient`: `"requires_grad"` or `"lr_mult"`.)
+
+# %%
+still_gets_gradient = ____
+ex.q3.check()
+
+# %% [markdown]
+# **4.** (Not checked: an experiment.) Freeze `net[0]` with a group of `lr=0` instead of
+# `lr_mult = 0` in the unfreezing experiment and check that the jump is the same; then reset
+# the momentum when unfreezing (`opt.state.pop(p, None)` for each parameter of `net[0]`) and
+# show that the first update is a plain first step.

@@ -1,0 +1,1041 @@
+# %% [markdown] tags=["claim-torch-clip-functions-not-optimizer", "claim-paddle-clip-optimizer-grad-clip"]
+# # Gradient clipping and numerical trouble
+#
+# **About 45 minutes.** You will be able to:
+#
+# * clip gradients by value, by each tensor's norm or by the global norm, and keep some
+#   parameters out;
+# * find the op where a NaN started, and tell a cause from a victim;
+# * train with float16 layers and a loss scaler, clipping after `unscale_`;
+# * check, step by step, why a training run does not converge.
+#
+# Now and then a batch produces a gradient hundreds of times larger than usual, one step
+# throws the weights far away, and training never recovers — or the loss turns into `inf` and
+# then `nan`. **Gradient clipping** limits how large a gradient may be before the optimizer uses
+# it. This chapter shows
+#
+# * the three ways to clip (by value, by each tensor's norm, by the global norm), PyTorch's way
+#   with functions and Paddle's way with a clip object handed to the optimizer;
+# * what each does to the same gradients, and how to keep some parameters out of clipping;
+# * how to find the op where a NaN started;
+# * what to check when training does not converge, with traces of gradient norms and update
+#   sizes recorded during training;
+# * how mixed precision keeps small gradients alive with a loss scaler, and where clipping goes.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+import dltutor as dt
+from dltutor import nn, optim, plot
+from dltutor.data import make_moons, make_sine
+from dltutor.nn import functional as F
+from dltutor.nn import init
+from dltutor.trace import Recorder
+
+np.set_printoptions(precision=4, suppress=True)
+print("quick mode:", dt.quick_mode())
+
+# %% [markdown]
+# ## Three ways to clip gradients
+#
+# A small network and one batch give us a set of gradients to clip. We keep a copy of them so
+# that every method starts from exactly the same numbers.
+
+# %%
+dt.manual_seed(0)
+net = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 1))
+x, y = dt.randn(32, 4), dt.randn(32, 1) * 3
+F.mse_loss(net(x), y).backward()
+
+names = [n for n, _ in net.named_parameters()]
+original = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
+
+
+def restore_grads():
+    """Put the original gradients back (the functions below change .grad in place)."""
+    for n, p in net.named_parameters():
+        p.grad = dt.tensor(original[n].copy())
+
+
+def flat(grads):
+    """All gradients as one long vector, in parameter order."""
+    return np.concatenate([grads[n].ravel() for n in names])
+
+
+def norm(a):
+    return float(np.linalg.norm(a))
+
+
+for n in names:
+    print(f"{n:9s} norm {norm(original[n]):.4f}   largest |value| {np.abs(original[n]).max():.4f}")
+print(f"global norm (all parameters together): {norm(flat(original)):.4f}")
+
+# %% [markdown]
+# The **global norm** is the norm of all gradients joined into one vector: the square root of
+# the sum of the squared per-tensor norms.
+
+# %%
+assert np.isclose(norm(flat(original)), np.sqrt(sum(norm(original[n]) ** 2 for n in names)))
+
+# %% [markdown] tags=["claim-torch-clip-grad-value-clamps", "claim-torch-clip-grad-norm-formula", "claim-torch-clip-per-tensor-loop"]
+# ### PyTorch style: functions on .grad between backward and step
+#
+# * `optim.clip_grad_value_(params, v)` clamps every gradient value into `[-v, v]`;
+# * `optim.clip_grad_norm_(params, max_norm)` scales **all** gradients by one factor so that their
+#   global norm is at most `max_norm`, and returns the global norm before clipping (handy to log).
+#   It computes the factor as `max_norm / (total + 1e-6)`, PyTorch's formula, so the result lands a
+#   hair under `max_norm`;
+# * clipping each tensor on its own has no function of its own in PyTorch: call
+#   `clip_grad_norm_` once per parameter.
+#
+# They change `p.grad` in place, so call them after `backward()` and before `opt.step()`.
+
+# %%
+restore_grads()
+optim.clip_grad_value_(net.parameters(), 0.1)
+by_value = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
+
+restore_grads()
+for p in net.parameters():
+    optim.clip_grad_norm_(p, max_norm=0.5)          # one tensor at a time
+by_tensor_norm = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
+
+restore_grads()
+total = optim.clip_grad_norm_(net.parameters(), max_norm=1.0)
+by_global_norm = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
+print(f"clip_grad_norm_ returned the norm before clipping: {total.item():.4f}")
+print(f"global norm after: {norm(flat(by_global_norm)):.6f}")
+
+# %%
+assert all(np.abs(by_value[n]).max() <= 0.1 + 1e-7 for n in names)        # every value in [-0.1, 0.1]
+assert all(norm(by_tensor_norm[n]) <= 0.5 + 1e-6 for n in names)           # every tensor norm <= 0.5
+assert np.isclose(total.item(), norm(flat(original)), rtol=1e-5)            # returns the norm before
+assert norm(flat(by_global_norm)) <= 1.0                                    # the global norm is <= 1
+assert np.isclose(norm(flat(by_global_norm)), 1.0, rtol=1e-5)   # clipped to 1 (the hair: float64, below)
+
+# %% [markdown] tags=["claim-torch-clip-grad-norm-negative-or-zero"]
+# A threshold must be a number above 0. PyTorch 2.13 computes its factor
+# `max_norm / (total + 1e-6)` whatever `max_norm` is, so `max_norm=-1` quietly flips the sign of
+# every gradient (training then climbs the loss) and `max_norm=0` zeroes them; dltutor refuses
+# both before it touches a gradient.
+
+# %%
+before_refusal = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
+try:
+    optim.clip_grad_norm_(net.parameters(), max_norm=-1)
+except ValueError as err:
+    print(err)
+    threshold_error = err
+
+# %%
+assert "max_norm" in str(threshold_error)
+assert all(np.array_equal(p.grad.numpy(), before_refusal[n]) for n, p in net.named_parameters())
+
+# %% [markdown] tags=["claim-paddle-clip-optimizer-grad-clip", "claim-paddle-clip-by-value-min-default", "claim-paddle-clip-by-norm-per-tensor", "claim-paddle-clip-grad-in-place"]
+# ### Paddle style: a clip object handed to the optimizer
+#
+# Paddle clips inside the optimizer: you make a clip object, `optim.ClipGradByValue(max)`
+# (every value into `[-max, max]`), `optim.ClipGradByNorm(clip_norm)` (each tensor on its own) or
+# `optim.ClipGradByGlobalNorm(clip_norm)`, and pass it as `grad_clip=`. Every `opt.step()` then
+# clips before updating. dltutor's optimizer clips **its own copy**: `p.grad` stays as backward
+# left it. (Paddle 3.3 does the same with `ClipGradByValue` and `ClipGradByNorm`, but its
+# `ClipGradByGlobalNorm` scales `p.grad` in place: after `step()` it holds the clipped gradient.)
+# dltutor's clip object also remembers what it did in the last step: `last_total_norm` (the
+# global norm before), `last_clipped_norm` (after) and `last_scale` (after / before).
+
+# %%
+restore_grads()
+before = {n: p.numpy().copy() for n, p in net.named_parameters()}
+clip = optim.ClipGradByGlobalNorm(clip_norm=1.0)
+opt = optim.SGD(net.named_parameters(), lr=0.1, grad_clip=clip)
+opt.step()
+
+print(f"last_total_norm {clip.last_total_norm:.4f}  last_clipped_norm {clip.last_clipped_norm:.4f}"
+      f"  last_scale {clip.last_scale:.4f}")
+
+# %% [markdown] tags=["claim-paddle-clip-global-norm-no-epsilon"]
+# The update used the clipped gradient (`lr x gradient x scale`) while `.grad` still holds the
+# unclipped one. Paddle's formula has no epsilon: the scale is `clip_norm / max(global_norm,
+# clip_norm)`, exactly `1 / 1.4647` here.
+
+# %%
+g_total = norm(flat(original))
+assert np.isclose(clip.last_total_norm, g_total, rtol=1e-5)
+assert np.isclose(clip.last_scale, 1.0 / g_total, rtol=1e-5)
+assert np.isclose(clip.last_scale * clip.last_total_norm, 1.0, rtol=1e-12)   # no epsilon: exactly 1
+assert np.isclose(clip.last_clipped_norm, 1.0, rtol=1e-12)                   # (with it: 1 - 7e-7)
+for n, p in net.named_parameters():
+    assert np.array_equal(p.grad.numpy(), original[n])                       # .grad untouched
+    step_taken = before[n] - p.numpy()
+    assert np.allclose(step_taken, 0.1 * original[n] * clip.last_scale, atol=1e-6)   # clipped update
+    p.set_value(before[n])                                                   # undo the step
+
+# %% [markdown] tags=["claim-torch-clip-styles-agree-up-to-epsilon"]
+# A clip object is also a plain function: called with the parameters and a list of gradient
+# arrays, it clips the arrays in place. That lets us check that the two styles agree (up to
+# PyTorch's epsilon).
+
+# %%
+params = list(net.parameters())
+objects = {
+    "value": optim.ClipGradByValue(0.1),
+    "tensor norm": optim.ClipGradByNorm(0.5),
+    "global norm": optim.ClipGradByGlobalNorm(1.0),
+}
+clipped = {kind: dict(zip(names, obj(params, [original[n].copy() for n in names])))
+           for kind, obj in objects.items()}
+
+# %%
+for n in names:
+    assert np.array_equal(clipped["value"][n], by_value[n])
+    assert np.allclose(clipped["tensor norm"][n], by_tensor_norm[n], rtol=1e-5, atol=1e-8)
+    assert np.allclose(clipped["global norm"][n], by_global_norm[n], rtol=1e-5, atol=1e-8)
+
+# %% [markdown] tags=["claim-torch-clip-grad-norm-formula", "claim-paddle-clip-global-norm-no-epsilon", "claim-torch-clip-styles-agree-up-to-epsilon"]
+# In float32 that epsilon hides in the rounding: it moves the norm by `1e-6 / (total + 1e-6)`,
+# about `7e-7` here, as much as float32 rounds. In float64 it shows. The same gradients as
+# float64, clipped both ways: PyTorch's formula (`clip_grad_norm_`) lands `1e-6 / (total + 1e-6)`
+# under 1, Paddle's (`ClipGradByGlobalNorm`, no epsilon) lands on 1.
+
+# %%
+grads64 = [original[n].astype(np.float64) for n in names]
+for p, g in zip(params, grads64):
+    p.grad = dt.tensor(g.copy())
+total64 = optim.clip_grad_norm_(params, max_norm=1.0).item()
+torch_style = norm(np.concatenate([p.grad.numpy().ravel() for p in params]))
+paddle_style = norm(np.concatenate([g.ravel() for g in
+                                    optim.ClipGradByGlobalNorm(1.0)(params, [g.copy() for g in grads64])]))
+# (Paddle's side prints as "below 1e-12": its last bit, 0 or 1e-16, depends on the CPU's BLAS.)
+paddle_gap = "below 1e-12" if abs(1 - paddle_style) < 1e-12 else f"{1 - paddle_style:.4g}"
+print(f"1 - norm after clipping: clip_grad_norm_ {1 - torch_style:.4g}, "
+      f"ClipGradByGlobalNorm {paddle_gap}; 1e-6 / (total + 1e-6) = {1e-6 / (total64 + 1e-6):.4g}")
+restore_grads()
+
+# %%
+assert np.isclose(1 - torch_style, 1e-6 / (total64 + 1e-6), rtol=1e-6)   # exactly the epsilon's hair
+assert abs(1 - paddle_style) < 1e-12                                      # no epsilon at all
+
+# %% [markdown]
+# ## How the clippings differ on the same gradients
+#
+# All three make gradients smaller, but not in the same way. Here are the per-tensor norms
+# before and after each method, and the cosine similarity between the clipped and the original
+# gradient as one vector (1 means the same direction).
+
+# %%
+def cosine(a, b):
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+results = {"original": original, "value (0.1)": by_value, "tensor norm (0.5)": by_tensor_norm,
+           "global norm (1.0)": by_global_norm}
+print(f"{'':9s}" + "".join(f"{k:>19s}" for k in results))
+for n in names:
+    print(f"{n:9s}" + "".join(f"{norm(r[n]):19.4f}" for r in results.values()))
+print(f"{'global':9s}" + "".join(f"{norm(flat(r)):19.4f}" for r in results.values()))
+print(f"{'cosine':9s}" + "".join(f"{cosine(flat(r), flat(original)):19.4f}" for r in results.values()))
+
+# %% [markdown]
+# * **Global norm** multiplies everything by one number (0.68 here): every tensor shrinks by the
+#   same factor, so the whole gradient keeps its direction. Only the step length changes.
+# * **Per-tensor norm** shrinks only the tensors above the threshold (the three weights), each
+#   by its own factor, and leaves the biases alone. Each tensor keeps its own direction, but their
+#   relative sizes change, so the direction of the whole gradient changes.
+# * **Value clipping** clamps single numbers: within one tensor the large entries are cut and
+#   the small ones kept, so even a single tensor's direction changes.
+
+# %%
+ratios = {n: norm(by_global_norm[n]) / norm(original[n]) for n in names}
+assert np.allclose(list(ratios.values()), 1.0 / g_total, rtol=1e-5)              # one factor for all
+assert np.isclose(cosine(flat(by_global_norm), flat(original)), 1.0, atol=1e-6)  # same direction
+
+for n in names:                                          # per-tensor: each tensor keeps its direction
+    assert np.isclose(cosine(by_tensor_norm[n].ravel(), original[n].ravel()), 1.0, atol=1e-6)
+    if norm(original[n]) <= 0.5:
+        assert np.array_equal(by_tensor_norm[n], original[n])                  # small ones untouched
+assert cosine(flat(by_tensor_norm), flat(original)) < 0.99                     # the whole turns
+
+assert cosine(by_value["4.weight"].ravel(), original["4.weight"].ravel()) < 0.99  # even one tensor turns
+assert cosine(flat(by_value), flat(original)) < 0.99
+
+# %% [markdown]
+# Two pictures of the same thing. On the left, one gradient with two entries, `(3, 0.5)`, clipped
+# by value to 1 and by norm to 1: value clipping turns it towards the diagonal. On the right, the
+# per-tensor norms of our network's gradients after each method.
+
+# %%
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.2, 4), layout="constrained",
+                               gridspec_kw={"width_ratios": [1, 1.45]})
+g2 = np.array([3.0, 0.5])
+arrows = {"original": g2, "by value (1)": np.clip(g2, -1, 1), "by norm (1)": g2 / norm(g2)}
+for (label, v), color in zip(arrows.items(), ["0.4", "tab:orange", "tab:blue"]):
+    ax1.annotate("", xy=v, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, lw=2))
+    ax1.plot([], [], color=color, lw=2, label=label)
+ax1.add_patch(plt.Circle((0, 0), 1, fill=False, ls=":", color="tab:blue"))
+ax1.add_patch(plt.Rectangle((-1, -1), 2, 2, fill=False, ls=":", color="tab:orange"))
+ax1.set(xlim=(-1.2, 3.2), ylim=(-1.2, 1.5), aspect="equal", title="one gradient, two entries")
+ax1.legend(fontsize="small", loc="lower right")
+
+width = 0.2
+positions = np.arange(len(names))
+for k, (label, r) in enumerate(results.items()):
+    ax2.bar(positions + (k - 1.5) * width, [norm(r[n]) for n in names], width, label=label)
+ax2.axhline(0.5, color="tab:green", ls=":", lw=1)
+ax2.set_xticks(positions, names)
+ax2.set(ylabel="gradient norm of the tensor", title="per-tensor norms after each method")
+ax2.legend(fontsize="small")
+plt.show()
+
+# %% [markdown] tags=["claim-paddle-clip-need-clip-paramattr"]
+# Which one to use? Global-norm clipping is the usual choice (it is what "gradient clipping"
+# means in most papers and code): it keeps the direction and only limits the step length.
+# Per-tensor clipping limits each layer separately, and value clipping is the bluntest tool.
+#
+# ### Keeping parameters out of clipping
+#
+# Every parameter has `need_clip` (Paddle's `ParamAttr(need_clip=...)`). A clip object handed to
+# the optimizer skips parameters with `need_clip=False`: their gradients are neither counted in
+# the global norm nor scaled. Here we keep all biases out.
+
+# %%
+for n, p in net.named_parameters():
+    p.need_clip = not n.endswith("bias")
+restore_grads()
+before = {n: p.numpy().copy() for n, p in net.named_parameters()}
+clip = optim.ClipGradByGlobalNorm(clip_norm=1.0)
+opt = optim.SGD(net.named_parameters(), lr=0.1, grad_clip=clip)
+opt.step()
+used = {n: (before[n] - p.numpy()) / 0.1 for n, p in net.named_parameters()}   # the gradient each step used
+
+weights_norm = np.sqrt(sum(norm(original[n]) ** 2 for n in names if n.endswith("weight")))
+print(f"last_total_norm {clip.last_total_norm:.4f} (the weights only: {weights_norm:.4f}; "
+      f"all parameters: {g_total:.4f})")
+
+# %%
+assert np.isclose(clip.last_total_norm, weights_norm, rtol=1e-5)       # biases not counted
+for n in names:
+    if n.endswith("bias"):
+        assert np.allclose(used[n], original[n], atol=1e-5)            # biases not scaled
+    else:
+        assert np.allclose(used[n], original[n] * 1.0 / weights_norm, atol=1e-5)
+for n, p in net.named_parameters():                                     # undo, and reset need_clip
+    p.set_value(before[n])
+    p.need_clip = True
+
+# %% [markdown] tags=["claim-torch-clip-subset-not-passed"]
+# `need_clip` belongs to the clip objects. The PyTorch-style functions clip whatever you pass
+# them, so there you leave parameters out by not passing them:
+# `optim.clip_grad_norm_([p for n, p in net.named_parameters() if not n.endswith("bias")], 1.0)`.
+# The same gradients as with `need_clip`:
+
+# %%
+restore_grads()
+optim.clip_grad_norm_([p for n, p in net.named_parameters() if not n.endswith("bias")], 1.0)
+assert all(np.allclose(p.grad.numpy(), used[n], atol=1e-5) for n, p in net.named_parameters())
+
+# %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad"]
+# ## Where did my NaN loss start
+#
+# A NaN ("not a number") never comes from nowhere: some op produced an `inf` or a `nan` from
+# finite inputs, and every op after it passed it on. By the time you see `loss = nan`, the
+# weights are usually NaN too. Common first ops: the log of 0, a division by 0, `exp` of a large
+# number, and numbers that grew too large for float32 (about `3.4e38`) because the learning rate
+# was too large.
+#
+# ### A log of a probability that underflowed to 0
+#
+# A classifier on features that were never standardized (values up to 40), trained with a
+# cross-entropy written by hand as `-log(softmax(logits)[label])`. (NumPy also prints warnings
+# deep inside the engine when this happens; we silence them with `np.errstate` to keep the
+# output readable. And the optimizer gets `nonfinite="apply"`, so that it takes a step with a
+# NaN gradient as PyTorch's does; dltutor's default refuses it, as a later section shows.)
+
+# %%
+rng = np.random.default_rng(0)
+features = rng.random((64, 16)).astype(np.float32) * 40       # not standardized
+labels = ((features / 40 - 0.5) @ rng.normal(size=(16, 3))).argmax(axis=1)
+xc, yc = dt.tensor(features), dt.tensor(labels)
+
+
+def naive_cross_entropy(logits, target):
+    probs = F.softmax(logits, dim=1)
+    return -dt.log(probs[dt.arange(len(target)), target]).mean()
+
+
+def train_classifier(loss_fn, inputs, steps=6):
+    dt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 3))
+    opt = optim.SGD(model.parameters(), lr=0.05, nonfinite="apply")
+    losses = []
+    for step in range(steps):
+        opt.zero_grad()
+        loss = loss_fn(model(inputs), yc)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return model, losses
+
+
+with np.errstate(all="ignore"):
+    model, losses = train_classifier(naive_cross_entropy, xc)
+print("losses:", [f"{v:.3f}" for v in losses])
+print("weights finite:", {n: bool(np.isfinite(p.numpy()).all()) for n, p in model.named_parameters()})
+
+# %% [markdown]
+# The first step is fine, the second loss is `inf`, and from then on everything is `nan`,
+# weights included. Inside `dt.detect_anomaly()` every op checks its output, in the forward and
+# in the backward pass, and the first one that produces a NaN or an Inf raises `dt.AnomalyError`
+# naming itself, its input shapes and whether its inputs were already bad. We catch the error to
+# print it (it would stop the notebook otherwise).
+
+# %%
+try:
+    with dt.detect_anomaly(), np.errstate(all="ignore"):
+        train_classifier(naive_cross_entropy, xc)
+except dt.AnomalyError as error:
+    caught = error
+    print(error)
+
+# %% [markdown] tags=["claim-torch-detect-anomaly-naive-cross-entropy", "claim-torch-detect-anomaly-nan-backward-only", "claim-paddle-check-nan-inf-forward-backward"]
+# The culprit is `log`, with finite inputs: the probability it was given was exactly 0. After
+# the first step the logits grew so far apart that `exp` of the difference underflowed to 0 in
+# float32, and `log(0) = -inf`.
+#
+# PyTorch's `torch.autograd.detect_anomaly()` would not stop there. In PyTorch 2.13 it checks
+# only what each backward function returns, and only for NaN: the `-inf` of `log` passes the
+# forward pass, and the same naive cross-entropy stops one op later in the backward pass with
+# `Function 'SoftmaxBackward0' returned nan values in its 0th output.` (softmax's backward
+# multiplies the `inf` gradient by 0). Paddle 3.3's `paddle.set_flags({"FLAGS_check_nan_inf": 1})`
+# checks every op's output for NaN and Inf, forward and backward, as `dt.detect_anomaly()` does.
+
+# %%
+model_1, _ = train_classifier(naive_cross_entropy, xc, steps=1)       # the weights after one step
+z = model_1(xc).numpy()
+gap = (z.max(axis=1) - z[np.arange(len(labels)), labels]).max()
+print(f"largest gap between the top logit and the true class's logit after one step: {gap:.1f}")
+assert np.exp(np.float32(-gap)) == 0                  # exp underflows to exactly 0 in float32
+assert caught.args[0].startswith("log produced -inf in its forward pass")
+assert "this op is where it started" in str(caught)
+assert np.isinf(losses[1]) and np.isnan(losses[2])
+
+# %% [markdown]
+# The fix is to never take the log of a softmax: `F.log_softmax` computes the same numbers as
+# `log(softmax(z))` with the largest logit subtracted first, so nothing underflows, and
+# `F.cross_entropy` uses it. Where the naive formula is finite both agree.
+
+# %%
+logits = dt.tensor([[2.0, 1.0, -1.0], [200.0, 0.0, -50.0]])
+with np.errstate(all="ignore"):
+    naive_value = dt.log(F.softmax(logits, dim=1))
+print("log(softmax):", naive_value)
+print("log_softmax: ", F.log_softmax(logits, dim=1))
+
+# %%
+assert np.allclose(naive_value.numpy()[0], F.log_softmax(logits, dim=1).numpy()[0], atol=1e-6)
+assert np.isinf(naive_value.numpy()[1]).any() and np.isfinite(F.log_softmax(logits, dim=1).numpy()).all()
+
+# %% [markdown]
+# With `F.cross_entropy` the run stays finite (its second loss is still large: the real problem
+# is the scale of the inputs). Standardizing the features fixes that too.
+
+# %%
+_, safe_losses = train_classifier(F.cross_entropy, xc)
+standardized = dt.tensor((features - features.mean(axis=0)) / features.std(axis=0))
+_, std_losses = train_classifier(F.cross_entropy, standardized)
+print("cross_entropy:              ", [f"{v:.3f}" for v in safe_losses])
+print("cross_entropy, standardized:", [f"{v:.3f}" for v in std_losses])
+
+# %%
+assert np.isfinite(safe_losses).all()
+assert safe_losses[1] > safe_losses[0]                             # still a jump: the inputs' scale
+assert all(b < a for a, b in zip(std_losses, std_losses[1:]))      # smooth descent
+
+# %% [markdown]
+# ### Weights that overflow because the learning rate is too large
+#
+# Not every NaN starts at the op that is to blame. A linear regression with a learning rate
+# that is too large: each step overshoots the minimum by more than the last, the weights grow
+# geometrically, and after a few dozen steps the squared error no longer fits in float32.
+# A `Recorder` (the next section uses it more) follows the parameter norm.
+
+# %%
+dt.manual_seed(0)
+xr = dt.randn(64, 8)
+yr = xr @ dt.randn(8, 1) + 0.1 * dt.randn(64, 1)
+reg = nn.Linear(8, 1)
+opt = optim.SGD(reg.named_parameters(), lr=1.5)
+rec_reg = Recorder(reg, opt)
+failed_at = None
+try:
+    with dt.detect_anomaly(), np.errstate(all="ignore"):
+        for step in range(200):
+            failed_at = step
+            opt.zero_grad()
+            loss = F.mse_loss(reg(xr), yr)
+            loss.backward()
+            rec_reg.log_loss(loss)
+            opt.step()
+except dt.AnomalyError as error:
+    overflow = error
+    print(f"step {failed_at}:", error)
+
+# %% [markdown]
+# The anomaly check points at the loss (`mse_loss`), where the first `inf` appeared, but that op
+# is a victim. The traces tell the real story: the weight norm grows by the same factor every
+# step, a straight line on a log scale, and each update is larger than the weights themselves
+# (an update ratio above 1). That is the signature of a learning rate that is too large.
+
+# %%
+fig, axes = plt.subplots(2, 1, figsize=(7.2, 6), layout="constrained")
+plot.traces(rec_reg, "param_norm", names="weight", ax=axes[0], log=True)
+plot.update_ratio(rec_reg, names="weight", ax=axes[1])
+plt.show()
+
+# %%
+norms = rec_reg.series("param_norm", "weight")
+growth = norms[6:] / norms[5:-1]
+print(f"growth factor of the weight norm per step: {growth.min():.2f} .. {growth.max():.2f}")
+assert overflow.args[0].startswith("mse_loss produced inf in its forward pass")
+assert growth.min() > 2.0                                            # geometric blow-up
+assert (rec_reg.series("update_ratio", "weight")[5:] > 1).all()      # steps larger than the weights
+
+# %% [markdown] tags=["claim-torch-clip-norm-error-if-nonfinite"]
+# Two more tools for hunting NaNs: `np.isfinite(p.numpy()).all()` for each parameter finds the
+# first one that went bad, and `optim.clip_grad_norm_(params, max_norm, error_if_nonfinite=True)`
+# raises as soon as a gradient holds a NaN or an Inf (PyTorch's `clip_grad_norm_` has the same
+# switch, off by default: its `RuntimeError` says the total norm "is non-finite"). Anomaly
+# detection adds a check after every
+# op, forward and backward: switch it on to hunt, then off again.
+
+# %%
+bad = nn.Parameter([1.0, 2.0])
+bad.grad = dt.tensor([np.nan, 1.0])
+try:
+    optim.clip_grad_norm_([bad], 1.0, error_if_nonfinite=True)
+except RuntimeError as error:
+    print(error)
+    nonfinite_error = error
+assert "nan" in str(nonfinite_error)
+
+# %% [markdown]
+# ## When training does not converge
+#
+# There are many reasons a network does not learn. Two habits make every check below work:
+#
+# * **Start from a baseline that works**: a setup known to train (a published recipe, the same
+#   model on an easier problem, or the one-small-batch test below), with its loss curve
+#   recorded. Without one you cannot tell "broken" from "slow".
+# * **Change one thing at a time** and compare with the baseline. Two changes at once can
+#   cancel each other or hide each other, and you learn nothing about either.
+#
+# The **batch size** is one of those things, and it is tied to the learning rate: a smaller
+# batch gives more steps per epoch and noisier gradients (the cell after the list measures how
+# much noisier), so a learning rate that worked may now be too large. Halve the batch, and try
+# a smaller lr before blaming the model.
+#
+# Then check, roughly in this order, cheapest first:
+#
+# 1. **Data and labels.** Look at a few samples with their labels. Are the labels right and
+#    matched to the inputs (a shuffled `X` with an unshuffled `y` learns nothing)? Are the
+#    features on a sensible scale (standardized), as the NaN example above showed?
+# 2. **Can the model overfit one small batch?** With a handful of examples the loss should go
+#    to nearly 0. If it cannot, the model, the loss or the training loop is broken.
+# 3. **The learning rate.** Too large: the loss jumps around or explodes. Too small: it barely
+#    moves. Try values a factor of 10 apart.
+# 4. **The initialization scale.** Activations and gradients should keep roughly the same size
+#    from layer to layer (chapter 03 shows `plot.layer_statistics`).
+# 5. **Gradient norms.** Spikes, steady growth, NaN, or layers whose gradient is nearly 0.
+# 6. **The update / parameter ratio.** `||update|| / ||parameter||` per step is about `1e-3` in
+#    healthy training; near 1 the weights are rewritten every step, far below they hardly move.
+#
+# The second check, on a small healthy network and eight points:
+
+# %%
+X_sine, Y_sine = make_sine(n=200, seed=0)
+xs, ys = dt.tensor(X_sine), dt.tensor(Y_sine)
+
+dt.manual_seed(0)
+small = nn.Sequential(nn.Linear(1, 32), nn.Tanh(), nn.Linear(32, 1))
+opt = optim.Adam(small.parameters(), lr=0.05)
+one_batch = []
+for _ in range(300):
+    opt.zero_grad()
+    loss = F.mse_loss(small(xs[:8]), ys[:8])
+    loss.backward()
+    opt.step()
+    one_batch.append(loss.item())
+print(f"loss on 8 points: {one_batch[0]:.4f} at the start, {one_batch[-1]:.4f} after 300 steps")
+assert one_batch[-1] < 0.01 * one_batch[0]          # it can learn: below 1% of where it started
+
+# %% [markdown]
+# And the batch size: the gradient of a batch is an average over its examples, so its spread
+# from batch to batch shrinks like `1 / sqrt(batch size)`. Forty random batches of 8 and of 64
+# from the 200 sine points, the spread of the first layer's weight gradient:
+
+# %%
+def gradient_spread(batch_size, draws=40):
+    """Std, over random batches, of the first layer's weight gradient (averaged over weights)."""
+    rng = np.random.default_rng(0)
+    grads = []
+    for _ in range(draws):
+        rows = rng.choice(len(X_sine), batch_size, replace=False)
+        small.zero_grad()
+        F.mse_loss(small(xs[rows]), ys[rows]).backward()
+        grads.append(small[0].weight.grad.numpy().ravel().copy())
+    return float(np.std(grads, axis=0).mean())
+
+
+spread = {b: gradient_spread(b) for b in (8, 64)}
+print("batches of 8 spread more than twice as much as batches of 64:", spread[8] > 2 * spread[64])
+
+# %%
+assert spread[8] > 2 * spread[64]            # sqrt(64 / 8) = 2.8 expected
+assert spread[8] < 5 * spread[64]
+
+# %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad"]
+# ### Exploding gradients in a deep network
+#
+# Now a network that does not train at all: six ReLU layers whose weights are drawn twice as
+# large as Kaiming's rule says (standard deviation `2 * sqrt(2 / fan_in)`; chapter 03 explains
+# the rule), classifying the two moons with SGD and momentum on the whole set at every step.
+# A `Recorder` hooks into the optimizer and records, at every step, each layer's gradient
+# norm, update norm and parameter norm (`by="layer"` adds up a layer's weight and bias;
+# `log_loss` hands it the loss). The loop stops when the loss is no longer a number, as a
+# training script should.
+#
+# One setting needs a word: `nonfinite="apply"`. By default a dltutor optimizer refuses a step
+# whose gradient holds NaN or Inf (more on that below). PyTorch takes such a step, so to watch
+# the explosion as PyTorch would show it we ask for PyTorch's behaviour.
+
+# %%
+X_moons, y_moons = make_moons(n=256, noise=0.15, seed=0)
+xm, ym = dt.tensor(X_moons), dt.tensor(y_moons)
+STEPS = 300
+
+
+def too_large_relu_net(seed=0, gain=2.0, depth=6, width=32):
+    dt.manual_seed(seed)
+    layers, fan_in = [], 2
+    for _ in range(depth):
+        layer = nn.Linear(fan_in, width)
+        init.normal_(layer.weight, std=gain * np.sqrt(2 / fan_in))    # Kaiming's std, x gain
+        init.zeros_(layer.bias)
+        layers += [layer, nn.ReLU()]
+        fan_in = width
+    layers.append(nn.Linear(fan_in, 2))
+    return nn.Sequential(*layers)
+
+
+def train_deep(grad_clip=None, seed=0, nonfinite="apply"):
+    model = too_large_relu_net(seed)
+    opt = optim.SGD(model.named_parameters(), lr=0.05, momentum=0.9, grad_clip=grad_clip,
+                    nonfinite=nonfinite)
+    rec = Recorder(model, opt, by="layer")
+    with np.errstate(all="ignore"):           # overflow is the point here: no warnings
+        for _ in range(STEPS):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(xm), ym)
+            if not np.isfinite(loss.item()):
+                break
+            loss.backward()
+            rec.log_loss(loss)
+            opt.step()
+    return model, rec
+
+
+model_plain, rec_plain = train_deep()
+loss_plain = rec_plain.series("loss")
+print(rec_plain)
+print(f"global gradient norm at the first step: {rec_plain.series('global_grad_norm')[0]:.3g}")
+print(f"loss: {loss_plain[0]:.2f} at the start; {int(np.log10(loss_plain[-1] / loss_plain[0]))} "
+      f"orders of magnitude larger {rec_plain.count - 1} steps later; then not a number")
+
+# %%
+fig, axes = plt.subplots(4, 1, figsize=(7.2, 11), layout="constrained")
+axes = axes.reshape(2, 2)
+plot.loss(rec_plain, ax=axes[0, 0], log=True)
+plot.traces(rec_plain, "grad_norm", ax=axes[0, 1], log=True)
+plot.update_ratio(rec_plain, ax=axes[1, 0])
+plot.traces(rec_plain, "param_norm", ax=axes[1, 1], log=True)
+plt.show()
+
+# %% [markdown]
+# What the traces say:
+#
+# * the **gradient norm** is in the hundreds from the very first step: the signal doubled at
+#   each of six layers on the way forward, and the gradient grows the same way on the way
+#   back. A healthy network of this size starts around 1;
+# * the **update ratio** `||update|| / ||parameter||` is about 1 at once, a thousand times the
+#   `1e-3` rule of thumb: every step rewrites the weights entirely;
+# * so the **parameter norms** grow step after step, which makes the next gradient larger
+#   still. Exploding gradients feed on themselves: the **loss** grows by many orders of
+#   magnitude and after a handful of steps it is `nan`.
+
+# %%
+def blows_up(rec):
+    """Stopped by a non-finite loss within 10 steps, after steps as large as the weights."""
+    losses = rec.series("loss")
+    return (rec.count < 10 and losses[-1] > 1e6 * losses[0]
+            and np.nanmax(rec.series("update_ratio")) > 0.5
+            and rec.series("global_grad_norm")[0] > 50)
+
+
+assert blows_up(rec_plain)
+assert all(blows_up(train_deep(seed=seed)[1]) for seed in range(1, 5))   # not luck: 5 seeds
+
+# %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad", "claim-torch-clip-norm-nan-inf-spread", "claim-torch-gradscaler-skips-nonfinite-step"]
+# ### What dltutor does by default: refuse the poisoned step
+#
+# In PyTorch one `nan` in one gradient goes straight into the weights (the optimizer takes the
+# step), and with global-norm clipping into *every* weight: the global norm is `nan`, and so is
+# every scaled gradient. (One `inf` makes the global norm `inf` and the factor 0: that gradient
+# becomes `nan`, every other one 0.) dltutor's optimizers look at the gradients before they
+# change anything: with the default `nonfinite="raise"` the step raises
+# `optim.NonFiniteGradientError`, naming the parameters, and leaves the model as the last good
+# step left it. (`nonfinite="skip"` skips such steps silently and counts them in
+# `opt.skipped_steps`; skipping is what PyTorch's mixed-precision `GradScaler.step()` does, and it
+# also halves its loss scale.) This is one place where dltutor refuses what PyTorch accepts.
+
+# %%
+def train_until_refused(seed=0):
+    """The same run with the default nonfinite="raise": the error, and the model as it was."""
+    model = too_large_relu_net(seed)
+    opt = optim.SGD(model.named_parameters(), lr=0.05, momentum=0.9)
+    with np.errstate(all="ignore"):
+        for _ in range(STEPS):
+            opt.zero_grad()
+            F.cross_entropy(model(xm), ym).backward()
+            try:
+                opt.step()
+            except optim.NonFiniteGradientError as error:
+                return model, error
+    return model, None
+
+
+model_refused, refusal = train_until_refused()
+print(type(refusal).__name__, "after", refusal.step, "good steps, naming",
+      len(refusal.names), "of", len(list(model_refused.parameters())), "parameters")
+
+
+# %%
+def refused_cleanly(model, error):
+    """The step was refused, and every weight is still a finite number."""
+    return error is not None and all(np.isfinite(p.numpy()).all() for p in model.parameters())
+
+
+assert refused_cleanly(model_refused, refusal)
+assert all(refused_cleanly(*train_until_refused(seed)) for seed in range(1, 5))
+
+# %% [markdown]
+# ### The same network with global-norm clipping
+#
+# We hand `optim.ClipGradByGlobalNorm(1.0)` to the optimizer and train again from the same
+# initial weights. No single step can now be longer than `lr x 1` (about ten times that with
+# momentum 0.9).
+
+# %%
+model_clip, rec_clip = train_deep(grad_clip=optim.ClipGradByGlobalNorm(1.0))
+clipped_global = np.sqrt(np.nansum(rec_clip.series("clipped_grad_norm") ** 2, axis=1))
+print(rec_clip)
+print(f"global norm before clipping at the first step {rec_clip.series('global_grad_norm')[0]:.3g}"
+      f", after clipping at most {clipped_global.max():.4f}")
+
+# %%
+fig, axes = plt.subplots(3, 1, figsize=(7.2, 9.6), layout="constrained")
+plot.loss(rec_plain, ax=axes[0], log=True)
+axes[0].lines[-1].set(color="tab:red", label="no clipping (stopped)")
+plot.loss(rec_clip, ax=axes[0], log=True)
+axes[0].lines[-1].set(label="ClipGradByGlobalNorm(1.0)")
+axes[0].legend(fontsize="small")
+plot.grad_norm_clipping(rec_clip, ax=axes[1], log=True)
+plot.update_ratio(rec_clip, names=["0", "6", "12"], ax=axes[2])
+plt.show()
+
+# %% [markdown]
+# The gradient after clipping (dashed) never exceeds 1 while the gradient before it starts in
+# the hundreds, so the first steps are cut a hundredfold; as the network settles, its
+# gradients fall below the threshold and clipping stops acting. The loss falls by orders of
+# magnitude instead of exploding, and the network learns the moons. The hidden layers' update
+# ratios stay inside the typical range, below `1e-2`; only the output layer `12` moves faster.
+# Clipping treats the symptom, though: the cure here would be a sensible initialization
+# (chapter 03; try `gain=1.0`). Clipping is the safety net that keeps a rare bad batch from
+# undoing the work of many good ones. The next cell checks all this for five seeds.
+
+# %%
+def clipping_rescues(model, rec):
+    clipped = np.sqrt(np.nansum(rec.series("clipped_grad_norm") ** 2, axis=1))
+    with dt.no_grad():
+        accuracy = (model(xm).numpy().argmax(axis=1) == y_moons).mean()
+    losses = rec.series("loss")
+    return (rec.count == STEPS                                         # no blow-up
+            and (clipped <= 1.0 + 1e-6).all()                         # never above the threshold
+            and (rec.series("clip_scale")[:20] < 1).all()             # the first steps are cut
+            and losses[-10:].mean() < 0.01 * losses[0]                # the loss falls far
+            and accuracy > 0.95                                       # it learns the moons
+            and np.nanmax(rec.series("update_ratio")[:, :-1]) < 1e-2)  # hidden layers: calm
+
+
+assert clipping_rescues(model_clip, rec_clip)
+assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=seed))
+           for seed in range(1, 5))
+
+# %% [markdown] tags=["claim-torch-autocast-half-linear-float-loss"]
+# ## Mixed precision: a loss scaler, and where clipping goes
+#
+# float16 halves the memory of an array and, on a GPU, multiplies matrices several times
+# faster, but it holds only about three significant digits, up to 65504 and down to about 6e-5
+# (6e-8 with the last, imprecise "subnormal" numbers). Gradients are often smaller than that:
+# computed in float16 they become exactly 0, and the weights stop learning without any error.
+# So mixed precision keeps the parameters (the *master weights*) and their gradients in float32
+# and computes the layers in float16. Here that is done by hand: the activations and weights
+# are cast with `.to(dt.float16)`, and the output back with `.float()` before the loss. PyTorch's
+# `torch.autocast` makes the same choice op by op: inside `torch.autocast("cpu",
+# dtype=torch.float16)` a Linear's output is float16, `mse_loss`'s is float32, and the weight's
+# gradient float32, as in these cells.
+#
+# A loss made tiny on purpose (times 1e-8) shows the trouble, and the cure: multiply the loss
+# by a large number S before `backward()` (every gradient is then S times larger, which lifts it
+# into float16's range), and divide the gradients by S afterwards, in float32.
+
+# %%
+TINY = 1e-8
+
+
+def weight_gradient(dtype, seed=0, loss_scale=1.0):
+    """The gradient of a Linear(16, 1) layer's weight for a tiny loss, computed in `dtype`
+    (float16: mixed precision), with the loss multiplied by `loss_scale` and the gradient
+    divided by it again."""
+    dt.manual_seed(seed)
+    layer = nn.Linear(16, 1)                     # float32 master weights
+    x, y = dt.randn(8, 16), dt.randn(8, 1)
+    out = F.linear(x.to(dtype), layer.weight.to(dtype), layer.bias.to(dtype))
+    loss = TINY * F.mse_loss(out.float(), y)     # the loss in float32
+    (loss * loss_scale).backward()
+    return layer.weight.grad.numpy() / loss_scale
+
+
+def first_four(gradient):
+    return (gradient[0, :4] / 1e-9).round(3)      # in units of 1e-9
+
+
+print("in units of 1e-9:")
+print("float32 throughout:       ", first_four(weight_gradient(dt.float32)))
+print("float16 layer:            ", first_four(weight_gradient(dt.float16)))
+print("float16, loss times 65536:", first_four(weight_gradient(dt.float16, loss_scale=65536.0)))
+
+# %%
+for seed in range(5):                            # every seed: all lost, then all recovered
+    exact = weight_gradient(dt.float32, seed)
+    assert (weight_gradient(dt.float16, seed) == 0).all()
+    scaled = weight_gradient(dt.float16, seed, loss_scale=65536.0)
+    assert np.abs(scaled - exact).max() < 1e-2 * np.abs(exact).max()
+
+# %% [markdown] tags=["claim-torch-gradscaler-unscale-before-clip"]
+# `optim.GradScaler` does this every step, with PyTorch's semantics: `scaler.scale(loss)`
+# multiplies the loss by the scale S (65536 to start); `scaler.step(opt)` divides the gradients
+# by S, then calls `opt.step()`; `scaler.update()` adjusts S for the next step. **Clipping goes
+# between `backward()` and `step()`, after `scaler.unscale_(opt)`**, which divides by S early:
+# clipped before that, the clip sees gradients S times too large, cuts them by that much, and
+# the step then divides by S once more. One clipped step both ways (S = 1024 here), beside the
+# same step in float32:
+
+# %%
+def clipped_step(order, loss_scale=1024.0, seed=1):
+    """One SGD step with clip_grad_norm_(max_norm=1); returns the norm the clip saw and the
+    largest change of a weight. order: "unscale_, then clip", "clip first" or "float32"."""
+    dt.manual_seed(seed)
+    layer = nn.Linear(16, 1)
+    x, y = dt.randn(8, 16), dt.randn(8, 1)
+    before = layer.weight.numpy().copy()
+    opt = optim.SGD(layer.parameters(), lr=0.1)
+    if order == "float32":
+        F.mse_loss(layer(x), y).backward()
+        norm = optim.clip_grad_norm_(layer.parameters(), max_norm=1.0)
+        opt.step()
+    else:
+        scaler = optim.GradScaler(init_scale=loss_scale)
+        out = F.linear(x.to(dt.float16), layer.weight.to(dt.float16), layer.bias.to(dt.float16))
+        scaler.scale(F.mse_loss(out.float(), y)).backward()
+        if order == "unscale_, then clip":
+            scaler.unscale_(opt)
+        norm = optim.clip_grad_norm_(layer.parameters(), max_norm=1.0)
+        scaler.step(opt)
+        scaler.update()
+    return norm.item(), np.abs(layer.weight.numpy() - before).max()
+
+
+steps = {order: clipped_step(order) for order in ("float32", "unscale_, then clip", "clip first")}
+for order, (norm, moved) in steps.items():
+    print(f"{order:20s} the clip saw a norm of {norm:7.4g}; the largest weight moved {moved:.3g}")
+
+for seed in range(1, 6):                        # the same on five more setups
+    (norm32, moved32), (norm, moved), (norm_early, moved_early) = (
+        clipped_step(order, seed=seed) for order in ("float32", "unscale_, then clip", "clip first"))
+    assert abs(norm - norm32) < 1e-2 * norm32 and abs(moved - moved32) < 1e-2 * moved32
+    assert abs(norm_early - 1024 * norm32) < 1e-2 * 1024 * norm32       # S times too large
+    assert moved_early < 2 * moved32 / 1024                              # a step S times too small
+
+# %% [markdown] tags=["claim-torch-gradscaler-backoff-and-growth", "claim-torch-gradscaler-unscale-twice-raises", "claim-torch-gradscaler-refuses-fp16-grads", "claim-torch-gradscaler-state-dict-keys"]
+# **How S chooses itself.** Too large a scale overflows instead: some gradient passes 65504 in
+# the float16 backward pass and becomes inf. Then `scaler.step` skips `opt.step()` (the weights
+# stay as they were) and `scaler.update()` halves S; after `growth_interval` clean steps in a
+# row (2000 by default, 3 below) it doubles S again. Started far too high, at 2^24, S falls
+# until the backward pass fits, then keeps trying one step higher: it stays near the largest
+# scale that does not overflow. The rest is as in PyTorch too: `unscale_` may be called once
+# per step (a second call raises, and so does a second `step`), a float16 *parameter* is
+# refused (keep the master weights in float32), and `scaler.state_dict()` holds S and its
+# counter for a checkpoint.
+#
+# Where this differs from mixed precision on a GPU: there is no autocast here (you choose where
+# to cast), and NumPy computes float16 on the CPU without special hardware, so here it saves no
+# time. What it shows are the numerics, which are the same.
+
+# %%
+def scale_history(seed=0, iterations=30):
+    """S after each update, and whether each step was taken, from S = 2^24."""
+    dt.manual_seed(seed)
+    layer = nn.Linear(16, 1)
+    x, y = dt.randn(8, 16), dt.randn(8, 1)
+    opt = optim.SGD(layer.parameters(), lr=0.01)
+    scaler = optim.GradScaler(init_scale=2.0 ** 24, growth_interval=3)
+    scales, taken = [], []
+    for _ in range(iterations):
+        opt.zero_grad()
+        out = F.linear(x.to(dt.float16), layer.weight.to(dt.float16), layer.bias.to(dt.float16))
+        scaler.scale(F.mse_loss(out.float(), y)).backward()
+        steps_before = opt.step_count
+        scaler.step(opt)
+        scaler.update()
+        scales.append(scaler.get_scale())
+        taken.append(opt.step_count > steps_before)
+    return np.log2(scales), np.array(taken)
+
+
+log_scale, taken = scale_history()
+used = np.concatenate([[24.0], log_scale[:-1]])      # the scale each iteration ran with
+fig, ax = plt.subplots(figsize=(8, 3))
+ax.step(np.arange(len(used)), used, where="post", label="log2 of the scale S it ran with")
+ax.plot(np.flatnonzero(~taken), used[~taken], "rx", label="overflow: step skipped, S halved")
+ax.set_xlabel("iteration")
+ax.set_ylabel("log2 S")
+ax.legend()
+plt.show()
+print("log2 S after each update:", log_scale.astype(int).tolist())
+
+# %%
+for seed in range(5):
+    log_scale, taken = scale_history(seed)
+    previous = np.concatenate([[24.0], log_scale[:-1]])
+    assert (log_scale[~taken] == previous[~taken] - 1).all()    # a skipped step halves S
+    assert not taken[0] and taken.any()                          # 2^24 overflows; S comes down
+    clean_run = 0
+    for s, before, ok in zip(log_scale, previous, taken):        # 3 clean steps double it
+        clean_run = clean_run + 1 if ok else 0
+        assert s == (before + 1 if clean_run == 3 else before - (not ok))
+        clean_run %= 3
+
+# %% [markdown] tags=["claim-torch-names-09", "claim-paddle-names-09", "claim-mge-names-09", "claim-torch-detect-anomaly-nan-backward-only", "claim-torch-isfinite-hook-catches-inf", "claim-paddle-check-nan-inf-forward-backward", "claim-paddle-clip-grad-in-place"]
+# ## What the frameworks call it
+#
+# | idea | dltutor | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- |
+# | clip values (function) | `optim.clip_grad_value_(params, v)` | `torch.nn.utils.clip_grad_value_(params, v)` | `paddle.nn.utils.clip_grad_value_(params, v)` | `megengine.optimizer.clip_grad_value(params, lower, upper)` |
+# | clip the global norm (function) | `optim.clip_grad_norm_(params, max_norm)` | `torch.nn.utils.clip_grad_norm_(params, max_norm)` | `paddle.nn.utils.clip_grad_norm_(params, max_norm)` | `megengine.optimizer.clip_grad_norm(params, max_norm)` |
+# | clip values (in the optimizer) | `SGD(..., grad_clip=optim.ClipGradByValue(max))` | — | `SGD(..., grad_clip=paddle.nn.ClipGradByValue(max))` | — |
+# | clip each tensor's norm | `grad_clip=optim.ClipGradByNorm(clip_norm)` | — (`clip_grad_norm_` per parameter) | `grad_clip=paddle.nn.ClipGradByNorm(clip_norm)` | — |
+# | clip the global norm (in the optimizer) | `grad_clip=optim.ClipGradByGlobalNorm(clip_norm)` | — | `grad_clip=paddle.nn.ClipGradByGlobalNorm(clip_norm)` | — |
+# | keep a parameter out of clipping | `p.need_clip = False` | — (do not pass it) | `ParamAttr(need_clip=False)` | — (do not pass it) |
+# | find the op that made a NaN | `with dt.detect_anomaly():` | `with torch.autograd.detect_anomaly():` (NaN in the backward pass only, see below) | `paddle.set_flags({"FLAGS_check_nan_inf": 1})` | — |
+# | stable log of a softmax | `F.log_softmax`, `F.cross_entropy` | `F.log_softmax`, `F.cross_entropy` | `F.log_softmax`, `F.cross_entropy` | `F.logsoftmax`, `F.nn.cross_entropy` |
+# | scale the loss for float16 | `optim.GradScaler()` | `torch.amp.GradScaler()` | `paddle.amp.GradScaler()` | `megengine.amp.GradScaler()`, `scaler.backward(gm, loss)` (starts at 16) |
+# | record training traces | `dltutor.trace.Recorder(model, opt)` | — (hooks, TensorBoard) | — (VisualDL) | — |
+#
+# `torch.autograd.detect_anomaly()` checks less than the other two. PyTorch 2.13 raises only when
+# a backward function returns NaN; an Inf passes silently, in the forward pass (the `-inf` of
+# `log(0)`) and in the backward pass (the `inf` gradient of `sqrt` at 0). To catch those in
+# PyTorch, test `torch.isfinite(t).all()` yourself: on the outputs you suspect, and on gradients
+# in a hook, `t.register_hook(fn)`. Paddle's flag checks every op's output for NaN and Inf.
+#
+# ## Summary
+#
+# **In two lines:** clipping limits how far one step can go, and global-norm clipping does it
+# without turning the gradient. A NaN or an overflow has one first op, which the kit's tools name
+# before it spreads.
+#
+# * Clip after `backward()` and before `step()` with `clip_grad_value_` / `clip_grad_norm_`
+#   (they change `.grad`), or hand `ClipGradByValue` / `ClipGradByNorm` / `ClipGradByGlobalNorm`
+#   to the optimizer as `grad_clip=` (dltutor's optimizer clips its own copy and `.grad` stays,
+#   while Paddle's `ClipGradByGlobalNorm` scales `.grad` in place; dltutor's clip object records
+#   `last_total_norm` and `last_scale`).
+# * Global-norm clipping scales all gradients by one factor and keeps their direction;
+#   per-tensor clipping changes the tensors' relative sizes; value clipping changes directions
+#   even within a tensor. `need_clip=False` keeps a parameter out of the clip objects.
+# * A NaN starts at one op with finite inputs. `dt.detect_anomaly()` names it; the traces tell
+#   whether that op is the cause (a log of 0: use `log_softmax` / `cross_entropy`) or a victim
+#   (weights that grew geometrically: the learning rate).
+# * When training does not converge, check the data, overfit one batch, then look at the
+#   learning rate, the initialization, the gradient norms and the update ratio.
+# * Mixed precision computes in float16 but keeps float32 master weights; a loss scaler
+#   (`optim.GradScaler`) keeps small gradients from turning into 0, skips the steps that
+#   overflow and finds its own scale. Clip after `scaler.unscale_(opt)`.
+#
+# ## Exercises
+#
+# Each exercise has a cell for your answer: replace `____` with it, run the cell, and the last
+# line checks it. `ex.q1.hint()` gives a hint (call it again for the next), `ex.q1.solution()`
+# shows an answer, and `exercises.progress()` lists how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("09")
+
+# %% [markdown] tags=["claim-torch-clip-per-tensor-loop"]
+# **1.** `by_tensor_norm` was clipped PyTorch's way, one `clip_grad_norm_` per parameter. Make
+# the clip object that does the same inside an optimizer (`tensor_clip`).
+
+# %%
+tensor_clip = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** Predict: after one step of `optim.SGD(net.named_parameters(), lr=0.1,
+# grad_clip=optim.ClipGradByGlobalNorm(2.0))` on the original gradients, what is
+# `clip.last_scale`? Put it in `predicted_scale`, then check it by running the clip.
+
+# %%
+predicted_scale = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** Keep the last layer of `net` out of clipping (`need_clip = False` for `"4.weight"` and
+# `"4.bias"`), clip the original gradients with `ClipGradByGlobalNorm(1.0)`, and put its
+# `last_total_norm` in `norm_without_last`. Which layers does it count? (Set `need_clip` back
+# to `True` afterwards.)
+
+# %%
+norm_without_last = ____
+ex.q3.check()
+
+# %% [markdown] tags=["claim-torch-detect-anomaly-misses-sqrt0", "claim-torch-isfinite-hook-catches-inf"]
+# **4.** `v = dt.tensor([0.0, 4.0], requires_grad=True)`, then `dt.sqrt(v).sum().backward()`
+# inside `dt.detect_anomaly()`. Which op does the anomaly check name first (`bad_op`), and in
+# which pass, `"forward"` or `"backward"` (`bad_pass`)? Predict, then run it. (The same lines
+# in PyTorch 2.13, `torch.sqrt` inside `torch.autograd.detect_anomaly()`, raise nothing: no op
+# here produces a NaN, and PyTorch checks only for NaN returned by a backward function. There a
+# hook such as `v.register_hook(fn)` whose `fn` tests `torch.isfinite(grad).all()` finds it.)
+
+# %%
+bad_op = ____
+bad_pass = ____
+ex.q4.check()
+
+# %% [markdown]
+# **5.** Which of `net`'s parameters does `ClipGradByNorm(0.5)` shrink? List their names in
+# `shrunk`, using the clip's `predict_scales` rather than clipping.
+
+# %%
+shrunk = ____
+ex.q5.check()

@@ -1,0 +1,244 @@
+# %% [markdown] en="cee96d69"
+# # 冻结参数
+#
+# **约 45 分钟。**学完本章，你将能够：
+#
+# * 用三种方法让一层停止训练，并说出每种方法还留着什么在运行；
+# * 冻结 BatchNorm 的全局统计量，以及一个张量中的某些行；
+# * 查出一个参数为什么会动、或者为什么不动。
+#
+# 微调一个预训练网络、在固定的特征提取器上训练新的输出层、先让模型的一部分预热再训练其余部分：这些都需要让一部分参数**停止变化**，而其他参数继续训练。有好几种方法可以做到，而且它们并不相同。有的仍然计算一个随后被扔掉的梯度，有的让优化器的动量在后台继续运转，还有一种会让梯度永远堆积下去。
+#
+# 本章回答三个问题：
+#
+# * 让一层停止训练有哪些方法，它们有什么区别？
+# * 怎样冻结（freeze）一个 BatchNorm 层——它的全局均值和方差（running mean and variance）根本不是参数？
+# * 为什么我“冻结”了的参数还在动，怎样查明一个参数为什么更新或不更新？
+#
+# （用 `detach()` 在中间输出处截断梯度——“stage1 -> stage2 -> stage3，停在 stage2”——的问题在 [01 § Stopping the gradient at an intermediate output](01_tensors_autograd.ipynb#Stopping-the-gradient-at-an-intermediate-output) 中回答；在这里它只作为最后那些故意埋下的 bug 之一出现。）
+
+# %% [markdown] en="b29d8a52"
+# ## 让一层停止训练的三种方法
+#
+# 我们始终使用同一个小网络和同一批数据：一个隐藏层 `net[0]`（我们想冻结的部分）、一个 `Tanh`，以及输出层 `net[2]`。`make_net()` 总是构建同一个网络，所以我们可以在完全相同的起点上比较三种方法。
+
+# %% [markdown] en="4cd87633"
+# ### 方法 1 用 requires_grad_(False) 完全不要梯度
+#
+# `module.requires_grad_(False)` 关掉这个模块每个参数的梯度跟踪（对单个参数：`p.requires_grad_(False)`）。我们给优化器加上动量*和*权重衰减——这两样东西可能在没有新梯度的情况下移动参数——然后训练。
+
+# %% [markdown] en="95dd1598"
+# 被冻结的权重从未得到梯度（`.grad` 仍是 None），所以 `step()` 完全跳过了它：优化器没有为它建立状态（没有动量缓冲区，没有步数计数），也没有施加权重衰减。另一层正常训练。
+#
+# PyTorch 2.13 的 `SGD` 对 `.grad` 为 None 的参数也是这样处理的：没有状态，没有衰减，不移动。Paddle 3.3 里的开关写作 `p.stop_gradient = True`（或在构建层时用 `ParamAttr(trainable=False)`）：参数得不到梯度，`paddle.optimizer.Momentum` 不为它建立速度（velocity），也不移动它，权重衰减也不施加。
+
+# %% [markdown] en="1ff7ebf1"
+# 反向传播的工作量也更少了。我们的输入 `x` 也不需要梯度，所以一旦第一层的参数被冻结，那一层中就**什么都**不需要梯度了：它的输出在计算时不记录计算图（`grad_fn` 是 None），反向传播在 `Tanh` 处就停下，而不必为它的 32 个数计算梯度再扔掉。PyTorch 2.13 在那里同样不记录计算图（`requires_grad` 为 False，`grad_fn` 为 None）；在 Paddle 3.3 中，被冻结层的输出 `stop_gradient=True`。
+
+# %% [markdown] en="802176ba"
+# ### 方法 2 学习率为 0
+#
+# 第二种方法保留 `requires_grad=True`，把步长设为零：把这一层所在组的 `lr` 设为 0，或者把它的参数的 `lr_mult` 设为 0（即 Paddle 的 `ParamAttr(learning_rate=0)`），使有效学习率 `组的学习率 × lr_mult` 为 0。权重不再移动……
+
+# %% [markdown] en="d7c30f22"
+# ……但其他一切照常进行：反向传播计算梯度，优化器计步，并继续把梯度累积到动量缓冲区中，缓冲区不断增大：五步之后，它的范数远大于最初的值。（权重衰减也被加上了，但乘以为零的学习率后没有任何作用。）PyTorch 2.13（一个 `lr=0` 的参数组）和 Paddle 3.3（`ParamAttr(learning_rate=0)` 配合 `Momentum`）的表现相同：权重不动，而它的动量缓冲区不断增大。
+
+# %% [markdown] en="8922256c"
+# ### 解冻 储存的动量让这一层猛地一跳
+#
+# 后台的动量在你解冻的那一刻就起作用了。下面把网络复制两份，以同样的步数训练，第一层都被冻结，一份用 `requires_grad_(False)`（方法 1），一份用 `lr_mult = 0`（方法 2），然后解冻。冻结期间两份副本完全相同：第一层在两份中都不动，所以其余部分看到的输入相同，训练方式也相同。一个 `Recorder`（第 09 章用得更多）记录每次更新的大小。
+
+# %% [markdown] en="159200b4"
+# `requires_grad` 那一份在解冻时重新开始累积动量：它的第一次更新就是普通的第一步 SGD，即 `lr × 梯度`。`lr_mult` 那一份则在这个梯度之上，加上了二十个冻结步中储存的动量，一下子跳出好几倍远。
+
+# %% [markdown] en="03e57d12"
+# 阴影部分是冻结的那些步。左边，解冻后的层起步平缓，动量在几步之内逐渐积累。右边，它在第一步就全速出发，推动它的是冻结期间的梯度积累起来的动量——而那是一个此后已经变化了的网络的梯度。如果你必须用零学习率来冻结，就在解冻时重置状态（对这一层的每个参数执行 `opt.state.pop(p)`）。
+#
+# ### 方法 3 不把这一层交给优化器
+#
+# 第三种方法只把应该训练的参数交给优化器。这一层保留 `requires_grad=True`，所以反向传播仍会计算它的梯度；`opt.step()` 从不看它。陷阱在于 `opt.zero_grad()`：它只清除优化器自己的参数。我们用一个钩子观察到达这个被排除的权重的每个梯度。
+
+# %% [markdown] en="4dc065d7"
+# 这个权重从不移动，但它的 `.grad` 保存的是训练开始以来所有梯度的**和**，并且随之增长：五步之后，它是第一个梯度的好几倍。只要这一层一直不在优化器中，就不会出什么错，但反向传播白白做了这些工作；而如果你之后把这一层加进优化器（或者用一个会把它计算在内的 `grad_clip`），它首先看到的就是这个过时的总和。`net3.zero_grad()`（模块的方法，会清除每个参数）可以避免这个问题。PyTorch 2.13 的表现相同：它的 `opt.zero_grad()` 只清除优化器自己的参数，`model.zero_grad()` 把每个 `.grad` 设为 None。
+
+# %% [markdown] en="6dad5110"
+# 要解冻一个被排除在外的层，就把它作为一个新的参数组加进优化器（先像上面那样清除它的梯度）：
+
+# %% [markdown] en="4d82433d"
+# ### 三种方法对照
+#
+# | | `requires_grad_(False)` | 学习率 0（`lr_mult = 0` 或组的 `lr = 0`） | 不交给优化器 |
+# | --- | --- | --- | --- |
+# | 反向传播是否计算梯度 | 否（`.grad` 保持 None；工作更少） | 是 | 是 |
+# | 两步之间的 `.grad` | None | 每步都是新的（`opt.zero_grad()` 会清除） | **不断累积**（只有 `model.zero_grad()` 会清除） |
+# | 优化器状态（`step`、动量） | 没有 | **继续前进** | 没有 |
+# | 权重衰减 | 不施加 | 施加，但乘以学习率 0：没有作用 | 不施加 |
+# | 冻结期间是否移动 | 否 | 否 | 否 |
+# | 解冻时 | 动量重新开始 | 储存的动量让它**猛地一跳** | 必须用 `opt.add_param_group` 加入 |
+#
+# 首选 `requires_grad_(False)`：它代价最小，也不留下任何东西。零学习率便于在训练*过程中*开关某一层（见 [07 § Changing a group learning rate during training](07_learning_rates.ipynb#Changing-a-group-learning-rate-during-training) 以及实时实验室），但要当心动量。
+
+# %% [markdown] en="de43011f"
+# ## 冻结 BatchNorm 的统计量
+#
+# BatchNorm 层（批量归一化）保存两类数。`weight` 和 `bias` 是参数，像其他参数一样由优化器学习。`running_mean` 和 `running_var` 是**缓冲区**（buffer）：不是学出来的，而是在训练模式下由每次前向传播根据批量自己的统计量更新，以便在评估时用它们做归一化。优化器从来看不到它们。
+
+# %% [markdown] en="5b4f234c"
+# `eps` 是在开平方之前加到方差上的一个小数，在这里必须大于 0：创建层时 dltutor 就拒绝 `eps=0`。PyTorch 2.13 构建 `BatchNorm1d(3, eps=0.0)` 时不会报错，但在训练模式下的第一次前向传播时拒绝它：`ValueError: batch_norm eps must be positive during training, but got 0.0`。
+
+# %% [markdown] en="d517ae94"
+# ### momentum 0.1 是什么意思
+#
+# 在训练模式下，每次前向传播都让全局统计量朝批量的统计量移动 `momentum` 那么大的比例：在 PyTorch 默认的 `momentum=0.1` 下，`running = 0.9 * running + 0.1 * batch`（方差用的是批量的无偏方差）。Paddle 用 `momentum=0.9` 写出*同一条*规则，它是旧值的权重：`running = 0.9 * running + 0.1 * batch`。数字相同，意义相反——移植模型时要换算一下。（还有一处不同：Paddle 3.3 的全局方差跟随的是批量的*有偏*方差，除以 n 而不是 n - 1。）
+
+# %% [markdown] en="93ad6e18"
+# ### train() 和 eval()
+#
+# 每个模块都有一个 `training` 标志。`model.train()` 设置它（在这个模块及其所有子模块上），`model.eval()` 清除它。它改变的是一层*计算什么*，而不是它的参数是否学习：Dropout 不再丢弃，BatchNorm 用它的全局统计量归一化并停止更新它们。PyTorch 2.13 和 Paddle 3.3 以同样的方式切换它们的 BatchNorm 层。首先我们让 BatchNorm 的统计量值得保留，就像它已经预训练过一样。
+
+# %% [markdown] en="35133877"
+# 在评估模式下，统计量保持不变，输出恰好是 `(h - running_mean) / sqrt(running_var + eps) * weight + bias`，其中 `h` 是 Linear 层的输出。
+
+# %% [markdown] en="b1958efe"
+# 问题在于：大多数训练循环在每轮开始时调用 `model.train()`，这会把 BatchNorm 切回训练模式，你想保留的统计量就漂走了。
+
+# %% [markdown] en="db6244e8"
+# ### use_global_stats=True 在训练模式下也固定统计量
+#
+# Paddle 的 `use_global_stats=True`（dltutor 有同样的参数）让 BatchNorm 总是用它的全局统计量归一化，并且从不更新它们，无论 `train()`/`eval()` 怎么说。默认值 `None` 则跟随模式。（PyTorch 2.13 的 BatchNorm 没有这个参数：在那里，每次 `model.train()` 之后都要再调用一次 `bn.eval()`。）我们训练一个这样设置了预训练 BatchNorm 的网络，并像训练循环那样调用 `model.train()`。
+
+# %% [markdown] en="afaea8a5"
+# 统计量被冻结了，但 BatchNorm 的 `weight` 和 `bias` 仍在学习。要完全冻结这一层需要两者兼备：缓冲区用 `use_global_stats=True`，参数用 `requires_grad_(False)`。反过来不行：只用 `requires_grad_(False)`，全局统计量在训练模式下仍会更新，因为它们不是参数（在 PyTorch 2.13 中也是如此，在 Paddle 3.3 中用 `stop_gradient = True` 也一样）。
+
+# %% [markdown] en="6420b57a"
+# `dt.diagnose.why_not_updating` 也能回答关于 BatchNorm 缓冲区的问题：它检查的是模式和 `use_global_stats`，而不是优化器。
+
+# %% [markdown] en="cf210ff0"
+# ## 为什么冻结的参数还会动
+#
+# “我冻结了它，可它还在变”通常意味着参数得到的是一个**全零**的梯度，而不是**没有**梯度。零梯度看起来无害，但 `step()` 不会跳过这个参数：它会加上权重衰减，并应用之前各步储存的动量。只有 `grad is None` 才会让优化器放过它。在下面三种情形中，PyTorch 2.13 的 `SGD` 和 `Adam` 的表现都相同。
+#
+# ### 过时的动量
+#
+# 我们用带动量的优化器训练一层几步，然后用一个钩子把它的梯度清零来“冻结”它（一个梯度掩码，想冻结张量的一部分时人们常这样写）。
+
+# %% [markdown] en="ae32a9b3"
+# 梯度为零时，动量规则给出 `buf = 0.9 * buf + 0`，更新量是 `-lr * buf`：这一层靠旧的动量继续滑行，每一步少一点。
+
+# %% [markdown] en="7eb30301"
+# Adam 的一阶矩 `exp_avg` 也一样：
+
+# %% [markdown] en="a9bf4567"
+# ### 梯度为零时的权重衰减
+#
+# 耦合的权重衰减把 `weight_decay * p` 加到梯度上，所以零梯度仍会变成 `weight_decay * p`，每一步都把参数缩小为原来的 `1 - lr * weight_decay` 倍。
+
+# %% [markdown] en="38c3a067"
+# ### 解决办法 没有梯度而不是零梯度
+#
+# 用 `requires_grad_(False)` 冻结（并像每个训练循环那样用 `zero_grad()` 清除旧梯度）：梯度是 None，所以既不施加动量也不施加衰减。PyTorch 2.x 的 `zero_grad()` 默认也把梯度设为 None（`set_to_none=True`），所以同样的办法在那里也管用。
+
+# %% [markdown] en="48f674b6"
+# ### None 还是零：清除梯度之后留下什么
+#
+# `zero_grad()` 留下 None，这是 PyTorch 自 2.0 起的默认行为（`set_to_none=True`）。用 `zero_grad(set_to_none=False)` 时，梯度张量保留下来，里面是零，和 2.0 之前的 PyTorch 一样。Paddle 的 `opt.clear_grad()` 默认留下零（`set_to_zero=True`；`set_to_zero=False` 才留下 None）。dltutor 两种写法都有，各自沿用其框架的默认值。区别就是上面讲的那一点：零梯度照样会被动量和权重衰减推动，None 则不会，所以只有梯度为 None 时，被冻结的参数才真正不动。
+
+# %% [markdown] en="8032d8b9"
+# ### 查明一个参数为什么更新或不更新
+#
+# 当一个参数表现异常时，按一份检查清单逐项排查：它在优化器中吗？它需要梯度吗？反向传播给了它梯度吗，损失到底能不能到达它？它的有效学习率是多少？梯度裁剪是不是把它的梯度压没了？以及，对于零梯度，动量或权重衰减会不会照样移动它？`dt.diagnose.why_not_updating(model, opt, name, loss=...)` 根据实时的对象回答每一个问题。
+#
+# 下面是一个每个分支都埋了一个错误的模型。七个小层并行读取同一个输入，它们的输出加起来后送进一个输出层。
+
+# %% [markdown] en="4401c404"
+# 其中一个的完整检查清单。红色的行是问题；结论指出第一个问题：
+
+# %% [markdown] en="cdb5dea4"
+# 以及每个分支权重的结论：
+
+# %% [markdown] en="d30f458e"
+# **在 PyTorch 中**没有 `why_not_updating`，也没有 `lr_mult` 或 `need_clip` 可查。PyTorch 中确实存在的那些问题，用十几行代码就能原样查出来（`named_parameters`、`param_groups`、`requires_grad` 和 `.grad` 在那里意思相同）：
+
+# %% [markdown] en="89f73a37"
+# 它找出了 PyTorch 中可能出现的四个错误。`mult_zero` 和 `clipped` 两个分支通过了它的检查：在 PyTorch 中不存在这两种原因（在那里，倍数就是单独的一个参数组，裁剪是你对自己选定的参数进行的一次调用）。
+
+# %% [markdown] en="9b0fe7d1"
+# `clipped` 分支确实移动了，只有百万分之几：裁剪到范数 `1e-5`，一步最多只剩 `lr x 1e-5`，所以检查结果说“几乎为零”而不是“为零”。
+#
+# 上面那些零梯度的情况也能识别出来：结论会说明这个参数虽然梯度为零，但*仍会*移动，以及原因。
+
+# %% [markdown] en="c2399d28"
+# ### 一眼看全
+#
+# `dt.diagnose.summary(model, opt)` 列出每个参数以及决定它命运的因素：是否需要梯度、它的 `lr_mult` 和 `need_clip`、所在的优化器参数组和有效学习率（优化器不持有它时为 `-`），以及可训练、已冻结和被排除的参数总数。
+
+# %% [markdown] en="54331b70"
+# 这张表不能显示一切：`detached` 分支在表中看起来完全正常，因为 `detach()` 写在前向代码中，而不在参数的设置里。只有 `why_not_updating(..., loss=loss)` 从损失出发沿计算图往回走，才能发现它。
+
+# %% [markdown] en="34c78479"
+# ## 只冻结一个张量的一部分
+#
+# `requires_grad` 属于整个张量，所以它没法让一个嵌入层（embedding）的*某些行*保持不变（比如你信得过的那些词的预训练向量），同时让其他行继续学习。能做到的是**梯度掩码**：在参数上注册一个钩子（hook），让梯度在写进 `.grad` 的路上乘以一个掩码，冻结的行乘 0，其余的行乘 1。这样，反向传播之后的一切（裁剪、优化器、Recorder）看到的都是掩码后的梯度，也没有哪个训练循环会忘了做这一步。在每次反向传播之后把 `.grad` 的这些行清零，交给优化器的也是同样的零，但只在循环记得做的地方才有效，而且中间运行过的东西已经看到了这些行。
+#
+# 两种做法得到的仍然是上一节说的零梯度，而不是“没有梯度”：`step()` 在零梯度上加的任何东西仍会让这一行移动。`rows_moved` 把一个 6 x 3 的嵌入层训练六步，从第 `mask_from_step` 步起掩住第 0-2 行（用钩子，或把 `.grad` 清零），并报告冻结的行从那时起移动了多远。
+
+# %% [markdown] en="8c933111"
+# 六种设置，每种都用两种方式掩码（冻结的行移动的最大距离；0 表示它原地未动）：
+
+# %% [markdown] en="5a1b607c"
+# 从第一步开始掩码时，无论用动量还是 Adam，冻结的行都纹丝不动：它们的动量（以及 Adam 的两个平均值）从零开始，之后收到的也只有零。有两件事会打破这一点，两种写法都一样：
+#
+# * **权重衰减**：它在掩码之后才加到梯度上（`g = 0 + weight_decay * p`），在 AdamW 中则直接缩小参数，所以冻结的行会向零衰减；
+# * **掩码开始得晚**：在掩码之前训练过的行带着动量，`step()` 会继续施加它，就像上面“过时的动量”一节那样。
+#
+# 钩子和清零的 `.grad` 给出完全相同的数字（两者用同一个种子），而且在每种设置中自由的行都在训练。用五个种子检查：
+
+# %% [markdown] en="093f82bb"
+# 所以梯度掩码的做法是：**从第一步就开始掩码**，把被掩码的张量放进一个**没有权重衰减**的参数组（其他参数保留各自的衰减）；如果要掩住一个已经训练过的张量，还要**把优化器动量中这些冻结行清零**（`opt.momentum_state` 给出这些条目的名字：SGD 是 `momentum_buffer`，Adam 和 AdamW 是 `exp_avg`）。下面是每种修正，各用在它所修复的设置上：
+
+# %% [markdown] en="189a1b96"
+# **永远不会漏的做法：把张量拆开。** 把冻结的行存成缓冲区（buffer），只把自由的行作为参数，在 `forward` 中把它们拼起来。优化器从不持有冻结的行，所以动量、衰减或晚开始都碰不到它们（PyTorch 中也是同样的三个调用：`register_buffer`、`torch.cat` 和 `F.embedding`）。
+
+# %% [markdown] en="faf4505b"
+# ## 各框架中的叫法
+#
+# | 概念 | dltutor | PyTorch | Paddle | MegEngine |
+# | --- | --- | --- | --- | --- |
+# | 参数不要梯度 | `p.requires_grad_(False)`、`module.requires_grad_(False)` | `p.requires_grad_(False)`、`module.requires_grad_(False)` | `p.stop_gradient = True`、`ParamAttr(trainable=False)` | 不把它放进 `gm.attach(...)` |
+# | 逐参数的学习率倍数 | `p.lr_mult = 0.0` | —（一个 `lr=0` 的参数组） | `ParamAttr(learning_rate=0.0)` | —（一个 `lr=0` 的参数组） |
+# | 参数组的学习率 | `opt.param_groups[i]["lr"]` | `opt.param_groups[i]["lr"]` | `opt.set_lr(...)`（整个优化器） | `opt.param_groups[i]["lr"]` |
+# | 参数的优化器状态 | `opt.state[p]` | `opt.state[p]` | `opt.state_dict()`（累加器） | `opt._state[p]`（私有） |
+# | 清除梯度 | `opt.zero_grad()`、`model.zero_grad()` | `opt.zero_grad()`、`model.zero_grad()` | `opt.clear_grad()`、`model.clear_gradients()` | `opt.clear_grad()` |
+# | 训练 / 评估模式 | `model.train()`、`model.eval()` | `model.train()`、`model.eval()` | `model.train()`、`model.eval()` | `model.train()`、`model.eval()` |
+# | 固定 BatchNorm 的统计量 | `BatchNorm1d(c, use_global_stats=True)` | —（每次 `model.train()` 之后再调用 `bn.eval()`） | `BatchNorm1D(c, use_global_stats=True)` | `BatchNorm2d(c, freeze=True)`（`weight` 和 `bias` 也一并冻结） |
+# | 全局统计量的动量 | `momentum=0.1`（批量的权重） | `momentum=0.1`（批量的权重） | `momentum=0.9`（旧值的权重） | `momentum=0.9`（旧值的权重） |
+# | 冻结一个张量的某些行 | `p.register_hook(fn)`（0/1 掩码） | `p.register_hook(fn)` | `p.register_hook(fn)` | `gm.attach(p, callbacks=[fn])`（`fn(param, grad)` 返回梯度） |
+# | 为什么它不更新？ | `dt.diagnose.why_not_updating(model, opt, name)` | — | — | — |
+# | 参数一览表 | `dt.diagnose.summary(model, opt)` | —（`torchinfo`，第三方） | `paddle.summary(model, input_size)` | — |
+#
+# ## 小结
+#
+# **两句话：**只有为 None 的梯度才能让参数保持不动，零梯度、零学习率或不交给优化器，都会留下某样东西在运行。诊断工具根据实时的对象指出是哪一样。
+#
+# * `requires_grad_(False)` 是干净的冻结：没有梯度，所以 `step()` 完全跳过这个参数（没有动量、没有权重衰减、不计步），反向传播的工作也更少。
+# * 学习率为 0（`lr_mult = 0` 或 `lr=0` 的参数组）能阻止移动，但不能阻止梯度或优化器的动量，所以解冻时这一层会猛地一跳。
+# * 不把一层交给优化器能阻止更新，但它的梯度会不断累积，除非用 `model.zero_grad()` 清除。
+# * BatchNorm 的全局统计量是缓冲区，在训练模式下由前向传播更新：`eval()` 让它停止更新，直到下一次 `train()`；`use_global_stats=True` 让它永久停止。这里（以及 PyTorch 中）的 momentum 0.1 是批量的权重；Paddle 的 0.9 是旧值的权重。
+# * 零梯度不等于“没有梯度”：动量和权重衰减仍会移动参数。`dt.diagnose.why_not_updating` 和 `dt.diagnose.summary` 根据实时的对象找出原因。
+# * 一个张量的某些行：梯度掩码（`p.register_hook`）只有从第一步开始、且这个张量没有权重衰减时才能保住它们（掩码开始得晚时要清掉它们的动量）；把它们作为缓冲区、和一个只含自由行的参数放在一起，则永远不会漏。
+#
+# ## 练习
+#
+# 每道练习都有一个供你作答的单元格：把 `____` 换成你的答案，运行这个单元格，最后一行会检查它。`ex.q1.hint()` 给出一条提示（再调用一次给出下一条），`ex.q1.solution()` 显示一种答案，`exercises.progress()` 列出每道练习的完成情况。
+
+# %% [markdown] en="f8a62f0a"
+# **1.** `nn.BatchNorm1d(3, momentum=0.5)` 在训练模式下两次看到批量 `[[1, 2, 3], [3, 4, 5]]`。预测之后的 `running_mean`（`predicted_running_mean`），然后运行验证。
+
+# %% [markdown] en="a31c547d"
+# **2.** 再埋一个 bug：一个分支 `zeroed`，它的输出在求和之前乘以 0。对于使用 SGD 和动量 0.9 的情况，`dt.diagnose.why_not_updating` 对 `"zeroed.weight"` 给出什么 `cause`（`zero_branch_cause`）？走一步会改变它吗？
+
+# %% [markdown] en="e5a73f26"
+# **3.** `requires_grad_(False)` 和 `lr_mult = 0` 这两种方法中，哪一种在反向传播中仍会计算梯度？（`still_gets_gradient`：`"requires_grad"` 或 `"lr_mult"`。）
+
+# %% [markdown] en="82ca93a7"
+# **4.** （不检查：一个实验。）在解冻实验中，用 `lr=0` 的参数组代替 `lr_mult = 0` 来冻结 `net[0]`，检查跳跃是否相同；然后在解冻时重置动量（对 `net[0]` 的每个参数执行 `opt.state.pop(p, None)`），说明第一次更新是普通的第一步。

@@ -1,0 +1,36 @@
+"""Chapter 12's guided experiments: the right values and typical wrong ones with the words the
+"not yet" message must contain (tests/exercises/test_chapters.py checks them).
+
+The checks rerun the experiments, so the right values are computed the same way here."""
+from __future__ import annotations
+
+from dltutor.exercises.ch12 import _first_layer_frozen_accuracy, _late_clip_learns
+from dltutor.lab import demos
+
+
+def steps_to_90(lab):
+    """The chapter's solution: steps until the accuracy reaches 0.9, checked every 25 steps."""
+    while lab.accuracy() < 0.9:
+        lab.step(25)
+    return lab.steps_done
+
+
+def measured_speedup():
+    fast = demos.spirals_mlp()
+    fast.set_lr_mult("0", 10)
+    return steps_to_90(demos.spirals_mlp()) / steps_to_90(fast)
+
+
+CASES = {
+    "12.1": ({"accuracy_first_frozen": _first_layer_frozen_accuracy()},
+             [({"accuracy_first_frozen": 0.5}, ["lab.freeze('0')"]),
+              ({"accuracy_first_frozen": 94.5}, ["between 0 and 1"])]),
+    "12.2": ({"late_clip_learns": _late_clip_learns()},
+             [({"late_clip_learns": True}, ["accuracy"]),
+              ({"late_clip_learns": "no"}, ["True or False"])]),
+    "12.3": ({"speedup": measured_speedup()},
+             [({"speedup": 0.5}, ["below 1"]), ({"speedup": 6.0}, ["same way"]),
+              ({"speedup": 2.0}, ["same way"])]),             # a guess inside the old range
+}
+
+SELF_CONTAINED: set = set()
