@@ -567,11 +567,11 @@ print("clear_grad(), Paddle's default:", w.grad)
 #
 # When a parameter does not behave, walk through a checklist: is it in the optimizer? does it
 # require grad? did backward give it a gradient, and does the loss reach it at all? what is its
-# effective lr? does clipping crush its gradient? and, for a zero gradient, will momentum or weight
-# decay move it anyway? `dt.diagnose.why_not_updating(model, opt, name, loss=...)` answers each
-# question from the live objects.
+# effective lr? does clipping crush its gradient (chapter 09)? and, for a zero gradient, will
+# momentum or weight decay move it anyway? `dt.diagnose.why_not_updating(model, opt, name,
+# loss=...)` answers each question from the live objects.
 #
-# Here is a model with one mistake planted in each branch. Seven small layers read the same
+# Here is a model with one mistake planted in each branch. Six small layers read the same
 # input in parallel and their outputs are added before a head.
 
 # %%
@@ -584,13 +584,12 @@ class Planted(nn.Module):
         self.detached = nn.Linear(4, 4)       # its output is detach()-ed
         self.lr_zero = nn.Linear(4, 4)        # in a group with lr 0
         self.mult_zero = nn.Linear(4, 4)      # lr_mult = 0
-        self.clipped = nn.Linear(4, 4)        # clip_norm of 1e-5 (meant 1e5?)
         self.head = nn.Linear(4, 1)
 
     def forward(self, x):
         h = (self.healthy(x) + self.left_out(x) + self.frozen(x)
              + self.detached(x).detach()
-             + self.lr_zero(x) + self.mult_zero(x) + self.clipped(x))
+             + self.lr_zero(x) + self.mult_zero(x))
         return self.head(h.tanh())
 
 
@@ -599,14 +598,11 @@ model = Planted()
 model.frozen.requires_grad_(False)
 for p in model.mult_zero.parameters():
     p.lr_mult = 0.0
-for name, p in model.named_parameters():       # clip only the `clipped` branch
-    p.need_clip = name.startswith("clipped")
 
 named = dict(model.named_parameters())
 main = [(n, p) for n, p in named.items() if n.split(".")[0] not in ("left_out", "lr_zero")]
 zero = [(n, p) for n, p in named.items() if n.startswith("lr_zero")]
-opt = optim.SGD([{"params": main}, {"params": zero, "lr": 0.0}], lr=0.1,
-                grad_clip=optim.ClipGradByNorm(1e-5))
+opt = optim.SGD([{"params": main}, {"params": zero, "lr": 0.0}], lr=0.1)
 
 xs, ys = dt.randn(16, 4), dt.randn(16, 1)
 loss = F.mse_loss(model(xs), ys)
@@ -616,21 +612,19 @@ loss.backward(retain_graph=True)     # keep the graph so the check can walk it f
 # The full checklist for one of them. Rows in red are problems; the verdict names the first:
 
 # %%
-dt.diagnose.why_not_updating(model, opt, "clipped.weight", loss=loss)
+dt.diagnose.why_not_updating(model, opt, "mult_zero.weight", loss=loss)
 
 # %% [markdown]
 # And the verdict for the weight of every branch:
 
 # %%
 checks = {branch: dt.diagnose.why_not_updating(model, opt, f"{branch}.weight", loss=loss)
-          for branch in ["healthy", "left_out", "frozen", "detached", "lr_zero", "mult_zero",
-                         "clipped"]}
+          for branch in ["healthy", "left_out", "frozen", "detached", "lr_zero", "mult_zero"]}
 for branch, c in checks.items():
     print(f"{branch:10s} cause={c.cause}\n           {c.verdict}")
 assert {b: c.cause for b, c in checks.items()} == {
     "healthy": None, "left_out": "not_in_optimizer", "frozen": "requires_grad_false",
-    "detached": "not_reached", "lr_zero": "lr_zero", "mult_zero": "lr_mult_zero",
-    "clipped": "clipped_to_zero"}
+    "detached": "not_reached", "lr_zero": "lr_zero", "mult_zero": "lr_mult_zero"}
 # and the diagnosis is right: after one step only the healthy branch (and the head) moved
 before = {n: p.numpy().copy() for n, p in model.named_parameters()}
 opt.step()
@@ -638,8 +632,6 @@ moved = {n.split(".")[0] for n, p in model.named_parameters()
          if np.abs(p.numpy() - before[n]).max() > 1e-5}
 print("moved:", sorted(moved))
 assert moved == {"healthy", "head"}
-clipped_change = np.abs(model.clipped.weight.numpy() - before["clipped.weight"]).max()
-assert 0 < clipped_change < 2e-6                    # "nearly zero": a step of at most lr x 1e-5
 
 # %% [markdown] tags=["claim-torch-freezing-why-not-moving-runs-in-torch", "claim-torch-freezing-no-lr-mult-need-clip"]
 # **In PyTorch** there is no `why_not_updating`, and no `lr_mult` or `need_clip` to ask about.
@@ -668,20 +660,16 @@ for branch in checks:
     print(f"{branch:10s} {why_not_moving(model, opt, branch + '.weight')}")
 
 # %% [markdown] tags=["claim-torch-freezing-why-not-moving-runs-in-torch", "claim-torch-freezing-no-lr-mult-need-clip"]
-# It finds the four mistakes PyTorch can make. The `mult_zero` and `clipped` branches pass its
-# checks: in PyTorch their causes do not exist (there, a multiplier is a group of its own, and
-# clipping is a call you make on the parameters you choose).
+# It finds the four mistakes PyTorch can make. The `mult_zero` branch passes its checks: in
+# PyTorch that cause does not exist (there, a multiplier is a group of its own).
 
 # %%
 assert {b: why_not_moving(model, opt, f"{b}.weight") for b in checks} == {
     "healthy": None, "left_out": "not in the optimizer", "frozen": "requires_grad is False",
     "detached": "no gradient: the loss does not reach it", "lr_zero": "its group's lr is 0",
-    "mult_zero": None, "clipped": None}
+    "mult_zero": None}
 
 # %% [markdown]
-# The `clipped` branch did move, by a few millionths: clipping to a norm of `1e-5` leaves a
-# step of at most `lr x 1e-5`, which is why the check says "nearly zero" rather than "zero".
-#
 # The zero-gradient cases from above are recognised too: the verdict says the parameter *will*
 # move although its gradient is zero, and why.
 

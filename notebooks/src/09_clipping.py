@@ -127,8 +127,6 @@ try:
 except ValueError as err:
     print(err)
     threshold_error = err
-
-# %%
 assert "max_norm" in str(threshold_error)
 assert all(np.array_equal(p.grad.numpy(), before_refusal[n]) for n, p in net.named_parameters())
 
@@ -334,6 +332,27 @@ restore_grads()
 optim.clip_grad_norm_([p for n, p in net.named_parameters() if not n.endswith("bias")], 1.0)
 assert all(np.allclose(p.grad.numpy(), used[n], atol=1e-5) for n, p in net.named_parameters())
 
+# %% [markdown]
+# ### A clip that stops training
+#
+# A threshold typed as `1e-5` where `1e5` was meant scales every gradient down to a norm of
+# 0.00001: the parameters barely move, and nothing fails. Chapter 08's
+# `dt.diagnose.why_not_updating` knows this cause too. It works out the scale the clip will
+# apply to each gradient and calls anything below a millionth "clipped to nearly zero":
+
+# %%
+restore_grads()
+typo = optim.SGD(net.named_parameters(), lr=0.1, grad_clip=optim.ClipGradByNorm(1e-5))  # 1e5?
+crushed = dt.diagnose.why_not_updating(net, typo, names[0])
+print(crushed.verdict)
+weight = net.get_parameter(names[0])
+before = weight.numpy().copy()
+typo.step()
+step_size = np.abs(weight.numpy() - before).max()
+weight.set_value(before)                                   # undo the step
+assert crushed.cause == "clipped_to_zero"
+assert 0 < step_size <= 0.1 * 1e-5 * (1 + 1e-4)            # at most lr x clip_norm: it moved, barely
+
 # %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad"]
 # ## Where did my NaN loss start
 #
@@ -430,8 +449,6 @@ with np.errstate(all="ignore"):
     naive_value = dt.log(F.softmax(logits, dim=1))
 print("log(softmax):", naive_value)
 print("log_softmax: ", F.log_softmax(logits, dim=1))
-
-# %%
 assert np.allclose(naive_value.numpy()[0], F.log_softmax(logits, dim=1).numpy()[0], atol=1e-6)
 assert np.isinf(naive_value.numpy()[1]).any() and np.isfinite(F.log_softmax(logits, dim=1).numpy()).all()
 

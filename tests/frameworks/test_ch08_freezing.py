@@ -223,14 +223,13 @@ class TorchPlanted(torch.nn.Module):
 
     def __init__(self):
         super().__init__()
-        for name in ("healthy", "left_out", "frozen", "detached", "lr_zero", "mult_zero",
-                     "clipped"):
+        for name in ("healthy", "left_out", "frozen", "detached", "lr_zero", "mult_zero"):
             setattr(self, name, torch.nn.Linear(4, 4))
         self.head = torch.nn.Linear(4, 1)
 
     def forward(self, x):
         h = (self.healthy(x) + self.left_out(x) + self.frozen(x) + self.detached(x).detach()
-             + self.lr_zero(x) + self.mult_zero(x) + self.clipped(x))
+             + self.lr_zero(x) + self.mult_zero(x))
         return self.head(h.tanh())
 
 
@@ -249,12 +248,11 @@ def test_torch_the_chapters_why_not_moving_finds_the_four_torch_mistakes():
     opt = torch.optim.SGD([{"params": main}, {"params": zero, "lr": 0.0}], lr=0.1)
     F.mse_loss(model(torch.randn(16, 4)), torch.randn(16, 1)).backward()
     found = {b: why_not_moving(model, opt, f"{b}.weight")
-             for b in ("healthy", "left_out", "frozen", "detached", "lr_zero", "mult_zero",
-                       "clipped")}
+             for b in ("healthy", "left_out", "frozen", "detached", "lr_zero", "mult_zero")}
     assert found == {
         "healthy": None, "left_out": "not in the optimizer", "frozen": "requires_grad is False",
         "detached": "no gradient: the loss does not reach it", "lr_zero": "its group's lr is 0",
-        "mult_zero": None, "clipped": None}
+        "mult_zero": None}
     # no per-parameter multiplier or clip flag in PyTorch; clipping is a call you make
     p = model.healthy.weight
     assert not hasattr(p, "lr_mult") and not hasattr(p, "need_clip")

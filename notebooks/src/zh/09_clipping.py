@@ -73,6 +73,11 @@
 # %% [markdown] en="27d0c3bd"
 # `need_clip` 属于裁剪对象。PyTorch 风格的函数裁剪你传给它的一切，所以在那里，不想裁剪的参数就不要传进去：`optim.clip_grad_norm_([p for n, p in net.named_parameters() if not n.endswith("bias")], 1.0)`。得到的梯度与使用 `need_clip` 时相同：
 
+# %% [markdown] en="e0c09e85"
+# ### 让训练停下来的裁剪
+#
+# 把 `1e5` 误写成 `1e-5` 的阈值会把每个梯度都缩到范数 0.00001：参数几乎不动，而且什么也不会报错。第 08 章的 `dt.diagnose.why_not_updating` 也认得这个原因：它算出裁剪会对每个梯度施加的缩放比例，低于百万分之一就判为“被裁剪到几乎为零”：
+
 # %% [markdown] en="c0c5c442"
 # ## 我的 NaN 损失从哪里开始
 #
