@@ -63,7 +63,7 @@ def chapter(number: str) -> Chapter:
     """The exercises of chapter ``number`` (``"01"``), to check, hint and solve.
 
     >>> chapter("01")
-    Chapter 01: q1, q2, q3, q4, q5
+    Chapter 01: q1, q2, q3, q4, q5, q6
     """
     if number not in CHAPTERS:
         raise ValueError(f"no exercises for chapter {number!r}; chapters with exercises: "

@@ -14,16 +14,20 @@ accepts what means the same and refuses only what does not.
 ('int', 'int', 'float32')
 >>> whole_numbers(np.array([2, 1, 6]))
 (2, 1, 6)
+
+An exercise that asks for a function calls it on cases of its own; :func:`raised_by` turns what
+the learner's function raised into the sentence the verdict shows.
 """
 from __future__ import annotations
 
 import math
 from numbers import Real
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ..autograd import Tensor
+from ..i18n import sentence
 
 #: A value typed with at least this many significant digits passes when it is the right value
 #: rounded to them (fewer are too few to tell a right answer from a guess).
@@ -139,3 +143,20 @@ def whole_numbers(value: Any) -> tuple[int, ...] | None:
         return None
     return tuple(int(n) for n in numbers)
 
+
+def raised_by(name: str, call: Callable[[], Any]) -> str | None:
+    """Run ``call`` (the learner's function on one of the checker's cases): None when it
+    returns, else one sentence naming ``name``, the exception and its first line.
+
+    >>> raised_by("f", lambda: int("x"))
+    "f raised ValueError: invalid literal for int() with base 10: 'x'"
+    >>> raised_by("f", lambda: 1) is None
+    True
+    """
+    try:
+        call()
+    except Exception as err:  # noqa: BLE001 - the learner's code may raise anything
+        first_line = str(err).splitlines()[0] if str(err) else ""
+        return sentence("{name} raised {kind}: {message}", name=name, kind=type(err).__name__,
+                        message=first_line)
+    return None

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Tensor
+from ..autograd import Tensor, tanh
 from ..i18n import sentence
-from .answers import type_name, whole_numbers
+from .answers import raised_by, type_name, whole_numbers
 from .checker import CheckResult, Exercise
 
 
@@ -144,4 +144,48 @@ Q5 = Exercise(
               "except Exception as err:\n"
               "    second_backward_error = type(err)        # RuntimeError"))
 
-EXERCISES = [Q1, Q2, Q3, Q4, Q5]
+
+# Fresh functions for 01.6: (what it computes, the function on a Tensor, its gradient in NumPy).
+_GRADIENT_CASES = (
+    ("the sum of squares", lambda x: (x * x).sum(), lambda a: 2 * a),
+    ("the mean of cubes", lambda x: (x * x * x).mean(), lambda a: 3 * a ** 2 / a.size),
+    ("the sum of tanh", lambda x: tanh(x).sum(), lambda a: 1 - np.tanh(a) ** 2),
+)
+
+
+def _input_gradient(input_gradient: Any) -> CheckResult:
+    if not callable(input_gradient):
+        return "input_gradient should be a function of (f, x)."
+    rng = np.random.default_rng(16)
+    for (what, f, derivative), shape in zip(_GRADIENT_CASES, ((3,), (2, 4), (5, 1))):
+        x = rng.normal(size=shape)
+        got: list = []
+        failure = raised_by("input_gradient", lambda: got.append(input_gradient(f, x.copy())))
+        if failure:
+            return failure
+        grad = got[0].numpy() if isinstance(got[0], Tensor) else got[0]
+        grad = np.asarray(grad, dtype=float) if grad is not None else None
+        if grad is None or grad.shape != x.shape:
+            return sentence("For {what} of an array shaped {shape}, the gradient should have "
+                            "that shape too; got {got!r}.", what=sentence(what), shape=shape,
+                            got=None if grad is None else grad.shape)
+        if not np.allclose(grad, derivative(x), rtol=1e-6, atol=1e-9):
+            if np.allclose(grad, float(f(Tensor(x)).item())):
+                return "That is the value of f(x); the gradient comes from backward()."
+            return sentence("For {what} the gradient is not right: make x a tensor that requires "
+                            "grad, call f on it, then backward().", what=sentence(what))
+    return None
+
+
+Q6 = Exercise(
+    "01.6", names=("input_gradient",),
+    expects="a function of (f, x) returning an array",
+    check=_input_gradient,
+    hints=("dt.tensor(x, requires_grad=True) makes a leaf whose .grad backward() fills.",
+           "t = dt.tensor(x, requires_grad=True); f(t).backward(); return t.grad.numpy()"),
+    solution=("def input_gradient(f, x):\n"
+              "    t = dt.tensor(x, requires_grad=True)\n"
+              "    f(t).backward()\n"
+              "    return t.grad.numpy()"))
+
+EXERCISES = [Q1, Q2, Q3, Q4, Q5, Q6]

@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import nn
 from ..nn import Linear
 from ..i18n import sentence
-from .answers import same_number
+from .answers import raised_by, same_number
 from .checker import CheckResult, Exercise
 
 _BLOCK_NAMES = ["0.weight", "0.bias", "2.weight", "2.bias"]
@@ -134,4 +135,63 @@ Q5 = Exercise(
     solution=("flat = nn.Sequential(*[block1() for _ in range(4)])\n"
               "child_names = [name for name, _ in flat.named_children()]     # '0' .. '3'"))
 
-EXERCISES = [Q1, Q2, Q3, Q4, Q5]
+
+class _Scaled(nn.Module):
+    """A module with a parameter of its own beside a child layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(np.ones(5, dtype=np.float32))
+        self.body = nn.Linear(5, 5)
+
+    def forward(self, x: Any) -> Any:
+        return self.body(x) * self.scale
+
+
+def _models_to_count() -> list[Any]:
+    return [nn.Sequential(nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 4)),
+                          nn.Linear(4, 2)),
+            _Scaled(),
+            nn.Sequential(nn.Conv2d(1, 3, 3), nn.BatchNorm2d(3), nn.Flatten(), nn.Linear(12, 2))]
+
+
+def _own_values(values_per_module: Any) -> CheckResult:
+    if not callable(values_per_module):
+        return "values_per_module should be a function that takes a model."
+    for model in _models_to_count():
+        expected = {name: sum(p.numel() for p in module.parameters(recurse=False))
+                    for name, module in model.named_modules()
+                    if any(True for _ in module.parameters(recurse=False))}
+        got: list = []
+        failure = raised_by("values_per_module", lambda: got.append(values_per_module(model)))
+        if failure:
+            return failure
+        if not isinstance(got[0], dict):
+            return "values_per_module should return a dict: module name -> number of values."
+        answer = {str(name): count for name, count in got[0].items()}
+        for name in answer.keys() - expected.keys():
+            return sentence("Module {name!r} holds no parameter itself (its children do, or "
+                            "none); leave it out.", name=name)
+        for name, count in expected.items():
+            if name not in answer:
+                return sentence("Module {name!r} holds {count} values of its own but is missing "
+                                "(the model itself is named '').", name=name, count=count)
+            if answer[name] != count:
+                return sentence("Module {name!r} holds {count} values itself, not {got}: count "
+                                "its own parameters only, not its children's.", name=name,
+                                count=count, got=answer[name])
+    return None
+
+
+Q6 = Exercise(
+    "02.6", names=("values_per_module",),
+    expects="a function that takes a model and returns a dict",
+    check=_own_values,
+    hints=("named_modules() gives every module with its name; the model itself is ''.",
+           "module.parameters(recurse=False) lists only the parameters a module holds itself."),
+    solution=("def values_per_module(model):\n"
+              "    counts = {name: sum(p.numel() for p in m.parameters(recurse=False))\n"
+              "              for name, m in model.named_modules()}\n"
+              "    return {name: n for name, n in counts.items() if n > 0}"))
+
+EXERCISES = [Q1, Q2, Q3, Q4, Q5, Q6]

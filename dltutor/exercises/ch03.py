@@ -12,8 +12,7 @@ import numpy as np
 
 from .. import nn
 from ..autograd import randn
-from ..i18n import sentence
-from .answers import same_number
+from .answers import raised_by, same_number
 from .checker import CheckResult, Exercise
 
 
@@ -42,14 +41,18 @@ Q1 = Exercise(
 def _identity_init(identity_init: Any) -> CheckResult:
     if not callable(identity_init):
         return "identity_init should be a function of a module, like init_normal above."
-    layer = nn.Linear(5, 5)
-    identity_init(layer)
-    x = randn(3, 5)
-    if np.allclose(layer(x).numpy(), x.numpy(), atol=1e-6):
-        return None
-    if np.allclose(layer.weight.numpy(), np.eye(5)):
-        return "The weight is the identity, but the bias still adds its random start: zero it."
-    return "After identity_init(layer), layer(x) should return x: weight = identity, bias = 0."
+    for width in (5, 3, 8):                  # fresh widths, and a network it is applied to
+        net = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, width))
+        failure = raised_by("net.apply(identity_init)", lambda: net.apply(identity_init))
+        if failure:
+            return failure
+        x = randn(3, width).abs()            # ReLU passes non-negative inputs unchanged
+        if np.allclose(net(x).numpy(), x.numpy(), atol=1e-6):
+            continue
+        if np.allclose(net[0].weight.numpy(), np.eye(width)):
+            return "The weight is the identity, but the bias still adds its random start: zero it."
+        return "After identity_init(layer), layer(x) should return x: weight = identity, bias = 0."
+    return None
 
 
 Q2 = Exercise(

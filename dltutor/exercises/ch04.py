@@ -5,13 +5,14 @@
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from .. import nn
 from ..autograd import no_grad, randn
 from ..i18n import sentence
+from .answers import raised_by
 from .checker import CheckResult, Exercise
 
 
@@ -46,16 +47,6 @@ Q1 = Exercise(
 
 
 
-def _raised(name: str, call: Callable[[], Any]) -> str | None:
-    """Run the learner's function; a sentence naming what it raised, or None."""
-    try:
-        call()
-    except Exception as err:  # noqa: BLE001 - the learner's code may raise anything
-        return sentence("{name} raised {kind}: {message}", name=name, kind=type(err).__name__,
-                        message=str(err).splitlines()[0] if str(err) else "")
-    return None
-
-
 # Fresh vocabularies for 04.2: each check draws its own words, order and vector size, so an
 # answer that works only for the chapter's six words does not pass.
 WORDS = ("the", "cat", "sat", "on", "mat", "dog", "ran", "a", "red", "ball")
@@ -76,7 +67,7 @@ def _load_known_rows(load_known_rows: Any) -> CheckResult:
         vocab, vectors, word_id = _vocabulary(seed)
         table = nn.Embedding(len(vocab), vectors.shape[1])
         weight, start = table.weight, table.weight.numpy().copy()
-        failure = _raised("load_known_rows", lambda: load_known_rows(table, vocab, vectors,
+        failure = raised_by("load_known_rows", lambda: load_known_rows(table, vocab, vectors,
                                                                      word_id))
         if failure:
             return failure
@@ -122,7 +113,7 @@ def _load_paddle_linear(load_paddle_linear: Any) -> CheckResult:
         weight = rng.normal(size=(n_in, n_out)).astype(np.float32)   # Paddle's (in, out)
         bias = rng.normal(size=n_out).astype(np.float32)
         objects = (fc.weight, fc.bias)
-        failure = _raised("load_paddle_linear", lambda: load_paddle_linear(fc, weight, bias))
+        failure = raised_by("load_paddle_linear", lambda: load_paddle_linear(fc, weight, bias))
         if failure:
             return failure
         if fc.weight is not objects[0] or fc.bias is not objects[1]:

@@ -1,36 +1,68 @@
 """The exercises of chapter 05 (tying parameters).
 
->>> Q1.verdict({"matters_which_name": True}).message
-'Exercise 05.1: not yet. net[2].weight and net[4].weight are one Parameter object: setting lr_mult through either name sets it on that one object.'
+>>> Q1.verdict({"tie_head": lambda model: None}).message
+'Exercise 05.1: not yet. model.head.weight should be the very object model.embed.weight.'
 """
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from .. import nn
+from ..autograd import tanh, tensor
 from ..i18n import sentence
-from .answers import truth, type_name
+from .answers import raised_by, type_name
 from .checker import CheckResult, Exercise
 
 
-def _which_name(matters_which_name: Any) -> CheckResult:
-    matters_which_name = truth(matters_which_name)
-    if matters_which_name is False:
-        return None, ("A tied layer is one object under two names; dt.diagnose.explain_lr "
-                      "shows the same effective lr for both.")
-    if matters_which_name is True:
-        return ("net[2].weight and net[4].weight are one Parameter object: setting lr_mult "
-                "through either name sets it on that one object.")
-    return "Answer True or False."
+class _LanguageModel(nn.Module):
+    """A model shaped like the chapter's TinyLM, for fresh vocabulary sizes and widths."""
+
+    def __init__(self, vocab_size: int, dim: int):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, dim)
+        self.mix = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, vocab_size, bias=False)
+
+    def forward(self, tokens: Any) -> Any:
+        return self.head(tanh(self.mix(self.embed(tokens))))
+
+
+def _tie_head(tie_head: Any) -> CheckResult:
+    if not callable(tie_head):
+        return "tie_head should be a function that takes a model."
+    for vocab_size, dim in ((50, 4), (7, 16), (300, 8)):
+        model = _LanguageModel(vocab_size, dim)
+        untied = sum(p.numel() for p in model.parameters())
+        failure = raised_by("tie_head", lambda: tie_head(model))
+        if failure:
+            return failure
+        if not isinstance(model.head, nn.Linear) or not isinstance(model.embed, nn.Embedding):
+            return ("model.head and model.embed should stay a Linear layer and an Embedding: "
+                    "tie their weight parameter, not the layers.")
+        if model.head.weight is not model.embed.weight:
+            if np.array_equal(model.head.weight.numpy(), model.embed.weight.numpy()):
+                return ("The two weights hold the same numbers but are two objects: the first "
+                        "step pulls them apart. Assign the Parameter itself.")
+            return "model.head.weight should be the very object model.embed.weight."
+        tokens = tensor([1, 3, 5]) if vocab_size > 5 else tensor([1, 3])
+        if model(tokens).shape != (len(tokens), vocab_size):
+            return "model(tokens) should still give one score per word of the vocabulary."
+        if sum(p.numel() for p in model.parameters()) != untied - vocab_size * dim:
+            return sentence("Tied, the model should hold {n} numbers fewer (vocab x dim).",
+                            n=vocab_size * dim)
+    return None
 
 
 Q1 = Exercise(
-    "05.1", names=("matters_which_name",),
-    expects="True or False",
-    check=_which_name,
-    hints=("Check net[2].weight is net[4].weight.",
-           "Set net[2].weight.lr_mult = 0.5 and read net[4].weight.lr_mult."),
-    solution=("net[2].weight.lr_mult = 0.5\n"
-              "matters_which_name = net[4].weight.lr_mult != 0.5      # False: one object"))
+    "05.1", names=("tie_head",),
+    expects="a function that takes a model",
+    check=_tie_head,
+    hints=("TinyLM above ties in its __init__; here the model exists already.",
+           "model.head.weight = model.embed.weight: both are (vocab, dim)."),
+    solution=("def tie_head(model):\n"
+              "    model.head.weight = model.embed.weight"))
 
 
 def _tie_load(tie_load_error: Any) -> CheckResult:

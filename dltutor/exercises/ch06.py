@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .answers import truth
+import numpy as np
+
+from .. import nn, optim
+from ..i18n import sentence
+from .answers import raised_by, truth
 from .checker import CheckResult, Exercise
 
 
@@ -106,4 +110,60 @@ Q3 = Exercise(
               "                     {'params': net.fc2.named_parameters(prefix='fc2'), "
               "'lr': 0.001}], lr=0.05)"))
 
-EXERCISES = [Q1, Q2, Q3]
+
+def _fresh_models() -> list[tuple[str, Any]]:
+    """Networks the learner has not seen: 1-D parameters in several kinds of layer."""
+    return [("an MLP with LayerNorm", nn.Sequential(nn.Linear(6, 8), nn.LayerNorm(8), nn.ReLU(),
+                                                    nn.Linear(8, 3))),
+            ("a conv net with BatchNorm2d", nn.Sequential(
+                nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+                nn.Linear(4 * 6 * 6, 5))),
+            ("an embedding under a bias-free head", nn.Sequential(
+                nn.Embedding(10, 4), nn.Linear(4, 2, bias=False)))]
+
+
+def _decay_groups(decay_groups: Any) -> CheckResult:
+    if not callable(decay_groups):
+        return "decay_groups should be a function of (model, weight_decay)."
+    for weight_decay, (what, model) in zip((0.01, 0.003, 0.2), _fresh_models()):
+        where = sentence(what)
+        groups: list = []
+        failure = raised_by("decay_groups",
+                            lambda: groups.append(decay_groups(model, weight_decay)))
+        if failure:
+            return failure
+        try:
+            opt = optim.SGD(groups[0], lr=0.1)        # weight_decay 0 unless a group sets it
+        except (TypeError, ValueError) as err:
+            return sentence("optim.SGD refused the groups for {what}: {error}", what=where,
+                            error=str(err).splitlines()[0])
+        held = {id(p) for group in opt.param_groups for p in group["params"]}
+        for name, param in model.named_parameters():
+            if id(param) not in held:
+                return sentence("In {what}, {name} is in no group, so the optimizer would "
+                                "never train it.", what=where, name=name)
+            wanted = weight_decay if param.ndim >= 2 else 0.0
+            got = opt.decay_of(param).coupled or 0.0
+            if not np.isclose(got, wanted):
+                return sentence("In {what}, {name} (shape {shape}) gets weight decay {got}, "
+                                "but should get {wanted}: every 1-D parameter gets none.",
+                                what=where, name=name, shape=tuple(param.shape), got=got,
+                                wanted=wanted)
+    return None
+
+
+Q4 = Exercise(
+    "06.4", names=("decay_groups",),
+    expects="a function of (model, weight_decay) returning parameter groups",
+    check=_decay_groups,
+    hints=("Two groups: [{'params': decay, 'weight_decay': weight_decay}, {'params': no_decay, "
+           "'weight_decay': 0.0}].",
+           "Sort each (name, p) of model.named_parameters() by p.ndim: 2 or more decays."),
+    solution=("def decay_groups(model, weight_decay):\n"
+              "    named = list(model.named_parameters())\n"
+              "    return [{'params': [(n, p) for n, p in named if p.ndim >= 2],\n"
+              "             'weight_decay': weight_decay},\n"
+              "            {'params': [(n, p) for n, p in named if p.ndim < 2],\n"
+              "             'weight_decay': 0.0}]"))
+
+EXERCISES = [Q1, Q2, Q3, Q4]

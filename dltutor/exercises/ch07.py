@@ -5,9 +5,12 @@
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from .answers import number, same_number
+from .. import nn, optim
+from ..i18n import sentence
+from .answers import number, raised_by, same_number
 from .checker import CheckResult, Exercise
 
 _EPOCHS, _BATCHES = 10, 24          # the chapter's full run: 10 epochs of 1500 / 64 -> 24 batches
@@ -116,4 +119,67 @@ Q4 = Exercise(
     solution=("column = rec.series('update_norm')[:, rec.names.index('fc1')]\n"
               "first_frozen_step = int(np.flatnonzero(column == 0)[0])          # 48"))
 
-EXERCISES = [Q1, Q2, Q3, Q4]
+
+# Fresh runs for 07.5: (the optimizer's lr, warmup steps, total steps).
+_WARMUP_RUNS = ((0.05, 5, 20), (0.3, 2, 11), (1.0, 10, 30))
+
+
+def warmup_cosine_lr(step: int, lr: float, warmup: int, total: int) -> float:
+    """The lr step ``step`` (from 0) uses: 1% of ``lr`` rising in a line to ``lr`` over
+    ``warmup`` steps, then a cosine from ``lr`` down to 0 at step ``total``.
+
+    >>> [round(warmup_cosine_lr(k, 1.0, 2, 4), 4) for k in range(5)]
+    [0.01, 0.505, 1.0, 0.5, 0.0]
+    """
+    if step < warmup:
+        return lr * (0.01 + 0.99 * step / warmup)
+    return lr * (1 + math.cos(math.pi * (step - warmup) / (total - warmup))) / 2
+
+
+def _warmup_then_cosine(warmup_then_cosine: Any) -> CheckResult:
+    if not callable(warmup_then_cosine):
+        return "warmup_then_cosine should be a function of (opt, warmup, total)."
+    for lr, warmup, total in _WARMUP_RUNS:
+        opt = optim.SGD([nn.Parameter([0.0])], lr=lr)
+        made: list = []
+        failure = raised_by("warmup_then_cosine",
+                            lambda: made.append(warmup_then_cosine(opt, warmup, total)))
+        if failure:
+            return failure
+        if not hasattr(made[0], "step"):
+            return "warmup_then_cosine should return the scheduler it makes."
+        for step in range(total + 1):
+            got, want = opt.param_groups[0]["lr"], warmup_cosine_lr(step, lr, warmup, total)
+            if not math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-12):
+                return _where_it_differs(step, warmup, total, got, want)
+            made[0].step()
+    return None
+
+
+def _where_it_differs(step: int, warmup: int, total: int, got: float, want: float) -> str:
+    if step == 0:
+        return sentence("The first step should use 1% of the lr ({want:.4g}); this schedule "
+                        "gives {got:.4g}.", want=want, got=got)
+    if step < warmup:
+        return sentence("During the {warmup} warmup steps the lr should rise in a straight "
+                        "line; at step {step} it should be {want:.4g}, not {got:.4g}.",
+                        warmup=warmup, step=step, want=want, got=got)
+    return sentence("After warmup the cosine should run from the full lr down to 0 at step "
+                    "{total}, over total - warmup steps; at step {step} the lr should be "
+                    "{want:.4g}, not {got:.4g}.", total=total, step=step, want=want, got=got)
+
+
+Q5 = Exercise(
+    "07.5", names=("warmup_then_cosine",),
+    expects="a function of (opt, warmup, total) returning a scheduler",
+    check=_warmup_then_cosine,
+    hints=("The SequentialLR of the warmup section does this for warmup 5 and the run's length.",
+           "LinearLR(opt, start_factor=0.01, total_iters=warmup), then "
+           "CosineAnnealingLR(opt, T_max=total - warmup), joined at milestones=[warmup]."),
+    solution=("def warmup_then_cosine(opt, warmup, total):\n"
+              "    return lr_scheduler.SequentialLR(\n"
+              "        opt, [lr_scheduler.LinearLR(opt, start_factor=0.01, total_iters=warmup),\n"
+              "              lr_scheduler.CosineAnnealingLR(opt, T_max=total - warmup)],\n"
+              "        milestones=[warmup])"))
+
+EXERCISES = [Q1, Q2, Q3, Q4, Q5]

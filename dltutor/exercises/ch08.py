@@ -9,7 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import nn, optim
+from ..autograd import randn
 from ..i18n import sentence
+from .answers import raised_by
 from .checker import CheckResult, Exercise
 
 _BATCH_MEAN = np.array([2.0, 3.0, 4.0])
@@ -98,4 +101,59 @@ Q3 = Exercise(
     solution=("still_gets_gradient = 'lr_mult'     # its .grad is computed; requires_grad_(False) "
               "leaves .grad None"))
 
-EXERCISES = [Q1, Q2, Q3]
+
+class _EncoderDecoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 3))
+        self.decoder = nn.Sequential(nn.Linear(3, 6), nn.ReLU(), nn.Linear(6, 4))
+
+    def forward(self, x: Any) -> Any:
+        return self.decoder(self.encoder(x))
+
+
+def _blocks_to_freeze() -> list[tuple[Any, str]]:
+    """Networks and the block to freeze in each; in the first, a name match by prefix would
+    also catch blocks 10 and 11."""
+    return [(nn.Sequential(*[nn.Linear(4, 4) for _ in range(12)]), "1"),
+            (nn.Sequential(nn.Sequential(nn.Linear(4, 5), nn.Tanh()),
+                           nn.Sequential(nn.Linear(5, 5), nn.Tanh()), nn.Linear(5, 4)), "1"),
+            (_EncoderDecoder(), "encoder")]
+
+
+def _freeze_block(freeze_block: Any) -> CheckResult:
+    if not callable(freeze_block):
+        return "freeze_block should be a function of (model, name)."
+    for model, block in _blocks_to_freeze():
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
+        failure = raised_by("freeze_block", lambda: freeze_block(model, block))
+        if failure:
+            return failure
+        before = {name: p.numpy().copy() for name, p in model.named_parameters()}
+        model(randn(8, 4)).pow(2).mean().backward()
+        opt.step()
+        for name, param in model.named_parameters():
+            inside = name.startswith(block + ".")
+            moved = not np.array_equal(param.numpy(), before[name])
+            if inside and moved:
+                return sentence("{name} belongs to block {block!r} but still moved.",
+                                name=name, block=block)
+            if inside and param.grad is not None:
+                return sentence("{name} no longer moves, but backward still computes its "
+                                "gradient: requires_grad_(False) saves that work.", name=name)
+            if not inside and not moved:
+                return sentence("{name} is outside block {block!r} and should still train.",
+                                name=name, block=block)
+    return None
+
+
+Q4 = Exercise(
+    "08.4", names=("freeze_block",),
+    expects="a function of (model, name)",
+    check=_freeze_block,
+    hints=("model.get_submodule(name) is the block, however deep it sits.",
+           "requires_grad_(False) on the block freezes every parameter in it."),
+    solution=("def freeze_block(model, name):\n"
+              "    model.get_submodule(name).requires_grad_(False)"))
+
+EXERCISES = [Q1, Q2, Q3, Q4]

@@ -9,8 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
-from .answers import number, same_number
+from .. import nn
+from ..autograd import tensor
+from ..i18n import sentence
+from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, clip_grad_norm_
+from .answers import number, raised_by, same_number
 from .checker import CheckResult, Exercise
 
 
@@ -159,4 +162,68 @@ Q5 = Exercise(
               "scales = optim.ClipGradByNorm(0.5).predict_scales(list(net.parameters()))\n"
               "shrunk = [n for n, s in zip(names, scales) if s < 1]"))
 
-EXERCISES = [Q1, Q2, Q3, Q4, Q5]
+
+# Fresh cases for 09.6: (shapes, how large the gradients are, max_norm). Large gradients are
+# clipped, small ones must be left alone, and one parameter has no gradient at all.
+_CLIP_CASES = (([(3, 4), (4,), (2, 2)], 3.0, 1.0),
+               ([(5,), (6, 2)], 0.05, 1.0),
+               ([(2, 3, 3), (7,), (4, 1)], 10.0, 0.5))
+
+
+def _parameters_with_gradients(case: int) -> list:
+    shapes, size, _ = _CLIP_CASES[case]
+    rng = np.random.default_rng(60 + case)
+    params = [nn.Parameter(rng.normal(size=s).astype(np.float32)) for s in shapes]
+    for param in params[:-1] if case == 2 else params:    # case 2: the last has no gradient
+        param.grad = tensor((rng.normal(size=param.shape) * size).astype(np.float32))
+    return params
+
+
+def _clip_global_norm(clip_global_norm: Any) -> CheckResult:
+    if not callable(clip_global_norm):
+        return "clip_global_norm should be a function of (params, max_norm)."
+    for case, (_, _, max_norm) in enumerate(_CLIP_CASES):
+        mine, reference = _parameters_with_gradients(case), _parameters_with_gradients(case)
+        expected_total = float(clip_grad_norm_(reference, max_norm).item())
+        returned: list = []
+        failure = raised_by("clip_global_norm",
+                            lambda: returned.append(clip_global_norm(mine, max_norm)))
+        if failure:
+            return failure
+        total = number(returned[0])
+        if total is None or not np.isclose(total, expected_total, rtol=1e-5):
+            return sentence("For these gradients clip_global_norm should return the global norm "
+                            "before clipping, {expected:.4g}; it returned {got!r}.",
+                            expected=expected_total, got=returned[0])
+        for got, want in zip(mine, reference):
+            if want.grad is None:
+                if got.grad is not None:
+                    return "A parameter without a gradient should keep grad None."
+                continue
+            if np.allclose(got.grad.numpy(), want.grad.numpy(), rtol=1e-5, atol=1e-7):
+                continue
+            if expected_total <= max_norm:
+                return ("The global norm here is below max_norm: the gradients should be left "
+                        "as they are.")
+            return ("Every gradient should be multiplied by one factor, max_norm / global norm "
+                    "(the global norm is the square root of the sum of every squared value).")
+    return None
+
+
+Q6 = Exercise(
+    "09.6", names=("clip_global_norm",),
+    expects="a function of (params, max_norm)",
+    check=_clip_global_norm,
+    hints=("The global norm: np.sqrt(sum((p.grad.numpy() ** 2).sum() for p in params if p.grad "
+           "is not None)).",
+           "When it is above max_norm, multiply every p.grad.data by max_norm / total, in place; "
+           "return total either way."),
+    solution=("def clip_global_norm(params, max_norm):\n"
+              "    grads = [p.grad.data for p in params if p.grad is not None]\n"
+              "    total = float(np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads)))\n"
+              "    if total > max_norm:\n"
+              "        for g in grads:\n"
+              "            g *= max_norm / total\n"
+              "    return total"))
+
+EXERCISES = [Q1, Q2, Q3, Q4, Q5, Q6]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import sentence
 from ..lab import demos
-from .answers import number, truth
+from .answers import number, raised_by, truth
 from .checker import CheckResult, Exercise
 
 
@@ -121,4 +122,59 @@ Q3 = Exercise(
               "fast.set_lr_mult('0', 10)\n"
               "speedup = steps_to_90(demos.spirals_mlp()) / steps_to_90(fast)"))
 
-EXERCISES = [Q1, Q2, Q3]
+
+def _steps_to(lab: Any, target: float, every: int) -> int:
+    """The reference: steps done when the accuracy, checked every ``every`` steps, first
+    reaches ``target``."""
+    while lab.accuracy() < target:
+        lab.step(every)
+    return lab.steps_done
+
+
+def _moons_first_layer_frozen() -> Any:
+    lab = demos.moons_mlp()
+    lab.freeze("0")
+    return lab
+
+
+# Runs for 12.4 the learner has not measured, each known to reach its target:
+# (what, how to make the lab, target accuracy, check every so many steps).
+_RUNS_TO_MEASURE = (("demos.moons_mlp()", demos.moons_mlp, 0.97, 15),
+                    ("demos.spirals_mlp()", demos.spirals_mlp, 0.95, 50),
+                    ("demos.moons_mlp() with layer '0' frozen", _moons_first_layer_frozen, 0.95,
+                     10))
+
+
+def _steps_to_reach(steps_to_reach: Any) -> CheckResult:
+    if not callable(steps_to_reach):
+        return "steps_to_reach should be a function of (lab, target, every)."
+    for what, make_lab, target, every in _RUNS_TO_MEASURE:
+        lab = make_lab()
+        got: list = []
+        failure = raised_by("steps_to_reach",
+                            lambda: got.append(steps_to_reach(lab, target, every)))
+        if failure:
+            return failure
+        if lab.steps_done == 0:
+            return "The lab has not taken a step: train it with lab.step(every) in a loop."
+        want = _steps_to(make_lab(), target, every)
+        if number(got[0]) != want:
+            return sentence("On {what}, accuracy {target} is first seen at step {want} when "
+                            "checking every {every} steps; steps_to_reach returned {got!r}.",
+                            what=sentence(what), target=target, want=want, every=every,
+                            got=got[0])
+    return None
+
+
+Q4 = Exercise(
+    "12.4", names=("steps_to_reach",),
+    expects="a function of (lab, target, every) returning a step count",
+    check=_steps_to_reach,
+    hints=("Check first, then step: a lab that starts above the target needs 0 steps.",
+           "while lab.accuracy() < target: lab.step(every); then return lab.steps_done."),
+    solution=("def steps_to_reach(lab, target, every):\n"
+              "    while lab.accuracy() < target:\n"
+              "        lab.step(every)\n"
+              "    return lab.steps_done"))
+
+EXERCISES = [Q1, Q2, Q3, Q4]

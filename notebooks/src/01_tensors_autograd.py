@@ -208,8 +208,6 @@ x1 = images.unsqueeze(1)
 x2 = images.reshape(8, 1, 28, 28)
 x3 = images[:, None]
 print(images.shape, "->", x1.shape, x2.shape, x3.shape)
-
-# %%
 assert x1.shape == x2.shape == x3.shape == (8, 1, 28, 28)
 assert np.array_equal(x1.numpy(), x2.numpy()) and np.array_equal(x1.numpy(), x3.numpy())
 
@@ -257,8 +255,6 @@ except ValueError as err:
 gray = dt.rand(8, 1, 28, 28, requires_grad=True)
 gray.expand(-1, 3, -1, -1).sum().backward()
 print("gradient shape:", gray.grad.shape, "| values:", np.unique(gray.grad.numpy()))
-
-# %%
 assert gray.grad.shape == gray.shape
 assert np.all(gray.grad.numpy() == 3.0)
 
@@ -722,3 +718,12 @@ ex.q4.check()
 # %%
 second_backward_error = ____
 ex.q5.check()
+
+# %% [markdown]
+# **6.** Write `input_gradient(f, x)`: for a function `f` that maps a tensor to one number and a
+# NumPy array `x`, return the gradient of `f` at `x` as an array shaped like `x`, computed by
+# autograd. The check tries functions and shapes of its own.
+
+# %%
+input_gradient = ____
+ex.q6.check()

@@ -106,8 +106,6 @@ assert bias.requires_grad
 # %%
 print(type(bias.data).__name__, bias.data)
 print(bias.numpy(), f"{bias.item():.4f}")
-
-# %%
 assert isinstance(bias.data, np.ndarray)
 assert np.array_equal(bias.data, bias.numpy()) and bias.numpy()[0] == np.float32(bias.item())
 
@@ -119,8 +117,6 @@ assert np.array_equal(bias.data, bias.numpy()) and bias.numpy()[0] == np.float32
 
 # %%
 print("net[2].weight.grad:", net[2].weight.grad)
-
-# %%
 assert all(p.grad is None for p in net.parameters())
 
 # %% [markdown]
@@ -581,3 +577,12 @@ ex.q4.check()
 # %%
 child_names = ____
 ex.q5.check()
+
+# %% [markdown]
+# **6.** Write `values_per_module(model)`, which returns a dict from the name of every module
+# that holds parameters **itself** (not only through its children; the model itself is named
+# `""`) to the number of values in those parameters. The check counts networks it makes up.
+
+# %%
+values_per_module = ____
+ex.q6.check()

@@ -728,7 +728,8 @@ ex.q1.check()
 
 # %% [markdown]
 # **2.** Write an initializer `identity_init(m)` that makes a square Linear layer start as the
-# identity map: the layer returns its input.
+# identity map: the layer returns its input. The check hands it to `net.apply` on networks of
+# other widths, so it meets every module of the tree, not only Linear layers.
 
 # %%
 identity_init = ____

@@ -595,12 +595,12 @@ from dltutor.exercises import ____
 ex = exercises.chapter("05")
 
 # %% [markdown]
-# **1.** In the tied network `net`, give the shared layer a learning-rate multiplier of 0.5.
-# Does it matter through which name, `net[2]` or `net[4]`, you set it
-# (`matters_which_name`: True or False)? Check with `dt.diagnose.explain_lr`.
+# **1.** Write `tie_head(model)`, which ties the output layer of a language model built like
+# `TinyLM` to its input embedding after the model was made: `model.head` and `model.embed` end
+# up sharing one weight. The check builds models with other vocabulary sizes and widths.
 
 # %%
-matters_which_name = ____
+tie_head = ____
 ex.q1.check()
 
 # %% [markdown] tags=["claim-torch-tying-load-disagreeing-aliases-last-module-wins"]

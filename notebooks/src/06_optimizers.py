@@ -102,8 +102,6 @@ with dt.no_grad():
     per_example = nn.CrossEntropyLoss(reduction="none")(logits, labels)
     print("per example:", np.round(per_example.numpy(), 3))
     print(f"mean {loss_fn(logits, labels):.4f} = F.cross_entropy {F.cross_entropy(logits, labels):.4f}")
-
-# %%
 assert np.allclose(loss_fn(logits, labels).item(), F.cross_entropy(logits, labels).item())
 assert np.allclose(per_example.numpy().mean(), loss_fn(logits, labels).item(), rtol=1e-6)
 assert np.allclose(nn.CrossEntropyLoss(reduction="sum")(logits, labels).item(),
@@ -410,8 +408,6 @@ w_expected = w_old - (0.01 * 2.0) * (g_w + 0.001 * np.sign(w_old))
 b_expected = b_old - 0.01 * (g_b + 0.01 * b_old)
 print("fc1.weight: largest difference from the hand step", np.abs(net.fc1.weight.numpy() - w_expected).max())
 print("fc1.bias:   largest difference from the hand step", np.abs(net.fc1.bias.numpy() - b_expected).max())
-
-# %%
 assert np.allclose(net.fc1.weight.numpy(), w_expected, atol=1e-7)
 assert np.allclose(net.fc1.bias.numpy(), b_expected, atol=1e-7)
 wrong = w_old - 0.02 * (g_w + 0.001 * np.sign(w_old) + 0.01 * w_old)   # if both decays applied
@@ -815,7 +811,17 @@ fc2_opt = ____
 ex.q3.check()
 
 # %% [markdown]
-# **4.** (Not checked: experiments.) Give the conv group a learning rate of 0.1 and the fc group
+# **4.** Write `decay_groups(model, weight_decay)`, which returns the parameter groups of the
+# recipe above for any model: every parameter with two or more dimensions decays by
+# `weight_decay`, every 1-D one (biases, normalization weights) not at all, and each parameter is
+# in exactly one group. The check hands it networks it makes up.
+
+# %%
+decay_groups = ____
+ex.q4.check()
+
+# %% [markdown]
+# **5.** (Not checked: experiments.) Give the conv group a learning rate of 0.1 and the fc group
 # 0.001 and train 10 epochs: test accuracy up or down? Train with SGD for the convolutions and
 # Adam for the fc layers against Adam everywhere. Use `two_steps` with `w` listed three times
 # and momentum 0.9, working out both moves by hand first.

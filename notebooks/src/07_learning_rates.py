@@ -730,7 +730,17 @@ first_frozen_step = ____
 ex.q4.check()
 
 # %% [markdown]
-# **5.** (Not checked: experiments.) Replace `LinearLR` by `CosineAnnealingLR(opt,
+# **5.** Write `warmup_then_cosine(opt, warmup, total)`, which returns a scheduler for any run:
+# the first step uses 1% of the optimizer's lr, the lr rises in a straight line to the full lr
+# over `warmup` steps, then follows a cosine down to 0 at step `total`. The check steps it
+# through runs of other lengths and learning rates.
+
+# %%
+warmup_then_cosine = ____
+ex.q5.check()
+
+# %% [markdown]
+# **6.** (Not checked: experiments.) Replace `LinearLR` by `CosineAnnealingLR(opt,
 # T_max=EPOCHS)` and print the lr of each epoch. Accumulate gradients over 8 batches instead of
 # 4: how many steps per epoch, and does the loss still fall? Add decoupled weight decay to
 # `LionLite` (shrink `param.data` by `1 - lr * wd` before the sign step) and rerun the zero-gradient

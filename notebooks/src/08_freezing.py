@@ -250,6 +250,9 @@ print("norm of net3[0].weight.grad after each step:", np.round(grad_norms, 4))
 # it), that stale sum is what it sees first. `net3.zero_grad()` (the module's, which clears
 # every parameter) avoids it. PyTorch 2.13 behaves the same way: its `opt.zero_grad()` clears
 # only the optimizer's parameters, and `model.zero_grad()` sets every `.grad` to None.
+#
+# To unfreeze a left-out layer, add it to the optimizer as a new group after clearing its gradient
+# (as above):
 
 # %%
 assert np.array_equal(net3[0].weight.numpy(), w0_before)                 # never updated
@@ -258,12 +261,6 @@ assert np.allclose(net3[0].weight.grad.numpy(), np.sum(arrived, axis=0), atol=1e
 assert grad_norms[-1] > 2 * grad_norms[0]                                 # and growing
 net3.zero_grad()
 assert net3[0].weight.grad is None
-
-# %% [markdown]
-# To unfreeze a left-out layer, add it to the optimizer as a new group (after clearing its
-# gradient, as above):
-
-# %%
 opt3.add_param_group({"params": net3[0].named_parameters(prefix="0")})
 train_step(net3, opt3)
 assert not np.array_equal(net3[0].weight.numpy(), w0_before)             # now it trains
@@ -930,7 +927,17 @@ still_gets_gradient = ____
 ex.q3.check()
 
 # %% [markdown]
-# **4.** (Not checked: an experiment.) Freeze `net[0]` with a group of `lr=0` instead of
+# **4.** Write `freeze_block(model, name)`, which stops every parameter of the block called
+# `name` (`"1"`, `"encoder"`, any name `named_modules()` lists) from training, with no gradient
+# computed for them, while the rest of the model trains on. The check freezes blocks of networks
+# it makes up and takes a step with an optimizer made before the freeze.
+
+# %%
+freeze_block = ____
+ex.q4.check()
+
+# %% [markdown]
+# **5.** (Not checked: an experiment.) Freeze `net[0]` with a group of `lr=0` instead of
 # `lr_mult = 0` in the unfreezing experiment and check that the jump is the same; then reset
 # the momentum when unfreezing (`opt.state.pop(p, None)` for each parameter of `net[0]`) and
 # show that the first update is a plain first step.

@@ -462,8 +462,6 @@ standardized = dt.tensor((features - features.mean(axis=0)) / features.std(axis=
 _, std_losses = train_classifier(F.cross_entropy, standardized)
 print("cross_entropy:              ", [f"{v:.3f}" for v in safe_losses])
 print("cross_entropy, standardized:", [f"{v:.3f}" for v in std_losses])
-
-# %%
 assert np.isfinite(safe_losses).all()
 assert safe_losses[1] > safe_losses[0]                             # still a jump: the inputs' scale
 assert all(b < a for a, b in zip(std_losses, std_losses[1:]))      # smooth descent
@@ -605,8 +603,6 @@ def gradient_spread(batch_size, draws=40):
 
 spread = {b: gradient_spread(b) for b in (8, 64)}
 print("batches of 8 spread more than twice as much as batches of 64:", spread[8] > 2 * spread[64])
-
-# %%
 assert spread[8] > 2 * spread[64]            # sqrt(64 / 8) = 2.8 expected
 assert spread[8] < 5 * spread[64]
 
@@ -1056,3 +1052,14 @@ ex.q4.check()
 # %%
 shrunk = ____
 ex.q5.check()
+
+# %% [markdown]
+# **6.** Write `clip_global_norm(params, max_norm)` yourself, with NumPy on each `p.grad`: it
+# must do what `optim.clip_grad_norm_(params, max_norm)` does (scale every gradient by one
+# factor when their global norm is above `max_norm`, leave parameters without a gradient alone,
+# and return the global norm measured before clipping). The check compares it with
+# `clip_grad_norm_` on gradients of its own.
+
+# %%
+clip_global_norm = ____
+ex.q6.check()

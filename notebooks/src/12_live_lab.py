@@ -367,6 +367,16 @@ speedup = ____
 ex.q3.check()
 
 # %% [markdown]
-# **4.** (Not checked: an experiment of your own.) In the widget view, set the lr multiplier of
+# **4.** Write `steps_to_reach(lab, target, every)`: train `lab` `every` steps at a time until
+# its accuracy, checked before each round, reaches `target`, and return `lab.steps_done`. (It is
+# the measurement of exercise 3, for any lab and target.) The check measures runs of its own
+# with it and compares.
+
+# %%
+steps_to_reach = ____
+ex.q4.check()
+
+# %% [markdown]
+# **5.** (Not checked: an experiment of your own.) In the widget view, set the lr multiplier of
 # layer 4 to 0 and compare with freezing it. What is different in the gradient-norm plot?
 # *Hint: chapter 08, way 2.*

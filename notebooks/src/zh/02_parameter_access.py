@@ -174,3 +174,6 @@
 
 # %% [markdown] en="906ff82e"
 # **5.** 用 `nn.Sequential(*[block1() for _ in range(4)])` 而不是 `add_module` 构建同样的四个块。它的子模块叫什么名字（`child_names`）？
+
+# %% [markdown] en="5ca1b8b1"
+# **6.** 写一个函数 `values_per_module(model)`：返回一个字典，键是每个**自己**持有参数的模块的名字（不只是通过子模块持有；模型本身的名字是 `""`），值是这些参数中的数值个数。检查时会数它自己编出来的网络。

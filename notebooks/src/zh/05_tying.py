@@ -146,8 +146,8 @@
 #
 # 每道练习都有一个供你作答的单元格：把 `____` 换成你的答案，运行这个单元格，最后一行会检查它。`ex.q1.hint()` 给出一条提示（再调用一次给出下一条），`ex.q1.solution()` 显示一种答案，`exercises.progress()` 列出每道练习的完成情况。
 
-# %% [markdown] en="422a1f2b"
-# **1.** 在共享网络 `net` 中，给共享层设置学习率倍数 0.5。通过哪个名字设置，`net[2]` 还是 `net[4]`，有没有区别（`matters_which_name`：True 或 False）？用 `dt.diagnose.explain_lr` 检查。
+# %% [markdown] en="a9f92b16"
+# **1.** 写一个函数 `tie_head(model)`：对一个按 `TinyLM` 的方式搭建的语言模型，在模型建好之后把它的输出层绑定到输入嵌入上，让 `model.head` 和 `model.embed` 共用同一个权重。检查时会用其他的词表大小和宽度构建模型。
 
 # %% [markdown] en="ff15dc3a"
 # **2.** 修改 `tied` 的状态字典，让 `"2.weight"` 和 `"4.weight"` 保存*不同*的值，然后加载它。在 dltutor 中会发生什么？把错误的类保存在 `tie_load_error` 中。（PyTorch 的行为在“共享参数怎样列出和存储”一节中：网络最后到达的名字 `4.weight` 悄悄生效。）

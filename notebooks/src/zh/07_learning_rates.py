@@ -216,5 +216,8 @@
 # %% [markdown] en="e0dce8c1"
 # **4.** 第一节中的 `Recorder`（`rec`）记录了那次训练的每一步，在那次训练中，全连接组的学习率在第二轮之后被设为 0。fc1 的更新量在第几步（`first_frozen_step`，即 `rec.series("update_norm")` 的行号）第一次为零？
 
-# %% [markdown] en="908aae62"
-# **5.** （不检查：实验。）把 `LinearLR` 换成 `CosineAnnealingLR(opt, T_max=EPOCHS)`，打印每一轮的学习率。把梯度累积的批量数从 4 改成 8：每轮有多少步，损失还会下降吗？给 `LionLite` 加上解耦的权重衰减（在符号步之前把 `param.data` 缩小为原来的 `1 - lr * wd` 倍），再运行梯度为零的那个单元格：参数应该按比例缩小，而不是移动整整一个学习率。
+# %% [markdown] en="380da6c1"
+# **5.** 写一个函数 `warmup_then_cosine(opt, warmup, total)`，为任何一次运行返回一个调度器：第一步使用优化器学习率的 1%，在 `warmup` 步内沿直线升到完整的学习率，然后按余弦降到第 `total` 步时的 0。检查时会在其他长度、其他学习率的运行中逐步推进它。
+
+# %% [markdown] en="a10d80df"
+# **6.** （不检查：实验。）把 `LinearLR` 换成 `CosineAnnealingLR(opt, T_max=EPOCHS)`，打印每一轮的学习率。把梯度累积的批量数从 4 改成 8：每轮有多少步，损失还会下降吗？给 `LionLite` 加上解耦的权重衰减（在符号步之前把 `param.data` 缩小为原来的 `1 - lr * wd` 倍），再运行梯度为零的那个单元格：参数应该按比例缩小，而不是移动整整一个学习率。

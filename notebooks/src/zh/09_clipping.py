@@ -224,3 +224,6 @@
 
 # %% [markdown] en="fc4f2444"
 # **5.** `ClipGradByNorm(0.5)` 会缩小 `net` 的哪些参数？用裁剪对象的 `predict_scales`（而不是真的裁剪）找出来，把它们的名字列在 `shrunk` 中。
+
+# %% [markdown] en="91e63786"
+# **6.** 自己动手写 `clip_global_norm(params, max_norm)`，用 NumPy 处理每个 `p.grad`：它要做的和 `optim.clip_grad_norm_(params, max_norm)` 一样（当全局范数高于 `max_norm` 时，用同一个因子缩放所有梯度；没有梯度的参数不去动它；返回裁剪之前测得的全局范数）。检查时会在它自己的梯度上把你的函数和 `clip_grad_norm_` 作比较。

@@ -6,6 +6,28 @@ import numpy as np
 
 import dltutor as dt
 
+
+def input_gradient(f, x):
+    t = dt.tensor(x, requires_grad=True)
+    f(t).backward()
+    return t.grad.numpy()
+
+
+def gradient_of_a_plain_tensor(f, x):
+    t = dt.tensor(x)
+    f(t).backward()
+    return t.grad.numpy()
+
+
+def value_instead_of_gradient(f, x):
+    return np.full(np.shape(x), f(dt.tensor(x)).item())
+
+
+def twice_x(f, x):
+    """Right for the sum of squares only."""
+    return 2 * x
+
+
 CASES = {
     "01.1": ({"t": dt.tensor(np.arange(6).reshape(2, 3), dtype=dt.float32, requires_grad=True)},
              [({"t": dt.tensor(np.arange(6).reshape(2, 3))}, ["int64", "floating"]),
@@ -24,6 +46,12 @@ CASES = {
               ({"with_grad": {"fc.weight"}}, ["'fc.weight'"])]),
     "01.5": ({"second_backward_error": RuntimeError},
              [({"second_backward_error": ValueError}, ["'ValueError'", "read"])]),
+    "01.6": ({"input_gradient": input_gradient},
+             [({"input_gradient": gradient_of_a_plain_tensor}, ["raised RuntimeError",
+                                                                "requires_grad"]),
+              ({"input_gradient": value_instead_of_gradient}, ["value of f(x)"]),
+              ({"input_gradient": twice_x}, ["mean of cubes"]),
+              ({"input_gradient": "backward"}, ["function"])]),
 }
 
-SELF_CONTAINED = {"01.1", "01.2", "01.5"}
+SELF_CONTAINED = {"01.1", "01.2", "01.5", "01.6"}

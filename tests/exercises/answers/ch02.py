@@ -15,6 +15,24 @@ def _loaded_case(same=True, kind="linear"):
     return {"loaded": layer, "net": net}
 
 
+def values_per_module(model):
+    counts = {name: sum(p.numel() for p in m.parameters(recurse=False))
+              for name, m in model.named_modules()}
+    return {name: n for name, n in counts.items() if n > 0}
+
+
+def values_with_children(model):
+    """Counts each module's children's parameters too."""
+    counts = {name: sum(p.numel() for p in m.parameters()) for name, m in model.named_modules()}
+    return {name: n for name, n in counts.items() if n > 0}
+
+
+def values_of_layers_only(model):
+    """Misses a parameter held by a module that also has children."""
+    return {name: sum(p.numel() for p in m.parameters()) for name, m in model.named_modules()
+            if not list(m.children()) and list(m.parameters())}
+
+
 CASES = {
     "02.1": ({"block_names": ["0.weight", "0.bias", "2.weight", "2.bias"], "block_values": 76},
              [({"block_names": ["0.block 2.0.weight"], "block_values": 76}, ["from inside"]),
@@ -28,6 +46,11 @@ CASES = {
              [({"keys_in_file": ["0.weight", "1.weight"]}, ["ReLU"])]),
     "02.5": ({"child_names": ["0", "1", "2", "3"]},
              [({"child_names": ["block 0", "block 1", "block 2", "block 3"]}, ["position"])]),
+    "02.6": ({"values_per_module": values_per_module},
+             [({"values_per_module": values_with_children}, ["holds no parameter itself"]),
+              ({"values_per_module": values_of_layers_only}, ["is missing"]),
+              ({"values_per_module": lambda model: list(model.parameters())}, ["a dict"]),
+              ({"values_per_module": 42}, ["function"])]),
 }
 
-SELF_CONTAINED: set = set()
+SELF_CONTAINED = {"02.6"}

@@ -4,14 +4,29 @@ from __future__ import annotations
 
 from dltutor.nn import StateDictError
 
+def tie_head(model):
+    model.head.weight = model.embed.weight
+
+
+def tie_head_by_copying(model):
+    """The same numbers, but two objects."""
+    model.head.weight.set_value(model.embed.weight.numpy())
+
+
+def tie_head_by_sharing_the_layer(model):
+    model.head = model.embed
+
+
 CASES = {
-    "05.1": ({"matters_which_name": False},
-             [({"matters_which_name": True}, ["one Parameter object"]),
-              ({"matters_which_name": "net[2]"}, ["True or False"])]),
+    "05.1": ({"tie_head": tie_head},
+             [({"tie_head": tie_head_by_copying}, ["two objects"]),
+              ({"tie_head": tie_head_by_sharing_the_layer}, ["not the layers"]),
+              ({"tie_head": lambda model: None}, ["very object"]),
+              ({"tie_head": "head = embed"}, ["function"])]),
     "05.2": ({"tie_load_error": StateDictError},
              [({"tie_load_error": None}, ["refuses"]), ({"tie_load_error": KeyError}, ["Close"])]),
     "05.3": ({"shapes": ((6, 4), (4, 6))},
              [({"shapes": ((4, 6), (6, 4))}, ["(out_features, in_features)"])]),
 }
 
-SELF_CONTAINED = {"05.3"}
+SELF_CONTAINED = {"05.1", "05.3"}

@@ -17,6 +17,25 @@ def fc2_optimizer(fc2_lr, other_lr, leave_out=()):
                       {"params": net.fc2.named_parameters(prefix="fc2"), "lr": fc2_lr}], lr=0.05)
 
 
+def decay_groups(model, weight_decay):
+    named = list(model.named_parameters())
+    return [{"params": [(n, p) for n, p in named if p.ndim >= 2], "weight_decay": weight_decay},
+            {"params": [(n, p) for n, p in named if p.ndim < 2], "weight_decay": 0.0}]
+
+
+def decay_groups_by_name(model, weight_decay):
+    """Spares the biases only: a LayerNorm or BatchNorm weight still decays."""
+    named = list(model.named_parameters())
+    return [{"params": [(n, p) for n, p in named if not n.endswith("bias")],
+             "weight_decay": weight_decay},
+            {"params": [(n, p) for n, p in named if n.endswith("bias")], "weight_decay": 0.0}]
+
+
+def decay_groups_without_the_rest(model, weight_decay):
+    return [{"params": [p for p in model.parameters() if p.ndim >= 2],
+             "weight_decay": weight_decay}]
+
+
 CASES = {
     "06.1": ({"moves": False, "gets_gradient": True},
              [({"moves": True, "gets_gradient": True}, ["does not move"]),
@@ -31,6 +50,12 @@ CASES = {
               ({"fc2_opt": fc2_optimizer(0.001, 0.05, leave_out=("conv1.bias",))},
                ["all eight"]),
               ({"fc2_opt": fc2_optimizer(0.01, 0.05)}, ["fc2.weight and fc2.bias"])]),
+    "06.4": ({"decay_groups": decay_groups},
+             [({"decay_groups": decay_groups_by_name}, ["1.weight", "every 1-D parameter"]),
+              ({"decay_groups": decay_groups_without_the_rest}, ["in no group"]),
+              ({"decay_groups": lambda model, wd: {"params": model.parameters()}},
+               ["should get 0.01"]),
+              ({"decay_groups": "p.ndim < 2"}, ["function"])]),
 }
 
-SELF_CONTAINED: set = set()
+SELF_CONTAINED = {"06.4"}

@@ -14,6 +14,49 @@ ORIGINAL = {"0.weight": np.full((16, 4), 0.25, dtype=np.float32),       # norm 2
             "4.weight": np.zeros((1, 16), dtype=np.float32),
             "4.bias": np.array([4.0], dtype=np.float32)}                  # norm 4
 
+def clip_global_norm(params, max_norm):
+    grads = [p.grad.data for p in params if p.grad is not None]
+    total = float(np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads)))
+    if total > max_norm:
+        for g in grads:
+            g *= max_norm / total
+    return total
+
+
+def clip_each_tensor(params, max_norm):
+    """Per-tensor clipping: each gradient by its own norm."""
+    total = float(np.sqrt(sum((p.grad.numpy() ** 2).sum() for p in params if p.grad is not None)))
+    for p in params:
+        if p.grad is not None:
+            norm = float(np.sqrt((p.grad.numpy() ** 2).sum()))
+            if norm > max_norm:
+                p.grad.data *= max_norm / norm
+    return total
+
+
+def clip_always(params, max_norm):
+    """Scales even when the norm is already below max_norm."""
+    grads = [p.grad.data for p in params if p.grad is not None]
+    total = float(np.sqrt(sum((g ** 2).sum() for g in grads)))
+    for g in grads:
+        g *= max_norm / total
+    return total
+
+
+def clip_without_returning(params, max_norm):
+    clip_global_norm(params, max_norm)
+
+
+def clip_every_parameter(params, max_norm):
+    """Right, but forgets that a parameter may have no gradient."""
+    grads = [p.grad.data for p in params]
+    total = float(np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads)))
+    if total > max_norm:
+        for g in grads:
+            g *= max_norm / total
+    return total
+
+
 CASES = {
     "09.1": ({"tensor_clip": optim.ClipGradByNorm(0.5)},
              [({"tensor_clip": optim.ClipGradByGlobalNorm(0.5)}, ["one factor", "on its own"]),
@@ -32,6 +75,12 @@ CASES = {
              [({"shrunk": ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]},
                ["biases", "below 0.5"]),
               ({"shrunk": ["2.weight"]}, ["each by its own factor"])]),
+    "09.6": ({"clip_global_norm": clip_global_norm},
+             [({"clip_global_norm": clip_each_tensor}, ["one factor"]),
+              ({"clip_global_norm": clip_always}, ["below max_norm"]),
+              ({"clip_global_norm": clip_without_returning}, ["should return the global norm"]),
+              ({"clip_global_norm": clip_every_parameter}, ["raised AttributeError"]),
+              ({"clip_global_norm": 1.0}, ["function"])]),
 }
 
-SELF_CONTAINED = {"09.4"}
+SELF_CONTAINED = {"09.4", "09.6"}

@@ -21,6 +21,26 @@ def measured_speedup():
     return steps_to_90(demos.spirals_mlp()) / steps_to_90(fast)
 
 
+def steps_to_reach(lab, target, every):
+    while lab.accuracy() < target:
+        lab.step(every)
+    return lab.steps_done
+
+
+def steps_to_reach_one_late(lab, target, every):
+    """Steps once more before it looks: one check late."""
+    lab.step(every)
+    while lab.accuracy() < target:
+        lab.step(every)
+    return lab.steps_done + every
+
+
+def steps_checked_every_step(lab, target, every):
+    while lab.accuracy() < target:
+        lab.step(1)
+    return lab.steps_done
+
+
 CASES = {
     "12.1": ({"accuracy_first_frozen": _first_layer_frozen_accuracy()},
              [({"accuracy_first_frozen": 0.5}, ["lab.freeze('0')"]),
@@ -31,6 +51,11 @@ CASES = {
     "12.3": ({"speedup": measured_speedup()},
              [({"speedup": 0.5}, ["below 1"]), ({"speedup": 6.0}, ["same way"]),
               ({"speedup": 2.0}, ["same way"])]),             # a guess inside the old range
+    "12.4": ({"steps_to_reach": steps_to_reach},
+             [({"steps_to_reach": steps_to_reach_one_late}, ["first seen at step"]),
+              ({"steps_to_reach": steps_checked_every_step}, ["checking every 15 steps"]),
+              ({"steps_to_reach": lambda lab, target, every: 0}, ["not taken a step"]),
+              ({"steps_to_reach": 100}, ["function"])]),
 }
 
-SELF_CONTAINED: set = set()
+SELF_CONTAINED = {"12.4"}
