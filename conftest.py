@@ -6,6 +6,9 @@ import pytest
 # Notebooks run their short versions of long loops under the tests (see dt.quick_mode());
 # kernels that nbval starts inherit this environment.
 os.environ["DLTUTOR_QUICK"] = "1"
+# Running the chapters under the tests must not write learners' progress files into the
+# repository (dltutor/exercises/record.py); the tests of that file choose their own.
+os.environ["DLTUTOR_PROGRESS"] = "off"
 
 # The chapters' sources are scripts for jupytext, not modules: nbval runs the built notebooks.
 collect_ignore = ["notebooks/src"]

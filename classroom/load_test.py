@@ -11,7 +11,9 @@ It records, per student: seconds from "start my server" to a kernel that answers
 run the lab, peak memory (RSS) and CPU seconds of the student's processes, and any failure; and
 for the machine: its cores, memory, and the hub's own memory. Everything goes to
 ``benchmarks/classroom.json``; ``--table`` prints the sizing table the README and
-``benchmarks/RESULTS.md`` show. Exit status 0 only when every student's lab ran.
+``benchmarks/RESULTS.md`` show. Each student then answers exercise 03.1 (every other one
+wrongly) and the teacher's class table (``dltutor progress``) must report each of them as
+expected. Exit status 0 only when every student's lab ran and the table is right.
 
 Needs JupyterHub (``pip install -e ".[classroom]"``) and ``configurable-http-proxy`` (npm);
 ``make classroom-test`` installs both. It stays on 127.0.0.1 and stops everything it started.
@@ -46,6 +48,11 @@ LAB_CODE = ("from dltutor.lab import demos\n"
             "lab = demos.moons_mlp()\n"
             "lab.run({steps})\n"
             "print(lab.steps_done, round(lab.accuracy(), 2))")
+# Each student then answers exercise 03.1, every other one wrongly; the teacher's class table
+# (dltutor progress) must find all of them, with the right verdicts.
+EXERCISE_CODE = ("from dltutor import exercises\n"
+                 "conv_bound = {answer}\n"
+                 "exercises.chapter('03').q1.check()")
 
 
 class Hub:
@@ -169,9 +176,27 @@ def one_student(hub: Hub, name: str, steps: int, samples: dict) -> dict:
         record["lab_s"] = time.monotonic() - ran
         record["lab_printed"] = printed.strip()
         record["ok"] = printed.split()[0] == str(steps)
+        run_in_kernel(hub, name, EXERCISE_CODE.format(answer=exercise_answer(name)), timeout=120)
     except Exception as error:  # noqa: BLE001 - a failure is a measurement too
         record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
     return record
+
+
+def exercise_answer(name: str) -> str:
+    """Exercise 03.1's answer of student ``name``: right for even numbers, wrong for odd."""
+    return "0.1155" if int(name[-3:]) % 2 == 0 else "0.5"
+
+
+def class_progress(homes: Path, names: list[str]) -> dict:
+    """What the teacher's table says about exercise 03.1, and whether it says it right."""
+    from dltutor.exercises.classtable import class_table
+
+    table = class_table([homes / name for name in names], ["03.1"])
+    found = {s.name: table.cell(s, "03.1").status for s in table.students}
+    expected = {name: "correct" if exercise_answer(name) == "0.1155" else "not yet"
+                for name in names}
+    return {"students": len(found), "correct": sum(v == "correct" for v in found.values()),
+            "as_expected": found == expected}
 
 
 def sampler(hub: Hub, names: list[str], samples: dict, stop: threading.Event) -> None:
@@ -218,13 +243,14 @@ def measure(students: int, steps: int, proxy: str | None) -> dict:
                 record["cpu_s"] = max((c for _, c in series), default=None)
             homes = Path(folder) / "homes"
             copied = sum((homes / n / "00_welcome.ipynb").exists() for n in names)
+            progress = class_progress(homes, names)
         finally:
             hub.stop()
             log_tail = (Path(folder) / "hub.log").read_text(errors="replace").splitlines()[-40:]
     if any(not r["ok"] for r in records):
         print("\n".join(log_tail))
     return {"students": students, "steps": steps, "wall_s": wall, "records": records,
-            "hub_rss_mib": hub_rss, "homes_with_chapters": copied,
+            "hub_rss_mib": hub_rss, "homes_with_chapters": copied, "class_table": progress,
             "machine": {"cores": psutil.cpu_count(), "memory_gib":
                         psutil.virtual_memory().total / 2 ** 30,
                         "python": platform.python_version(), "platform": platform.platform()}}
@@ -316,10 +342,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{record['name']}: {record.get('error') or record.get('lab_printed')}")
     if len(failures) < len(result["records"]):
         print(sizing(result))
+    progress = result["class_table"]
     print(f"{len(result['records']) - len(failures)} of {len(result['records'])} students "
-          f"ran the lab; {result['homes_with_chapters']} homes got the chapters; results in "
-          f"{RESULTS.relative_to(ROOT)}")
-    return 0 if not failures and result["homes_with_chapters"] == args.students else 1
+          f"ran the lab; {result['homes_with_chapters']} homes got the chapters; the class "
+          f"table found {progress['students']} students, {progress['correct']} correct on "
+          f"03.1 ({'as expected' if progress['as_expected'] else 'NOT as expected'}); "
+          f"results in {RESULTS.relative_to(ROOT)}")
+    return 0 if (not failures and result["homes_with_chapters"] == args.students
+                 and progress["as_expected"]) else 1
 
 
 if __name__ == "__main__":

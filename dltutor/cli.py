@@ -1,9 +1,11 @@
 """The ``dltutor`` command: the chapters for a learner who installed the kit with pip.
 
-``pip install dltutor`` ships the chapters inside the package. Two commands put them to use::
+``pip install dltutor`` ships the chapters inside the package. Two commands put them to use,
+and a third is a teacher's::
 
     dltutor notebooks DIR      # copy the chapters into DIR, a folder you own
     dltutor lab [DIR]          # the same, then JupyterLab on DIR, opened at 00_welcome
+    dltutor progress DIR ...   # a class's exercise progress, one DIR per student's home
 
 ``notebooks`` never overwrites your work: a chapter you changed stays as you left it (the
 command says so), a chapter you deleted comes back, and a new one from a newer kit is added.
@@ -11,7 +13,8 @@ command says so), a chapter you deleted comes back, and a new one from a newer k
 :mod:`dltutor.launch`), takes ``--port``, ``--ip`` and ``--no-browser``, further JupyterLab
 options after ``--``, and ``--lang zh`` opens the Chinese edition (the kit then speaks
 Chinese). ``make lab`` in a clone runs ``dltutor lab notebooks``: the clone's own chapters,
-served where they are.
+served where they are. ``progress`` prints the class table of dltutor.exercises.classtable
+and writes it as progress.csv and progress.html (``--out FOLDER``).
 
 >>> import contextlib, io, tempfile
 >>> with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stdout(io.StringIO()):
@@ -102,7 +105,7 @@ def start_notebook(language: str) -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dltutor", description="The dltutor chapters: copy them to a folder of yours, "
-                                    "and open them in JupyterLab.")
+                                    "open them in JupyterLab, and see a class's progress.")
     commands = parser.add_subparsers(dest="command", required=True)
     copy = commands.add_parser("notebooks", help="copy the chapters into DIR (your edits stay)")
     copy.add_argument("folder", metavar="DIR")
@@ -121,11 +124,43 @@ def _parser() -> argparse.ArgumentParser:
                      help="do not open a browser (one opens by default where there is a screen)")
     lab.epilog = ("Further options for JupyterLab go after --, e.g. "
                   "dltutor lab -- --ServerApp.log_level=INFO")
+    progress = commands.add_parser(
+        "progress", help="a class's exercise progress: one DIR per student (their home)")
+    progress.add_argument("folders", metavar="DIR", nargs="+")
+    progress.add_argument("--out", metavar="FOLDER", default=".",
+                          help="where progress.csv and progress.html go (default: here)")
     return parser
 
 
+def class_progress(folders: list[str], out: str) -> int:
+    """``dltutor progress DIR ...``: print the class table, write it as CSV and HTML."""
+    from .exercises import all_exercises
+    from .exercises.classtable import class_table
+
+    missing = [f for f in folders if not Path(f).expanduser().is_dir()]
+    if missing:
+        print(f"dltutor progress: not a folder: {', '.join(missing)}", file=sys.stderr)
+        return 1
+    table = class_table(folders, [e.id for e in all_exercises()])
+    print(table.text())
+    target = Path(out).expanduser()
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        table.write_csv(target / "progress.csv")
+        table.write_html(target / "progress.html")
+    except OSError as error:
+        print(f"dltutor progress: {error}", file=sys.stderr)
+        return 1
+    empty = [s.name for s in table.students if not s.entries]
+    if empty:
+        print(f"no progress file found for: {', '.join(empty)}")
+    print(f"wrote {target / 'progress.csv'} and {target / 'progress.html'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``dltutor notebooks DIR`` or ``dltutor lab [DIR] [--lang zh] [-- JUPYTER OPTIONS]``."""
+    """``dltutor notebooks DIR``, ``dltutor lab [DIR] [--lang zh] [-- JUPYTER OPTIONS]`` or
+    ``dltutor progress DIR [DIR ...] [--out FOLDER]``."""
     argv = sys.argv[1:] if argv is None else list(argv)
     extra: list[str] = []
     if "--" in argv:                          # what follows -- is JupyterLab's
@@ -135,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if extra and args.command != "lab":
         parser.error("options after -- are for JupyterLab: use them with dltutor lab")
+    if args.command == "progress":
+        return class_progress(args.folders, args.out)
     folder = Path(args.folder).expanduser().resolve()
     if folder != chapters_folder().resolve():     # make lab serves the clone's own chapters
         try:

@@ -7,7 +7,8 @@ Each chapter is written as a readable Python script, ``notebooks/src/NN_name.py`
 with its outputs, normalised so that a rebuild on the same machine changes nothing:
 
 * the kernel runs with ``DLTUTOR_QUICK=1``, as the tests do, so long loops are short and the
-  stored outputs are exactly what nbval will see (``dt.quick_mode()`` reads it);
+  stored outputs are exactly what nbval will see (``dt.quick_mode()`` reads it), and with
+  ``DLTUTOR_PROGRESS=off``, so the exercise checks of the build record no learner's progress;
 * cell ids are numbered, execution timings and widget state are dropped (a cell that shows a
   live widget keeps no output at all, nor does a cell tagged ``timing``), the kernelspec is
   ``python3``, an error a cell shows on purpose is stored as its message alone, and the pieces
@@ -68,8 +69,10 @@ def notebook_from_source(source: Path) -> nbformat.NotebookNode:
 
 
 def execute(nb: nbformat.NotebookNode, folder: Path = OUTPUT, timeout: int = 600) -> None:
-    """Run every cell in a fresh kernel started in ``folder`` with DLTUTOR_QUICK=1."""
+    """Run every cell in a fresh kernel started in ``folder`` with DLTUTOR_QUICK=1 (and no
+    progress file)."""
     os.environ["DLTUTOR_QUICK"] = "1"
+    os.environ["DLTUTOR_PROGRESS"] = "off"
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(folder)}},
                             record_timing=False, store_widget_state=False)

@@ -12,8 +12,9 @@ In a chapter's exercise section::
 
 ``check()`` reads your variables from the notebook, so you write ordinary code. Every verdict
 is a short, fixed sentence, shown in a notebook as a box in the colour of its verdict.
-:func:`progress` lists every exercise and how it stands in this session (a teacher can ask a
-student to run it).
+:func:`progress` lists every exercise and how it stands. Checks and hints are also written to
+a small file beside the notebooks (record.py), so progress survives a restart and a teacher can
+gather a class's files with ``dltutor progress DIR ...`` (classtable.py).
 
 >>> ex = chapter("01")
 >>> ex.q1.verdict({"t": ____}).status
@@ -26,6 +27,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from . import record
 from .checker import Exercise, Verdict, ____
 from .view import Progress
 
@@ -43,6 +45,19 @@ def _load_chapters() -> dict[str, list[Exercise]]:
 
 #: The exercises of each chapter, by the chapter's number ("01": [...]).
 CHAPTERS: dict[str, list[Exercise]] = _load_chapters()
+
+
+def _restore_progress() -> None:
+    """Give every exercise the status and hints recorded in this learner's progress file, so
+    that progress() survives a kernel restart (record.py)."""
+    recorded = record.load(record.the_file())
+    for exercises in CHAPTERS.values():
+        for exercise in exercises:
+            if exercise.id in recorded:
+                exercise.restore(recorded[exercise.id])
+
+
+_restore_progress()
 
 
 class Chapter:
@@ -77,8 +92,8 @@ def all_exercises() -> list[Exercise]:
 
 
 def progress() -> Progress:
-    """How every exercise stands in this session: correct, not yet, not attempted, or not
-    checked (its ``check()`` was never run). A notebook shows it as a table of coloured badges,
+    """How every exercise stands, checks recorded before a restart included: correct, not yet,
+    not attempted, or not checked (its ``check()`` was never run). A notebook shows it as a table of coloured badges,
     one row per chapter; ``print(progress())`` gives plain text (``.rows`` the pairs).
 
     >>> report = progress()

@@ -29,6 +29,7 @@ import inspect
 from typing import Any, Callable, NamedTuple, Tuple, Union
 
 from ..i18n import sentence, text
+from . import record
 from .view import show
 
 
@@ -86,6 +87,8 @@ class Exercise:
         box in a notebook, the sentence elsewhere)."""
         verdict = self.verdict(_caller_namespace())
         show(verdict.status, verdict.message)
+        record.save_entry(record.the_file(), self.id, status=verdict.status,
+                          hints=self.hints_shown)
 
     def hint(self, n: int | None = None) -> None:
         """Print the next hint (or hint ``n``, counting from 1)."""
@@ -96,6 +99,7 @@ class Exercise:
                 return
             self.hints_shown += 1
             n = self.hints_shown
+            record.save_entry(record.the_file(), self.id, hints=self.hints_shown)
         if not 1 <= n <= len(self.hints):
             raise ValueError(f"exercise {self.id} has hints 1 to {len(self.hints)}, not {n}")
         print(text("exercise.hint", n=n, total=len(self.hints), id=self.id,
@@ -136,6 +140,11 @@ class Exercise:
                                                note=sentence(note)))
             return Verdict("correct", text("exercise.correct", id=self.id))
         return Verdict("not yet", text("exercise.not_yet", id=self.id, why=sentence(result)))
+
+    def restore(self, entry: dict) -> None:
+        """Take up where a recorded entry (see record.py) left off: its status and hints."""
+        self.last_status = entry["status"]
+        self.hints_shown = min(int(entry.get("hints", 0)), len(self.hints))
 
     def _call(self, method: str) -> str:
         chapter, number = self.id.split(".")

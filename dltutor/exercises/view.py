@@ -71,15 +71,15 @@ def show(status: str, message: str) -> None:
 
 
 class Progress:
-    """How every exercise stands in this session; what :func:`dltutor.exercises.progress`
-    returns. Jupyter shows it as a table of coloured badges, one row per chapter; ``print``
+    """How every exercise stands (this kernel's checks and those recorded before it); what
+    :func:`dltutor.exercises.progress` returns. Jupyter shows it as a table of coloured badges, one row per chapter; ``print``
     and a terminal show plain text. ``rows`` holds ``(exercise id, status)`` pairs.
 
     >>> report = Progress([("01.1", "correct"), ("01.2", "not yet"), ("02.1", "not checked")])
     >>> report.done, report.total
     (1, 3)
     >>> print(report)
-    1 of 3 exercises correct in this session.
+    1 of 3 exercises correct so far.
       01  01.1 correct · 01.2 not yet
       02  02.1 not checked
     """

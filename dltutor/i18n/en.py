@@ -17,7 +17,7 @@ TEXT = {
     "exercise.no_more_hints": ("Exercise {id} has no more hints; {solution} shows an answer when "
                                "you want it."),
     "exercise.solution": "A solution to exercise {id}:\n{code}",
-    "exercise.progress_header": "{done} of {total} exercises correct in this session.",
+    "exercise.progress_header": "{done} of {total} exercises correct so far.",
     "exercise.names_and": " and ",
     "exercise.status.correct": "correct",
     "exercise.status.not yet": "not yet",

@@ -15,7 +15,7 @@ TEXT = {
     "exercise.hint": "练习 {id} 的提示 {n}/{total}：{text}",
     "exercise.no_more_hints": "练习 {id} 没有更多提示了；想看答案时，运行 {solution}。",
     "exercise.solution": "练习 {id} 的一种解法：\n{code}",
-    "exercise.progress_header": "本次会话中，{total} 道练习里有 {done} 道正确。",
+    "exercise.progress_header": "到目前为止，{total} 道练习里有 {done} 道正确。",
     "exercise.names_and": " 和 ",
     "exercise.status.correct": "正确",
     "exercise.status.not yet": "还不对",

@@ -36,6 +36,23 @@ def test_the_hub_configuration_loads(tmp_path, monkeypatch):
     assert (home / "00_welcome.ipynb").exists() and (home / "zh" / "lab.zh.ipynb").exists()
 
 
+def test_the_load_tests_class_table_check_tells_right_from_wrong(tmp_path):
+    """The hub test's last step without a hub: homes whose 03.1 verdicts are (or are not) the
+    ones its students were told to give."""
+    from dltutor.exercises import record
+
+    load_test = load_test_module()
+    names = [f"student{i:03d}" for i in range(4)]
+    for name in names:
+        status = "correct" if load_test.exercise_answer(name) == "0.1155" else "not yet"
+        (tmp_path / name).mkdir()
+        record.save_entry(tmp_path / name / record.FILE_NAME, "03.1", status=status, hints=0)
+    assert load_test.class_progress(tmp_path, names) == {"students": 4, "correct": 2,
+                                                         "as_expected": True}
+    record.save_entry(tmp_path / names[1] / record.FILE_NAME, "03.1", status="correct", hints=0)
+    assert load_test.class_progress(tmp_path, names)["as_expected"] is False
+
+
 def test_the_sizing_table_follows_from_the_measurements():
     load_test = load_test_module()
     records = [{"name": f"s{i}", "ok": True, "first_kernel_s": 10.0 + i, "lab_s": 5.0,

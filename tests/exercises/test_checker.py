@@ -77,7 +77,7 @@ def test_progress_lists_every_exercise_with_its_last_verdict_once():
     report = exercises.progress()
     assert ("01.2", "correct") in report.rows and len(report.rows) == len(EXERCISES)
     lines = repr(report).splitlines()
-    assert lines[0].endswith("correct in this session.")
+    assert lines[0].endswith("correct so far.")
     assert len(lines) == 1 + len(exercises.CHAPTERS)          # a line per chapter
     assert "01.2 correct" in lines[1]
     page = report._repr_html_()

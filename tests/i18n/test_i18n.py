@@ -108,7 +108,8 @@ def exercise_sentences() -> set[str]:
             if isinstance(node, ast.Return) and node.value is not None:
                 values = (node.value.elts if isinstance(node.value, ast.Tuple)
                           else [node.value])
-            elif isinstance(node, ast.keyword) and node.arg == "hints":
+            elif (isinstance(node, ast.keyword) and node.arg == "hints"
+                  and isinstance(node.value, ast.Tuple)):            # not hints=self.hints_shown
                 values = node.value.elts
             elif (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "sentence"
                   and node.args):
