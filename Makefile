@@ -96,14 +96,21 @@ bench: $(LAB_STAMP)
 site: $(TEST_STAMP)
 	$(BIN)/python tools/build_site.py site $(if $(REPO),--repo $(REPO))
 
-# The hub load test: JupyterHub from PyPI, configurable-http-proxy from npm (into build/), then
-# 20 students at once on 127.0.0.1 (classroom/README.md). Not part of `make test`.
+# The hub load test, on the kit as a school installs it: the wheel (make wheel) with its
+# classroom extra in a fresh environment of the hub's own (build/hub-venv), JupyterHub from
+# PyPI, configurable-http-proxy from npm (into build/); then 20 students at once on 127.0.0.1
+# (classroom/README.md). Not part of `make test`. STUDENTS=4 STEPS=50 for a quick run.
 CHP := build/node/node_modules/.bin/configurable-http-proxy
+HUB_VENV := build/hub-venv
+STUDENTS ?= 20
+STEPS ?= 300
 $(CHP):
 	npm install --silent --prefix build/node configurable-http-proxy@5
-classroom-test: $(LAB_STAMP) $(CHP)
-	$(BIN)/python -m pip install --quiet -e ".[classroom]"
-	timeout 900 $(BIN)/python classroom/load_test.py --students 20 --steps 300 --proxy $(CHP)
+classroom-test: wheel $(CHP)
+	$(PYTHON) -m venv --clear $(HUB_VENV)
+	$(HUB_VENV)/bin/python -m pip install --quiet "$$(ls -t dist/dltutor-*.whl | head -1)[classroom]"
+	timeout 900 $(HUB_VENV)/bin/python classroom/load_test.py --students $(STUDENTS) \
+		--steps $(STEPS) --proxy $(CHP)
 
 wheel: $(LAB_STAMP)
 	$(BIN)/python -m pip wheel --no-deps --quiet -w dist .
