@@ -107,7 +107,7 @@ STEPS ?= 300
 $(CHP):
 	npm install --silent --prefix build/node configurable-http-proxy@5
 classroom-test: wheel $(CHP)
-	$(PYTHON) -m venv --clear $(HUB_VENV)
+	rm -rf $(HUB_VENV) && $(PYTHON) -m venv $(HUB_VENV)
 	$(HUB_VENV)/bin/python -m pip install --quiet "$$(ls -t dist/dltutor-*.whl | head -1)[classroom]"
 	timeout 900 $(HUB_VENV)/bin/python classroom/load_test.py --students $(STUDENTS) \
 		--steps $(STEPS) --proxy $(CHP)

@@ -68,6 +68,28 @@ def test_the_sizing_table_follows_from_the_measurements():
     assert load_test.p95([1.0, 2.0]) == 2.0
 
 
+def test_several_runs_give_ranges_and_the_sizing_of_the_run_that_needed_most():
+    """Machines of one kind differ from run to run: the table shows each measure's median as a
+    range over the runs, and plans with the slowest run's CPU and the largest memory."""
+    load_test = load_test_module()
+
+    def run(first_kernel, cpu, rss):
+        records = [{"name": f"s{i}", "ok": True, "server_ready_s": first_kernel - 4,
+                    "first_kernel_s": first_kernel, "import_s": 0.3, "lab_s": 5.0,
+                    "peak_rss_mib": rss, "cpu_s": cpu} for i in range(20)]
+        return {"students": 20, "steps": 300, "records": records, "hub_rss_mib": 100.0,
+                "machine": {"cores": 2, "memory_gib": 8.0}}
+
+    table = load_test.sizing({"runs": [run(36.0, 3.0, 256.0), run(89.0, 6.0, 300.0)]})
+    assert "| time to first kernel (s) | 36.0-89.0 |" in table
+    assert "| import dltutor in that kernel (s) | 0.30 |" in table
+    assert "Measured: 2 runs of 20 students" in table
+    # the slower run: 6 CPU-s per student -> 35 per core (the faster gave 70); memory 300 MiB
+    assert "(students per core over the runs: 35, 70)" in table
+    assert "**35 students per core, 3.4 students per GiB**" in table
+    assert load_test.runs_of(run(1.0, 1.0, 1.0))[0]["students"] == 20    # an older file
+
+
 def test_both_readmes_show_the_recorded_measurement():
     """The sizing in README.md and README.zh.md is the one the recorded run gives
     (benchmarks/classroom.json): a new measurement must reach both."""
