@@ -31,7 +31,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from .i18n import use_language
+from .i18n import language_code, use_language
 from .launch import serve
 
 #: What a learner's folder gets: the chapters, the lab page, the Chinese edition, the index
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     if args.command == "notebooks":
         return 0
-    language = args.lang or os.environ.get("DLTUTOR_LANG") or "en"
+    language = args.lang or language_code(os.environ.get("DLTUTOR_LANG", "")) or "en"
     with use_language(language):
         try:
             return serve(folder, start=start_notebook(language), port=args.port, ip=args.ip,

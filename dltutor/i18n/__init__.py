@@ -7,6 +7,8 @@ same answers everywhere.
 
 Choose the language with ``dt.set_language("zh")`` in a notebook, or for a whole session with
 the environment variable ``DLTUTOR_LANG=zh`` (the Chinese chapters set it in their first cell).
+Both take a locale's spelling too (``zh_CN.UTF-8``, ``zh-CN``); an unknown DLTUTOR_LANG warns
+and leaves the kit in English.
 
 >>> from dltutor import i18n
 >>> i18n.text("exercise.correct", id="01.1")
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from typing import Iterator
 
 from . import en, zh
@@ -31,17 +34,48 @@ LANGUAGES = tuple(TABLES)
 #: Sentences of the exercises' own checks and hints, English -> Chinese (see ``zh.py``).
 SENTENCES = {"zh": zh.SENTENCES}
 
-__all__ = ["LANGUAGES", "get_language", "set_language", "text", "sentence", "use_language"]
+__all__ = ["LANGUAGES", "get_language", "language_code", "set_language", "text", "sentence",
+           "use_language"]
+
+
+def language_code(spelling: object) -> str | None:
+    """The kit's language for a language or locale name as systems spell it ("zh", "zh_CN",
+    "zh-CN", "zh_CN.UTF-8", "en_US.UTF-8", "C"), or None when the kit does not speak it.
+
+    >>> [language_code(s) for s in ("zh_CN.UTF-8", "zh-Hans", "ZH", "en_GB", "C", "fr_FR")]
+    ['zh', 'zh', 'zh', 'en', 'en', None]
+    """
+    if not isinstance(spelling, str):
+        return None
+    base = spelling.strip().split(".")[0].split("@")[0].replace("-", "_").split("_")[0].lower()
+    if base in ("c", "posix"):                   # the system's default locale: English
+        return "en"
+    return base if base in TABLES else None
 
 
 def _checked(language: object, where: str) -> str:
-    if language not in TABLES:
+    code = language_code(language)
+    if code is None:
         raise ValueError(f"{where}: the kit speaks {' and '.join(repr(x) for x in LANGUAGES)}, "
                          f"not {language!r}")
-    return str(language)
+    return code
 
 
-_language = _checked(os.environ.get("DLTUTOR_LANG", "en") or "en", "DLTUTOR_LANG")
+def _from_environment() -> str:
+    """DLTUTOR_LANG's language; a value the kit does not speak warns and gives English (the
+    import must never fail on a variable set for another program)."""
+    spelling = os.environ.get("DLTUTOR_LANG", "").strip()
+    if not spelling:
+        return "en"
+    code = language_code(spelling)
+    if code is None:
+        warnings.warn(f"DLTUTOR_LANG={spelling!r}: the kit speaks "
+                      f"{' and '.join(repr(x) for x in LANGUAGES)}; using 'en'", stacklevel=2)
+        return "en"
+    return code
+
+
+_language = _from_environment()
 
 
 def set_language(language: str) -> None:
