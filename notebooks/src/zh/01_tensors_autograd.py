@@ -47,7 +47,7 @@
 # 形状可以用 PyTorch 接受的各种方式给出：`dt.zeros(2, 3)`、`dt.zeros((2, 3))` 和 `dt.zeros(size=(2, 3))` 是一样的。`dt.normal(mean, std, size)` 按你指定的均值和标准差抽取正态分布的数，D2L 的线性回归就从这一行开始：
 
 # %% [markdown] en="d6b885fe"
-# ## 沿某一维归约 `dim=` 以及 `max` 返回什么
+# ## 沿某一维归约：`dim=` 以及 `max` 返回什么
 #
 # 归约运算（`sum`、`mean`、`max`、`std`、`softmax` 等）用 `dim=`（PyTorch 的叫法）或 `axis=`（NumPy 的叫法）指定维度；`keepdim=True` 会把这一维保留为大小 1。其中有一个返回的东西比你想的多：和 PyTorch 一样，**`max(x, dim)` 返回两个张量**，即最大值和它们的位置。分类中的惯用写法正是靠这一点：每一行的预测类别是它最大得分的*下标*。
 

@@ -74,7 +74,7 @@
 # **来自 NumPy 的固定值。** `set_value` 会把一个数组复制进去。当数组来自 Paddle 时有一个陷阱：Paddle 把 Linear 的权重存成 `(in_features, out_features)`，计算 `x @ W + b`；而 dltutor 和 PyTorch 存成 `(out_features, in_features)`，计算 `x @ W.T + b`。Paddle 的权重必须转置，形状检查会提醒你：
 
 # %% [markdown] en="8cdfe9b3"
-# ## 延迟初始化 让第一个批量决定输入大小
+# ## 延迟初始化：让第一个批量决定输入大小
 #
 # 到目前为止的每一层都被告知了输入大小（`nn.Linear(4, 8)`）。在很长的网络中这既繁琐又容易出错：图像尺寸一变，后面每个 `in_features` 都得手工重算。**延迟**（lazy）层把它省掉了。`nn.LazyLinear(8)` 只知道输出大小；它的权重还不可能有形状，所以一开始是一个 `UninitializedParameter`。第一次前向传播看到输入后，会用默认初始化创建权重和偏置，并把这一层变成普通的 `Linear`（PyTorch 正是这样做的；D2L 的“构建块”一章通篇使用它）。
 

@@ -25,7 +25,7 @@
 # **全局范数**（global norm）是把所有梯度连成一个向量后的范数：各张量范数的平方和再开平方。
 
 # %% [markdown] en="5981b1de"
-# ### PyTorch 风格 在 backward 和 step 之间对 .grad 调用函数
+# ### PyTorch 风格：在 backward 和 step 之间对 .grad 调用函数
 #
 # * `optim.clip_grad_value_(params, v)` 把每个梯度值截断到 `[-v, v]` 之内；
 # * `optim.clip_grad_norm_(params, max_norm)` 用同一个因子缩放**所有**梯度，使它们的全局范数不超过 `max_norm`，并返回裁剪之前的全局范数（便于记录）。它用 PyTorch 的公式 `max_norm / (total + 1e-6)` 计算这个因子，所以结果会比 `max_norm` 略小一丝；
@@ -37,7 +37,7 @@
 # 阈值必须是一个大于 0 的数。无论 `max_norm` 是多少，PyTorch 2.13 都按 `max_norm / (total + 1e-6)` 计算缩放因子，所以 `max_norm=-1` 会悄悄翻转每个梯度的符号（训练于是朝损失增大的方向走），`max_norm=0` 会把它们清零；dltutor 在碰任何梯度之前就拒绝这两种情况。
 
 # %% [markdown] en="cbe61a3a"
-# ### Paddle 风格 把裁剪对象交给优化器
+# ### Paddle 风格：把裁剪对象交给优化器
 #
 # Paddle 在优化器内部裁剪：你创建一个裁剪对象——`optim.ClipGradByValue(max)`（把每个值截断到 `[-max, max]`）、`optim.ClipGradByNorm(clip_norm)`（逐个张量）或 `optim.ClipGradByGlobalNorm(clip_norm)`——并作为 `grad_clip=` 传入。这样每次 `opt.step()` 都会先裁剪再更新。dltutor 的优化器裁剪的是**它自己的副本**：`p.grad` 保持反向传播留下的样子。（Paddle 3.3 的 `ClipGradByValue` 和 `ClipGradByNorm` 也是这样，但它的 `ClipGradByGlobalNorm` 会原地缩放 `p.grad`：`step()` 之后，`p.grad` 里是裁剪后的梯度。）dltutor 的裁剪对象还会记住它在上一步做了什么：`last_total_norm`（裁剪前的全局范数）、`last_clipped_norm`（裁剪后）和 `last_scale`（裁剪后 / 裁剪前）。
 
@@ -151,7 +151,7 @@
 # * 于是**参数范数**一步步增长，这又让下一个梯度更大。梯度爆炸会自我加剧：**损失**增长许多个数量级，几步之后就变成 `nan`。
 
 # %% [markdown] en="df8036be"
-# ### dltutor 默认的做法 拒绝有毒的一步
+# ### dltutor 默认的做法：拒绝有毒的一步
 #
 # 在 PyTorch 中，一个梯度里的一个 `nan` 会直接进入权重（优化器照样走这一步），用全局范数裁剪时还会进入*每一个*权重：全局范数是 `nan`，每个缩放后的梯度也是。（一个 `inf` 会让全局范数成为 `inf`、缩放因子成为 0：这个梯度变成 `nan`，其他梯度都变成 0。）dltutor 的优化器在改变任何东西之前先检查梯度：在默认的 `nonfinite="raise"` 下，这一步会抛出 `optim.NonFiniteGradientError`，指出是哪些参数，并让模型保持上一个正常步之后的样子。（`nonfinite="skip"` 会默默跳过这样的步并在 `opt.skipped_steps` 中计数；PyTorch 混合精度训练中的 `GradScaler.step()` 也会跳过这样的步，同时把它的损失缩放因子减半。）这是 dltutor 拒绝 PyTorch 所接受的东西的地方之一。
 

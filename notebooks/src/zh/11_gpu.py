@@ -16,7 +16,7 @@
 # %% [markdown] en="998bd705"
 # ## 同一份代码在 GPU 上运行
 #
-# ### 后端 由谁来计算
+# ### 后端：由谁来计算
 #
 # 每个张量都保存着某个*后端*的数组：一个 NumPy 数组（`device == "cpu"`）或一个 CuPy 数组（`device == "gpu"`）。`dt.backend.current()` 是新张量所在的后端，`dt.backend.use(name)` 切换它，可以永久切换（直接调用），也可以只在一个代码块中切换（`with`）。`"cpu"` 和 `"numpy"` 指的是同一个后端，`"gpu"`、`"cuda"` 和 `"cupy"` 也一样。
 
@@ -29,7 +29,7 @@
 #
 # GPU 只能计算它自己内存中的数组：把模型和每个批量放在同一个设备上。
 #
-# ### 这里有 GPU 吗
+# ### 这里有 GPU 吗？
 #
 # `dt.backend.gpu_available()` 回答这个问题而不会报错：当 CuPy 能够导入并看到 GPU 时为 True。与设备无关的代码只问一次，然后处处使用这个答案。大多数 PyTorch 教程的第一行正是这样做的，把 `torch` 换成 `dt` 就能在这里运行：`dt.cuda.is_available()` 问的是同一个问题，`dt.device("cuda")` 指的是 GPU（`"cuda:0"` 和本工具包自己的 `"gpu"` 也可以；dltutor 只用一块 GPU）。凡是接受设备的地方都接受它：`model.to(device)`、`x.to(device)`、`dt.zeros(3, device=device)`、`dt.load(path, map_location=device)`。有一点不同：这里张量的 `.device` 是设备名（`"cpu"` 或 `"gpu"`），`dt.device` 与它的名字相等；而 PyTorch 的 `t.device` 是一个 `torch.device`，永远不等于字符串。（这个单元格的输出取决于你的机器，所以测试不比较它：它带有 `nbval-ignore-output` 标签。）
 
@@ -108,12 +108,12 @@
 # 在 GPU 上，中间还有一层：CuPy 把释放的内存块保留在一个*内存池*中以便快速复用，所以 `nvidia-smi` 仍把它们算作已使用。你自己的程序会复用它们；要把它们还给驱动（给别的程序用），调用 `cupy.get_default_memory_pool().free_all_blocks()`。
 
 # %% [markdown] en="b04eb72d"
-# ### 6. 半精度的激活值 混合精度
+# ### 6. 半精度的激活值：混合精度
 #
 # 一个 float16（或 bfloat16）值只占 2 个字节而不是 4 个，所以用半精度计算前向和反向传播，激活值就减半了。大框架会替你做：在 PyTorch 中把前向传播包在 `with torch.autocast("cuda", dtype=torch.float16):` 中，在 Paddle 中用 `with paddle.amp.auto_cast():`（在 GPU 上；在 CPU 上 Paddle 3.3 会警告它不起作用）。有两个细节让它可行。权重保留一份 float32 的**主副本**用于更新（在 float16 中，一个小的更新加到一个大的权重上会消失：在那里 1024 + 0.1 等于 1024）；在 PyTorch 的 autocast 下，参数本身就一直是 float32，每个运算按需转换。而且 float16 存不下非常小的数：它最小的正数是 2^-24，约 `6e-8`，比它的一半还小的数都会变成 0，所以小的梯度会丢失。**损失缩放**（loss scaling）在反向传播之前把损失（从而每个梯度）乘以一个大因子，并在更新之前用 float32 除回去：`torch.amp.GradScaler`、`paddle.amp.GradScaler`。PyTorch 2.13 的 `GradScaler` 从 2^16 = 65536 开始；当缩放后的梯度溢出（inf 或 nan）时，它跳过这一步并把缩放因子减半，连续 2000 步没有溢出后再把它加倍（Paddle 3.3 的 `GradScaler` 默认值相同）。（bfloat16 的范围与 float32 相同，不需要缩放。）dltutor 没有 autocast，但这两个事实很容易看到：
 
 # %% [markdown] en="6595fded"
-# ### 7. 重算而不是存储 激活值检查点
+# ### 7. 重算而不是存储：激活值检查点
 #
 # 反向传播需要前向传播的输出。不必全部保留，每隔几层只保留一个（即*检查点*），在反向传播时再把一段的前向传播运行一遍，把它的输出找回来。显存从每一层的输出降到检查点加上一段；代价是多一次前向传播（大约多三分之一的计算量）。PyTorch：`torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=False)`（不写 `use_reentrant` 时 PyTorch 2.13 会发出警告）；Paddle：`paddle.distributed.fleet.utils.recompute(segment, x)`。两者得到的梯度都与全部保留时相同。下面在一个更深的 MLP（八对 Linear + ReLU，批量 128）实测的输出上算一算：
 
