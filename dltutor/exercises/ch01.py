@@ -21,7 +21,8 @@ from .checker import CheckResult, Exercise
 
 def _trainable_arange(t: Any) -> CheckResult:
     if not isinstance(t, Tensor):
-        return sentence("t is a {kind}; make it with dt.tensor(...)", kind=type(t).__name__)
+        return sentence("t is of type {kind}; make it with dt.tensor(...)",
+                        kind=type(t).__name__)
     if tuple(t.shape) != (2, 3) or not np.array_equal(t.numpy(), np.arange(6).reshape(2, 3)):
         return sentence("t should hold np.arange(6).reshape(2, 3); it has shape {shape}",
                         shape=tuple(t.shape))

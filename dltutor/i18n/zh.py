@@ -503,7 +503,7 @@ SENTENCES: dict[str, str] = {
     # -- the exercises' sentences that show the learner's values ------------------------------
     "{got!r}: with x_num_col_dims=2 the rows are a2's first 2 axes (2, 1), flattened to 2 for the product and restored afterwards.": "{got!r}：x_num_col_dims=2 时，行是 a2 的前 2 个轴 (2, 1)，相乘时被展平成 2，之后再还原。",
     "{name!r} is not what backward raises here: run the cell and read the first word of the error.": "这里反向传播抛出的不是 {name!r}：运行这个单元格，读一读报错的第一个词。",
-    "t is a {kind}; make it with dt.tensor(...)": "t 是一个 {kind}；请用 dt.tensor(...) 创建它",
+    "t is of type {kind}; make it with dt.tensor(...)": "t 的类型是 {kind}；请用 dt.tensor(...) 创建它",
     "t should hold np.arange(6).reshape(2, 3); it has shape {shape}": "t 应该保存 np.arange(6).reshape(2, 3)；它现在的形状是 {shape}",
     "t has dtype {dtype}: integers cannot require gradients (a gradient is a small real change); ask for a floating-point dtype when you make it": "t 的数据类型是 {dtype}：整数不能要求梯度（梯度是一个微小的实数变化）；创建时请指定浮点类型",
     "Right values, wrong shape: a gradient has the shape of its tensor, (3, 1), not {shape}.": "值对了，形状不对：梯度的形状和它的张量一样，是 (3, 1)，而不是 {shape}。",
