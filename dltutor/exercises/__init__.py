@@ -93,8 +93,9 @@ def all_exercises() -> list[Exercise]:
 
 def progress() -> Progress:
     """How every exercise stands, checks recorded before a restart included: correct, not yet,
-    not attempted, or not checked (its ``check()`` was never run). A notebook shows it as a table of coloured badges,
-    one row per chapter; ``print(progress())`` gives plain text (``.rows`` the pairs).
+    not attempted, or not checked (its ``check()`` was never run). A notebook shows it as a
+    table of coloured badges, one row per chapter; ``print(progress())`` gives plain text
+    (``.rows`` the pairs).
 
     >>> report = progress()
     >>> report.rows[0][0], report.total == len(all_exercises())

@@ -15,8 +15,8 @@ accepts what means the same and refuses only what does not.
 >>> whole_numbers(np.array([2, 1, 6]))
 (2, 1, 6)
 
-An exercise that asks for a function calls it on cases of its own; :func:`raised_by` turns what
-the learner's function raised into the sentence the verdict shows.
+An exercise that asks for a function calls it on cases of its own; :func:`called` runs it and
+turns what it raised into the sentence the verdict shows.
 """
 from __future__ import annotations
 
@@ -144,19 +144,18 @@ def whole_numbers(value: Any) -> tuple[int, ...] | None:
     return tuple(int(n) for n in numbers)
 
 
-def raised_by(name: str, call: Callable[[], Any]) -> str | None:
-    """Run ``call`` (the learner's function on one of the checker's cases): None when it
-    returns, else one sentence naming ``name``, the exception and its first line.
+def called(name: str, function: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
+    """Call the learner's ``function`` on one of the checker's cases: ``(what it returned,
+    None)``, or ``(None, one sentence naming name, the exception and its first line)``.
 
-    >>> raised_by("f", lambda: int("x"))
-    "f raised ValueError: invalid literal for int() with base 10: 'x'"
-    >>> raised_by("f", lambda: 1) is None
-    True
+    >>> called("f", int, "x")
+    (None, "f raised ValueError: invalid literal for int() with base 10: 'x'")
+    >>> called("f", int, "7")
+    (7, None)
     """
     try:
-        call()
+        return function(*args), None
     except Exception as err:  # noqa: BLE001 - the learner's code may raise anything
         first_line = str(err).splitlines()[0] if str(err) else ""
-        return sentence("{name} raised {kind}: {message}", name=name, kind=type(err).__name__,
-                        message=first_line)
-    return None
+        return None, sentence("{name} raised {kind}: {message}", name=name,
+                              kind=type(err).__name__, message=first_line)

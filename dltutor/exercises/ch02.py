@@ -12,7 +12,7 @@ import numpy as np
 from .. import nn
 from ..nn import Linear
 from ..i18n import sentence
-from .answers import raised_by, same_number
+from .answers import called, same_number
 from .checker import CheckResult, Exercise
 
 _BLOCK_NAMES = ["0.weight", "0.bias", "2.weight", "2.bias"]
@@ -162,13 +162,12 @@ def _own_values(values_per_module: Any) -> CheckResult:
         expected = {name: sum(p.numel() for p in module.parameters(recurse=False))
                     for name, module in model.named_modules()
                     if any(True for _ in module.parameters(recurse=False))}
-        got: list = []
-        failure = raised_by("values_per_module", lambda: got.append(values_per_module(model)))
+        counts, failure = called("values_per_module", values_per_module, model)
         if failure:
             return failure
-        if not isinstance(got[0], dict):
+        if not isinstance(counts, dict):
             return "values_per_module should return a dict: module name -> number of values."
-        answer = {str(name): count for name, count in got[0].items()}
+        answer = {str(name): count for name, count in counts.items()}
         for name in answer.keys() - expected.keys():
             return sentence("Module {name!r} holds no parameter itself (its children do, or "
                             "none); leave it out.", name=name)

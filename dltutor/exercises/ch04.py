@@ -12,7 +12,7 @@ import numpy as np
 from .. import nn
 from ..autograd import no_grad, randn
 from ..i18n import sentence
-from .answers import raised_by
+from .answers import called
 from .checker import CheckResult, Exercise
 
 
@@ -67,8 +67,7 @@ def _load_known_rows(load_known_rows: Any) -> CheckResult:
         vocab, vectors, word_id = _vocabulary(seed)
         table = nn.Embedding(len(vocab), vectors.shape[1])
         weight, start = table.weight, table.weight.numpy().copy()
-        failure = raised_by("load_known_rows", lambda: load_known_rows(table, vocab, vectors,
-                                                                     word_id))
+        _, failure = called("load_known_rows", load_known_rows, table, vocab, vectors, word_id)
         if failure:
             return failure
         if table.weight is not weight:
@@ -113,7 +112,7 @@ def _load_paddle_linear(load_paddle_linear: Any) -> CheckResult:
         weight = rng.normal(size=(n_in, n_out)).astype(np.float32)   # Paddle's (in, out)
         bias = rng.normal(size=n_out).astype(np.float32)
         objects = (fc.weight, fc.bias)
-        failure = raised_by("load_paddle_linear", lambda: load_paddle_linear(fc, weight, bias))
+        _, failure = called("load_paddle_linear", load_paddle_linear, fc, weight, bias)
         if failure:
             return failure
         if fc.weight is not objects[0] or fc.bias is not objects[1]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import nn, optim
 from ..i18n import sentence
-from .answers import raised_by, truth
+from .answers import called, truth
 from .checker import CheckResult, Exercise
 
 
@@ -127,13 +127,11 @@ def _decay_groups(decay_groups: Any) -> CheckResult:
         return "decay_groups should be a function of (model, weight_decay)."
     for weight_decay, (what, model) in zip((0.01, 0.003, 0.2), _fresh_models()):
         where = sentence(what)
-        groups: list = []
-        failure = raised_by("decay_groups",
-                            lambda: groups.append(decay_groups(model, weight_decay)))
+        groups, failure = called("decay_groups", decay_groups, model, weight_decay)
         if failure:
             return failure
         try:
-            opt = optim.SGD(groups[0], lr=0.1)        # weight_decay 0 unless a group sets it
+            opt = optim.SGD(groups, lr=0.1)        # weight_decay 0 unless a group sets it
         except (TypeError, ValueError) as err:
             return sentence("optim.SGD refused the groups for {what}: {error}", what=where,
                             error=str(err).splitlines()[0])

@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import nn, optim
 from ..i18n import sentence
-from .answers import number, raised_by, same_number
+from .answers import number, called, same_number
 from .checker import CheckResult, Exercise
 
 _EPOCHS, _BATCHES = 10, 24          # the chapter's full run: 10 epochs of 1500 / 64 -> 24 batches
@@ -141,18 +141,16 @@ def _warmup_then_cosine(warmup_then_cosine: Any) -> CheckResult:
         return "warmup_then_cosine should be a function of (opt, warmup, total)."
     for lr, warmup, total in _WARMUP_RUNS:
         opt = optim.SGD([nn.Parameter([0.0])], lr=lr)
-        made: list = []
-        failure = raised_by("warmup_then_cosine",
-                            lambda: made.append(warmup_then_cosine(opt, warmup, total)))
+        scheduler, failure = called("warmup_then_cosine", warmup_then_cosine, opt, warmup, total)
         if failure:
             return failure
-        if not hasattr(made[0], "step"):
+        if not hasattr(scheduler, "step"):
             return "warmup_then_cosine should return the scheduler it makes."
         for step in range(total + 1):
             got, want = opt.param_groups[0]["lr"], warmup_cosine_lr(step, lr, warmup, total)
             if not math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-12):
                 return _where_it_differs(step, warmup, total, got, want)
-            made[0].step()
+            scheduler.step()
     return None
 
 

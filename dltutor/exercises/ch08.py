@@ -12,7 +12,7 @@ import numpy as np
 from .. import nn, optim
 from ..autograd import randn
 from ..i18n import sentence
-from .answers import raised_by
+from .answers import called
 from .checker import CheckResult, Exercise
 
 _BATCH_MEAN = np.array([2.0, 3.0, 4.0])
@@ -126,7 +126,7 @@ def _freeze_block(freeze_block: Any) -> CheckResult:
         return "freeze_block should be a function of (model, name)."
     for model, block in _blocks_to_freeze():
         opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
-        failure = raised_by("freeze_block", lambda: freeze_block(model, block))
+        _, failure = called("freeze_block", freeze_block, model, block)
         if failure:
             return failure
         before = {name: p.numpy().copy() for name, p in model.named_parameters()}

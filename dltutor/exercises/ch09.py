@@ -13,7 +13,7 @@ from .. import nn
 from ..autograd import tensor
 from ..i18n import sentence
 from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, clip_grad_norm_
-from .answers import number, raised_by, same_number
+from .answers import number, called, same_number
 from .checker import CheckResult, Exercise
 
 
@@ -185,16 +185,14 @@ def _clip_global_norm(clip_global_norm: Any) -> CheckResult:
     for case, (_, _, max_norm) in enumerate(_CLIP_CASES):
         mine, reference = _parameters_with_gradients(case), _parameters_with_gradients(case)
         expected_total = float(clip_grad_norm_(reference, max_norm).item())
-        returned: list = []
-        failure = raised_by("clip_global_norm",
-                            lambda: returned.append(clip_global_norm(mine, max_norm)))
+        returned, failure = called("clip_global_norm", clip_global_norm, mine, max_norm)
         if failure:
             return failure
-        total = number(returned[0])
+        total = number(returned)
         if total is None or not np.isclose(total, expected_total, rtol=1e-5):
             return sentence("For these gradients clip_global_norm should return the global norm "
                             "before clipping, {expected:.4g}; it returned {got!r}.",
-                            expected=expected_total, got=returned[0])
+                            expected=expected_total, got=returned)
         for got, want in zip(mine, reference):
             if want.grad is None:
                 if got.grad is not None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..i18n import sentence
 from ..lab import demos
-from .answers import number, raised_by, truth
+from .answers import number, called, truth
 from .checker import CheckResult, Exercise
 
 
@@ -80,9 +80,7 @@ Q2 = Exercise(
 
 def _steps_to_90(lab: Any) -> int:
     """The hint's measurement: steps until the accuracy reaches 0.9, checked every 25 steps."""
-    while lab.accuracy() < 0.9:
-        lab.step(25)
-    return lab.steps_done
+    return _steps_to(lab, 0.9, 25)
 
 
 def _measured_speedup() -> float:
@@ -150,19 +148,17 @@ def _steps_to_reach(steps_to_reach: Any) -> CheckResult:
         return "steps_to_reach should be a function of (lab, target, every)."
     for what, make_lab, target, every in _RUNS_TO_MEASURE:
         lab = make_lab()
-        got: list = []
-        failure = raised_by("steps_to_reach",
-                            lambda: got.append(steps_to_reach(lab, target, every)))
+        steps, failure = called("steps_to_reach", steps_to_reach, lab, target, every)
         if failure:
             return failure
         if lab.steps_done == 0:
             return "The lab has not taken a step: train it with lab.step(every) in a loop."
         want = _steps_to(make_lab(), target, every)
-        if number(got[0]) != want:
+        if number(steps) != want:
             return sentence("On {what}, accuracy {target} is first seen at step {want} when "
                             "checking every {every} steps; steps_to_reach returned {got!r}.",
                             what=sentence(what), target=target, want=want, every=every,
-                            got=got[0])
+                            got=steps)
     return None
 
 

@@ -47,7 +47,6 @@ class Student(NamedTuple):
     """A student's column: a name (their folder's) and what their progress files recorded."""
 
     name: str
-    folder: str
     entries: dict
 
 
@@ -180,5 +179,5 @@ def class_table(folders: Iterable[str | os.PathLike], exercise_ids: list[str]) -
     for folder in folders:
         path = Path(folder).expanduser()
         name = path.resolve().name or str(path)
-        students.append(Student(name, str(path), merged_entries(progress_files(path))))
+        students.append(Student(name, merged_entries(progress_files(path))))
     return ClassTable(students, exercise_ids)
