@@ -2,10 +2,11 @@
 
 Every student logs in, gets a JupyterLab of their own (a single-user server, started as a
 process on this machine) and finds the chapters in their home folder, copied there at their
-first login by the kit's own ``dltutor notebooks`` (the kit is installed once, in the shared
-environment the hub runs in). On a server with real accounts, swap the two marked lines for
-the real authenticator and spawner (see classroom/README.md); on The Littlest JupyterHub or
-Zero to JupyterHub, use their own files instead (also in the README).
+first login by the kit's ``copy_notebooks``, what ``dltutor notebooks`` runs (the kit is
+installed once, in the shared environment the hub runs in). On a server with real accounts,
+swap the two marked lines for the real authenticator and spawner (see classroom/README.md);
+on The Littlest JupyterHub or Zero to JupyterHub, use their own files instead (also in the
+README).
 
 Read from the environment (the load test sets them):
 
@@ -14,11 +15,14 @@ Read from the environment (the load test sets them):
 * ``CLASSROOM_ADMIN_TOKEN``: a token for the load test's service (admin of users and servers)
 * ``CLASSROOM_PASSWORD``: the shared password of the dummy login (default ``dltutor``)
 """
+import contextlib
+import io
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+from dltutor.cli import copy_notebooks
 
 c = get_config()  # noqa: F821  (JupyterHub provides it)
 
@@ -55,11 +59,15 @@ c.Spawner.mem_limit = os.environ.get("CLASSROOM_MEM_LIMIT") or None
 
 
 def copy_chapters(spawner):
-    """At each start, the chapters the student does not have yet (edits are never touched)."""
+    """At each start, the chapters the student does not have yet (edits are never touched).
+
+    The copy runs inside the hub, with the kit imported once when the hub starts: a few
+    milliseconds per login. (A ``dltutor notebooks`` subprocess here would start Python and
+    import the kit at every login, and the hub waits for a pre-spawn hook, so twenty students
+    logging in at once queued behind twenty of those.)"""
     home = Path(spawner.home_dir_template.format(username=spawner.user.name))
-    home.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "dltutor.cli", "notebooks", str(home)], check=True,
-                   capture_output=True)
+    with contextlib.redirect_stdout(io.StringIO()):     # what it copied is for a person
+        copy_notebooks(home)
 
 
 c.Spawner.pre_spawn_hook = copy_chapters
