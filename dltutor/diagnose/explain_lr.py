@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..i18n import text
+from .adapters import Adapter, adapter_for
 from .lookup import Entry, find_entry
 from .optimizer_rules import decay_text
 from .report import cell_text, pad_to_width, Report, text_width
@@ -91,20 +92,24 @@ def explain_lr(optimizer: Any, name: Any) -> LRExplanation:
     >>> round(explain_lr(opt, "2.weight").effective_lr, 6)
     0.02
     """
-    entry = find_entry(optimizer, name)
-    param, group, gi = entry.param, entry.group, entry.group_index
-    lr = float(group["lr"])
-    initial = group.get("initial_lr")
+    adapter = adapter_for(None, optimizer)
+    entry = find_entry(adapter.entries(optimizer), optimizer, name)
+    gi = entry.group_index
+    lr = adapter.group_lr(entry)
+    initial = adapter.initial_lr(entry)
     factor, note = _scheduler_factor(lr, initial)
-    lr_mult = float(getattr(param, "lr_mult", 1.0))
-    effective = float(entry.opt.effective_lr(param, group))
-    decay, kinds, coeff = decay_text(entry)
-    clip_text, clipped = _clip_text(entry)
-    reasons = _frozen_reasons(entry)
+    lr_mult = adapter.lr_mult(entry.param)
+    effective = adapter.effective_lr(entry)
+    decay, kinds, coeff = decay_text(adapter, entry)
+    clip, clip_text = _clip_text(adapter, entry)
+    clipped = clip is not None and clip.applies
+    reasons = _frozen_reasons(adapter, entry)
     status = (text("diagnose.lr.frozen", reasons="; ".join(reasons)) if reasons
               else text("diagnose.lr.trainable"))
     rows = [{"step": text("diagnose.lr.group", group=gi), "value": lr, "note": note},
-            {"step": text("diagnose.lr.mult"), "value": lr_mult, "note": ""},
+            {"step": text("diagnose.lr.mult"), "value": lr_mult,
+             "note": "" if lr_mult is not None else
+             text("diagnose.lr.no_mult", framework=adapter.display_name)},
             {"step": text("diagnose.lr.effective"), "value": effective, "note": ""},
             {"step": text("diagnose.lr.decay"), "value": decay, "note": ""},
             {"step": text("diagnose.lr.clipping"), "value": clip_text, "note": ""},
@@ -114,7 +119,7 @@ def explain_lr(optimizer: Any, name: Any) -> LRExplanation:
             "initial_lr": float(initial) if initial is not None else None,
             "scheduler_factor": factor, "lr_mult": lr_mult, "effective_lr": effective,
             "decay": decay, "decay_kinds": kinds, "decay_coeff": coeff,
-            "clip": repr(getattr(entry.opt, "grad_clip", None)) if clipped else None,
+            "clip": clip.description if clipped else None,
             "clipped": clipped, "frozen": bool(reasons), "frozen_reasons": reasons,
             "status": status}
     return LRExplanation(data, rows)
@@ -128,27 +133,27 @@ def _scheduler_factor(lr: float, initial: Any) -> tuple[float | None, str]:
     return None, ""
 
 
-def _clip_text(entry: Entry) -> tuple[str, bool]:
-    """Which clip object clips this gradient (and the last step's scale), or why none."""
-    clip = getattr(entry.opt, "grad_clip", None)
+def _clip_text(adapter: Adapter, entry: Entry) -> tuple[Any, str]:
+    """The optimizer's clip for this parameter (None: none), and which clip object clips this
+    gradient (and the last step's scale), or why none does."""
+    clip = adapter.clip(entry)
     if clip is None:
-        return text("diagnose.lr.no_clip", optimizer=type(entry.opt).__name__), False
-    if not clip.applies_to(entry.param):
-        return text("diagnose.lr.clip_excluded", clip=repr(clip)), False
-    said = text("diagnose.lr.clip", clip=repr(clip))
-    scale = getattr(clip, "last_scale", None)
-    if scale is not None:
-        said += text("diagnose.lr.clip_scale", scale=cell_text(scale))
-    return said, True
+        return None, adapter.no_clip_text(entry)
+    if not clip.applies:
+        return clip, text("diagnose.lr.clip_excluded", clip=clip.description)
+    said = text("diagnose.lr.clip", clip=clip.description)
+    if clip.last_scale is not None:
+        said += text("diagnose.lr.clip_scale", scale=cell_text(clip.last_scale))
+    return clip, said
 
 
-def _frozen_reasons(entry: Entry) -> list[str]:
+def _frozen_reasons(adapter: Adapter, entry: Entry) -> list[str]:
     """Every reason the parameter cannot move (empty when it is trainable)."""
     reasons = []
-    if not entry.param.requires_grad:
+    if not adapter.requires_grad(entry.param):
         reasons.append(text("diagnose.lr.reason_requires_grad"))
-    if getattr(entry.param, "lr_mult", 1.0) == 0:
+    if adapter.lr_mult(entry.param) == 0:
         reasons.append(text("diagnose.lr.reason_mult"))
-    if entry.group["lr"] == 0:
+    if adapter.group_lr(entry) == 0:
         reasons.append(text("diagnose.lr.reason_lr", group=entry.group_index))
     return reasons

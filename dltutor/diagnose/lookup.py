@@ -1,9 +1,9 @@
-"""Finding a parameter: in an optimizer (a plain one or a MultiOptimizer), and in a loss's graph.
+"""Finding a parameter: in an optimizer's entries, and in a loss's graph.
 
-:func:`optimizer_entries` lists each parameter as the optimizer sees it (its name there, its group, the
-optimizer that steps it), and :func:`find_entry` picks one, with an error that suggests close
-names when there is no such parameter. :func:`loss_reaches` walks back from a loss to tell whether
-a parameter takes part in it.
+An :class:`Entry` is one parameter as an optimizer sees it (its name there, its group, the
+optimizer that steps it); an adapter lists them (adapters/). :func:`find_entry` picks one, with
+an error that suggests close names when there is no such parameter. :func:`loss_reaches` walks
+back from a dltutor loss to tell whether a parameter takes part in it.
 """
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ class Entry:
     """One parameter as an optimizer sees it."""
 
     name: str            # the optimizer's name for it ("0.weight", or "#i" by position)
-    param: Tensor
-    group: dict
+    param: Any           # the framework's parameter object
+    group: dict          # its parameter group (the framework's own dict)
     group_index: int     # global: the index in optimizer.param_groups (MultiOptimizer too)
     opt: Any             # the optimizer that steps it (an inner one for a MultiOptimizer)
     opt_index: int | None  # which inner optimizer of a MultiOptimizer, else None
@@ -53,26 +53,6 @@ class Entry:
             return text("diagnose.where", group=self.group_index)
         return text("diagnose.where_in", group=self.group_index, index=self.opt_index,
                     optimizer=type(self.opt).__name__)
-
-
-def optimizer_entries(optimizer: Any) -> list[Entry]:
-    """Every parameter the optimizer holds, in its order, with a global group index."""
-    if hasattr(optimizer, "optimizers"):
-        inner = list(optimizer.optimizers)
-        multi = True
-    elif hasattr(optimizer, "param_entries") and hasattr(optimizer, "param_groups"):
-        inner = [optimizer]
-        multi = False
-    else:
-        raise TypeError(f"expected an optimizer (e.g. optim.SGD(model.named_parameters(), lr=0.1))"
-                        f" or an optim.MultiOptimizer, got {type(optimizer).__name__}")
-    out, offset = [], 0
-    for k, opt in enumerate(inner):
-        index_of = {id(g): offset + i for i, g in enumerate(opt.param_groups)}
-        for name, param, group in opt.param_entries():
-            out.append(Entry(name, param, group, index_of[id(group)], opt, k if multi else None))
-        offset += len(opt.param_groups)
-    return out
 
 
 def entries_by_param(entries: list[Entry]) -> dict[int, Entry]:
@@ -93,10 +73,10 @@ def unknown_name_error(kind: str, name: Any, known: list[str], hint: str = "") -
     return UnknownNameError("\n".join(lines))
 
 
-def find_entry(optimizer: Any, name: Any) -> Entry:
-    """The entry of ``name`` (the optimizer's name, ``"opt1/name"``, or the Parameter)."""
-    entries = optimizer_entries(optimizer)
-    if isinstance(name, Tensor):
+def find_entry(entries: list[Entry], optimizer: Any, name: Any) -> Entry:
+    """The entry of ``name`` among ``entries`` (what an adapter says ``optimizer`` holds): the
+    optimizer's name, ``"opt1/name"``, or the parameter object itself."""
+    if not isinstance(name, str):
         entry = entries_by_param(entries).get(id(name))
         if entry is None:
             raise UnknownNameError(f"this parameter (shape {tuple(name.shape)}) is not in "

@@ -1,9 +1,8 @@
-"""What the optimizer and its clip will do to one parameter, put into the reports' words.
+"""What the optimizer will do to one parameter, put into the reports' words.
 
-Both answers come from the optimizer's own objects, so a report cannot disagree with
-``step()``: ``optimizer.decay_of(param)`` says which decay applies (see
-``dltutor/optim/decay.py`` for the precedence) and ``grad_clip.predict_scales(params)`` by how
-much the clip would change each gradient (any clip class, a learner's own included).
+The answers come from the framework's adapter (adapters/), which reads the optimizer's own
+objects: for dltutor, ``optimizer.decay_of(param)`` says which decay applies (see
+``dltutor/optim/decay.py`` for the precedence), so a report cannot disagree with ``step()``.
 """
 from __future__ import annotations
 
@@ -27,10 +26,10 @@ def array_stats(array: Any) -> tuple[bool, float, float]:
     return absmax > 0, norm, absmax
 
 
-def decay_text(entry: Entry) -> tuple[str, list[str], float | None]:
+def decay_text(adapter: Any, entry: Entry) -> tuple[str, list[str], float | None]:
     """(description, kinds, coefficient of the first decay) of the decay this parameter gets,
-    as ``entry.opt.decay_of`` answers it."""
-    decay = entry.opt.decay_of(entry.param)
+    as ``adapter.decay(entry)`` answers it."""
+    decay = adapter.decay(entry)
     gi, group_decay = entry.group_index, entry.group.get("weight_decay", 0)
     parts, kinds, coeff = [], [], None
     if decay.source == "parameter":
@@ -66,14 +65,3 @@ def decay_text(entry: Entry) -> tuple[str, list[str], float | None]:
 def _decay_name(value: Any) -> str:
     """A group's weight_decay as the reports show it: a regularizer's repr, a number short."""
     return repr(value) if isinstance(value, Regularizer) else cell_text(value)
-
-
-def predicted_scale(entry: Entry) -> float | None:
-    """The factor by which the optimizer's clip would change the norm of this parameter's
-    current gradient (None without a clip, a gradient, or a non-zero gradient)."""
-    clip, grad = entry.opt.grad_clip, entry.param.grad
-    if clip is None or grad is None or not array_stats(grad.data)[0]:
-        return None
-    params = [param for _, param, _ in entry.opt.param_entries()]
-    index = next(i for i, param in enumerate(params) if param is entry.param)
-    return clip.predict_scales(params)[index]

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..i18n import text
-from .lookup import entries_by_param, optimizer_entries, Entry
+from .adapters import Adapter, adapter_for
+from .lookup import entries_by_param, Entry
 from .report import Report
 
 
@@ -85,27 +86,28 @@ def summary(model: Any, optimizer: Any = None) -> Summary:
     >>> s.totals["total"], s.rows[2]["tied_to"]
     (6, ['0.weight'])
     """
-    named = list(model.named_parameters(remove_duplicate=False))
+    adapter = adapter_for(model, optimizer)
+    named = adapter.named_parameters(model)
     names_of: dict[int, list[str]] = {}
     for name, p in named:
         names_of.setdefault(id(p), []).append(name)
-    entries = optimizer_entries(optimizer) if optimizer is not None else []
+    entries = adapter.entries(optimizer) if optimizer is not None else []
     by_param = entries_by_param(entries)
     multi = any(e.opt_index is not None for e in entries)
     rows = []
     for name, p in named:
-        row = _parameter_columns(name, p)
+        row = _parameter_columns(adapter, name, p)
         if optimizer is not None:
-            row.update(_optimizer_columns(p, by_param.get(id(p)), multi))
+            row.update(_optimizer_columns(adapter, by_param.get(id(p)), multi))
         row["tied_to"] = [n for n in names_of[id(p)] if n != name]
         rows.append(row)
     unique = {id(p): p for _, p in named}
-    totals = {"tensors": len(unique), "names": len(named), **_totals(unique.values())}
+    totals = {"tensors": len(unique), "names": len(named), **_totals(adapter, unique.values())}
     outside: list[str] = []
     title = text("diagnose.summary.title", model=type(model).__name__)
     if optimizer is not None:
         left_out = [p for k, p in unique.items() if k not in by_param]
-        totals["not_in_optimizer"] = sum(int(p.numel()) for p in left_out)
+        totals["not_in_optimizer"] = sum(adapter.count(p) for p in left_out)
         totals["tensors_not_in_optimizer"] = len(left_out)
         outside = [e.qualified for e in entries if id(e.param) not in unique]
         title = text("diagnose.summary.title_with", model=type(model).__name__,
@@ -113,31 +115,31 @@ def summary(model: Any, optimizer: Any = None) -> Summary:
     return Summary(rows, totals, optimizer is not None, multi, title, outside)
 
 
-def _parameter_columns(name: str, p: Any) -> dict[str, Any]:
-    """What the parameter itself says: shape, size, dtype and its per-parameter attributes."""
-    reg = getattr(p, "regularizer", None)
-    return {"name": name, "shape": tuple(p.shape), "count": int(p.numel()),
-            "dtype": str(p.dtype), "requires_grad": bool(p.requires_grad),
-            "lr_mult": float(getattr(p, "lr_mult", 1.0)),
+def _parameter_columns(adapter: Adapter, name: str, p: Any) -> dict[str, Any]:
+    """What the parameter itself says: shape, size, dtype and its per-parameter attributes
+    (None where the framework has no such attribute: PyTorch's lr_mult, for one)."""
+    reg = adapter.regularizer(p)
+    return {"name": name, "shape": adapter.shape(p), "count": adapter.count(p),
+            "dtype": adapter.dtype(p), "requires_grad": adapter.requires_grad(p),
+            "lr_mult": adapter.lr_mult(p),
             "regularizer": repr(reg) if reg is not None else None,
-            "need_clip": bool(getattr(p, "need_clip", True))}
+            "need_clip": adapter.need_clip(p)}
 
 
-def _optimizer_columns(p: Any, entry: Entry | None, multi: bool) -> dict[str, Any]:
+def _optimizer_columns(adapter: Adapter, entry: Entry | None, multi: bool) -> dict[str, Any]:
     """What the optimizer says: which optimizer and group hold it, and its effective lr."""
     row: dict[str, Any] = {}
     if multi:
         row["optimizer"] = (f"{entry.opt_index} {type(entry.opt).__name__}"
                             if entry is not None else None)
     row["group"] = entry.group_index if entry is not None else None
-    row["effective_lr"] = (float(entry.opt.effective_lr(p, entry.group))
-                           if entry is not None else None)
+    row["effective_lr"] = adapter.effective_lr(entry) if entry is not None else None
     return row
 
 
-def _totals(params: Any) -> dict[str, int]:
+def _totals(adapter: Adapter, params: Any) -> dict[str, int]:
     """Counts over the parameter objects, each counted once however many names it has."""
-    params = list(params)
-    return {"total": sum(int(p.numel()) for p in params),
-            "trainable": sum(int(p.numel()) for p in params if p.requires_grad),
-            "frozen": sum(int(p.numel()) for p in params if not p.requires_grad)}
+    counts = [(adapter.count(p), adapter.requires_grad(p)) for p in params]
+    return {"total": sum(n for n, _ in counts),
+            "trainable": sum(n for n, trainable in counts if trainable),
+            "frozen": sum(n for n, trainable in counts if not trainable)}

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..autograd import Tensor
 from ..i18n import text
+from .adapters import adapter_for
 from .report import cell_text, Report
 
 
@@ -58,13 +58,14 @@ def ties(model: Any) -> Ties:
       0.weight = 2.weight   (3, 3)  9
       0.bias = 2.bias       (3,)    3
     """
+    adapter = adapter_for(model)
     names_of: dict[int, list[str]] = {}
-    objects: dict[int, Tensor] = {}
-    for name, p in model.named_parameters(remove_duplicate=False):
+    objects: dict[int, Any] = {}
+    for name, p in adapter.named_parameters(model):
         names_of.setdefault(id(p), []).append(name)
         objects[id(p)] = p
     tied = [(objects[key], names) for key, names in names_of.items() if len(names) > 1]
     groups = [names for _, names in tied]
-    rows = [{"names": list(names), "shape": tuple(p.shape), "count": int(p.numel())}
+    rows = [{"names": list(names), "shape": adapter.shape(p), "count": adapter.count(p)}
             for p, names in tied]
     return Ties(groups, rows, text("diagnose.ties.title", model=type(model).__name__))

@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..autograd import Tensor
 from ..i18n import text
-from .lookup import Entry, entries_by_param, loss_reaches, optimizer_entries
-from .optimizer_rules import array_stats, decay_text, predicted_scale
-from .buffer_check import buffer_or_unknown
+from .adapters import Adapter, adapter_for
+from .lookup import Entry, entries_by_param
+from .optimizer_rules import array_stats, decay_text
 from .report import cell_text
 from .update_check import UpdateCheck, cause_sentence, checklist_row
 
@@ -64,10 +63,11 @@ def why_not_updating(model: Any, optimizer: Any, name: str, loss: Any = None) ->
     >>> print(check.verdict)
     will still move although its gradient is zero: momentum buffer non-zero (largest |momentum_buffer| 3.0)
     """
-    params = dict(model.named_parameters(remove_duplicate=False))
+    adapter = adapter_for(model, optimizer)
+    params = dict(adapter.named_parameters(model))
     if name not in params:
-        return buffer_or_unknown(model, name, list(params))
-    q = _question(name, params[name], optimizer, loss)
+        return adapter.buffer_check(model, name, list(params))
+    q = _question(adapter, name, params[name], optimizer, loss)
     rows = [_in_optimizer(q), _requires_grad(q), _gradient(q), _reached_from_loss(q),
             _effective_lr(q), _clipping(q), _momentum(q), _weight_decay(q)]
     return _verdict(q, rows)
@@ -75,11 +75,14 @@ def why_not_updating(model: Any, optimizer: Any, name: str, loss: Any = None) ->
 
 @dataclass
 class _Question:
-    """What the checks read: the parameter, where the optimizer holds it, whether the loss
-    reaches it (True / False, None when backward freed the graph, "skip" without a loss)."""
+    """What the checks read: the framework's adapter, the parameter and its gradient, where
+    the optimizer holds it, whether the loss reaches it (True / False, None when it cannot
+    tell, "skip" without a loss)."""
 
+    adapter: Adapter
     name: str
-    param: Tensor
+    param: Any
+    grad: Any
     optimizer: Any
     entries: list[Entry]
     entry: Entry | None
@@ -89,7 +92,7 @@ class _Question:
     def effective_lr(self) -> float | None:
         if self.entry is None:
             return None
-        return float(self.entry.opt.effective_lr(self.param, self.entry.group))
+        return self.adapter.effective_lr(self.entry)
 
     @property
     def moving_lr(self) -> bool:
@@ -99,14 +102,15 @@ class _Question:
     @property
     def grad_zero(self) -> bool:
         """A gradient that exists and is all zeros."""
-        return self.param.grad is not None and not array_stats(self.param.grad.data)[0]
+        return self.grad is not None and not array_stats(self.grad)[0]
 
 
-def _question(name: str, param: Tensor, optimizer: Any, loss: Any) -> _Question:
-    entries = optimizer_entries(optimizer) if optimizer is not None else []
+def _question(adapter: Adapter, name: str, param: Any, optimizer: Any, loss: Any) -> _Question:
+    entries = adapter.entries(optimizer) if optimizer is not None else []
     entry = entries_by_param(entries).get(id(param))
-    reached = loss_reaches(loss, param) if loss is not None else "skip"
-    return _Question(name, param, optimizer, entries, entry, reached)
+    reached = adapter.loss_reaches(loss, param) if loss is not None else "skip"
+    return _Question(adapter, name, param, adapter.grad(param), optimizer, entries, entry,
+                     reached)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -129,7 +133,7 @@ def _in_optimizer(q: _Question) -> dict[str, Any]:
 
 def _requires_grad(q: _Question) -> dict[str, Any]:
     """2. Does backward give it a gradient at all?"""
-    if q.param.requires_grad:
+    if q.adapter.requires_grad(q.param):
         return checklist_row("requires_grad", text("diagnose.why.requires_grad_true"), "ok")
     return checklist_row("requires_grad", text("diagnose.why.requires_grad_false"), "problem",
                 "requires_grad_false")
@@ -137,10 +141,9 @@ def _requires_grad(q: _Question) -> dict[str, Any]:
 
 def _gradient(q: _Question) -> dict[str, Any]:
     """3. What did the last backward leave in ``.grad``?"""
-    grad = q.param.grad
-    if grad is None:
+    if q.grad is None:
         return _no_gradient(q)
-    nonzero, norm, _ = array_stats(grad.data)
+    nonzero, norm, _ = array_stats(q.grad)
     if nonzero:
         return checklist_row("gradient", text("diagnose.why.grad_nonzero", norm=cell_text(norm)), "ok")
     return checklist_row("gradient", text("diagnose.why.grad_zeros"), "problem", "zero_grad")
@@ -149,7 +152,7 @@ def _gradient(q: _Question) -> dict[str, Any]:
 def _no_gradient(q: _Question) -> dict[str, Any]:
     """3, when ``.grad`` is None: expected when frozen, or before backward if the loss reaches
     it; otherwise backward never reached it (the next check may say why)."""
-    if not q.param.requires_grad:
+    if not q.adapter.requires_grad(q.param):
         return checklist_row("gradient", text("diagnose.why.grad_none_frozen"), "problem")
     if q.reached is False:
         return checklist_row("gradient", text("diagnose.why.grad_none_unreached"), "problem")
@@ -173,10 +176,14 @@ def _effective_lr(q: _Question) -> dict[str, Any]:
     """5. Is the number that multiplies its gradient 0 (group lr 0, or lr_mult 0)?"""
     if q.entry is None:
         return checklist_row("effective_lr", "-", "n/a")
-    lr, mult = q.entry.group["lr"], getattr(q.param, "lr_mult", 1.0)
+    lr, mult = q.adapter.group_lr(q.entry), q.adapter.lr_mult(q.param)
     effective = q.effective_lr
-    how = text("diagnose.why.lr", effective=cell_text(effective), group=q.entry.group_index,
-               lr=cell_text(lr), mult=cell_text(mult))
+    if mult is None:        # a framework without per-parameter multipliers (PyTorch)
+        how = text("diagnose.why.lr_no_mult", effective=cell_text(effective),
+                   group=q.entry.group_index)
+    else:
+        how = text("diagnose.why.lr", effective=cell_text(effective), group=q.entry.group_index,
+                   lr=cell_text(lr), mult=cell_text(mult))
     if lr == 0:
         return checklist_row("effective_lr", text("diagnose.why.lr_group_zero", text=how), "problem",
                     "lr_zero")
@@ -192,14 +199,14 @@ def _clipping(q: _Question) -> dict[str, Any]:
     """6. Does gradient clipping scale its gradient to nearly zero (below CLIPPED_SCALE)?"""
     if q.entry is None:
         return checklist_row("clipping", "-", "n/a")
-    clip = getattr(q.entry.opt, "grad_clip", None)
+    clip = q.adapter.clip(q.entry)
     if clip is None:
-        return checklist_row("clipping", text("diagnose.why.clip_none"), "ok")
-    if not clip.applies_to(q.param):
-        return checklist_row("clipping", text("diagnose.why.clip_excluded", clip=repr(clip)), "ok")
-    predicted = predicted_scale(q.entry)
-    last = getattr(clip, "last_scale", None)
-    parts = [f"{clip!r}"]
+        return checklist_row("clipping", q.adapter.no_clip_text(q.entry), "ok")
+    if not clip.applies:
+        return checklist_row("clipping", text("diagnose.why.clip_excluded", clip=clip.description),
+                             "ok")
+    predicted, last = clip.predicted_scale, clip.last_scale
+    parts = [clip.description]
     if predicted is not None:
         parts.append(text("diagnose.why.clip_predicted", scale=cell_text(predicted, digits=2)))
     if last is not None:
@@ -238,15 +245,11 @@ def _movingchecklist_row(check: str, what: str) -> dict[str, Any]:
 
 def _momentum_state(q: _Question) -> list[str]:
     """The optimizer's non-zero momentum-like state for this parameter, described."""
-    opt = q.entry.opt
-    state = opt.state.get(q.param, {}) if hasattr(opt, "state") else {}
     found = []
-    for key in getattr(opt, "momentum_state", ()):
-        value = state.get(key)
-        if value is not None and hasattr(value, "shape"):
-            nonzero, _, absmax = array_stats(value)
-            if nonzero:
-                found.append(text("diagnose.why.momentum_largest", key=key, value=cell_text(absmax)))
+    for key, value in q.adapter.momentum_state(q.entry):
+        nonzero, _, absmax = array_stats(value)
+        if nonzero:
+            found.append(text("diagnose.why.momentum_largest", key=key, value=cell_text(absmax)))
     return found
 
 
@@ -254,13 +257,13 @@ def _weight_decay(q: _Question) -> dict[str, Any]:
     """8. With a zero gradient: will weight decay move it (towards zero)?"""
     if q.entry is None or not q.grad_zero:
         return checklist_row("decay", _not_applicable(q), "n/a")
-    decay, kinds, coeff = decay_text(q.entry)
+    decay, kinds, coeff = decay_text(q.adapter, q.entry)
     applies = bool(kinds) and kinds != ["decoupled_excluded"] and bool(coeff)
     if not applies:
         return checklist_row("decay", text("diagnose.why.decay_none", decay=decay), "ok")
     if not q.moving_lr:
         return checklist_row("decay", text("diagnose.why.decay_lr_zero"), "ok")
-    if not array_stats(q.param.data)[0]:
+    if not array_stats(q.adapter.values(q.param))[0]:
         return checklist_row("decay", text("diagnose.why.decay_zero_param"), "ok")
     return _movingchecklist_row("decay", text("diagnose.why.decay_applies", decay=decay))
 
@@ -269,7 +272,7 @@ def _not_applicable(q: _Question) -> str:
     """Why checks 7 and 8 do not apply: no optimizer entry, no gradient, or a non-zero one."""
     if q.entry is None:
         return "-"
-    if q.param.grad is None:
+    if q.grad is None:
         return text("diagnose.why.na_no_grad")
     return text("diagnose.why.na_nonzero")
 

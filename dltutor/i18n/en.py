@@ -224,6 +224,10 @@ TEXT = {
                               "upstream"),
     "diagnose.why.reach_unknown": ("cannot tell: graph freed by backward; pass the loss before "
                                    "calling backward, or use retain_graph=True"),
+    "diagnose.why.lr_no_mult": "{effective} (group {group} lr)",
+    "diagnose.lr.no_mult": "{framework} has no per-parameter lr multiplier: give the parameter a group of its own",
+    "diagnose.clip.outside": "none in the optimizer: {framework} clips with {function} in your loop, before step(), which no report can see",
+    "diagnose.reach.no_graph": "{framework} does not say",
     "diagnose.why.lr": "{effective} = group {group} lr {lr} x lr_mult {mult}",
     "diagnose.why.lr_group_zero": "{text}: the group's lr is 0",
     "diagnose.why.lr_mult_zero": "{text}: lr_mult is 0",
