@@ -154,7 +154,7 @@
 # * `named_parameters()` 和 `state_dict()` 用子模块名字组成的路径、以点号连接来命名参数（`'2.bias'`、`'0.block 1.0.bias'`）；`dt.diagnose.summary` 把它们列成表。
 # * 索引按位置，名字来自 `add_module`；`block2()` 的位置 1 是名为 `block 1` 的子模块。
 # * `dt.save(net[2].state_dict(), path)` 把一层导出到任何读取器都能打开的 safetensors 文件；`layer.load_state_dict(dt.load(path))` 把它加载到形状相同的层中，不匹配的加载什么都不改变。
-# * 测得的状态（数据的均值、BatchNorm 的滑动统计量）是缓冲区，`register_buffer(name, t)`：随模型保存和搬动，从不交给优化器；普通的张量属性这些都不是。
+# * 测得的状态（数据的均值、BatchNorm 的滑动平均统计量）是缓冲区，`register_buffer(name, t)`：随模型保存和搬动，从不交给优化器；普通的张量属性这些都不是。
 #
 # ## 练习
 #

@@ -4,7 +4,7 @@
 # **约 45 分钟。**学完本章，你将能够：
 #
 # * 用三种方法让一层停止训练，并说出每种方法还留着什么在运行；
-# * 冻结 BatchNorm 的全局统计量，以及一个张量中的某些行；
+# * 冻结 BatchNorm 的滑动平均统计量（running statistics），以及一个张量中的某些行；
 # * 查出一个参数为什么会动、或者为什么不动。
 #
 # 微调一个预训练网络、在固定的特征提取器上训练新的输出层、先让模型的一部分预热再训练其余部分：这些都需要让一部分参数**停止变化**，而其他参数继续训练。有好几种方法可以做到，而且它们并不相同。有的仍然计算一个随后被扔掉的梯度，有的让优化器的动量在后台继续运转，还有一种会让梯度永远堆积下去。
@@ -12,7 +12,7 @@
 # 本章回答三个问题：
 #
 # * 让一层停止训练有哪些方法，它们有什么区别？
-# * 怎样冻结（freeze）一个 BatchNorm 层——它的全局均值和方差（running mean and variance）根本不是参数？
+# * 怎样冻结（freeze）一个 BatchNorm 层——它的滑动均值和方差（running mean and variance）根本不是参数？
 # * 为什么我“冻结”了的参数还在动，怎样查明一个参数为什么更新或不更新？
 #
 # （用 `detach()` 在中间输出处截断梯度——“stage1 -> stage2 -> stage3，停在 stage2”——的问题在 [01 § Stopping the gradient at an intermediate output](01_tensors_autograd.ipynb#Stopping-the-gradient-at-an-intermediate-output) 中回答；在这里它只作为最后那些故意埋下的 bug 之一出现。）
@@ -88,12 +88,12 @@
 # %% [markdown] en="d517ae94"
 # ### momentum 0.1 是什么意思
 #
-# 在训练模式下，每次前向传播都让全局统计量朝批量的统计量移动 `momentum` 那么大的比例：在 PyTorch 默认的 `momentum=0.1` 下，`running = 0.9 * running + 0.1 * batch`（方差用的是批量的无偏方差）。Paddle 用 `momentum=0.9` 写出*同一条*规则，它是旧值的权重：`running = 0.9 * running + 0.1 * batch`。数字相同，意义相反——移植模型时要换算一下。（还有一处不同：Paddle 3.3 的全局方差跟随的是批量的*有偏*方差，除以 n 而不是 n - 1。）
+# 在训练模式下，每次前向传播都让滑动平均统计量朝批量的统计量移动 `momentum` 那么大的比例：在 PyTorch 默认的 `momentum=0.1` 下，`running = 0.9 * running + 0.1 * batch`（方差用的是批量的无偏方差）。Paddle 用 `momentum=0.9` 写出*同一条*规则，它是旧值的权重：`running = 0.9 * running + 0.1 * batch`。数字相同，意义相反——移植模型时要换算一下。（还有一处不同：Paddle 3.3 的滑动方差跟随的是批量的*有偏*方差，除以 n 而不是 n - 1。）
 
 # %% [markdown] en="93ad6e18"
 # ### train() 和 eval()
 #
-# 每个模块都有一个 `training` 标志。`model.train()` 设置它（在这个模块及其所有子模块上），`model.eval()` 清除它。它改变的是一层*计算什么*，而不是它的参数是否学习：Dropout 不再丢弃，BatchNorm 用它的全局统计量归一化并停止更新它们。PyTorch 2.13 和 Paddle 3.3 以同样的方式切换它们的 BatchNorm 层。首先我们让 BatchNorm 的统计量值得保留，就像它已经预训练过一样。
+# 每个模块都有一个 `training` 标志。`model.train()` 设置它（在这个模块及其所有子模块上），`model.eval()` 清除它。它改变的是一层*计算什么*，而不是它的参数是否学习：Dropout 不再丢弃，BatchNorm 用它的滑动平均统计量归一化并停止更新它们。PyTorch 2.13 和 Paddle 3.3 以同样的方式切换它们的 BatchNorm 层。首先我们让 BatchNorm 的统计量值得保留，就像它已经预训练过一样。
 
 # %% [markdown] en="35133877"
 # 在评估模式下，统计量保持不变，输出恰好是 `(h - running_mean) / sqrt(running_var + eps) * weight + bias`，其中 `h` 是 Linear 层的输出。
@@ -104,10 +104,10 @@
 # %% [markdown] en="db6244e8"
 # ### use_global_stats=True 在训练模式下也固定统计量
 #
-# Paddle 的 `use_global_stats=True`（dltutor 有同样的参数）让 BatchNorm 总是用它的全局统计量归一化，并且从不更新它们，无论 `train()`/`eval()` 怎么说。默认值 `None` 则跟随模式。（PyTorch 2.13 的 BatchNorm 没有这个参数：在那里，每次 `model.train()` 之后都要再调用一次 `bn.eval()`。）我们训练一个这样设置了预训练 BatchNorm 的网络，并像训练循环那样调用 `model.train()`。
+# Paddle 的 `use_global_stats=True`（dltutor 有同样的参数）让 BatchNorm 总是用它的滑动平均统计量归一化，并且从不更新它们，无论 `train()`/`eval()` 怎么说。默认值 `None` 则跟随模式。（PyTorch 2.13 的 BatchNorm 没有这个参数：在那里，每次 `model.train()` 之后都要再调用一次 `bn.eval()`。）我们训练一个这样设置了预训练 BatchNorm 的网络，并像训练循环那样调用 `model.train()`。
 
 # %% [markdown] en="afaea8a5"
-# 统计量被冻结了，但 BatchNorm 的 `weight` 和 `bias` 仍在学习。要完全冻结这一层需要两者兼备：缓冲区用 `use_global_stats=True`，参数用 `requires_grad_(False)`。反过来不行：只用 `requires_grad_(False)`，全局统计量在训练模式下仍会更新，因为它们不是参数（在 PyTorch 2.13 中也是如此，在 Paddle 3.3 中用 `stop_gradient = True` 也一样）。
+# 统计量被冻结了，但 BatchNorm 的 `weight` 和 `bias` 仍在学习。要完全冻结这一层需要两者兼备：缓冲区用 `use_global_stats=True`，参数用 `requires_grad_(False)`。反过来不行：只用 `requires_grad_(False)`，滑动平均统计量在训练模式下仍会更新，因为它们不是参数（在 PyTorch 2.13 中也是如此，在 Paddle 3.3 中用 `stop_gradient = True` 也一样）。
 
 # %% [markdown] en="6420b57a"
 # `dt.diagnose.why_not_updating` 也能回答关于 BatchNorm 缓冲区的问题：它检查的是模式和 `use_global_stats`，而不是优化器。
@@ -208,7 +208,7 @@
 # | 清除梯度 | `opt.zero_grad()`、`model.zero_grad()` | `opt.zero_grad()`、`model.zero_grad()` | `opt.clear_grad()`、`model.clear_gradients()` | `opt.clear_grad()` |
 # | 训练 / 评估模式 | `model.train()`、`model.eval()` | `model.train()`、`model.eval()` | `model.train()`、`model.eval()` | `model.train()`、`model.eval()` |
 # | 固定 BatchNorm 的统计量 | `BatchNorm1d(c, use_global_stats=True)` | —（每次 `model.train()` 之后再调用 `bn.eval()`） | `BatchNorm1D(c, use_global_stats=True)` | `BatchNorm2d(c, freeze=True)`（`weight` 和 `bias` 也一并冻结） |
-# | 全局统计量的动量 | `momentum=0.1`（批量的权重） | `momentum=0.1`（批量的权重） | `momentum=0.9`（旧值的权重） | `momentum=0.9`（旧值的权重） |
+# | 滑动平均统计量的动量 | `momentum=0.1`（批量的权重） | `momentum=0.1`（批量的权重） | `momentum=0.9`（旧值的权重） | `momentum=0.9`（旧值的权重） |
 # | 冻结一个张量的某些行 | `p.register_hook(fn)`（0/1 掩码） | `p.register_hook(fn)` | `p.register_hook(fn)` | `gm.attach(p, callbacks=[fn])`（`fn(param, grad)` 返回梯度） |
 # | 为什么它不更新？ | `dt.diagnose.why_not_updating(model, opt, name)` | — | — | — |
 # | 参数一览表 | `dt.diagnose.summary(model, opt)` | —（`torchinfo`，第三方） | `paddle.summary(model, input_size)` | — |
@@ -220,7 +220,7 @@
 # * `requires_grad_(False)` 是干净的冻结：没有梯度，所以 `step()` 完全跳过这个参数（没有动量、没有权重衰减、不计步），反向传播的工作也更少。
 # * 学习率为 0（`lr_mult = 0` 或 `lr=0` 的参数组）能阻止移动，但不能阻止梯度或优化器的动量，所以解冻时这一层会猛地一跳。
 # * 不把一层交给优化器能阻止更新，但它的梯度会不断累积，除非用 `model.zero_grad()` 清除。
-# * BatchNorm 的全局统计量是缓冲区，在训练模式下由前向传播更新：`eval()` 让它停止更新，直到下一次 `train()`；`use_global_stats=True` 让它永久停止。这里（以及 PyTorch 中）的 momentum 0.1 是批量的权重；Paddle 的 0.9 是旧值的权重。
+# * BatchNorm 的滑动平均统计量是缓冲区，在训练模式下由前向传播更新：`eval()` 让它停止更新，直到下一次 `train()`；`use_global_stats=True` 让它永久停止。这里（以及 PyTorch 中）的 momentum 0.1 是批量的权重；Paddle 的 0.9 是旧值的权重。
 # * 零梯度不等于“没有梯度”：动量和权重衰减仍会移动参数。`dt.diagnose.why_not_updating` 和 `dt.diagnose.summary` 根据实时的对象找出原因。
 # * 一个张量的某些行：梯度掩码（`p.register_hook`）只有从第一步开始、且这个张量没有权重衰减时才能保住它们（掩码开始得晚时要清掉它们的动量）；把它们作为缓冲区、和一个只含自由行的参数放在一起，则永远不会漏。
 #

@@ -107,7 +107,7 @@
 # 并不是每个 NaN 都从该负责的那个运算开始。一个学习率太大的线性回归：每一步越过最小值的幅度都比上一步更大，权重按几何级数增长，几十步之后，平方误差就超出了 float32 的范围。一个 `Recorder`（下一节用得更多）跟踪参数范数。
 
 # %% [markdown] en="aef6e7e6"
-# 异常检查指向了损失（`mse_loss`），第一个 `inf` 出现在那里，但这个运算只是受害者。曲线讲出了真相：权重范数每一步都按同样的比例增长，在对数坐标上是一条直线，而且每次更新都比权重本身还大（更新比大于 1）。这正是学习率太大的典型特征。
+# 异常检测指向了损失（`mse_loss`），第一个 `inf` 出现在那里，但这个运算只是受害者。曲线讲出了真相：权重范数每一步都按同样的比例增长，在对数坐标上是一条直线，而且每次更新都比权重本身还大（更新比大于 1）。这正是学习率太大的典型特征。
 
 # %% [markdown] en="6b60bc2a"
 # 追查 NaN 的另外两个工具：对每个参数检查 `np.isfinite(p.numpy()).all()`，可以找到第一个出问题的参数；`optim.clip_grad_norm_(params, max_norm, error_if_nonfinite=True)` 会在梯度中一出现 NaN 或 Inf 就报错（PyTorch 的 `clip_grad_norm_` 也有这个开关，默认关闭：它抛出的 `RuntimeError` 说总范数“is non-finite”）。异常检测会在每个运算之后（前向和反向）都加一次检查：追查时打开，查完再关掉。
@@ -220,7 +220,7 @@
 # **3.** 让 `net` 的最后一层不参与裁剪（对 `"4.weight"` 和 `"4.bias"` 设置 `need_clip = False`），用 `ClipGradByGlobalNorm(1.0)` 裁剪原始梯度，把它的 `last_total_norm` 放进 `norm_without_last`。它计算了哪些层？（之后把 `need_clip` 改回 `True`。）
 
 # %% [markdown] en="c5f1eab3"
-# **4.** `v = dt.tensor([0.0, 4.0], requires_grad=True)`，然后在 `dt.detect_anomaly()` 中执行 `dt.sqrt(v).sum().backward()`。异常检查首先指出哪个运算（`bad_op`），是在哪一次传播中，`"forward"` 还是 `"backward"`（`bad_pass`）？先预测，再运行。（在 PyTorch 2.13 中，同样的几行——在 `torch.autograd.detect_anomaly()` 中执行 `torch.sqrt`——什么错误也不会报：这里没有哪个运算产生 NaN，而 PyTorch 只检查反向函数返回的 NaN。在 PyTorch 中，可以用钩子 `v.register_hook(fn)`，在 `fn` 中检查 `torch.isfinite(grad).all()`，就能找到它。）
+# **4.** `v = dt.tensor([0.0, 4.0], requires_grad=True)`，然后在 `dt.detect_anomaly()` 中执行 `dt.sqrt(v).sum().backward()`。异常检测首先指出哪个运算（`bad_op`），是在哪一次传播中，`"forward"` 还是 `"backward"`（`bad_pass`）？先预测，再运行。（在 PyTorch 2.13 中，同样的几行——在 `torch.autograd.detect_anomaly()` 中执行 `torch.sqrt`——什么错误也不会报：这里没有哪个运算产生 NaN，而 PyTorch 只检查反向函数返回的 NaN。在 PyTorch 中，可以用钩子 `v.register_hook(fn)`，在 `fn` 中检查 `torch.isfinite(grad).all()`，就能找到它。）
 
 # %% [markdown] en="fc4f2444"
 # **5.** `ClipGradByNorm(0.5)` 会缩小 `net` 的哪些参数？用裁剪对象的 `predict_scales`（而不是真的裁剪）找出来，把它们的名字列在 `shrunk` 中。
