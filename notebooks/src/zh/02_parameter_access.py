@@ -33,7 +33,7 @@
 # %% [markdown] en="13c07b5d"
 # ## 参数对象是什么
 #
-# `net[2].bias` 不是一个光秃秃的数组，而是一个 `nn.Parameter`：一个被模块登记为可学习的张量。它保存一个值和（反向传播之后的）梯度，还带有几个后面章节会用到的设置（`lr_mult`、`regularizer`、`need_clip`）。
+# `net[2].bias` 不是一个光秃秃的数组，而是一个 `nn.Parameter`：一个被模块登记为可学习的张量。它保存一个值和（反向传播（backpropagation）之后的）梯度，还带有几个后面章节会用到的设置（`lr_mult`、`regularizer`、`need_clip`）。
 
 # %% [markdown] en="c1ae2c25"
 # 要直接处理这些数，请明确地取出值：
@@ -63,7 +63,7 @@
 # 网络的状态字典使用同样的名字，所以 `net.state_dict()['2.bias']` 就是输出层的偏置。`net.get_parameter('2.bias')` 返回参数对象本身。
 
 # %% [markdown] en="fad087ae"
-# `dt.diagnose.summary(net)` 把这些都放进一张表：每个名字及其形状、元素个数、数据类型、是否参与训练，以及它的逐参数设置；表下面是合计。（`dt.diagnose` 是本套件回答参数相关问题的工具箱。如果再给出优化器，`summary(net, opt)` 还会加上每个参数所在的参数组和学习率；第 06 章和第 08 章就是这样用的。）
+# `dt.diagnose.summary(net)` 把这些都放进一张表：每个名字及其形状、元素个数（number of elements）、数据类型、是否参与训练，以及它的逐参数设置；表下面是合计。（`dt.diagnose` 是本套件回答参数相关问题的工具箱。如果再给出优化器，`summary(net, opt)` 还会加上每个参数所在的参数组（parameter group）和学习率（learning rate）；第 06 章和第 08 章就是这样用的。）
 
 # %% [markdown] en="6257172c"
 # `summary` 是 dltutor 自己的工具（PyTorch 没有这样的函数；Paddle 有 `paddle.summary`，按层列表，MegEngine 有 `megengine.utils.module_stats.module_stats`）。它显示的内容，用几行代码就能原样搬到 PyTorch（把 `dt` 换成 `torch`）：下面的循环只用到了 `named_parameters()`、`shape`、`numel()` 和 `requires_grad`。
@@ -154,7 +154,7 @@
 # * `named_parameters()` 和 `state_dict()` 用子模块名字组成的路径、以点号连接来命名参数（`'2.bias'`、`'0.block 1.0.bias'`）；`dt.diagnose.summary` 把它们列成表。
 # * 索引按位置，名字来自 `add_module`；`block2()` 的位置 1 是名为 `block 1` 的子模块。
 # * `dt.save(net[2].state_dict(), path)` 把一层导出到任何读取器都能打开的 safetensors 文件；`layer.load_state_dict(dt.load(path))` 把它加载到形状相同的层中，不匹配的加载什么都不改变。
-# * 测得的状态（数据的均值、BatchNorm 的滑动平均统计量）是缓冲区，`register_buffer(name, t)`：随模型保存和搬动，从不交给优化器；普通的张量属性这些都不是。
+# * 测得的状态（数据的均值、BatchNorm 的滑动平均统计量（running statistics））是缓冲区，`register_buffer(name, t)`：随模型保存和搬动，从不交给优化器；普通的张量属性这些都不是。
 #
 # ## 练习
 #

@@ -4,9 +4,9 @@
 # **约 25 分钟。**学完本章，你将能够：
 #
 # * 原地改变参数中的数（`set_value`、在 `no_grad` 中赋值），让优化器仍然训练它；
-# * 把预训练词向量加载到一个新的嵌入层，或者加载到模型里已有的嵌入层中；
+# * 把预训练词向量加载到一个新的嵌入层（embedding layer），或者加载到模型里已有的嵌入层中；
 # * 翻译 Paddle 的 `ParamAttr` 设置，并把 Paddle 权重 `(in, out)` 的布局转过来；
-# * 先给延后初始化的层送入第一个批量，再初始化它或为它创建优化器。
+# * 先给延后初始化（lazy initialization）的层送入第一个批量，再初始化它或为它创建优化器。
 #
 # 第 03 章用随机规则给参数赋初值。很多时候你手里已经有了这些数：在别处训练好的词向量，来自 NumPy 或其他框架的权重矩阵，或者一个想亲手试试的值。本章把它们放进参数，同时不破坏持有这个参数的任何东西；最后介绍要等到第一个批量才知道自己输入大小的层。
 
@@ -22,7 +22,7 @@
 # 用 `set_value` 做同样的事，在 NumPy 副本上操作：
 
 # %% [markdown] en="e51f8f91"
-# 在 `no_grad()` 之外，这样的赋值会被拒绝：写入一个自动微分可能还需要的张量，会悄悄地破坏梯度。
+# 在 `no_grad()` 之外，这样的赋值会被拒绝：写入一个自动微分（autograd）可能还需要的张量，会悄悄地破坏梯度。
 
 # %% [markdown] en="939e5ca7"
 # **为什么要原地修改？** 因为别的对象持有的是参数*对象*：优化器保存着它要更新的参数列表，共享的层（第 05 章）是同一个对象出现在两个地方。`set_value` 和索引赋值改变的是这个对象里面的数，所以大家看到的都是它：
@@ -39,7 +39,7 @@
 # `nn.Embedding(num_words, dim)` 是一张每个词一行的表；查找词 `i` 就返回第 `i` 行。在别处训练好的词向量（word2vec、GloVe、fastText）以文本或二进制文件的形式提供，你把它们读进一个 NumPy 数组，词表中的每个词一行。下面是一个很小的 GloVe 风格的文本文件（一个词，后面跟着它的数），用普通的 Python 读取：
 
 # %% [markdown] en="7686bd2e"
-# **用数组创建一个新层：** `nn.Embedding.from_pretrained(array)`。和 PyTorch 一样，这张表默认是**冻结**的（`requires_grad=False`）：预训练向量常常保持不变，而网络的其余部分继续学习。传入 `freeze=False` 就可以微调它们。
+# **用数组创建一个新层：** `nn.Embedding.from_pretrained(array)`。和 PyTorch 一样，这张表默认是**冻结**（freeze，即 `requires_grad=False`）的：预训练向量常常保持不变，而网络的其余部分继续学习。传入 `freeze=False` 就可以微调它们。
 
 # %% [markdown] en="52a4eb71"
 # 冻结的表得不到梯度，而它后面的层可以：
@@ -56,7 +56,7 @@
 # %% [markdown] en="e787e60e"
 # ## 修改全连接层的权重和偏置
 #
-# Paddle 在创建层时用一个 `ParamAttr` 来设置它的参数：`paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)` 的意思是“从 N(0, 0.02²) 开始，学习速度是优化器学习率的两倍”——前提是优化器拿到的是一个扁平的参数列表。如果参数放在参数组里（`parameters=[{"params": ...}]`），Paddle 3.3 会用参数组的 `learning_rate`（参数组没给时为 1.0）替换 `ParamAttr` 的学习率，用参数组的 `weight_decay` 替换它的正则化器；而 dltutor 的 `lr_mult` 在参数组里照样有效（见第 06、07 章）。在 dltutor 中，同样的设置是参数的普通属性，在创建层之后设置：
+# Paddle 在创建层时用一个 `ParamAttr` 来设置它的参数：`paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)` 的意思是“从 N(0, 0.02²) 开始，学习速度是优化器学习率（learning rate）的两倍”——前提是优化器拿到的是一个扁平的参数列表。如果参数放在参数组（parameter group）里（`parameters=[{"params": ...}]`），Paddle 3.3 会用参数组的 `learning_rate`（参数组没给时为 1.0）替换 `ParamAttr` 的学习率，用参数组的 `weight_decay` 替换它的正则化器；而 dltutor 的 `lr_mult` 在参数组里照样有效（见第 06、07 章）。在 dltutor 中，同样的设置是参数的普通属性，在创建层之后设置：
 #
 # | Paddle `ParamAttr(...)` | dltutor |
 # | --- | --- |

@@ -3,13 +3,13 @@
 #
 # **约 35 分钟。**学完本章，你将能够：
 #
-# * 在训练中途改变某个参数组的学习率，并说出学习率为 0 还留着什么在运行；
+# * 在训练中途改变某个参数组（parameter group）的学习率（learning rate），并说出学习率为 0 还留着什么在运行；
 # * 手工或用调度器衰减学习率，并与参数的 `lr_mult` 结合起来；
 # * 把各参数组的学习率换算成同一个调度的比例，或者反过来换算；
 # * 预测优化器、每个参数和调度器各自的步数；
-# * 用一个 `update` 方法写出新的优化器，并分清耦合与解耦的权重衰减。
+# * 用一个 `update` 方法写出新的优化器，并分清耦合与解耦的权重衰减（weight decay）。
 #
-# 第 06 章给每个参数组各自的学习率（learning rate），在整个训练中固定不变。真实的训练会一边走一边改变学习率：已经学够的部分停下来，每个学习率逐轮缩小，预热（warmup）从很小的值开始。本章在同一个 LeNet 和手写数字上做这些事，通过把参数值和学习率与手算结果比较来证明每个结论，并说明 Paddle 的调度器和参数组学习率与 PyTorch（以及 dltutor）有什么不同。
+# 第 06 章给每个参数组各自的学习率（learning rate），在整个训练中固定不变。真实的训练会一边走一边改变学习率：已经学够的部分停下来，每个学习率逐轮（epoch）缩小，预热（warmup）从很小的值开始。本章在同一个 LeNet 和手写数字上做这些事，通过把参数值和学习率与手算结果比较来证明每个结论，并说明 Paddle 的调度器和参数组学习率与 PyTorch（以及 dltutor）有什么不同。
 
 # %% [markdown] en="effd17a0"
 # 网络、数据和辅助函数都是第 06 章的，来自 `dltutor.examples`：`make_net()` 给出一个新的 LeNet（`conv1`、`conv2`、`fc1`、`fc2`），`make_loader()` 给出 1500 个训练数字、分成 24 个打乱的 64 样本批量，`train_epoch(net, opt, loader)` 训练一轮，`accuracy(net)` 在 297 个测试数字上计算准确率，`snapshot` / `unchanged` / `all_changed` 用来比较前后的参数值。下面大多数实验使用第 06 章的两个参数组：卷积层的学习率为 0.05，全连接层为 0.01。
@@ -19,19 +19,19 @@
 #
 # 优化器在每次 `step()` 时都重新读取 `group["lr"]`，所以你可以随时修改它。一个常见的用法：网络的某一部分已经学够了，就把它所在组的学习率设为 0，让其余部分继续。
 #
-# 我们训练四轮（动量 0.9 让损失下降得更快），在第二轮之后把全连接组的学习率设为 0。每轮之后打印 `fc2.bias` 的几个值，并保存两个组的快照。
+# 我们训练四轮（动量（momentum）为 0.9，让损失下降得更快），在第二轮之后把全连接组的学习率设为 0。每轮之后打印 `fc2.bias` 的几个值，并保存两个组的快照。
 
 # %% [markdown] en="d370c082"
 # 修改之前，`fc2.bias` 每轮都在移动；修改之后，打印出的值就不动了。断言单元格检查每个参数的每个元素：第 2 轮和第 3 轮之后的全连接参数等于第 1 轮之后的，而每个卷积参数都在继续变化。
 
 # %% [markdown] en="437cb7b3"
-# 它们的梯度每一步仍在计算（学习率为 0 不会阻止反向传播），动量缓冲区也仍有值；只是更新量被乘以了 0。（第 08 章的 `why_not_updating` 会用文字说出这个原因，以及参数不动的其他原因。）
+# 它们的梯度每一步仍在计算（学习率为 0 不会阻止反向传播（backpropagation）），动量缓冲区也仍有值；只是更新量被乘以了 0。（第 08 章的 `why_not_updating` 会用文字说出这个原因，以及参数不动的其他原因。）
 
 # %% [markdown] en="9555bb31"
 # 在这里，任何 `>= 0` 的数都可以作为学习率，但 NaN 和无穷大不行：**dltutor 会拒绝它们，而 PyTorch 不会。** PyTorch 检查的是 `lr < 0`，对 NaN 这个判断为 False，所以一个 NaN 学习率（来自公式中的笔误、调度器或检查点）会在下一步把所有权重都变成 NaN。dltutor 在构造函数、`add_param_group`、加载的状态字典中都检查学习率，对你手工设置的值还会在 `step()` 时再检查一次，而且是在改变任何东西之前：
 
 # %% [markdown] en="ace533d4"
-# 同一次训练的图示：每一步每一层的更新量大小。我们挂上一个 `Recorder`（它通过优化器的钩子读取每一步）重新训练这四轮；在修改的那一刻，全连接层的曲线降到零，它们被冻结的那些步用阴影标出。
+# 同一次训练的图示：每一步每一层的更新量大小。我们挂上一个 `Recorder`（它通过优化器的钩子读取每一步）重新训练这四轮；在修改的那一刻，全连接层的曲线降到零，它们被冻结（freeze）的那些步用阴影标出。
 
 # %% [markdown] en="e757ed05"
 # ## 每轮衰减学习率
@@ -185,7 +185,7 @@
 # | 学习率调度器 | `optim.lr_scheduler.LinearLR`、`StepLR`、`CosineAnnealingLR`、`LinearWarmup` | `torch.optim.lr_scheduler.LinearLR`、`StepLR`、`CosineAnnealingLR`、`SequentialLR` | `paddle.optimizer.lr.LinearLR`、`StepDecay`、`CosineAnnealingDecay`、`LinearWarmup` | `megengine.optimizer.MultiStepLR` |
 # | 调度器放在哪里 | 建立在优化器上：`StepLR(opt, ...)` | 建立在优化器上 | **作为**优化器的 `learning_rate` 传入 | 建立在优化器上 |
 # | 调度器下参数组的学习率 | 它自己的学习率，由调度方案缩放 | 相同 | 组的 `learning_rate` 是那一个调度方案的比例 | 与 dltutor 相同 |
-# | 逐参数的学习率倍数 | `p.lr_mult = 2.0` | — | `ParamAttr(learning_rate=2.0)`（仅限扁平列表：参数组会覆盖它） | — |
+# | 逐参数的学习率倍数（learning-rate multiplier） | `p.lr_mult = 2.0` | — | `ParamAttr(learning_rate=2.0)`（仅限扁平列表：参数组会覆盖它） | — |
 # | 已走的步数 | `opt.step_count`、`opt.state[p]["step"]` | `opt.state[p]["step"]`（Adam、AdamW） | 每次 `step()` 一步（静态图中每次 `exe.run` 一步） | `opt._state[p]["step"]`（Adam、AdamW） |
 # | 写一个优化器 | 继承 `optim.Optimizer`，重写 `update` | 继承 `torch.optim.Optimizer`，写 `step` | 继承 `paddle.optimizer.Optimizer`，重写 `_append_optimize_op` | 继承 `megengine.optimizer.Optimizer`，写 `_create_state` 和 `_updates` |
 

@@ -4,10 +4,10 @@
 # **约 45 分钟。**学完本章，你将能够：
 #
 # * 用三种方法让一层停止训练，并说出每种方法还留着什么在运行；
-# * 冻结 BatchNorm 的滑动平均统计量（running statistics），以及一个张量中的某些行；
+# * 冻结（freeze）BatchNorm 的滑动平均统计量（running statistics），以及一个张量中的某些行；
 # * 查出一个参数为什么会动、或者为什么不动。
 #
-# 微调一个预训练网络、在固定的特征提取器上训练新的输出层、先让模型的一部分预热再训练其余部分：这些都需要让一部分参数**停止变化**，而其他参数继续训练。有好几种方法可以做到，而且它们并不相同。有的仍然计算一个随后被扔掉的梯度，有的让优化器的动量在后台继续运转，还有一种会让梯度永远堆积下去。
+# 微调一个预训练网络、在固定的特征提取器上训练新的输出层、先让模型的一部分预热再训练其余部分：这些都需要让一部分参数**停止变化**，而其他参数继续训练。有好几种方法可以做到，而且它们并不相同。有的仍然计算一个随后被扔掉的梯度，有的让优化器的动量（momentum）在后台继续运转，还有一种会让梯度永远堆积下去。
 #
 # 本章回答三个问题：
 #
@@ -25,7 +25,7 @@
 # %% [markdown] en="4cd87633"
 # ### 方法 1：用 requires_grad_(False) 完全不要梯度
 #
-# `module.requires_grad_(False)` 关掉这个模块每个参数的梯度跟踪（对单个参数：`p.requires_grad_(False)`）。我们给优化器加上动量*和*权重衰减——这两样东西可能在没有新梯度的情况下移动参数——然后训练。
+# `module.requires_grad_(False)` 关掉这个模块每个参数的梯度跟踪（对单个参数：`p.requires_grad_(False)`）。我们给优化器加上动量*和*权重衰减（weight decay）——这两样东西可能在没有新梯度的情况下移动参数——然后训练。
 
 # %% [markdown] en="95dd1598"
 # 被冻结的权重从未得到梯度（`.grad` 仍是 None），所以 `step()` 完全跳过了它：优化器没有为它建立状态（没有动量缓冲区，没有步数计数），也没有施加权重衰减。另一层正常训练。
@@ -33,15 +33,15 @@
 # PyTorch 2.13 的 `SGD` 对 `.grad` 为 None 的参数也是这样处理的：没有状态，没有衰减，不移动。Paddle 3.3 里的开关写作 `p.stop_gradient = True`（或在构建层时用 `ParamAttr(trainable=False)`）：参数得不到梯度，`paddle.optimizer.Momentum` 不为它建立速度（velocity），也不移动它，权重衰减也不施加。
 
 # %% [markdown] en="1ff7ebf1"
-# 反向传播的工作量也更少了。我们的输入 `x` 也不需要梯度，所以一旦第一层的参数被冻结，那一层中就**什么都**不需要梯度了：它的输出在计算时不记录计算图（`grad_fn` 是 None），反向传播在 `Tanh` 处就停下，而不必为它的 32 个数计算梯度再扔掉。PyTorch 2.13 在那里同样不记录计算图（`requires_grad` 为 False，`grad_fn` 为 None）；在 Paddle 3.3 中，被冻结层的输出 `stop_gradient=True`。
+# 反向传播（backpropagation）的工作量也更少了。我们的输入 `x` 也不需要梯度，所以一旦第一层的参数被冻结，那一层中就**什么都**不需要梯度了：它的输出在计算时不记录计算图（computational graph；`grad_fn` 是 None），反向传播在 `Tanh` 处就停下，而不必为它的 32 个数计算梯度再扔掉。PyTorch 2.13 在那里同样不记录计算图（`requires_grad` 为 False，`grad_fn` 为 None）；在 Paddle 3.3 中，被冻结层的输出 `stop_gradient=True`。
 
 # %% [markdown] en="802176ba"
 # ### 方法 2：学习率为 0
 #
-# 第二种方法保留 `requires_grad=True`，把步长设为零：把这一层所在组的 `lr` 设为 0，或者把它的参数的 `lr_mult` 设为 0（即 Paddle 的 `ParamAttr(learning_rate=0)`），使有效学习率 `组的学习率 × lr_mult` 为 0。权重不再移动……
+# 第二种方法保留 `requires_grad=True`，把步长设为零：把这一层所在组的 `lr` 设为 0，或者把它的参数的 `lr_mult` 设为 0（即 Paddle 的 `ParamAttr(learning_rate=0)`），使有效学习率（effective learning rate）`组的学习率 × lr_mult` 为 0。权重不再移动……
 
 # %% [markdown] en="d7c30f22"
-# ……但其他一切照常进行：反向传播计算梯度，优化器计步，并继续把梯度累积到动量缓冲区中，缓冲区不断增大：五步之后，它的范数远大于最初的值。（权重衰减也被加上了，但乘以为零的学习率后没有任何作用。）PyTorch 2.13（一个 `lr=0` 的参数组）和 Paddle 3.3（`ParamAttr(learning_rate=0)` 配合 `Momentum`）的表现相同：权重不动，而它的动量缓冲区不断增大。
+# ……但其他一切照常进行：反向传播计算梯度，优化器计步，并继续把梯度累积到动量缓冲区中，缓冲区不断增大：五步之后，它的范数远大于最初的值。（权重衰减也被加上了，但乘以为零的学习率后没有任何作用。）PyTorch 2.13（一个 `lr=0` 的参数组（parameter group））和 Paddle 3.3（`ParamAttr(learning_rate=0)` 配合 `Momentum`）的表现相同：权重不动，而它的动量缓冲区不断增大。
 
 # %% [markdown] en="8922256c"
 # ### 解冻：储存的动量让这一层猛地一跳
@@ -99,7 +99,7 @@
 # 在评估模式下，统计量保持不变，输出恰好是 `(h - running_mean) / sqrt(running_var + eps) * weight + bias`，其中 `h` 是 Linear 层的输出。
 
 # %% [markdown] en="b1958efe"
-# 问题在于：大多数训练循环在每轮开始时调用 `model.train()`，这会把 BatchNorm 切回训练模式，你想保留的统计量就漂走了。
+# 问题在于：大多数训练循环在每轮（epoch）开始时调用 `model.train()`，这会把 BatchNorm 切回训练模式，你想保留的统计量就漂走了。
 
 # %% [markdown] en="db6244e8"
 # ### use_global_stats=True 在训练模式下也固定统计量
@@ -145,7 +145,7 @@
 # %% [markdown] en="94cab308"
 # ### 查明一个参数为什么更新或不更新
 #
-# 当一个参数表现异常时，按一份检查清单逐项排查：它在优化器中吗？它需要梯度吗？反向传播给了它梯度吗，损失到底能不能到达它？它的有效学习率是多少？梯度裁剪是不是把它的梯度压没了（第 09 章）？以及，对于零梯度，动量或权重衰减会不会照样移动它？`dt.diagnose.why_not_updating(model, opt, name, loss=...)` 根据实时的对象回答每一个问题。
+# 当一个参数表现异常时，按一份检查清单逐项排查：它在优化器中吗？它需要梯度吗？反向传播给了它梯度吗，损失到底能不能到达它？它的有效学习率是多少？梯度裁剪（gradient clipping）是不是把它的梯度压没了（第 09 章）？以及，对于零梯度，动量或权重衰减会不会照样移动它？`dt.diagnose.why_not_updating(model, opt, name, loss=...)` 根据实时的对象回答每一个问题。
 #
 # 下面是一个每个分支都埋了一个错误的模型。六个小层并行读取同一个输入，它们的输出加起来后送进一个输出层。
 
@@ -175,7 +175,7 @@
 # %% [markdown] en="34c78479"
 # ## 只冻结一个张量的一部分
 #
-# `requires_grad` 属于整个张量，所以它没法让一个嵌入层（embedding）的*某些行*保持不变（比如你信得过的那些词的预训练向量），同时让其他行继续学习。能做到的是**梯度掩码**：在参数上注册一个钩子（hook），让梯度在写进 `.grad` 的路上乘以一个掩码，冻结的行乘 0，其余的行乘 1。这样，反向传播之后的一切（裁剪、优化器、Recorder）看到的都是掩码后的梯度，也没有哪个训练循环会忘了做这一步。在每次反向传播之后把 `.grad` 的这些行清零，交给优化器的也是同样的零，但只在循环记得做的地方才有效，而且中间运行过的东西已经看到了这些行。
+# `requires_grad` 属于整个张量，所以它没法让一个嵌入层（embedding layer）的*某些行*保持不变（比如你信得过的那些词的预训练向量），同时让其他行继续学习。能做到的是**梯度掩码**：在参数上注册一个钩子（hook），让梯度在写进 `.grad` 的路上乘以一个掩码，冻结的行乘 0，其余的行乘 1。这样，反向传播之后的一切（裁剪、优化器、Recorder）看到的都是掩码后的梯度，也没有哪个训练循环会忘了做这一步。在每次反向传播之后把 `.grad` 的这些行清零，交给优化器的也是同样的零，但只在循环记得做的地方才有效，而且中间运行过的东西已经看到了这些行。
 #
 # 两种做法得到的仍然是上一节说的零梯度，而不是“没有梯度”：`step()` 在零梯度上加的任何东西仍会让这一行移动。`rows_moved` 把一个 6 x 3 的嵌入层训练六步，从第 `mask_from_step` 步起掩住第 0-2 行（用钩子，或把 `.grad` 清零），并报告冻结的行从那时起移动了多远。
 
@@ -202,7 +202,7 @@
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
 # | 参数不要梯度 | `p.requires_grad_(False)`、`module.requires_grad_(False)` | `p.requires_grad_(False)`、`module.requires_grad_(False)` | `p.stop_gradient = True`、`ParamAttr(trainable=False)` | 不把它放进 `gm.attach(...)` |
-# | 逐参数的学习率倍数 | `p.lr_mult = 0.0` | —（一个 `lr=0` 的参数组） | `ParamAttr(learning_rate=0.0)` | —（一个 `lr=0` 的参数组） |
+# | 逐参数的学习率倍数（learning-rate multiplier） | `p.lr_mult = 0.0` | —（一个 `lr=0` 的参数组） | `ParamAttr(learning_rate=0.0)` | —（一个 `lr=0` 的参数组） |
 # | 参数组的学习率 | `opt.param_groups[i]["lr"]` | `opt.param_groups[i]["lr"]` | `opt.set_lr(...)`（整个优化器） | `opt.param_groups[i]["lr"]` |
 # | 参数的优化器状态 | `opt.state[p]` | `opt.state[p]` | `opt.state_dict()`（累加器） | `opt._state[p]`（私有） |
 # | 清除梯度 | `opt.zero_grad()`、`model.zero_grad()` | `opt.zero_grad()`、`model.zero_grad()` | `opt.clear_grad()`、`model.clear_gradients()` | `opt.clear_grad()` |

@@ -3,12 +3,12 @@
 #
 # **约 20 分钟。**学完本章，你将能够：
 #
-# * 在网络训练时冻结、解冻一层，并在图中读出被冻结的那些步；
-# * 提高某一层的学习率倍数，并分清它对下一步的作用和对学习进度的作用；
-# * 打开全局范数裁剪，挽救一个梯度爆炸的网络；
+# * 在网络训练时冻结（freeze）、解冻一层，并在图中读出被冻结的那些步；
+# * 提高某一层的学习率倍数（learning-rate multiplier），并分清它对下一步的作用和对学习进度的作用；
+# * 打开全局范数裁剪，挽救一个梯度爆炸（exploding gradients）的网络；
 # * 用实验室的小部件操控一次训练，并用代码核对每个控件做了什么。
 #
-# 前面各章把参数管理一个概念一个概念地拆开来讲：冻结（第 08 章）、逐参数的学习率（第 06 章）、梯度裁剪（第 09 章）。本章把它们放在一起，**在网络训练的过程中**使用：
+# 前面各章把参数管理一个概念一个概念地拆开来讲：冻结（第 08 章）、逐参数的学习率（learning rate，第 06 章）、梯度裁剪（gradient clipping，第 09 章）。本章把它们放在一起，**在网络训练的过程中**使用：
 #
 # * 在训练中途冻结一层会发生什么？
 # * 提高某一层的学习率倍数会发生什么？
@@ -19,7 +19,7 @@
 # %% [markdown] en="b930a039"
 # ## 一个可以操控的实验室
 #
-# `demos.moons_mlp()` 是一个现成的实验室：一个 2-16-16-2 的 ReLU 网络，用 SGD（动量 0.9）在 32 个样本的小批量上学习“两个月牙”数据。它的 `layers` 是拥有参数的模块的名字：三个 `Linear` 层 `"0"`、`"2"` 和 `"4"`（中间的 ReLU 没有参数）。
+# `demos.moons_mlp()` 是一个现成的实验室：一个 2-16-16-2 的 ReLU 网络，用带动量（momentum）0.9 的 SGD 在 32 个样本的小批量上学习“两个月牙”数据。它的 `layers` 是拥有参数的模块的名字：三个 `Linear` 层 `"0"`、`"2"` 和 `"4"`（中间的 ReLU 没有参数）。
 
 # %% [markdown] en="46f346b9"
 # 这些控件都是普通的方法，每个都从下一步起生效：
@@ -86,7 +86,7 @@
 # | 概念 | dltutor 实验室 | dltutor 引擎 | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- | --- |
 # | 冻结一层 | `lab.freeze("2")` | `net[2].requires_grad_(False)` | `net[2].requires_grad_(False)` | `p.stop_gradient = True`（或 `ParamAttr(trainable=False)`） | 不把它的参数放进 `gm.attach(...)` |
-# | 某一层的学习率 | `lab.set_lr_mult("0", 3)` | `p.lr_mult = 3` | 一个参数组 `{"params": ..., "lr": 3 * lr}` | `ParamAttr(learning_rate=3.0)` | 一个有自己 `lr` 的参数组 |
+# | 某一层的学习率 | `lab.set_lr_mult("0", 3)` | `p.lr_mult = 3` | 一个参数组（parameter group） `{"params": ..., "lr": 3 * lr}` | `ParamAttr(learning_rate=3.0)` | 一个有自己 `lr` 的参数组 |
 # | 按全局范数裁剪 | `lab.set_clip("global_norm", 1.0)` | `SGD(..., grad_clip=ClipGradByGlobalNorm(1.0))` | 在 `opt.step()` 之前调用 `torch.nn.utils.clip_grad_norm_(params, 1.0)` | `grad_clip=paddle.nn.ClipGradByGlobalNorm(1.0)` | `megengine.optimizer.clip_grad_norm(params, 1.0)` |
 # | 按每个张量的范数裁剪 | `lab.set_clip("norm", 1.0)` | `ClipGradByNorm(1.0)` | 对每个参数调用 `clip_grad_norm_` | `paddle.nn.ClipGradByNorm(1.0)` | 对每个参数调用 `clip_grad_norm` |
 # | 按值裁剪 | `lab.set_clip("value", 0.5)` | `ClipGradByValue(0.5)` | `torch.nn.utils.clip_grad_value_(params, 0.5)` | `paddle.nn.ClipGradByValue(0.5)` | `megengine.optimizer.clip_grad_value(params, -0.5, 0.5)` |
@@ -115,7 +115,7 @@
 # **3.** 在 `demos.spirals_mlp()` 中，当第 `"0"` 层的 lr × 为 10 时，网络达到 90 % 准确率所需的步数少了多少倍？把 ×1 时的步数除以 ×10 时的步数，保存到 `speedup` 中（每 25 步检查一次准确率）。
 
 # %% [markdown] en="d4e968d1"
-# **4.** 写一个函数 `steps_to_reach(lab, target, every)`：每次训练 `lab` `every` 步，直到它的准确率（在每一轮之前检查）达到 `target`，然后返回 `lab.steps_done`。（这就是练习 3 中的测量，适用于任何实验室和目标。）检查时会用它测量它自己的几次运行并作比较。
+# **4.** 写一个函数 `steps_to_reach(lab, target, every)`：每次训练 `lab` `every` 步，直到它的准确率（在每一轮（epoch）之前检查）达到 `target`，然后返回 `lab.steps_done`。（这就是练习 3 中的测量，适用于任何实验室和目标。）检查时会用它测量它自己的几次运行并作比较。
 
 # %% [markdown] en="9d2d9a80"
 # **5.** （不检查：你自己的实验。）在小部件视图中，把第 4 层的学习率倍数设为 0，并与冻结它作比较。梯度范数图有什么不同？*提示：第 08 章，方法 2。*
