@@ -1,4 +1,5 @@
 """Settings for the whole test run (unit tests, doctests and the nbval notebook runs)."""
+import importlib.util
 import os
 
 import pytest
@@ -12,6 +13,10 @@ os.environ["DLTUTOR_PROGRESS"] = "off"
 
 # The chapters' sources are scripts for jupytext, not modules: nbval runs the built notebooks.
 collect_ignore = ["notebooks/src"]
+# The diagnostics' Paddle adapter imports Paddle, which the kit's own environment does not
+# have: it is tested in tests/frameworks instead.
+if importlib.util.find_spec("paddle") is None:
+    collect_ignore.append("dltutor/diagnose/adapters/paddle_adapter.py")
 
 
 @pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups

@@ -47,6 +47,8 @@ from typing import Any
 import numpy as np
 
 from . import backend as B
+from .diagnose.adapters import adapter_for
+from .diagnose.adapters.steps import FrameworkSteps
 from .nn.utils.norms import sums_of_squares
 
 #: Series recorded for each parameter (or layer) on every recorded step.
@@ -90,8 +92,10 @@ class Recorder:
         self.every, self.capacity = every, capacity
         self.histograms_every, self.bins = histograms_every, bins
         self.histogram_capacity = histogram_capacity
-        self._param_names = [name for name, _ in model.named_parameters()]
-        self._params = [p for _, p in model.named_parameters()]
+        self._adapter = adapter = adapter_for(model, optimizer)
+        named = _unique(adapter.named_parameters(model))
+        self._param_names = [name for name, _ in named]
+        self._params = [p for _, p in named]
         self.names = self._param_names if by == "parameter" else _layer_names(self._param_names)
         self._column = ({n: i for i, n in enumerate(self.names)} if by == "parameter" else
                         {n: self.names.index(_layer_of(n)) for n in self._param_names})
@@ -108,10 +112,15 @@ class Recorder:
         self.histograms: list[dict[str, Any]] = []
         self._pending_loss = math.nan
         self._recording = False
+        self._handles = []
+        if adapter.framework != "dltutor":    # PyTorch, Paddle: measured around their step
+            self._optimizers = []
+            self._handles.append(FrameworkSteps(adapter, self._params, optimizer, every,
+                                                self._write_framework_step))
+            return
         self._optimizers = getattr(optimizer, "optimizers", [optimizer])
         # Whether a step's report can become a row as it is (checked again on every write).
         self._one_report_per_row = by == "parameter" and len(self._optimizers) == 1
-        self._handles = []
         for opt in self._optimizers:
             self._handles.append(opt.register_step_pre_hook(self._before_step))
             self._handles.append(opt.register_step_post_hook(self._after_step))
@@ -143,9 +152,17 @@ class Recorder:
                       *report.lrs)
         else:
             values = self._row()
+        self._pack(step, self._last_clip_scale(), values)
+
+    def _write_framework_step(self, step: int, per_param: list) -> None:
+        """A PyTorch or Paddle step, measured by its FrameworkSteps (no clip scale: the
+        framework does not say one)."""
+        self._pack(step, math.nan, self._columns(per_param))
+
+    def _pack(self, step: int, clip_scale: float, values: Any) -> None:
         offset = self._row_packer.size * (self.count % self.capacity)   # in bytes
-        self._row_packer.pack_into(self._records, offset, step, self._pending_loss,
-                                   self._last_clip_scale(), *values)
+        self._row_packer.pack_into(self._records, offset, step, self._pending_loss, clip_scale,
+                                   *values)
         self._pending_loss = math.nan
         self.count += 1
         if self.histograms_every and (self.count - 1) % self.histograms_every == 0:
@@ -155,28 +172,35 @@ class Recorder:
         """The stored values of a record (see _STORED), from the optimizers' reports.
 
         A parameter the step did not update (no gradient) gets its parameter norm, zero
-        gradient and update norms, and the lr it would have had. A layer's squared norms are
-        the sums of its parameters' and its lr is the largest of theirs.
+        gradient and update norms, and the lr it would have had.
         """
         entries = {}                                 # id(param) -> (report, its index there)
         for report in (opt.last_step for opt in self._optimizers):
             for index, param in enumerate(report.params):
                 entries[id(param)] = (report, index)
+        per_param = []
+        idle_lrs = None                                # made once, if a parameter needs it
+        for param in self._params:
+            found = entries.get(id(param))
+            if found is None:
+                idle_lrs = self._effective_lrs() if idle_lrs is None else idle_lrs
+                per_param.append(((0.0, 0.0, sums_of_squares([param.data])[0], 0.0),
+                                  idle_lrs.get(id(param), math.nan)))
+            else:
+                report, i = found
+                per_param.append(((report.grad_sq[i], report.update_sq[i], report.param_sq[i],
+                                   report.clipped_sq[i]), report.lrs[i]))
+        return self._columns(per_param)
+
+    def _columns(self, per_param: list[tuple[tuple[float, ...], float]]) -> list[float]:
+        """A record's stored values from each parameter's (squared norms, lr), in the model's
+        order: a layer's squared norms are the sums of its parameters' and its lr is the
+        largest of theirs."""
         width = len(self.names)
         squares_of = [[0.0] * width for _ in _SQUARED]
         lrs = [math.nan] * width
-        idle_lrs = None                                # made once, if a parameter needs it
-        for name, param in zip(self._param_names, self._params):
-            col, found = self._column[name], entries.get(id(param))
-            if found is None:
-                idle_lrs = self._effective_lrs() if idle_lrs is None else idle_lrs
-                squares = (0.0, 0.0, sums_of_squares([param.data])[0], 0.0)
-                lr = idle_lrs.get(id(param), math.nan)
-            else:
-                report, i = found
-                squares = (report.grad_sq[i], report.update_sq[i], report.param_sq[i],
-                           report.clipped_sq[i])
-                lr = report.lrs[i]
+        for name, (squares, lr) in zip(self._param_names, per_param):
+            col = self._column[name]
             for kind, value in enumerate(squares):
                 squares_of[kind][col] += value
             lrs[col] = lr if math.isnan(lrs[col]) else max(lrs[col], lr)
@@ -199,9 +223,10 @@ class Recorder:
     def _histogram(self, step: int) -> None:
         entry: dict[str, Any] = {"step": step, "params": {}, "grads": {}}
         for name, param in zip(self._param_names, self._params):
-            entry["params"][name] = np.histogram(B.to_numpy(param.data), bins=self.bins)
-            if param.grad is not None:
-                entry["grads"][name] = np.histogram(B.to_numpy(param.grad.data), bins=self.bins)
+            entry["params"][name] = np.histogram(self._adapter.values(param), bins=self.bins)
+            grad = self._adapter.grad(param)
+            if grad is not None:
+                entry["grads"][name] = np.histogram(grad, bins=self.bins)
         self.histograms.append(entry)
         if len(self.histograms) > self.histogram_capacity:
             del self.histograms[0]
@@ -333,6 +358,12 @@ class Recorder:
     def __repr__(self) -> str:
         return (f"Recorder({len(self.names)} {self.by}s, {min(self.count, self.capacity)} of "
                 f"{self.count} records kept, every {self.every} step(s))")
+
+
+def _unique(named: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Each parameter once, under its first name (a tied one is recorded once)."""
+    seen: set[int] = set()
+    return [(name, p) for name, p in named if not (id(p) in seen or seen.add(id(p)))]
 
 
 def _layer_of(param_name: str) -> str:

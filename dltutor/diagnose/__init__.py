@@ -26,10 +26,16 @@ Linear(in_features=2, out_features=3, bias=True)
 
 Nothing here changes the model or the optimizer: every report only reads them.
 
+The four questions, and the :class:`~dltutor.trace.Recorder`, also take a PyTorch model with
+its ``torch.optim`` optimizer, or a Paddle layer with its ``paddle.optimizer``: each answer is
+then read from that framework's own state (``adapters/``, one small module per framework,
+imported only when one of its objects arrives).
+
 Each function has its own file, named after it; ``report.py`` holds the printing they share,
 ``lookup.py`` how a parameter is found in an optimizer, and ``optimizer_rules.py`` the decay
 and clipping rules the reports work out for themselves.
 """
+from .adapters import import_framework
 from .explain_lr import LRExplanation, explain_lr
 from .lookup import UnknownNameError
 from .summary import Summary, summary
@@ -37,4 +43,4 @@ from .ties import Ties, ties
 from .why_not_updating import CLIPPED_SCALE, UpdateCheck, why_not_updating
 
 __all__ = ["summary", "explain_lr", "why_not_updating", "ties", "Summary", "LRExplanation",
-           "UpdateCheck", "Ties", "UnknownNameError", "CLIPPED_SCALE"]
+           "UpdateCheck", "Ties", "UnknownNameError", "CLIPPED_SCALE", "import_framework"]

@@ -16,13 +16,16 @@ from .update_check import UpdateCheck, cause_sentence, checklist_row
 _BATCHNORM_STATS = ("running_mean", "running_var", "num_batches_tracked")
 
 
-def buffer_or_unknown(model: Any, name: str, param_names: list[str]) -> UpdateCheck:
+def buffer_or_unknown(model: Any, name: str, param_names: list[str],
+                      buffer_names: list[str] | None = None) -> UpdateCheck:
     """The checklist of buffer ``name`` of ``model``, or the error for a name that is neither
-    one of its parameters (``param_names``) nor a buffer."""
-    buffers = dict(model.named_buffers(remove_duplicate=False))
-    if name in buffers:
+    one of its parameters (``param_names``) nor a buffer (``buffer_names``: default, what
+    ``model.named_buffers(remove_duplicate=False)`` names)."""
+    if buffer_names is None:
+        buffer_names = [n for n, _ in model.named_buffers(remove_duplicate=False)]
+    if name in buffer_names:
         return _buffer_check(model, name)
-    raise unknown_name_error(type(model).__name__, name, param_names + list(buffers))
+    raise unknown_name_error(type(model).__name__, name, param_names + list(buffer_names))
 
 
 def _buffer_check(model: Any, name: str) -> UpdateCheck:

@@ -201,7 +201,9 @@ def _clipping(q: _Question) -> dict[str, Any]:
         return checklist_row("clipping", "-", "n/a")
     clip = q.adapter.clip(q.entry)
     if clip is None:
-        return checklist_row("clipping", q.adapter.no_clip_text(q.entry), "ok")
+        if q.adapter.clips_in_optimizer:
+            return checklist_row("clipping", text("diagnose.why.clip_none"), "ok")
+        return checklist_row("clipping", q.adapter.no_clip_text(q.entry), "n/a")
     if not clip.applies:
         return checklist_row("clipping", text("diagnose.why.clip_excluded", clip=clip.description),
                              "ok")

@@ -224,6 +224,7 @@ TEXT = {
                               "upstream"),
     "diagnose.why.reach_unknown": ("cannot tell: graph freed by backward; pass the loss before "
                                    "calling backward, or use retain_graph=True"),
+    "diagnose.framework_missing": "{framework} is not installed here, so this example is skipped (pip install {package} runs it).",
     "diagnose.why.lr_no_mult": "{effective} (group {group} lr)",
     "diagnose.lr.no_mult": "{framework} has no per-parameter lr multiplier: give the parameter a group of its own",
     "diagnose.clip.outside": "none in the optimizer: {framework} clips with {function} in your loop, before step(), which no report can see",

@@ -198,6 +198,7 @@ TEXT = {
     "diagnose.why.yes": "是",
     "diagnose.why.reach_no": "否：损失中没用到它，或在上游被 detach() / no_grad() 截断",
     "diagnose.why.reach_unknown": "无法判断：反向传播已释放计算图；请在 backward 之前传入损失，或使用 retain_graph=True",
+    "diagnose.framework_missing": "这里没有安装 {framework}，所以跳过这个例子（pip install {package} 之后就能运行）。",
     "diagnose.why.lr_no_mult": "{effective}（参数组 {group} 的学习率）",
     "diagnose.lr.no_mult": "{framework} 没有逐参数的学习率倍数：给这个参数单独一个参数组",
     "diagnose.clip.outside": "优化器里没有：{framework} 在你的训练循环里、step() 之前调用 {function} 来裁剪，任何报告都看不到这一步",

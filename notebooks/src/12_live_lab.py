@@ -298,6 +298,56 @@ assert all(clipping_story_holds(seed) for seed in range(5))
 lab = demos.moons_mlp()
 lab.show()
 
+# %% [markdown] tags=["claim-torch-diagnose-verdicts", "claim-paddle-diagnose-verdicts", "claim-torch-no-clip-in-optimizer"]
+# ## Take the tools with you
+#
+# The kit's questions work on PyTorch and Paddle models too. `dt.diagnose.summary`,
+# `explain_lr`, `why_not_updating` and `ties` accept a `torch.nn.Module` with its `torch.optim` optimizer, or
+# a `paddle.nn.Layer` with its `paddle.optimizer` optimizer, and give the same tables and
+# verdicts; a `Recorder` follows their training loops as it follows the lab's (PyTorch through
+# the optimizer's step hooks, Paddle by wrapping its `step()`), and the plots above draw it.
+#
+# Every answer is read from the framework's own state: `requires_grad` (Paddle:
+# `stop_gradient`), `.grad`, the optimizer's groups and momentum. Where a framework has no such
+# idea, the table shows `-` and the row says so instead of guessing. PyTorch has no `lr_mult`, no
+# regularizer on a parameter, and no clip inside its optimizers: you call `clip_grad_norm_` in
+# your own loop, where no report can see it. Paddle has all three (`ParamAttr`, `need_clip`,
+# `grad_clip`).
+#
+# The kit never needs either framework: `import dltutor` imports neither. The two cells below
+# run where the framework is installed; elsewhere each prints one line saying it skipped.
+# First a PyTorch network with a frozen first layer, and an optimizer that was only given the
+# last layer:
+
+# %%
+torch = dt.diagnose.import_framework("torch")
+if torch is not None:
+    torch.manual_seed(0)
+    tnet = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    tnet[0].requires_grad_(False)
+    topt = torch.optim.SGD(tnet[2].named_parameters(prefix="2"), lr=0.1, momentum=0.9)
+    tnet(torch.randn(16, 4)).pow(2).mean().backward()
+    print(dt.diagnose.summary(tnet, topt))
+    print(dt.diagnose.why_not_updating(tnet, topt, "0.weight").verdict)
+
+# %% [markdown] tags=["claim-paddle-diagnose-verdicts"]
+# And a Paddle network whose last layer got `ParamAttr(learning_rate=0.0)`, under a global-norm
+# clip. Paddle's optimizer calls a parameter by its own name (`linear_1.w_0`), so pass the
+# parameter itself to `explain_lr`:
+
+# %%
+paddle = dt.diagnose.import_framework("paddle")
+if paddle is not None:
+    paddle.seed(0)
+    pnet = paddle.nn.Sequential(
+        paddle.nn.Linear(4, 8), paddle.nn.ReLU(),
+        paddle.nn.Linear(8, 1, weight_attr=paddle.ParamAttr(learning_rate=0.0)))
+    popt = paddle.optimizer.Momentum(learning_rate=0.1, parameters=pnet.parameters(),
+                                     grad_clip=paddle.nn.ClipGradByGlobalNorm(1.0))
+    (pnet(paddle.randn([16, 4])) ** 2).mean().backward()
+    print(dt.diagnose.explain_lr(popt, pnet[2].weight))
+    print(dt.diagnose.why_not_updating(pnet, popt, "2.weight").verdict)
+
 # %% [markdown] tags=["claim-torch-names-12", "claim-paddle-names-12", "claim-mge-names-12", "claim-torch-lab-requires-grad-freeze", "claim-paddle-lab-stop-gradient-freeze", "claim-mge-lab-freeze-by-attach", "claim-torch-lab-param-group-lr", "claim-paddle-lab-paramattr-learning-rate", "claim-mge-lab-param-group-lr", "claim-torch-lab-clip-grad", "claim-paddle-lab-grad-clip", "claim-mge-lab-clip-grad"]
 # ## What the frameworks call it
 #

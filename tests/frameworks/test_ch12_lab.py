@@ -107,3 +107,38 @@ def test_paddle_grad_clip_objects(paddle):
     used = step_with(paddle.nn.ClipGradByValue(0.5))
     assert all(np.abs(u).max() <= 0.5 + 1e-6 for u in used)
     assert any(np.isclose(np.abs(u).max(), 0.5) for u in used)
+
+
+def run_chapter_cell(starts_with: str) -> str:
+    """Run chapter 12's cell that starts with ``starts_with``, as a learner with the framework
+    installed would; what it printed."""
+    import contextlib
+    import io
+
+    import dltutor
+    from chapters import chapter_cell
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(chapter_cell("12_live_lab", starts_with), {"dt": dltutor})  # noqa: S102
+    return printed.getvalue()
+
+
+@claim("torch-diagnose-verdicts")
+def test_chapter_12s_pytorch_cell_gives_the_verdict_dltutor_gives_for_the_same_setup():
+    from dltutor import diagnose, nn, optim
+
+    printed = run_chapter_cell('torch = dt.diagnose.import_framework("torch")')
+    net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    net[0].requires_grad_(False)
+    opt = optim.SGD(net[2].named_parameters(prefix="2"), lr=0.1, momentum=0.9)
+    ours = diagnose.why_not_updating(net, opt, "0.weight").verdict
+    assert printed.rstrip().endswith(ours)
+    assert "not in the optimizer (never updated): 40 parameters in 2 tensor(s)" in printed
+
+
+@claim("paddle-diagnose-verdicts")
+def test_chapter_12s_paddle_cell_finds_the_zero_paramattr_learning_rate(paddle):
+    printed = run_chapter_cell('paddle = dt.diagnose.import_framework("paddle")')
+    assert "status          frozen: lr_mult=0" in printed
+    assert printed.rstrip().splitlines()[-1].startswith("not updating because: its lr_mult is 0")

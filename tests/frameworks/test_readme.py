@@ -1,7 +1,9 @@
 """What README.md (and README.zh.md) says about PyTorch and Paddle, run in them."""
 from __future__ import annotations
 
+import re
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import paddle
@@ -12,6 +14,8 @@ import dltutor as dt
 from dltutor import nn, optim
 
 from claims import claim
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @claim("torch-readme-same-spellings")
@@ -169,3 +173,27 @@ def test_paddles_shape_keyword_snippets_run_with_paddle_replaced_by_dt():
         assert tuple(fw.normal(0.0, 1.0, shape=(2, 1)).shape) == (2, 1)
         assert tuple(fw.rand(shape=[2, 3]).shape) == (2, 3)
         assert tuple(fw.randn(shape=[4]).shape) == (4,)
+
+
+def _tools_examples(readme: str) -> list[str]:
+    """The code blocks of the README's "take the tools with you" section."""
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    section = text.split("## Take the tools with you" if readme == "README.md"
+                         else "## 把工具带走")[1].split("\n## ")[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+@claim("torch-diagnose-verdicts", "paddle-diagnose-verdicts")
+@pytest.mark.parametrize("readme", ["README.md", "README.zh.md"])
+def test_the_readmes_diagnose_examples_print_what_they_say(readme, paddle):
+    import contextlib
+    import io
+
+    examples = _tools_examples(readme)
+    assert len(examples) == 2
+    for code in examples:
+        expected = code.rstrip().splitlines()[-1].removeprefix("# ")
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec(code, {})  # noqa: S102
+        assert printed.getvalue().strip() == expected

@@ -22,8 +22,11 @@ Paddle: an adapter module is imported only when one of its framework's objects a
 """
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import Any
 
+from ...i18n import text
 from .base import Adapter
 
 
@@ -65,4 +68,20 @@ def adapter_for(model: Any, optimizer: Any = None) -> Adapter:
     return NativeAdapter()
 
 
-__all__ = ["Adapter", "adapter_for", "framework_of"]
+def import_framework(name: str) -> ModuleType | None:
+    """``import torch`` (or ``paddle``) for an example that needs it, or, where it is not
+    installed, None and one line saying the example is skipped: the kit never needs either.
+
+    >>> import_framework("no_such_framework") is None
+    no_such_framework is not installed here, so this example is skipped (pip install no_such_framework runs it).
+    True
+    """
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        package = {"paddle": "paddlepaddle"}.get(name, name)
+        print(text("diagnose.framework_missing", framework=name, package=package))
+        return None
+
+
+__all__ = ["Adapter", "adapter_for", "framework_of", "import_framework"]

@@ -18,7 +18,7 @@ Arrays come back as NumPy arrays, numbers as Python floats.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -47,6 +47,9 @@ class Adapter:
     framework = ""
     #: The framework's name in sentences ("PyTorch")
     display_name = ""
+    #: Whether its optimizers clip gradients themselves (PyTorch's do not: clipping is a call
+    #: in the training loop, which a report cannot see)
+    clips_in_optimizer = True
 
     # -- the model ---------------------------------------------------------------------------
     def named_parameters(self, model: Any) -> list[tuple[str, Any]]:
@@ -131,3 +134,10 @@ class Adapter:
     def momentum_state(self, entry: Entry) -> list[tuple[str, np.ndarray]]:
         """The optimizer's momentum-like state for this parameter: (key, array) pairs."""
         return []
+
+    # -- watching the steps (the Recorder) --------------------------------------------------
+    def watch_steps(self, optimizer: Any, before: Callable[[], None],
+                    after: Callable[[], None]) -> Callable[[], None]:
+        """Call ``before()`` and ``after()`` around every ``optimizer.step()``; returns the
+        function that stops it. (dltutor's own optimizers report their steps themselves.)"""
+        raise NotImplementedError

@@ -80,6 +80,18 @@
 #
 # 训练在内核的后台以一小段一小段的方式进行，所以你可以同时运行其他单元格（在新单元格中执行 `lab.freeze("0")` 也会反映在小部件上）。再次运行这个单元格会替换旧的视图并停止它的训练。页面 `lab.ipynb` 只有实验室本身，带一个演示菜单，每个演示都附一行说明要试什么：两个月牙；梯度爆炸（梯度裁剪能挽救它）；螺旋，第一层的 lr × 决定了螺旋臂被分开的速度；预训练特征，冻结两个预训练层能保住它们已有的知识，同时训练一个新的输出层，而训练它们则会把这些知识抹掉；一个共享层；手写数字。Voilà 可以把它作为一个应用来提供（`voila notebooks/lab.ipynb`）。
 
+# %% [markdown] en="1b9e8a7a"
+# ## 把工具带走
+#
+# 本套件提出的这些问题，同样适用于 PyTorch 和飞桨（PaddlePaddle）的模型。`dt.diagnose.summary`、`explain_lr`、`why_not_updating` 和 `ties` 可以接受一个 `torch.nn.Module` 及其 `torch.optim` 优化器，或一个 `paddle.nn.Layer` 及其 `paddle.optimizer` 优化器，给出同样的表格和结论；`Recorder` 也能像跟踪实验室那样跟踪它们的训练循环（PyTorch 通过优化器的 step 钩子，飞桨则包装它的 `step()`），上面的绘图函数同样能画出来。
+#
+# 每个回答都读自框架自己的状态：`requires_grad`（飞桨为 `stop_gradient`）、`.grad`、优化器的参数组（parameter group）和动量。某个框架没有的概念，表格里显示 `-`，对应的行会直接说明，而不是去猜。PyTorch 没有 `lr_mult`，参数上没有正则化项，优化器里也没有梯度裁剪：你在自己的训练循环里调用 `clip_grad_norm_`，任何报告都看不到这一步。飞桨三者都有（`ParamAttr`、`need_clip`、`grad_clip`）。
+#
+# 本套件从不依赖这两个框架：`import dltutor` 不会导入其中任何一个。下面两个单元格在装有相应框架的地方运行；没装的话，各自只打印一行，说明已跳过。先看一个 PyTorch 网络：第一层被冻结，优化器只拿到了最后一层：
+
+# %% [markdown] en="f528e19b"
+# 再看一个飞桨网络：最后一层用了 `ParamAttr(learning_rate=0.0)`，整体做全局范数裁剪。飞桨的优化器用参数自己的名字（`linear_1.w_0`）称呼它，所以请把参数对象本身交给 `explain_lr`：
+
 # %% [markdown] en="3dffb507"
 # ## 各框架中的叫法
 #
