@@ -183,3 +183,46 @@ def test_the_recorder_traces_a_paddle_loop_through_a_wrapped_step(paddle):
     assert rec.series("update_norm", "2")[-1] > np.linalg.norm(net[2].weight.numpy() - before)
     rec.detach()
     assert "step" not in vars(opt)               # Paddle's own step is back
+
+
+@claim("paddle-diagnose-verdicts")
+def test_a_shared_paddle_layer_is_one_parameter_under_two_names(paddle):
+    shared = paddle.nn.Linear(3, 3)
+    net = paddle.nn.Sequential(shared, paddle.nn.ReLU(), shared)
+    assert diagnose.ties(net).groups == [["0.weight", "2.weight"], ["0.bias", "2.bias"]]
+    # Paddle's parameters() gives each shared parameter once, so the optimizer holds it once
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+    assert len(opt._parameter_list) == 2
+    summary = diagnose.summary(net, opt)
+    assert summary.totals["tensors"] == 2 and summary.totals["names"] == 4
+    assert [r["tied_to"] for r in summary.rows] == [["2.weight"], ["2.bias"], ["0.weight"],
+                                                   ["0.bias"]]
+
+
+@claim("paddle-diagnose-verdicts")
+def test_summary_of_a_paddle_model_matches_dltutors_for_the_same_setup(paddle):
+    pnet = paddle_net(paddle, lr_mult=0.5)
+    pnet[2].bias.stop_gradient = True
+    ours_net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    ours_net[0].weight.lr_mult = 0.5
+    ours_net[2].bias.requires_grad_(False)
+    theirs = diagnose.summary(pnet, paddle.optimizer.SGD(learning_rate=0.1,
+                                                         parameters=pnet.parameters()))
+    ours = diagnose.summary(ours_net, optim.SGD(ours_net.parameters(), lr=0.1))
+    columns = [c for c in ours.columns if c != "shape"]
+    assert [{k: r[k] for k in columns} for r in theirs.rows] == \
+           [{k: r[k] for k in columns} for r in ours.rows]
+    assert theirs.totals == ours.totals
+    # the one difference is real: Paddle stores a Linear weight as (in, out) (chapter 04)
+    assert [r["shape"] for r in theirs.rows] == [r["shape"][::-1] for r in ours.rows]
+
+
+@claim("paddle-diagnose-verdicts")
+def test_the_verdicts_speak_chinese_for_a_paddle_model_too(paddle):
+    net, opt, name, _ = paddle_case(paddle, "lr_mult_zero")
+    dt.set_language("zh")
+    try:
+        verdict = diagnose.why_not_updating(net, opt, name).verdict
+    finally:
+        dt.set_language("en")
+    assert verdict.startswith("不会更新，因为：它的 lr_mult 为 0"), verdict
