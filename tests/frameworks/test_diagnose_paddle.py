@@ -226,3 +226,21 @@ def test_the_verdicts_speak_chinese_for_a_paddle_model_too(paddle):
     finally:
         dt.set_language("en")
     assert verdict.startswith("不会更新，因为：它的 lr_mult 为 0"), verdict
+
+
+@claim("paddle-diagnose-verdicts")
+def test_a_paddle_gradient_hook_that_zeroes_every_gradient_and_a_buffer(paddle):
+    net = paddle.nn.Sequential(paddle.nn.Linear(3, 4), paddle.nn.BatchNorm1D(4),
+                               paddle.nn.Linear(4, 1))
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+    assert diagnose.why_not_updating(net, opt, "0.weight").cause == "no_grad"
+    net[0].weight.register_hook(lambda grad: grad * 0)
+    net(paddle.to_tensor(X)).sum().backward()
+    assert diagnose.why_not_updating(net, opt, "0.weight").cause == "zero_grad"
+    before = net[0].weight.numpy().copy()
+    opt.step()
+    assert np.array_equal(before, net[0].weight.numpy())
+    # Paddle keeps BatchNorm's running mean as a parameter that never gets a gradient
+    # (stop_gradient=True), where PyTorch keeps a buffer: the verdict follows Paddle
+    assert net[1]._mean.stop_gradient and "1._mean" in dict(net.named_parameters())
+    assert diagnose.why_not_updating(net, opt, "1._mean").cause == "requires_grad_false"

@@ -228,3 +228,20 @@ def test_import_dltutor_and_its_diagnostics_never_import_a_framework():
             "print(sorted({'torch', 'paddle'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@claim("torch-diagnose-verdicts")
+def test_a_gradient_hook_that_zeroes_every_gradient_and_a_buffer_and_no_backward_yet():
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4),
+                              torch.nn.Linear(4, 1))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    assert diagnose.why_not_updating(net, opt, "0.weight").cause == "no_grad"
+    net[0].weight.register_hook(lambda grad: grad * 0)          # zeroed on every backward
+    net(torch.from_numpy(X)).sum().backward()
+    assert diagnose.why_not_updating(net, opt, "0.weight").cause == "zero_grad"
+    before = net[0].weight.detach().clone()
+    opt.step()
+    assert torch.equal(before, net[0].weight.detach())
+    buffer = diagnose.why_not_updating(net, opt, "1.running_mean")
+    assert buffer.cause == "not_a_parameter"
+    assert "running_mean" not in dict(net.named_parameters())
