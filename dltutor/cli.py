@@ -11,9 +11,10 @@ and a third is a teacher's::
 command says so), a chapter you deleted comes back, and a new one from a newer kit is added.
 ``lab`` prints one address to open (and opens a browser where there is a screen; see
 :mod:`dltutor.launch`), takes ``--port``, ``--ip`` and ``--no-browser``, further JupyterLab
-options after ``--``, and ``--lang zh`` opens the Chinese edition (the kit then speaks
-Chinese). ``make lab`` in a clone runs ``dltutor lab notebooks``: the clone's own chapters,
-served where they are. ``progress`` prints the class table of dltutor.exercises.classtable
+options after ``--``, and ``--lang zh`` opens the Chinese edition. The language follows the
+notebook, not the server: each Chinese chapter switches the kit to Chinese in its first cell,
+and an English chapter opened from the same JupyterLab answers in English. ``make lab`` in a
+clone runs ``dltutor lab notebooks``: the clone's own chapters, served where they are. ``progress`` prints the class table of dltutor.exercises.classtable
 and writes it as progress.csv and progress.html (``--out FOLDER``).
 
 >>> import contextlib, io, tempfile
@@ -185,8 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     with use_language(language):
         try:
             return serve(folder, start=start_notebook(language), port=args.port, ip=args.ip,
-                         browser=False if args.no_browser else None, extra=extra,
-                         env={**os.environ, "DLTUTOR_LANG": language})
+                         browser=False if args.no_browser else None, extra=extra)
         except OSError as error:
             print(f"dltutor: {error}", file=sys.stderr)
             return 1

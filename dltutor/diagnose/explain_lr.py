@@ -104,7 +104,7 @@ def explain_lr(optimizer: Any, name: Any) -> LRExplanation:
     clip, clip_text = _clip_text(adapter, entry)
     clipped = clip is not None and clip.applies
     reasons = _frozen_reasons(adapter, entry)
-    status = (text("diagnose.lr.frozen", reasons="; ".join(reasons)) if reasons
+    status = (text("diagnose.lr.frozen", reasons=text("diagnose.evidence_sep").join(reasons)) if reasons
               else text("diagnose.lr.trainable"))
     rows = [{"step": text("diagnose.lr.group", group=gi), "value": lr, "note": note},
             {"step": text("diagnose.lr.mult"), "value": lr_mult,

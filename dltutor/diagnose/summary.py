@@ -44,7 +44,7 @@ class Summary(Report):
             lines.append(text("diagnose.summary.left_out", count=f"{t['not_in_optimizer']:,}",
                               tensors=t["tensors_not_in_optimizer"]))
         if self.outside:
-            lines.append(text("diagnose.summary.outside", names=", ".join(self.outside)))
+            lines.append(text("diagnose.summary.outside", names=text("diagnose.list_sep").join(self.outside)))
         return lines
 
     def to_dict(self) -> dict[str, Any]:

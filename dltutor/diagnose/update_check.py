@@ -43,6 +43,12 @@ class UpdateCheck(Report):
     def _footer(self) -> list[str]:
         return [text("diagnose.why.verdict_line", verdict=self.verdict)]
 
+    def _cells(self) -> list[list[str]]:
+        """The rows as shown: the status in the learner's language (``.rows`` keep the codes
+        "ok", "problem", ... for code to compare)."""
+        return [[r["check"], r["answer"], text(f"diagnose.status.{r['status']}")]
+                for r in self.rows]
+
     def _row_styles(self) -> list[str]:
         colour = {"problem": "color:#b00020", "warning": "color:#a05a00"}
         return [colour.get(r["status"], "") for r in self.rows]

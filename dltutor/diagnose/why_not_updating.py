@@ -215,8 +215,9 @@ def _clipping(q: _Question) -> dict[str, Any]:
         parts.append(text("diagnose.why.clip_last", scale=cell_text(last)))
     scale = predicted if predicted is not None else last
     if scale is not None and scale < CLIPPED_SCALE:
-        return checklist_row("clipping", ", ".join(parts), "problem", "clipped_to_zero")
-    return checklist_row("clipping", ", ".join(parts), "ok")
+        return checklist_row("clipping", text("diagnose.list_sep").join(parts), "problem",
+                             "clipped_to_zero")
+    return checklist_row("clipping", text("diagnose.list_sep").join(parts), "ok")
 
 
 # What can move a parameter whose gradient is zero: the two checks below answer
@@ -229,7 +230,7 @@ def _momentum(q: _Question) -> dict[str, Any]:
     """7. With a zero gradient: will stale momentum (SGD's buffer, Adam's exp_avg) move it?"""
     if q.entry is None or not q.grad_zero:
         return checklist_row("momentum", _not_applicable(q), "n/a")
-    found = "; ".join(_momentum_state(q))
+    found = text("diagnose.evidence_sep").join(_momentum_state(q))
     if found and q.moving_lr:
         return _movingchecklist_row("momentum", text("diagnose.why.momentum_nonzero", found=found))
     if found:
@@ -298,9 +299,11 @@ def _verdict(q: _Question, rows: list[dict[str, Any]]) -> UpdateCheck:
                            False)
     if movers:
         return UpdateCheck(q.name, rows, movers[0][0], text(
-            "diagnose.why.moves_anyway", movers="; ".join(what for _, what in movers)), True)
-    evidence = "; ".join(r["check"].rstrip("?？") + ": " + r["answer"] for r in rows
-                         if r["status"] == "ok")
+            "diagnose.why.moves_anyway",
+            movers=text("diagnose.evidence_sep").join(what for _, what in movers)), True)
+    evidence = text("diagnose.evidence_sep").join(
+        text("diagnose.why.evidence", check=r["check"].rstrip("?？"), answer=r["answer"])
+        for r in rows if r["status"] == "ok")
     if q.optimizer is None:
         return UpdateCheck(q.name, rows, None, text("diagnose.why.should_if", evidence=evidence),
                            None)

@@ -11,7 +11,8 @@ just ``lab`` as the last line of a cell) displays the ipywidgets view (plots dra
 from typing import Any
 
 from . import demos
-from .controller import CLIP_MODES, LabError, TrainingLab, set_show_view
+from .controller import CLIP_MODES, TrainingLab, set_show_view
+from .errors import LabError
 
 
 def show_widget_view(lab: TrainingLab) -> Any:

@@ -34,6 +34,8 @@ from .. import backend as B
 from .. import checks
 from ..autograd import Tensor, no_grad, tensor
 from ..data import DataLoader, TensorDataset
+from ..i18n import text
+from .errors import LabError, check_control, error_text
 from ..nn import Module
 from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, Optimizer
 from ..stats import eval_mode
@@ -62,11 +64,6 @@ def set_show_view(show_view: Callable[[TrainingLab], Any] | None) -> Callable | 
     global _show_view
     previous, _show_view = _show_view, show_view
     return previous
-
-
-class LabError(ValueError):
-    """A control, a step count or a lab part was refused, or the lab was asked to do two things
-    at once (a second run while one is going on); nothing was changed."""
 
 
 class TrainingLab:
@@ -134,9 +131,8 @@ class TrainingLab:
         loss = self.loss_fn(self.model(inputs), target)
         value = float(loss.item())
         if not math.isfinite(value):
-            raise FloatingPointError(
-                f"the loss became {value} at step {self.steps_done}: the weights have blown up. "
-                "Reset, then lower the learning rate or switch clipping on.")
+            raise FloatingPointError(text("lab.error.loss_not_finite", value=value,
+                                          step=self.steps_done))
         loss.backward()
         self.recorder.log_loss(value)
         self.optimizer.step()
@@ -174,8 +170,7 @@ class TrainingLab:
 
     def _train(self, n: int) -> None:
         if self.error is not None:
-            raise LabError(f"the lab stopped at step {self.steps_done} with an error "
-                           f"({self.error}); call lab.reset() to start again")
+            raise LabError(text("lab.error.stopped", step=self.steps_done, error=self.error))
         # The lab reports a non-finite loss itself, so NumPy's overflow warnings are noise here.
         with B.ignore_float_errors(next(iter(self.model.parameters())).data):
             for _ in range(n):
@@ -221,8 +216,8 @@ class TrainingLab:
     # -- controls --------------------------------------------------------------------------------
     def _layer_params(self, layer: str) -> list[Tensor]:
         if layer not in self.layers:
-            raise LabError(f"unknown layer {layer!r}; the layers with parameters are: "
-                           f"{', '.join(map(repr, self.layers))}")
+            raise LabError(text("lab.error.unknown_layer", layer=repr(layer),
+                                layers=text("lab.list_sep").join(map(repr, self.layers))))
         module = self._modules[layer]
         return list(module.parameters(recurse=False))
 
@@ -231,44 +226,46 @@ class TrainingLab:
         so they get no gradient and the optimizer skips them from the next step on."""
         params = self._layer_params(layer)
         if not isinstance(frozen, bool):
-            raise LabError(f"freeze({layer!r}, ...) takes True or False, got {frozen!r}")
+            raise LabError(text("lab.error.freeze_bool", layer=repr(layer), value=repr(frozen)))
         for p in params:
             p.requires_grad_(not frozen)
             if frozen:
                 p.grad = None
-        self._note(f"freeze {layer}", f"layer {layer} {'frozen' if frozen else 'unfrozen'}")
+        self._note(f"freeze {layer}",
+                   text("lab.mark.frozen" if frozen else "lab.mark.unfrozen", layer=layer))
 
     def set_lr_mult(self, layer: str, value: float) -> None:
         """Scale one layer's learning rate: effective lr = lr x ``value`` (0 stops it, 2 doubles
         its SGD updates)."""
         params = self._layer_params(layer)
-        checks.non_negative("", f"lr multiplier for layer {layer!r}", value, error=LabError)
+        check_control(checks.non_negative, value, "lab.what.lr_mult", layer=repr(layer))
         for p in params:
             p.lr_mult = float(value)
-        self._note(f"lr_mult {layer}", f"layer {layer} lr × {float(value):g}")
+        self._note(f"lr_mult {layer}", text("lab.mark.lr_mult", layer=layer, value=f"{float(value):g}"))
 
     def set_clip(self, mode: str | None, threshold: float | None = None) -> None:
         """Clip gradients in the optimizer: ``None`` (off), ``"value"``, ``"norm"`` (each
         tensor) or ``"global_norm"`` (all together), at ``threshold`` (> 0)."""
         if not (mode is None or isinstance(mode, str)) or mode not in CLIP_MODES:
-            raise LabError(f"clip mode must be one of {list(CLIP_MODES)}, got {mode!r}")
+            raise LabError(text("lab.error.clip_mode", modes=list(CLIP_MODES), mode=repr(mode)))
         if mode is None:
             self.optimizer.grad_clip = None
-            self._note("clip", "clip off")
+            self._note("clip", text("lab.mark.clip_off"))
             return
-        checks.positive("", "clip threshold", threshold, error=LabError)
+        check_control(checks.positive, threshold, "lab.what.clip_threshold")
         self.optimizer.grad_clip = CLIP_MODES[mode](float(threshold))
-        self._note("clip", f"clip {mode.replace('_', ' ')} {float(threshold):g}")
+        self._note("clip", text("lab.mark.clip", mode=text(f"lab.mark.mode.{mode}"),
+                                threshold=f"{float(threshold):g}"))
 
     def set_lr(self, value: float) -> None:
         """Set the learning rate of every parameter group (groups keep their ratios to the
         first group's initial lr)."""
-        checks.non_negative("", "learning rate", value, error=LabError)
+        check_control(checks.non_negative, value, "lab.what.lr")
         scale = value / self._initial_lrs[0] if self._initial_lrs[0] else 1.0
         for group, initial in zip(self.optimizer.param_groups, self._initial_lrs):
             group["lr"] = initial * scale if self._initial_lrs[0] else float(value)
         self.base_lr = float(value)
-        self._note("lr", f"lr {float(value):g}")
+        self._note("lr", text("lab.mark.lr", value=f"{float(value):g}"))
 
     def _note(self, control: str, what: str) -> None:
         """Remember that ``control`` changed to ``what`` at this step. A second change of the
@@ -307,7 +304,7 @@ class TrainingLab:
             "step": self.steps_done, "loss": self.last_loss, "lr": self.base_lr,
             "layers": layers, "clip_mode": mode, "clip_threshold": threshold,
             "clip_scale": getattr(clip, "last_scale", None) if clip is not None else None,
-            "error": None if self.error is None else f"{type(self.error).__name__}: {self.error}",
+            "error": None if self.error is None else error_text(self.error),
             "watch": {label: float(fn()) for label, fn in self.watch.items()},
         }
 

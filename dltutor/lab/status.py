@@ -30,6 +30,7 @@ from collections import deque
 from typing import Any
 
 from ..i18n import sentence, text
+from .errors import error_text
 
 __all__ = ["Rate", "error_text", "grad_norm_html", "latest_grad_norm", "readable", "status_data",
            "status_html"]
@@ -65,15 +66,6 @@ def latest_grad_norm(lab: Any) -> float:
     """
     values = lab.recorder.series("global_grad_norm")
     return float(values[-1]) if len(values) else math.nan
-
-
-def error_text(exc: BaseException) -> str:
-    """An error as the status line shows it: its type, then its message.
-
-    >>> error_text(ValueError("lr must be > 0"))
-    'ValueError: lr must be > 0'
-    """
-    return f"{type(exc).__name__}: {exc}"
 
 
 class Rate:
@@ -175,20 +167,22 @@ def status_html(data: dict[str, str], state: dict[str, Any]) -> str:
     attributes = " ".join(f'{k}="{html.escape(v, quote=True)}"' for k, v in data.items())
     loss = float(data["data-loss"])
     rate = text("lab.status.rate", rate=f"{float(data['data-steps-per-second']):.0f}")
-    parts = [f"{text('lab.status.step')} <b>{data['data-step']}</b>",
-             f"{text('lab.status.loss')} " + (f"<b>{readable(loss)}</b>" if math.isfinite(loss)
-                                              else "–"),
-             f"{text('lab.status.clip')} {_clip_summary(data)}",
-             (f"<span style='color:#080'>{text('lab.status.running')}</span>, {rate}"
+    running = f"<span style='color:#080'>{text('lab.status.running')}</span>"
+    parts = [text("lab.status.step", value=f"<b>{data['data-step']}</b>"),
+             text("lab.status.loss", value=f"<b>{readable(loss)}</b>" if math.isfinite(loss)
+                  else "–"),
+             text("lab.status.clip", summary=_clip_summary(data)),
+             (text("lab.status.running_at", running=running, rate=rate)
               if data["data-running"] == "1" else text("lab.status.paused"))]
     parts += [_watched(label, value) for label, value in state["watch"].items()]
     frozen = [row["name"] for row in state["layers"] if row["frozen"]]
     if frozen:
-        parts.append(f"{text('lab.status.frozen')}: " + ", ".join(html.escape(n) for n in frozen))
+        parts.append(text("lab.status.frozen",
+                          names=text("lab.list_sep").join(html.escape(n) for n in frozen)))
     line = " · ".join(parts)
     if data["data-error"]:
-        line += (f"<br><span style='color:#b00'>{text('lab.status.error')}: "
-                 f"{html.escape(data['data-error'])}</span>")
+        line += (f"<br><span style='color:#b00'>"
+                 f"{text('lab.status.error', error=html.escape(data['data-error']))}</span>")
     # Two lines are always reserved, so the plots do not jump when an error line appears.
     return (f'<div class="dltutor-status" {attributes} '
             f'style="font-family:monospace;font-size:13px;min-height:3.2em">{line}</div>')

@@ -21,7 +21,7 @@ live plots drawn in the browser (:mod:`dltutor.lab.chart`), bound to the control
 This module is a thin layer. Every control calls one :class:`TrainingLab` method
 (``freeze``, ``set_lr_mult``, ``set_clip``, ``set_lr``, ``step``, ``reset``) and every
 picture is read from ``lab.state()`` and ``lab.recorder``. When the controller refuses a value
-(it raises :class:`~dltutor.lab.controller.LabError` and changes nothing), the message goes to
+(it raises :class:`~dltutor.lab.errors.LabError` and changes nothing), the message goes to
 the status line and the widget snaps back to the controller's current value. Changes made in
 code (``lab.freeze("2")`` in another cell) show in the widgets within a tenth of a second.
 

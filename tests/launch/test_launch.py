@@ -61,3 +61,17 @@ def test_dltutor_lab_starts_as_root_and_prints_one_address(chapters):
     chatter = [line for line in printed if line.startswith(("[I ", "[W ")) or "Warning" in line]
     assert chatter == [], chatter
     assert len(printed) <= 5, printed       # starting, ready, the address, how to stop
+
+
+def test_the_language_follows_the_notebook_not_the_server(tmp_path, monkeypatch):
+    """`dltutor lab --lang zh` opens the Chinese edition but leaves the kernels' language alone:
+    English chapters opened from that JupyterLab answer in English (the Chinese ones switch in
+    their first cell)."""
+    from dltutor import cli
+
+    served = {}
+    monkeypatch.delenv("DLTUTOR_LANG", raising=False)
+    monkeypatch.setattr(cli, "serve", lambda folder, **kwargs: served.update(kwargs) or 0)
+    assert cli.main(["lab", str(tmp_path / "chapters"), "--lang", "zh", "--no-browser"]) == 0
+    assert served["start"] == "zh/00_welcome.zh.ipynb"
+    assert "DLTUTOR_LANG" not in (served.get("env") or {})
