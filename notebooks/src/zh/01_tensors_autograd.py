@@ -108,7 +108,7 @@
 # 第二次反向传播不会替换梯度，而是累加上去。这是有意为之（它让你可以先在几个小批量上累加梯度，再做一次更新），也正因如此，训练循环在每一步都要清除梯度。
 
 # %% [markdown] en="864d5871"
-# 清除梯度就是把它设为 `None`（`w.grad = None`、`module.zero_grad()` 或 `optimizer.zero_grad()`）。`None` 和零不是一回事：`None` 表示“没有梯度到达这个张量”，优化器会完全跳过这样的参数，这一点对冻结（freezing，第 08 章）很重要。
+# 清除梯度就是把它设为 `None`（`w.grad = None`、`module.zero_grad()` 或 `optimizer.zero_grad()`）。`None` 和零不是一回事：`None` 表示“没有梯度到达这个张量”，优化器会完全跳过这样的参数，这一点对冻结（freezing，第 8 章）很重要。
 
 # %% [markdown] en="9ba42687"
 # ### 选择哪些张量得到梯度：`inputs=` 与 MegEngine 的 GradManager
@@ -136,7 +136,7 @@
 # `detach()` **没有**做的事：它没有冻结 stage1 和 stage2。它们的参数仍然是 `requires_grad=True`，被 detach 的张量也仍保存着原来的值。只有这一条路径被截断了，所以另一条不经过截断点就能到达 stage1 的路径，例如在 stage1 的输出上加一个额外的损失，仍然会训练 stage1。
 
 # %% [markdown] en="1c222fdf"
-# 与**只冻结 stage2**（`stage2.requires_grad_(False)`）比较一下：stage2 得不到梯度，但梯度仍会*穿过* stage2 的运算流到它的输入，所以 stage1 仍在训练。在 stage2 的输出处截断路径会固定两个阶段；冻结一层只固定那一层。第 08 章会详细比较各种冻结方法。
+# 与**只冻结 stage2**（`stage2.requires_grad_(False)`）比较一下：stage2 得不到梯度，但梯度仍会*穿过* stage2 的运算流到它的输入，所以 stage1 仍在训练。在 stage2 的输出处截断路径会固定两个阶段；冻结一层只固定那一层。第 8 章会详细比较各种冻结方法。
 
 # %% [markdown] en="986c4f69"
 # 图示：每个参数、每种设置各一根柱子，表示梯度的范数；叉号表示梯度为 `None`。

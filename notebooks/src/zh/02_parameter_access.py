@@ -63,7 +63,7 @@
 # 网络的状态字典使用同样的名字，所以 `net.state_dict()['2.bias']` 就是输出层的偏置。`net.get_parameter('2.bias')` 返回参数对象本身。
 
 # %% [markdown] en="fad087ae"
-# `dt.diagnose.summary(net)` 把这些都放进一张表：每个名字及其形状、元素个数（number of elements）、数据类型、是否参与训练，以及它的逐参数设置；表下面是合计。（`dt.diagnose` 是本套件回答参数相关问题的工具箱。如果再给出优化器，`summary(net, opt)` 还会加上每个参数所在的参数组（parameter group）和学习率（learning rate）；第 06 章和第 08 章就是这样用的。）
+# `dt.diagnose.summary(net)` 把这些都放进一张表：每个名字及其形状、元素个数（number of elements）、数据类型、是否参与训练，以及它的逐参数设置；表下面是合计。（`dt.diagnose` 是本套件回答参数相关问题的工具箱。如果再给出优化器，`summary(net, opt)` 还会加上每个参数所在的参数组（parameter group）和学习率（learning rate）；第 6 章和第 8 章就是这样用的。）
 
 # %% [markdown] en="6257172c"
 # `summary` 是 dltutor 自己的工具（PyTorch 没有这样的函数；Paddle 有 `paddle.summary`，按层列表，MegEngine 有 `megengine.utils.module_stats.module_stats`）。它显示的内容，用几行代码就能原样搬到 PyTorch（把 `dt` 换成 `torch`）：下面的循环只用到了 `named_parameters()`、`shape`、`numel()` 和 `requires_grad`。

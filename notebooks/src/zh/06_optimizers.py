@@ -19,14 +19,14 @@
 # * 在 dltutor、PyTorch 和 Paddle 中只对部分参数做权重衰减（weight decay）；
 # * 把一个参数两次交给优化器会出什么问题。
 #
-# 第 07 章继续使用同一个网络：训练中变化的学习率、学习率调度器、优化器怎样计算步数，以及自己写优化器。
+# 第 7 章继续使用同一个网络：训练中变化的学习率、学习率调度器、优化器怎样计算步数，以及自己写优化器。
 
 # %% [markdown] en="4a6d77d8"
 # ## 网络与数据
 #
 # 数据是 scikit-learn 自带的 1797 个手写数字：8x8 的灰度图像，十个类别。前 1500 个用于训练，其余的用来衡量准确率。
 #
-# 网络是一个为 8x8 图像设计的小 LeNet：两个卷积层，然后是两个全连接（“fc”）层。第 06 章和第 07 章共用它，所以它放在本套件的 `dltutor.examples` 中；下面是它的完整定义：
+# 网络是一个为 8x8 图像设计的小 LeNet：两个卷积层，然后是两个全连接（“fc”）层。第 6 章和第 7 章共用它，所以它放在本套件的 `dltutor.examples` 中；下面是它的完整定义：
 
 # %% [markdown] en="7dd6d9d5"
 # 它的各层是名为 `conv1`、`conv2`、`fc1` 和 `fc2` 的属性，所以每个参数的名字都说明了它属于哪种层；我们会按名字挑选参数。
@@ -38,7 +38,7 @@
 # 其他几个：`make_net(seed)` 用固定的种子构建一个新网络，`make_loader()` 把训练数字按 64 个一批打乱（每次顺序都一样），`accuracy(net)` 给出网络答对的测试数字所占的比例。`snapshot(params)` 复制参数的值（`p.numpy()` 与参数共享内存，所以必须复制），`unchanged(before, params)` / `all_changed(before, params)` 把参数与这样的快照作比较。
 
 # %% [markdown] en="6442e15a"
-# 损失是第 01 章的交叉熵。`nn.CrossEntropyLoss()` 是它的模块形式，也就是 PyTorch 代码的写法：一个只有一个设置 `reduction` 的模块。`"mean"`（默认）对每个样本的损失取平均，`"sum"` 求和，`"none"` 全部返回。它的计算与 `F.cross_entropy` 完全相同（各章两种写法都会用）：
+# 损失是第 1 章的交叉熵。`nn.CrossEntropyLoss()` 是它的模块形式，也就是 PyTorch 代码的写法：一个只有一个设置 `reduction` 的模块。`"mean"`（默认）对每个样本的损失取平均，`"sum"` 求和，`"none"` 全部返回。它的计算与 `F.cross_entropy` 完全相同（各章两种写法都会用）：
 
 # %% [markdown] en="8398cbdb"
 # ## 用参数组设置不同的学习率
@@ -92,13 +92,13 @@
 # 要只训练卷积层，第一个想法是只把它们交给优化器。这能阻止全连接层*移动*，但反向传播（backpropagation）每一步仍在计算它们的梯度（白费功夫），而且 `opt.zero_grad()` 只清除优化器自己的参数，所以这些梯度会一步步堆积起来：
 
 # %% [markdown] en="d6c4f447"
-# 梯度钩子（第 05 章介绍过）记录每次反向传播送给 `fc2.bias` 的东西。两步之后，`.grad` 保存的是两次传播之**和**：大约是一次梯度的两倍（同一个批量，全连接层也没有移动），而每个卷积层的梯度只是一次的。
+# 梯度钩子（第 5 章介绍过）记录每次反向传播送给 `fc2.bias` 的东西。两步之后，`.grad` 保存的是两次传播之**和**：大约是一次梯度的两倍（同一个批量，全连接层也没有移动），而每个卷积层的梯度只是一次的。
 
 # %% [markdown] en="eac94155"
 # 干净的做法是关掉梯度：对不该训练的层调用 `requires_grad_(False)`。这样反向传播会跳过它们，它们的 `.grad` 保持 `None`，优化器（会跳过任何没有梯度的参数）也不会碰它们。这时只把可训练的参数交给优化器就只是为了整洁，而不是必需的了。
 
 # %% [markdown] en="12ddef47"
-# 第 08 章会详细比较各种冻结（freeze）方法（requires_grad、学习率 0、`lr_mult = 0`、`detach`）。
+# 第 8 章会详细比较各种冻结（freeze）方法（requires_grad、学习率 0、`lr_mult = 0`、`detach`）。
 
 # %% [markdown] en="a2fbdf89"
 # ## 优化器的设置与参数的设置
@@ -179,7 +179,7 @@
 # 用动量 0.9 手工算。只列一次时，缓冲区是 `0.5`，然后是 `0.9 * 0.5 + 0.5 = 0.95`，所以两步的移动量是 `0.05` 和 `0.095`。列两次时：第一步两个条目各自新建缓冲区，所以 `w` 移动两次 `0.05`；第二步两个条目共用一个缓冲区，并把它推两次：`0.95`，然后 `0.9 * 0.95 + 0.5 = 1.355`，所以 `w` 移动 `0.095 + 0.1355`。
 
 # %% [markdown] en="d1383f56"
-# 在 PyTorch 中，用普通 SGD 时，重复会让这个参数的学习率加倍；用动量时情况更糟，而且不断变化（缓冲区每步被推两次）。什么都不会崩溃：训练只是表现得很奇怪，这正是 dltutor 预先阻止你的原因。（*共享*参数，即在两层中使用的同一个对象，不算重复：`parameters()` 只列出它一次。见第 05 章。）
+# 在 PyTorch 中，用普通 SGD 时，重复会让这个参数的学习率加倍；用动量时情况更糟，而且不断变化（缓冲区每步被推两次）。什么都不会崩溃：训练只是表现得很奇怪，这正是 dltutor 预先阻止你的原因。（*共享*参数，即在两层中使用的同一个对象，不算重复：`parameters()` 只列出它一次。见第 5 章。）
 #
 # Paddle 和 MegEngine 用同样的话拒绝出现在**两个组**中的参数：“some parameters appear in more than one parameter group”（Paddle 3.3 抛出 `ValueError`，MegEngine 抛出 `AssertionError`）。两者都不检查在同一个组中列出两次的参数，接下来的表现则各不相同：
 #
@@ -191,7 +191,7 @@
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
-# | 参数组 | `optim.SGD([{"params": a}, {"params": b, "lr": 0.01}], lr=0.05)` | 相同 | `parameters=[{"params": a}, {"params": b, "learning_rate": 0.2}]`（优化器学习率的一个*比例*；见第 07 章） | 与 dltutor 相同 |
+# | 参数组 | `optim.SGD([{"params": a}, {"params": b, "lr": 0.01}], lr=0.05)` | 相同 | `parameters=[{"params": a}, {"params": b, "learning_rate": 0.2}]`（优化器学习率的一个*比例*；见第 7 章） | 与 dltutor 相同 |
 # | 列出参数组 | `opt.param_groups` | `opt.param_groups` | `opt._param_groups` | `opt.param_groups` |
 # | 之后再添加一组 | `opt.add_param_group(group)` | `opt.add_param_group(group)` | `opt._add_param_group(group)` | `opt.add_param_group(group)` |
 # | 清除梯度 | `opt.zero_grad()` | `opt.zero_grad()` | `opt.clear_grad()` | `opt.clear_grad()` |
@@ -214,7 +214,7 @@
 # * 参数的 **`lr_mult`** 乘以它所在组的学习率；它的 **`regularizer`** 取代优化器的权重衰减。Paddle 的 `ParamAttr` 只在扁平的参数列表中也是如此：Paddle 的参数组会把两者都覆盖掉。偏置不衰减的做法：两个参数组、AdamW 的 `apply_decay_param_fun`，或给偏置一个强度为零的正则化项；Transformer 和 ResNet 常用的做法是所有一维参数都不衰减（`p.ndim < 2`：偏置和归一化层的权重）。在 Paddle 中，`apply_decay_param_fun` 看到的是自动生成的名字。
 # * 一个参数在优化器中只能出现一次；dltutor 会报错，而对在同一个组中列出两次的参数，PyTorch（在一个警告之后）和 Paddle 每步都会把它更新两次。
 #
-# 第 07 章会在网络训练的过程中改变学习率。
+# 第 7 章会在网络训练的过程中改变学习率。
 #
 # ## 练习
 #

@@ -9,10 +9,10 @@
 # * 预测优化器、每个参数和调度器各自的步数；
 # * 用一个 `update` 方法写出新的优化器，并分清耦合与解耦的权重衰减（weight decay）。
 #
-# 第 06 章给每个参数组各自的学习率（learning rate），在整个训练中固定不变。真实的训练会一边走一边改变学习率：已经学够的部分停下来，每个学习率逐轮（epoch）缩小，预热（warmup）从很小的值开始。本章在同一个 LeNet 和手写数字上做这些事，通过把参数值和学习率与手算结果比较来证明每个结论，并说明 Paddle 的调度器和参数组学习率与 PyTorch（以及 dltutor）有什么不同。
+# 第 6 章给每个参数组各自的学习率（learning rate），在整个训练中固定不变。真实的训练会一边走一边改变学习率：已经学够的部分停下来，每个学习率逐轮（epoch）缩小，预热（warmup）从很小的值开始。本章在同一个 LeNet 和手写数字上做这些事，通过把参数值和学习率与手算结果比较来证明每个结论，并说明 Paddle 的调度器和参数组学习率与 PyTorch（以及 dltutor）有什么不同。
 
 # %% [markdown] en="effd17a0"
-# 网络、数据和辅助函数都是第 06 章的，来自 `dltutor.examples`：`make_net()` 给出一个新的 LeNet（`conv1`、`conv2`、`fc1`、`fc2`），`make_loader()` 给出 1500 个训练数字、分成 24 个打乱的 64 样本批量，`train_epoch(net, opt, loader)` 训练一轮，`accuracy(net)` 在 297 个测试数字上计算准确率，`snapshot` / `unchanged` / `all_changed` 用来比较前后的参数值。下面大多数实验使用第 06 章的两个参数组：卷积层的学习率为 0.05，全连接层为 0.01。
+# 网络、数据和辅助函数都是第 6 章的，来自 `dltutor.examples`：`make_net()` 给出一个新的 LeNet（`conv1`、`conv2`、`fc1`、`fc2`），`make_loader()` 给出 1500 个训练数字、分成 24 个打乱的 64 样本批量，`train_epoch(net, opt, loader)` 训练一轮，`accuracy(net)` 在 297 个测试数字上计算准确率，`snapshot` / `unchanged` / `all_changed` 用来比较前后的参数值。下面大多数实验使用第 6 章的两个参数组：卷积层的学习率为 0.05，全连接层为 0.01。
 
 # %% [markdown] en="7d0483cd"
 # ## 在训练中改变参数组的学习率
@@ -25,7 +25,7 @@
 # 修改之前，`fc2.bias` 每轮都在移动；修改之后，打印出的值就不动了。断言单元格检查每个参数的每个元素：第 2 轮和第 3 轮之后的全连接参数等于第 1 轮之后的，而每个卷积参数都在继续变化。
 
 # %% [markdown] en="437cb7b3"
-# 它们的梯度每一步仍在计算（学习率为 0 不会阻止反向传播（backpropagation）），动量缓冲区也仍有值；只是更新量被乘以了 0。（第 08 章的 `why_not_updating` 会用文字说出这个原因，以及参数不动的其他原因。）
+# 它们的梯度每一步仍在计算（学习率为 0 不会阻止反向传播（backpropagation）），动量缓冲区也仍有值；只是更新量被乘以了 0。（第 8 章的 `why_not_updating` 会用文字说出这个原因，以及参数不动的其他原因。）
 
 # %% [markdown] en="9555bb31"
 # 在这里，任何 `>= 0` 的数都可以作为学习率，但 NaN 和无穷大不行：**dltutor 会拒绝它们，而 PyTorch 不会。** PyTorch 检查的是 `lr < 0`，对 NaN 这个判断为 False，所以一个 NaN 学习率（来自公式中的笔误、调度器或检查点）会在下一步把所有权重都变成 NaN。dltutor 在构造函数、`add_param_group`、加载的状态字典中都检查学习率，对你手工设置的值还会在 `step()` 时再检查一次，而且是在改变任何东西之前：
@@ -73,7 +73,7 @@
 # %% [markdown] en="76e7e91e"
 # ## 学习率调度器与逐参数的倍数
 #
-# 调度器改变的是*参数组*的学习率；参数的 `lr_mult`（第 06 章）乘以组在每一步的学习率。所以全连接组中 `lr_mult = 2` 的参数，开始时以 `0.01 x 2` 训练，在 `StepLR` 把组的学习率减半之后以 `0.005 x 2` 训练。`explain_lr` 会显示这两部分：
+# 调度器改变的是*参数组*的学习率；参数的 `lr_mult`（第 6 章）乘以组在每一步的学习率。所以全连接组中 `lr_mult = 2` 的参数，开始时以 `0.01 x 2` 训练，在 `StepLR` 把组的学习率减半之后以 `0.005 x 2` 训练。`explain_lr` 会显示这两部分：
 
 # %% [markdown] en="3504cc0f"
 # 用一步普通 SGD 来证明：`fc1.weight` 必须移动 `(0.01 x 0.5 x 2) x 梯度`。
@@ -95,7 +95,7 @@
 # 在 PyTorch 和 dltutor 中，每个组保留自己的学习率，建立在优化器上的调度器按比例缩放每个组的初始学习率。对于做乘法的调度方案（StepLR、LinearLR、降到 0 的余弦等），只要把 Paddle 的比例 `s` 换算成组的学习率 `base x s`，两者给出的数就相同。下面的单元格算出 Paddle 3.3 给出的数（一个调度方案乘以每个组的比例；`tests/frameworks/test_ch07_learning_rates.py` 在 Paddle 中实测了这些数，也在同样两个组上测了 PyTorch 的 `StepLR`），并逐步与 dltutor 的参数组比较：
 
 # %% [markdown] en="da066d8c"
-# Paddle 的 `ParamAttr(learning_rate=m)` 还会再乘一次，就像这里的 `lr_mult`，**但只在扁平的参数列表中如此**：在那里，参数以“调度方案 × `ParamAttr` 学习率”训练。在参数组中它不起作用：Paddle 3.3 添加一个组时，会用该组的 `learning_rate` 覆盖每个参数的 `ParamAttr` 学习率，所以参数以“调度方案 × 组的比例”训练，不管它的 `ParamAttr` 写的是什么（第 06 章说明了正则化项也是如此）。dltutor 的 `lr_mult` 在任何组中都会相乘。练习 3 会算一个例子。
+# Paddle 的 `ParamAttr(learning_rate=m)` 还会再乘一次，就像这里的 `lr_mult`，**但只在扁平的参数列表中如此**：在那里，参数以“调度方案 × `ParamAttr` 学习率”训练。在参数组中它不起作用：Paddle 3.3 添加一个组时，会用该组的 `learning_rate` 覆盖每个参数的 `ParamAttr` 学习率，所以参数以“调度方案 × 组的比例”训练，不管它的 `ParamAttr` 写的是什么（第 6 章说明了正则化项也是如此）。dltutor 的 `lr_mult` 在任何组中都会相乘。练习 3 会算一个例子。
 
 # %% [markdown] en="055c75e5"
 # ## 步数怎样增加
