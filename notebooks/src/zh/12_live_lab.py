@@ -121,10 +121,10 @@
 # **1.** 在任何一步之前冻结 `demos.moons_mlp()` 的*第一*层 `"0"`，训练 300 步。网络还能学会月牙吗？把 `lab.accuracy()` 保存到 `accuracy_first_frozen` 中。
 
 # %% [markdown] en="0fe023b3"
-# **2.** 在 `demos.exploding_gradients()` 中，先不裁剪走 3 步，然后才打开阈值为 1.0 的全局范数裁剪，再运行 300 步。它还能达到 95 % 的准确率吗？（`late_clip_learns`：True 或 False。）看看 `lab.recorder.series("param_norm")` 就知道原因了。
+# **2.** 在 `demos.exploding_gradients()` 中，先不裁剪走 3 步，然后才打开阈值为 1.0 的全局范数裁剪，再运行 300 步。它还能达到 95% 的准确率吗？（`late_clip_learns`：True 或 False。）看看 `lab.recorder.series("param_norm")` 就知道原因了。
 
 # %% [markdown] en="d0c85107"
-# **3.** 在 `demos.spirals_mlp()` 中，当第 `"0"` 层的 lr × 为 10 时，网络达到 90 % 准确率所需的步数少了多少倍？把 ×1 时的步数除以 ×10 时的步数，保存到 `speedup` 中（每 25 步检查一次准确率）。
+# **3.** 在 `demos.spirals_mlp()` 中，当第 `"0"` 层的 lr × 为 10 时，网络达到 90% 准确率所需的步数少了多少倍？把 ×1 时的步数除以 ×10 时的步数，保存到 `speedup` 中（每 25 步检查一次准确率）。
 
 # %% [markdown] en="d4e968d1"
 # **4.** 写一个函数 `steps_to_reach(lab, target, every)`：每次训练 `lab` `every` 步，直到它的准确率（在每一轮（epoch）之前检查）达到 `target`，然后返回 `lab.steps_done`。（这就是练习 3 中的测量，适用于任何实验室和目标。）检查时会用它测量它自己的几次运行并作比较。
