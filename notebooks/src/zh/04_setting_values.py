@@ -69,6 +69,8 @@
 # | `trainable=False` | `layer.weight.requires_grad_(False)` |
 #
 # （自己创建参数时也可以直接传入这些设置：`nn.Parameter(array, lr_mult=2.0)`。）第 6 章结合优化器的参数组讲学习率和正则化器，第 8、9 章讲最后两项；这里先看前两项，也就是初始化器。
+#
+# `ParamAttr` 的每个字段及其默认值，见 Paddle 的中文 API 文档：[ParamAttr](https://www.paddlepaddle.org.cn/documentation/docs/zh/api/paddle/ParamAttr_cn.html)。
 
 # %% [markdown] en="71e65738"
 # **来自 NumPy 的固定值。** `set_value` 会把一个数组复制进去。当数组来自 Paddle 时有一个陷阱：Paddle 把 Linear 的权重存成 `(in_features, out_features)`，计算 `x @ W + b`；而 dltutor 和 PyTorch 存成 `(out_features, in_features)`，计算 `x @ W.T + b`。Paddle 的权重必须转置，形状检查会提醒你：
@@ -76,7 +78,7 @@
 # %% [markdown] en="8cdfe9b3"
 # ## 延后初始化：让第一个批量决定输入大小
 #
-# 到目前为止的每一层都被告知了输入大小（`nn.Linear(4, 8)`）。在很长的网络中这既繁琐又容易出错：图像尺寸一变，后面每个 `in_features` 都得手工重算。**延后初始化**（lazy initialization）的层把它省掉了。`nn.LazyLinear(8)` 只知道输出大小；它的权重还不可能有形状，所以一开始是一个 `UninitializedParameter`。第一次前向传播看到输入后，会用默认初始化创建权重和偏置，并把这一层变成普通的 `Linear`（PyTorch 正是这样做的；D2L 中文版的第 5 章“深度学习计算”（英文版的 Builders' Guide）通篇使用它）。
+# 到目前为止的每一层都被告知了输入大小（`nn.Linear(4, 8)`）。在很长的网络中这既繁琐又容易出错：图像尺寸一变，后面每个 `in_features` 都得手工重算。**延后初始化**（lazy initialization）的层把它省掉了。`nn.LazyLinear(8)` 只知道输出大小；它的权重还不可能有形状，所以一开始是一个 `UninitializedParameter`。第一次前向传播看到输入后，会用默认初始化创建权重和偏置，并把这一层变成普通的 `Linear`（PyTorch 正是这样做的；D2L 中文版的第 5 章“深度学习计算”（英文版的 Builders' Guide）通篇使用它）。D2L 中文版中对应的一节是[延后初始化](https://zh.d2l.ai/chapter_deep-learning-computation/deferred-init.html)。
 
 # %% [markdown] en="ff822963"
 # 在那之前，任何需要参数值或形状的操作都会被拒绝，报错信息会告诉你该怎么做：读取形状、数参数个数、初始化器、保存。

@@ -144,6 +144,8 @@
 
 # %% [markdown] en="1b4fceb5"
 # **在 Paddle 中，这个函数看到的是别的名字。** Paddle 的 AdamW 调用 `apply_decay_param_fun(param.name)`，而 Paddle 参数的 `.name` 是 Paddle 在创建它时*自动生成*的名字：`conv2d_0.w_0`、`conv2d_0.b_0`、……、`linear_1.b_0`（层的类型、一个计数器，然后是 `w` 或 `b`），而不是 `named_parameters()` 给出的结构化名字 `fc2.bias`。所以上面的函数搬到 Paddle 中，会对每个参数都返回 True，**Paddle 连偏置也一起衰减了**，而且不报任何错。下面是一个新的 Paddle 进程给我们的 LeNet 参数起的名字，以及这个函数对它们的回答：
+#
+# `apply_decay_param_fun` 和 AdamW 的其他参数，见 Paddle 的中文 API 文档：[AdamW](https://www.paddlepaddle.org.cn/documentation/docs/zh/api/paddle/optimizer/AdamW_cn.html)。
 
 # %% [markdown] en="77ae8697"
 # 可移植的修正办法是：先按结构化名字做一次决定，再把 Paddle 将会看到的名字组成集合交给它：`decay = {p.name for n, p in model.named_parameters() if not n.endswith("bias")}`，以及 `apply_decay_param_fun=lambda name: name in decay`。在上面的表上应用同样的思路：
@@ -202,6 +204,8 @@
 # | 按名字决定是否衰减 | `AdamW(..., apply_decay_param_fun=f)`，`f("fc2.bias")` | —（用两个参数组） | `AdamW(..., apply_decay_param_fun=f)`，`f("linear_1.b_0")`：自动生成的名字 | —（用两个参数组） |
 # | 参数出现在两个组中 | `ValueError`，并指出它 | `ValueError` | `ValueError` | `AssertionError` |
 # | 参数在一个组中出现两次 | `ValueError`，并指出它 | 一个警告，然后每步更新两次 | 不检查：每步更新两次 | 不检查：优化器有状态（动量）时抛出 `AssertionError`；普通 SGD 每步更新两次 |
+#
+# MegEngine 的中文文档在[参数优化](https://www.megengine.org.cn/doc/stable/zh/user-guide/model-development/optimizer/index.html)一页讲它的优化器和参数组。
 
 # %% [markdown] en="9089178f"
 # ## 小结

@@ -40,6 +40,8 @@
 # ### Paddle 风格：把裁剪对象交给优化器
 #
 # Paddle 在优化器内部裁剪：你创建一个裁剪对象——`optim.ClipGradByValue(max)`（把每个值截断到 `[-max, max]`）、`optim.ClipGradByNorm(clip_norm)`（逐个张量）或 `optim.ClipGradByGlobalNorm(clip_norm)`——并作为 `grad_clip=` 传入。这样每次 `opt.step()` 都会先裁剪再更新。dltutor 的优化器裁剪的是**它自己的副本**：`p.grad` 保持反向传播（backpropagation）留下的样子。（Paddle 3.3 的 `ClipGradByValue` 和 `ClipGradByNorm` 也是这样，但它的 `ClipGradByGlobalNorm` 会原地缩放 `p.grad`：`step()` 之后，`p.grad` 里是裁剪后的梯度。）dltutor 的裁剪对象还会记住它在上一步做了什么：`last_total_norm`（裁剪前的全局范数）、`last_clipped_norm`（裁剪后）和 `last_scale`（裁剪后 / 裁剪前）。
+#
+# Paddle 的中文文档：[ClipGradByGlobalNorm](https://www.paddlepaddle.org.cn/documentation/docs/zh/api/paddle/nn/ClipGradByGlobalNorm_cn.html) 的 API 页面，以及把三种裁剪方式放在一起讲的[梯度裁剪指南](https://www.paddlepaddle.org.cn/documentation/docs/zh/guides/advanced/gradient_clip_cn.html)。
 
 # %% [markdown] en="e1807212"
 # 更新使用的是裁剪后的梯度（`lr × 梯度 × 缩放因子`），而 `.grad` 中仍是未裁剪的梯度。Paddle 的公式没有 epsilon：缩放因子是 `clip_norm / max(global_norm, clip_norm)`，这里恰好是 `1 / 1.4647`。

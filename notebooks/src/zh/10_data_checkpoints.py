@@ -108,7 +108,7 @@
 # %% [markdown] en="b313543e"
 # ### 保存一个张量、一个列表、一个字典
 #
-# 检查点是一个字典，但 `dt.save` 也接受更小的东西，就像 D2L 的文件读写一节用 `torch.save` 保存它们那样：一个张量、一个张量的列表（或元组）、一个张量的字典。`dt.load` 返回同一种对象。它还接受 `torch.load` 的两个关键字参数：`weights_only=True`（在这里加载*总是*只读权重：文件中只有数组和普通的值，从来没有对象）以及 `map_location="cpu"` 或 `"gpu"`（张量放到哪个设备上）。
+# 检查点是一个字典，但 `dt.save` 也接受更小的东西，就像 D2L 的[读写文件](https://zh.d2l.ai/chapter_deep-learning-computation/read-write.html)一节用 `torch.save` 保存它们那样：一个张量、一个张量的列表（或元组）、一个张量的字典。`dt.load` 返回同一种对象。它还接受 `torch.load` 的两个关键字参数：`weights_only=True`（在这里加载*总是*只读权重：文件中只有数组和普通的值，从来没有对象）以及 `map_location="cpu"` 或 `"gpu"`（张量放到哪个设备上）。
 
 # %% [markdown] en="658a1b2d"
 # 要求使用 pickle，即 `weights_only=False`，会被拒绝并说明原因；保存整个模型对象也会被拒绝，并告诉你应该保存什么：
