@@ -56,6 +56,8 @@
 
 # %% [markdown] en="c059de02"
 # 同样的五行代码，在一幅经典的图上跑得更久一些：一个小网络学着把两个“月牙”分开。每种颜色是网络在那个位置预测的类别；实时实验室（`lab.ipynb`，第 12 章）让你看着这条边界逐渐形成，并在训练中操控它。
+#
+# 想在自己用 matplotlib 画的图上写中文标题或坐标轴标签时，要先指定一个含中文字形的字体，否则汉字会显示成方框：例如 `plt.rcParams["font.sans-serif"] = ["Noto Sans CJK SC"]`（Linux 上的 Noto 字体；Windows 上可以用 `"Microsoft YaHei"`），这个字体需要已经装在系统里。负号也显示成方框时，再加上 `plt.rcParams["axes.unicode_minus"] = False`。
 
 # %% [markdown] en="05cf9c14"
 # **`momentum=0.9` 添加了什么。** 普通的梯度下降沿着这一步的梯度走。有了动量（momentum），优化器保留一个滑动的方向 `buf`：迄今为止的梯度，越早的权重越小，每早一步就乘一次 0.9，然后沿着它走。它能滚过小的起伏，在平稳的斜坡上越走越快。一个参数的更新，用 NumPy 写出来：

@@ -12,6 +12,8 @@
 # GPU 计算网络中的大型矩阵乘法比 CPU 快许多倍，但它带来了两个新问题：怎样把代码和模型放到 GPU 上（而不必把代码写两遍），以及它的内存（显存，比计算机的内存小）不够时怎么办？
 #
 # dltutor 在 CPU 上用 NumPy 计算，在 GPU 上用 [CuPy](https://cupy.dev)——NumPy 在 NVIDIA GPU 上的孪生兄弟——计算。其他一切——张量、层、优化器、本套件的各章——都是同一份代码。这个笔记本可以在任何机器上运行：在没有 GPU 的地方（比如测试它的那台机器），它会展示你那时看到的情况，而它关于内存的所有证明都在 CPU 上完成，那里的算术是一样的。
+#
+# 手边没有 GPU 时，国内的学习者常用提供免费 GPU 额度的在线笔记本，例如百度的 AI Studio（[aistudio.baidu.com](https://aistudio.baidu.com)）：在那里先用 `nvidia-smi` 查看 CUDA 版本，再装上对应的 CuPy（`pip install cupy-cuda12x` 或 `cupy-cuda11x`），就能在真正的 GPU 上运行本章。
 
 # %% [markdown] en="998bd705"
 # ## 同一份代码在 GPU 上运行
