@@ -93,7 +93,8 @@ class Recorder:
         self.histograms_every, self.bins = histograms_every, bins
         self.histogram_capacity = histogram_capacity
         self._adapter = adapter = adapter_for(model, optimizer)
-        named = _unique(adapter.named_parameters(model))
+        # each parameter once, under its first name (PyTorch and Paddle say it the same way)
+        named = list(model.named_parameters())
         self._param_names = [name for name, _ in named]
         self._params = [p for _, p in named]
         self.names = self._param_names if by == "parameter" else _layer_names(self._param_names)
@@ -358,12 +359,6 @@ class Recorder:
     def __repr__(self) -> str:
         return (f"Recorder({len(self.names)} {self.by}s, {min(self.count, self.capacity)} of "
                 f"{self.count} records kept, every {self.every} step(s))")
-
-
-def _unique(named: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    """Each parameter once, under its first name (a tied one is recorded once)."""
-    seen: set[int] = set()
-    return [(name, p) for name, p in named if not (id(p) in seen or seen.add(id(p)))]
 
 
 def _layer_of(param_name: str) -> str:
