@@ -298,8 +298,29 @@ def test_voila_chinese_lab_page_speaks_chinese_and_trains(workdir, page):
                                   "the Chinese lab to train after pressing 播放")
         line = page.locator(".dltutor-status").inner_text()
         assert "步数" in line and "损失" in line and float(trained["data-loss"]) > 0
+        page.locator(".dltutor-pause").click()
+        wait_for_status(page, lambda a: a["data-running"] == "0", "pause to stop training")
+        # a freeze leaves a Chinese step marker; a refused lr a Chinese error in the status line
+        key = trained["data-layer-keys"].split()[1]
+        page.locator(f".dltutor-freeze-{key} input[type=checkbox]").check()
+        page.locator(".dltutor-step").click()
+        page.wait_for_timeout(1000)
+        labels = page.locator(".dltutor-chart canvas[data-mark-labels]").first \
+            .get_attribute("data-mark-labels")
+        assert "已冻结" in labels, labels
+        lr_box = page.locator(".dltutor-lr input")
+        lr_box.fill("-1")
+        lr_box.press("Enter")
+        refused = wait_for_status(page, lambda a: bool(a["data-error"]), "the lab to refuse -1")
+        line = page.locator(".dltutor-status").inner_text()
+        assert "最近的错误：LabError：学习率必须是 >= 0 的数" in line, line
+        assert refused["data-lr"] != "-1.0"
         page.locator(".dltutor-status-line").scroll_into_view_if_needed()
-        page.screenshot(path=str(ARTIFACTS / "browser_voila_zh.png"))
+        page.screenshot(path=str(ARTIFACTS / "browser_voila_zh.png"), full_page=True)
+        page.set_viewport_size({"width": 412, "height": 900})
+        page.wait_for_timeout(800)
+        page.locator(".dltutor-status-line").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "browser_voila_zh_phone.png"))
     except BaseException:
         save_failure(page, "voila-zh", [server])
         raise

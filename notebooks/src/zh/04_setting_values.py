@@ -22,7 +22,7 @@
 # 用 `set_value` 做同样的事，在 NumPy 副本上操作：
 
 # %% [markdown] en="e51f8f91"
-# 在 `no_grad()` 之外，这样的赋值会被拒绝：写入一个自动微分（autograd）可能还需要的张量，会悄悄地破坏梯度。
+# 在 `no_grad()` 之外，这样的赋值会被拒绝：写入一个自动微分（autograd）可能还需要的张量，会悄悄地破坏梯度。（报错的意思是：给需要梯度的张量赋值会改变反向传播要用的值；请在 `with dt.no_grad():` 中赋值，参数则可以用 `p.set_value(...)`。）
 
 # %% [markdown] en="939e5ca7"
 # **为什么要原地修改？** 因为别的对象持有的是参数*对象*：优化器保存着它要更新的参数列表，共享的层（第 5 章）是同一个对象出现在两个地方。`set_value` 和索引赋值改变的是这个对象里面的数，所以大家看到的都是它：
@@ -31,7 +31,7 @@
 # 给属性赋一个*新*值会打断这种联系。dltutor 拒绝在这里放普通张量（参数必须仍然是 `Parameter`）：
 
 # %% [markdown] en="7ef7f162"
-# 而新的 `nn.Parameter` 会被接受——但它是另一个对象，之前建好的优化器从没听说过它。这一层的新权重永远不会被训练。走一步就能看出来：新权重得到了梯度，却保持原样（第 8 章的 `why_not_updating` 会替你找出这样的参数，以及参数不训练的其他原因）：
+# （报错的意思是：不能把普通张量赋给 Linear 的参数 `'weight'`；请赋一个 `nn.Parameter`，或用 `weight.set_value(...)` 修改它的值。）而新的 `nn.Parameter` 会被接受——但它是另一个对象，之前建好的优化器从没听说过它。这一层的新权重永远不会被训练。走一步就能看出来：新权重得到了梯度，却保持原样（第 8 章的 `why_not_updating` 会替你找出这样的参数，以及参数不训练的其他原因）：
 
 # %% [markdown] en="5adc2147"
 # ## 把预训练词向量加载到嵌入层
@@ -51,7 +51,7 @@
 # 你的词表里常常有文件不认识的词。从层的随机行开始，只覆盖已知词对应的行：
 
 # %% [markdown] en="6bac0046"
-# 形状不对的表会被拒绝，报错信息中会给出两个形状（这里是 3 列，而文件是 4 列）：
+# 形状不对的表会被拒绝，报错信息中会给出两个形状（这里是 3 列，而文件是 4 列；报错的意思是：张量的形状是 (5, 3)，值的形状却是 (5, 4)，请先把值变形为 (5, 3)，要用一个数填满则用 `constant_`）：
 
 # %% [markdown] en="e787e60e"
 # ## 修改全连接层的权重和偏置
@@ -73,7 +73,7 @@
 # `ParamAttr` 的每个字段及其默认值，见 Paddle 的中文 API 文档：[ParamAttr](https://www.paddlepaddle.org.cn/documentation/docs/zh/api/paddle/ParamAttr_cn.html)。
 
 # %% [markdown] en="71e65738"
-# **来自 NumPy 的固定值。** `set_value` 会把一个数组复制进去。当数组来自 Paddle 时有一个陷阱：Paddle 把 Linear 的权重存成 `(in_features, out_features)`，计算 `x @ W + b`；而 dltutor 和 PyTorch 存成 `(out_features, in_features)`，计算 `x @ W.T + b`。Paddle 的权重必须转置，形状检查会提醒你：
+# **来自 NumPy 的固定值。** `set_value` 会把一个数组复制进去。当数组来自 Paddle 时有一个陷阱：Paddle 把 Linear 的权重存成 `(in_features, out_features)`，计算 `x @ W + b`；而 dltutor 和 PyTorch 存成 `(out_features, in_features)`，计算 `x @ W.T + b`。Paddle 的权重必须转置，形状检查会提醒你（报错的意思是：参数的形状是 (4, 16)，新值的形状却是 (16, 4)，请先变形；这里要做的是转置）：
 
 # %% [markdown] en="8cdfe9b3"
 # ## 延后初始化：让第一个批量决定输入大小

@@ -165,7 +165,7 @@
 # 一个参数组把某个参数列出两次，也是一样：
 
 # %% [markdown] en="f1a26ef0"
-# 修正办法：把特殊组的参数从通用组中排除。比较的是对象（用 `id`），而不是值：
+# （报错的意思是：形状为 (6, 1, 3, 3) 的参数 #2 出现了两次，而每个参数只能属于一个参数组；绑定的参数是同一个对象，只列一次。）修正办法：把特殊组的参数从通用组中排除。比较的是对象（用 `id`），而不是值：
 
 # %% [markdown] en="0d3564c7"
 # **PyTorch 更宽松。** PyTorch 2.13 拒绝出现在两个组中的参数（`ValueError`：“some parameters appear in more than one parameter group”），但*在同一个组中*列出两次只会触发一个 `UserWarning`（“optimizer contains a parameter group with duplicate parameters; in future, this will cause an error”），然后 `step()` 遍历列表时会每步把这个参数更新**两次**。在 PyTorch 2.13 中实测（`tests/frameworks/test_ch06_optimizers.py`）：一个权重 `w = 1.0`，梯度始终为 `g = 0.5`，学习率 0.1 的 SGD，走两步。`w` 每一步移动的距离：
