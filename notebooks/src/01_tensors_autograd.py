@@ -414,7 +414,7 @@ print("w.grad:", w.grad, "| net grads:", [p.grad for p in net.parameters()])
 assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 assert all(p.grad is None for p in net.parameters())
 
-# %% [markdown] tags=["claim-torch-backward-inputs", "claim-mge-gradmanager-attach-backward"]
+# %% [markdown] tags=["claim-torch-backward-inputs", "claim-mge-gradmanager-attach-backward", "claim-paddle-to-tensor-stops-gradient"]
 # ### Choosing which tensors get a gradient: `inputs=` and MegEngine's GradManager
 #
 # `loss.backward(inputs=[a])` (PyTorch's keyword) writes `.grad` of the listed leaves only;
@@ -422,7 +422,13 @@ assert all(p.grad is None for p in net.parameters())
 # tensors carry no `requires_grad`. A `GradManager` is told which tensors get gradients
 # (`attach`) and records the computation inside `with gm:`; `gm.backward(loss)` adds each
 # attached tensor's gradient to its `.grad` and ends the recording. `dltutor.autodiff` has that
-# `GradManager`, so MegEngine's loop runs as written, on top of `backward(inputs=...)`:
+# `GradManager`, so MegEngine's loop runs as written, on top of `backward(inputs=...)`.
+#
+# Paddle asks the question the other way round, with `stop_gradient`, and its default for a
+# plain tensor is the opposite of PyTorch's: `paddle.to_tensor([1.0, 2.0])` has
+# `stop_gradient=True` (it gets no gradient) unless you pass `stop_gradient=False`, while a
+# layer's parameters start with `stop_gradient=False`. Here is MegEngine's loop, run with
+# dltutor's `GradManager`:
 
 # %%
 from dltutor.autodiff import GradManager

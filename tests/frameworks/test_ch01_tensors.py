@@ -158,3 +158,14 @@ def test_torch_backward_inputs_writes_only_the_listed_leaves():
     c = torch.ones(2, requires_grad=True)
     (a * c * 3).sum().backward(inputs=[a])
     assert c.grad is None and a.grad.tolist() == [6.0, 6.0]                  # a accumulates
+
+
+@claim("paddle-to-tensor-stops-gradient")
+def test_paddle_to_tensor_stops_the_gradient_by_default_and_parameters_do_not(paddle):
+    assert paddle.to_tensor([1.0, 2.0]).stop_gradient is True
+    assert paddle.to_tensor([1.0, 2.0], stop_gradient=False).stop_gradient is False
+    layer = paddle.nn.Linear(2, 1)
+    assert layer.weight.stop_gradient is False and layer.bias.stop_gradient is False
+    x = paddle.to_tensor([[1.0, 2.0]])
+    layer(x).sum().backward()
+    assert x.grad is None and layer.weight.grad is not None
