@@ -105,7 +105,7 @@
 #
 # Paddle 允许你把设置附加在参数本身上（它的 `ParamAttr`）。dltutor 把这些设置作为每个 `Parameter` 的属性；其中两个决定优化器怎样对待它：
 #
-# * `p.lr_mult`：一个**倍数**。这个参数实际得到的学习率是 `组的学习率 × p.lr_mult`（默认 1.0；0 会冻结它）。
+# * `p.lr_mult`：一个**倍数**。这个参数实际得到的学习率是 组的学习率 × `p.lr_mult`（默认 1.0；0 会冻结它）。
 # * `p.regularizer`：一个 `optim.L2Decay(c)` 或 `optim.L1Decay(c)`。对这个参数，它**取代**优化器（或它所在组）的 `weight_decay`。没有设置的参数保留那个值。
 #
 # 在 Paddle 中，这些规则只对**扁平的**参数列表（`parameters=model.parameters()`）成立：在那里，参数的学习率是优化器的学习率 × 它的 `ParamAttr` 学习率，`ParamAttr` 的正则化项取代优化器的 `weight_decay`。**Paddle 的参数组会把这两者都覆盖掉**：Paddle 3.3 在添加一个组时，把每个参数的学习率设为该组的 `learning_rate`（组里没有给出时为 1.0），把它的正则化项设为该组的权重衰减（组里没有给出时取优化器的）。dltutor 在任何组里都保留参数自己的设置；本节末尾会说明 Paddle 对下面这个例子会怎么做。

@@ -44,7 +44,7 @@
 # Paddle 的中文文档：[ClipGradByGlobalNorm](https://www.paddlepaddle.org.cn/documentation/docs/zh/api/paddle/nn/ClipGradByGlobalNorm_cn.html) 的 API 页面，以及把三种裁剪方式放在一起讲的[梯度裁剪指南](https://www.paddlepaddle.org.cn/documentation/docs/zh/guides/advanced/gradient_clip_cn.html)。
 
 # %% [markdown] en="e1807212"
-# 更新使用的是裁剪后的梯度（`lr × 梯度 × 缩放因子`），而 `.grad` 中仍是未裁剪的梯度。Paddle 的公式没有 epsilon：缩放因子是 `clip_norm / max(global_norm, clip_norm)`，这里恰好是 `1 / 1.4647`。
+# 更新使用的是裁剪后的梯度（lr × 梯度 × 缩放因子），而 `.grad` 中仍是未裁剪的梯度。Paddle 的公式没有 epsilon：缩放因子是 `clip_norm / max(global_norm, clip_norm)`，这里恰好是 `1 / 1.4647`。
 
 # %% [markdown] en="08b02972"
 # 裁剪对象也是一个普通的函数：用参数和一组梯度数组调用它，它会原地裁剪这些数组。这让我们可以检查两种风格是否一致（差别只在 PyTorch 的 epsilon）。
@@ -136,7 +136,7 @@
 # 第二项检查，在一个小而健康的网络和八个点上：
 
 # %% [markdown] en="f98bf133"
-# 还有批量大小：一个批量的梯度是它所含样本的平均，所以它在批量之间的离散程度按 `1 / sqrt(批量大小)` 缩小。从 200 个正弦点中随机抽取各四十个大小为 8 和 64 的批量，第一层权重梯度的离散程度：
+# 还有批量大小：一个批量的梯度是它所含样本的平均，所以它在批量之间的离散程度按 1 / √批量大小 缩小。从 200 个正弦点中随机抽取各四十个大小为 8 和 64 的批量，第一层权重梯度的离散程度：
 
 # %% [markdown] en="efce807c"
 # ### 深层网络中的梯度爆炸
