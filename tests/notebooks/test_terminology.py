@@ -142,3 +142,11 @@ def test_the_checks_catch_a_missing_bracket_and_a_rejected_word():
     assert first_use_problem("学习率倍数（learning-rate multiplier）和学习率（learning rate）", lr,
                              ["学习率倍数"]) is None
     assert first_use_problem(text_only("## 学习率\n`学习率` 学习率（learning rate）"), lr, []) is None
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_no_code_span_holds_chinese(page):
+    """Code is code: a formula with Chinese words (lr × 梯度) is prose, and only its code names
+    go in backticks."""
+    spans = re.findall(r"`([^`\n]*)`", prose(page))
+    assert not [s for s in spans if re.search(r"[\u4e00-\u9fff]", s)], page.name
