@@ -231,6 +231,9 @@ def copy_mathjax(site: Path) -> None:
 
 
 NOTEBOOK_LINK = re.compile(r'href="(\.\./)?(\d\d_[a-z0-9_]+|lab)(?:\.zh)?\.ipynb(#[^"]*)?"')
+#: A chapter's link to the FAQ or the glossary, written for JupyterLab (``FAQ.md``; the Chinese
+#: chapters reach the one glossary with ``../GLOSSARY.md``): each language's site has its own.
+PAGE_LINK = re.compile(r'href="(?:\.\./)?(FAQ|GLOSSARY)\.md"')
 HEADING = re.compile(r'<(h[1-6]) id="[^"]*"([^>]*)>(.*?)<a class="anchor-link" href="#[^"]*">',
                      re.S)
 TOC_LINK = re.compile(r'<a href="#[^"]*" class="md-nav__link">(\s*<span class="md-ellipsis">'
@@ -274,7 +277,7 @@ def counterpart(name: str, language: str, pages: set[str]) -> str:
 
 def fix_pages(site: Path, with_formulas: set[str]) -> None:
     """Give the chapter headings JupyterLab's anchors (and the page's table of contents links
-    to match), point JupyterLab-style chapter links at the pages, point the language menu at
+    to match), point JupyterLab-style chapter, FAQ and glossary links at the pages, point the language menu at
     the same page in the other language, and give the pages in ``with_formulas``
     (``"03_initialization/index.html"``) the site's MathJax in place of the empty loader
     mkdocs-jupyter leaves behind (other pages lose it)."""
@@ -293,6 +296,7 @@ def fix_pages(site: Path, with_formulas: set[str]) -> None:
         # a chapter page is NAME/index.html: its sibling chapters are one level up
         fixed = NOTEBOOK_LINK.sub(lambda m: f'href="../{m.group(1) or ""}{m.group(2)}/'
                                             f'{m.group(3) or ""}"', fixed)
+        fixed = PAGE_LINK.sub(lambda m: f'href="../{m.group(1)}/"', fixed)   # (chapter pages)
         root = "../" * name.count("/")
         fixed = HEAD_ALTERNATE.sub(lambda m: f'<link rel="alternate" '
                                              f'href="{root}{LANGUAGES[m.group(1)][1]}"', fixed)

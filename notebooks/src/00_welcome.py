@@ -71,8 +71,8 @@ assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 # | 11 GPU | the same code on a GPU with CuPy, and what to do when memory runs out |
 # | 12 the live lab | freeze, re-weight and clip a network while it trains, and watch |
 #
-# `notebooks/FAQ.md` maps each learner question to the section that answers it, and
-# `notebooks/GLOSSARY.md` lists the terms in English and Chinese with each framework's names.
+# [The FAQ](FAQ.md) maps each learner question to the section that answers it, and
+# [the glossary](GLOSSARY.md) lists the terms in English and Chinese with each framework's names.
 # The Chinese edition of every chapter is in `notebooks/zh/` (中文版).
 
 # %% [markdown] tags=["claim-torch-gpu-device-line"]

@@ -24,7 +24,7 @@
 #
 # `Tensor`（张量）保存着一个数组。指定 `requires_grad=True` 之后，对它的每一次运算都会被记录下来，这样 `backward()` 就能算出某个结果相对于它的梯度。
 
-# %% [markdown] en="cbbdd1b8"
+# %% [markdown] en="61e928a8"
 # ## 各章一览
 #
 # | 笔记本 | 回答什么问题 |
@@ -42,7 +42,7 @@
 # | 11 GPU | 同一份代码在 GPU 上用 CuPy 运行，显存不够时怎么办 |
 # | 12 实时实验室 | 在网络训练时冻结、调整学习率倍数（learning-rate multiplier）、裁剪，并实时观察 |
 #
-# `notebooks/zh/FAQ.md` 把学习者的每个问题对应到回答它的那一节；`notebooks/GLOSSARY.md` 是中英文术语对照表，并列出各框架中的写法。英文版在 `notebooks/` 中。
+# [常见问题](FAQ.md)把学习者的每个问题对应到回答它的那一节；[术语对照表](../GLOSSARY.md)是中英文术语对照表，并列出各框架中的写法。英文版在 `notebooks/` 中。
 
 # %% [markdown] en="1b9b60bc"
 # ## CPU 还是 GPU
