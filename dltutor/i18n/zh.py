@@ -143,7 +143,7 @@ TEXT = {
     "diagnose.ties.empty": "没有共享参数：每个参数都只有一个名字",
     "diagnose.where": "参数组 {group}",
     "diagnose.where_in": "参数组 {group}（优化器 {index}：{optimizer}）",
-    "diagnose.lr.title_in": "{name}  （优化器 {index}：{optimizer}）",
+    "diagnose.lr.title_in": "{name}（优化器 {index}：{optimizer}）",
     "diagnose.lr.group": "参数组 {group} 的学习率",
     "diagnose.lr.mult": "× lr_mult",
     "diagnose.lr.effective": "= 有效学习率",
@@ -164,7 +164,7 @@ TEXT = {
     "diagnose.decay.plus": "；另有 ",
     "diagnose.decay.coupled_note": "（耦合：加到梯度上）",
     "diagnose.decay.replaces": "（取代参数组 {group} 的 weight_decay {decay}）",
-    "diagnose.decay.from_param": "来自参数本身的 {regularizer} {note}",
+    "diagnose.decay.from_param": "来自参数本身的 {regularizer}{note}",
     "diagnose.decay.from_group": "来自参数组 {group} 的 weight_decay 的 {regularizer}（耦合：加到梯度上）",
     "diagnose.decay.coupled_l2": "来自参数组 {group} 的 weight_decay 的耦合 L2 {coeff}（g += {coeff} * p）",
     "diagnose.decay.decoupled": ("来自参数组 {group} 的解耦权重衰减 {coeff}"

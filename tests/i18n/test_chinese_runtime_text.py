@@ -2,7 +2,7 @@
 exercise's verdicts for the reference answer and each typical wrong one, the diagnose tables of
 every cause, and the lab's status line and step markers, all in Chinese. Each text must follow
 the Chinese edition's rules: no ASCII ``:`` ``;`` ``,`` beside a Chinese character, no space
-between two Chinese characters, and no English sentence (English words stay only as code,
+between two Chinese characters or before and after Chinese punctuation, and no English sentence (English words stay only as code,
 names and numbers)."""
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from dltutor.lab import demos, status
 HAN = "\u3400-\u9fff"
 CJK = HAN + "\u3000-\u303f\uff00-\uffef"
 ASCII_PUNCTUATION = re.compile(rf"[{CJK}][:;,]|[:;,] ?[{CJK}]")
-SPACE_BETWEEN = re.compile(rf"[{HAN}] +[{HAN}]")
+SPACE_BETWEEN = re.compile(rf"[{HAN}] +[{HAN}]|\S +[（，。；：）、]|[（：；，。] +\S")
 # four English words in a row (lower-case words of two letters or more, single spaces): prose,
 # not code or a name
 ENGLISH_SENTENCE = re.compile(r"(?<![\w.`'\"(=])(?:[a-z]{2,} ){3,}[a-z]{2,}\b(?![\w(`'\"])")
@@ -36,7 +36,7 @@ def problems(text: str) -> list[str]:
     plain = re.sub(r"`[^`]*`|'[^']*'|\"[^\"]*\"|<[^>]*>", "X", plain)   # code, quoted names, tags
     found = []
     for rule, pattern in (("ASCII punctuation", ASCII_PUNCTUATION),
-                          ("space between Chinese characters", SPACE_BETWEEN),
+                          ("stray space", SPACE_BETWEEN),
                           ("English sentence", ENGLISH_SENTENCE)):
         for match in pattern.finditer(plain):
             found.append(f"{rule}: ...{plain[max(0, match.start() - 20):match.end() + 20]}...")
@@ -153,7 +153,8 @@ def test_the_lab_status_line_and_markers_follow_the_chinese_rules(chinese):
 @pytest.mark.parametrize("text, rule", [
     ("在优化器中: 是：参数组 0", "ASCII punctuation"),
     ("ClipGradByNorm(clip_norm=1e-05), 把这个梯度缩放", "ASCII punctuation"),
-    ("否：是 位于 '1' 的缓冲区", "space between Chinese characters"),
+    ("否：是 位于 '1' 的缓冲区", "stray space"),
+    ("来自参数本身的 L1Decay(0.001) （取代参数组 0 的 weight_decay）", "stray space"),
     ("最近的错误：the loss became nan at step 5", "English sentence"),
 ])
 def test_the_rules_catch_what_the_editor_found(text, rule):
