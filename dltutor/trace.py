@@ -46,7 +46,6 @@ from typing import Any
 
 import numpy as np
 
-from . import backend as B
 from .diagnose.adapters import adapter_for
 from .diagnose.adapters.steps import FrameworkSteps
 from .nn.utils.norms import sums_of_squares

@@ -238,7 +238,7 @@ class TrainingLab:
         """Scale one layer's learning rate: effective lr = lr x ``value`` (0 stops it, 2 doubles
         its SGD updates)."""
         params = self._layer_params(layer)
-        check_control(checks.non_negative, value, "lab.what.lr_mult", layer=repr(layer))
+        check_control(value, "lab.what.lr_mult", layer=repr(layer))
         for p in params:
             p.lr_mult = float(value)
         self._note(f"lr_mult {layer}", text("lab.mark.lr_mult", layer=layer, value=f"{float(value):g}"))
@@ -252,7 +252,7 @@ class TrainingLab:
             self.optimizer.grad_clip = None
             self._note("clip", text("lab.mark.clip_off"))
             return
-        check_control(checks.positive, threshold, "lab.what.clip_threshold")
+        check_control(threshold, "lab.what.clip_threshold", positive=True)
         self.optimizer.grad_clip = CLIP_MODES[mode](float(threshold))
         self._note("clip", text("lab.mark.clip", mode=text(f"lab.mark.mode.{mode}"),
                                 threshold=f"{float(threshold):g}"))
@@ -260,7 +260,7 @@ class TrainingLab:
     def set_lr(self, value: float) -> None:
         """Set the learning rate of every parameter group (groups keep their ratios to the
         first group's initial lr)."""
-        check_control(checks.non_negative, value, "lab.what.lr")
+        check_control(value, "lab.what.lr")
         scale = value / self._initial_lrs[0] if self._initial_lrs[0] else 1.0
         for group, initial in zip(self.optimizer.param_groups, self._initial_lrs):
             group["lr"] = initial * scale if self._initial_lrs[0] else float(value)

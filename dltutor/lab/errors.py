@@ -1,16 +1,14 @@
 """The lab's errors: LabError, a control's value refused in the learner's language, and an
 error as the status line shows it.
 
->>> from dltutor import checks
 >>> try:
-...     check_control(checks.non_negative, -1.0, "lab.what.lr")
+...     check_control(-1.0, "lab.what.lr")
 ... except LabError as error:
 ...     print(error_text(error))
 LabError: learning rate must be a number >= 0, got -1.0
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from .. import checks
@@ -22,13 +20,15 @@ class LabError(ValueError):
     at once (a second run while one is going on); nothing was changed."""
 
 
-def check_control(check: Callable, value: Any, what: str, **fields: Any) -> None:
-    """Run ``check`` (checks.non_negative or checks.positive) on a control's ``value``; refuse
-    it with a LabError in the learner's language, naming the control (``text(what)``)."""
+def check_control(value: Any, what: str, *, positive: bool = False, **fields: Any) -> None:
+    """Refuse a control's ``value`` unless it is a finite number >= 0 (> 0 with ``positive``):
+    the kit's own check (checks.non_negative / checks.positive), with a LabError in the
+    learner's language naming the control (``text(what, **fields)``)."""
+    check, key = ((checks.positive, "lab.error.positive") if positive
+                  else (checks.non_negative, "lab.error.non_negative"))
     try:
         check("", what, value)
     except ValueError:
-        key = "lab.error.positive" if check is checks.positive else "lab.error.non_negative"
         raise LabError(text(key, what=text(what, **fields), value=repr(value))) from None
 
 

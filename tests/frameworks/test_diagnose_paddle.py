@@ -15,8 +15,8 @@ import dltutor as dt
 from dltutor import diagnose, nn, optim
 
 from claims import claim
+from diagnose_cases import X, dltutor_case
 
-X = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
 CAUSES = ["requires_grad_false", "not_in_optimizer", "lr_zero", "lr_mult_zero", "not_reached",
           "zero_grad", "clipped_to_zero", "moves_by_momentum", "moves_by_weight_decay"]
 MOVES = {"moves_by_momentum": True, "moves_by_weight_decay": True}
@@ -77,38 +77,6 @@ def test_each_verdict_on_a_paddle_model_is_what_paddle_then_does(paddle, cause):
     else:
         assert bool(change > 0) is MOVES.get(cause, False)
     assert check.will_move is MOVES.get(cause, False)
-
-
-def dltutor_case(cause: str):
-    net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
-    x = dt.tensor(X)
-    name, first = "0.weight", net[0].weight
-    params, kwargs, kind = list(net.named_parameters()), {}, optim.SGD
-    others = [(n, p) for n, p in params if n != name]
-    if cause == "requires_grad_false":
-        first.requires_grad_(False)
-    elif cause == "not_in_optimizer":
-        params = others
-    elif cause == "lr_zero":
-        params = [{"params": [(name, first)], "lr": 0.0}, {"params": others}]
-    elif cause == "lr_mult_zero":
-        first.lr_mult = 0.0
-    elif cause == "clipped_to_zero":
-        kwargs = {"grad_clip": optim.ClipGradByGlobalNorm(1e-9)}
-    elif cause == "moves_by_momentum":
-        kwargs = {"momentum": 0.9}
-    elif cause == "moves_by_weight_decay":
-        kwargs = {"weight_decay": 0.5}
-    opt = kind(params, lr=0.1, **kwargs)
-    if cause == "moves_by_momentum":
-        net(x).sum().backward()
-        opt.step()
-        opt.zero_grad()
-    if cause == "not_reached":
-        return net, opt, "2.weight", net[0](x).sum()
-    scale = 0.0 if cause in ("zero_grad", "moves_by_momentum", "moves_by_weight_decay") else 1.0
-    (net(x) * scale).sum().backward()
-    return net, opt, name, None
 
 
 @claim("paddle-diagnose-verdicts")

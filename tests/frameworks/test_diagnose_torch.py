@@ -7,16 +7,14 @@ with dltutor's, column by column, where PyTorch has the idea.
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 
-import dltutor as dt
 from dltutor import diagnose, nn, optim
 
 from claims import claim
+from diagnose_cases import X, dltutor_case
 
-X = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
 
 
 def torch_net() -> torch.nn.Sequential:
@@ -89,32 +87,6 @@ def test_each_verdict_on_a_pytorch_model_is_what_pytorch_then_does(cause):
     assert check.will_move is MOVES.get(cause, False)
 
 
-def dltutor_case(cause: str):
-    """The same setups in dltutor, for comparing the verdicts."""
-    net = dltutor_net()
-    x = dt.tensor(X)
-    name, params, kwargs = "0.weight", list(net.named_parameters()), {}
-    if cause == "requires_grad_false":
-        net[0].weight.requires_grad_(False)
-    elif cause == "not_in_optimizer":
-        params = [(n, p) for n, p in params if n != "0.weight"]
-    elif cause == "lr_zero":
-        params = [{"params": [(n, p) for n, p in params if n == "0.weight"], "lr": 0.0},
-                  {"params": [(n, p) for n, p in params if n != "0.weight"]}]
-    elif cause in ("moves_by_momentum", "moves_by_weight_decay"):
-        kwargs = {"momentum": 0.9} if cause == "moves_by_momentum" else {"weight_decay": 0.5}
-    opt = optim.SGD(params, lr=0.1, **kwargs)
-    if cause == "moves_by_momentum":
-        net(x).sum().backward()
-        opt.step()
-        opt.zero_grad()
-    if cause == "not_reached":
-        return net, opt, "2.weight", net[0](x).sum()
-    scale = 0 if cause in ("zero_grad", "moves_by_momentum", "moves_by_weight_decay") else 1
-    (net(x) * scale).sum().backward()
-    return net, opt, name, None
-
-
 @claim("torch-diagnose-verdicts")
 @pytest.mark.parametrize("cause", CAUSES)
 def test_the_pytorch_verdict_is_dltutors_for_the_same_setup(cause):
@@ -140,7 +112,11 @@ def test_summary_of_a_pytorch_model_matches_dltutors_where_pytorch_has_the_idea(
     assert [{k: r[k] for k in shared} for r in theirs.rows] == \
            [{k: r[k] for k in shared} for r in ours.rows]
     assert theirs.totals == ours.totals
-    # what PyTorch has no idea of is left blank, not guessed
+    # what PyTorch has no idea of is left blank, not guessed: its parameters and groups have
+    # no lr multiplier, regularizer or clip flag
+    assert not any(hasattr(tnet[0].weight, a) for a in ("lr_mult", "regularizer", "need_clip"))
+    group = torch.optim.SGD(tnet.parameters(), lr=0.1).param_groups[0]
+    assert not {"lr_mult", "regularizer", "grad_clip"} & set(group)
     assert {(r["lr_mult"], r["regularizer"], r["need_clip"]) for r in theirs.rows} == \
            {(None, None, None)}
 

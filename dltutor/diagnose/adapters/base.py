@@ -17,12 +17,14 @@ Arrays come back as NumPy arrays, numbers as Python floats.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from ...optim.decay import Decay
+from ..buffer_check import buffer_or_unknown
 from ..lookup import Entry
 
 
@@ -39,9 +41,10 @@ class Clip:
     predicted_scale: float | None
 
 
-class Adapter:
+class Adapter(ABC):
     """What the diagnostics ask; one subclass per framework (native.py, torch_adapter.py,
-    paddle_adapter.py)."""
+    paddle_adapter.py). The abstract methods are what each framework must answer; the others
+    have the answer all three share, or None ("no such idea")."""
 
     #: "dltutor", "torch" or "paddle"
     framework = ""
@@ -53,13 +56,14 @@ class Adapter:
 
     # -- the model ---------------------------------------------------------------------------
     def named_parameters(self, model: Any) -> list[tuple[str, Any]]:
-        """Every (name, parameter) of ``model``, a tied parameter under each of its names."""
-        raise NotImplementedError
+        """Every (name, parameter) of ``model``, a tied parameter under each of its names (all
+        three frameworks spell it the same way)."""
+        return list(model.named_parameters(remove_duplicate=False))
 
     def buffer_check(self, model: Any, name: str, param_names: list[str]) -> Any:
         """why_not_updating's answer for ``name`` when it is not a parameter: the checklist of
         a buffer, or UnknownNameError listing ``param_names`` and the buffers."""
-        raise NotImplementedError
+        return buffer_or_unknown(model, name, param_names)
 
     # -- one parameter -----------------------------------------------------------------------
     def shape(self, param: Any) -> tuple[int, ...]:
@@ -69,19 +73,21 @@ class Adapter:
         return int(np.prod(self.shape(param), dtype=np.int64))
 
     def dtype(self, param: Any) -> str:
-        raise NotImplementedError
+        """``"float32"`` (PyTorch and Paddle say ``torch.float32`` / ``paddle.float32``)."""
+        return str(param.dtype).rpartition(".")[2]
 
+    @abstractmethod
     def requires_grad(self, param: Any) -> bool:
         """Whether backward gives it a gradient (PyTorch's requires_grad, Paddle's
         ``not stop_gradient``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def grad(self, param: Any) -> np.ndarray | None:
         """Its gradient as the last backward left it, or None when it has none."""
-        raise NotImplementedError
 
+    @abstractmethod
     def values(self, param: Any) -> np.ndarray:
-        raise NotImplementedError
+        """Its values now, as a NumPy array."""
 
     def lr_mult(self, param: Any) -> float | None:
         """Its own learning-rate multiplier (None: the framework has none)."""
@@ -100,13 +106,13 @@ class Adapter:
         return None
 
     # -- the optimizer -----------------------------------------------------------------------
+    @abstractmethod
     def entries(self, optimizer: Any) -> list[Entry]:
         """Every parameter the optimizer holds, in its order, with its name and group."""
-        raise NotImplementedError
 
+    @abstractmethod
     def group_lr(self, entry: Entry) -> float:
         """The learning rate of the parameter's group, now (after any scheduler)."""
-        raise NotImplementedError
 
     def initial_lr(self, entry: Entry) -> float | None:
         """The group's lr before a scheduler changed it (None: no scheduler said)."""
@@ -118,18 +124,18 @@ class Adapter:
         mult = self.lr_mult(entry.param)
         return self.group_lr(entry) * (1.0 if mult is None else mult)
 
+    @abstractmethod
     def decay(self, entry: Entry) -> Decay:
         """Which weight decay the optimizer gives this parameter (see dltutor/optim/decay.py
         for what the fields mean)."""
-        raise NotImplementedError
 
     def clip(self, entry: Entry) -> Clip | None:
         """The optimizer's gradient clipping, as it concerns this parameter (None: none)."""
         return None
 
+    @abstractmethod
     def no_clip_text(self, entry: Entry) -> str:
         """What the reports say when :meth:`clip` is None."""
-        raise NotImplementedError
 
     def momentum_state(self, entry: Entry) -> list[tuple[str, np.ndarray]]:
         """The optimizer's momentum-like state for this parameter: (key, array) pairs."""
@@ -139,5 +145,13 @@ class Adapter:
     def watch_steps(self, optimizer: Any, before: Callable[[], None],
                     after: Callable[[], None]) -> Callable[[], None]:
         """Call ``before()`` and ``after()`` around every ``optimizer.step()``; returns the
-        function that stops it. (dltutor's own optimizers report their steps themselves.)"""
-        raise NotImplementedError
+        function that stops it. PyTorch's optimizers (and dltutor's) have step hooks with one
+        signature, ``hook(optimizer, args, kwargs)``; Paddle's adapter wraps ``step``."""
+        handles = [optimizer.register_step_pre_hook(lambda opt, args, kwargs: before()),
+                   optimizer.register_step_post_hook(lambda opt, args, kwargs: after())]
+
+        def stop() -> None:
+            for handle in handles:
+                handle.remove()
+
+        return stop

@@ -19,7 +19,6 @@ import numpy as np
 from ... import backend as B
 from ...i18n import text
 from ...optim.decay import Decay
-from ..buffer_check import buffer_or_unknown
 from ..lookup import Entry, loss_reaches
 from .base import Adapter, Clip
 
@@ -27,15 +26,6 @@ from .base import Adapter, Clip
 class NativeAdapter(Adapter):
     framework = "dltutor"
     display_name = "dltutor"
-
-    def named_parameters(self, model: Any) -> list[tuple[str, Any]]:
-        return list(model.named_parameters(remove_duplicate=False))
-
-    def buffer_check(self, model: Any, name: str, param_names: list[str]) -> Any:
-        return buffer_or_unknown(model, name, param_names)
-
-    def dtype(self, param: Any) -> str:
-        return str(param.dtype)
 
     def requires_grad(self, param: Any) -> bool:
         return bool(param.requires_grad)

@@ -35,15 +35,10 @@ class PaddleAdapter(Adapter):
     framework = "paddle"
     display_name = "Paddle"
 
-    def named_parameters(self, model: Any) -> list[tuple[str, Any]]:
-        return list(model.named_parameters(remove_duplicate=False))
-
     def buffer_check(self, model: Any, name: str, param_names: list[str]) -> Any:
+        """(Paddle's ``named_buffers`` has no ``remove_duplicate``.)"""
         return buffer_or_unknown(model, name, param_names,
                                  [n for n, _ in model.named_buffers()])
-
-    def dtype(self, param: Any) -> str:
-        return str(param.dtype).removeprefix("paddle.")
 
     def requires_grad(self, param: Any) -> bool:
         return not param.stop_gradient
@@ -187,8 +182,8 @@ def _predicted_scale(clip: Any, entry: Entry) -> float | None:
     if not hasattr(clip, "clip_norm") or grad is None or not bool((grad != 0).any()):
         return None
     if type(clip).__name__ == "ClipGradByGlobalNorm":
-        params = [p for e in PaddleAdapter().entries(entry.opt) for p in [e.param]
-                  if p.need_clip and p.grad is not None]
+        params = [e.param for e in PaddleAdapter().entries(entry.opt)
+                  if e.param.need_clip and e.param.grad is not None]
     else:
         params = [entry.param]
     norm = float(np.sqrt(sum(float((p.grad.numpy().astype(np.float64) ** 2).sum())

@@ -17,16 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-import numpy as np
-
+from ...nn.utils.norms import sums_of_squares
 from ..lookup import entries_by_param
-
-
-def _squared_norm(array: np.ndarray | None) -> float:
-    if array is None:
-        return 0.0
-    flat = array.astype(np.float64).ravel()
-    return float(flat @ flat)
 
 
 class FrameworkSteps:
@@ -46,8 +38,9 @@ class FrameworkSteps:
         if self.steps % self.every:
             self._before = None
             return
-        self._before = [(_squared_norm(self.adapter.grad(p)), self.adapter.values(p).copy())
-                        for p in self.params]
+        grads = [self.adapter.grad(p) for p in self.params]
+        self._before = [(0.0 if grad is None else sums_of_squares([grad])[0],
+                         self.adapter.values(p).copy()) for p, grad in zip(self.params, grads)]
 
     def _after_step(self) -> None:
         if self._before is not None:
@@ -57,7 +50,8 @@ class FrameworkSteps:
                 new = self.adapter.values(param)
                 entry = entries.get(id(param))
                 lr = self.adapter.effective_lr(entry) if entry is not None else math.nan
-                squares = (grad_sq, _squared_norm(new - old), _squared_norm(new), grad_sq)
+                update_sq, param_sq = sums_of_squares([new - old, new])
+                squares = (grad_sq, update_sq, param_sq, grad_sq)
                 per_param.append((squares, lr))
             self.record(self.steps, per_param)
         self.steps += 1

@@ -16,7 +16,6 @@ import numpy as np
 
 from ...i18n import text
 from ...optim.decay import Decay
-from ..buffer_check import buffer_or_unknown
 from ..lookup import Entry
 from .base import Adapter
 
@@ -35,15 +34,6 @@ class TorchAdapter(Adapter):
     framework = "torch"
     display_name = "PyTorch"
     clips_in_optimizer = False
-
-    def named_parameters(self, model: Any) -> list[tuple[str, Any]]:
-        return list(model.named_parameters(remove_duplicate=False))
-
-    def buffer_check(self, model: Any, name: str, param_names: list[str]) -> Any:
-        return buffer_or_unknown(model, name, param_names)
-
-    def dtype(self, param: Any) -> str:
-        return str(param.dtype).removeprefix("torch.")
 
     def requires_grad(self, param: Any) -> bool:
         return bool(param.requires_grad)
@@ -104,14 +94,3 @@ class TorchAdapter(Adapter):
         state = entry.opt.state.get(entry.param, {})
         keys = MOMENTUM_STATE.get(type(entry.opt).__name__, ())
         return [(key, _numpy(state[key])) for key in keys if hasattr(state.get(key), "shape")]
-
-    def watch_steps(self, optimizer: Any, before: Any, after: Any) -> Any:
-        """PyTorch's own step hooks (``register_step_pre_hook`` / ``_post_hook``)."""
-        handles = [optimizer.register_step_pre_hook(lambda opt, args, kwargs: before()),
-                   optimizer.register_step_post_hook(lambda opt, args, kwargs: after())]
-
-        def stop() -> None:
-            for handle in handles:
-                handle.remove()
-
-        return stop
