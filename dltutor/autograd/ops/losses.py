@@ -18,6 +18,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
+
 from ... import backend as B
 from ..function import Function, is_tensor
 from .elementwise import abs, exp, log, relu  # noqa: A004 - the ops, not the builtins
@@ -48,6 +50,8 @@ class CrossEntropy(Function):
     which skips the masking work on the usual path).
     """
 
+    grad_shapes_exact = True
+
     def __init__(self, labels: Any, reduction: str, valid: Any):
         self.labels, self.reduction, self.valid = labels, reduction, valid
 
@@ -61,16 +65,13 @@ class CrossEntropy(Function):
             picked *= self.valid
         if self.reduction == "none":
             return -picked
-        total = picked.sum(keepdims=True).reshape(())
-        # Negated in place, with the mean's division when there is one: ``-total`` or
-        # ``total / count`` of a 0-d array would be a NumPy scalar, not an array.
         if self.reduction == "sum":
-            total *= -1
-            return total
-        # A Python int: dividing a float32 array by a NumPy int64 scalar would give float64.
+            return xp.asarray(-picked.sum())
+        # A Python int: dividing a float32 sum by a NumPy int64 scalar would give float64.
         self.count = logits.shape[0] if self.valid is None else int(self.valid.sum())
-        total /= -self.count
-        return total
+        # (Arithmetic on the sum, a NumPy scalar, is cheap; asarray makes the result the 0-d
+        # array an op returns, in the sum's dtype.)
+        return xp.asarray(picked.sum() / -self.count)
 
     def backward(self, g):
         xp = get_array_module(g)
@@ -80,10 +81,10 @@ class CrossEntropy(Function):
             grad *= self.valid[:, None]
         if self.reduction == "none":
             grad *= g[:, None]
-        else:       # ``grad`` is this op's own fresh array, so scaling it in place is safe
+        elif self.reduction == "mean":   # ``grad`` is this op's own fresh array: scaled in place
+            grad *= g / self.count
+        else:
             grad *= g
-            if self.reduction == "mean":
-                grad /= self.count
         return (grad,)
 
 
@@ -116,7 +117,11 @@ def _as_unsigned(labels: Any) -> Any:
     """
     if labels.dtype.kind == "u":
         return labels
-    return labels.view(f"u{labels.dtype.itemsize}")
+    return labels.view(_UNSIGNED[labels.dtype.itemsize])
+
+
+# The unsigned dtype of each integer size (a dtype object: ``view("u8")`` parses the string).
+_UNSIGNED = {np.dtype(t).itemsize: np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64)}
 
 
 def cross_entropy(logits: Any, labels: Any, reduction: str = "mean",
@@ -133,14 +138,14 @@ def cross_entropy(logits: Any, labels: Any, reduction: str = "mean",
     """
     check_reduction("cross_entropy", reduction)
     label_data = labels.data if is_tensor(labels) else as_tensor(labels, logits).data
-    if logits.ndim < 2:
-        raise ValueError(f"cross_entropy: logits must have shape (N, C), got {tuple(logits.shape)}")
-    if logits.ndim > 2:  # (N, C, d1, ...) -> (N * d1 * ..., C)
-        classes = logits.shape[1]
-        order = (0,) + tuple(range(2, logits.ndim)) + (1,)
-        logits = reshape(permute(logits, order), -1, classes)
+    shape = logits.data.shape
+    if len(shape) < 2:
+        raise ValueError(f"cross_entropy: logits must have shape (N, C), got {tuple(shape)}")
+    if len(shape) > 2:  # (N, C, d1, ...) -> (N * d1 * ..., C)
+        order = (0,) + tuple(range(2, len(shape))) + (1,)
+        logits = reshape(permute(logits, order), -1, shape[1])
         label_data = label_data.reshape(-1)
-    n, classes = logits.shape
+    n, classes = logits.data.shape
     valid = _check_labels(label_data, n, classes, ignore_index)
     if valid is not None:  # ignored rows look up class 0, then count for nothing
         label_data = get_array_module(label_data).where(valid, label_data, 0)
