@@ -4,9 +4,11 @@
 op that used the op's output has passed its gradient back (newest op first), without
 recursion, so a chain of any length works. Three rules keep it easy to trust:
 
-* Broadcast gradients are reduced to each input's shape in ONE place,
-  :func:`reduce_to_shape`, never inside an op, and every gradient is checked against its
-  tensor's shape there.
+* Broadcast gradients are reduced to each input's shape by ONE function,
+  :func:`reduce_to_shape`, which also checks every gradient against its tensor's shape. The
+  engine calls it for each gradient, except from the ops whose backward returns its inputs'
+  shapes by construction (``grad_shapes_exact``: elementwise ops of one input, ``linear``,
+  which calls it itself for a bias of an unusual shape); a test holds them to it.
 * A leaf's gradients from all its uses are summed before its hooks run and before they are
   added to ``.grad`` (so a hook on a tied parameter fires once, with the sum).
 * The engine never changes a gradient array in place: an op's backward may hand the same array
@@ -51,7 +53,7 @@ def backward(root: Any, grad: Any = None, retain_graph: bool = False,
             return
         if root._hooks:
             seed = _run_hooks(root._hooks, seed, root.shape)
-        _accumulate(root, seed)
+        _write_grads([(root, seed)])
         return
     if root_fn.inputs is None:
         raise _freed_graph_error(root_fn)
@@ -125,11 +127,11 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
                     workspace.give_back(saved["borrowed"])
                 saved.clear()
         newest = None
-        for i, t in enumerate(inputs):  # (enumerate, not zip: one object less per op)
-            gi = grads[i]
+        exact = fn.grad_shapes_exact
+        for t, gi in zip(inputs, grads):
             if gi is None or not t.requires_grad:
                 continue
-            if gi.shape != t.data.shape:
+            if not exact and gi.shape != t.data.shape:
                 gi = reduce_to_shape(gi, t.data.shape, fn)
             if check_finite and not is_finite(gi):
                 raise anomaly_error(fn, "backward", gi, inputs)
@@ -168,8 +170,7 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
         if t._hooks:
             g = _run_hooks(t._hooks, g, t.data.shape)
         retained.append((t, g))
-    for t, g in retained:           # every gradient is known: only now write them
-        _accumulate(t, g)
+    _write_grads(retained)          # every gradient is known: only now write them
 
 
 def _kept_leaves(inputs: Any) -> set[int]:
@@ -236,14 +237,17 @@ def _run_hooks(hooks: list, grad: Any, shape: tuple[int, ...]) -> Any:
     return grad
 
 
-def _accumulate(t: Any, grad: Any) -> None:
-    """Add ``grad`` into ``t.grad`` without writing into any existing array."""
-    if grad.dtype != t.data.dtype:
-        grad = grad.astype(t.data.dtype)
-    if t.grad is None:
-        t.grad = make_tensor(grad)
-    else:
-        t.grad.data = t.grad.data + grad
+def _write_grads(pairs: list) -> None:
+    """Add each ``(tensor, grad)``'s gradient into ``tensor.grad`` (in the tensor's dtype),
+    without writing into any existing array. (One call for all of them: a function call per
+    parameter cost more than the work.)"""
+    for t, grad in pairs:
+        if grad.dtype != t.data.dtype:
+            grad = grad.astype(t.data.dtype)
+        if t.grad is None:
+            t.grad = make_tensor(grad)
+        else:
+            t.grad.data = t.grad.data + grad
 
 
 def _sum_collected(grads: list) -> Any:

@@ -217,8 +217,9 @@ def is_tensor(value: Any) -> bool:
 
 def init_tensor(t: Any, data: Any, requires_grad: bool = False,
                 fn: "Function | None" = None) -> None:
-    """Give ``t`` every field a Tensor has: the one list of them (Function.apply repeats it
-    inline, because it runs for every op)."""
+    """Give ``t`` every field a Tensor has: the one list of them (make_tensor and
+    Function.apply repeat it inline, because they run for every op; a test checks that all
+    three set every slot of Tensor)."""
     t.data = data
     t.grad = None
     t.requires_grad = requires_grad
@@ -238,8 +239,11 @@ def make_tensor(data: Any, requires_grad: bool = False, fn: "Function | None" = 
     >>> t, t.requires_grad
     (tensor([1., 1.], dtype=float64), False)
     """
-    t = _new(_tensor_class)
-    init_tensor(t, data, requires_grad, fn)
+    t = _new(_tensor_class)       # init_tensor(t, ...), inlined: a call costs as much as the rest
+    t.data = data
+    t.grad = t._hooks = None
+    t.requires_grad = requires_grad
+    t._fn = fn
     return t
 
 
@@ -290,6 +294,12 @@ class Function:
 
     #: The name learners call the op by, when it is not the class name in snake_case.
     name: str | None = None
+    #: True when ``backward`` returns every gradient in its input's shape by construction
+    #: (an elementwise op of one input, ``linear``...): nothing was broadcast, so the engine
+    #: skips :func:`~dltutor.autograd.engine.reduce_to_shape` and its shape check, which cost
+    #: more than a small op's arithmetic. tests/autograd/test_grad_shapes.py holds every op
+    #: that says so to it; an op of yours is checked by the engine, as the default says.
+    grad_shapes_exact = False
 
     def forward(self, *arrays: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} must implement forward (subclass it)")

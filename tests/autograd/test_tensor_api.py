@@ -177,3 +177,22 @@ def test_format_spec_on_a_loss():
     loss = dt.tensor([[0.123456]])
     assert f"loss {loss:.3f}" == "loss 0.123"
 
+
+
+# --- the three places a Tensor's fields are set --------------------------------------------------
+def test_every_way_of_making_a_tensor_sets_every_field():
+    """``init_tensor`` lists a Tensor's fields; ``make_tensor`` and ``Function.apply`` repeat
+    the list inline (they run for every op): each must set every slot, with the same defaults."""
+    from dltutor.autograd.function import make_tensor
+    from dltutor.autograd.tensor import Tensor
+
+    fields = [name for name in Tensor.__slots__ if name != "__weakref__"]
+    x = dt.tensor([1.0, 2.0], requires_grad=True)
+    made = {"Tensor()": dt.tensor([1.0]), "make_tensor": make_tensor(np.ones(2)),
+            "apply, recorded": x * 2, "apply, not recorded": x.detach() * 2,
+            "Parameter": dt.nn.Parameter([1.0])}
+    for how, t in made.items():
+        values = {name: getattr(t, name) for name in fields}   # AttributeError if one is unset
+        assert values["grad"] is None and values["_hooks"] is None, how
+        assert isinstance(values["requires_grad"], bool), how
+        assert (values["_fn"] is not None) == (how == "apply, recorded"), how

@@ -285,6 +285,8 @@ def where(condition: Any, a: Any, b: Any) -> Any:
 class Neg(Function):
     """``-a``: the gradient, negated."""
 
+    grad_shapes_exact = True
+
     def forward(self, a):
         return -a
 

@@ -162,6 +162,8 @@ class Pool2d(Function):
     """What max and average pooling share: every kernel offset's view of the input, and
     adding gradients back through those views."""
 
+    grad_shapes_exact = True
+
     def __init__(self, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int]):
         self.kernel, self.stride, self.padding = kernel, stride, padding
 

@@ -43,6 +43,8 @@ ignore_float_errors = B.ignore_float_errors
 class Exp(Function):
     """``exp(a)``: the gradient is ``g * exp(a)``, the output itself (kept, not recomputed)."""
 
+    grad_shapes_exact = True
+
     def forward(self, a):
         with ignore_float_errors(a):
             self.out = get_array_module(a).exp(a)
@@ -64,6 +66,8 @@ def exp(a: Any) -> Any:
 
 class Log(Function):
     """``log(a)``: the gradient is ``g / a``."""
+
+    grad_shapes_exact = True
 
     def forward(self, a):
         self.a = a
@@ -88,6 +92,8 @@ def log(a: Any) -> Any:
 class Sqrt(Function):
     """``sqrt(a)``: the gradient is ``g / (2 * sqrt(a))``, from the kept output."""
 
+    grad_shapes_exact = True
+
     def forward(self, a):
         with ignore_float_errors(a):
             self.out = get_array_module(a).sqrt(a)
@@ -111,6 +117,8 @@ def sqrt(a: Any) -> Any:
 class Abs(Function):
     """``|a|``; the gradient at 0 is 0, as in PyTorch."""
 
+    grad_shapes_exact = True
+
     def forward(self, a):
         self.a = a
         return get_array_module(a).abs(a)
@@ -132,6 +140,8 @@ def abs(a: Any) -> Any:  # noqa: A001
 class Tanh(Function):
     """``tanh(a)``: the gradient is ``g * (1 - tanh(a)**2)``, from the kept output."""
 
+    grad_shapes_exact = True
+
     def forward(self, a):
         self.out = get_array_module(a).tanh(a)
         return self.out
@@ -152,6 +162,8 @@ def tanh(a: Any) -> Any:
 
 class Sigmoid(Function):
     """``sigmoid(a)``: the gradient is ``g * s * (1 - s)`` with ``s`` the kept output."""
+
+    grad_shapes_exact = True
 
     def forward(self, a):
         # 1 / (1 + exp(-a)) overflows for large negative a; this form cannot.
@@ -175,6 +187,8 @@ def sigmoid(a: Any) -> Any:
 class Relu(Function):
     """``max(a, 0)``; the gradient at 0 is 0, as in PyTorch."""
 
+    grad_shapes_exact = True
+
     def forward(self, a):
         self.mask = a > 0
         return get_array_module(a).maximum(a, 0)  # a * mask would give -0.0 and hide NaN
@@ -196,6 +210,8 @@ def relu(a: Any) -> Any:
 class LeakyRelu(Function):
     """``a`` where ``a > 0``, else ``slope * a``: the gradient is ``g`` or ``slope * g``,
     chosen by the same mask."""
+
+    grad_shapes_exact = True
 
     def __init__(self, negative_slope: float):
         self.slope = negative_slope
@@ -221,6 +237,8 @@ def leaky_relu(a: Any, negative_slope: float = 0.01) -> Any:
 
 class Erf(Function):
     """The error function; its derivative is ``2 / sqrt(pi) * exp(-a**2)``."""
+
+    grad_shapes_exact = True
 
     def forward(self, a):
         self.a = a
@@ -261,6 +279,8 @@ def gelu(a: Any, approximate: str = "none") -> Any:
 class Clip(Function):
     """Clamp to ``[low, high]``; the gradient passes where ``low <= a <= high`` (PyTorch)."""
 
+    grad_shapes_exact = True
+
     def __init__(self, low: float | None, high: float | None):
         self.low, self.high = low, high
 
@@ -294,6 +314,8 @@ clamp = clip
 
 class Dropout(Function):
     """Multiply by a fixed mask of zeros and ``1 / (1 - p)``; the gradient by the same mask."""
+
+    grad_shapes_exact = True
 
     def __init__(self, mask: Any):
         self.mask = mask

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import backend as B
+from ..engine import reduce_to_shape
 from ..function import Function
 from .operands import promote
 
@@ -71,7 +72,10 @@ def matmul(a: Any, b: Any) -> Any:
 
 
 class Linear(Function):
-    """``x @ w.T + b`` in one op (weight shaped (out, in) as in PyTorch)."""
+    """``x @ w.T + b`` in one op (weight shaped (out, in) as in PyTorch). ``b`` is usually a
+    vector of ``out`` numbers; any shape that broadcasts, (1, out) or (), works, as in PyTorch."""
+
+    grad_shapes_exact = True
 
     def forward(self, x, w, b=None):
         if x.shape[-1] != w.shape[1]:
@@ -93,8 +97,12 @@ class Linear(Function):
                 gw = g.T @ x
             else:
                 gw = g.reshape(-1, g.shape[-1]).T @ x.reshape(-1, x.shape[-1])
-        if len(inputs) == 3 and inputs[2].requires_grad:   # summed over every axis but the last
-            gb = g.sum(axis=0) if g.ndim == 2 else g.sum(axis=tuple(range(g.ndim - 1)))
+        if len(inputs) == 3 and inputs[2].requires_grad:
+            b = inputs[2].data
+            if b.ndim == 1 and b.size == g.shape[-1]:   # a vector: summed over all axes but the last
+                gb = g.sum(axis=0) if g.ndim == 2 else g.sum(axis=tuple(range(g.ndim - 1)))
+            else:                                       # another shape that broadcast: (1, out)...
+                gb = reduce_to_shape(g, b.shape, self)
         return gx, gw, gb
 
 

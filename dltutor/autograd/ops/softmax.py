@@ -21,6 +21,8 @@ class Softmax(Function):
     """``softmax(a)`` along ``axis``: the gradient is ``s * (g - sum(g * s))`` with ``s`` the
     kept output (the Jacobian-vector product without building the Jacobian)."""
 
+    grad_shapes_exact = True
+
     def __init__(self, axis: int):
         self.axis = axis
 
@@ -48,6 +50,8 @@ def softmax(a: Any, axis: int = -1, *, dim: int | None = None) -> Any:
 class LogSoftmax(Function):
     """``log(softmax(a))`` along ``axis``, computed stably: the gradient is
     ``g - softmax(a) * sum(g)``."""
+
+    grad_shapes_exact = True
 
     def __init__(self, axis: int):
         self.axis = axis
