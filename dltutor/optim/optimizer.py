@@ -356,14 +356,14 @@ class Optimizer:
                             "computes the loss and calls backward(), got "
                             f"{type(closure).__name__}")
         args = () if closure is None else (closure,)
-        for hook in list(self._pre_hooks):
-            hook(self, args, {})
+        if self._pre_hooks:
+            for hook in list(self._pre_hooks):   # (a copy: a hook may remove itself)
+                hook(self, args, {})
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
         with _NOT_RECORDING:
-            self._check_lrs()
             todo = self._select()
             if self._check_finite(todo):
                 self._clip(todo)
@@ -374,37 +374,40 @@ class Optimizer:
             else:
                 self.skipped_steps += 1
                 self.last_step = StepReport.empty()
-        for hook in list(self._post_hooks):
-            hook(self, args, {})
+        if self._post_hooks:
+            for hook in list(self._post_hooks):
+                hook(self, args, {})
         return loss
-
-    def _check_lrs(self) -> None:
-        """Before stage 1: a group's lr may have been set by hand (``param_groups[0]["lr"] =
-        ...``) since it was checked; refuse NaN, infinity or < 0 before anything changes."""
-        for index, group in enumerate(self.param_groups):
-            lr = group["lr"]
-            if not (type(lr) in (float, int) and 0 <= lr < math.inf):   # the fast, common case
-                checks.non_negative(type(self).__name__, f"param_groups[{index}]['lr']", lr)
 
     def _select(self) -> _Step:
         """Stage 1: the parameters with a gradient, their lr and decay; copy a gradient that
         clipping, coupled decay or ``maximize`` will change (``p.grad`` must stay as it is).
+        A group's lr may have been set by hand (``param_groups[0]["lr"] = ...``) since it was
+        checked: NaN, infinity or < 0 is refused here, before anything changes.
         (What a whole group shares is read once per group: this runs on every step.)"""
         todo = _Step(self.record_steps)
         clip = self.grad_clip
+        rows, grads = todo.rows, todo.grads
         index = -1
-        for group in self.param_groups:
+        for group_index, group in enumerate(self.param_groups):
+            lr = group["lr"]
+            if not (type(lr) in (float, int) and 0 <= lr < math.inf):   # the fast, common case
+                checks.non_negative(type(self).__name__, f"param_groups[{group_index}]['lr']", lr)
             negate = group.get("maximize")
-            named = bool(group.get("weight_decay"))    # only a decay rule may ask for a name
+            group_decay = bool(group.get("weight_decay"))
             for param, name in zip(group["params"], group["param_names"]):
                 index += 1
-                if param.grad is None:
+                grad_tensor = param.grad
+                if grad_tensor is None:
                     continue
-                grad = param.grad.data
+                grad = grad_tensor.data
                 if grad.shape != param.data.shape:
                     raise self._grad_shape_error(name, index, param)
-                coupled, decoupled = decay_parts(
-                    self, display_name(name, index) if named else name, param, group)
+                if group_decay or getattr(param, "regularizer", None) is not None:
+                    coupled, decoupled = decay_parts(     # (only a decay rule asks for a name)
+                        self, display_name(name, index) if group_decay else name, param, group)
+                else:       # no decay in the group and none on the parameter: nothing to ask
+                    coupled, decoupled = None, 0.0
                 if negate:
                     grad = B.get_array_module(grad).negative(grad, out=self._grad_copy(param))
                 elif coupled is not None or (clip is not None and clip.applies_to(param)):
@@ -413,9 +416,9 @@ class Optimizer:
                     grad = copy
                 if coupled is not None or decoupled:
                     todo.decays = True
-                todo.rows.append((name, index, param, group, self.effective_lr(param, group),
-                                  coupled, decoupled))
-                todo.grads.append(grad)
+                rows.append((name, index, param, group, self.effective_lr(param, group),
+                             coupled, decoupled))
+                grads.append(grad)
         return todo
 
     def _grad_shape_error(self, name: str | None, index: int, param: Tensor) -> ValueError:

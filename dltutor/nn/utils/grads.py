@@ -28,12 +28,12 @@ def zero_grads(params: Iterable[Any], set_to_none: bool = True) -> None:
     could be worked out once.)"""
     if set_to_none is not True and set_to_none is not False:
         raise TypeError(f"zero_grad: set_to_none must be True or False, got {set_to_none!r}")
-    for param in params:
-        if param.grad is None:
-            continue
-        if set_to_none:
+    if set_to_none:
+        for param in params:
             param.grad = None
-        else:
+        return
+    for param in params:
+        if param.grad is not None:
             # A new zero array inside the same gradient tensor, not zeros written into the old
             # array: backward may have handed that array to two parameters (``a + b`` does).
             data = param.grad.data
