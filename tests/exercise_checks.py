@@ -35,6 +35,7 @@ def run_chapter_with_solutions(number: str) -> list[str]:
     """The verdict lines printed when chapter ``number`` runs with every starter replaced by
     its exercise's solution (in quick mode, in a scratch folder)."""
     import jupytext
+    import matplotlib.pyplot as plt
 
     by_name = {name: exercise for exercise in exercises.CHAPTERS[number]
                for name in exercise.names}
@@ -54,6 +55,10 @@ def run_chapter_with_solutions(number: str) -> list[str]:
             except Exception:
                 if "raises-exception" not in cell.metadata.get("tags", []):
                     raise
+            finally:
+                # As Jupyter's inline backend does after each cell: the figures were shown, so
+                # pyplot lets go of them (a cell that kept one in a variable still has it).
+                plt.close("all")
     return [line for line in out.getvalue().splitlines() if line.startswith("Exercise ")]
 
 

@@ -71,7 +71,7 @@ def all_claims() -> dict[str, list[str]]:
     return found
 
 
-def tested_claims() -> dict[str, list[str]]:
+def claims_with_tests() -> dict[str, list[str]]:
     """``{claim id: [test, ...]}`` from the ``claim(...)`` markers in tests/frameworks."""
     found: dict[str, list[str]] = {}
     for path in sorted(FRAMEWORK_TESTS.glob("test_*.py")):
@@ -105,7 +105,7 @@ def megengine_rows() -> dict[str, list[str]]:
 
 
 def test_every_claim_id_is_well_formed():
-    bad = {i: where for i, where in {**all_claims(), **tested_claims()}.items() if not ID.match(i)}
+    bad = {i: where for i, where in {**all_claims(), **claims_with_tests()}.items() if not ID.match(i)}
     assert not bad, f"claim ids must look like torch-..., paddle-... or mge-... (lower case): {bad}"
 
 
@@ -145,7 +145,7 @@ def test_every_paragraph_of_a_page_that_names_a_framework_carries_a_claim(page):
 
 
 def test_every_torch_and_paddle_claim_has_a_framework_test():
-    tested = tested_claims()
+    tested = claims_with_tests()
     untested = {i: w for i, w in all_claims().items() if not i.startswith(CITED) and i not in tested}
     assert not untested, ("claims with no test in tests/frameworks (add one marked "
                           f"@claim('ID') that runs the framework): {untested}")
@@ -153,7 +153,7 @@ def test_every_torch_and_paddle_claim_has_a_framework_test():
 
 def test_every_framework_test_proves_a_claim_a_chapter_makes():
     claims = all_claims()
-    orphans = {i: t for i, t in tested_claims().items() if i not in claims}
+    orphans = {i: t for i, t in claims_with_tests().items() if i not in claims}
     assert not orphans, f"framework tests whose claim id no chapter or page carries: {orphans}"
 
 
