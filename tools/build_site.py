@@ -186,11 +186,11 @@ def run_line(language: str, notebook: str, repo: str | None) -> str:
     return text[kind].format(binder=binder)
 
 
-def stage(language: str, repo: str | None = None) -> Path:
-    """Copy what one language's site shows into build/site-docs/LANG, with its home page and
-    the run lines (see ``run_line``); returns that folder."""
+def stage(language: str, repo: str | None = None, staging: Path = STAGE) -> Path:
+    """Copy what one language's site shows into ``staging``/LANG (build/site-docs/LANG), with
+    its home page and the run lines (see ``run_line``); returns that folder."""
     source, _ = LANGUAGES[language]
-    target = STAGE / language
+    target = staging / language
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     for path in sorted(source.glob("*.ipynb")):
@@ -375,10 +375,11 @@ def _say(line: str) -> None:
     print(f"site: {line}", flush=True)
 
 
-def build(site: Path, repo: str | None = None) -> Path:
-    """Stage and build each language with MkDocs into ``site`` (English first: its build
-    empties ``site``), fix the pages; returns ``site``. ``repo`` (``OWNER/NAME`` on GitHub)
-    adds the Binder links. Says what it is doing, a line a stage."""
+def build(site: Path, repo: str | None = None, staging: Path = STAGE) -> Path:
+    """Stage (into ``staging``) and build each language with MkDocs into ``site`` (English
+    first: its build empties ``site``), fix the pages; returns ``site``. ``repo``
+    (``OWNER/NAME`` on GitHub) adds the Binder links. Two builds at once need two ``staging``
+    folders (the tests give each its own). Says what it is doing, a line a stage."""
     import os
 
     if repo is not None and not REPOSITORY.fullmatch(repo):
@@ -387,10 +388,10 @@ def build(site: Path, repo: str | None = None) -> Path:
     with_formulas = set()
     for language, (_, folder) in LANGUAGES.items():
         started = time.monotonic()
-        docs = stage(language, repo)
+        docs = stage(language, repo, staging)
         _say(f"{LANGUAGE_NAMES[language]}: rendering {len(list(docs.glob('*.ipynb')))} notebooks, "
              f"the FAQ and the glossary with MkDocs into {site / folder} ...")
-        config_file = STAGE / f"mkdocs-{language}.yml"
+        config_file = staging / f"mkdocs-{language}.yml"
         config_file.write_text(json.dumps(config(language, docs, site / folder),
                                           ensure_ascii=False, indent=1),
                                encoding="utf-8")   # JSON is YAML, and needs no YAML library

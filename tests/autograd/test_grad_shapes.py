@@ -99,3 +99,11 @@ def test_linear_bias_of_any_broadcasting_shape(x_shape, bias_shape):
     rng = np.random.default_rng(3)
     gradcheck(lambda x, w, b: dt.linear(x, w, b), rng.standard_normal(x_shape),
               rng.standard_normal((4, 3)), rng.standard_normal(bias_shape))
+
+
+def test_clip_by_a_larger_bound_sums_the_gradient_back():
+    """A clip bound may be an array that broadcasts the input to a larger shape (PyTorch's
+    clamp takes tensors): clip is not an exact-shape op, the engine sums its gradient back."""
+    rng = np.random.default_rng(4)
+    low = rng.standard_normal((2, 3)) * 0.1
+    gradcheck(lambda a: dt.clip(a, low, None), rng.uniform(0.5, 1.0, 3))

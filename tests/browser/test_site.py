@@ -50,7 +50,9 @@ def site(tmp_path_factory):
     sys.path.insert(0, str(ROOT / "tools"))
     import build_site
 
-    folder = build_site.build(tmp_path_factory.mktemp("site") / "site", repo="someone/dltutor")
+    # Its own staging folder: with pytest -n 2 two workers may build at once.
+    scratch = tmp_path_factory.mktemp("site")
+    folder = build_site.build(scratch / "site", repo="someone/dltutor", staging=scratch / "stage")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
     handler.log_message = lambda *args: None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

@@ -211,8 +211,6 @@ class LeakyRelu(Function):
     """``a`` where ``a > 0``, else ``slope * a``: the gradient is ``g`` or ``slope * g``,
     chosen by the same mask."""
 
-    grad_shapes_exact = True
-
     def __init__(self, negative_slope: float):
         self.slope = negative_slope
 
@@ -278,8 +276,6 @@ def gelu(a: Any, approximate: str = "none") -> Any:
 
 class Clip(Function):
     """Clamp to ``[low, high]``; the gradient passes where ``low <= a <= high`` (PyTorch)."""
-
-    grad_shapes_exact = True
 
     def __init__(self, low: float | None, high: float | None):
         self.low, self.high = low, high
