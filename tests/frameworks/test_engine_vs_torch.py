@@ -29,6 +29,8 @@ LABELS = np.array([0, 4, 2, 1])
 TARGET = RNG.standard_normal((4, 5))
 
 tF = torch.nn.functional
+OTHER = np.random.default_rng(7)      # the cases below draw from their own generator
+LOW_BOUND = OTHER.standard_normal((2, 3)) * 0.1
 
 # (name, dltutor function, torch function, inputs): each runs forward and backward on both.
 OPS = [
@@ -73,6 +75,15 @@ OPS = [
      lambda a: torch.nn.L1Loss()(a, torch.tensor(TARGET)), [X]),
     ("BCEWithLogitsLoss, large logits", lambda a: nn.BCEWithLogitsLoss()(a, dt.tensor((TARGET > 0) * 1.0)),
      lambda a: torch.nn.BCEWithLogitsLoss()(a, torch.tensor((TARGET > 0) * 1.0)), [X * 30]),
+    # A bias of any shape that broadcasts against the output (Linear sums its gradient back
+    # itself); a clamp bound that broadcasts the input to a larger shape.
+    *[(f"linear, bias {shape}", F.linear, tF.linear,
+       [X, OTHER.standard_normal((3, 5)), OTHER.standard_normal(shape)])
+      for shape in [(3,), (1, 3), (1,), (), (4, 3)]],
+    ("linear of a 3-D input, bias (2, 3)", F.linear, tF.linear,
+     [OTHER.standard_normal((5, 2, 4)), OTHER.standard_normal((3, 4)), OTHER.standard_normal((2, 3))]),
+    ("clamp by a larger bound", lambda a: dt.clip(a, LOW_BOUND, None),
+     lambda a: a.clamp(min=torch.tensor(LOW_BOUND)), [np.array([0.05, -1.0, 2.0])]),
 ]
 
 

@@ -65,13 +65,13 @@ class CrossEntropy(Function):
             picked *= self.valid
         if self.reduction == "none":
             return -picked
+        # Arithmetic on the sum, a NumPy scalar, is cheap (on a 0-d array it costs 2 µs);
+        # asarray makes the result the 0-d array an op returns, in the logits' dtype.
         if self.reduction == "sum":
-            return xp.asarray(-picked.sum())
+            return xp.asarray(-picked.sum(), dtype=logits.dtype)
         # A Python int: dividing a float32 sum by a NumPy int64 scalar would give float64.
         self.count = logits.shape[0] if self.valid is None else int(self.valid.sum())
-        # (Arithmetic on the sum, a NumPy scalar, is cheap; asarray makes the result the 0-d
-        # array an op returns, in the sum's dtype.)
-        return xp.asarray(picked.sum() / -self.count)
+        return xp.asarray(picked.sum() / -self.count, dtype=logits.dtype)
 
     def backward(self, g):
         xp = get_array_module(g)
