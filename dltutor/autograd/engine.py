@@ -7,8 +7,8 @@ recursion, so a chain of any length works. Three rules keep it easy to trust:
 * Broadcast gradients are reduced to each input's shape by ONE function,
   :func:`reduce_to_shape`, which also checks every gradient against its tensor's shape. The
   engine calls it for each gradient, except from the ops whose backward returns its inputs'
-  shapes by construction (``grad_shapes_exact``: elementwise ops of one input, ``linear``,
-  which calls it itself for a bias of an unusual shape); a test holds them to it.
+  shapes by construction (``grad_shapes_exact``: elementwise ops of one input, ``linear``
+  unless its bias broadcast in an unusual shape); a test holds them to it.
 * A leaf's gradients from all its uses are summed before its hooks run and before they are
   added to ``.grad`` (so a hook on a tied parameter fires once, with the sum).
 * The engine never changes a gradient array in place: an op's backward may hand the same array
@@ -119,6 +119,7 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
             if out is not None:
                 retained.append((out, g))
         grads = fn.backward(g)
+        exact = fn.grad_shapes_exact    # (read before the op's own attributes are freed)
         if not retain_graph:  # free what the op saved: nothing needs it any more
             fn.inputs = None
             saved = fn.__dict__
@@ -127,7 +128,6 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
                     workspace.give_back(saved["borrowed"])
                 saved.clear()
         newest = None
-        exact = fn.grad_shapes_exact
         for t, gi in zip(inputs, grads):
             if gi is None or not t.requires_grad:
                 continue

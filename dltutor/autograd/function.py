@@ -297,8 +297,10 @@ class Function:
     #: True when ``backward`` returns every gradient in its input's shape by construction
     #: (an elementwise op of one input, ``linear``...): nothing was broadcast, so the engine
     #: skips :func:`~dltutor.autograd.engine.reduce_to_shape` and its shape check, which cost
-    #: more than a small op's arithmetic. tests/autograd/test_grad_shapes.py holds every op
-    #: that says so to it; an op of yours is checked by the engine, as the default says.
+    #: more than a small op's arithmetic. An op may take it back for one call by setting it
+    #: False on itself in forward (``linear`` does, for a bias of an unusual shape).
+    #: tests/autograd/test_grad_shapes.py holds every op that says so to it; an op of yours
+    #: is checked by the engine, as the default says.
     grad_shapes_exact = False
 
     def forward(self, *arrays: Any) -> Any:  # pragma: no cover - abstract

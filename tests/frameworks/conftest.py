@@ -35,10 +35,14 @@ def paddle():
 
 @pytest.fixture(autouse=True)
 def _seeded():
-    """Every framework test starts from the same random state in both frameworks."""
+    """Every framework test starts from the same random state in both frameworks (and in
+    dltutor, whose generator is its own)."""
     import numpy as np
     import torch
 
+    import dltutor as dt
+
     torch.manual_seed(0)
     np.random.seed(0)
+    dt.manual_seed(0)
     yield

@@ -144,9 +144,12 @@ def test_default_initialization_has_pytorchs_bounds_and_spread():
     # Different generators, so compare the distributions: bounds and standard deviations.
     lt, ld = torch.nn.Linear(400, 300), nn.Linear(400, 300)
     bound = 1 / math.sqrt(400)
-    for t, d in ((lt.weight.detach(), ld.weight), (lt.bias.detach(), ld.bias)):
+    # Near the bound: 120,000 weights all below 0.99 of it, or 300 biases all below 0.95 of
+    # it, happens for no seed in practice (0.99**120000, 0.95**300 < 1e-6); 0.99 for the
+    # biases failed for about one seed in twenty.
+    for t, d, near in ((lt.weight.detach(), ld.weight, 0.99), (lt.bias.detach(), ld.bias, 0.95)):
         assert float(t.abs().max()) <= bound and float(np.abs(d.numpy()).max()) <= bound
-        assert float(t.abs().max()) > 0.99 * bound and float(np.abs(d.numpy()).max()) > 0.99 * bound
+        assert float(t.abs().max()) > near * bound and float(np.abs(d.numpy()).max()) > near * bound
     ct, cd = torch.nn.Conv2d(3, 16, 5), nn.Conv2d(3, 16, 5)
     assert float(ct.weight.detach().std()) == pytest.approx(float(cd.weight.numpy().std()), rel=0.05)
     et, ed = torch.nn.Embedding(1000, 50), nn.Embedding(1000, 50)

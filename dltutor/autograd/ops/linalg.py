@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from ... import backend as B
-from ..engine import reduce_to_shape
 from ..function import Function
 from .operands import promote
 
@@ -73,7 +72,8 @@ def matmul(a: Any, b: Any) -> Any:
 
 class Linear(Function):
     """``x @ w.T + b`` in one op (weight shaped (out, in) as in PyTorch). ``b`` is usually a
-    vector of ``out`` numbers; any shape that broadcasts, (1, out) or (), works, as in PyTorch."""
+    vector of ``out`` numbers; any shape that broadcasts, (1, out) or (), works, as in PyTorch
+    (forward then says its gradient shapes are not exact, and the engine sums ``b``'s back)."""
 
     grad_shapes_exact = True
 
@@ -85,6 +85,8 @@ class Linear(Function):
         out = x @ w.T
         if b is not None:
             out += b  # ``out`` is a fresh array, so adding in place is safe
+            if b.shape != out.shape[-1:]:   # (1, out), () ...: broadcast; the engine sums back
+                self.grad_shapes_exact = False
         return out
 
     def backward(self, g):
@@ -98,11 +100,10 @@ class Linear(Function):
             else:
                 gw = g.reshape(-1, g.shape[-1]).T @ x.reshape(-1, x.shape[-1])
         if len(inputs) == 3 and inputs[2].requires_grad:
-            b = inputs[2].data
-            if b.ndim == 1 and b.size == g.shape[-1]:   # a vector: summed over all axes but the last
+            if self.grad_shapes_exact:    # a vector bias: summed over every axis but the last
                 gb = g.sum(axis=0) if g.ndim == 2 else g.sum(axis=tuple(range(g.ndim - 1)))
-            else:                                       # another shape that broadcast: (1, out)...
-                gb = reduce_to_shape(g, b.shape, self)
+            else:                         # a bias that broadcast otherwise: the engine reduces g
+                gb = g
         return gx, gw, gb
 
 
