@@ -14,8 +14,9 @@ command says so), a chapter you deleted comes back, and a new one from a newer k
 options after ``--``, and ``--lang zh`` opens the Chinese edition. The language follows the
 notebook, not the server: each Chinese chapter switches the kit to Chinese in its first cell,
 and an English chapter opened from the same JupyterLab answers in English. ``make lab`` in a
-clone runs ``dltutor lab notebooks``: the clone's own chapters, served where they are. ``progress`` prints the class table of dltutor.exercises.classtable
-and writes it as progress.csv and progress.html (``--out FOLDER``).
+clone runs ``dltutor lab notebooks``: the clone's own chapters, served where they are.
+``progress`` prints the class table of dltutor.exercises.classtable and writes it as
+progress.csv and progress.html (``--out FOLDER``).
 
 >>> import contextlib, io, tempfile
 >>> with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stdout(io.StringIO()):

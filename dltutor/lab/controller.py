@@ -35,11 +35,11 @@ from .. import checks
 from ..autograd import Tensor, no_grad, tensor
 from ..data import DataLoader, TensorDataset
 from ..i18n import text
-from .errors import LabError, check_control, error_text
 from ..nn import Module
 from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, Optimizer
 from ..stats import eval_mode
 from ..trace import Recorder
+from .errors import LabError, check_control, error_text
 
 CLIP_MODES = {None: None, "value": ClipGradByValue, "norm": ClipGradByNorm,
               "global_norm": ClipGradByGlobalNorm}
