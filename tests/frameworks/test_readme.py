@@ -197,3 +197,27 @@ def test_the_readmes_diagnose_examples_print_what_they_say(readme, paddle):
         with contextlib.redirect_stdout(printed):
             exec(code, {})  # noqa: S102
         assert printed.getvalue().strip() == expected
+
+
+@claim("torch-readme-layout-homes")
+def test_pytorch_keeps_its_fill_functions_in_nn_init_and_clipping_in_nn_utils():
+    """The Layout section: nn/init holds PyTorch's fill functions, nn/utils the clipping
+    functions "where PyTorch keeps them"; dltutor keeps each under the same name."""
+    for name in ("normal_", "uniform_", "xavier_uniform_", "kaiming_normal_", "zeros_"):
+        assert callable(getattr(torch.nn.init, name)) and callable(getattr(nn.init, name))
+    for name in ("clip_grad_norm_", "clip_grad_value_"):
+        assert callable(getattr(torch.nn.utils, name)) and callable(getattr(nn.utils, name))
+
+
+@claim("paddle-readme-layout-homes")
+def test_paddles_initializers_and_clip_objects_are_objects_under_these_names():
+    """The Layout section: Paddle initializes with initializer objects and clips with clip
+    objects handed to the optimizer; dltutor has both under Paddle's names."""
+    for name in ("Normal", "Uniform", "XavierUniform", "KaimingNormal", "Constant"):
+        assert isinstance(getattr(paddle.nn.initializer, name)(), paddle.nn.initializer.Initializer)
+        assert hasattr(nn.init, name)
+    layer = paddle.nn.Linear(2, 1)
+    for name in ("ClipGradByValue", "ClipGradByNorm", "ClipGradByGlobalNorm"):
+        clip = getattr(paddle.nn, name)(1.0)
+        paddle.optimizer.SGD(parameters=layer.parameters(), grad_clip=clip)   # accepted
+        assert hasattr(optim, name)
