@@ -107,6 +107,52 @@ def test_every_op_and_its_gradient_match_pytorch(name, ours, theirs, arrays):
         np.testing.assert_allclose(mine, expected, rtol=1e-10, atol=1e-12, err_msg=name)
 
 
+# Ops that pass the gradient at some positions and stop it at others. PyTorch writes an exact
+# 0 where it stops: not NaN for an inf or NaN gradient there (inf * 0), not -0.0 for a negative
+# one (which prints as "-0."). Inputs with ties, values at the bounds, and a NaN.
+EDGES = np.array([[-1.0, 0.0, 2.0, -3.0], [1.5, 1.5, -0.5, 0.3], [0.2, -2.0, 4.0, 0.0]])
+OTHER_EDGES = np.array([[0.5, 0.0, 1.0, -3.0], [1.5, 2.0, -1.0, 0.3], [0.1, -2.5, 5.0, 1.0]])
+WITH_NAN = np.where(EDGES == 4.0, np.nan, EDGES)
+GATED = [
+    ("relu", dt.relu, torch.relu, [EDGES]),
+    ("relu with NaN", dt.relu, torch.relu, [WITH_NAN]),
+    ("clamp with NaN", lambda a: dt.clip(a, -0.5, 1.5), lambda a: a.clamp(-0.5, 1.5), [WITH_NAN]),
+    ("clamp", lambda a: dt.clip(a, -0.5, 1.5), lambda a: a.clamp(-0.5, 1.5), [EDGES]),
+    ("clamp min only", lambda a: dt.clip(a, 0.0, None), lambda a: a.clamp(min=0.0), [EDGES]),
+    ("clamp by a larger bound", lambda a: dt.clip(a, LOW_BOUND, None),
+     lambda a: a.clamp(min=torch.tensor(LOW_BOUND)), [np.array([0.05, -1.0, 2.0])]),
+    ("maximum", dt.maximum, torch.maximum, [EDGES, OTHER_EDGES]),
+    ("minimum", dt.minimum, torch.minimum, [EDGES, OTHER_EDGES]),
+    ("maximum with NaN", dt.maximum, torch.maximum, [WITH_NAN, OTHER_EDGES]),
+    ("max of all", lambda a: dt.max(a), lambda a: a.max(), [EDGES]),
+    ("min of all", lambda a: dt.min(a), lambda a: a.min(), [EDGES]),
+    ("max of all with NaN", lambda a: dt.max(a), lambda a: a.max(), [WITH_NAN]),
+    ("amax over all dims", lambda a: dt.amax(a, dim=(0, 1)), lambda a: a.amax(dim=(0, 1)), [EDGES]),
+    ("max_pool2d padded", lambda a: F.max_pool2d(a.reshape(1, 1, 3, 4), 2, 1, 1),
+     lambda a: tF.max_pool2d(a.reshape(1, 1, 3, 4), 2, 1, 1), [EDGES]),
+    ("leaky_relu", lambda a: dt.leaky_relu(a, 0.1), lambda a: tF.leaky_relu(a, 0.1), [EDGES]),
+    ("dropout", lambda a: a * dt.tensor(EDGES > 0) * 2.0, lambda a: a * torch.tensor(EDGES > 0) * 2.0,
+     [EDGES]),
+]
+
+
+@claim("torch-same-numbers-ops")
+@pytest.mark.parametrize("upstream", [np.nan, np.inf, -1.0], ids=["nan", "inf", "negative"])
+@pytest.mark.parametrize("name, ours, theirs, arrays", GATED, ids=[op[0] for op in GATED])
+def test_stopped_gradients_are_pytorchs_exact_zeros(name, ours, theirs, arrays, upstream):
+    mine = [dt.tensor(a, requires_grad=True) for a in arrays]
+    torch_inputs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out_mine, out_torch = ours(*mine), theirs(*torch_inputs)
+    out_mine.backward(dt.full(tuple(out_torch.shape), upstream))
+    out_torch.backward(torch.full(tuple(out_torch.shape), upstream, dtype=torch.float64))
+    for i, (m, t) in enumerate(zip(mine, torch_inputs)):
+        got, expected = m.grad.numpy(), t.grad.numpy()
+        np.testing.assert_array_equal(got, expected, err_msg=f"{name}, input {i}")   # NaN == NaN
+        zeros = expected == 0
+        np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(expected[zeros]),
+                                      err_msg=f"{name}, input {i}: the sign of a zero")
+
+
 @claim("torch-same-numbers-ops")
 def test_max_dim_indices_match_pytorch_with_ties():
     assert dt.tensor(TIES).max(1).indices.tolist() == torch.tensor(TIES).max(1).indices.tolist()

@@ -20,6 +20,7 @@ from ... import backend as B
 from ..dtypes import default_float
 from ..function import Function, is_tensor, make_tensor
 from .convert import cast
+from .gates import gate, gate_mask
 from .operands import broadcast_error, promote
 
 get_array_module = B.get_array_module
@@ -190,6 +191,20 @@ def pow(a: Any, b: Any) -> Any:  # noqa: A001 - the name learners expect
     return Pow().apply(a, b)
 
 
+def split_between(g: Any, a: Any, b: Any, a_lost: Any, b_lost: Any) -> tuple[Any, Any]:
+    """The gradients of ``maximum(a, b)`` or ``minimum(a, b)``, PyTorch's rule: the side that
+    lost gets exactly 0 (a gate: not NaN for a NaN gradient), a tie splits ``g`` evenly, and
+    where neither lost (a NaN compares false both ways) both sides get ``g``.
+
+    >>> import numpy as np
+    >>> a, b = np.array([1.0, 2.0, 3.0]), np.array([0.0, 2.0, 4.0])
+    >>> split_between(np.ones(3), a, b, a_lost=a < b, b_lost=a > b)
+    (array([1. , 0.5, 0. ]), array([0. , 0.5, 1. ]))
+    """
+    even = get_array_module(g).where(a == b, g * 0.5, g)
+    return gate(even, gate_mask(g.dtype, off=a_lost)), gate(even, gate_mask(g.dtype, off=b_lost))
+
+
 class Maximum(Function):
     """Elementwise max; where both are equal the gradient is split evenly, as in PyTorch."""
 
@@ -201,8 +216,7 @@ class Maximum(Function):
             raise broadcast_error("maximum", a, b) from None
 
     def backward(self, g):
-        share = ((self.a > self.b) + 0.5 * (self.a == self.b)).astype(g.dtype)
-        return g * share, g * (1 - share)
+        return split_between(g, self.a, self.b, a_lost=self.a < self.b, b_lost=self.a > self.b)
 
 
 def maximum(a: Any, b: Any) -> Any:
@@ -227,8 +241,7 @@ class Minimum(Function):
             raise broadcast_error("minimum", a, b) from None
 
     def backward(self, g):
-        share = ((self.a < self.b) + 0.5 * (self.a == self.b)).astype(g.dtype)
-        return g * share, g * (1 - share)
+        return split_between(g, self.a, self.b, a_lost=self.a > self.b, b_lost=self.a < self.b)
 
 
 def minimum(a: Any, b: Any) -> Any:

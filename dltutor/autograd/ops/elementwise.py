@@ -19,6 +19,7 @@ from ..dtypes import default_float
 from ..function import Function
 from ..rng import generator
 from .convert import cast
+from .gates import gate, gate_mask
 
 get_array_module = B.get_array_module
 
@@ -185,16 +186,17 @@ def sigmoid(a: Any) -> Any:
 
 
 class Relu(Function):
-    """``max(a, 0)``; the gradient at 0 is 0, as in PyTorch."""
+    """``max(a, 0)``; the gradient passes where ``a > 0`` and is exactly 0 elsewhere (at 0
+    too), as in PyTorch: a gate (gates.py), not ``g * mask``."""
 
     grad_shapes_exact = True
 
     def forward(self, a):
-        self.mask = a > 0
+        self.passes = gate_mask(a.dtype, off=a <= 0)   # a NaN input passes it, as in PyTorch
         return get_array_module(a).maximum(a, 0)  # a * mask would give -0.0 and hide NaN
 
     def backward(self, g):
-        return (g * self.mask,)
+        return (gate(g, self.passes),)
 
 
 def relu(a: Any) -> Any:
@@ -275,7 +277,8 @@ def gelu(a: Any, approximate: str = "none") -> Any:
 
 
 class Clip(Function):
-    """Clamp to ``[low, high]``; the gradient passes where ``low <= a <= high`` (PyTorch)."""
+    """Clamp to ``[low, high]``; the gradient passes where ``low <= a <= high`` and is exactly
+    0 elsewhere (a gate, gates.py), as in PyTorch."""
 
     def __init__(self, low: float | None, high: float | None):
         self.low, self.high = low, high
@@ -285,12 +288,12 @@ class Clip(Function):
         return get_array_module(a).clip(a, self.low, self.high)
 
     def backward(self, g):
-        keep = True
+        inside = True
         if self.low is not None:
-            keep = self.a >= self.low
+            inside = self.a >= self.low
         if self.high is not None:
-            keep = keep & (self.a <= self.high)
-        return (g * keep,)
+            inside = inside & (self.a <= self.high)
+        return (gate(g, gate_mask(g.dtype, on=inside)),)
 
 
 def clip(a: Any, min: float | None = None, max: float | None = None) -> Any:  # noqa: A002

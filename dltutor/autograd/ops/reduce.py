@@ -24,6 +24,7 @@ from ..function import Function, is_tensor, make_tensor
 from .arithmetic import maximum, minimum
 from .elementwise import abs as absolute
 from .elementwise import sqrt
+from .gates import gate, gate_mask
 from .operands import axis_index, reduction_axes
 
 get_array_module = B.get_array_module
@@ -105,9 +106,18 @@ def mean(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
 
 
 class Extreme(Reduction):
-    """Max (``largest = True``) or min over axes; tied extremes share the gradient evenly."""
+    """Max (``largest = True``) or min over axes; tied extremes share the gradient evenly.
+
+    ``whole=True`` is ``max(x)``/``min(x)`` of the whole tensor, whose backward PyTorch (on the
+    CPU) writes differently from ``amax``'s: the other elements get exactly 0 (a gate,
+    gates.py) rather than ``g * 0`` (NaN for a NaN gradient, -0.0 for a negative one), and
+    when the extreme is NaN, the NaN elements share the gradient."""
 
     largest = True
+
+    def __init__(self, axes: tuple[int, ...], keepdims: bool, whole: bool = False):
+        super().__init__(axes, keepdims)
+        self.whole = whole
 
     def forward(self, a):
         self.shape, self.a = a.shape, a
@@ -118,8 +128,14 @@ class Extreme(Reduction):
         return self.finish(self.out)
 
     def backward(self, g):
-        mask = self.a == self.out
+        xp = get_array_module(g)
+        if self.whole and xp.isnan(self.out).any():
+            mask = xp.isnan(self.a)
+        else:
+            mask = self.a == self.out
         ties = mask.sum(axis=self.axes, keepdims=True).astype(g.dtype)  # int counts -> g's dtype
+        if self.whole:
+            return (gate(self.expand(g) / ties, gate_mask(g.dtype, on=mask)),)
         return (self.expand(g) / ties * mask,)
 
 
@@ -179,7 +195,7 @@ def _extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any)
     if keepdim is not None:
         keepdims = keepdim
     if axis is None:
-        return _reduce(Max if op == "max" else Min, a, None, keepdims, None, None, op)
+        return _reduce(Max if op == "max" else Min, a, None, keepdims, None, None, op, whole=True)
     if isinstance(axis, (tuple, list)):
         raise TypeError(f"{op}(x, dim) takes one dimension (it also returns where the extreme "
                         f"is); for several dimensions {axis!r} use dt.a{op}(x, dim=...)")
