@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import dltutor as dt
-from dltutor.autograd.ops.gates import gate, gate_mask
+from dltutor.autograd.ops.gates import gate
 
 SPECIALS = [np.nan, np.inf, -np.inf, -0.0, 0.0, -1.5, 2.0]
 
@@ -35,7 +35,7 @@ def test_a_gate_is_where_on_every_value_and_every_dtype(dtype, data):
                                 | st.floats(-1e3, 1e3, width=np.dtype(dtype).itemsize * 8)))
     on = data.draw(hnp.arrays(np.bool_, shape))
     expected = np.where(on, grad, 0).astype(dtype)
-    assert same_bits(gate(grad, gate_mask(np.dtype(dtype), on=on)), expected)
+    assert same_bits(gate(grad, on), expected)
 
 
 def test_the_product_it_replaces_differs_where_the_mask_is_off():
@@ -43,19 +43,25 @@ def test_the_product_it_replaces_differs_where_the_mask_is_off():
     on = np.array([False, False, False, True])
     with np.errstate(invalid="ignore"):                           # inf * 0
         assert not same_bits(grad * on, np.where(on, grad, 0.0))  # the bug a gate avoids
-    assert same_bits(gate(grad, gate_mask(grad.dtype, on=on)), np.array([0.0, 0.0, 0.0, 3.0]))
+    assert same_bits(gate(grad, on), np.array([0.0, 0.0, 0.0, 3.0]))
 
 
 def test_a_mask_broadcasts_like_the_product():
     grad = np.arange(6.0, dtype=np.float32).reshape(2, 3) - 3
     on = np.array([True, False, True])
-    assert same_bits(gate(grad, gate_mask(grad.dtype, on=on)), np.where(on, grad, 0).astype(np.float32))
+    assert same_bits(gate(grad, on), np.where(on, grad, 0).astype(np.float32))
 
 
-def test_a_gradient_of_another_width_falls_back_to_where():
-    grad = np.array([-1.0, np.nan, 4.0], dtype=np.float64)
-    mask = gate_mask(np.dtype(np.float32), on=np.array([False, False, True]))     # a float32-wide mask
-    assert same_bits(gate(grad, mask), np.array([0.0, 0.0, 4.0]))
+def test_a_gradient_with_no_integer_as_wide_falls_back_to_where():
+    grad = np.array([1 + 2j, np.nan, 4j], dtype=np.complex128)         # 16 bytes: no int128
+    on = np.array([True, False, True])
+    assert np.array_equal(gate(grad, on), np.array([1 + 2j, 0, 4j]))
+
+
+def test_a_complex64_gradient_is_gated_whole():
+    grad = np.array([1 + 2j, complex(np.nan, 1), -4j], dtype=np.complex64)
+    on = np.array([True, False, True])
+    assert np.array_equal(gate(grad, on), np.array([1 + 2j, 0, -4j], dtype=np.complex64))
 
 
 def test_the_input_gradient_of_a_dead_relu_unit_prints_as_zero_not_minus_zero():

@@ -20,7 +20,7 @@ from ... import backend as B
 from ..dtypes import default_float
 from ..function import Function, is_tensor, make_tensor
 from .convert import cast
-from .gates import gate, gate_mask
+from .gates import gate
 from .operands import broadcast_error, promote
 
 get_array_module = B.get_array_module
@@ -202,7 +202,7 @@ def split_between(g: Any, a: Any, b: Any, a_lost: Any, b_lost: Any) -> tuple[Any
     (array([1. , 0.5, 0. ]), array([0. , 0.5, 1. ]))
     """
     even = get_array_module(g).where(a == b, g * 0.5, g)
-    return gate(even, gate_mask(g.dtype, off=a_lost)), gate(even, gate_mask(g.dtype, off=b_lost))
+    return gate(even, ~a_lost), gate(even, ~b_lost)
 
 
 class Maximum(Function):

@@ -20,7 +20,7 @@ import numpy as np
 from ... import backend as B
 from .. import workspace
 from ..function import Function
-from .gates import gate, gate_mask
+from .gates import gate
 
 get_array_module = B.get_array_module
 
@@ -243,7 +243,7 @@ class MaxPool2d(Pool2d):
         if nan_windows.any():
             last_nans = self._first_hits(xp.isnan, nan_windows, reverse=True)
             hits = [a | b for a, b in zip(hits, last_nans)]
-        return (self.scatter([gate(g, gate_mask(g.dtype, on=hit)) for hit in hits]),)
+        return (self.scatter([gate(g, hit) for hit in hits]),)
 
     def _first_hits(self, matches, open_windows, reverse=False):
         """Per kernel offset, the windows where this offset is the first real pixel (in scan

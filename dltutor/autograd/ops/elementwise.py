@@ -19,7 +19,7 @@ from ..dtypes import default_float
 from ..function import Function
 from ..rng import generator
 from .convert import cast
-from .gates import gate, gate_mask
+from .gates import gate
 
 get_array_module = B.get_array_module
 
@@ -192,11 +192,12 @@ class Relu(Function):
     grad_shapes_exact = True
 
     def forward(self, a):
-        self.passes = gate_mask(a.dtype, off=a <= 0)   # a NaN input passes it, as in PyTorch
-        return get_array_module(a).maximum(a, 0)  # a * mask would give -0.0 and hide NaN
+        out = get_array_module(a).maximum(a, 0)   # a * mask would give -0.0 and hide NaN
+        self.on = out != 0      # a > 0, and NaN: PyTorch passes the gradient at a NaN input
+        return out
 
     def backward(self, g):
-        return (gate(g, self.passes),)
+        return (gate(g, self.on),)
 
 
 def relu(a: Any) -> Any:
@@ -293,7 +294,7 @@ class Clip(Function):
             inside = self.a >= self.low
         if self.high is not None:
             inside = inside & (self.a <= self.high)
-        return (gate(g, gate_mask(g.dtype, on=inside)),)
+        return (gate(g, inside),)
 
 
 def clip(a: Any, min: float | None = None, max: float | None = None) -> Any:  # noqa: A002

@@ -24,7 +24,7 @@ from ..function import Function, is_tensor, make_tensor
 from .arithmetic import maximum, minimum
 from .elementwise import abs as absolute
 from .elementwise import sqrt
-from .gates import gate, gate_mask
+from .gates import gate
 from .operands import axis_index, reduction_axes
 
 get_array_module = B.get_array_module
@@ -135,7 +135,7 @@ class Extreme(Reduction):
             mask = self.a == self.out
         ties = mask.sum(axis=self.axes, keepdims=True).astype(g.dtype)  # int counts -> g's dtype
         if self.whole:
-            return (gate(self.expand(g) / ties, gate_mask(g.dtype, on=mask)),)
+            return (gate(self.expand(g) / ties, mask),)
         return (self.expand(g) / ties * mask,)
 
 
