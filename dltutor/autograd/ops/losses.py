@@ -57,10 +57,13 @@ class CrossEntropy(Function):
 
     def forward(self, logits):
         xp = get_array_module(logits)
-        shifted = logits - logits.max(axis=1, keepdims=True)
-        self.log_probs = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
+        shifted = logits - logits.max(axis=1, keepdims=True)     # so that exp cannot overflow
+        self.softmax = xp.exp(shifted)
+        sums = self.softmax.sum(axis=1, keepdims=True)
+        self.softmax /= sums                                      # kept for backward
         self.rows = xp.arange(logits.shape[0])
-        picked = self.log_probs[self.rows, self.labels]    # log-probability of each label
+        # The log-probability of each label: its shifted logit minus the log of its row's sum.
+        picked = shifted[self.rows, self.labels] - xp.log(sums[:, 0])
         if self.valid is not None:
             picked *= self.valid
         if self.reduction == "none":
@@ -74,17 +77,13 @@ class CrossEntropy(Function):
         return xp.asarray(picked.sum() / -self.count, dtype=logits.dtype)
 
     def backward(self, g):
-        xp = get_array_module(g)
-        grad = xp.exp(self.log_probs)                 # softmax
-        grad[self.rows, self.labels] -= 1             # minus the one-hot labels
+        # d loss / d logits = (softmax - one-hot labels) * each row's weight: the upstream
+        # gradient (per row for "none"), / count for "mean", 0 for an ignored label.
+        weight = g / self.count if self.reduction == "mean" else g
         if self.valid is not None:
-            grad *= self.valid[:, None]
-        if self.reduction == "none":
-            grad *= g[:, None]
-        elif self.reduction == "mean":   # ``grad`` is this op's own fresh array: scaled in place
-            grad *= g / self.count
-        else:
-            grad *= g
+            weight = weight * self.valid
+        grad = self.softmax * (weight[:, None] if weight.ndim else weight)
+        grad[self.rows, self.labels] -= weight
         return (grad,)
 
 
