@@ -154,6 +154,17 @@ def test_stopped_gradients_are_pytorchs_exact_zeros(name, ours, theirs, arrays, 
 
 
 @claim("torch-same-numbers-ops")
+@pytest.mark.parametrize("x_shape, bias_shape", [((2, 3), (5, 2, 4)), ((3,), (2, 4)), ((2, 3), (3,))])
+def test_linear_refuses_the_biases_pytorch_refuses(x_shape, bias_shape):
+    """A bias that would make the output larger than x @ w.T, or that does not broadcast."""
+    x, w, b = np.ones(x_shape), np.ones((4, 3)), np.ones(bias_shape)
+    with pytest.raises(RuntimeError):
+        tF.linear(torch.tensor(x), torch.tensor(w), torch.tensor(b))
+    with pytest.raises(ValueError, match="linear: a bias of shape"):
+        F.linear(dt.tensor(x), dt.tensor(w), dt.tensor(b))
+
+
+@claim("torch-same-numbers-ops")
 def test_max_dim_indices_match_pytorch_with_ties():
     assert dt.tensor(TIES).max(1).indices.tolist() == torch.tensor(TIES).max(1).indices.tolist()
 

@@ -83,10 +83,12 @@ class Linear(Function):
                              f"the weight of shape {w.shape} expects {w.shape[1]}")
         self.x, self.w = x, w
         out = x @ w.T
-        if b is not None:
-            out += b  # ``out`` is a fresh array, so adding in place is safe
-            if b.shape != out.shape[-1:]:   # (1, out), () ...: broadcast; the engine sums back
-                self.grad_shapes_exact = False
+        if b is None:
+            return out
+        if b.shape != out.shape[-1:]:   # (1, out), () ...: broadcast; the engine sums back
+            self.grad_shapes_exact = False
+            _check_bias_fits(b.shape, out.shape)
+        out += b  # ``out`` is a fresh array, so adding in place is safe
         return out
 
     def backward(self, g):
@@ -105,6 +107,17 @@ class Linear(Function):
             else:                         # a bias that broadcast otherwise: the engine reduces g
                 gb = g
         return gx, gw, gb
+
+
+def _check_bias_fits(bias_shape: tuple, out_shape: tuple) -> None:
+    """Refuse a bias that would make the output larger than ``x @ w.T`` (PyTorch's linear
+    refuses it too), or that does not broadcast against it at all."""
+    fits = len(bias_shape) <= len(out_shape) and all(
+        b in (1, o) for b, o in zip(bias_shape[::-1], out_shape[::-1]))
+    if not fits:
+        raise ValueError(f"linear: a bias of shape {bias_shape} does not fit the output of shape "
+                         f"{out_shape}: give it one number per output feature, shape "
+                         f"({out_shape[-1]},)")
 
 
 def linear(x: Any, weight: Any, bias: Any | None = None) -> Any:
