@@ -27,6 +27,7 @@ B4 = RNG.standard_normal(4)
 TIES = np.array([[2.0, 2.0, 1.0], [0.5, 3.0, 3.0]])       # equal maxima on purpose
 LABELS = np.array([0, 4, 2, 1])
 TARGET = RNG.standard_normal((4, 5))
+X_WITH_NAN = np.where(np.arange(20).reshape(4, 5) % 7 == 3, np.nan, X)   # three NaNs
 
 tF = torch.nn.functional
 OTHER = np.random.default_rng(7)      # the cases below draw from their own generator
@@ -73,6 +74,10 @@ OPS = [
       for r in ("mean", "sum", "none")],
     ("L1Loss", lambda a: nn.L1Loss()(a, dt.tensor(TARGET)),
      lambda a: torch.nn.L1Loss()(a, torch.tensor(TARGET)), [X]),
+    # PyTorch's sign is 0 at NaN: the gradient of |a| there is 0, not NaN.
+    ("abs with NaN", dt.abs, torch.abs, [X_WITH_NAN]),
+    ("L1Loss with NaN, reduction none", lambda a: nn.L1Loss(reduction="none")(a, dt.tensor(TARGET)),
+     lambda a: torch.nn.L1Loss(reduction="none")(a, torch.tensor(TARGET)), [X_WITH_NAN]),
     ("BCEWithLogitsLoss, large logits", lambda a: nn.BCEWithLogitsLoss()(a, dt.tensor((TARGET > 0) * 1.0)),
      lambda a: torch.nn.BCEWithLogitsLoss()(a, torch.tensor((TARGET > 0) * 1.0)), [X * 30]),
     # A bias of any shape that broadcasts against the output (Linear sums its gradient back

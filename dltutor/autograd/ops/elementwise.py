@@ -116,7 +116,8 @@ def sqrt(a: Any) -> Any:
 
 
 class Abs(Function):
-    """``|a|``; the gradient at 0 is 0, as in PyTorch."""
+    """``|a|``: the gradient is ``g * sign(a)`` with PyTorch's sign, 0 at 0 and at NaN
+    (NumPy's ``sign`` gives NaN at NaN)."""
 
     grad_shapes_exact = True
 
@@ -125,7 +126,8 @@ class Abs(Function):
         return get_array_module(a).abs(a)
 
     def backward(self, g):
-        return (g * get_array_module(g).sign(self.a),)
+        a = self.a
+        return (g * ((a > 0).astype(g.dtype) - (a < 0)),)
 
 
 def abs(a: Any) -> Any:  # noqa: A001
