@@ -28,7 +28,7 @@ import numpy as np
 
 from ... import backend as B
 
-# The integer type as wide as each float type (complex64 too): its bits, read as one number.
+# The integer type as wide as each float type: a float's bits, read as one number.
 _SAME_WIDTH_INT = {size: np.dtype(f"int{8 * size}") for size in (2, 4, 8)}
 
 
@@ -42,6 +42,6 @@ def gate(grad: Any, on: Any) -> Any:
     array([0., 0., 5.], dtype=float32)
     """
     same_width = _SAME_WIDTH_INT.get(grad.dtype.itemsize)
-    if same_width is None:                  # no integer this wide (complex128): the slow way
+    if same_width is None:        # no integer this wide (float128, x86's long double): slower
         return B.get_array_module(grad).where(on, grad, 0).astype(grad.dtype, copy=False)
     return (grad.view(same_width) * on).view(grad.dtype)
