@@ -14,6 +14,9 @@ side, followed by the lowercase function learners call (``dt.exp(x)``, ``x.exp()
 * ``norm``: batch_norm, layer_norm
 * ``convert``: cast (dtypes), to_backend (devices), clone (a copy)
 
+Helpers the ops share: ``operands`` (making and promoting inputs, naming axes) and ``gates``
+(a gradient that relu, clamp, maximum/minimum or max pooling stops is exactly 0).
+
 Ops work on raw backend arrays and take their array module from the arrays
 (``backend.get_array_module``), never from ``numpy`` directly, so the same code runs on CuPy.
 They never reduce broadcast gradients themselves: the engine does that in one place.
