@@ -170,6 +170,20 @@ def test_linear_refuses_the_biases_pytorch_refuses(x_shape, bias_shape):
 
 
 @claim("torch-same-numbers-ops")
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 2e-6), (np.float64, 1e-12)])
+def test_sigmoid_keeps_pytorchs_digits_far_from_zero(dtype, rtol):
+    """Relative error only: the values are tiny (1e-305 in float64), an absolute tolerance
+    would pass a sigmoid that rounds them all to 0 (as dltutor's did)."""
+    a = np.array([-745.0, -700.0, -100.0, -50.0, -20.0, -17.0, -10.0, 0.0, 10.0], dtype=dtype)
+    mine, theirs = dt.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    dt.sigmoid(mine).sum().backward()
+    torch.sigmoid(theirs).sum().backward()
+    np.testing.assert_allclose(dt.sigmoid(mine).numpy(), torch.sigmoid(theirs).detach().numpy(),
+                               rtol=rtol, atol=0)
+    np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=rtol, atol=0)
+
+
+@claim("torch-same-numbers-ops")
 def test_max_dim_indices_match_pytorch_with_ties():
     assert dt.tensor(TIES).max(1).indices.tolist() == torch.tensor(TIES).max(1).indices.tolist()
 
