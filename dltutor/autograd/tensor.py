@@ -33,6 +33,10 @@ from .function import (Function, init_tensor, is_grad_enabled, make_tensor,
                        register_tensor_class)
 from .ops.arithmetic import Add, Mul
 from .placement import to_targets
+from .printing import tensor_text
+
+# The dtypes a printed tensor does not name (as PyTorch, whose default float is float32).
+_DEFAULT_DTYPES = (np.float32, np.int64, np.bool_)
 
 
 class ElementCount(int):
@@ -196,18 +200,20 @@ class Tensor:
         return format(self.item(), spec)
 
     def __repr__(self) -> str:
-        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(", precision=4,
-                               suppress_small=False, threshold=1000, edgeitems=3)
-        extras = []
-        if self.dtype not in (np.float32, np.int64, np.bool_):
-            extras.append(f"dtype={self.dtype}")
+        # PyTorch's layout (printing.py); what follows the values, in PyTorch's order.
+        values = self.numpy()
+        suffixes = []
         if self.device != "cpu":
-            extras.append(f"device={self.device!r}")
+            suffixes.append(f"device={self.device!r}")
+        if values.size == 0 and values.ndim != 1:
+            suffixes.append(f"size={tuple(values.shape)}")
+        if self.dtype not in ((np.float32,) if values.size == 0 else _DEFAULT_DTYPES):
+            suffixes.append(f"dtype={self.dtype}")
         if self._fn is not None:
-            extras.append(f"grad_fn={self._fn!r}")
+            suffixes.append(f"grad_fn={self._fn!r}")
         elif self.requires_grad:
-            extras.append("requires_grad=True")
-        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+            suffixes.append("requires_grad=True")
+        return tensor_text(values, suffixes)
 
     # -- gradients ------------------------------------------------------------------------------
     def requires_grad_(self, flag: bool = True) -> "Tensor":

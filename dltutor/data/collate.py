@@ -102,7 +102,7 @@ def default_collate(samples: Sequence[Any]) -> Any:
     (tensor([[1., 1.],
             [0., 0.]]), tensor([0, 1]))
     >>> default_collate([{"x": 1.5, "id": 3}, {"x": 2.5, "id": 4}])
-    {'x': tensor([1.5, 2.5]), 'id': tensor([3, 4])}
+    {'x': tensor([1.5000, 2.5000]), 'id': tensor([3, 4])}
     """
     samples = list(samples)
     if not samples:

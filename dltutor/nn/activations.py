@@ -77,7 +77,7 @@ class Softmax(Module):
 
     >>> import dltutor as dt
     >>> Softmax(dim=1)(dt.zeros(1, 4))
-    tensor([[0.25, 0.25, 0.25, 0.25]])
+    tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
     """
 
     def __init__(self, dim: int = -1):

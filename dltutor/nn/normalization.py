@@ -96,7 +96,7 @@ class BatchNorm1d(_BatchNorm):
     >>> bn = BatchNorm1d(2)
     >>> y = bn(dt.tensor([[1.0, 5.0], [3.0, 9.0]]))
     >>> bn.running_mean                 # 10% of the way to the batch mean [2, 7]
-    tensor([0.2, 0.7])
+    tensor([0.2000, 0.7000])
     """
 
     ranks = (2, 3)

@@ -22,7 +22,7 @@ class SignSGD(Optimizer):
     >>> (w * dt.tensor([5.0, -0.01])).sum().backward(); opt.step()
     >>> w
     Parameter(shape=(2,), dtype=float32)
-    tensor([0.9, 1.1], requires_grad=True)
+    tensor([0.9000, 1.1000], requires_grad=True)
     """
 
     def __init__(self, params: Any, lr: float = 1e-3, weight_decay: Any = 0.0,

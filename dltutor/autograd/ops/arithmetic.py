@@ -128,7 +128,7 @@ def div(a: Any, b: Any) -> Any:
 
     >>> import dltutor as dt
     >>> dt.div(dt.tensor([1.0, 2.0]), 4)
-    tensor([0.25, 0.5 ])
+    tensor([0.2500, 0.5000])
     """
     a, b = promote(a, b, "div")
     if a.data.dtype.kind not in "fc":

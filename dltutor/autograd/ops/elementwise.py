@@ -7,7 +7,7 @@ written out.
 >>> x = dt.tensor([0.0, 2.0], requires_grad=True)
 >>> dt.tanh(x).sum().backward()
 >>> x.grad                            # 1 - tanh(x)**2
-tensor([1.    , 0.0707])
+tensor([1.0000, 0.0707])
 """
 from __future__ import annotations
 
@@ -243,7 +243,7 @@ def leaky_relu(a: Any, negative_slope: float = 0.01) -> Any:
 
     >>> import dltutor as dt
     >>> dt.leaky_relu(dt.tensor([-1.0, 2.0]), 0.1)
-    tensor([-0.1,  2. ])
+    tensor([-0.1000,  2.0000])
     """
     return LeakyRelu(negative_slope).apply(a)
 
@@ -314,7 +314,7 @@ def clip(a: Any, min: float | None = None, max: float | None = None) -> Any:  # 
 
     >>> import dltutor as dt
     >>> dt.clip(dt.tensor([-2.0, 0.5, 3.0]), -1, 1)
-    tensor([-1. ,  0.5,  1. ])
+    tensor([-1.0000,  0.5000,  1.0000])
     """
     if min is None and max is None:
         raise ValueError("clip: give at least one of min and max")

@@ -4,8 +4,8 @@
 >>> import dltutor as dt
 >>> x = dt.tensor([[1.0, 10.0], [3.0, 30.0]])
 >>> batch_norm(x, None, None, training=True)          # each column to mean 0, std 1
-tensor([[-1., -1.],
-        [ 1.,  1.]])
+tensor([[-1.0000, -1.0000],
+        [ 1.0000,  1.0000]])
 """
 from __future__ import annotations
 
@@ -78,10 +78,10 @@ def batch_norm(x: Any, running_mean: Any | None, running_var: Any | None,
     >>> x = dt.tensor([[1.0], [3.0]])
     >>> rm, rv = dt.zeros(1), dt.ones(1)
     >>> batch_norm(x, rm, rv, training=True)
-    tensor([[-1.],
-            [ 1.]])
+    tensor([[-1.0000],
+            [ 1.0000]])
     >>> rm, rv     # moved 10% of the way to the batch mean 2 and unbiased variance 2
-    (tensor([0.2]), tensor([1.1]))
+    (tensor([0.2000]), tensor([1.1000]))
     """
     if x.ndim < 2:
         raise ValueError(f"batch_norm: input must be (N, C, ...), got {tuple(x.shape)}")

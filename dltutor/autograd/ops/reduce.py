@@ -9,8 +9,8 @@ logits.max(dim=1)``); ``amax``/``amin`` return the values alone.
 >>> x = dt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 >>> x.mean(axis=0).sum().backward()
 >>> x.grad                            # each element counted once in a mean of two
-tensor([[0.5, 0.5],
-        [0.5, 0.5]])
+tensor([[0.5000, 0.5000],
+        [0.5000, 0.5000]])
 """
 from __future__ import annotations
 
@@ -292,7 +292,7 @@ def var(a: Any, axis: Any = None, keepdims: bool = False, correction: int = 1, *
     >>> import dltutor as dt
     >>> x = dt.tensor([1.0, 2.0, 3.0, 4.0])
     >>> dt.var(x), dt.var(x, correction=0)
-    (tensor(1.6667), tensor(1.25))
+    (tensor(1.6667), tensor(1.2500))
     """
     if unbiased is not None:
         correction = 1 if unbiased else 0
@@ -353,8 +353,8 @@ def norm(a: Any, p: Any = 2, dim: Any = None, keepdim: bool = False, *, axis: An
     >>> _ = x.requires_grad_()
     >>> x.norm(dim=1).sum().backward()        # a zero row gets gradient 0, not NaN
     >>> x.grad
-    tensor([[0.6, 0.8],
-            [0. , 0. ]])
+    tensor([[0.6000, 0.8000],
+            [0.0000, 0.0000]])
     """
     if p == "fro":
         p = 2

@@ -3,8 +3,8 @@ such as ``[-1000, 1]`` neither overflow nor take the log of 0.
 
 >>> import dltutor as dt
 >>> dt.softmax(dt.tensor([[1.0, 1.0], [0.0, 1000.0]]), dim=1)
-tensor([[0.5, 0.5],
-        [0. , 1. ]])
+tensor([[0.5000, 0.5000],
+        [0.0000, 1.0000]])
 """
 from __future__ import annotations
 
