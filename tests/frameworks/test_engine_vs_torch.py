@@ -138,6 +138,9 @@ GATED = [
     ("leaky_relu", lambda a: dt.leaky_relu(a, 0.1), lambda a: tF.leaky_relu(a, 0.1), [EDGES]),
     ("dropout", lambda a: a * dt.tensor(EDGES > 0) * 2.0, lambda a: a * torch.tensor(EDGES > 0) * 2.0,
      [EDGES]),
+    # Not a gate, but zeros of a sign: where input equals target, both gradients are 0.
+    ("mse_loss, target too", lambda a, b: F.mse_loss(a, b, reduction="none"),
+     lambda a, b: tF.mse_loss(a, b, reduction="none"), [EDGES, OTHER_EDGES]),
 ]
 
 

@@ -171,9 +171,13 @@ class MSELoss(Function):
 
     def backward(self, g):
         scale = 2 / self.count if self.reduction == "mean" else 2
-        ga = self.diff * (g * scale)
-        # The target's gradient only when it needs one (a target seldom does).
-        return ga, (-ga if self.inputs[1].requires_grad else None)
+        g = g * scale
+        # The target's gradient only when it needs one (a target seldom does): 2 * (b - a) * g
+        # as PyTorch writes it, with b - a taken as 0 - diff. (-ga would be -(+0.0 * g) where
+        # a == b: a zero of the wrong sign, printed "-0." where PyTorch prints "0.", or the
+        # other way round.)
+        gb = (0 - self.diff) * g if self.inputs[1].requires_grad else None
+        return self.diff * g, gb
 
 
 def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
