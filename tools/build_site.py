@@ -26,6 +26,7 @@ small style sheet of the site's own (``CSS``) gives plots the whole width of the
 """
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -240,6 +241,18 @@ TOC_LINK = re.compile(r'<a href="#[^"]*" class="md-nav__link">(\s*<span class="m
                       r'\s*)(.*?)(\s*</span>)', re.S)
 
 
+def toc_label(heading_html: str) -> str:
+    """The label mkdocs-jupyter's table of contents gives a heading: its text without its
+    ``<code>`` spans (they vanish, words and all), spaces run together. The build matches
+    each label back to its heading to restore both the words and the link.
+
+    >>> toc_label("Reducing along a dimension: <code>dim=</code>, and what <code>max</code> returns")
+    'Reducing along a dimension: , and what returns'
+    """
+    text = html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<code>.*?</code>", "", heading_html)))
+    return " ".join(text.split())
+
+
 def anchor(heading_html: str) -> str:
     """JupyterLab's anchor for a heading: its text with spaces turned into ``-`` (the chapters'
     links use these; mkdocs-jupyter's own ids drop non-ASCII letters, so Chinese ones vanish).
@@ -275,6 +288,20 @@ def counterpart(name: str, language: str, pages: set[str]) -> str:
     return wanted if f"{wanted}index.html" in pages else LANGUAGES[language][1]
 
 
+def _headings_by_label(page_html: str) -> dict[str, str]:
+    """Each heading's HTML (inline code included) by its table-of-contents label."""
+    return {toc_label(m.group(3)): m.group(3) for m in HEADING.finditer(page_html)}
+
+
+def _toc_entry(headings: dict[str, str], link: re.Match) -> str:
+    """A table of contents link pointing at its heading's anchor and showing its whole text:
+    mkdocs-jupyter dropped the heading's code spans from both (``Evaluate under`` for
+    ``Evaluate under <code>no_grad()</code>``), so the link pointed nowhere."""
+    heading = headings.get(toc_label(link.group(2)), link.group(2))
+    return (f'<a href="#{html.escape(anchor(heading))}" class="md-nav__link">{link.group(1)}'
+            f'{heading}{link.group(3)}')
+
+
 def fix_pages(site: Path, with_formulas: set[str]) -> None:
     """Give the chapter headings JupyterLab's anchors (and the page's table of contents links
     to match), point JupyterLab-style chapter, FAQ and glossary links at the pages, point the language menu at
@@ -290,9 +317,7 @@ def fix_pages(site: Path, with_formulas: set[str]) -> None:
                                       f'{m.group(2)}>{m.group(3)}<a class="anchor-link" '
                                       f'href="#{html.escape(anchor(m.group(3)))}">', text)
         if fixed != text:            # a notebook page: its table of contents follows suit
-            fixed = TOC_LINK.sub(lambda m: f'<a href="#{html.escape(anchor(m.group(2)))}" '
-                                           f'class="md-nav__link">{m.group(1)}{m.group(2)}'
-                                           f'{m.group(3)}', fixed)
+            fixed = TOC_LINK.sub(functools.partial(_toc_entry, _headings_by_label(fixed)), fixed)
         # a chapter page is NAME/index.html: its sibling chapters are one level up
         fixed = NOTEBOOK_LINK.sub(lambda m: f'href="../{m.group(1) or ""}{m.group(2)}/'
                                             f'{m.group(3) or ""}"', fixed)
