@@ -185,3 +185,14 @@ def test_torch_load_unpickles_with_weights_only_false(tmp_path):
 @claim("torch-differs-type-string")
 def test_t_type_names_the_tensor_class():
     assert torch.zeros(2).type() == "torch.FloatTensor"
+
+
+@claim("torch-differs-shape-dtype-print")
+def test_shape_and_dtype_print_with_torchs_names():
+    import dltutor as dt
+
+    t = torch.zeros(2, 3)
+    assert f"{t.shape} {t.dtype}" == "torch.Size([2, 3]) torch.float32"
+    assert isinstance(t.shape, tuple)                      # a tuple subclass, printed its own way
+    mine = dt.zeros(2, 3)
+    assert f"{mine.shape} {mine.dtype}" == "(2, 3) float32"
