@@ -192,7 +192,7 @@ assert abs(w.item() - value) < 1e-6
 # | a clip threshold <= 0 | accepted (flips or zeroes the gradients) | refused | always a mistake | 09 |
 # | `torch.load` / `dt.load` | may unpickle (`weights_only=False`) | always weights-only (safetensors) | a pickle can run code | 10 |
 # | `t.type()` | `'torch.FloatTensor'` | `'float32'` | NumPy dtypes | — |
-# | `print(t.shape, t.dtype)` | `torch.Size([2, 3]) torch.float32` | `(2, 3) float32` | a plain tuple and NumPy's dtype (a tensor itself prints as in PyTorch) | 01 |
+# | `print(t.shape, t.dtype)` | `torch.Size([2, 3]) torch.float32` | `(2, 3) float32` | a plain tuple and NumPy's dtype (a tensor itself prints as in PyTorch) | — |
 #
 # Two of them, proved here (the others are proved in their chapters):
 
