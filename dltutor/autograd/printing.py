@@ -54,7 +54,9 @@ class EntryFormat:
         magnitudes = np.abs(shown.astype(np.float64))
         smallest, largest = magnitudes.min(), magnitudes.max()
         self.whole_numbers = bool((shown == np.ceil(shown)).all())
-        self.scientific = bool(largest / smallest > 1000.0 or largest > 1.0e8 or smallest < 1.0e-4)
+        with np.errstate(over="ignore"):          # 1e300 / 1e-300 is inf: scientific, quietly
+            spread = largest / smallest
+        self.scientific = bool(spread > 1000.0 or largest > 1.0e8 or smallest < 1.0e-4)
         self.width = max(len(self.text(v)) for v in shown.tolist())
 
     def text(self, value: Any) -> str:

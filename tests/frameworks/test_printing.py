@@ -24,6 +24,9 @@ import dltutor as dt
 
 from claims import claim
 
+# Printing never warns (PyTorch does not): a NumPy warning here is a failure.
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 
 def torch_text(t: torch.Tensor) -> str:
     """PyTorch's repr with its two spellings made dltutor's."""
@@ -43,6 +46,7 @@ CASES = {
     "scientific by ratio": np.array([1.0, 2000.0], dtype=np.float32),
     "scientific, tiny": np.array([1e-5, 0.5]),
     "scientific, huge": np.array([1e9, 3.0]),
+    "scientific, a spread past float64": np.array([1e-300, 1e300]),
     "zeros only": np.zeros(3, dtype=np.float32),
     "negative zero": np.array([-0.0, 1.0], dtype=np.float32),
     "nan and inf only": np.array([np.nan, np.inf, -np.inf]),
