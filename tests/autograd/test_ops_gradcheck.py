@@ -133,6 +133,11 @@ CASES = {
                            [randn(2, 3)]),
     "cross_entropy_ignore": (lambda x: F.cross_entropy(x, dt.tensor([1, -100, 2])),
                              [randn(3, 3)]),
+    "bce_with_logits_input_and_target": (
+        lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction="none"),
+        [randn(2, 3) * 4, rng.uniform(0.0, 1.0, (2, 3))]),
+    "bce_with_logits_mean": (lambda x: F.binary_cross_entropy_with_logits(x, dt.ones(3) * 0.25),
+                             [randn(3)]),
     "cross_entropy_4d": (lambda x: F.cross_entropy(x, dt.tensor([[[0, 1], [2, 0]]])),
                          [randn(1, 3, 2, 2)]),
     "mse_mean": (lambda a, b: F.mse_loss(a, b), [randn(3, 2), randn(3, 2)]),

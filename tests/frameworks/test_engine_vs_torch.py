@@ -80,6 +80,13 @@ OPS = [
      lambda a: torch.nn.L1Loss(reduction="none")(a, torch.tensor(TARGET)), [X_WITH_NAN]),
     ("BCEWithLogitsLoss, large logits", lambda a: nn.BCEWithLogitsLoss()(a, dt.tensor((TARGET > 0) * 1.0)),
      lambda a: torch.nn.BCEWithLogitsLoss()(a, torch.tensor((TARGET > 0) * 1.0)), [X * 30]),
+    # Logits of exactly 0, as a zero-initialized output layer gives: the gradient is 0.5 - y.
+    ("BCEWithLogitsLoss at logits 0", lambda a: nn.BCEWithLogitsLoss()(a, dt.tensor((TARGET > 0) * 1.0)),
+     lambda a: torch.nn.BCEWithLogitsLoss()(a, torch.tensor((TARGET > 0) * 1.0)), [np.zeros((4, 5))]),
+    ("binary_cross_entropy_with_logits, target's gradient",
+     lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction="none"),
+     lambda a, b: tF.binary_cross_entropy_with_logits(a, b, reduction="none"),
+     [X * 5, OTHER.uniform(0, 1, (4, 5))]),
     # A bias of any shape that broadcasts against the output (Linear sums its gradient back
     # itself); a clamp bound that broadcasts the input to a larger shape.
     *[(f"linear, bias {shape}", F.linear, tF.linear,
@@ -183,6 +190,21 @@ def test_sigmoid_keeps_pytorchs_digits_far_from_zero(dtype, rtol):
     torch.sigmoid(theirs).sum().backward()
     np.testing.assert_allclose(dt.sigmoid(mine).numpy(), torch.sigmoid(theirs).detach().numpy(),
                                rtol=rtol, atol=0)
+    np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=rtol, atol=0)
+
+
+@claim("torch-same-numbers-ops")
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 2e-6), (np.float64, 1e-12)])
+def test_bce_with_logits_keeps_pytorchs_digits_for_confident_predictions(dtype, rtol):
+    """A confident right prediction has a tiny loss (4.2e-18 at logit 40); relative error only."""
+    logits = np.array([-700.0, -40.0, -36.0, -1.0, 0.0, 1e-8, 1.0, 40.0, 58.5, 700.0], dtype=dtype)
+    targets = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.3, 1.0, 1.0, 1.0], dtype=dtype)
+    mine, theirs = dt.tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+    loss_mine = F.binary_cross_entropy_with_logits(mine, dt.tensor(targets), reduction="none")
+    loss_theirs = tF.binary_cross_entropy_with_logits(theirs, torch.tensor(targets), reduction="none")
+    loss_mine.sum().backward()
+    loss_theirs.sum().backward()
+    np.testing.assert_allclose(loss_mine.numpy(), loss_theirs.detach().numpy(), rtol=rtol, atol=0)
     np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=rtol, atol=0)
 
 
