@@ -57,6 +57,12 @@ OPS = [
     ("matmul broadcast batch", lambda a, b: a @ b, torch.matmul,
      [RNG.standard_normal((2, 1, 3, 4)), RNG.standard_normal((5, 4, 2))]),
     ("std", lambda a: a.std(0), lambda a: a.std(0), [X]),
+    # Equal values: the std is 0 and so is its gradient (sqrt's inf times 0 would be NaN).
+    ("std of constant rows", lambda a: a.std(1), lambda a: a.std(1),
+     [np.array([[2.0, 2.0, 2.0], [0.0, 0.0, 0.0], [1.0, 2.0, 4.0]])]),
+    # One value, correction 1: no degrees of freedom, NaN forward and backward (no error).
+    ("var of one value", lambda a: dt.var(a, axis=1), lambda a: a.var(1), [X[:, :1]]),
+    ("std of one value", lambda a: a.std(1), lambda a: a.std(1), [X[:, :1]]),
     ("composite", lambda a: dt.sigmoid(a) * dt.tanh(a) / (dt.abs(a) + 1),
      lambda a: torch.sigmoid(a) * torch.tanh(a) / (a.abs() + 1), [X]),
     ("max(dim) values, ties", lambda a: a.max(dim=1).values, lambda a: a.max(dim=1).values, [TIES]),

@@ -4,7 +4,8 @@ side, followed by the lowercase function learners call (``dt.exp(x)``, ``x.exp()
 
 * ``arithmetic``: ``+ - * / **``, maximum, minimum, where, comparisons
 * ``elementwise``: exp, log, sqrt, abs, the activations, erf, clip, dropout
-* ``reduce``: sum, mean, max, min, amax, amin, norm, var, std, logsumexp
+* ``reduce``: sum, mean, max, min, amax, amin, norm, logsumexp
+* ``variance``: var, std
 * ``softmax``: softmax, log_softmax
 * ``shape``: reshape, flatten, (un)squeeze, permute, transpose, broadcast_to, expand, concat, stack
 * ``indexing``: ``t[index]``, embedding, argmax, argmin
@@ -36,12 +37,13 @@ from .elementwise import (Abs, Clip, Dropout, Erf, Exp, LeakyRelu, Log, Relu, Si
                           sigmoid, sqrt, tanh)
 from .indexing import Embedding, GetItem, argmax, argmin, embedding, getitem, index_arrays
 from .linalg import Linear, Matmul, linear, matmul
-from .losses import (CrossEntropy, MSELoss, binary_cross_entropy_with_logits, check_reduction,
-                     cross_entropy, l1_loss, mse_loss)
+from .losses import (BCEWithLogits, CrossEntropy, MSELoss, binary_cross_entropy_with_logits,
+                     check_reduction, cross_entropy, l1_loss, mse_loss)
 from .norm import BatchNorm, batch_norm, layer_norm
 from .operands import as_tensor
-from .reduce import (LogSumExp, Max, Mean, Min, Norm, Sum, TakeAlong, ValuesIndices, Var, amax,
-                     amin, logsumexp, max, mean, min, norm, std, sum, var)
+from .reduce import (LogSumExp, Max, Mean, Min, Norm, Sum, TakeAlong, ValuesIndices, amax, amin,
+                     logsumexp, max, mean, min, norm, sum)
 from .shape import (BroadcastTo, Concat, Permute, Reshape, Stack, broadcast_to, cat, concat,
                     expand, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze)
 from .softmax import LogSoftmax, Softmax, log_softmax, softmax
+from .variance import Std, Var, std, var

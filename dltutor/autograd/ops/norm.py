@@ -14,7 +14,8 @@ from typing import Any
 from ... import backend as B
 from ..function import Function, make_tensor
 from .elementwise import sqrt
-from .reduce import mean, var
+from .reduce import mean
+from .variance import var
 
 get_array_module = B.get_array_module
 

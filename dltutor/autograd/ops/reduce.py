@@ -1,6 +1,6 @@
-"""Reductions over axes: ``sum``, ``mean``, ``max``, ``min``, ``amax``, ``amin``, ``var``,
-``std``, ``norm``, ``logsumexp`` (the index reductions ``argmax``/``argmin``, which carry no
-gradient, are in indexing.py). Each op's class is followed by the function learners call. ``dim=``/``keepdim=``
+"""Reductions over axes: ``sum``, ``mean``, ``max``, ``min``, ``amax``, ``amin``, ``norm``,
+``logsumexp`` (``var`` and ``std`` are in variance.py; the index reductions
+``argmax``/``argmin``, which carry no gradient, are in indexing.py). Each op's class is followed by the function learners call. ``dim=``/``keepdim=``
 are PyTorch's spellings of ``axis=``/``keepdims=``; both work. As in PyTorch, ``max`` and
 ``min`` along one dimension return the values *and* their indices (``_, predicted =
 logits.max(dim=1)``); ``amax``/``amin`` return the values alone.
@@ -14,7 +14,6 @@ tensor([[0.5000, 0.5000],
 """
 from __future__ import annotations
 
-import builtins
 import math
 from typing import Any, NamedTuple
 
@@ -23,7 +22,6 @@ from ..dtypes import int64
 from ..function import Function, is_tensor, make_tensor
 from .arithmetic import maximum, minimum
 from .elementwise import abs as absolute
-from .elementwise import sqrt
 from .gates import gate
 from .operands import axis_index, reduction_axes
 
@@ -46,8 +44,8 @@ class Reduction(Function):
         return g.reshape(tuple(1 if i in self.axes else n for i, n in enumerate(self.shape)))
 
 
-def _reduce(cls: type, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any,
-            op: str, **extra: Any) -> Any:
+def run_reduction(cls: type, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any,
+                  op: str, **extra: Any) -> Any:
     """Run reduction ``cls`` with PyTorch's or NumPy's argument names."""
     if dim is not None:
         axis = dim
@@ -76,7 +74,7 @@ def sum(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  #
     >>> dt.sum(x), dt.sum(x, axis=0), dt.sum(x, dim=1, keepdim=True).shape
     (tensor(10.), tensor([4., 6.]), (2, 1))
     """
-    return _reduce(Sum, a, axis, keepdims, dim, keepdim, "sum")
+    return run_reduction(Sum, a, axis, keepdims, dim, keepdim, "sum")
 
 
 class Mean(Reduction):
@@ -102,7 +100,7 @@ def mean(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
     """
     if a.data.dtype.kind not in "fc":
         raise TypeError(f"mean of a {a.dtype} tensor: convert it first with .float()")
-    return _reduce(Mean, a, axis, keepdims, dim, keepdim, "mean")
+    return run_reduction(Mean, a, axis, keepdims, dim, keepdim, "mean")
 
 
 class Extreme(Reduction):
@@ -195,7 +193,7 @@ def _extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any)
     if keepdim is not None:
         keepdims = keepdim
     if axis is None:
-        return _reduce(Max if op == "max" else Min, a, None, keepdims, None, None, op, whole=True)
+        return run_reduction(Max if op == "max" else Min, a, None, keepdims, None, None, op, whole=True)
     if isinstance(axis, (tuple, list)):
         raise TypeError(f"{op}(x, dim) takes one dimension (it also returns where the extreme "
                         f"is); for several dimensions {axis!r} use dt.a{op}(x, dim=...)")
@@ -252,7 +250,7 @@ def amax(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
     >>> dt.amax(dt.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=(0, 1))
     tensor(7.)
     """
-    return _reduce(Max, a, axis, keepdims, dim, keepdim, "amax")
+    return run_reduction(Max, a, axis, keepdims, dim, keepdim, "amax")
 
 
 def amin(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
@@ -263,51 +261,7 @@ def amin(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
     >>> dt.amin(dt.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=0)
     tensor([1., 2.])
     """
-    return _reduce(Min, a, axis, keepdims, dim, keepdim, "amin")
-
-
-class Var(Reduction):
-    """Variance with ``correction`` (1: unbiased, PyTorch's default; 0: population)."""
-
-    def __init__(self, axes: tuple[int, ...], keepdims: bool, correction: int):
-        super().__init__(axes, keepdims)
-        self.correction = correction
-
-    def forward(self, a):
-        self.shape = a.shape
-        count = math.prod(a.shape[i] for i in self.axes)
-        self.denominator = builtins.max(count - self.correction, 0)
-        self.centered = a - a.mean(axis=self.axes, keepdims=True)
-        squares = (self.centered * self.centered).sum(axis=self.axes, keepdims=True)
-        return self.finish(squares / self.denominator)
-
-    def backward(self, g):
-        return (self.expand(g) * (2 / self.denominator) * self.centered,)
-
-
-def var(a: Any, axis: Any = None, keepdims: bool = False, correction: int = 1, *,
-        dim: Any = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Any:
-    """Variance over ``axis``; unbiased (divides by n - 1) by default, as in PyTorch.
-
-    >>> import dltutor as dt
-    >>> x = dt.tensor([1.0, 2.0, 3.0, 4.0])
-    >>> dt.var(x), dt.var(x, correction=0)
-    (tensor(1.6667), tensor(1.2500))
-    """
-    if unbiased is not None:
-        correction = 1 if unbiased else 0
-    return _reduce(Var, a, axis, keepdims, dim, keepdim, "var", correction=correction)
-
-
-def std(a: Any, axis: Any = None, keepdims: bool = False, correction: int = 1, *,
-        dim: Any = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Any:
-    """Standard deviation: ``sqrt(var(...))`` with the same arguments.
-
-    >>> import dltutor as dt
-    >>> dt.std(dt.tensor([1.0, 3.0]))
-    tensor(1.4142)
-    """
-    return sqrt(var(a, axis, keepdims, correction, dim=dim, keepdim=keepdim, unbiased=unbiased))
+    return run_reduction(Min, a, axis, keepdims, dim, keepdim, "amin")
 
 
 class Norm(Reduction):
@@ -364,8 +318,8 @@ def norm(a: Any, p: Any = 2, dim: Any = None, keepdim: bool = False, *, axis: An
         raise TypeError(f"norm of a {a.dtype} tensor: convert it first with .float()")
     keep = bool(keepdim or keepdims)
     if p == math.inf:
-        return _reduce(Max, absolute(a), axis, keep, dim, None, "norm")
-    return _reduce(Norm, a, axis, keep, dim, None, "norm", p=float(p))
+        return run_reduction(Max, absolute(a), axis, keep, dim, None, "norm")
+    return run_reduction(Norm, a, axis, keep, dim, None, "norm", p=float(p))
 
 
 class LogSumExp(Reduction):
@@ -394,4 +348,4 @@ def logsumexp(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = No
     >>> dt.logsumexp(dt.tensor([-1000.0, 1.0]))
     tensor(1.)
     """
-    return _reduce(LogSumExp, a, axis, keepdims, dim, keepdim, "logsumexp")
+    return run_reduction(LogSumExp, a, axis, keepdims, dim, keepdim, "logsumexp")
