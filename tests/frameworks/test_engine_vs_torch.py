@@ -46,6 +46,11 @@ OPS = [
      lambda a: tF.cross_entropy(a, torch.tensor([0, 4, -100, 2])), [X]),
     ("log_softmax", lambda a: F.log_softmax(a, 0), lambda a: torch.log_softmax(a, 0), [X]),
     ("logsumexp", lambda a: dt.logsumexp(a, 1), lambda a: torch.logsumexp(a, 1), [X]),
+    # Empty inputs: the log of an empty sum is -inf; the mean of no errors is NaN.
+    ("logsumexp over an empty dim", lambda a: dt.logsumexp(a, 1), lambda a: torch.logsumexp(a, 1),
+     [np.zeros((2, 0))]),
+    ("mse_loss of empty tensors", lambda a: F.mse_loss(a, dt.tensor(np.zeros((0, 3)))),
+     lambda a: tF.mse_loss(a, torch.tensor(np.zeros((0, 3)))), [np.zeros((0, 3))]),
     ("conv2d", lambda a, w, b: F.conv2d(a, w, b, stride=2, padding=1),
      lambda a, w, b: tF.conv2d(a, w, b, stride=2, padding=1), [IMG, W, B4]),
     ("max_pool2d padded", lambda a: F.max_pool2d(a, 3, 2, 1), lambda a: tF.max_pool2d(a, 3, 2, 1), [IMG]),

@@ -170,7 +170,8 @@ class MSELoss(Function):
         return total
 
     def backward(self, g):
-        scale = 2 / self.count if self.reduction == "mean" else 2
+        # (An empty input's mean is NaN and its gradient empty: no division by its count 0.)
+        scale = 2 / self.count if self.reduction == "mean" and self.count else 2
         g = g * scale
         # The target's gradient only when it needs one (a target seldom does): 2 * (b - a) * g
         # as PyTorch writes it, with b - a taken as 0 - diff. (-ga would be -(+0.0 * g) where

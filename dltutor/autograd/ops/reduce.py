@@ -330,8 +330,12 @@ class LogSumExp(Reduction):
     def forward(self, a):
         xp = get_array_module(a)
         self.shape, self.a = a.shape, a
-        shift = a.max(axis=self.axes, keepdims=True)
-        shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf: avoid inf - inf
+        if a.size == 0:     # nothing to shift by: the sum of no terms is 0, its log -inf
+            shift = xp.zeros(tuple(1 if i in self.axes else n for i, n in enumerate(a.shape)),
+                             dtype=a.dtype)
+        else:
+            shift = a.max(axis=self.axes, keepdims=True)
+            shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf: avoid inf - inf
         with B.ignore_float_errors(a):
             self.out = xp.log(xp.exp(a - shift).sum(axis=self.axes, keepdims=True)) + shift
         return self.finish(self.out)
