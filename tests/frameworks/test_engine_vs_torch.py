@@ -220,6 +220,23 @@ def test_bce_with_logits_keeps_pytorchs_digits_for_confident_predictions(dtype, 
 
 
 @claim("torch-same-numbers-ops")
+@pytest.mark.parametrize("name, ours, theirs, arrays", OPS, ids=[op[0] for op in OPS])
+def test_every_op_keeps_float16_as_pytorch_does(name, ours, theirs, arrays):
+    """The result's dtype and its gradients' dtypes, for float16 inputs (values only roughly:
+    float16 has three digits)."""
+    arrays = [a.astype(np.float16) if a.dtype.kind == "f" else a for a in arrays]
+    mine = [dt.tensor(a, requires_grad=True) for a in arrays]
+    torch_inputs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out_mine, out_torch = ours(*mine), theirs(*torch_inputs)
+    assert out_mine.numpy().dtype == out_torch.detach().numpy().dtype, name
+    upstream = np.random.default_rng(1).standard_normal(tuple(out_torch.shape)).astype(np.float16)
+    out_mine.backward(dt.tensor(upstream))
+    out_torch.backward(torch.tensor(upstream))
+    for m, t in zip(mine, torch_inputs):
+        assert m.grad.numpy().dtype == t.grad.numpy().dtype, name
+
+
+@claim("torch-same-numbers-ops")
 def test_max_dim_indices_match_pytorch_with_ties():
     assert dt.tensor(TIES).max(1).indices.tolist() == torch.tensor(TIES).max(1).indices.tolist()
 
