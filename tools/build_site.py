@@ -246,8 +246,8 @@ def toc_label(heading_html: str) -> str:
     ``<code>`` spans (they vanish, words and all), spaces run together. The build matches
     each label back to its heading to restore both the words and the link.
 
-    >>> toc_label("Reducing along a dimension: <code>dim=</code>, and what <code>max</code> returns")
-    'Reducing along a dimension: , and what returns'
+    >>> toc_label("Reducing along: <code>dim=</code>, and what <code>max</code> returns")
+    'Reducing along: , and what returns'
     """
     text = html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<code>.*?</code>", "", heading_html)))
     return " ".join(text.split())

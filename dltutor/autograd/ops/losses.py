@@ -22,7 +22,7 @@ import numpy as np
 
 from ... import backend as B
 from ..function import Function, is_tensor
-from .elementwise import abs, ignore_float_errors, sigmoid_of  # noqa: A004 - the op, not the builtin
+from .elementwise import abs, sigmoid_of  # noqa: A004 - the op, not the builtin
 from .operands import as_tensor
 from .shape import permute, reshape
 
@@ -235,7 +235,7 @@ class BCEWithLogits(Function):
         xp = get_array_module(x)
         self.x, self.y = x, y
         log_sigmoid = xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
-        with ignore_float_errors(x):          # (1 - y) * x of an inf logit, as in PyTorch
+        with B.ignore_float_errors(x):        # (1 - y) * x of an inf logit, as in PyTorch
             return (1 - y) * x - log_sigmoid
 
     def backward(self, g):

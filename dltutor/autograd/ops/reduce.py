@@ -1,9 +1,10 @@
 """Reductions over axes: ``sum``, ``mean``, ``max``, ``min``, ``amax``, ``amin``, ``norm``,
 ``logsumexp`` (``var`` and ``std`` are in variance.py; the index reductions
-``argmax``/``argmin``, which carry no gradient, are in indexing.py). Each op's class is followed by the function learners call. ``dim=``/``keepdim=``
-are PyTorch's spellings of ``axis=``/``keepdims=``; both work. As in PyTorch, ``max`` and
-``min`` along one dimension return the values *and* their indices (``_, predicted =
-logits.max(dim=1)``); ``amax``/``amin`` return the values alone.
+``argmax``/``argmin``, which carry no gradient, are in indexing.py). Each op's class is
+followed by the function learners call. ``dim=``/``keepdim=`` are PyTorch's spellings of
+``axis=``/``keepdims=``; both work. As in PyTorch, ``max`` and ``min`` along one dimension
+return the values *and* their indices (``_, predicted = logits.max(dim=1)``); ``amax``/``amin``
+return the values alone.
 
 >>> import dltutor as dt
 >>> x = dt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -193,7 +194,8 @@ def _extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any)
     if keepdim is not None:
         keepdims = keepdim
     if axis is None:
-        return run_reduction(Max if op == "max" else Min, a, None, keepdims, None, None, op, whole=True)
+        return run_reduction(Max if op == "max" else Min, a, None, keepdims, None, None, op,
+                             whole=True)
     if isinstance(axis, (tuple, list)):
         raise TypeError(f"{op}(x, dim) takes one dimension (it also returns where the extreme "
                         f"is); for several dimensions {axis!r} use dt.a{op}(x, dim=...)")
