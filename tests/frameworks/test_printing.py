@@ -109,3 +109,47 @@ def test_random_float_tensors_print_as_in_pytorch(data, dtype):
                          elements=st.integers(-10**12, 10**12)))
 def test_random_integer_tensors_print_as_in_pytorch(values):
     assert repr(dt.tensor(values)) == torch_text(torch.tensor(values))
+
+
+# ``grad_fn=<...>`` names the op that made a tensor. Where dltutor's op is PyTorch's op, the
+# names agree (PyTorch adds a version digit: MulBackward0). Where PyTorch records the kernel it
+# ran rather than the function you called, they differ; the README names the differences.
+# Each row: what to compute (the same code in both), dltutor's name, PyTorch's (None: the same).
+M = np.arange(1.0, 13.0).reshape(3, 4) / 7
+GRAD_FN_NAMES = [
+    ("a * b", lambda lib, a: a * a, "Mul", None),
+    ("a + 1", lambda lib, a: a + 1, "Add", None),
+    ("a - b", lambda lib, a: a - a * 2, "Sub", None),
+    ("a / 2", lambda lib, a: a / 2, "Div", None),
+    ("exp", lambda lib, a: a.exp(), "Exp", None),
+    ("sqrt", lambda lib, a: a.sqrt(), "Sqrt", None),
+    ("relu", lambda lib, a: lib.relu(a), "Relu", None),
+    ("tanh", lambda lib, a: lib.tanh(a), "Tanh", None),
+    ("sigmoid", lambda lib, a: lib.sigmoid(a), "Sigmoid", None),
+    ("gelu", lambda lib, a: lib.nn.functional.gelu(a), "Gelu", None),
+    ("sum", lambda lib, a: a.sum(), "Sum", None),
+    ("mean over a dim", lambda lib, a: a.mean(1), "Mean", None),
+    ("max of all", lambda lib, a: a.max(), "Max", None),
+    ("softmax", lambda lib, a: lib.softmax(a, 1), "Softmax", None),
+    ("permute", lambda lib, a: a.permute(1, 0), "Permute", None),
+    ("Linear layer", lambda lib, a: lib.nn.functional.linear(a, a[:2] * 1, a[0, :2] * 1), "Linear", "Addmm"),
+    ("cross_entropy", lambda lib, a: lib.nn.functional.cross_entropy(a, lib.tensor([0, 3, 1])),
+     "CrossEntropy", "NllLoss"),
+    ("mse_loss", lambda lib, a: lib.nn.functional.mse_loss(a, a * 0), "MSELoss", "MseLoss"),
+    ("flatten", lambda lib, a: a.flatten(), "Reshape", "View"),
+    ("clamp", lambda lib, a: a.clamp(0.2, 1.0), "Clip", "Clamp"),
+    ("a[0]", lambda lib, a: a[0], "GetItem", "Select"),
+]
+
+
+def grad_fn_name(out) -> str:
+    """``MulBackward0`` -> ``Mul``; dltutor's repr ``<MulBackward>`` -> ``Mul``."""
+    return re.fullmatch(r"<?(\w+?)Backward\d*>?", str(out.grad_fn).split(" ")[0]).group(1)
+
+
+@claim("torch-prints-the-same")
+@pytest.mark.parametrize("code, compute, ours, pytorchs", GRAD_FN_NAMES, ids=[r[0] for r in GRAD_FN_NAMES])
+def test_grad_fn_names_the_op_as_in_pytorch_or_as_the_readme_says(code, compute, ours, pytorchs):
+    mine = compute(dt, dt.tensor(M, requires_grad=True))
+    theirs = compute(torch, torch.tensor(M, requires_grad=True))
+    assert (grad_fn_name(mine), grad_fn_name(theirs)) == (ours, pytorchs or ours), code

@@ -4,6 +4,7 @@ side, followed by the lowercase function learners call (``dt.exp(x)``, ``x.exp()
 
 * ``arithmetic``: ``+ - * / **``, maximum, minimum, where, comparisons
 * ``elementwise``: exp, log, sqrt, abs, the activations, erf, clip, dropout
+* ``gelu``: gelu, exact and in its tanh form
 * ``reduce``: sum, mean, max, min, amax, amin, norm, logsumexp
 * ``variance``: var, std
 * ``softmax``: softmax, log_softmax
@@ -33,8 +34,9 @@ from .arithmetic import (Add, Div, Maximum, Minimum, Mul, Neg, Pow, PowConst, Su
 from .conv import AvgPool2d, Conv2d, MaxPool2d, as_pair, avg_pool2d, conv2d, max_pool2d
 from .convert import Cast, Clone, ToBackend, cast, clone, to_backend
 from .elementwise import (Abs, Clip, Dropout, Erf, Exp, LeakyRelu, Log, Relu, Sigmoid, Sqrt,
-                          Tanh, abs, clamp, clip, dropout, erf, exp, gelu, leaky_relu, log, relu,
+                          Tanh, abs, clamp, clip, dropout, erf, exp, leaky_relu, log, relu,
                           sigmoid, sqrt, tanh)
+from .gelu import Gelu, gelu
 from .indexing import Embedding, GetItem, argmax, argmin, embedding, getitem, index_arrays
 from .linalg import Linear, Matmul, linear, matmul
 from .losses import (BCEWithLogits, CrossEntropy, MSELoss, binary_cross_entropy_with_logits,

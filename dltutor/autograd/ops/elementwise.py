@@ -1,6 +1,6 @@
 """Functions applied to every element: ``exp``, ``log``, ``sqrt``, ``abs``, the activations
-(``tanh``, ``sigmoid``, ``relu``, ``leaky_relu``, ``gelu``), ``erf``, ``clip`` and ``dropout``.
-Each op's class is followed by the function learners call; each backward is the derivative
+(``tanh``, ``sigmoid``, ``relu``, ``leaky_relu``), ``erf``, ``clip`` and ``dropout``; ``gelu`` has
+its own module, gelu.py. Each op's class is followed by the function learners call; each backward is the derivative
 written out.
 
 >>> import dltutor as dt
@@ -282,23 +282,6 @@ def erf(a: Any) -> Any:
     0.8427
     """
     return Erf().apply(floating(a))
-
-
-def gelu(a: Any, approximate: str = "none") -> Any:
-    """Gaussian error linear unit ``a * Phi(a)`` (Phi: standard normal CDF), as in PyTorch;
-    ``approximate="tanh"`` uses ``0.5 * a * (1 + tanh(sqrt(2/pi) * (a + 0.044715 * a**3)))``.
-    Built from other ops, so its gradient needs no code of its own.
-
-    >>> import dltutor as dt
-    >>> [round(v, 4) for v in dt.gelu(dt.tensor([-1.0, 0.0, 1.0])).tolist()]
-    [-0.1587, 0.0, 0.8413]
-    """
-    if approximate == "tanh":
-        inner = (a + 0.044715 * a ** 3) * math.sqrt(2 / math.pi)
-        return a * (tanh(inner) + 1) * 0.5
-    if approximate != "none":
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return a * (erf(a * (1 / math.sqrt(2))) + 1) * 0.5
 
 
 class Clip(Function):
