@@ -27,6 +27,8 @@ B4 = RNG.standard_normal(4)
 TIES = np.array([[2.0, 2.0, 1.0], [0.5, 3.0, 3.0]])       # equal maxima on purpose
 LABELS = np.array([0, 4, 2, 1])
 TARGET = RNG.standard_normal((4, 5))
+BASES = np.array([[0.0, 1.0, 2.0, 0.0], [3.0, 0.0, 0.5, 2.0], [-2.0, 0.0, 4.0, -1.5]])
+EXPONENTS = np.array([[2.0, 0.0, 0.5, 0.0], [-1.0, -1.0, 3.0, 1.0], [2.0, 0.5, -0.5, 0.0]])
 X_WITH_NAN = np.where(np.arange(20).reshape(4, 5) % 7 == 3, np.nan, X)   # three NaNs
 
 tF = torch.nn.functional
@@ -107,6 +109,10 @@ OPS = [
      [OTHER.standard_normal((5, 2, 4)), OTHER.standard_normal((3, 4)), OTHER.standard_normal((2, 3))]),
     ("clamp by a larger bound", lambda a: dt.clip(a, LOW_BOUND, None),
      lambda a: a.clamp(min=torch.tensor(LOW_BOUND)), [np.array([0.05, -1.0, 2.0])]),
+    # Zero bases and zero exponents: PyTorch's gradients are 0 there, not 0 * log(0) = NaN.
+    ("pow, zero bases and exponents", lambda a, b: a ** b, lambda a, b: a ** b, [BASES, EXPONENTS]),
+    ("pow 0", lambda a: a ** 0, lambda a: a ** 0, [BASES]),
+    *[(f"pow {c}", lambda a, c=c: a ** c, lambda a, c=c: a ** c, [BASES]) for c in (3, -1, 2.5)],
 ]
 
 
@@ -156,6 +162,8 @@ GATED = [
     ("leaky_relu", lambda a: dt.leaky_relu(a, 0.1), lambda a: tF.leaky_relu(a, 0.1), [EDGES]),
     ("dropout", lambda a: a * dt.tensor(EDGES > 0) * 2.0, lambda a: a * torch.tensor(EDGES > 0) * 2.0,
      [EDGES]),
+    ("pow, zero bases and exponents", lambda a, b: a ** b, lambda a, b: a ** b, [BASES, EXPONENTS]),
+    ("pow 0", lambda a: a ** 0, lambda a: a ** 0, [EDGES]),
     # Not a gate, but zeros of a sign: where input equals target, both gradients are 0.
     ("mse_loss, target too", lambda a, b: F.mse_loss(a, b, reduction="none"),
      lambda a, b: tF.mse_loss(a, b, reduction="none"), [EDGES, OTHER_EDGES]),

@@ -121,6 +121,8 @@ GRAD_FN_NAMES = [
     ("a + 1", lambda lib, a: a + 1, "Add", None),
     ("a - b", lambda lib, a: a - a * 2, "Sub", None),
     ("a / 2", lambda lib, a: a / 2, "Div", None),
+    ("a ** 3", lambda lib, a: a ** 3, "Pow", None),
+    ("a ** b", lambda lib, a: a ** (a * 1), "Pow", None),
     ("exp", lambda lib, a: a.exp(), "Exp", None),
     ("sqrt", lambda lib, a: a.sqrt(), "Sqrt", None),
     ("relu", lambda lib, a: lib.relu(a), "Relu", None),

@@ -150,10 +150,18 @@ class Pow(Function):
 
     def backward(self, g):
         ta, tb = self.inputs
+        a, b = self.a, self.b
         xp = get_array_module(g)
+        ga = gb = None
         with ignore_float_errors(g):
-            ga = g * self.b * self.a ** (self.b - 1) if ta.requires_grad else None
-            gb = g * self.out * xp.log(self.a) if tb.requires_grad else None
+            if ta.requires_grad:
+                # b * a**(b-1), and exactly 0 where b == 0 (a**0 is 1 whatever a is), as in
+                # PyTorch: the product would be NaN there for a == 0 (0 * 0**-1) or an inf g.
+                ga = gate(g * (b * a ** (b - 1)), b != 0)
+            if tb.requires_grad:
+                # a**b * log(a), taken as 0 where a == 0 and b >= 0, as in PyTorch (0 * log(0)
+                # would be NaN: a learnable exponent on a zero base would turn NaN).
+                gb = g * xp.where((a == 0) & (b >= 0), 0, self.out * xp.log(a))
         return ga, gb
 
 
@@ -172,10 +180,15 @@ class PowConst(Function):
 
     def backward(self, g):
         c = self.exponent
+        if c == 0:      # a**0 is 1 whatever a is: exactly 0, as in PyTorch (not 0 * inf at a == 0)
+            return (get_array_module(g).zeros_like(g),)
         if c == 2:
-            return (g * 2 * self.a,)
+            return (g * (2 * self.a),)
         with ignore_float_errors(g):
-            return (g * c * self.a ** (c - 1),)
+            return (g * (c * self.a ** (c - 1)),)     # PyTorch's order: c * a**(c-1) first
+
+    def __repr__(self) -> str:
+        return "<PowBackward>"      # PyTorch's name for both kinds of pow (PowBackward0 and 1)
 
 
 def pow(a: Any, b: Any) -> Any:  # noqa: A001 - the name learners expect
