@@ -69,7 +69,7 @@ class GELU(Module):
         return ag.gelu(x, self.approximate)
 
     def extra_repr(self) -> str:
-        return "" if self.approximate == "none" else "approximate='tanh'"
+        return f"approximate={self.approximate!r}"
 
 
 class Softmax(Module):
@@ -130,7 +130,7 @@ class Dropout(Module):
         return F.dropout(x, self.p, self.training)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace=False"     # (PyTorch's option; dltutor never works in place)
 
 
 class Flatten(Module):

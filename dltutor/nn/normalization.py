@@ -83,7 +83,9 @@ class _BatchNorm(Module):
         return out
 
     def extra_repr(self) -> str:
-        text = f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
+        # PyTorch's fields in PyTorch's order; dltutor's BatchNorm always keeps running statistics.
+        text = (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, track_running_stats=True")
         if self.use_global_stats is not None:
             text += f", use_global_stats={self.use_global_stats}"
         return text
@@ -125,6 +127,7 @@ class LayerNorm(Module):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps = shape, eps
+        self.elementwise_affine = bool(elementwise_affine)
         if elementwise_affine:
             self.weight = Parameter(ag.ones(*shape))
             self.bias = Parameter(ag.zeros(*shape))
@@ -136,7 +139,8 @@ class LayerNorm(Module):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}"
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]

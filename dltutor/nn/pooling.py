@@ -22,7 +22,8 @@ class _Pool2d(Module):
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
 
     def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}"
+        return (f"kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}, "
+                f"padding={self.padding}")
 
 
 class MaxPool2d(_Pool2d):
@@ -35,6 +36,10 @@ class MaxPool2d(_Pool2d):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+    def extra_repr(self) -> str:
+        # PyTorch prints two more options; dltutor's max pooling always works with these values.
+        return super().extra_repr() + ", dilation=1, ceil_mode=False"
 
 
 class AvgPool2d(_Pool2d):

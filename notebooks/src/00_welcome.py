@@ -171,7 +171,7 @@ for _ in range(3):
 print(f"optim.SGD: {w.item():.4f}   by hand: {value:.4f}")
 assert abs(w.item() - value) < 1e-6
 
-# %% [markdown] tags=["claim-torch-welcome-module-names", "claim-torch-same-numbers-ops", "claim-torch-same-numbers-layers", "claim-torch-same-numbers-init", "claim-torch-same-numbers-optimizers", "claim-torch-differs-param-data-tensor", "claim-torch-differs-float64-input-refused", "claim-torch-differs-complex-allowed", "claim-torch-differs-param-twice", "claim-torch-differs-tied-names-last-wins", "claim-torch-differs-load-state-dict-half-applied", "claim-torch-differs-lr-clip-by-hand", "claim-paddle-differs-lr-mult-need-clip", "claim-torch-differs-nonfinite-applied", "claim-torch-differs-clip-threshold-accepted", "claim-torch-differs-load-may-unpickle", "claim-torch-differs-type-string", "claim-torch-differs-shape-dtype-print"]
+# %% [markdown] tags=["claim-torch-welcome-module-names", "claim-torch-same-numbers-ops", "claim-torch-same-numbers-layers", "claim-torch-same-numbers-init", "claim-torch-same-numbers-optimizers", "claim-torch-differs-param-data-tensor", "claim-torch-differs-float64-input-refused", "claim-torch-differs-complex-allowed", "claim-torch-differs-param-twice", "claim-torch-differs-tied-names-last-wins", "claim-torch-differs-load-state-dict-half-applied", "claim-torch-differs-lr-clip-by-hand", "claim-paddle-differs-lr-mult-need-clip", "claim-torch-differs-nonfinite-applied", "claim-torch-differs-clip-threshold-accepted", "claim-torch-differs-load-may-unpickle", "claim-torch-differs-type-string", "claim-torch-differs-shape-dtype-print", "claim-torch-differs-grad-fn-name"]
 # ## Where dltutor differs from PyTorch
 #
 # Code written for PyTorch mostly runs here with `torch` replaced by `dt` (`nn`, `optim`,
@@ -193,6 +193,7 @@ assert abs(w.item() - value) < 1e-6
 # | `torch.load` / `dt.load` | may unpickle (`weights_only=False`) | always weights-only (safetensors) | a pickle can run code | 10 |
 # | `t.type()` | `'torch.FloatTensor'` | `'float32'` | NumPy dtypes | — |
 # | `print(t.shape, t.dtype)` | `torch.Size([2, 3]) torch.float32` | `(2, 3) float32` | a plain tuple and NumPy's dtype (a tensor itself prints as in PyTorch) | — |
+# | a `Linear` layer's output, printed | `grad_fn=<AddmmBackward0>` | `grad_fn=<LinearBackward>` | the function you called, where PyTorch names its kernel (`MulBackward`, `ReluBackward`... read alike); `y.grad_fn` prints no memory address, which would change every run | — |
 #
 # Two of them, proved here (the others are proved in their chapters):
 

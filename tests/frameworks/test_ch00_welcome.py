@@ -196,3 +196,21 @@ def test_shape_and_dtype_print_with_torchs_names():
     assert isinstance(t.shape, tuple)                      # a tuple subclass, printed its own way
     mine = dt.zeros(2, 3)
     assert f"{mine.shape} {mine.dtype}" == "(2, 3) float32"
+
+
+@claim("torch-differs-grad-fn-name")
+def test_a_layer_output_names_the_function_called_without_an_address():
+    import re
+
+    import dltutor as dt
+    from dltutor import nn
+
+    theirs = torch.nn.Linear(3, 2)(torch.ones(4, 3))
+    assert "grad_fn=<AddmmBackward0>" in repr(theirs)
+    assert re.fullmatch(r"<AddmmBackward0 object at 0x[0-9a-f]+>", repr(theirs.grad_fn))
+    mine = nn.Linear(3, 2)(dt.ones(4, 3))
+    assert "grad_fn=<LinearBackward>" in repr(mine)
+    assert repr(mine.grad_fn) == "<LinearBackward>"
+    # An elementwise op reads alike, but for PyTorch's version digit.
+    assert type((torch.ones(2, requires_grad=True) * 2).grad_fn).__name__ == "MulBackward0"
+    assert repr((dt.ones(2, requires_grad=True) * 2).grad_fn) == "<MulBackward>"

@@ -343,6 +343,35 @@ def test_layer_conventions_match_pytorch():
     assert repr(lazy_t[0]) == repr(lazy_d[0])
 
 
+# Each layer built by the same code in both (``lib`` is torch or dltutor): print(model) must
+# read the same, options included (affine=False, padding, momentum=None...).
+LAYER_REPRS = {
+    "Linear, no bias": lambda lib: lib.nn.Linear(2, 3, bias=False),
+    "Conv2d, stride and padding": lambda lib: lib.nn.Conv2d(1, 6, 3, stride=2, padding=1),
+    "MaxPool2d": lambda lib: lib.nn.MaxPool2d(2),
+    "MaxPool2d, padded": lambda lib: lib.nn.MaxPool2d(3, 2, 1),
+    "AvgPool2d, padded": lambda lib: lib.nn.AvgPool2d(3, 2, 1),
+    "BatchNorm1d": lambda lib: lib.nn.BatchNorm1d(3),
+    "BatchNorm2d, not affine, momentum None": lambda lib: lib.nn.BatchNorm2d(4, affine=False, momentum=None),
+    "LayerNorm": lambda lib: lib.nn.LayerNorm(4),
+    "LayerNorm, not affine": lambda lib: lib.nn.LayerNorm((2, 3), elementwise_affine=False),
+    "Dropout": lambda lib: lib.nn.Dropout(0.25),
+    "GELU": lambda lib: lib.nn.GELU(),
+    "GELU tanh": lambda lib: lib.nn.GELU(approximate="tanh"),
+    "LeakyReLU": lambda lib: lib.nn.LeakyReLU(0.1),
+    "Embedding": lambda lib: lib.nn.Embedding(10, 3),
+    "a small CNN": lambda lib: lib.nn.Sequential(
+        lib.nn.Conv2d(1, 6, 5), lib.nn.BatchNorm2d(6), lib.nn.ReLU(), lib.nn.MaxPool2d(2),
+        lib.nn.Flatten(), lib.nn.Dropout(), lib.nn.Linear(6 * 12 * 12, 10)),
+}
+
+
+@claim("torch-same-numbers-layers")
+@pytest.mark.parametrize("name", list(LAYER_REPRS))
+def test_layers_print_as_in_pytorch(name):
+    assert repr(LAYER_REPRS[name](dt)) == repr(LAYER_REPRS[name](torch)), name
+
+
 @claim("torch-same-numbers-layers")
 def test_dtype_defaults_match_pytorch():
     def name(dtype):
