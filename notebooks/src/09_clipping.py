@@ -773,7 +773,10 @@ plt.show()
 # ratios stay inside the typical range, below `1e-2`; only the output layer `12` moves faster.
 # Clipping treats the symptom, though: the cure here would be a sensible initialization
 # (chapter 03; try `gain=1.0`). Clipping is the safety net that keeps a rare bad batch from
-# undoing the work of many good ones. The next cell checks all this for five seeds.
+# undoing the work of many good ones. The next cell checks all this for five seeds. (After the
+# first few dozen steps your curves may wiggle differently from the ones stored here: training
+# this fast amplifies the last bits of each matrix product, which another CPU rounds
+# differently. What the next cell checks holds on every machine.)
 
 # %%
 def clipping_rescues(model, rec):
