@@ -80,6 +80,12 @@ OPS = [
     *[(f"norm p={p}", lambda a, p=p: a.norm(p=p, dim=1), lambda a, p=p: a.norm(p=p, dim=1), [X])
       for p in (2, 1, 3, math.inf, "fro")],
     ("norm of zeros", lambda a: a.norm(), lambda a: a.norm(), [np.zeros(3)]),
+    # A NaN element: p=1 gives it gradient 0 (PyTorch's sign of NaN); for p=inf the norm is NaN
+    # and the NaN elements take the gradient, times that sign: 0 for the whole row.
+    *[(f"norm p={p} with NaN", lambda a, p=p: a.norm(p=p, dim=1), lambda a, p=p: a.norm(p=p, dim=1),
+       [X_WITH_NAN]) for p in (1, 2, 3, math.inf)],
+    ("norm p=inf, ties of either sign", lambda a: a.norm(p=math.inf, dim=1),
+     lambda a: a.norm(p=math.inf, dim=1), [TIES * np.array([[1.0, -1.0, 1.0], [1.0, 1.0, -1.0]])]),
     ("softmax dim=0", lambda a: F.softmax(a, dim=0), lambda a: torch.softmax(a, dim=0), [X]),
     ("flatten", lambda a: F.flatten(a, 1), lambda a: torch.flatten(a, 1), [IMG]),
     *[(f"CrossEntropyLoss {r}", lambda a, r=r: nn.CrossEntropyLoss(reduction=r)(a, dt.tensor(LABELS)),

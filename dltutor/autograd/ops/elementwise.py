@@ -115,9 +115,19 @@ def sqrt(a: Any) -> Any:
     return Sqrt().apply(floating(a))
 
 
+def sign_of(a: Any, dtype: Any) -> Any:
+    """PyTorch's sign of an array, as ``dtype``: -1, 0 or 1, and 0 at NaN, where NumPy's
+    ``sign`` gives NaN (so a NaN element does not spread NaN through ``g * sign``).
+
+    >>> import numpy as np
+    >>> sign_of(np.array([-2.0, 0.0, np.nan, 3.0]), np.float64)
+    array([-1.,  0.,  0.,  1.])
+    """
+    return (a > 0).astype(dtype) - (a < 0)
+
+
 class Abs(Function):
-    """``|a|``: the gradient is ``g * sign(a)`` with PyTorch's sign, 0 at 0 and at NaN
-    (NumPy's ``sign`` gives NaN at NaN)."""
+    """``|a|``: the gradient is ``g * sign(a)`` with PyTorch's sign (``sign_of``)."""
 
     grad_shapes_exact = True
 
@@ -126,8 +136,7 @@ class Abs(Function):
         return get_array_module(a).abs(a)
 
     def backward(self, g):
-        a = self.a
-        return (g * ((a > 0).astype(g.dtype) - (a < 0)),)
+        return (g * sign_of(self.a, g.dtype),)
 
 
 def abs(a: Any) -> Any:  # noqa: A001

@@ -22,7 +22,7 @@ from ... import backend as B
 from ..dtypes import int64
 from ..function import Function, is_tensor, make_tensor
 from .arithmetic import maximum, minimum
-from .elementwise import abs as absolute
+from .elementwise import sign_of
 from .gates import gate
 from .operands import axis_index, reduction_axes
 
@@ -267,9 +267,11 @@ def amin(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
 
 
 class Norm(Reduction):
-    """The p-norm ``(sum |a|^p)^(1/p)`` over ``axes``. Its gradient is
-    ``g * sign(a) * (|a| / norm)^(p-1)``, which for p = 2 is ``g * a / norm``; where the norm
-    is 0 the gradient is 0 (as in PyTorch), not the NaN the formula would give."""
+    """The p-norm ``(sum |a|^p)^(1/p)`` over ``axes``, or for ``p = inf`` the largest ``|a|``.
+    Its gradient is ``g * sign(a) * (|a| / norm)^(p-1)``: ``g * a / norm`` for p = 2 and
+    ``g * sign(a)`` for p = 1, with PyTorch's sign (0 at NaN); where the norm is 0 it is 0 (as
+    in PyTorch), not the NaN the formula would give. For p = inf, the elements whose ``|a|``
+    is the norm (or NaN) share ``g``, as in PyTorch."""
 
     def __init__(self, axes: tuple[int, ...], keepdims: bool, p: float):
         super().__init__(axes, keepdims)
@@ -279,7 +281,12 @@ class Norm(Reduction):
         xp = get_array_module(a)
         self.a, self.shape = a, a.shape
         magnitude = xp.abs(a)
-        if self.p == 2:
+        if self.p == math.inf:
+            if a.size == 0:
+                raise ValueError(f"norm: the inf norm (the largest |value|) of an empty tensor "
+                                 f"of shape {a.shape} is not defined")
+            self.norm = magnitude.max(axis=self.axes, keepdims=True)
+        elif self.p == 2:
             self.norm = xp.sqrt((magnitude * magnitude).sum(axis=self.axes, keepdims=True))
         else:
             self.norm = (magnitude ** self.p).sum(axis=self.axes, keepdims=True) ** (1 / self.p)
@@ -287,12 +294,25 @@ class Norm(Reduction):
 
     def backward(self, g):
         xp = get_array_module(g)
+        sign = sign_of(self.a, g.dtype)
+        if self.p == math.inf:
+            return (sign * self._largest_share(self.expand(g)),)
+        if self.p == 1:
+            return (self.expand(g) * sign,)
         safe = xp.where(self.norm == 0, 1, self.norm)           # 0 / 0 would be NaN
         if self.p == 2:
             slope = self.a / safe
         else:
-            slope = xp.sign(self.a) * (xp.abs(self.a) / safe) ** (self.p - 1)
+            slope = sign * (xp.abs(self.a) / safe) ** (self.p - 1)
         return (self.expand(g) * xp.where(self.norm == 0, 0, slope),)
+
+    def _largest_share(self, g):
+        """``g`` split evenly among the elements whose ``|a|`` is the norm, or is NaN (then the
+        norm is NaN, which equals nothing), and 0 elsewhere: PyTorch's inf-norm gradient."""
+        xp = get_array_module(g)
+        magnitude = xp.abs(self.a)
+        largest = (magnitude == self.norm) | xp.isnan(magnitude)
+        return (g / largest.sum(axis=self.axes, keepdims=True, dtype=g.dtype)) * largest
 
 
 def norm(a: Any, p: Any = 2, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
@@ -319,8 +339,6 @@ def norm(a: Any, p: Any = 2, dim: Any = None, keepdim: bool = False, *, axis: An
     if a.data.dtype.kind != "f":
         raise TypeError(f"norm of a {a.dtype} tensor: convert it first with .float()")
     keep = bool(keepdim or keepdims)
-    if p == math.inf:
-        return run_reduction(Max, absolute(a), axis, keep, dim, None, "norm")
     return run_reduction(Norm, a, axis, keep, dim, None, "norm", p=float(p))
 
 
