@@ -193,7 +193,7 @@ assert abs(w.item() - value) < 1e-6
 # | `torch.load` / `dt.load` | may unpickle (`weights_only=False`) | always weights-only (safetensors) | a pickle can run code | 10 |
 # | `t.type()` | `'torch.FloatTensor'` | `'float32'` | NumPy dtypes | — |
 # | `print(t.shape, t.dtype)` | `torch.Size([2, 3]) torch.float32` | `(2, 3) float32` | a plain tuple and NumPy's dtype (a tensor itself prints as in PyTorch) | — |
-# | a `Linear` layer's output, printed | `grad_fn=<AddmmBackward0>` | `grad_fn=<LinearBackward>` | the function you called, where PyTorch names its kernel (`MulBackward`, `ReluBackward`... read alike); `y.grad_fn` prints no memory address, which would change every run | — |
+# | a `Linear` layer's output, printed | `grad_fn=<AddmmBackward0>` | `grad_fn=<LinearBackward>` | the function you called, where PyTorch names its kernel (elementwise ops read alike); no memory address, which changes every run | — |
 #
 # Two of them, proved here (the others are proved in their chapters):
 

@@ -70,7 +70,7 @@
 #
 # 因为 `buf` 记得过去，梯度变成零的参数还会继续移动一阵（第 8 章说明这在哪里要紧）。在 `w * w` 上走三步，手算一遍，再用 `optim.SGD` 算一遍：
 
-# %% [markdown] en="0eed219b"
+# %% [markdown] en="d8482661"
 # ## dltutor 与 PyTorch 的不同之处
 #
 # 为 PyTorch 写的代码，把 `torch` 换成 `dt` 后大多可以在这里运行（`nn`、`optim`、`nn.functional`、`nn.init`、`nn.utils` 的名字都一样），并打印出相同的数。不一样的地方都是有意为之，表中列出的章节会把两边的做法都展示出来（PyTorch 一栏用 PyTorch 2.13 实测，见 `tests/frameworks/test_ch00_welcome.py`）：
@@ -89,7 +89,7 @@
 # | `torch.load` / `dt.load` | 可能会反序列化 pickle（`weights_only=False`） | 永远只读权重（safetensors） | pickle 可以执行代码 | 10 |
 # | `t.type()` | `'torch.FloatTensor'` | `'float32'` | 使用 NumPy 的数据类型 | — |
 # | `print(t.shape, t.dtype)` | `torch.Size([2, 3]) torch.float32` | `(2, 3) float32` | 普通的元组和 NumPy 的数据类型（张量本身的打印与 PyTorch 相同） | — |
-# | 打印一个 `Linear` 层的输出 | `grad_fn=<AddmmBackward0>` | `grad_fn=<LinearBackward>` | 写你调用的函数，而 PyTorch 写它的内核名（`MulBackward`、`ReluBackward` 等两边相同）；`y.grad_fn` 不打印内存地址，因为它每次运行都会变 | — |
+# | 打印一个 `Linear` 层的输出 | `grad_fn=<AddmmBackward0>` | `grad_fn=<LinearBackward>` | 写你调用的函数，而 PyTorch 写它的内核名（逐元素运算两边相同）；不打印每次运行都会变的内存地址 | — |
 #
 # 其中两条在这里就能证明（其余的在各自的章节中证明）：
 
