@@ -602,3 +602,22 @@ def test_backward_with_inputs_writes_only_those_grads_as_pytorch():
     assert ours[1] is None and theirs[1] is None
     for mine, pytorch in zip(ours[::2], theirs[::2]):
         np.testing.assert_allclose(mine, pytorch, rtol=1e-12)
+
+
+@claim("torch-same-numbers-optimizers")
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("norm_type, value, count", [(2, 0.7, 5), (1, 3.0, 4), (3, 2.0, 3), (0.5, 5.0, 6),
+                                                     (math.inf, 2.0, 3), (3, 1e200, 3), (0.5, 1e307, 100)])
+def test_clip_grad_norm_matches_pytorch_even_past_the_largest_float(norm_type, value, count):
+    """The returned norm and the clipped gradients, float64. Past the largest float the norm is
+    inf and every gradient 0, silently, as in PyTorch (Python's float power raised
+    OverflowError there, and NumPy warned)."""
+    grads = value * np.linspace(-1.0, 1.0, count)
+    theirs = torch.nn.Parameter(torch.zeros(count, dtype=torch.float64))
+    theirs.grad = torch.tensor(grads)
+    mine = nn.Parameter(dt.zeros(count, dtype=dt.float64))
+    mine.grad = dt.tensor(grads)
+    expected = torch.nn.utils.clip_grad_norm_([theirs], 1.0, norm_type=norm_type).item()
+    got = nn.utils.clip_grad_norm_([mine], 1.0, norm_type=norm_type).item()
+    assert got == pytest.approx(expected, rel=1e-12)
+    np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=0)

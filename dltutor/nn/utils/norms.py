@@ -57,7 +57,8 @@ def p_norm(array: Any, p: float) -> float:
     xp = B.get_array_module(array)
     if p == math.inf:
         return float(xp.abs(array).max()) if array.size else 0.0
-    return float((xp.abs(array) ** p).sum()) ** (1.0 / p)
+    with B.ignore_float_errors(array):          # too large: inf, silently, as PyTorch's norm
+        return power(float((xp.abs(array) ** p).sum()), 1.0 / p)
 
 
 def total_norm(norms: Sequence[float], p: float) -> float:
@@ -71,4 +72,17 @@ def total_norm(norms: Sequence[float], p: float) -> float:
         return 0.0
     if p == math.inf:
         return max(norms)
-    return sum(n ** p for n in norms) ** (1.0 / p)
+    return power(sum(power(n, p) for n in norms), 1.0 / p)
+
+
+def power(x: float, y: float) -> float:
+    """``x ** y`` of Python floats (``x >= 0``), but ``inf`` where the result is too large for a
+    float: Python raises OverflowError there, PyTorch's norms give inf.
+
+    >>> power(2.0, 10.0), power(1e300, 2.0)
+    (1024.0, inf)
+    """
+    try:
+        return x ** y
+    except OverflowError:
+        return math.inf
