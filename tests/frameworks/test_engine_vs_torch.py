@@ -358,7 +358,8 @@ LAYER_REPRS = {
     "MaxPool2d, padded": lambda lib: lib.nn.MaxPool2d(3, 2, 1),
     "AvgPool2d, padded": lambda lib: lib.nn.AvgPool2d(3, 2, 1),
     "BatchNorm1d": lambda lib: lib.nn.BatchNorm1d(3),
-    "BatchNorm2d, not affine, momentum None": lambda lib: lib.nn.BatchNorm2d(4, affine=False, momentum=None),
+    "BatchNorm2d, not affine, momentum None":
+        lambda lib: lib.nn.BatchNorm2d(4, affine=False, momentum=None),
     "LayerNorm": lambda lib: lib.nn.LayerNorm(4),
     "LayerNorm, not affine": lambda lib: lib.nn.LayerNorm((2, 3), elementwise_affine=False),
     "Dropout": lambda lib: lib.nn.Dropout(0.25),

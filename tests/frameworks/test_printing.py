@@ -134,7 +134,8 @@ GRAD_FN_NAMES = [
     ("max of all", lambda lib, a: a.max(), "Max", None),
     ("softmax", lambda lib, a: lib.softmax(a, 1), "Softmax", None),
     ("permute", lambda lib, a: a.permute(1, 0), "Permute", None),
-    ("Linear layer", lambda lib, a: lib.nn.functional.linear(a, a[:2] * 1, a[0, :2] * 1), "Linear", "Addmm"),
+    ("Linear layer", lambda lib, a: lib.nn.functional.linear(a, a[:2] * 1, a[0, :2] * 1),
+     "Linear", "Addmm"),
     ("cross_entropy", lambda lib, a: lib.nn.functional.cross_entropy(a, lib.tensor([0, 3, 1])),
      "CrossEntropy", "NllLoss"),
     ("mse_loss", lambda lib, a: lib.nn.functional.mse_loss(a, a * 0), "MSELoss", "MseLoss"),
@@ -150,7 +151,8 @@ def grad_fn_name(out) -> str:
 
 
 @claim("torch-prints-the-same")
-@pytest.mark.parametrize("code, compute, ours, pytorchs", GRAD_FN_NAMES, ids=[r[0] for r in GRAD_FN_NAMES])
+@pytest.mark.parametrize("code, compute, ours, pytorchs", GRAD_FN_NAMES,
+                         ids=[row[0] for row in GRAD_FN_NAMES])
 def test_grad_fn_names_the_op_as_in_pytorch_or_as_the_readme_says(code, compute, ours, pytorchs):
     mine = compute(dt, dt.tensor(M, requires_grad=True))
     theirs = compute(torch, torch.tensor(M, requires_grad=True))

@@ -1,7 +1,7 @@
 """Functions applied to every element: ``exp``, ``log``, ``sqrt``, ``abs``, the activations
-(``tanh``, ``sigmoid``, ``relu``, ``leaky_relu``), ``erf``, ``clip`` and ``dropout``; ``gelu`` has
-its own module, gelu.py. Each op's class is followed by the function learners call; each backward is the derivative
-written out.
+(``tanh``, ``sigmoid``, ``relu``, ``leaky_relu``), ``erf``, ``clip`` and ``dropout`` (``gelu``
+has its own module, gelu.py). Each op's class is followed by the function learners call; each
+backward is the derivative written out.
 
 >>> import dltutor as dt
 >>> x = dt.tensor([0.0, 2.0], requires_grad=True)
