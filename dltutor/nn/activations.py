@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import autograd as ag
 from ..autograd import Tensor
+from ..autograd.ops.gelu import APPROXIMATIONS
 from . import functional as F
 from .module import Module
 
@@ -61,7 +62,7 @@ class GELU(Module):
 
     def __init__(self, approximate: str = "none"):
         super().__init__()
-        if approximate not in ("none", "tanh"):
+        if approximate not in APPROXIMATIONS:      # refused now, not at the first forward
             raise ValueError(f"GELU approximate must be 'none' or 'tanh', got {approximate!r}")
         self.approximate = approximate
 
