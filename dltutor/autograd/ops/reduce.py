@@ -44,6 +44,12 @@ class Reduction(Function):
         """``g`` with the reduced dims back as size 1, ready to broadcast against the input."""
         return g.reshape(tuple(1 if i in self.axes else n for i, n in enumerate(self.shape)))
 
+    def share_of(self, g, chosen):
+        """Each chosen element's even share of ``g`` (reduced dims as size 1): ``g`` divided by
+        how many elements the bool array ``chosen`` marks along the reduced axes. Tied extremes
+        and the inf norm's largest values split their gradient this way."""
+        return g / chosen.sum(axis=self.axes, keepdims=True, dtype=g.dtype)
+
 
 def run_reduction(cls: type, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any,
                   op: str, **extra: Any) -> Any:
@@ -132,10 +138,10 @@ class Extreme(Reduction):
             mask = xp.isnan(self.a)
         else:
             mask = self.a == self.out
-        ties = mask.sum(axis=self.axes, keepdims=True).astype(g.dtype)  # int counts -> g's dtype
+        share = self.share_of(self.expand(g), mask)
         if self.whole:
-            return (gate(self.expand(g) / ties, mask),)
-        return (self.expand(g) / ties * mask,)
+            return (gate(share, mask),)
+        return (share * mask,)
 
 
 class Max(Extreme):
@@ -294,25 +300,21 @@ class Norm(Reduction):
 
     def backward(self, g):
         xp = get_array_module(g)
-        sign = sign_of(self.a, g.dtype)
+        g = self.expand(g)
         if self.p == math.inf:
-            return (sign * self._largest_share(self.expand(g)),)
+            # Shared by the elements whose |a| is the norm, or is NaN (the norm is NaN then,
+            # and equals nothing); 0 elsewhere. PyTorch's inf-norm gradient.
+            magnitude = xp.abs(self.a)
+            largest = (magnitude == self.norm) | xp.isnan(magnitude)
+            return (sign_of(self.a, g.dtype) * (self.share_of(g, largest) * largest),)
         if self.p == 1:
-            return (self.expand(g) * sign,)
+            return (g * sign_of(self.a, g.dtype),)
         safe = xp.where(self.norm == 0, 1, self.norm)           # 0 / 0 would be NaN
         if self.p == 2:
             slope = self.a / safe
         else:
-            slope = sign * (xp.abs(self.a) / safe) ** (self.p - 1)
-        return (self.expand(g) * xp.where(self.norm == 0, 0, slope),)
-
-    def _largest_share(self, g):
-        """``g`` split evenly among the elements whose ``|a|`` is the norm, or is NaN (then the
-        norm is NaN, which equals nothing), and 0 elsewhere: PyTorch's inf-norm gradient."""
-        xp = get_array_module(g)
-        magnitude = xp.abs(self.a)
-        largest = (magnitude == self.norm) | xp.isnan(magnitude)
-        return (g / largest.sum(axis=self.axes, keepdims=True, dtype=g.dtype)) * largest
+            slope = sign_of(self.a, g.dtype) * (xp.abs(self.a) / safe) ** (self.p - 1)
+        return (g * xp.where(self.norm == 0, 0, slope),)
 
 
 def norm(a: Any, p: Any = 2, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
