@@ -27,72 +27,17 @@ True
 from __future__ import annotations
 
 import argparse
-import filecmp
 import os
-import shutil
 import sys
 from pathlib import Path
 
 from .i18n import language_code, use_language
 from .launch import serve
+from .notebook_copy import chapters_folder, copy_notebooks
 
-#: What a learner's folder gets: the chapters, the lab page, the Chinese edition, the index
-#: and the glossary (not the sources in notebooks/src, which are for authors).
-_SHIPPED = ("*.ipynb", "FAQ.md", "GLOSSARY.md", "zh/*.ipynb", "zh/FAQ.md")
+__all__ = ["main", "copy_notebooks", "chapters_folder", "start_notebook", "port_number"]
+
 DEFAULT_FOLDER = "dltutor-notebooks"
-
-
-def chapters_folder() -> Path:
-    """Where the chapters are: inside the installed package (``dltutor/chapters``), or, in a
-    clone of the repository, its ``notebooks`` folder.
-
-    >>> (chapters_folder() / "00_welcome.ipynb").exists()
-    True
-    """
-    packaged = Path(__file__).resolve().parent / "chapters"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parent.parent / "notebooks"
-
-
-def copy_notebooks(target: str | os.PathLike) -> list[Path]:
-    """Copy the chapters into ``target`` (made if needed); a file that is already there and
-    differs is kept as it is. Returns the files copied; prints what it did.
-
-    >>> import tempfile
-    >>> folder = tempfile.mkdtemp()
-    >>> _ = copy_notebooks(folder)                                   # doctest: +ELLIPSIS
-    Copied ... into ...
-    >>> (Path(folder) / "00_welcome.ipynb").write_text("my notes")
-    8
-    >>> copy_notebooks(folder)                                       # doctest: +ELLIPSIS
-    Kept your changed 00_welcome.ipynb (delete it to get the original back).
-    All ... chapters were already in ...
-    []
-    """
-    source, target = chapters_folder(), Path(target).expanduser()
-    if target.exists() and not target.is_dir():
-        raise NotADirectoryError(f"dltutor notebooks: {target} is a file; give a folder to copy "
-                                 f"the chapters into")
-    files = sorted({p for pattern in _SHIPPED for p in source.glob(pattern)})
-    copied, kept = [], []
-    for path in files:
-        relative = path.relative_to(source)
-        destination = target / relative
-        if destination.exists():
-            if not filecmp.cmp(path, destination, shallow=False):
-                kept.append(relative)
-            continue
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, destination)
-        copied.append(destination)
-    for relative in kept:
-        print(f"Kept your changed {relative} (delete it to get the original back).")
-    if copied:
-        print(f"Copied {len(copied)} files into {target}.")
-    else:
-        print(f"All {len(files)} chapters were already in {target}.")
-    return copied
 
 
 def start_notebook(language: str) -> str:
@@ -102,6 +47,27 @@ def start_notebook(language: str) -> str:
     'zh/00_welcome.zh.ipynb'
     """
     return "zh/00_welcome.zh.ipynb" if language == "zh" else "00_welcome.ipynb"
+
+
+def port_number(value: str) -> int:
+    """``--port``: a TCP port, 1 to 65535, or 0 for any free one (the address printed then has
+    the port the server really got).
+
+    >>> port_number("8888"), port_number("0")
+    (8888, 0)
+    >>> port_number("70000")                                        # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 70000 is not a port: give a number from 1 to 65535, or 0 ...
+    """
+    try:
+        port = int(value)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port: give a number from 1 to "
+                                         f"65535, or 0 for any free port")
+    return port
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -117,8 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--lang", choices=("en", "zh"), default=None,
                      help="zh opens the Chinese edition and makes the kit speak Chinese "
                           "(default: $DLTUTOR_LANG, else en)")
-    lab.add_argument("--port", type=int, default=8888,
-                     help="the port to serve on (default 8888, or the next free one)")
+    lab.add_argument("--port", type=port_number, default=8888,
+                     help="the port to serve on (default 8888, or the next free one; "
+                          "0: any free port)")
     lab.add_argument("--ip", default="127.0.0.1",
                      help="the address to listen on (default 127.0.0.1, this machine only; "
                           "0.0.0.0 in a container whose port you publish)")
@@ -135,7 +102,21 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def class_progress(folders: list[str], out: str) -> int:
-    """``dltutor progress DIR ...``: print the class table, write it as CSV and HTML."""
+    """``dltutor progress DIR ...``: print the class table, write it as progress.csv and
+    progress.html in the folder ``out``, and name each student whose files could not all be
+    read, with why and which file (see dltutor.exercises.classtable).
+
+    The exit status: 0 when every student's files were read; 2 when the table was written but
+    some students' files could not be read (their columns may miss what those files hold; the
+    rest of the class is whole); 1 when nothing could be written (a DIR that is not a folder,
+    an output folder that cannot be written).
+
+    >>> import contextlib, io, tempfile
+    >>> with contextlib.redirect_stdout(io.StringIO()):
+    ...     status = class_progress([tempfile.mkdtemp()], out=tempfile.mkdtemp())
+    >>> status
+    0
+    """
     from .exercises import all_exercises
     from .exercises.classtable import class_table
 
@@ -151,13 +132,20 @@ def class_progress(folders: list[str], out: str) -> int:
         table.write_csv(target / "progress.csv")
         table.write_html(target / "progress.html")
     except OSError as error:
-        print(f"dltutor progress: {error}", file=sys.stderr)
+        print(f"dltutor progress: could not write the report into {target} ({error}); give "
+              f"--out a folder you can write", file=sys.stderr)
         return 1
-    empty = [s.name for s in table.students if not s.entries]
+    for student in table.students:
+        for note in student.notes:
+            print(f"{student.name}: {note}")
+        for problem in student.problems:        # a column that may be incomplete: say why
+            print(f"dltutor progress: could not read all of {student.name}'s files: {problem}",
+                  file=sys.stderr)
+    empty = [s.name for s in table.students if not s.entries and not s.problems]
     if empty:
         print(f"no progress file found for: {', '.join(empty)}")
     print(f"wrote {target / 'progress.csv'} and {target / 'progress.html'}")
-    return 0
+    return 2 if any(student.problems for student in table.students) else 0
 
 
 def main(argv: list[str] | None = None) -> int:
