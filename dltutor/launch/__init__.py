@@ -8,6 +8,9 @@ What a newcomer would otherwise trip over, and what this module does about it:
 * **The address.** JupyterLab prints some 25 log lines with the address among them. Here the
   server's log is kept to errors, and once the server answers, one line gives the address
   (with a token made for this start) and, where there is a screen, a browser opens it.
+* **The token stays secret.** Every account on a machine can read every process's command
+  line (``ps``), so the login token is never on it: it goes into a configuration file, mode
+  0600, in this start's own folder (mode 0700), removed when the server stops.
 * **A clean start.** JupyterLab reopens every tab of its last session, one kernel each. Each
   start gets a fresh workspace folder (removed when the server stops), so only the first
   chapter opens.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import secrets
 import shutil
@@ -47,6 +51,11 @@ NARROW_SCREEN = 760
 #: Ports tried from the one asked for, as JupyterLab itself does when one is taken.
 PORT_TRIES = 50
 START_PAGE = "dltutor-start.html"
+#: The server's configuration file holding its login token (never on its command line).
+TOKEN_CONFIG = "jupyter_server_config.json"
+#: The folder of this start's files that the server hands out without a token (the start
+#: page); the token's file sits beside it, never inside.
+PUBLIC = "public"
 #: The server: JupyterLab, with its deprecation notices (about its own options, not the
 #: learner's business) silenced. The filter goes in after Voilà's import, which turns
 #: traitlets' notices back on. The kernels are other processes and keep their warnings.
@@ -98,11 +107,11 @@ def lab_command(folder: Path, settings: LabSettings, start_dir: Path) -> list[st
         f"--notebook-dir={folder}",
         f"--ServerApp.ip={settings.ip}", f"--ServerApp.port={settings.port}",
         "--ServerApp.port_retries=0",                 # the address printed must be the real one
-        f"--IdentityProvider.token={settings.token}",
-        "--ServerApp.open_browser=False",
-        "--ServerApp.answer_yes=True",                # Ctrl-C stops it without a question             # serve() opens it, once the server answers
+        f"--config={start_dir / TOKEN_CONFIG}",       # the token (write_token_config)
+        "--ServerApp.open_browser=False",             # serve() opens it, once the server answers
+        "--ServerApp.answer_yes=True",                # Ctrl-C stops it without a question
         "--ServerApp.log_level=ERROR", "--LabApp.log_level=ERROR",
-        f"--ServerApp.extra_static_paths={start_dir}",
+        f"--ServerApp.extra_static_paths={start_dir / PUBLIC}",
         f"--LabApp.default_url=/static/{START_PAGE}",
         f"--LabApp.workspaces_dir={start_dir / 'workspaces'}",
         f"--LabApp.app_settings_dir={HERE / 'settings'}",
@@ -113,27 +122,53 @@ def lab_command(folder: Path, settings: LabSettings, start_dir: Path) -> list[st
 
 
 def write_start_page(start_dir: Path, start: str) -> Path:
-    """The start page for notebook ``start`` (a path inside the folder), in ``start_dir``.
+    """The start page for notebook ``start`` (a path inside the folder), in ``start_dir``'s
+    public folder.
 
     >>> import tempfile
     >>> page = write_start_page(Path(tempfile.mkdtemp()), "zh/00_welcome.zh.ipynb")
-    >>> "doc" in page.read_text() and "zh/00_welcome.zh.ipynb" in page.read_text()
+    >>> page.parent.name == PUBLIC and "doc" in page.read_text() and "zh/00_welcome.zh.ipynb" in page.read_text()
     True
     """
     page = (HERE / "start.html").read_text(encoding="utf-8")
     page = page.replace("{{START}}", urllib.parse.quote(start)).replace(
         "{{NARROW}}", str(NARROW_SCREEN))
-    target = start_dir / START_PAGE
+    target = start_dir / PUBLIC / START_PAGE
+    target.parent.mkdir(exist_ok=True)
     target.write_text(page, encoding="utf-8")
     return target
 
 
+def write_token_config(start_dir: Path, token: str) -> Path:
+    """The server's login token in a file only this account can read, in ``start_dir``.
+
+    >>> import json, stat, tempfile
+    >>> config = write_token_config(Path(tempfile.mkdtemp()), "abc")
+    >>> json.loads(config.read_text())["IdentityProvider"]["token"]
+    'abc'
+    >>> oct(stat.S_IMODE(config.stat().st_mode))
+    '0o600'
+    """
+    target = start_dir / TOKEN_CONFIG
+    handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump({"IdentityProvider": {"token": token}}, out)
+    return target
+
+
 def free_port(ip: str, first: int) -> int:
-    """The first port from ``first`` on that nothing listens on at ``ip``.
+    """The first port from ``first`` on that nothing listens on at ``ip``; for ``first`` 0,
+    a port the system picks (so the address printed has the real port).
 
     >>> 1024 <= free_port("127.0.0.1", 8888) < 8888 + PORT_TRIES
     True
+    >>> free_port("127.0.0.1", 0) > 0
+    True
     """
+    if first == 0:
+        with socket.socket() as probe:
+            probe.bind((ip if ip not in ("", "*") else "0.0.0.0", 0))
+            return probe.getsockname()[1]
     for port in range(first, first + PORT_TRIES):
         with socket.socket() as probe:
             try:
@@ -201,6 +236,7 @@ def serve(folder: Path, *, start: str, port: int = 8888, ip: str = "127.0.0.1",
     start_dir = Path(tempfile.mkdtemp(prefix="dltutor-lab-"))
     try:
         write_start_page(start_dir, start)
+        write_token_config(start_dir, settings.token)
         command = lab_command(folder, settings, start_dir) + list(extra or [])
         print(text("launch.starting", folder=folder), flush=True)
         server = subprocess.Popen(command, env=env)

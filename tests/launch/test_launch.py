@@ -8,8 +8,14 @@ Chromium (the layout, a clean start, the editions' tabs) is tests/browser/test_l
 """
 from __future__ import annotations
 
+import json
 import os
+import secrets
+import shutil
+import subprocess
+import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -61,6 +67,99 @@ def test_dltutor_lab_starts_as_root_and_prints_one_address(chapters):
     chatter = [line for line in printed if line.startswith(("[I ", "[W ")) or "Warning" in line]
     assert chatter == [], chatter
     assert len(printed) <= 5, printed       # starting, ready, the address, how to stop
+
+
+def _token(address: str) -> str:
+    return address.rsplit("token=", 1)[1]
+
+
+def _status(url: str, token: str | None = None) -> int:
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"}
+                                     if token else {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_the_token_is_on_no_command_line_and_no_page_without_it(chapters):
+    """Every account can read every process's command line; the token must not be there, nor
+    in a file the server hands out without it. --port 0 prints the port really used."""
+    folder, env = chapters
+    with dltutor_lab(folder, env, "token", "--port", "0") as (address, server):
+        token, base = _token(address), address.split("/?")[0]
+        assert not base.endswith(":0")
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                assert token.encode() not in cmdline.read_bytes(), cmdline
+            except OSError:                              # a process that ended meanwhile
+                continue
+        assert _status(f"{base}/api/contents") == 403
+        assert _status(f"{base}/api/contents", token) == 200
+        for path in ("static/jupyter_server_config.json", "static/public/../"
+                     "jupyter_server_config.json", "static/dltutor-start.html"):
+            request = urllib.request.Request(f"{base}/{path}")
+            try:
+                with urllib.request.urlopen(request, timeout=30) as answer:
+                    assert token.encode() not in answer.read(), path
+            except urllib.error.HTTPError:
+                pass
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0 or
+                    not shutil.which("useradd"), reason="needs root to make a second account")
+def test_another_account_on_the_machine_cannot_use_the_lab(chapters):
+    """A second real account (useradd) on the same machine: without the token the server
+    answers 403, and neither the server's environment nor its token file can be read."""
+    folder, env = chapters
+    other = f"dlt{secrets.token_hex(3)}x"
+    subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", other],
+                   check=True)
+    try:
+        with dltutor_lab(folder, env, "other-account") as (address, server):
+            base = address.split("/?")[0]
+            server_pid = server.proc.pid
+            config = next(Path(tempfile.gettempdir()).glob("dltutor-lab-*/"
+                                                           "jupyter_server_config.json"))
+            probe = (
+                "import json, sys, urllib.request, urllib.error\n"
+                "def status(url, token=None):\n"
+                "    headers = {'Authorization': 'token ' + token} if token else {}\n"
+                "    try:\n"
+                "        return urllib.request.urlopen(urllib.request.Request(url, "
+                "headers=headers), timeout=30).status\n"
+                "    except urllib.error.HTTPError as error:\n"
+                "        return error.code\n"
+                "def read(path):\n"
+                "    try:\n"
+                "        open(path, 'rb').read(1)\n"
+                "        return 'read'\n"
+                "    except OSError as error:\n"
+                "        return type(error).__name__\n"
+                f"print(json.dumps([status({base + '/api/contents'!r}), "
+                f"status({base + '/api/contents'!r}, {_token(address)!r}), "
+                f"read('/proc/{server_pid}/environ'), read({str(config)!r})]))\n")
+            done = subprocess.run(["/usr/bin/python3", "-I", "-c", probe], user=other,
+                                  capture_output=True, text=True, timeout=60, cwd="/")
+            assert done.returncode == 0, done.stderr
+            # 200 with the token: the other account reaches the server, and only the token
+            # lets anyone in
+            assert json.loads(done.stdout) == [403, 200, "PermissionError", "PermissionError"]
+    finally:
+        subprocess.run(["userdel", other], check=False)
+
+
+def test_a_port_out_of_range_is_refused_in_one_line(capsys):
+    from dltutor import cli
+
+    for port in ("70000", "-1", "http"):
+        with pytest.raises(SystemExit) as stop:
+            cli.main(["lab", "--port", port])
+        assert stop.value.code == 2
+        said = capsys.readouterr().err
+        assert "is not a port: give a number from 1 to 65535, or 0" in said
+        assert "Traceback" not in said
 
 
 def test_the_language_follows_the_notebook_not_the_server(tmp_path, monkeypatch):
