@@ -16,6 +16,8 @@ FW_VENV := .venv-frameworks
 FW_BIN  := $(FW_VENV)/bin
 FW_STAMP := $(FW_VENV)/.installed
 TORCH ?= torch==2.13.0
+# The JupyterHub proxy (npm), for the class hub's tests and `make classroom-test`.
+CHP := build/node/node_modules/.bin/configurable-http-proxy
 
 .PHONY: lab lab-zh test test-frameworks test-cpus notebooks bench wheel site classroom-test clean help
 
@@ -68,7 +70,9 @@ lab-zh:
 
 # In parallel, one worker per core: each notebook (nbval) and each test module stays on one
 # worker (--dist loadscope), so the slow CPU-variant module runs beside everything else.
-test: $(TEST_STAMP) $(FW_STAMP)
+# Where npm is found, the class hub's proxy comes too (tests/delivery/test_class_hub.py runs a
+# real hub with real accounts; without npm or root that test is skipped and says why).
+test: $(TEST_STAMP) $(FW_STAMP) $(if $(shell command -v npm 2>/dev/null),$(CHP))
 	$(BIN)/python -m pytest -n auto --dist loadscope
 	$(MAKE) --no-print-directory test-frameworks
 
@@ -100,7 +104,6 @@ site: $(TEST_STAMP)
 # classroom extra in a fresh environment of the hub's own (build/hub-venv), JupyterHub from
 # PyPI, configurable-http-proxy from npm (into build/); then 20 students at once on 127.0.0.1
 # (classroom/README.md). Not part of `make test`. STUDENTS=4 STEPS=50 for a quick run.
-CHP := build/node/node_modules/.bin/configurable-http-proxy
 HUB_VENV := build/hub-venv
 STUDENTS ?= 20
 STEPS ?= 300

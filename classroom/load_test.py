@@ -21,10 +21,13 @@ Needs JupyterHub (``pip install -e ".[classroom]"``) and ``configurable-http-pro
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
+import pwd
 import secrets
+import shutil
 import signal
 import statistics
 import subprocess
@@ -62,13 +65,16 @@ EXERCISE_CODE = ("from dltutor import exercises\n"
 
 
 class Hub:
-    """The hub as a subprocess, and its REST API with the load test's admin token."""
+    """The hub as a subprocess, and its REST API with the load test's admin token. ``mode``
+    is the configuration's CLASSROOM_MODE; ``settings`` more of its environment."""
 
-    def __init__(self, folder: Path, port: int, proxy: str | None):
+    def __init__(self, folder: Path, port: int, proxy: str | None, mode: str = "load-test",
+                 settings: dict[str, str] | None = None):
         self.port, self.token = port, secrets.token_hex(16)
         self.base = f"http://127.0.0.1:{port}"
         env = {**os.environ, "CLASSROOM_DIR": str(folder), "CLASSROOM_PORT": str(port),
-               "CLASSROOM_ADMIN_TOKEN": self.token, "DLTUTOR_QUICK": ""}
+               "CLASSROOM_ADMIN_TOKEN": self.token, "CLASSROOM_MODE": mode,
+               "DLTUTOR_QUICK": "", **(settings or {})}
         if proxy:
             env["CLASSROOM_PROXY"] = str(Path(proxy).resolve())     # the hub runs elsewhere
         self.log = open(folder / "hub.log", "wb")
@@ -106,6 +112,64 @@ class Hub:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
         self.log.close()
+
+
+#: The account a load test run as root gives its students' servers (never root).
+LOAD_TEST_ACCOUNT = "dltutor-load"
+
+
+def load_test_account() -> str | None:
+    """As root, the account the students' servers run as (made once, a system account with no
+    login); otherwise None: they run as this account, as the hub does."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(LOAD_TEST_ACCOUNT)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--shell", "/usr/sbin/nologin",
+                        "--no-create-home", LOAD_TEST_ACCOUNT], check=True)
+    return LOAD_TEST_ACCOUNT
+
+
+def closed_folders(paths: list[Path]) -> list[Path]:
+    """The folders on the way to ``paths`` that other accounts cannot pass through (a Python
+    installed under /root, say), nearest the root first.
+
+    >>> closed_folders([Path("/")])
+    []
+    """
+    closed = []
+    for path in paths:
+        for folder in reversed(Path(os.path.realpath(path)).parents):
+            if not os.stat(folder).st_mode & 0o001 and folder not in closed:
+                closed.append(folder)
+    return closed
+
+
+@contextlib.contextmanager
+def reachable_for(accounts: list[str], paths: list[Path]):
+    """Let ``accounts`` pass through (not list) the closed folders on the way to ``paths``
+    (this Python, the kit), with an ACL entry each, taken away afterwards: what a student's
+    server runs must be reachable by the student, as it is on a hub installed in /opt."""
+    closed = closed_folders(paths)
+    if closed and not shutil.which("setfacl"):
+        raise RuntimeError(f"{', '.join(map(str, closed))}: closed to other accounts, and "
+                           f"setfacl (Debian's acl) is not installed to open a way through")
+    granted = []
+    try:
+        for folder in closed:
+            for account in accounts:
+                subprocess.run(["setfacl", "-m", f"u:{account}:x", str(folder)], check=True)
+                granted.append((account, folder))
+        yield
+    finally:
+        for account, folder in granted:
+            subprocess.run(["setfacl", "-x", f"u:{account}", str(folder)], check=False)
+
+
+def what_students_run() -> list[Path]:
+    """What a student's server needs to reach: this Python, its environment, the kit."""
+    return [Path(sys.executable), Path(sys.prefix), ROOT / "dltutor"]
 
 
 def student_processes(hub: Hub, name: str) -> list[psutil.Process]:
@@ -237,31 +301,42 @@ def measure(students: int, steps: int, proxy: str | None) -> dict:
     with tempfile.TemporaryDirectory(prefix="dltutor-classroom-") as folder:
         with socketless_port() as port:
             pass
-        hub = Hub(Path(folder), port, proxy)
-        try:
-            hub.wait_until_up()
-            names = [f"student{i:03d}" for i in range(students)]
-            samples: dict = {}
-            stop = threading.Event()
-            watcher = threading.Thread(target=sampler, args=(hub, names, samples, stop))
-            watcher.start()
-            began = time.monotonic()
-            with ThreadPoolExecutor(max_workers=students) as pool:
-                records = list(pool.map(lambda n: one_student(hub, n, steps, samples), names))
-            wall = time.monotonic() - began
-            stop.set()
-            watcher.join()
-            hub_rss = psutil.Process(hub.process.pid).memory_info().rss / 2 ** 20
-            for record in records:
-                series = samples.get(record["name"], [])
-                record["peak_rss_mib"] = max((r for r, _ in series), default=None)
-                record["cpu_s"] = max((c for _, c in series), default=None)
-            homes = Path(folder) / "homes"
-            copied = sum((homes / n / "00_welcome.ipynb").exists() for n in names)
-            progress = class_progress(homes, names)
-        finally:
-            hub.stop()
-            log_tail = (Path(folder) / "hub.log").read_text(errors="replace").splitlines()[-40:]
+        run_as = load_test_account()
+        settings = {"CLASSROOM_RUN_AS": run_as} if run_as else {}
+        Path(folder).chmod(0o755)         # the students' account reaches homes/ through it
+        hub = Hub(Path(folder), port, proxy, settings=settings)
+        with contextlib.ExitStack() as stack:
+            if run_as:
+                stack.enter_context(reachable_for([run_as], what_students_run()))
+            return _measure_with(hub, Path(folder), students, steps)
+
+
+def _measure_with(hub: Hub, folder: Path, students: int, steps: int) -> dict:
+    """measure()'s run, once the hub is started."""
+    try:
+        hub.wait_until_up()
+        names = [f"student{i:03d}" for i in range(students)]
+        samples: dict = {}
+        stop = threading.Event()
+        watcher = threading.Thread(target=sampler, args=(hub, names, samples, stop))
+        watcher.start()
+        began = time.monotonic()
+        with ThreadPoolExecutor(max_workers=students) as pool:
+            records = list(pool.map(lambda n: one_student(hub, n, steps, samples), names))
+        wall = time.monotonic() - began
+        stop.set()
+        watcher.join()
+        hub_rss = psutil.Process(hub.process.pid).memory_info().rss / 2 ** 20
+        for record in records:
+            series = samples.get(record["name"], [])
+            record["peak_rss_mib"] = max((r for r, _ in series), default=None)
+            record["cpu_s"] = max((c for _, c in series), default=None)
+        homes = Path(folder) / "homes"
+        copied = sum((homes / n / "00_welcome.ipynb").exists() for n in names)
+        progress = class_progress(homes, names)
+    finally:
+        hub.stop()
+        log_tail = (Path(folder) / "hub.log").read_text(errors="replace").splitlines()[-40:]
     if any(not r["ok"] for r in records):
         print("\n".join(log_tail))
     return {"students": students, "steps": steps, "wall_s": wall, "records": records,

@@ -3,6 +3,8 @@ configuration loads and says what the README says, and the sizing arithmetic is 
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -19,21 +21,74 @@ def load_test_module():
     return module
 
 
-def test_the_hub_configuration_loads(tmp_path, monkeypatch):
+def load_hub_config(monkeypatch, tmp_path, **settings) -> Config:
+    """classroom/jupyterhub_config.py as JupyterHub loads it, with ``settings`` in the
+    environment (a SystemExit is the hub refusing to start)."""
+    pytest.importorskip("jupyterhub")
+    for key in ("CLASSROOM_MODE", "CLASSROOM_IP", "CLASSROOM_RUN_AS", "CLASSROOM_GROUP"):
+        monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("CLASSROOM_DIR", str(tmp_path))
-    monkeypatch.setenv("CLASSROOM_ADMIN_TOKEN", "secret")
+    for key, value in settings.items():
+        monkeypatch.setenv(key, value)
     config = Config()
     code = (ROOT / "classroom" / "jupyterhub_config.py").read_text()
     exec(compile(code, "jupyterhub_config.py", "exec"), {"get_config": lambda: config})  # noqa: S102
+    return config
+
+
+def test_the_load_test_set_up_is_explicit_and_keeps_to_loopback(tmp_path, monkeypatch):
+    run_as = {"CLASSROOM_RUN_AS": "nobody"} if os.geteuid() == 0 else {}
+    config = load_hub_config(monkeypatch, tmp_path, CLASSROOM_MODE="load-test",
+                             CLASSROOM_ADMIN_TOKEN="secret", **run_as)
     assert config.JupyterHub.ip == "127.0.0.1"
     assert config.JupyterHub.authenticator_class == "dummy"
+    assert len(config.DummyAuthenticator.password) >= 16          # made at random, not shared
     assert config.SimpleLocalProcessSpawner.home_dir_template.startswith(str(tmp_path))
     assert config.JupyterHub.services[0]["api_token"] == "secret"
-    home = tmp_path / "homes" / "ada"
-    spawner = type("S", (), {"home_dir_template": config.SimpleLocalProcessSpawner
-                             .home_dir_template, "user": type("U", (), {"name": "ada"})()})()
-    config.Spawner.pre_spawn_hook(spawner)                      # the chapters arrive
-    assert (home / "00_welcome.ipynb").exists() and (home / "zh" / "lab.zh.ipynb").exists()
+    assert config.Spawner.pre_spawn_hook.__name__ == "give_chapters"
+    assert oct((tmp_path / "state").stat().st_mode & 0o777) == "0o700"
+    with pytest.raises(SystemExit, match="127.0.0.1 only"):
+        load_hub_config(monkeypatch, tmp_path, CLASSROOM_MODE="load-test",
+                        CLASSROOM_IP="0.0.0.0", **run_as)
+
+
+def test_a_class_uses_its_accounts_and_their_passwords(tmp_path, monkeypatch):
+    import grp
+
+    if os.geteuid() != 0:
+        with pytest.raises(SystemExit, match="runs as root"):
+            load_hub_config(monkeypatch, tmp_path, CLASSROOM_GROUP=grp.getgrgid(0).gr_name)
+        return
+    config = load_hub_config(monkeypatch, tmp_path, CLASSROOM_GROUP=grp.getgrgid(0).gr_name,
+                             CLASSROOM_TEACHERS="tina, tom")
+    assert config.JupyterHub.authenticator_class == "pam"
+    assert config.PAMAuthenticator.allowed_groups == {grp.getgrgid(0).gr_name}
+    assert config.JupyterHub.spawner_class == "localprocess"
+    assert config.Authenticator.admin_users == {"tina", "tom"}
+    assert "root" in config.Authenticator.blocked_users
+    assert "services" not in config.JupyterHub                   # no service token by default
+
+
+def test_the_z2jh_values_carry_no_password_and_refuse_the_dummy_login():
+    """Zero to JupyterHub loads hub.config over the chart's defaults (whose login is the dummy
+    one), then runs each hub.extraConfig snippet in order: the kit's refuses to start until a
+    real login is named."""
+    yaml = pytest.importorskip("yaml")
+    values = yaml.safe_load((ROOT / "classroom" / "z2jh-values.yaml").read_text())
+    assert "password" not in json.dumps(values).lower()
+
+    def start_hub(extra_config: dict) -> None:
+        config = Config({"JupyterHub": {"authenticator_class": "dummy"}})   # the chart's
+        for app, settings in {**values["hub"].get("config", {}), **extra_config}.items():
+            config[app].update(settings)
+        for _, snippet in sorted(values["hub"]["extraConfig"].items()):
+            exec(snippet, {"c": config})  # noqa: S102
+
+    with pytest.raises(SystemExit, match="no real login yet"):
+        start_hub({})
+    with pytest.raises(SystemExit, match="no real login yet"):
+        start_hub({"JupyterHub": {"authenticator_class": "jupyterhub.auth.DummyAuthenticator"}})
+    start_hub({"JupyterHub": {"authenticator_class": "github"}})         # a real login starts
 
 
 def test_the_load_tests_class_table_check_tells_right_from_wrong(tmp_path):
