@@ -98,6 +98,9 @@ def _parser() -> argparse.ArgumentParser:
     progress.add_argument("folders", metavar="DIR", nargs="+")
     progress.add_argument("--out", metavar="FOLDER", default=".",
                           help="where progress.csv and progress.html go (default: here)")
+    progress.epilog = ("Exit status: 0 when every student's files were read; 2 when the table "
+                       "was written but some students' files could not be read (each named, "
+                       "with why, on stderr); 1 when nothing was written.")
     return parser
 
 

@@ -8,6 +8,14 @@ table as ``progress.csv`` (one line per exercise and student) and ``progress.htm
 A cell is the student's best result so far: correct once it has been correct, else the last
 check's "not yet", else "not attempted" (never checked, or checked with the blank still in).
 
+The students' folders are theirs to fill, so nothing in them is trusted. The search follows no
+symbolic link (a link to another student's home does not make her work his) and looks at
+MAX_ENTRIES folder entries at most; a file is read without following a link, only when it is a
+regular file, and at most record.MAX_BYTES of it; a file two students share (a hard link, a
+folder named twice) counts once. Nothing in a student's folder is changed. A file that cannot
+be read is named, with why, in the student's ``problems``, and the rest of the class is still
+reported. The outputs are written whole, to a new file renamed over the old one.
+
 >>> import os, tempfile
 >>> from dltutor.exercises import record
 >>> home = tempfile.mkdtemp(prefix="ana-")
@@ -23,7 +31,10 @@ from __future__ import annotations
 
 import csv
 import html
+import io
 import os
+import stat
+import unicodedata
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
@@ -33,6 +44,10 @@ from .view import LOOKS
 #: How deep below a student's folder the progress file is looked for (the home itself, the
 #: chapters' folder in it, one more level): a home holds much else that need not be walked.
 SEARCH_DEPTH = 3
+#: How many folder entries the search looks at in one student's folder, at most: a home holds
+#: a few hundred near the top, and a student with a million empty folders must not stall the
+#: report (the student is then reported as not fully searched).
+MAX_ENTRIES = 10_000
 SYMBOLS = {"correct": "✓", "not yet": "✗", "not attempted": "·"}
 
 
@@ -44,10 +59,14 @@ class Cell(NamedTuple):
 
 
 class Student(NamedTuple):
-    """A student's column: a name (their folder's) and what their progress files recorded."""
+    """A student's column: a name (their folder's) and what their progress files recorded;
+    ``problems``: what could not be read or searched (so the column may be incomplete),
+    ``notes``: what was left out on purpose (a file already counted for another student)."""
 
     name: str
     entries: dict
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 class ClassTable:
@@ -90,16 +109,22 @@ class ClassTable:
         lines.append("✓ correct  ✗ not yet  · not attempted;  2h: two hints taken")
         return "\n".join(line.rstrip() for line in lines)
 
-    def write_csv(self, path: str | os.PathLike) -> None:
+    def csv_text(self) -> str:
         """One line per exercise and student: exercise, student, status, hints, checks."""
-        with open(path, "w", newline="", encoding="utf-8") as out:
-            writer = csv.writer(out)
-            writer.writerow(["exercise", "student", "status", "hints", "checks"])
-            for exercise_id in self.exercise_ids:
-                for student in self.students:
-                    cell = self.cell(student, exercise_id)
-                    checks = int(student.entries.get(exercise_id, {}).get("checks", 0))
-                    writer.writerow([exercise_id, student.name, cell.status, cell.hints, checks])
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(["exercise", "student", "status", "hints", "checks"])
+        for exercise_id in self.exercise_ids:
+            for student in self.students:
+                cell = self.cell(student, exercise_id)
+                checks = int(student.entries.get(exercise_id, {}).get("checks", 0))
+                writer.writerow([exercise_id, spreadsheet_text(student.name), cell.status,
+                                 cell.hints, checks])
+        return out.getvalue()
+
+    def write_csv(self, path: str | os.PathLike) -> None:
+        """The table as CSV (see :meth:`csv_text`), written whole or not at all."""
+        record.write_atomically(path, self.csv_text())
 
     def html(self) -> str:
         """One HTML page: the table in the verdicts' colours, with symbols and words so that it
@@ -125,7 +150,8 @@ class ClassTable:
                 f"{totals}</tr></tfoot></table></body></html>\n")
 
     def write_html(self, path: str | os.PathLike) -> None:
-        Path(path).write_text(self.html(), encoding="utf-8")
+        """The page of :meth:`html`, written whole or not at all."""
+        record.write_atomically(path, self.html())
 
 
 def _html_cell(cell: Cell) -> str:
@@ -135,31 +161,105 @@ def _html_cell(cell: Cell) -> str:
             f"{SYMBOLS[cell.status]}{hints}</td>")
 
 
-def progress_files(folder: str | os.PathLike) -> list[Path]:
-    """The progress files in ``folder`` and up to SEARCH_DEPTH levels below it (hidden
-    folders, such as .ipynb_checkpoints or .local, are not searched)."""
-    found, level = [], [Path(folder)]
-    for _ in range(SEARCH_DEPTH + 1):
+#: The kinds of character a name loses (Unicode categories): control, format (U+202E turns the
+#: text after it around), surrogate (an undecodable byte of a file name), line and paragraph
+#: separators.
+HIDDEN_KINDS = ("Cc", "Cf", "Cs", "Zl", "Zp")
+
+
+def printable(name: str) -> str:
+    r"""``name`` without the characters that can change what a terminal or a page shows
+    (HIDDEN_KINDS: an escape sequence, a new line, a right-to-left override, ...).
+
+    >>> printable("ana\x1b[2J\u202etxt.exe\n")
+    'ana[2Jtxt.exe'
+    """
+    return "".join(c for c in name if unicodedata.category(c) not in HIDDEN_KINDS)
+
+
+def spreadsheet_text(cell: str) -> str:
+    r"""A text cell for a CSV file that a spreadsheet shows as text, never runs as a formula:
+    one starting with = + - @, a tab or a carriage return gets a leading ' (OWASP's advice).
+
+    >>> spreadsheet_text("=HYPERLINK(\"http://x\")"), spreadsheet_text("ana")
+    ('\'=HYPERLINK("http://x")', 'ana')
+    """
+    return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
+
+
+class Found(NamedTuple):
+    """A search's result: the progress files with the (device, inode) each had when found,
+    and what could not be searched."""
+
+    files: list[tuple[Path, tuple[int, int]]]
+    problems: list[str]
+
+
+def search(folder: str | os.PathLike) -> Found:
+    """The progress files in ``folder`` and up to SEARCH_DEPTH levels below it. Hidden folders
+    (.ipynb_checkpoints, .local) are not searched, links are not followed, and the search stops
+    after MAX_ENTRIES entries (a problem says so).
+
+    >>> import tempfile
+    >>> home = tempfile.mkdtemp()
+    >>> os.symlink(home, os.path.join(home, "loop"))       # a link is not followed
+    >>> search(home)
+    Found(files=[], problems=[])
+    """
+    files, problems, level, seen = [], [], [Path(folder)], 0
+    for depth in range(SEARCH_DEPTH + 1):
         below = []
         for directory in level:
-            candidate = directory / record.FILE_NAME
-            if candidate.is_file():
-                found.append(candidate)
             try:
-                below.extend(p for p in directory.iterdir()
-                             if p.is_dir() and not p.name.startswith("."))
-            except OSError:             # a folder the teacher cannot read: skip it
-                continue
-        level = below
-    return sorted(found)
+                with os.scandir(directory) as entries:
+                    for entry in entries:
+                        seen += 1
+                        if seen > MAX_ENTRIES:
+                            problems.append(f"not fully searched: more than {MAX_ENTRIES:,} "
+                                            f"files and folders in {printable(str(folder))}")
+                            return Found(sorted(files), problems)
+                        _place(entry, depth, files, below, problems)
+            except OSError as error:    # a folder the teacher cannot read: say so, go on
+                problems.append(f"{printable(str(directory))}: could not be searched "
+                                f"({(error.strerror or str(error)).lower()})")
+        level = sorted(below)
+    return Found(sorted(files), problems)
 
 
-def merged_entries(files: Iterable[Path]) -> dict:
+def _place(entry: os.DirEntry, depth: int, files: list, below: list, problems: list) -> None:
+    """Put one folder entry where it belongs: a progress file, a folder to search, or neither."""
+    if entry.name == record.FILE_NAME:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:                 # gone since the folder was listed
+            return
+        if stat.S_ISLNK(info.st_mode):
+            problems.append(f"{printable(entry.path)}: a symbolic link (not followed)")
+        else:
+            files.append((Path(entry.path), (info.st_dev, info.st_ino)))
+    elif (depth < SEARCH_DEPTH and not entry.name.startswith(".")
+          and entry.is_dir(follow_symlinks=False)):
+        below.append(Path(entry.path))
+
+
+def progress_files(folder: str | os.PathLike) -> list[Path]:
+    """The progress files :func:`search` finds in ``folder``."""
+    return [path for path, _ in search(folder).files]
+
+
+def merged_entries(tables: Iterable[dict]) -> dict:
     """One student's entries from all their progress files (two copies of the chapters): per
-    exercise, solved if solved in either, the most hints, the checks added up."""
+    exercise, solved if solved in either, the most hints, the checks added up.
+
+    >>> one = {"01.1": {"status": "correct", "hints": 1, "checks": 2, "solved": True}}
+    >>> two = {"01.1": {"status": "not yet", "hints": 3, "checks": 1, "solved": False}}
+    >>> merged = merged_entries([one, two])["01.1"]
+    >>> merged["solved"], merged["hints"], merged["checks"]
+    (True, 3, 3)
+    """
     merged: dict = {}
-    for path in files:
-        for exercise_id, entry in record.load(path).items():
+    for entries in tables:
+        for exercise_id, entry in entries.items():
             if exercise_id not in merged:
                 merged[exercise_id] = dict(entry)
                 continue
@@ -174,10 +274,49 @@ def merged_entries(files: Iterable[Path]) -> dict:
 
 def class_table(folders: Iterable[str | os.PathLike], exercise_ids: list[str]) -> ClassTable:
     """The table of the students whose folders are ``folders`` (a student is named after their
-    folder: on a hub, the home's name is the user's)."""
-    students = []
-    for folder in folders:
-        path = Path(folder).expanduser()
-        name = path.resolve().name or str(path)
-        students.append(Student(name, merged_entries(progress_files(path))))
+    folder: on a hub, the home's name is the user's). A folder named here may be a link (the
+    teacher chose it); below it, no link is followed."""
+    counted: dict[tuple[int, int], str] = {}     # (device, inode) -> the student it counted for
+    students = [_student(Path(folder).expanduser().resolve(), counted) for folder in folders]
     return ClassTable(students, exercise_ids)
+
+
+def _student(home: Path, counted: dict[tuple[int, int], str]) -> Student:
+    """One student's column: their files read (only read), each file counted once in a class."""
+    name = printable(home.name or str(home)) or "(no name)"
+    for _ in range(2):                  # a kernel saving meanwhile replaces its file (a new
+        found = search(home)            # inode): search once more before calling it a problem
+        readings, problems, changed = _read_all(found.files)
+        if not changed:
+            break
+    tables, notes = [], []
+    for shown, identity, entries in readings:
+        if identity in counted:
+            notes.append(f"{shown}: already counted for {counted[identity]}")
+        else:
+            counted[identity] = name
+            tables.append(entries)
+    return Student(name, merged_entries(tables), tuple(found.problems + problems), tuple(notes))
+
+
+def _read_all(files: list[tuple[Path, tuple[int, int]]]) -> tuple[list, list[str], bool]:
+    """Each file's entries, as (path to show, (device, inode), entries); the problems; and
+    whether a file was not the one the search found (gone, or another file now)."""
+    readings, problems, changed = [], [], False
+    for path, identity in files:
+        shown = printable(str(path))
+        try:
+            entries, info = record.read_entries(path, follow_links=False)
+        except FileNotFoundError:
+            problems.append(f"{shown}: gone before it could be read")
+            changed = True
+            continue
+        except record.ProgressFileError as error:
+            problems.append(f"{shown}: {error}")
+            continue
+        if (info.st_dev, info.st_ino) != identity:   # replaced, or a folder on its path was
+            problems.append(f"{shown}: changed while the report read it")  # swapped for a link
+            changed = True
+        else:
+            readings.append((shown, identity, entries))
+    return readings, problems, changed

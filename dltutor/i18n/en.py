@@ -23,6 +23,8 @@ TEXT = {
     "exercise.status.not yet": "not yet",
     "exercise.status.not attempted": "not attempted",
     "exercise.status.not checked": "not checked",
+    "exercise.progress_damaged": ("Your progress file {path} was damaged: it is kept as {kept}, "
+                                  "and your checks now go to a new file."),
 
     # -- dltutor lab: starting JupyterLab (dltutor.launch) --------------------------------------
     "launch.starting": "Starting JupyterLab on {folder} ...",

@@ -21,6 +21,7 @@ TEXT = {
     "exercise.status.not yet": "还不对",
     "exercise.status.not attempted": "未作答",
     "exercise.status.not checked": "未检查",
+    "exercise.progress_damaged": "你的进度文件 {path} 已损坏：原文件已另存为 {kept}，之后的检查会记录在一个新文件里。",
 
     # -- dltutor lab：启动 JupyterLab（dltutor.launch） ------------------------------------------
     "launch.starting": "正在 {folder} 上启动 JupyterLab ……",
