@@ -22,6 +22,8 @@ os.environ.setdefault("GLOG_minloglevel", "2")
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "claim(*ids): the claim ids (tags claim-ID in a chapter) this test proves")
+    config.addinivalue_line("markers", "row(table, label, cell): the names-table cell whose "
+                            "meaning this test proves (claims.row)")
 
 
 @pytest.fixture
