@@ -51,11 +51,30 @@ def test_p_data_is_a_tensor_with_in_place_methods():
     assert p.abs().max().item() > 0 and p.abs().max().item() < 0.1
 
 
+_FLOAT32_LAYERS = {       # a float32 layer, an input shape, the error PyTorch 2.13 raises
+    "Linear": (lambda: torch.nn.Linear(4, 3), (2, 4), RuntimeError, "mat1 and mat2 must have"),
+    "Linear, 3-D input": (lambda: torch.nn.Linear(4, 3), (2, 5, 4), RuntimeError, "mat1 and mat2"),
+    "Linear, no bias": (lambda: torch.nn.Linear(4, 3, bias=False), (2, 4), RuntimeError,
+                        "same dtype"),
+    "Conv1d": (lambda: torch.nn.Conv1d(4, 3, 1), (2, 4, 5), RuntimeError, "should be the same"),
+    "Conv2d": (lambda: torch.nn.Conv2d(4, 3, 1), (2, 4, 5, 5), RuntimeError, "should be the same"),
+    "ConvTranspose2d": (lambda: torch.nn.ConvTranspose2d(4, 3, 1), (2, 4, 5, 5), RuntimeError,
+                        "expected scalar type Double but found Float"),
+    "BatchNorm1d": (lambda: torch.nn.BatchNorm1d(4), (2, 4), RuntimeError, "mixed dtype"),
+    "LayerNorm": (lambda: torch.nn.LayerNorm(4), (2, 4), RuntimeError, "mixed dtype"),
+    "GroupNorm": (lambda: torch.nn.GroupNorm(2, 4), (2, 4, 5), RuntimeError, "mixed dtype"),
+    "PReLU": (lambda: torch.nn.PReLU(), (2, 4), RuntimeError, "Type promoting not supported"),
+    "LSTM": (lambda: torch.nn.LSTM(4, 3), (5, 2, 4), ValueError, "does not match weight dtype"),
+    "GRU": (lambda: torch.nn.GRU(4, 3), (5, 2, 4), ValueError, "does not match weight dtype"),
+}
+
+
 @claim("torch-differs-float64-input-refused")
-def test_float64_input_to_a_float32_layer_is_refused():
-    layer = torch.nn.Linear(3, 2)
-    with pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype"):
-        layer(torch.zeros(4, 3, dtype=torch.float64))
+@pytest.mark.parametrize("name", list(_FLOAT32_LAYERS))
+def test_float64_input_to_a_float32_layer_is_refused(name):
+    make, shape, error, message = _FLOAT32_LAYERS[name]
+    with pytest.raises(error, match=message):
+        make()(torch.zeros(*shape, dtype=torch.float64))
 
 
 @claim("torch-differs-complex-allowed")
@@ -64,21 +83,42 @@ def test_complex_tensors_are_allowed():
     assert t.dtype == torch.complex64 and t.imag.item() == 2.0
 
 
+_OPTIMIZERS = {                                          # lr 0.1, every other setting default
+    "SGD": lambda params, **impl: torch.optim.SGD(params, lr=0.1, **impl),
+    "SGD-momentum": lambda params, **impl: torch.optim.SGD(params, lr=0.1, momentum=0.9, **impl),
+    "Adam": lambda params, **impl: torch.optim.Adam(params, lr=0.1, **impl),
+    "AdamW": lambda params, **impl: torch.optim.AdamW(params, lr=0.1, **impl),
+    "Adagrad": lambda params, **impl: torch.optim.Adagrad(params, lr=0.1, **impl),
+    "RMSprop": lambda params, **impl: torch.optim.RMSprop(params, lr=0.1, **impl),
+}
+
+
 @claim("torch-differs-param-twice")
-def test_one_parameter_twice_warns_in_one_group_and_raises_across_groups():
-    p = torch.nn.Parameter(torch.zeros(2))
+@pytest.mark.parametrize("name", list(_OPTIMIZERS))
+def test_one_parameter_twice_warns_in_one_group_and_raises_across_groups(name):
+    make, grad = _OPTIMIZERS[name], torch.tensor([1.0, -2.0])
+    p, one, two = (torch.nn.Parameter(torch.ones(2)) for _ in range(3))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        opt = torch.optim.SGD([p, p], lr=0.1)              # twice in ONE group: a warning
+        opt = make([p, p])                                # twice in ONE group: a warning
     assert [w.category for w in caught] == [UserWarning]
     assert "duplicate parameters" in str(caught[0].message)
-    p.grad = torch.ones(2)
+    p.grad, one.grad = grad.clone(), grad.clone()
     opt.step()
-    assert p.tolist() == pytest.approx([-0.2, -0.2])      # two updates of -0.1 in one step
+    make([one]).step()                                    # one update, for comparison
+    assert not torch.allclose(p, one)
+    twice = make([two])                                   # two steps of the parameter alone
+    for _ in range(2):
+        two.grad = grad.clone()
+        twice.step()
+    if name == "SGD-momentum":     # both updates start a fresh buffer (= the gradient): -0.1 g each
+        assert p.tolist() == pytest.approx([0.8, 1.4]) and not torch.allclose(p, two)
+    else:
+        assert torch.allclose(p, two)                     # two updates in one step
 
     with pytest.raises(ValueError, match="some parameters appear in more than one parameter group"):
-        torch.optim.SGD([{"params": [p]}, {"params": [p]}], lr=0.1)     # in TWO groups: refused
-    opt = torch.optim.SGD([p], lr=0.1)
+        make([{"params": [p]}, {"params": [p]}])            # in TWO groups: refused
+    opt = make([p])
     with pytest.raises(ValueError, match="more than one parameter group"):
         opt.add_param_group({"params": [p]})
 
@@ -140,23 +180,45 @@ def test_paddle_has_a_per_parameter_lr_and_need_clip():
     assert np.allclose(before - layer.weight.numpy(), 0.05)   # 0.1 x 0.5 x 1
 
 
+_IMPLEMENTATIONS = {"for-loop": {"foreach": False}, "foreach": {"foreach": True},
+                    "fused": {"fused": True}}                # RMSprop has no fused version
+# What one step writes where the gradient is +Inf: SGD, with or without momentum, moves the
+# weight by -lr x Inf, to -Inf; the adaptive optimizers divide Inf by sqrt(Inf): NaN.
+_INF_WRITES = {"SGD": float("-inf"), "SGD-momentum": float("-inf")}
+_NONFINITE_CASES = [(name, impl, bad) for name in _OPTIMIZERS for impl in _IMPLEMENTATIONS
+                    for bad in ("nan", "inf") if not (name == "RMSprop" and impl == "fused")]
+
+
 @claim("torch-differs-nonfinite-applied")
-def test_a_nan_gradient_is_applied():
-    p = torch.nn.Parameter(torch.ones(3))
-    p.grad = torch.tensor([1.0, float("nan"), 1.0])
-    torch.optim.SGD([p], lr=0.1).step()                   # no error, no warning
-    assert torch.isnan(p[1]) and p[0].item() == pytest.approx(0.9)
+@pytest.mark.parametrize("name, impl, bad", _NONFINITE_CASES)
+def test_a_nan_or_inf_gradient_is_applied_by_every_optimizer(name, impl, bad):
+    """No error, no warning, no skipped step: the entry whose gradient is NaN or +Inf becomes
+    NaN (-Inf for SGD and an Inf gradient), the others take their usual step."""
+    make = _OPTIMIZERS[name]
+    p, clean = torch.nn.Parameter(torch.ones(3)), torch.nn.Parameter(torch.ones(3))
+    p.grad, clean.grad = torch.tensor([1.0, float(bad), 1.0]), torch.ones(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                    # a warning would fail the test
+        make([p], **_IMPLEMENTATIONS[impl]).step()
+    make([clean], **_IMPLEMENTATIONS[impl]).step()
+    expected = float("nan") if bad == "nan" else _INF_WRITES.get(name, float("nan"))
+    torch.testing.assert_close(p[1], torch.tensor(expected), equal_nan=True)
+    assert not torch.isfinite(p[1])
+    assert torch.equal(p[[0, 2]], clean[[0, 2]]) and (clean != 1.0).all()   # a real step
 
 
 @claim("torch-differs-clip-threshold-accepted")
-def test_a_threshold_of_zero_or_below_is_accepted():
+@pytest.mark.parametrize("clip, threshold, after", [
+    ("clip_grad_norm_", 0.0, [0.0, 0.0]),                 # zeroed
+    ("clip_grad_norm_", -1.0, [-0.6, -0.8]),              # flipped, to norm 1
+    ("clip_grad_value_", 0.0, [0.0, 0.0]),                # zeroed
+    ("clip_grad_value_", -1.0, [-1.0, -1.0]),             # clamp(min=1, max=-1): every entry -1
+])
+def test_a_threshold_of_zero_or_below_is_accepted(clip, threshold, after):
     p = torch.nn.Parameter(torch.zeros(2))
     p.grad = torch.tensor([3.0, 4.0])
-    torch.nn.utils.clip_grad_norm_([p], max_norm=0.0)
-    assert p.grad.tolist() == [0.0, 0.0]                  # zeroed
-    p.grad = torch.tensor([3.0, 4.0])
-    torch.nn.utils.clip_grad_norm_([p], max_norm=-1.0)
-    assert p.grad.tolist() == pytest.approx([-0.6, -0.8], abs=1e-6)     # flipped
+    getattr(torch.nn.utils, clip)([p], threshold)         # no error, no warning
+    assert p.grad.tolist() == pytest.approx(after, abs=1e-6)
 
 
 RAN = []

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from claims import claim
+from claims import claim, row
 
 
 @claim("torch-tensors-dtype-rules")
@@ -21,6 +21,15 @@ def test_torch_tensor_keeps_numpy_dtype_and_makes_python_floats_float32():
     assert t[0, 0].item() == 0.0                                       # a copy
 
 
+@claim("torch-tensors-dtype-rules")
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int16", "int32",
+                                   "int64", "uint8", "uint16", "uint32", "uint64", "bool",
+                                   "complex64", "complex128"])
+def test_torch_tensor_keeps_every_numpy_dtype(dtype):
+    t = torch.tensor(np.zeros(3, dtype=dtype))
+    assert t.dtype == getattr(torch, dtype)
+
+
 @claim("torch-tensors-shape-forms-and-normal")
 def test_zeros_takes_three_shape_forms_and_normal_takes_size():
     assert torch.zeros(2, 3).shape == torch.zeros((2, 3)).shape == torch.zeros(size=(2, 3)).shape == (2, 3)
@@ -29,6 +38,7 @@ def test_zeros_takes_three_shape_forms_and_normal_takes_size():
 
 
 @claim("torch-tensors-max-dim-pair")
+@row("torch-names-01", "largest value and where", "`x.max(dim=1)` (same pair)")
 def test_max_along_a_dim_returns_values_and_indices():
     scores = torch.tensor([[0.1, 2.0, -1.0], [3.0, 0.5, 0.2]])
     values, indices = scores.max(dim=1)
@@ -38,6 +48,23 @@ def test_max_along_a_dim_returns_values_and_indices():
     assert scores.max().item() == 3.0 and scores.max().dim() == 0      # no dim: one tensor
     assert scores.amax(dim=(0, 1)).item() == 3.0                       # amax: values only
     assert scores.sum(dim=1, keepdim=True).shape == (2, 1)             # dim= and keepdim=
+
+
+@claim("torch-tensors-max-dim-pair")
+@pytest.mark.parametrize("reduction", ["sum", "mean", "max", "std", "softmax"])
+def test_reductions_take_dim_and_keepdim(reduction):
+    """The chapter's list "sum, mean, max, std, softmax" with ``dim=``; ``keepdim=True`` keeps
+    the axis with size 1 (softmax keeps every axis anyway)."""
+    x = torch.tensor([[0.1, 2.0, -1.0], [3.0, 0.5, 0.2]])
+    out = getattr(x, reduction)(dim=1)
+    values = out.values if reduction == "max" else out
+    expected = {"sum": x.numpy().sum(1), "mean": x.numpy().mean(1), "max": x.numpy().max(1),
+                "std": x.numpy().std(1, ddof=1),
+                "softmax": np.exp(x.numpy()) / np.exp(x.numpy()).sum(1, keepdims=True)}
+    assert np.allclose(values.numpy(), expected[reduction], atol=1e-6)
+    if reduction != "softmax":
+        kept = getattr(x, reduction)(dim=1, keepdim=True)
+        assert (kept.values if reduction == "max" else kept).shape == (2, 1)
 
 
 @claim("torch-tensors-max-grad-ties")
@@ -54,6 +81,8 @@ def test_max_dim_sends_the_gradient_to_one_element_amax_shares_it():
 
 
 @claim("paddle-tensors-mul-flattens")
+@row("paddle-names-01", "flatten, then one 2-D product",
+     "1.x: `fluid.layers.mul(x, y, x_num_col_dims)`")
 def test_paddle_mul_flattens_both_inputs_then_multiplies():
     """Paddle 1.x's ``fluid.layers.mul`` ran the operator ``mul``; Paddle 3.3 still runs it."""
     import paddle
@@ -111,6 +140,7 @@ def _stages(module):
 
 
 @claim("torch-tensors-detach-cuts")
+@row("torch-names-01", "stop the gradient here", "`h.detach()`")
 def test_detach_on_an_intermediate_output_cuts_everything_upstream():
     stage1, stage2, stage3 = _stages(torch.nn)
     x = torch.randn(16, 4)
@@ -125,14 +155,20 @@ def test_detach_on_an_intermediate_output_cuts_everything_upstream():
 
 
 @claim("paddle-tensors-stop-gradient-intermediate")
-def test_paddle_stop_gradient_on_an_intermediate_output_cuts_upstream():
+@row("paddle-names-01", "stop the gradient here", "`h.stop_gradient = True` or `h.detach()`")
+@pytest.mark.parametrize("how", ["h.stop_gradient = True", "h.detach()"])
+def test_paddle_stop_gradient_on_an_intermediate_output_cuts_upstream(how):
     import paddle
 
     paddle.seed(0)
     stage1, stage2, stage3 = _stages(paddle.nn)
     relu = paddle.nn.functional.relu
     h = relu(stage2(relu(stage1(paddle.randn([16, 4])))))
-    h.stop_gradient = True
+    if how == "h.detach()":
+        h = h.detach()
+        assert h.stop_gradient is True
+    else:
+        h.stop_gradient = True
     stage3(h).pow(2).mean().backward()
     assert stage1.weight.grad is None and stage2.weight.grad is None
     assert stage3.weight.grad is not None
@@ -140,6 +176,8 @@ def test_paddle_stop_gradient_on_an_intermediate_output_cuts_upstream():
 
 
 @claim("paddle-tensors-max-values-only")
+@row("paddle-names-01", "largest value and where",
+     "`paddle.max(x, axis=1)` (values only), `paddle.argmax`")
 def test_paddle_max_along_an_axis_returns_the_values_only():
     import paddle
 
@@ -169,3 +207,25 @@ def test_paddle_to_tensor_stops_the_gradient_by_default_and_parameters_do_not(pa
     x = paddle.to_tensor([[1.0, 2.0]])
     layer(x).sum().backward()
     assert x.grad is None and layer.weight.grad is not None
+
+
+_PADDLE_LAYERS = {
+    "Linear": lambda nn: nn.Linear(2, 2), "Conv2D": lambda nn: nn.Conv2D(2, 2, 1),
+    "LayerNorm": lambda nn: nn.LayerNorm(2), "GroupNorm": lambda nn: nn.GroupNorm(1, 2),
+    "Embedding": lambda nn: nn.Embedding(4, 2), "LSTM": lambda nn: nn.LSTM(2, 2),
+    "PReLU": lambda nn: nn.PReLU(), "BatchNorm1D": lambda nn: nn.BatchNorm1D(2),
+    "BatchNorm2D": lambda nn: nn.BatchNorm2D(2),
+}
+
+
+@claim("paddle-to-tensor-stops-gradient")
+@pytest.mark.parametrize("layer", list(_PADDLE_LAYERS))
+def test_paddle_layer_parameters_start_with_stop_gradient_false_but_batchnorm_statistics(
+        paddle, layer):
+    """Every trainable parameter starts with ``stop_gradient=False``. BatchNorm's running
+    ``_mean`` and ``_variance`` are parameters too, not trainable, with ``stop_gradient=True``."""
+    named = dict(_PADDLE_LAYERS[layer](paddle.nn).named_parameters())
+    assert named and all(not p.stop_gradient for p in named.values() if p.trainable)
+    frozen = sorted(name for name, p in named.items() if p.stop_gradient)
+    assert frozen == (["_mean", "_variance"] if layer.startswith("BatchNorm") else [])
+    assert all(not named[name].trainable for name in frozen)

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from chapters import chapter_definition
-from claims import claim
+from claims import claim, row
 
 
 @claim("torch-access-linear-weight-out-in")
@@ -63,6 +63,7 @@ def test_the_chapters_parameter_table_runs_unchanged_on_a_torch_model():
 
 
 @claim("torch-access-save-pickle")
+@row("torch-names-02", "save one layer", "`torch.save(net[2].state_dict(), path)` (pickle)")
 def test_torch_save_writes_a_pickle(tmp_path):
     path = tmp_path / "last_layer.pt"
     torch.save(torch.nn.Linear(8, 1).state_dict(), path)
@@ -91,6 +92,24 @@ def test_torch_load_state_dict_copies_the_bias_then_raises():
     assert torch.equal(small.weight, weight_before)       # the weight kept its old value
 
 
+@claim("torch-access-load-half-applied")
+@pytest.mark.parametrize("wrong", ["0.weight", "1.weight", "1.bias", "2.weight", "2.bias"])
+def test_torch_load_state_dict_copies_every_entry_that_fits_and_raises_at_the_end(wrong):
+    """"copies each entry that fits *as it goes* and raises only at the end": the entries
+    before and after the one that does not fit are all copied, that one keeps its value."""
+    torch.manual_seed(0)
+    saved = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(3)]).state_dict()
+    target = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(3)])
+    layer, name = wrong.split(".")
+    setattr(target[int(layer)], name, torch.nn.Parameter(torch.zeros(5, *saved[wrong].shape[1:])))
+    with pytest.raises(RuntimeError, match=f"size mismatch for {wrong}:") as raised:
+        target.load_state_dict(saved)
+    assert str(raised.value).count("size mismatch") == 1
+    for key, value in target.state_dict().items():
+        assert torch.equal(value, saved[key]) == (key != wrong), key
+    assert not target.get_parameter(wrong).any()              # the misfit kept its zeros
+
+
 # ---------------------------------------------------------------- buffers (recipe)
 
 
@@ -111,7 +130,11 @@ class _Standardize(torch.nn.Module):
 
 
 @claim("torch-buffers-saved-moved-never-optimized")
-def test_torch_buffers_are_saved_and_cast_but_never_parameters():
+@row("torch-names-02", "state that is not a parameter", '`register_buffer("mean", t)`')
+@pytest.mark.parametrize("target, attribute", [(torch.float64, "dtype"), (torch.bfloat16, "dtype"),
+                                               (torch.device("meta"), "device")])
+def test_torch_buffers_are_saved_and_cast_but_never_parameters(target, attribute):
+    """Cast (two dtypes) and moved (to another device: "meta", as this CPU has no GPU)."""
     model = _Standardize()
     assert [n for n, _ in model.named_parameters()] == ["fc.weight", "fc.bias"]
     assert [n for n, _ in model.named_buffers()] == ["mean", "std", "last_input"]
@@ -120,8 +143,8 @@ def test_torch_buffers_are_saved_and_cast_but_never_parameters():
     model(torch.randn(4, 3)).sum().backward()
     opt.step()
     assert model.mean.grad is None and torch.equal(model.mean, torch.zeros(3))
-    model.to(torch.float64)
-    assert {model.mean.dtype, model.std.dtype, model.last_input.dtype,
-            model.fc.weight.dtype} == {torch.float64}
-    assert model.scale.dtype == torch.float32        # the plain attribute was left behind
+    model.to(target)
+    assert {getattr(t, attribute) for t in (model.mean, model.std, model.last_input,
+                                            model.fc.weight)} == {target}
+    assert getattr(model.scale, attribute) != target  # the plain attribute was left behind
     assert "scale" not in model.state_dict()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 
 import numpy as np
 import pytest
@@ -11,17 +12,20 @@ import torch
 from torch import nn
 
 from chapters import chapter_definition, paddle_dynamic
-from claims import claim
+from claims import claim, row
 
 
 # ---------------------------------------------------------------------------------- PyTorch
 
 
 @claim("torch-init-linear-default-uniform-weight-bias")
-def test_torch_linear_default_is_uniform_one_over_sqrt_fan_in_for_weight_and_bias():
+@row("torch-names-03", "default Linear init", "same")
+@pytest.mark.parametrize("fan_in, fan_out", [(1000, 500), (64, 2000), (4000, 300)])
+def test_torch_linear_default_is_uniform_one_over_sqrt_fan_in_for_weight_and_bias(fan_in, fan_out):
+    """Any Linear(in_features, out_features): the sentence says every one."""
     torch.manual_seed(0)
-    wide = nn.Linear(1000, 500)
-    bound = 1 / math.sqrt(1000)
+    wide = nn.Linear(fan_in, fan_out)
+    bound = 1 / math.sqrt(fan_in)
     w, b = wide.weight.detach().numpy(), wide.bias.detach().numpy()
     assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
     assert np.abs(w).max() > 0.999 * bound and np.abs(b).max() > 0.9 * bound
@@ -47,6 +51,7 @@ def test_torch_linear_reset_parameters_is_kaiming_uniform_a_sqrt5_weight_then_bi
 
 
 @claim("torch-init-calculate-gain-table")
+@row("torch-names-03", "gain of an activation", "`nn.init.calculate_gain`")
 def test_torch_calculate_gain_table():
     g = nn.init.calculate_gain
     assert g("linear") == 1 and g("sigmoid") == 1
@@ -55,6 +60,28 @@ def test_torch_calculate_gain_table():
     assert math.isclose(g("leaky_relu"), math.sqrt(2 / (1 + 0.01 ** 2)))   # default slope 0.01
     assert math.isclose(g("leaky_relu", 0.2), math.sqrt(2 / (1 + 0.2 ** 2)))
     assert math.isclose(g("selu"), 3 / 4)
+
+
+_GAIN_CASES = [("linear", None), ("conv1d", None), ("conv2d", None), ("conv3d", None),
+               ("conv_transpose1d", None), ("conv_transpose2d", None), ("conv_transpose3d", None),
+               ("sigmoid", None), ("tanh", None), ("relu", None), ("leaky_relu", None),
+               ("leaky_relu", 0.2), ("leaky_relu", 0), ("selu", None)]
+
+
+@claim("torch-init-calculate-gain-table")
+@pytest.mark.parametrize("nonlinearity, param", _GAIN_CASES)
+def test_dltutor_calculate_gain_gives_pytorchs_number_for_every_nonlinearity(nonlinearity, param):
+    """"the same numbers as PyTorch's": every name PyTorch 2.13 knows, compared one by one."""
+    import dltutor as dt
+
+    ours = dt.nn.init.calculate_gain(nonlinearity, param)
+    theirs = nn.init.calculate_gain(nonlinearity, param)
+    assert ours == theirs and type(ours) is type(theirs)
+
+
+def test_the_gain_cases_are_every_nonlinearity_pytorch_names():
+    body = inspect.getsource(nn.init.calculate_gain).split('"""')[-1]     # after the docstring
+    assert set(re.findall(r'"([a-z_0-9]+)"', body)) == {n for n, _ in _GAIN_CASES}
 
 
 @claim("torch-init-data-is-a-tensor")
@@ -70,11 +97,16 @@ def test_torch_data_is_a_tensor_with_in_place_methods():
 
 
 @claim("torch-init-tensor-methods-need-no-grad")
-def test_torch_in_place_methods_on_a_parameter_need_no_grad():
+@pytest.mark.parametrize("method, args", [("normal_", (0, 0.01)), ("uniform_", (-0.1, 0.1)),
+                                          ("fill_", (0.5,)), ("zero_", ())])
+def test_torch_in_place_methods_on_a_parameter_need_no_grad(method, args):
+    """Each of the four methods the chapter names refuses a parameter outside no_grad."""
     m = nn.Linear(4, 8)
+    before = m.weight.detach().clone()
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used "
                                            "in an in-place operation"):
-        m.weight.normal_(0, 0.01)
+        getattr(m.weight, method)(*args)
+    assert torch.equal(m.weight, before)                          # refused: nothing changed
     with torch.no_grad():
         m.weight.normal_(0, 0.01)
         m.bias.fill_(0)
@@ -82,12 +114,37 @@ def test_torch_in_place_methods_on_a_parameter_need_no_grad():
 
 
 @claim("torch-init-functions-in-place")
+@row("torch-names-03", "an initializer for one layer",
+     "`init.normal_(layer.weight, 0.0, 0.02)` after making it")
 def test_torch_init_functions_change_an_existing_tensor_in_place():
     layer = nn.Linear(400, 300)
     weight = layer.weight
     returned = nn.init.normal_(layer.weight, 0.0, 0.02)
     assert returned is weight and layer.weight is weight             # the same object
     assert abs(float(layer.weight.detach().std()) - 0.02) < 0.001    # with new values
+
+
+_TORCH_INITS = {"uniform_": (), "normal_": (), "trunc_normal_": (), "constant_": (0.3,),
+                "ones_": (), "zeros_": (), "eye_": (), "dirac_": (), "xavier_uniform_": (),
+                "xavier_normal_": (), "kaiming_uniform_": (), "kaiming_normal_": (),
+                "orthogonal_": (), "sparse_": (0.5,)}
+
+
+@claim("torch-init-functions-in-place")
+@pytest.mark.parametrize("name", sorted(_TORCH_INITS))
+def test_every_torch_init_function_changes_the_tensor_in_place(name):
+    """"PyTorch ... use functions that change an existing tensor in place": each of them."""
+    layer = nn.Conv1d(3, 3, 3) if name == "dirac_" else nn.Linear(6, 4)   # dirac_: 3-5 dims
+    weight, before = layer.weight, layer.weight.detach().clone()
+    address = weight.data_ptr()
+    returned = getattr(nn.init, name)(weight, *_TORCH_INITS[name])
+    assert returned is weight and layer.weight is weight and weight.data_ptr() == address
+    assert not torch.equal(weight, before) and weight.requires_grad
+
+
+def test_the_in_place_cases_are_every_init_function_of_torch():
+    public = {n for n in dir(nn.init) if n.endswith("_") and not n.startswith("_")}
+    assert public == set(_TORCH_INITS)
 
 
 @claim("torch-module-double-float64")
@@ -171,6 +228,49 @@ def test_paddle_initializer_object_acts_only_when_called_or_given_to_a_layer():
     assert abs(given.weight.numpy().std() - 0.02) < 0.002
 
 
+_PADDLE_INITIALIZERS = {"Normal": (0.0, 0.02), "Uniform": (-0.5, 0.5), "Constant": (0.3,),
+                        "TruncatedNormal": (), "XavierUniform": (), "XavierNormal": (),
+                        "KaimingUniform": (), "KaimingNormal": (), "Orthogonal": (),
+                        "Dirac": (), "Bilinear": (),
+                        "Assign": (np.arange(24, dtype=np.float32).reshape(6, 4),)}
+
+
+def _paddle_layer(nn, name, attr=None):
+    if name == "Dirac":                                   # for convolution weights only
+        return nn.Conv2D(4, 4, 3, weight_attr=attr)
+    if name == "Bilinear":                                # for a grouped transposed conv
+        return nn.Conv2DTranspose(4, 4, 3, groups=4, weight_attr=attr)
+    return nn.Linear(6, 4, weight_attr=attr)
+
+
+@claim("paddle-init-object-acts-only-when-called")
+@pytest.mark.parametrize("name", sorted(_PADDLE_INITIALIZERS))
+def test_every_paddle_initializer_acts_only_when_called_or_given_to_a_layer(name):
+    """"An initializer does something only when it is called ... or handed to a layer"."""
+    paddle = paddle_dynamic()
+
+    def make():
+        return getattr(paddle.nn.initializer, name)(*_PADDLE_INITIALIZERS[name])
+
+    paddle.seed(5)
+    weight = _paddle_layer(paddle.nn, name).weight
+    before = weight.numpy().copy()
+    make()                                                # made and thrown away
+    assert np.array_equal(weight.numpy(), before)
+    paddle.seed(7)
+    make()(weight)                                        # called on the parameter
+    assert not np.array_equal(weight.numpy(), before)
+    paddle.seed(7)
+    given = _paddle_layer(paddle.nn, name, paddle.ParamAttr(initializer=make())).weight
+    assert np.array_equal(given.numpy(), weight.numpy())  # handed to a layer: the same values
+
+
+def test_the_paddle_initializer_cases_are_every_initializer_class():
+    init = paddle_dynamic().nn.initializer
+    classes = {n for n in init.__all__ if n[0].isupper() and not n.endswith("Initializer")}
+    assert classes == set(_PADDLE_INITIALIZERS)
+
+
 @claim("paddle-init-xavier-weight-as-fan-in")
 def test_paddle_xavier_uniform_accepts_the_weight_as_fan_in():
     paddle = paddle_dynamic()
@@ -213,11 +313,14 @@ def test_paddle_assign_initializer_copies_an_array_in():
 
 
 @claim("paddle-linear-default-xavier-zero-bias")
-def test_paddle_linear_default_is_xavier_uniform_weight_zero_bias():
+@row("paddle-names-03", "default Linear init", "Xavier-uniform weight, zero bias")
+@pytest.mark.parametrize("fan_in, fan_out", [(400, 800), (1000, 50), (64, 2000)])
+def test_paddle_linear_default_is_xavier_uniform_weight_zero_bias(fan_in, fan_out):
+    """Any Linear(in_features, out_features), not just one."""
     paddle = paddle_dynamic()
     paddle.seed(0)
-    fc = paddle.nn.Linear(400, 800)
-    a = math.sqrt(6 / (400 + 800))
+    fc = paddle.nn.Linear(fan_in, fan_out)
+    a = math.sqrt(6 / (fan_in + fan_out))
     w = fc.weight.numpy()
     assert np.abs(w).max() <= a and np.abs(w).max() > 0.999 * a
     assert abs(w.std() / (a / math.sqrt(3)) - 1) < 0.01

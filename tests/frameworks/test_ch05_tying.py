@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 from chapters import chapter_cell
-from claims import claim
+from claims import claim, row
 
 
 
@@ -31,6 +31,7 @@ def torch_untied():
 
 # --- PyTorch --------------------------------------------------------------------------------
 
+@row("torch-names-05", "share a layer", "same")
 @claim("torch-tying-same-object-twice")
 def test_torch_a_module_used_twice_is_one_object():
     net = torch_tied()
@@ -41,6 +42,7 @@ def test_torch_a_module_used_twice_is_one_object():
     assert len(list(net.parameters())) == 6              # nothing special: one object, once
 
 
+@row("torch-names-05", "gradient of a tied parameter", "same")
 @claim("torch-tying-grad-sum")
 def test_torch_gradient_of_a_tied_parameter_is_the_sum_over_its_uses():
     tied, untied = torch_tied(), torch_untied()
@@ -64,6 +66,8 @@ def test_torch_hook_on_a_tied_parameter_fires_once_with_the_sum():
     assert torch.equal(calls[0], tied[2].weight.grad)
 
 
+@row("torch-names-05", "list each parameter once", "`net.parameters()`")
+@row("torch-names-05", "list every alias", "`named_parameters(remove_duplicate=False)`")
 @claim("torch-tying-named-parameters-once", "torch-tying-state-dict-every-alias")
 def test_torch_listing_a_tied_parameter():
     tied = torch_tied()
@@ -95,6 +99,7 @@ def test_torch_loading_two_different_values_for_one_tied_parameter():
     assert torch.equal(again[2].weight, saved["4.weight"])
 
 
+@row("torch-names-05", "does loading keep the tie?", "yes (`load_state_dict` copies in place)")
 @claim("torch-tying-load-keeps-tie")
 def test_torch_load_state_dict_copies_in_place_and_keeps_the_tie():
     saved = torch_tied(seed=0).state_dict()
@@ -105,6 +110,8 @@ def test_torch_load_state_dict_copies_in_place_and_keeps_the_tie():
     assert torch.equal(weight, saved["2.weight"])
 
 
+@row("torch-names-05", "file",
+     "`torch.save`: a zip holding a pickle, the shared storage stored once")
 @claim("torch-tying-save-zip-storage-once")
 def test_torch_save_is_a_zip_of_a_pickle_and_stores_the_shared_storage_once():
     buffer = io.BytesIO()
@@ -117,6 +124,7 @@ def test_torch_save_is_a_zip_of_a_pickle_and_stores_the_shared_storage_once():
     assert loaded["2.weight"].data_ptr() == loaded["4.weight"].data_ptr()
 
 
+@row("torch-names-05", "share one parameter", "`b.weight = a.weight`")
 @claim("torch-tying-assign-weight", "torch-tying-weight-only-two-biases")
 def test_torch_tie_one_parameter_by_assignment():
     user, friend = torch.nn.Embedding(5, 3), torch.nn.Embedding(5, 3)
@@ -141,30 +149,57 @@ def test_torch_one_embedding_for_two_columns_sums_the_rows():
     assert (table.weight.grad[4] == 0).all()
 
 
+TORCH_OPTIMIZERS = sorted(name for name, cls in vars(torch.optim).items()
+                          if isinstance(cls, type) and issubclass(cls, torch.optim.Optimizer)
+                          and cls is not torch.optim.Optimizer)
+# optimizers that cannot train the chapter's network at all (not a hook question): Muon takes
+# 2-D parameters only (the network has biases), SparseAdam sparse gradients only
+CANNOT_TRAIN_IT = {"Muon", "SparseAdam"}
+
+
 @claim("torch-tying-optimizer-step-hooks")
-def test_torch_the_chapters_norm_trace_runs_unchanged():
-    """The chapter's NormTrace cell, executed with PyTorch's modules and optimizer."""
+def test_torch_every_optimizer_has_the_base_classs_two_step_hooks():
+    """"PyTorch 2.x optimizers have the same two hooks": none overrides Optimizer's."""
+    assert len(TORCH_OPTIMIZERS) >= 14
+    for name in TORCH_OPTIMIZERS:
+        cls = getattr(torch.optim, name)
+        for hook in ("register_step_pre_hook", "register_step_post_hook"):
+            assert getattr(cls, hook) is getattr(torch.optim.Optimizer, hook), (name, hook)
+
+
+@claim("torch-tying-optimizer-step-hooks")
+@pytest.mark.parametrize("name", [n for n in TORCH_OPTIMIZERS if n not in CANNOT_TRAIN_IT])
+def test_torch_the_chapters_norm_trace_runs_unchanged(name):
+    """The chapter's NormTrace cell, executed with PyTorch's modules and each optimizer."""
     namespace = {}
     exec(chapter_cell("05_tying", "class NormTrace:"), namespace)
     torch.manual_seed(0)
     hidden = torch.nn.Linear(16, 16)
     net = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.Tanh(), hidden, torch.nn.Tanh(),
                               hidden, torch.nn.Tanh(), torch.nn.Linear(16, 2))
-    opt = torch.optim.SGD(net.parameters(), lr=0.3, momentum=0.9)
+    extra = {"momentum": 0.9} if name == "SGD" else {}
+    opt = getattr(torch.optim, name)(net.parameters(), lr=0.3, **extra)
     trace = namespace["NormTrace"](net, opt)
     xb, yb = torch.randn(32, 2), torch.randint(0, 2, (32,))
+
+    def closure():
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(net(xb), yb)
+        loss.backward()
+        return loss
+
     before, grads = [], []
     for _ in range(3):
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(net(xb), yb).backward()
+        closure()
         before.append([p.detach().clone() for p in net.parameters()])
         grads.append([p.grad.norm().item() for p in net.parameters()])
-        opt.step()
+        opt.step(closure)              # LBFGS needs it; the others call it, nothing changes
     assert [n for n, _ in trace.named] == ["0.weight", "0.bias", "2.weight", "2.bias",
                                            "6.weight", "6.bias"]      # the shared one once
     assert np.allclose(trace.grad_norm, grads)
     last_update = [(p.detach() - old).norm().item()
                    for p, old in zip(net.parameters(), before[-1])]
+    assert max(last_update) > 0
     assert np.allclose(trace.update_norm[-1], last_update) and len(trace.update_norm) == 3
 
 
@@ -177,6 +212,7 @@ def paddle_tied(paddle, seed=0):
                                 paddle.nn.ReLU(), shared, paddle.nn.ReLU(), paddle.nn.Linear(8, 1))
 
 
+@row("paddle-names-05", "gradient of a tied parameter", "same")
 @claim("paddle-tying-grad-sum")
 def test_paddle_shared_layer_gradient_is_the_sum(paddle):
     tied = paddle_tied(paddle)
@@ -207,6 +243,8 @@ def test_paddle_one_embedding_for_two_columns(paddle):
     assert np.allclose(grad, expected, atol=1e-6) and (grad[4] == 0).all()
 
 
+@row("paddle-names-05", "share one parameter",
+     "same object, or `ParamAttr(name=...)` in static graphs")
 @claim("paddle-tying-assign-weight")
 def test_paddle_tie_two_existing_layers_by_assignment(paddle):
     user, friend = paddle.nn.Embedding(5, 3), paddle.nn.Embedding(5, 3)
@@ -225,6 +263,8 @@ def test_paddle_dynamic_graph_a_repeated_parameter_name_is_refused(paddle):
     assert "In dygraph mode, the name of parameter can't be same" in str(err.value)
 
 
+@row("paddle-names-05", "share one parameter",
+     "same object, or `ParamAttr(name=...)` in static graphs")
 @claim("paddle-tying-static-paramattr-name-shares")
 def test_paddle_static_graph_one_name_is_one_parameter(paddle):
     """Two static embedding lookups with ParamAttr(name="shared_emb") read one table.
@@ -258,6 +298,8 @@ def test_paddle_static_graph_one_name_is_one_parameter(paddle):
     assert np.array_equal(u_out, table[[0, 1, 2]]) and np.array_equal(f_out, table[[1, 3, 0]])
 
 
+@row("paddle-names-05", "list each parameter once", "`net.parameters()`")
+@row("paddle-names-05", "list every alias", "`named_parameters(remove_duplicate=False)`")
 @claim("paddle-tying-named-parameters-remove-duplicate")
 def test_paddle_named_parameters_lists_aliases_on_request(paddle):
     tied = paddle_tied(paddle)
@@ -268,6 +310,7 @@ def test_paddle_named_parameters_lists_aliases_on_request(paddle):
         "0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias", "6.weight", "6.bias"]
 
 
+@row("paddle-names-05", "does loading keep the tie?", "yes (`set_state_dict` copies in place)")
 @claim("paddle-tying-set-state-dict-keeps-tie")
 def test_paddle_set_state_dict_copies_in_place(paddle):
     saved = {k: v.numpy().copy() for k, v in paddle_tied(paddle, seed=0).state_dict().items()}
@@ -278,6 +321,7 @@ def test_paddle_set_state_dict_copies_in_place(paddle):
     assert np.array_equal(weight.numpy(), saved["2.weight"])
 
 
+@row("paddle-names-05", "file", "`paddle.save`: pickle")
 @claim("paddle-tying-save-pickle")
 def test_paddle_save_writes_a_pickle(paddle, tmp_path):
     path = os.fspath(tmp_path / "tied.pdparams")

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from chapters import paddle_dynamic
-from claims import claim
+from claims import claim, row
 
 
 def _torch_moves(params_list, momentum, steps=2):
@@ -48,6 +48,7 @@ def test_torch_cross_entropy_loss_module_reduction():
     assert torch.isclose(loss_fn(logits, labels), torch.nn.functional.cross_entropy(logits, labels))
 
 
+@row("torch-names-06", "parameter groups", "same")
 @claim("torch-optim-groups-from-plain-lists")
 def test_torch_groups_from_plain_parameter_lists():
     conv, fc = torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)
@@ -78,6 +79,7 @@ def test_torch_has_no_lr_mult_a_group_of_its_own_instead():
     assert "regularizer" not in opt.defaults and "lr_mult" not in opt.defaults
 
 
+@row("torch-names-06", "decay chosen by name", "— (use two groups)")
 @claim("torch-weight-decay-two-groups")
 def test_torch_bias_free_decay_with_two_groups():
     layer = torch.nn.Linear(3, 2)
@@ -90,6 +92,8 @@ def test_torch_bias_free_decay_with_two_groups():
     assert torch.equal(layer.bias.detach(), b0)
 
 
+@row("torch-names-06", "a parameter twice in one group",
+     "a warning, then updated twice per step")
 @claim("torch-duplicate-in-one-group-warns-updates-twice")
 def test_torch_parameter_twice_in_one_group_warns_and_updates_twice():
     w = torch.nn.Parameter(torch.tensor([1.0]))
@@ -105,6 +109,7 @@ def test_torch_parameter_twice_in_one_group_warns_and_updates_twice():
     assert _torch_moves([w, w], 0.9) == [0.1, round(0.095 + 0.1355, 4)]   # 2x, then ~2.4x
 
 
+@row("torch-names-06", "a parameter in two groups", "`ValueError`")
 @claim("torch-duplicate-in-two-groups-valueerror")
 def test_torch_parameter_in_two_groups_is_refused():
     w = torch.nn.Parameter(torch.tensor([1.0]))
@@ -131,6 +136,8 @@ def _paddle_step(paddle, layer, opt):
     return w0, grad, w0 - layer.weight.numpy()
 
 
+@row("paddle-names-06", "per-parameter lr multiplier", "`ParamAttr(learning_rate=2.0)` (flat "
+     "list only: a group overwrites it with its `learning_rate`)")
 @claim("paddle-paramattr-flat-list-lr-and-regularizer")
 def test_paddle_paramattr_in_a_flat_list():
     """Flat list: lr = optimizer lr x ParamAttr rate; the ParamAttr regularizer replaces the
@@ -146,6 +153,8 @@ def test_paddle_paramattr_in_a_flat_list():
     assert not np.allclose(move, both, rtol=1e-5)
 
 
+@row("paddle-names-06", "per-parameter lr multiplier", "`ParamAttr(learning_rate=2.0)` (flat "
+     "list only: a group overwrites it with its `learning_rate`)")
 @claim("paddle-group-overwrites-paramattr")
 def test_paddle_group_overwrites_paramattr_lr_and_regularizer():
     """In a group: the group's learning_rate (default 1.0) overwrites the ParamAttr rate, and the
@@ -194,6 +203,8 @@ def test_paddle_chapter_example_fc1_weight_in_the_fc_group():
     np.testing.assert_allclose(move, 0.02 * (g + 0.001 * np.sign(w0)), rtol=1e-5)
 
 
+@row("paddle-names-06", "parameter groups", '`parameters=[{"params": a}, {"params": b, '
+     '"learning_rate": 0.2}]` (a *scale* of the optimizer\'s lr; chapter 07)')
 @claim("paddle-group-lr-is-a-scale")
 def test_paddle_group_learning_rate_scales_the_optimizers():
     paddle = paddle_dynamic()
@@ -205,6 +216,8 @@ def test_paddle_group_learning_rate_scales_the_optimizers():
         np.testing.assert_allclose(move, lr * g, rtol=1e-5)
 
 
+@row("paddle-names-06", "decay chosen by name", "`AdamW(..., apply_decay_param_fun=f)`, "
+     "`f(\"linear_1.b_0\")`: the generated name")
 @claim("paddle-adamw-apply-decay-param-fun")
 def test_paddle_adamw_apply_decay_param_fun_decoupled():
     """AdamW's decay is decoupled (p *= 1 - lr * coeff); the function picks the parameters."""
@@ -259,6 +272,8 @@ PADDLE_GENERATED = {"conv1.weight": "conv2d_0.w_0", "conv1.bias": "conv2d_0.b_0"
                     "fc2.weight": "linear_1.w_0", "fc2.bias": "linear_1.b_0"}
 
 
+@row("paddle-names-06", "decay chosen by name", "`AdamW(..., apply_decay_param_fun=f)`, "
+     "`f(\"linear_1.b_0\")`: the generated name")
 @claim("paddle-generated-param-names", "paddle-adamw-decay-by-name-set")
 def test_paddle_lenet_generated_names_and_the_set_fix():
     paddle = paddle_dynamic()
@@ -300,6 +315,7 @@ def test_paddle_zero_regularizer_on_biases_in_a_flat_list():
     np.testing.assert_array_equal(layer.bias.numpy(), b0)
 
 
+@row("paddle-names-06", "a parameter in two groups", "`ValueError`")
 @claim("paddle-duplicate-in-two-groups-valueerror")
 def test_paddle_parameter_in_two_groups_is_refused():
     paddle = paddle_dynamic()
@@ -309,6 +325,8 @@ def test_paddle_parameter_in_two_groups_is_refused():
                                                             {"params": [layer.weight]}])
 
 
+@row("paddle-names-06", "a parameter twice in one group",
+     "not checked: updated twice per step")
 @claim("paddle-duplicate-in-one-group-unchecked")
 def test_paddle_parameter_twice_in_one_group_is_not_checked():
     """No error, no warning; step() updates it once per entry (plain SGD: lr doubled)."""

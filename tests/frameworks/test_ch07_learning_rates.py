@@ -11,26 +11,59 @@ import pytest
 import torch
 
 from chapters import paddle_dynamic
-from claims import claim
+from claims import claim, row
 
 
 # ---------------------------------------------------------------- PyTorch
 
 
-@claim("torch-sgd-accepts-nan-lr")
-def test_torch_checks_lr_below_zero_only_and_nan_poisons_the_weights():
-    w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
-    with pytest.raises(ValueError, match="Invalid learning rate"):
-        torch.optim.SGD([w], lr=-0.1)
-    torch.optim.SGD([w], lr=float("nan"))                  # NaN < 0 is False: accepted
-    torch.optim.SGD([w], lr=float("inf"))                  # and so is infinity
-    opt = torch.optim.SGD([w], lr=0.1)
-    opt.param_groups[0]["lr"] = float("nan")               # set by hand: no check at step() either
+_LR_CHECKED = [torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW, torch.optim.Adagrad,
+               torch.optim.RMSprop]
+
+
+def _nan_step_poisons(opt, w):
+    """One step with a finite gradient: every weight becomes NaN."""
     (w * 2.0).sum().backward()
     opt.step()
-    assert torch.isnan(w.detach()).all()
+    return bool(torch.isnan(w.detach()).all())
 
 
+@claim("torch-nan-lr-checked-only-in-constructors")
+@pytest.mark.parametrize("kind", _LR_CHECKED, ids=lambda kind: kind.__name__)
+def test_torch_nan_lr_refused_by_four_constructors_accepted_everywhere_else(kind):
+    """SGD checks `lr < 0` (NaN passes); Adam, AdamW, Adagrad, RMSprop check `not 0.0 <= lr`
+    (NaN refused). All accept inf, and a NaN written into param_groups, added in a group or
+    loaded from a state dict; step() then turns every weight into NaN."""
+    nan = float("nan")
+    w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    with pytest.raises(ValueError, match="Invalid learning rate"):
+        kind([w], lr=-0.1)
+    if kind is torch.optim.SGD:
+        assert math.isnan(kind([w], lr=nan).param_groups[0]["lr"])          # accepted
+    else:
+        with pytest.raises(ValueError, match="Invalid learning rate: nan"):
+            kind([w], lr=nan)
+    assert kind([w], lr=float("inf")).param_groups[0]["lr"] == float("inf")
+
+    opt = kind([w], lr=0.1)
+    opt.param_groups[0]["lr"] = nan                     # by hand: no check at step()
+    assert _nan_step_poisons(opt, w)
+
+    w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    saved = kind([w], lr=0.1).state_dict()
+    saved["param_groups"][0]["lr"] = nan                # a checkpoint with a NaN lr
+    opt = kind([w], lr=0.1)
+    opt.load_state_dict(saved)
+    assert math.isnan(opt.param_groups[0]["lr"])
+    assert _nan_step_poisons(opt, w)
+
+    w, extra = torch.nn.Parameter(torch.tensor([1.0, -2.0])), torch.nn.Parameter(torch.ones(1))
+    opt = kind([extra], lr=0.1)
+    opt.add_param_group({"params": [w], "lr": nan})    # add_param_group: no check either
+    assert _nan_step_poisons(opt, w)
+
+
+@row("torch-names-07", "a group's lr under a scheduler", "same")
 @claim("torch-steplr-scales-each-group")
 def test_torch_scheduler_on_the_optimizer_scales_every_groups_own_lr():
     a, b = torch.nn.Parameter(torch.ones(1)), torch.nn.Parameter(torch.ones(1))
@@ -46,6 +79,7 @@ def test_torch_scheduler_on_the_optimizer_scales_every_groups_own_lr():
     assert [g["initial_lr"] for g in opt.param_groups] == [0.05, 0.01]
 
 
+@row("torch-names-07", "steps taken", '`opt.state[p]["step"]` (Adam, AdamW)')
 @claim("torch-adam-state-step")
 def test_torch_adam_counts_steps_per_parameter_sgd_does_not():
     for kind in (torch.optim.Adam, torch.optim.AdamW):
@@ -80,6 +114,8 @@ class TorchLionLite(torch.optim.Optimizer):
                 m.mul_(beta2).add_(p.grad, alpha=1 - beta2)
 
 
+@row("torch-names-07", "write an optimizer", "subclass `torch.optim.Optimizer`, write `step`")
+@row("torch-names-07-b", "the rule for one parameter", "the body of your loop in `step()`")
 @claim("torch-custom-optimizer-writes-step")
 def test_torch_lionlite_the_whole_step_is_yours():
     with pytest.raises(NotImplementedError):          # the base class has no step() to inherit
@@ -114,6 +150,10 @@ def _move(paddle, opt, p, grad):
     return old - p.numpy()
 
 
+@row("paddle-names-07", "where the scheduler goes",
+     "passed **as** the optimizer's `learning_rate`")
+@row("paddle-names-07", "a group's lr under a scheduler",
+     "the group's `learning_rate` is a scale of the one schedule")
 @claim("paddle-scheduler-is-the-optimizer-lr")
 def test_paddle_stepdecay_passed_as_learning_rate_groups_scale_it():
     paddle = paddle_dynamic()
@@ -131,6 +171,9 @@ def test_paddle_stepdecay_passed_as_learning_rate_groups_scale_it():
     assert np.isclose(lrs[0][1], 0.01, rtol=1e-5)            # 0.2 x the schedule = 0.01 at first
 
 
+@row("paddle-names-07", "change the lr by hand", "`opt.set_lr(x)` (a `RuntimeError` when "
+     "the lr is a scheduler); a group's scale is copied onto its parameters when the group is "
+     "added, so changing it later does nothing")
 @claim("paddle-set-lr-refused-with-scheduler", "paddle-group-scale-copied-when-added")
 def test_paddle_changing_the_lr_by_hand():
     paddle = paddle_dynamic()
@@ -149,6 +192,8 @@ def test_paddle_changing_the_lr_by_hand():
     assert np.isclose(_move(paddle, opt, p, [1.0])[0], 1.0 * 0.5, rtol=1e-5)
 
 
+@row("paddle-names-07", "per-parameter lr multiplier",
+     "`ParamAttr(learning_rate=2.0)` (flat list only: a group overwrites it)")
 @claim("paddle-schedule-times-paramattr-flat-group-overwrites")
 def test_paddle_schedule_group_scale_and_paramattr():
     """Flat list: schedule x ParamAttr rate. In a group: schedule x the group's learning_rate,
@@ -173,6 +218,8 @@ def test_paddle_schedule_group_scale_and_paramattr():
     assert np.isclose(_move(paddle, opt, conv, [1.0])[0], 0.025, rtol=1e-5)
 
 
+@row("paddle-names-07", "steps taken",
+     "one per `step()` (one per `exe.run` in a static graph)")
 @claim("paddle-static-graph-one-step-per-run")
 def test_paddle_static_graph_counts_one_step_per_exe_run():
     paddle = paddle_dynamic()
@@ -224,6 +271,13 @@ def _paddle_lionlite(paddle):
     return LionLite
 
 
+@row("paddle-names-07", "write an optimizer",
+     "subclass `paddle.optimizer.Optimizer`, override `_append_optimize_op`")
+@row("paddle-names-07-b", "the rule for one parameter",
+     "`_append_optimize_op(block, (param, grad))`")
+@row("paddle-names-07-b", "per-parameter buffers", "`_add_accumulator` / `_get_accumulator`")
+@row("paddle-names-07-b", "the lr for this parameter", "`self._create_param_lr(param_and_grad)`")
+@row("paddle-names-07-b", "skip, decay, clip", "the base class (`regularization`, `grad_clip`)")
 @claim("paddle-custom-optimizer-append-optimize-op")
 def test_paddle_lionlite_one_parameter_at_a_time():
     """_append_optimize_op gets one (param, grad) after the base class clipped it and added the
@@ -264,6 +318,8 @@ def test_paddle_sgd_update_is_a_fused_c_ops_kernel():
     np.testing.assert_allclose(_move(paddle, opt, p, [1.0, -2.0]), [0.1, -0.2], rtol=1e-6)
 
 
+@row("torch-names-07", "schedulers", "`torch.optim.lr_scheduler.LinearLR`, `StepLR`, "
+     "`CosineAnnealingLR`, `SequentialLR`")
 @claim("torch-sequentiallr-warmup-cosine")
 def test_torch_sequentiallr_warmup_then_cosine_as_chapter_06_prints():
     w = torch.nn.Parameter(torch.zeros(1))

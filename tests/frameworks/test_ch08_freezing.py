@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 from chapters import chapter_cell
-from claims import claim
+from claims import claim, row
 
 from dltutor import nn, optim
 
@@ -98,6 +98,9 @@ def test_torch_left_out_layer_gradient_accumulates_until_module_zero_grad():
 def test_torch_zero_grad_sets_none_by_default():
     assert inspect.signature(torch.optim.Optimizer.zero_grad).parameters["set_to_none"].default is True
     assert inspect.signature(torch.nn.Module.zero_grad).parameters["set_to_none"].default is True
+    optimizers = [c for c in vars(torch.optim).values()
+                  if inspect.isclass(c) and issubclass(c, torch.optim.Optimizer)]
+    assert [c for c in optimizers if "zero_grad" in vars(c)] == [torch.optim.Optimizer]  # inherited
     x, y = batch()
     net = make_net()
     opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
@@ -138,17 +141,21 @@ def test_torch_adam_zero_gradient_still_moves():
 
 
 @claim("torch-freezing-zero-grad-weight-decay-shrinks")
-def test_torch_weight_decay_with_zero_gradient_shrinks():
-    w = torch.nn.Parameter(torch.tensor([1.0, -2.0, 3.0]))
-    sgd = torch.optim.SGD([w], lr=0.1, weight_decay=0.5)
+@pytest.mark.parametrize("opt_class", [torch.optim.SGD, torch.optim.Adam], ids=["SGD", "Adam"])
+def test_torch_weight_decay_with_zero_gradient_shrinks(opt_class):
+    start = torch.tensor([1.0, -2.0, 3.0])
+    w = torch.nn.Parameter(start.clone())
+    opt = opt_class([w], lr=0.1, weight_decay=0.5)
     for _ in range(3):
         w.grad = torch.zeros(3)
-        sgd.step()
-    assert torch.allclose(w.detach(), torch.tensor([1.0, -2.0, 3.0]) * (1 - 0.1 * 0.5) ** 3)
-    v = torch.nn.Parameter(torch.tensor([1.0, -2.0, 3.0]))     # grad None: left alone
-    sgd = torch.optim.SGD([v], lr=0.1, weight_decay=0.5)
-    sgd.step()
-    assert torch.equal(v.detach(), torch.tensor([1.0, -2.0, 3.0]))
+        opt.step()
+    assert (w.detach().abs() < start.abs()).all() and torch.equal(w.detach().sign(), start.sign())
+    if opt_class is torch.optim.SGD:
+        assert torch.allclose(w.detach(), start * (1 - 0.1 * 0.5) ** 3)
+    v = torch.nn.Parameter(start.clone())                       # grad None: left alone
+    opt = opt_class([v], lr=0.1, weight_decay=0.5)
+    opt.step()
+    assert torch.equal(v.detach(), start)
 
 
 @claim("torch-freezing-bn-eps-zero-refused-in-training")
@@ -160,6 +167,7 @@ def test_torch_batchnorm_eps_zero_built_but_refused_in_training():
         bn(torch.randn(16, 3))
 
 
+@row("torch-names-08", "running-stat momentum", "`momentum=0.1` (weight of the batch)")
 @claim("torch-freezing-bn-momentum-weight-of-batch")
 def test_torch_batchnorm_momentum_is_the_weight_of_the_batch():
     bn = torch.nn.BatchNorm1d(3)
@@ -175,6 +183,7 @@ def test_torch_batchnorm_momentum_is_the_weight_of_the_batch():
     assert {"running_mean", "running_var"} <= {n for n, _ in bn.named_buffers()}
 
 
+@row("torch-names-08", "training / evaluation mode", "`model.train()`, `model.eval()`")
 @claim("torch-freezing-bn-eval-uses-running-stats")
 def test_torch_batchnorm_eval_and_train():
     torch.manual_seed(3)
@@ -204,6 +213,8 @@ def test_torch_batchnorm_requires_grad_false_alone_leaves_stats_updating():
     assert not torch.allclose(bn.running_mean, torch.zeros(3))
 
 
+@row("torch-names-08", "fixed BatchNorm statistics",
+     "— (`bn.eval()` again after every `model.train()`)")
 @claim("torch-freezing-bn-no-use-global-stats")
 def test_torch_batchnorm_has_no_use_global_stats_eval_again_instead():
     assert "use_global_stats" not in inspect.signature(torch.nn.BatchNorm1d).parameters
@@ -324,6 +335,7 @@ def test_paddle_paramattr_learning_rate_zero(paddle):
     assert norms[-1] > 1.5 * norms[0]                          # its momentum grows
 
 
+@row("paddle-names-08", "running-stat momentum", "`momentum=0.9` (weight of the old value)")
 @claim("paddle-freezing-bn-momentum-weight-of-old")
 def test_paddle_batchnorm_momentum_is_the_weight_of_the_old_value(paddle):
     bn = paddle.nn.BatchNorm1D(3)
@@ -358,6 +370,7 @@ def test_paddle_batchnorm_eval_and_train(paddle):
     assert not np.array_equal(bn._mean.numpy(), mean)
 
 
+@row("paddle-names-08", "fixed BatchNorm statistics", "`BatchNorm1D(c, use_global_stats=True)`")
 @claim("paddle-freezing-bn-use-global-stats")
 def test_paddle_use_global_stats(paddle):
     assert inspect.signature(paddle.nn.BatchNorm1D).parameters["use_global_stats"].default is None
@@ -382,6 +395,7 @@ def test_paddle_batchnorm_stop_gradient_alone_leaves_stats_updating(paddle):
     assert not np.allclose(bn._mean.numpy(), 0)
 
 
+@row("paddle-names-08", "a group's learning rate", "`opt.set_lr(...)` (whole optimizer)")
 @claim("paddle-freezing-set-lr-whole-optimizer")
 def test_paddle_set_lr_sets_the_whole_optimizers_rate(paddle):
     a, b = paddle.nn.Linear(2, 2), paddle.nn.Linear(2, 2)
@@ -469,6 +483,7 @@ TORCH_SETUPS = {
 }
 
 
+@row("torch-names-08", "freeze some rows of a tensor", "`p.register_hook(fn)`")
 @claim("torch-partial-freeze-mask-hook")
 @pytest.mark.parametrize("label", list(TORCH_SETUPS))
 def test_torch_a_gradient_mask_keeps_rows_only_without_decay_and_from_the_first_step(label):

@@ -5,6 +5,7 @@ source in notebooks/SOURCES.md.
 """
 from __future__ import annotations
 
+import collections
 import inspect
 import io
 import os
@@ -17,7 +18,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, TensorDataset
 
 from chapters import paddle_dynamic
-from claims import claim
+from claims import claim, row
 
 
 class PidDataset(Dataset):
@@ -43,6 +44,7 @@ class Surprise:
 
 # -- the loader --------------------------------------------------------------------------------
 @claim("torch-data-loader-shape")
+@row("torch-names-10", "data set of arrays", "`torch.utils.data.TensorDataset`")
 def test_dataset_and_loader_shape():
     X, y = torch.randn(10, 2), torch.arange(10)
     ds = TensorDataset(X, y)
@@ -121,6 +123,7 @@ def test_paddle_workers_are_processes_with_shared_memory_default(paddle):
 
 
 @claim("torch-distributed-sampler-set-epoch")
+@row("torch-names-10", "shuffle order of a given epoch", "`DistributedSampler.set_epoch(e)`")
 def test_distributed_sampler_set_epoch():
     ds = TensorDataset(torch.arange(10))
     sampler = DistributedSampler(ds, num_replicas=1, rank=0, shuffle=True, seed=0)
@@ -134,6 +137,8 @@ def test_distributed_sampler_set_epoch():
 
 
 @claim("paddle-distributed-batch-sampler-set-epoch")
+@row("paddle-names-10", "shuffle order of a given epoch",
+     "`DistributedBatchSampler.set_epoch(e)`")
 def test_paddle_distributed_batch_sampler_set_epoch(paddle):
     ds = paddle.io.TensorDataset([paddle.arange(10)])
     sampler = paddle.io.DistributedBatchSampler(ds, batch_size=4, num_replicas=1, rank=0,
@@ -159,6 +164,7 @@ def test_set_num_threads():
 
 # -- saving and loading ------------------------------------------------------------------------
 @claim("torch-save-tensor-list-dict")
+@row("torch-names-10", "save one tensor, a list, a dict", "`torch.save(x, path)`")
 def test_torch_save_takes_a_tensor_a_list_a_dict(tmp_path):
     x, y = torch.arange(4), torch.zeros(4)
     for obj, kind in ((x, torch.Tensor), ([x, y], list), ((x, y), tuple), ({"x": x, "y": y}, dict)):
@@ -191,9 +197,19 @@ def test_torch_save_is_a_zip_holding_a_pickle(tmp_path, capsys):
     assert capsys.readouterr().out == "run by the unpickler\n", "loading a pickle runs code"
 
 
+PLAIN_VALUES = {"tensor": torch.arange(3), "list": [torch.ones(2), 1.5],
+                "tuple": (torch.zeros(1), "x"), "dict": {"a": torch.ones(1), "n": 3, "f": None},
+                "OrderedDict": collections.OrderedDict(w=torch.ones(1))}
+
+
 @claim("torch-load-weights-only-default")
-def test_torch_load_defaults_to_weights_only(tmp_path, capsys):
+@pytest.mark.parametrize("kind", sorted(PLAIN_VALUES))
+def test_torch_load_defaults_to_weights_only(tmp_path, capsys, kind):
+    """Tensors, containers and plain values load by default; any other object is refused."""
     path = tmp_path / "f.pt"
+    torch.save(PLAIN_VALUES[kind], path)
+    back = torch.load(path)                                   # no weights_only given
+    assert type(back) is type(PLAIN_VALUES[kind]) and repr(back) == repr(PLAIN_VALUES[kind])
     torch.save({"w": Surprise()}, path)
     capsys.readouterr()
     with pytest.raises(pickle.UnpicklingError, match="In PyTorch 2.6, we changed the default value "
@@ -254,6 +270,8 @@ def _torch_classifier(classes):
 
 
 @claim("torch-strict-false-still-refuses-shapes")
+@row("torch-names-10", "load only what fits (a new head)",
+     "`model.load_state_dict(sd, strict=False)`")
 def test_torch_strict_false_forgives_keys_not_shapes():
     pretrained, new = _torch_classifier(10), _torch_classifier(3)
     with pytest.raises(RuntimeError, match="size mismatch for head.weight"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -19,25 +20,38 @@ import numpy as np
 import pytest
 import torch
 
-from claims import claim
+from chapters import SOURCES
+from claims import claim, row
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA build and a GPU")
 
 
 # -- moving a model ----------------------------------------------------------------------------
+MOMENT_OPTIMIZERS = [(torch.optim.SGD, {"momentum": 0.9}, ("momentum_buffer",)),
+                     (torch.optim.RMSprop, {"momentum": 0.9}, ("momentum_buffer", "square_avg")),
+                     (torch.optim.Adam, {}, ("exp_avg", "exp_avg_sq")),
+                     (torch.optim.AdamW, {}, ("exp_avg", "exp_avg_sq")),
+                     (torch.optim.NAdam, {}, ("exp_avg", "exp_avg_sq")),
+                     (torch.optim.RAdam, {}, ("exp_avg", "exp_avg_sq"))]
+
+
 @claim("torch-gpu-move-model-before-optimizer")
-def test_move_the_model_before_making_the_optimizer():
+@pytest.mark.parametrize("opt_class, kw, moments", MOMENT_OPTIMIZERS,
+                         ids=[c.__name__ for c, _, _ in MOMENT_OPTIMIZERS])
+def test_move_the_model_before_making_the_optimizer(opt_class, kw, moments):
+    """Every optimizer with momentum or Adam moments makes them at its first step, next to
+    the parameters (torch.optim.Adagrad, which has neither, makes its sums at construction)."""
     assert "it should be called before constructing the optimizer" in torch.nn.Module.cuda.__doc__
     model = torch.nn.Linear(3, 2)
     params = list(model.parameters())
     model.to(torch.float64)                           # a move: the same Parameter objects
     assert all(a is b for a, b in zip(model.parameters(), params))
-    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    opt = opt_class(model.parameters(), lr=0.1, **kw)
     assert opt.state == {} or all(not s for s in opt.state.values())   # no moments yet
     model(torch.randn(4, 3, dtype=torch.float64)).sum().backward()
     opt.step()                                        # the moments are made now, like the params
     for p in model.parameters():
-        for name in ("exp_avg", "exp_avg_sq"):
+        for name in moments:
             assert opt.state[p][name].dtype == p.dtype and opt.state[p][name].device == p.device
 
 
@@ -146,7 +160,8 @@ def test_torch_checkpoint_recomputes_the_forward():
 @claim("paddle-gpu-recompute")
 def test_paddle_recompute(paddle):
     from paddle.distributed.fleet.utils import recompute
-    segment = paddle.nn.Sequential(paddle.nn.Linear(4, 4), paddle.nn.ReLU())
+    segment = paddle.nn.Sequential(paddle.nn.Linear(4, 4), paddle.nn.ReLU(),
+                                   paddle.nn.Linear(4, 4))
     calls = []
 
     def run(x):
@@ -158,18 +173,51 @@ def test_paddle_recompute(paddle):
     y = recompute(run, x)
     assert len(calls) == 1
     y.sum().backward()
-    assert len(calls) == 2
+    assert len(calls) == 2, "backward ran the segment's forward again"
+    grads = [t.grad.numpy().copy() for t in (x, *segment.parameters())]
+    x.clear_gradient()
+    segment.clear_gradients()
+    segment(x).sum().backward()
+    plain = [t.grad.numpy() for t in (x, *segment.parameters())]
+    assert len(grads) == 5 and all(np.allclose(a, b) for a, b in zip(grads, plain)), \
+        "the same gradients as without recompute"
 
 
 # -- the allocator -----------------------------------------------------------------------------
+ALLOC_SETTINGS = "import torch; print(torch._C._accelerator_getAllocatorSettings())"
+SETTING = re.compile(r"set `PYTORCH_CUDA_ALLOC_CONF=(\w+):(\w+)` before the program starts")
+
+
+def _alloc_conf(value, variable="PYTORCH_CUDA_ALLOC_CONF", code=ALLOC_SETTINGS):
+    """A fresh Python with ``variable=value`` set before it starts: (exit status, out, err)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF")}
+    env[variable] = value
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=60)
+    return done.returncode, done.stdout.strip(), done.stderr
+
+
 @claim("torch-gpu-alloc-conf-expandable-segments")
-def test_alloc_conf_is_read_at_start():
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF")}
-    env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"      # set before the program starts
-    code = "import torch; print(torch._C._accelerator_getAllocatorSettings())"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=60, check=True).stdout
-    assert out.strip() == "expandable_segments:True"
+def test_alloc_conf_expandable_segments_is_a_setting_pytorch_parses():
+    """The setting as the chapter's sentence spells it. A CPU build cannot grow a segment, but
+    it parses the variable as a CUDA build does: it reads this variable (not a look-alike),
+    once, and checks ``expandable_segments`` as a True/False switch, so a wrong value is
+    refused; a misspelled key is never checked, and the last assertion fails for it."""
+    chapter = (SOURCES / "11_gpu.py").read_text(encoding="utf-8").replace("\n#", "\n")
+    key, value = SETTING.search(" ".join(chapter.split())).groups()
+    assert (key, value) == ("expandable_segments", "True")
+    assert _alloc_conf(f"{key}:{value}")[:2] == (0, f"{key}:{value}")
+    assert _alloc_conf(f"{key}:{value}", variable="PYTORCH_CUDA_ALLOC_CONFIG")[:2] == (0, "")
+    later = ("import os, torch; read = torch._C._accelerator_getAllocatorSettings; print(read()); "
+             f"os.environ['PYTORCH_CUDA_ALLOC_CONF'] = '{key}:False'; print(read())")
+    assert _alloc_conf(f"{key}:{value}", code=later)[1] == f"{key}:{value}\n{key}:{value}", \
+        "read once: a change made while the program runs is ignored"
+    assert _alloc_conf(f"{key}:False")[0] == 0
+    for wrong in ("Yes", value.lower()):                    # "true" is refused as well
+        status, _, err = _alloc_conf(f"{key}:{wrong}")
+        assert status != 0, "PyTorch checks this key's value: it knows the key"
+        assert f"Expected 'True' or 'False' at index 2 in ConfigTokenizer but got '{wrong}'" in err
 
 
 @claim("torch-gpu-empty-cache-other-programs")
@@ -201,11 +249,32 @@ def test_memory_summary_shows_the_cache():
     torch.cuda.empty_cache()
 
 
+PADDLE_FLAGS = ("import os; os.environ['GLOG_minloglevel'] = '2'; import paddle; print(paddle."
+                "get_flags(['FLAGS_allocator_strategy', 'FLAGS_fraction_of_gpu_memory_to_use']))")
+
+
 @claim("paddle-gpu-allocator-flags")
 def test_paddle_allocator_flags(paddle):
-    assert paddle.get_flags(["FLAGS_allocator_strategy"]) == {"FLAGS_allocator_strategy": "auto_growth"}
-    fraction = paddle.get_flags(["FLAGS_fraction_of_gpu_memory_to_use"])["FLAGS_fraction_of_gpu_memory_to_use"]
-    assert 0 < fraction <= 1
+    """The defaults read back exactly (auto_growth; 0.92 of the GPU for the older strategy),
+    and setting the fraction, in the environment or with set_flags, changes what is read."""
+    fraction = "FLAGS_fraction_of_gpu_memory_to_use"
+    assert paddle.get_flags(["FLAGS_allocator_strategy"]) == {"FLAGS_allocator_strategy":
+                                                              "auto_growth"}
+    default = paddle.get_flags([fraction])[fraction]
+    assert np.float32(default) == np.float32(0.92)
+    try:
+        paddle.set_flags({fraction: 0.5})
+        assert paddle.get_flags([fraction]) == {fraction: 0.5}
+    finally:
+        paddle.set_flags({fraction: default})
+    assert paddle.get_flags([fraction])[fraction] == default
+    env = dict(os.environ, FLAGS_allocator_strategy="naive_best_fit",   # set before it starts
+               FLAGS_fraction_of_gpu_memory_to_use="0.25")
+    out = subprocess.run([sys.executable, "-c", PADDLE_FLAGS], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    assert out.strip() == str({"FLAGS_allocator_strategy": "naive_best_fit", fraction: 0.25})
+    with pytest.raises(ValueError, match="cannot set its value through this function"):
+        paddle.set_flags({"FLAGS_fraction_of_gpu_memory_to_us": 0.5})     # not a flag
 
 
 # -- the table: devices ------------------------------------------------------------------------
@@ -220,6 +289,7 @@ def test_torch_without_cuda():
 
 
 @claim("paddle-gpu-missing-error")
+@row("paddle-names-11", "what you get without a GPU", "`ValueError` from `paddle.set_device`")
 def test_paddle_without_cuda(paddle):
     if paddle.device.cuda.device_count() > 0:
         pytest.skip("this build sees a GPU")

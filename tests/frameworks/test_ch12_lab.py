@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from claims import claim
+from claims import claim, row
 
 
 def _torch_net():
@@ -13,6 +13,7 @@ def _torch_net():
                                torch.nn.ReLU(), torch.nn.Linear(3, 2))
 
 
+@row("torch-names-12", "freeze a layer", "`net[2].requires_grad_(False)`")
 @claim("torch-lab-requires-grad-freeze")
 def test_requires_grad_false_freezes_a_layer():
     net = _torch_net()
@@ -28,6 +29,8 @@ def test_requires_grad_false_freezes_a_layer():
     assert torch.equal(net[2].weight, before)
 
 
+@row("paddle-names-12", "freeze a layer",
+     "`p.stop_gradient = True` (or `ParamAttr(trainable=False)`)")
 @claim("paddle-lab-stop-gradient-freeze")
 def test_paddle_stop_gradient_and_trainable_false(paddle):
     layer = paddle.nn.Linear(2, 1)
@@ -38,6 +41,7 @@ def test_paddle_stop_gradient_and_trainable_false(paddle):
     assert frozen.weight.stop_gradient is True and frozen.bias.stop_gradient is False
 
 
+@row("torch-names-12", "one layer's lr", 'a param group `{"params": ..., "lr": 3 * lr}`')
 @claim("torch-lab-param-group-lr")
 def test_param_group_with_three_times_the_lr():
     net = _torch_net()
@@ -52,6 +56,7 @@ def test_param_group_with_three_times_the_lr():
     assert torch.allclose(w4 - net[4].weight.detach(), lr * g4)
 
 
+@row("paddle-names-12", "one layer's lr", "`ParamAttr(learning_rate=3.0)`")
 @claim("paddle-lab-paramattr-learning-rate")
 def test_paddle_paramattr_learning_rate_multiplies_the_lr(paddle):
     layer = paddle.nn.Linear(2, 1, weight_attr=paddle.ParamAttr(learning_rate=3.0), bias_attr=False)
@@ -89,6 +94,9 @@ def test_torch_clip_functions():
     assert any(float(g.abs().max()) == float(torch.tensor(0.05)) for g in _grads(net))
 
 
+@row("paddle-names-12", "clip the global norm", "`grad_clip=paddle.nn.ClipGradByGlobalNorm(1.0)`")
+@row("paddle-names-12", "clip each tensor's norm", "`paddle.nn.ClipGradByNorm(1.0)`")
+@row("paddle-names-12", "clip values", "`paddle.nn.ClipGradByValue(0.5)`")
 @claim("paddle-lab-grad-clip")
 def test_paddle_grad_clip_objects(paddle):
     def step_with(clip):

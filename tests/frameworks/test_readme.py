@@ -94,10 +94,13 @@ def test_paddles_per_parameter_ideas_exist_under_these_names():
 
 
 @claim("paddle-readme-scheduler-is-the-learning-rate")
-def test_a_paddle_scheduler_is_passed_as_the_optimizers_learning_rate():
+@pytest.mark.parametrize("name", ["SGD", "Momentum", "Adam", "AdamW", "Adagrad", "RMSProp",
+                                  "Lamb"])
+def test_a_paddle_scheduler_is_passed_as_the_optimizers_learning_rate(name):
+    """Paddle's way, for each of its common optimizers: the schedule is the learning rate."""
     layer = paddle.nn.Linear(2, 1)
     schedule = paddle.optimizer.lr.StepDecay(learning_rate=1.0, step_size=2, gamma=0.5)
-    opt = paddle.optimizer.SGD(learning_rate=schedule, parameters=layer.parameters())
+    opt = getattr(paddle.optimizer, name)(learning_rate=schedule, parameters=layer.parameters())
     seen = []
     for _ in range(5):
         seen.append(opt.get_lr())
