@@ -188,12 +188,12 @@ assert abs(w.item() - value) < 1e-6
 # | tied names with different values in a state dict | the last one wins | refused | one value would silently be lost | 05 |
 # | `load_state_dict` with a key that does not fit | copies every key that fits, then raises | refused as a whole: nothing changes | a half-loaded model looks fine | 02 |
 # | a per-parameter lr, a parameter kept out of clipping, "why is it not updating?" | a group per lr; clip only what you pass; look by hand | also `p.lr_mult`, `p.need_clip`, `dt.diagnose` | Paddle's ideas, and a kit that explains itself | 06, 08, 09 |
-# | a NaN or Inf gradient at `opt.step()` | applied | refused (`nonfinite="skip"` or `"apply"` to choose) | a NaN spreads to every weight in one step | 09 |
-# | a clip threshold <= 0 | accepted (flips or zeroes the gradients) | refused | always a mistake | 09 |
+# | a NaN or Inf gradient at `opt.step()` | applied | refused (`nonfinite="skip"` or `"apply"` to choose) | the weight stays NaN or infinite for good, and through clipping or the next forward pass the NaN reaches every weight | 09 |
+# | a clip threshold <= 0 | accepted (norm clipping flips or zeroes the gradients; a negative clip value sets every entry to it) | refused | always a mistake | 09 |
 # | `torch.load` / `dt.load` | may unpickle (`weights_only=False`) | always weights-only (safetensors) | a pickle can run code | 10 |
 # | `t.type()` | `'torch.FloatTensor'` | `'float32'` | NumPy dtypes | — |
 # | `print(t.shape, t.dtype)` | `torch.Size([2, 3]) torch.float32` | `(2, 3) float32` | a plain tuple and NumPy's dtype (a tensor itself prints as in PyTorch) | — |
-# | a `Linear` layer's output, printed | `grad_fn=<AddmmBackward0>` | `grad_fn=<LinearBackward>` | the function you called, where PyTorch names its kernel (elementwise ops read alike); no memory address, which changes every run | — |
+# | a `Linear` layer's output on a batch (2-D input), printed | `grad_fn=<AddmmBackward0>` | `grad_fn=<LinearBackward>` | the function you called, where PyTorch names its kernel (elementwise ops read alike); no memory address, which changes every run | — |
 #
 # Two of them, proved here (the others are proved in their chapters):
 

@@ -427,7 +427,7 @@ assert all(p.grad is None for p in net.parameters())
 # Paddle asks the question the other way round, with `stop_gradient`, and its default for a
 # plain tensor is the opposite of PyTorch's: `paddle.to_tensor([1.0, 2.0])` has
 # `stop_gradient=True` (it gets no gradient) unless you pass `stop_gradient=False`, while a
-# layer's parameters start with `stop_gradient=False`. Here is MegEngine's loop, run with
+# layer's trainable parameters start with `stop_gradient=False`. Here is MegEngine's loop, run with
 # dltutor's `GradManager`:
 
 # %%

@@ -491,11 +491,11 @@ assert model.scale.dtype == np.float32 and "scale" not in model.state_dict()
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
 # | one layer's parameters | `net[2].state_dict()` | `net[2].state_dict()` | `net[2].state_dict()` | `net[2].state_dict()` |
-# | parameter class | `nn.Parameter` | `torch.nn.Parameter` | `paddle.create_parameter(...)` (settings via `ParamAttr`) | `megengine.Parameter` |
-# | value as NumPy | `p.numpy()`, `p.data` | `p.detach().numpy()`, `p.data` | `p.numpy()` | `p.numpy()` |
+# | parameter class | `nn.Parameter` | `torch.nn.Parameter` | `paddle.nn.Parameter` (or `paddle.create_parameter(...)`, settings via `ParamAttr`) | `megengine.Parameter` |
+# | value as NumPy | `p.numpy()`, `p.data` | `p.detach().numpy()` | `p.numpy()` | `p.numpy()` |
 # | gradient | `p.grad` | `p.grad` | `p.grad` | `p.grad` |
 # | names and values | `named_parameters()` | `named_parameters()` | `named_parameters()` | `named_parameters()` |
-# | one parameter by name | `net.get_parameter("2.bias")` | `net.get_parameter("2.bias")` | `net.state_dict()["2.bias"]` | `net.state_dict()[name]` |
+# | one parameter by name | `net.get_parameter("2.bias")` | `net.get_parameter("2.bias")` | `net.state_dict()["2.bias"]` | `dict(net.named_parameters())[name]` |
 # | add a named child | `add_module("block 0", m)` | `add_module("block 0", m)` | `add_sublayer("block 0", m)` | assign an attribute |
 # | table of parameters | `dt.diagnose.summary(net)` | — | `paddle.summary(net, input_size)` | `megengine.utils.module_stats.module_stats(net, input_shapes=...)` |
 # | save one layer | `dt.save(net[2].state_dict(), path)` (safetensors) | `torch.save(net[2].state_dict(), path)` (pickle) | `paddle.save(net[2].state_dict(), path)` (1.x: `fluid.io.save_vars`) | `mge.save(net[2].state_dict(), path)` |

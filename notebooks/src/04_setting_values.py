@@ -211,7 +211,7 @@ init.assign_(nn.Embedding(len(vocab), 3).weight, vectors)
 # Paddle sets up a layer's parameters with a `ParamAttr` given when the layer is made:
 # `paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)`
 # says "start from N(0, 0.02²) and learn twice as fast as the optimizer's rate" — as long as the
-# optimizer gets a flat list of parameters. In a parameter group (`parameters=[{"params": ...}]`)
+# optimizer gets a flat list of parameters (and is not Rprop or LBFGS, which ignore the rate). In a parameter group (`parameters=[{"params": ...}]`)
 # Paddle 3.3 replaces the `ParamAttr`'s learning rate with the group's `learning_rate` (1.0 if
 # the group gives none) and its regularizer with the group's `weight_decay`; dltutor's `lr_mult`
 # stays in force inside a group (chapters 06 and 07). In dltutor the same settings are plain
@@ -335,7 +335,7 @@ assert 0.005 < lazy_net[0].weight.numpy().std() < 0.015
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
 # | copy an array in | `p.set_value(a)`, `init.assign_(p, a)` | `with torch.no_grad(): p.copy_(torch.from_numpy(a))` | `p.set_value(a)`, `nn.initializer.Assign(a)` | `p._reset(mge.tensor(a))` (what its `init` functions do) |
-# | change entries | `with dt.no_grad(): p[0, 0] = 42` | `with torch.no_grad(): p[0, 0] = 42` | `p.set_value(...)` | — |
+# | change entries | `with dt.no_grad(): p[0, 0] = 42` | `with torch.no_grad(): p[0, 0] = 42` | `p.set_value(...)` | `p[0, 0] = 42` (writes in place) |
 # | pretrained embedding | `nn.Embedding.from_pretrained(a)` (frozen), `nn.Embedding(n, d, weight_init=init.Assign(a))` | `nn.Embedding.from_pretrained(t)` (frozen) | `nn.Embedding(..., weight_attr=ParamAttr(initializer=Assign(a)))` | `M.Embedding.from_pretrained(t)` (frozen) |
 # | per-parameter lr | `p.lr_mult = 2.0` | a param group with its own `lr` | `ParamAttr(learning_rate=2.0)` (flat parameter list) | a param group with its own `lr` |
 # | Linear weight layout | `(out, in)` | `(out, in)` | `(in, out)` | `(out, in)` |

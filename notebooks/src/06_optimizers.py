@@ -353,8 +353,10 @@ for (name, p), old in zip(net.named_parameters(), before):
 # `ParamAttr` regularizer replaces the optimizer's `weight_decay`. **A Paddle parameter group
 # overwrites both**: when Paddle 3.3 adds a group, it sets each parameter's rate to the group's
 # `learning_rate` (1.0 if the group gives none) and its regularizer to the group's weight decay
-# (the optimizer's if the group gives none). dltutor keeps a parameter's own settings in every
-# group; the end of this section shows what Paddle does with the example below.
+# (the optimizer's if the group gives none). AdamW is the exception for the regularizer: its
+# `weight_decay` is decoupled, so a `ParamAttr` regularizer neither replaces it nor is
+# overwritten by it; both apply. dltutor keeps a parameter's own settings in every group; the end
+# of this section shows what Paddle does with the example below.
 #
 # So the optimizer (and group) sets the general rule and a parameter may override it. Below:
 # the fc group has lr 0.01 and weight decay 0.01; `fc1.weight` doubles its learning rate and
@@ -422,7 +424,7 @@ assert not np.allclose(net.fc1.weight.numpy(), wrong, atol=1e-7)
 # `fc1.bias`: `w_new = w - 0.01 * (g + 0.01 * w)`, not the step above. To give one parameter
 # settings of its own in Paddle, put it in a group of its own:
 # `{"params": [fc1.weight], "learning_rate": 0.4, "weight_decay": L1Decay(0.001)}` (a group's
-# `weight_decay` may be a regularizer object). `tests/frameworks/test_ch06_optimizers.py` checks
+# `weight_decay` may be a regularizer object, except in AdamW, which takes a number). `tests/frameworks/test_ch06_optimizers.py` checks
 # both steps in Paddle.
 
 # %% [markdown] tags=["claim-torch-no-lr-mult-own-group"]
@@ -544,8 +546,8 @@ print(sorted(decay_names))
 
 # %% [markdown] tags=["claim-paddle-zero-l2-regularizer-turns-decay-off", "claim-paddle-group-overwrites-paramattr"]
 # **3. A regularizer on the parameter** (Paddle's other answer). A parameter's own regularizer
-# replaces the optimizer's weight decay (in Paddle: in a flat parameter list; a Paddle group
-# would overwrite it), so a zero-strength `L2Decay(0.0)` on each bias switches the decay off
+# replaces the optimizer's weight decay (in Paddle: in a flat parameter list, and not in AdamW,
+# whose decay is decoupled; a Paddle group would overwrite it), so a zero-strength `L2Decay(0.0)` on each bias switches the decay off
 # for it while the optimizer keeps `weight_decay=0.01` for the rest:
 
 # %%
@@ -736,7 +738,7 @@ assert moves == [0.05, 0.095]
 # | --- | --- | --- | --- | --- |
 # | parameter groups | `optim.SGD([{"params": a}, {"params": b, "lr": 0.01}], lr=0.05)` | same | `parameters=[{"params": a}, {"params": b, "learning_rate": 0.2}]` (a *scale* of the optimizer's lr; chapter 07) | same as dltutor |
 # | list the groups | `opt.param_groups` | `opt.param_groups` | `opt._param_groups` | `opt.param_groups` |
-# | add a group later | `opt.add_param_group(group)` | `opt.add_param_group(group)` | `opt._add_param_group(group)` | `opt.add_param_group(group)` |
+# | add a group later | `opt.add_param_group(group)` | `opt.add_param_group(group)` | `opt._add_param_group(group)` | `opt.add_param_group(group)`, then `opt._create_state(group)` when the optimizer keeps state (momentum, Adam) |
 # | clear gradients | `opt.zero_grad()` | `opt.zero_grad()` | `opt.clear_grad()` | `opt.clear_grad()` |
 # | several optimizers as one | `optim.MultiOptimizer(sgd, adam)` | — (call each) | — (call each) | — (call each) |
 # | train only some parameters | `layer.requires_grad_(False)` | `layer.requires_grad_(False)` | `param.stop_gradient = True` | attach only those to `GradManager` and the optimizer |

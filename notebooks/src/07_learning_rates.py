@@ -103,11 +103,13 @@ print("fc1.weight has a gradient:", net.fc1.weight.grad is not None,
 assert net.fc1.weight.grad is not None
 assert np.abs(buffer).max() > 0
 
-# %% [markdown] tags=["claim-torch-sgd-accepts-nan-lr"]
+# %% [markdown] tags=["claim-torch-nan-lr-checked-only-in-constructors"]
 # Any number `>= 0` is a learning rate here, but NaN and infinity are not: **dltutor refuses
-# them where PyTorch does not.** PyTorch checks `lr < 0`, which is False for NaN, so a NaN lr
-# (from a typo in a formula, a scheduler, or a checkpoint) turns every weight into NaN at the
-# next step. dltutor checks the lr in the constructor, in `add_param_group`, in a loaded state
+# them where PyTorch does not.** PyTorch's SGD checks only `lr < 0`, which is False for NaN;
+# Adam, AdamW, Adagrad and RMSprop refuse a NaN in their constructors, but all of them accept
+# infinity, and none checks a NaN set in `param_groups`, added with `add_param_group` or loaded
+# from a state dict. Such an lr (from a typo in a formula, a scheduler, or a checkpoint) turns
+# every weight into NaN at the next step. dltutor checks the lr in the constructor, in `add_param_group`, in a loaded state
 # dict, and again at `step()` for a value you set by hand, before it changes anything:
 
 # %%
@@ -637,7 +639,8 @@ assert not np.allclose(p.numpy(), lion_paper, atol=1e-2)  # not the tiny decoupl
 # `self._get_accumulator(name, param)`. The learning rate for this parameter (the schedule
 # times the parameter's `ParamAttr` learning rate, which a group overwrites with its own)
 # comes from `self._create_param_lr(param_and_grad)`. In dynamic-graph mode the update is
-# ordinary tensor code. Paddle's own optimizers call a fused kernel instead (SGD calls
+# ordinary tensor code. Paddle's own optimizers but LBFGS (which writes its own `step()`) call
+# a fused kernel instead (SGD calls
 # `paddle._C_ops.sgd_`, in Paddle 3.3 for dynamic graphs and the new PIR static graphs alike)
 # and keep a branch that appends an operator to `block` for the older static graph, which is
 # why their `_append_optimize_op` first checks which mode it runs in.

@@ -864,7 +864,7 @@ assert np.abs(split.free.numpy() - free_before).max(axis=1).min() > 0   # every 
 # | running-stat momentum | `momentum=0.1` (weight of the batch) | `momentum=0.1` (weight of the batch) | `momentum=0.9` (weight of the old value) | `momentum=0.9` (weight of the old value) |
 # | freeze some rows of a tensor | `p.register_hook(fn)` (a 0/1 mask) | `p.register_hook(fn)` | `p.register_hook(fn)` | `gm.attach(p, callbacks=[fn])` (`fn(param, grad)` returns the gradient) |
 # | why is it not updating? | `dt.diagnose.why_not_updating(model, opt, name)` | — | — | — |
-# | parameter table | `dt.diagnose.summary(model, opt)` | — (`torchinfo`, third party) | `paddle.summary(model, input_size)` | — |
+# | parameter table | `dt.diagnose.summary(model, opt)` | — (`torchinfo`, third party) | `paddle.summary(model, input_size)` | `megengine.utils.module_stats.module_stats(model, input_shapes=...)` |
 #
 # ## Summary
 #

@@ -700,15 +700,16 @@ assert all(blows_up(train_deep(seed=seed)[1]) for seed in range(1, 5))   # not l
 # %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad", "claim-torch-clip-norm-nan-inf-spread", "claim-torch-gradscaler-skips-nonfinite-step"]
 # ### What dltutor does by default: refuse the poisoned step
 #
-# In PyTorch one `nan` in one gradient goes straight into the weights (the optimizer takes the
-# step), and with global-norm clipping into *every* weight: the global norm is `nan`, and so is
-# every scaled gradient. (One `inf` makes the global norm `inf` and the factor 0: that gradient
+# In PyTorch one `nan` in one gradient goes straight into the weights (every optimizer but Rprop
+# takes the step), and with global-norm clipping into *every* weight: the global norm is `nan`,
+# and so is every scaled gradient. (One `inf` makes the global norm `inf` and the factor 0: that gradient
 # becomes `nan`, every other one 0.) dltutor's optimizers look at the gradients before they
 # change anything: with the default `nonfinite="raise"` the step raises
 # `optim.NonFiniteGradientError`, naming the parameters, and leaves the model as the last good
 # step left it. (`nonfinite="skip"` skips such steps silently and counts them in
-# `opt.skipped_steps`; skipping is what PyTorch's mixed-precision `GradScaler.step()` does, and it
-# also halves its loss scale.) This is one place where dltutor refuses what PyTorch accepts.
+# `opt.skipped_steps`; skipping is what PyTorch's mixed-precision `GradScaler.step()` does, and
+# the `scaler.update()` after it halves the loss scale.) This is one place where dltutor refuses
+# what PyTorch accepts.
 
 # %%
 def train_until_refused(seed=0):

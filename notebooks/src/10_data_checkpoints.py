@@ -791,10 +791,10 @@ assert np.array_equal(fresh.features[0].bias.numpy(), pretrained.features[0].bia
 # | --- | --- | --- | --- | --- |
 # | data set of arrays | `TensorDataset(X, y)` | `torch.utils.data.TensorDataset` | `paddle.io.TensorDataset` | `megengine.data.dataset.ArrayDataset` |
 # | your own data set | subclass `Dataset` (`__len__`, `__getitem__`) | `torch.utils.data.Dataset` | `paddle.io.Dataset` | `megengine.data.dataset.Dataset` |
-# | batches, shuffled | `DataLoader(ds, batch_size, shuffle=True, seed=...)` | `DataLoader(ds, batch_size, shuffle=True, generator=g)` | `paddle.io.DataLoader(ds, batch_size, shuffle=True)` | `DataLoader(ds, sampler=RandomSampler(ds, batch_size))` |
+# | batches, shuffled | `DataLoader(ds, batch_size, shuffle=True, seed=...)` | `DataLoader(ds, batch_size, shuffle=True, generator=g)` | `paddle.io.DataLoader(ds, batch_size=batch_size, shuffle=True)` | `DataLoader(ds, sampler=RandomSampler(ds, batch_size))` |
 # | background loading | `num_workers=2` (threads) | `num_workers=2` (processes) | `num_workers=2` (processes) | `num_workers=2` (processes) |
 # | shuffle order of a given epoch | `loader.set_epoch(e)` | `DistributedSampler.set_epoch(e)` | `DistributedBatchSampler.set_epoch(e)` | — |
-# | BLAS threads | `OMP_NUM_THREADS`, `threadpoolctl` | `torch.set_num_threads(n)` | `OMP_NUM_THREADS` | `OMP_NUM_THREADS` |
+# | BLAS threads | `OMP_NUM_THREADS`, `threadpoolctl` | `torch.set_num_threads(n)` | `OMP_NUM_THREADS` | — (its MKL is sequential; `set_default_device("multithread4")` for inference) |
 # | save a checkpoint | `dt.save({"model": ..., "optimizer": ...}, path)` | `torch.save(...)` (pickle) or `safetensors.torch.save_file` | `paddle.save(state, path)` (pickle) | `megengine.save(obj, path)` (pickle) |
 # | load it | `dt.load(path)` (always weights-only) | `torch.load(path, weights_only=True)` | `paddle.load(path)` | `megengine.load(path)` |
 # | save one tensor, a list, a dict | `dt.save(x, path)`, `dt.save([x, y], path)` | `torch.save(x, path)` | `paddle.save(x, path)` | `megengine.save(x, path)` |

@@ -146,9 +146,10 @@ assert all(freezing_claims_hold(freeze_and_thaw(seed)) for seed in range(1, 5)) 
 # ### Raise the lr multiplier of one layer
 #
 # A layer's effective learning rate is the optimizer's lr times the layer's multiplier
-# (`p.lr_mult`, Paddle's `ParamAttr(learning_rate=...)`). To see exactly what tripling it
-# does, we train two identical labs for the same steps (same seed: they stay identical),
-# then triple the multiplier of the first layer in one of them and let both go on.
+# (`p.lr_mult`, Paddle's `ParamAttr(learning_rate=...)`, which all of Paddle's optimizers but
+# Rprop and LBFGS apply). To see exactly what tripling it does, we train two identical labs
+# for the same steps (same seed: they stay identical), then triple the multiplier of the first
+# layer in one of them and let both go on.
 
 # %%
 def boosted_pair(seed=0):

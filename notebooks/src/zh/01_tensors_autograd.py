@@ -110,12 +110,12 @@
 # %% [markdown] en="864d5871"
 # 清除梯度就是把它设为 `None`（`w.grad = None`、`module.zero_grad()` 或 `optimizer.zero_grad()`）。`None` 和零不是一回事：`None` 表示“没有梯度到达这个张量”，优化器会完全跳过这样的参数，这一点对冻结（freezing，第 8 章）很重要。
 
-# %% [markdown] en="cdf5ddfe"
+# %% [markdown] en="3e0e4c22"
 # ### 选择哪些张量得到梯度：`inputs=` 与 MegEngine 的 GradManager
 #
 # `loss.backward(inputs=[a])`（PyTorch 的关键字参数）只写入所列叶子张量的 `.grad`，其余 `.grad` 保持原样。MegEngine 的训练循环就建立在这个想法上：它的张量没有 `requires_grad`。由一个 `GradManager` 指定哪些张量得到梯度（`attach`），并在 `with gm:` 中记录计算；`gm.backward(loss)` 把每个已附加张量的梯度加到它的 `.grad` 上，并结束记录。`dltutor.autodiff` 提供了这个 `GradManager`，所以 MegEngine 的循环可以照原样运行，底层用的是 `backward(inputs=...)`。
 #
-# 飞桨（PaddlePaddle）从相反的方向提这个问题，用的是 `stop_gradient`，而且普通张量的默认值与 PyTorch 相反：`paddle.to_tensor([1.0, 2.0])` 的 `stop_gradient=True`（它得不到梯度），除非你传入 `stop_gradient=False`；而层的参数一开始就是 `stop_gradient=False`。下面是 MegEngine 的循环，用 dltutor 的 `GradManager` 运行：
+# 飞桨（PaddlePaddle）从相反的方向提这个问题，用的是 `stop_gradient`，而且普通张量的默认值与 PyTorch 相反：`paddle.to_tensor([1.0, 2.0])` 的 `stop_gradient=True`（它得不到梯度），除非你传入 `stop_gradient=False`；而层的可训练参数一开始就是 `stop_gradient=False`。下面是 MegEngine 的循环，用 dltutor 的 `GradManager` 运行：
 
 # %% [markdown] en="e0ebec3c"
 # ## 计算但不记录

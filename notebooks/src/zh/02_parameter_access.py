@@ -132,17 +132,17 @@
 # %% [markdown] en="5fbd6944"
 # 当加载后的模型与保存前的表现不一样时，要找的就是这种普通属性：它需要的某个值根本不在文件里。把它注册成缓冲区。
 
-# %% [markdown] en="e0604a4f"
+# %% [markdown] en="0af0ebf2"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
 # | 某一层的参数 | `net[2].state_dict()` | `net[2].state_dict()` | `net[2].state_dict()` | `net[2].state_dict()` |
-# | 参数类 | `nn.Parameter` | `torch.nn.Parameter` | `paddle.create_parameter(...)`（设置通过 `ParamAttr`） | `megengine.Parameter` |
-# | 以 NumPy 形式取值 | `p.numpy()`、`p.data` | `p.detach().numpy()`、`p.data` | `p.numpy()` | `p.numpy()` |
+# | 参数类 | `nn.Parameter` | `torch.nn.Parameter` | `paddle.nn.Parameter`（或 `paddle.create_parameter(...)`，设置通过 `ParamAttr`） | `megengine.Parameter` |
+# | 以 NumPy 形式取值 | `p.numpy()`、`p.data` | `p.detach().numpy()` | `p.numpy()` | `p.numpy()` |
 # | 梯度 | `p.grad` | `p.grad` | `p.grad` | `p.grad` |
 # | 名字和值 | `named_parameters()` | `named_parameters()` | `named_parameters()` | `named_parameters()` |
-# | 按名字取一个参数 | `net.get_parameter("2.bias")` | `net.get_parameter("2.bias")` | `net.state_dict()["2.bias"]` | `net.state_dict()[name]` |
+# | 按名字取一个参数 | `net.get_parameter("2.bias")` | `net.get_parameter("2.bias")` | `net.state_dict()["2.bias"]` | `dict(net.named_parameters())[name]` |
 # | 添加一个有名字的子模块 | `add_module("block 0", m)` | `add_module("block 0", m)` | `add_sublayer("block 0", m)` | 赋值给一个属性 |
 # | 参数一览表 | `dt.diagnose.summary(net)` | — | `paddle.summary(net, input_size)` | `megengine.utils.module_stats.module_stats(net, input_shapes=...)` |
 # | 保存某一层 | `dt.save(net[2].state_dict(), path)`（safetensors） | `torch.save(net[2].state_dict(), path)`（pickle） | `paddle.save(net[2].state_dict(), path)`（1.x：`fluid.io.save_vars`） | `mge.save(net[2].state_dict(), path)` |

@@ -53,10 +53,10 @@
 # %% [markdown] en="6bac0046"
 # 形状不对的表会被拒绝，报错信息中会给出两个形状（这里是 3 列，而文件是 4 列；报错的意思是：张量的形状是 (5, 3)，值的形状却是 (5, 4)，请先把值变形为 (5, 3)，要用一个数填满则用 `constant_`）：
 
-# %% [markdown] en="e787e60e"
+# %% [markdown] en="bb122cfa"
 # ## 修改全连接层的权重和偏置
 #
-# Paddle 在创建层时用一个 `ParamAttr` 来设置它的参数：`paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)` 的意思是“从 N(0, 0.02²) 开始，学习速度是优化器学习率（learning rate）的两倍”——前提是优化器拿到的是一个扁平的参数列表。如果参数放在参数组（parameter group）里（`parameters=[{"params": ...}]`），Paddle 3.3 会用参数组的 `learning_rate`（参数组没给时为 1.0）替换 `ParamAttr` 的学习率，用参数组的 `weight_decay` 替换它的正则化器；而 dltutor 的 `lr_mult` 在参数组里照样有效（见第 6、7 章）。在 dltutor 中，同样的设置是参数的普通属性，在创建层之后设置：
+# Paddle 在创建层时用一个 `ParamAttr` 来设置它的参数：`paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)` 的意思是“从 N(0, 0.02²) 开始，学习速度是优化器学习率（learning rate）的两倍”——前提是优化器拿到的是一个扁平的参数列表（而且不是 Rprop 或 LBFGS，它们会忽略这个学习率）。如果参数放在参数组（parameter group）里（`parameters=[{"params": ...}]`），Paddle 3.3 会用参数组的 `learning_rate`（参数组没给时为 1.0）替换 `ParamAttr` 的学习率，用参数组的 `weight_decay` 替换它的正则化器；而 dltutor 的 `lr_mult` 在参数组里照样有效（见第 6、7 章）。在 dltutor 中，同样的设置是参数的普通属性，在创建层之后设置：
 #
 # | Paddle `ParamAttr(...)` | dltutor |
 # | --- | --- |
@@ -86,13 +86,13 @@
 # %% [markdown] en="899d76c0"
 # 所以，在用自己的方式初始化一个延后初始化的网络（像第 3 章那样用 `apply`）**之前**，也在创建它的优化器之前，先让一个批量通过它：PyTorch 的文档规定的就是这个顺序（先“试运行”，再建优化器）。在 dltutor 中，参数被创建时会保持自己的身份，所以在第一个批量之前建好的优化器仍会更新它们。在 PyTorch 2.13 中，`SGD` 和 `Adam` 也能这样用，但 `Adagrad` 在构造函数里就要读取每个参数，遇到未初始化的参数会抛出 `ValueError`；按文档的顺序做才稳妥。把状态字典加载到延后初始化的网络中会按加载的形状创建参数（PyTorch 也是如此）。有一点要注意，PyTorch 也一样：延后初始化的层在第一个批量时才抽取随机值，晚于所有普通层，所以同一个种子下，带延后初始化层的网络与完整写出来的同一个网络的初始值不同。
 
-# %% [markdown] en="c7b8ee85"
+# %% [markdown] en="d633e838"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
 # | 复制一个数组进去 | `p.set_value(a)`、`init.assign_(p, a)` | `with torch.no_grad(): p.copy_(torch.from_numpy(a))` | `p.set_value(a)`、`nn.initializer.Assign(a)` | `p._reset(mge.tensor(a))`（它的 `init` 函数就是这样做的） |
-# | 修改某些元素 | `with dt.no_grad(): p[0, 0] = 42` | `with torch.no_grad(): p[0, 0] = 42` | `p.set_value(...)` | — |
+# | 修改某些元素 | `with dt.no_grad(): p[0, 0] = 42` | `with torch.no_grad(): p[0, 0] = 42` | `p.set_value(...)` | `p[0, 0] = 42`（原地写入） |
 # | 预训练的嵌入 | `nn.Embedding.from_pretrained(a)`（冻结）、`nn.Embedding(n, d, weight_init=init.Assign(a))` | `nn.Embedding.from_pretrained(t)`（冻结） | `nn.Embedding(..., weight_attr=ParamAttr(initializer=Assign(a)))` | `M.Embedding.from_pretrained(t)`（冻结） |
 # | 逐参数学习率 | `p.lr_mult = 2.0` | 一个有自己 `lr` 的参数组 | `ParamAttr(learning_rate=2.0)`（扁平的参数列表） | 一个有自己 `lr` 的参数组 |
 # | Linear 权重的布局 | `(out, in)` | `(out, in)` | `(in, out)` | `(out, in)` |

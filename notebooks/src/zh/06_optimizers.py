@@ -100,7 +100,7 @@
 # %% [markdown] en="12ddef47"
 # 第 8 章会详细比较各种冻结（freeze）方法（requires_grad、学习率 0、`lr_mult = 0`、`detach`）。
 
-# %% [markdown] en="a2fbdf89"
+# %% [markdown] en="c6b2b1d2"
 # ## 优化器的设置与参数的设置
 #
 # Paddle 允许你把设置附加在参数本身上（它的 `ParamAttr`）。dltutor 把这些设置作为每个 `Parameter` 的属性；其中两个决定优化器怎样对待它：
@@ -108,7 +108,7 @@
 # * `p.lr_mult`：一个**倍数**。这个参数实际得到的学习率是 组的学习率 × `p.lr_mult`（默认 1.0；0 会冻结它）。
 # * `p.regularizer`：一个 `optim.L2Decay(c)` 或 `optim.L1Decay(c)`。对这个参数，它**取代**优化器（或它所在组）的 `weight_decay`。没有设置的参数保留那个值。
 #
-# 在 Paddle 中，这些规则只对**扁平的**参数列表（`parameters=model.parameters()`）成立：在那里，参数的学习率是优化器的学习率 × 它的 `ParamAttr` 学习率，`ParamAttr` 的正则化项取代优化器的 `weight_decay`。**Paddle 的参数组会把这两者都覆盖掉**：Paddle 3.3 在添加一个组时，把每个参数的学习率设为该组的 `learning_rate`（组里没有给出时为 1.0），把它的正则化项设为该组的权重衰减（组里没有给出时取优化器的）。dltutor 在任何组里都保留参数自己的设置；本节末尾会说明 Paddle 对下面这个例子会怎么做。
+# 在 Paddle 中，这些规则只对**扁平的**参数列表（`parameters=model.parameters()`）成立：在那里，参数的学习率是优化器的学习率 × 它的 `ParamAttr` 学习率，`ParamAttr` 的正则化项取代优化器的 `weight_decay`。**Paddle 的参数组会把这两者都覆盖掉**：Paddle 3.3 在添加一个组时，把每个参数的学习率设为该组的 `learning_rate`（组里没有给出时为 1.0），把它的正则化项设为该组的权重衰减（组里没有给出时取优化器的）。AdamW 在正则化项上是例外：它的 `weight_decay` 是解耦的，`ParamAttr` 的正则化项既不取代它，也不会被它覆盖，两者都起作用。dltutor 在任何组里都保留参数自己的设置；本节末尾会说明 Paddle 对下面这个例子会怎么做。
 #
 # 所以优化器（和参数组）规定一般规则，参数可以覆盖它。下面：全连接组的学习率为 0.01、权重衰减为 0.01；`fc1.weight` 把学习率加倍，并用 L1 惩罚代替该组的 L2 衰减。
 
@@ -123,8 +123,8 @@
 #
 # （这一步不会改变 `p.grad`：优化器把惩罚项加到它自己的副本上。）
 
-# %% [markdown] en="b5b92f9e"
-# **在这里，Paddle 对 `fc1.weight` 走的是另一步。** 在 Paddle 3.3 中搭建同样的设置：`fc1.weight` 用 `ParamAttr(learning_rate=2.0, regularizer=L1Decay(0.001))` 创建，全连接层放在一个 `"learning_rate": 0.2` 的组里（0.2 × 0.05 = 0.01），优化器设 `weight_decay=0.01`。添加这个组时，这个权重的两项设置都被覆盖（`optimize_attr` 变成 `{'learning_rate': 0.2}`，正则化项变成 `L2Decay(0.01)`），所以 Paddle 让它和 `fc1.bias` 完全一样地移动：`w_new = w - 0.01 * (g + 0.01 * w)`，而不是上面那一步。在 Paddle 中要给某个参数单独的设置，就把它单独放进一个组：`{"params": [fc1.weight], "learning_rate": 0.4, "weight_decay": L1Decay(0.001)}`（组的 `weight_decay` 可以是一个正则化项对象）。`tests/frameworks/test_ch06_optimizers.py` 在 Paddle 中检查了这两步。
+# %% [markdown] en="cfaf96d7"
+# **在这里，Paddle 对 `fc1.weight` 走的是另一步。** 在 Paddle 3.3 中搭建同样的设置：`fc1.weight` 用 `ParamAttr(learning_rate=2.0, regularizer=L1Decay(0.001))` 创建，全连接层放在一个 `"learning_rate": 0.2` 的组里（0.2 × 0.05 = 0.01），优化器设 `weight_decay=0.01`。添加这个组时，这个权重的两项设置都被覆盖（`optimize_attr` 变成 `{'learning_rate': 0.2}`，正则化项变成 `L2Decay(0.01)`），所以 Paddle 让它和 `fc1.bias` 完全一样地移动：`w_new = w - 0.01 * (g + 0.01 * w)`，而不是上面那一步。在 Paddle 中要给某个参数单独的设置，就把它单独放进一个组：`{"params": [fc1.weight], "learning_rate": 0.4, "weight_decay": L1Decay(0.001)}`（组的 `weight_decay` 可以是一个正则化项对象，AdamW 除外，它只接受数值）。`tests/frameworks/test_ch06_optimizers.py` 在 Paddle 中检查了这两步。
 
 # %% [markdown] en="c65a9279"
 # **PyTorch 没有 `lr_mult`**（也没有逐参数的正则化项）。在那里，有自己学习率的参数要单独成为一组：`{"params": [fc1.weight], "lr": 0.01 * 2}`。两种方式走的是同一步；用同一个种子建两个网络，在同一个批量上走一步：
@@ -150,8 +150,8 @@
 # %% [markdown] en="77ae8697"
 # 可移植的修正办法是：先按结构化名字做一次决定，再把 Paddle 将会看到的名字组成集合交给它：`decay = {p.name for n, p in model.named_parameters() if not n.endswith("bias")}`，以及 `apply_decay_param_fun=lambda name: name in decay`。在上面的表上应用同样的思路：
 
-# %% [markdown] en="ae690fc0"
-# **3. 参数上的正则化项**（Paddle 的另一个回答）。参数自己的正则化项会取代优化器的权重衰减（在 Paddle 中：限于扁平的参数列表；Paddle 的参数组会覆盖它），所以给每个偏置加一个强度为零的 `L2Decay(0.0)`，就为它关掉了衰减，而优化器对其余参数保持 `weight_decay=0.01`：
+# %% [markdown] en="f77c7ede"
+# **3. 参数上的正则化项**（Paddle 的另一个回答）。参数自己的正则化项会取代优化器的权重衰减（在 Paddle 中：限于扁平的参数列表，且 AdamW 除外，它的衰减是解耦的；Paddle 的参数组会覆盖它），所以给每个偏置加一个强度为零的 `L2Decay(0.0)`，就为它关掉了衰减，而优化器对其余参数保持 `weight_decay=0.01`：
 
 # %% [markdown] en="502a7af8"
 # **4. 所有一维参数都不做衰减。** 不该被衰减的不只是偏置：归一化层的权重（它学到的缩放）和偏置也是向量，把缩放往 0 拉会与归一化作对。所以 Transformer 和 ResNet 的训练代码通常按形状而不是按名字来决定：少于两维的参数不做衰减（在 PyTorch 中写作 `p.dim() < 2`；这里是 `p.ndim < 2`）。在一个带 `LayerNorm` 的网络上：
@@ -188,14 +188,14 @@
 # * Paddle 3.3 一声不吭（既不报错也不警告），按列表中的每个条目各更新一次：用普通 SGD 时，上面的 `w` 每步移动 0.1，和 PyTorch 一样。
 # * MegEngine（v1.13.4 的源码：`optimizer/sgd.py` 和 `optimizer/optimizer.py`）为列表中的每个条目各创建一次优化器状态。有动量时，`SGD._create_state` 为同一个参数添加两次动量缓冲区，`Optimizer._add_state` 中的 `assert state_name not in state_dict` 让构造函数以一个光秃秃的 `AssertionError`（没有任何信息）停下。普通 SGD 没有状态，能通过构造，然后每步把这个参数更新两次。
 
-# %% [markdown] en="f00f5869"
+# %% [markdown] en="aae887ed"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
 # | 参数组 | `optim.SGD([{"params": a}, {"params": b, "lr": 0.01}], lr=0.05)` | 相同 | `parameters=[{"params": a}, {"params": b, "learning_rate": 0.2}]`（优化器学习率的一个*比例*；见第 7 章） | 与 dltutor 相同 |
 # | 列出参数组 | `opt.param_groups` | `opt.param_groups` | `opt._param_groups` | `opt.param_groups` |
-# | 之后再添加一组 | `opt.add_param_group(group)` | `opt.add_param_group(group)` | `opt._add_param_group(group)` | `opt.add_param_group(group)` |
+# | 之后再添加一组 | `opt.add_param_group(group)` | `opt.add_param_group(group)` | `opt._add_param_group(group)` | `opt.add_param_group(group)`，优化器有状态（动量、Adam）时再调用 `opt._create_state(group)` |
 # | 清除梯度 | `opt.zero_grad()` | `opt.zero_grad()` | `opt.clear_grad()` | `opt.clear_grad()` |
 # | 把多个优化器当作一个 | `optim.MultiOptimizer(sgd, adam)` | —（分别调用） | —（分别调用） | —（分别调用） |
 # | 只训练一部分参数 | `layer.requires_grad_(False)` | `layer.requires_grad_(False)` | `param.stop_gradient = True` | 只把它们交给 `GradManager` 和优化器 |

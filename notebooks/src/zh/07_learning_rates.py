@@ -27,8 +27,8 @@
 # %% [markdown] en="437cb7b3"
 # 它们的梯度每一步仍在计算（学习率为 0 不会阻止反向传播（backpropagation）），动量缓冲区也仍有值；只是更新量被乘以了 0。（第 8 章的 `why_not_updating` 会用文字说出这个原因，以及参数不动的其他原因。）
 
-# %% [markdown] en="9555bb31"
-# 在这里，任何 `>= 0` 的数都可以作为学习率，但 NaN 和无穷大不行：**dltutor 会拒绝它们，而 PyTorch 不会。** PyTorch 检查的是 `lr < 0`，对 NaN 这个判断为 False，所以一个 NaN 学习率（来自公式中的笔误、调度器或检查点）会在下一步把所有权重都变成 NaN。dltutor 在构造函数、`add_param_group`、加载的状态字典中都检查学习率，对你手工设置的值还会在 `step()` 时再检查一次，而且是在改变任何东西之前：
+# %% [markdown] en="4a2fe9cf"
+# 在这里，任何 `>= 0` 的数都可以作为学习率，但 NaN 和无穷大不行：**dltutor 会拒绝它们，而 PyTorch 不会。** PyTorch 的 SGD 只检查 `lr < 0`，对 NaN 这个判断为 False；Adam、AdamW、Adagrad 和 RMSprop 在构造函数中会拒绝 NaN，但它们都接受无穷大，而且都不检查事后写进 `param_groups`、用 `add_param_group` 加入或从状态字典加载的 NaN。这样的学习率（来自公式中的笔误、调度器或检查点）会在下一步把所有权重都变成 NaN。dltutor 在构造函数、`add_param_group`、加载的状态字典中都检查学习率，对你手工设置的值还会在 `step()` 时再检查一次，而且是在改变任何东西之前：
 
 # %% [markdown] en="ace533d4"
 # 同一次训练的图示：每一步每一层的更新量大小。我们挂上一个 `Recorder`（它通过优化器的钩子读取每一步）重新训练这四轮；在修改的那一刻，全连接层的曲线降到零，它们被冻结（freeze）的那些步用阴影标出。
@@ -143,7 +143,7 @@
 # %% [markdown] en="9be00a9c"
 # **LionLite 的 `weight_decay` 不是 Lion 的。** LionLite 接受 `weight_decay` 并把它交给基类，基类像对待 SGD 那样处理它：在 `update` 看到梯度*之前*，把 `weight_decay * p` 加到梯度上（耦合的 L2）。在 Lion 中，这一项落在了**符号函数之内**：在梯度很小的地方，符号完全由衰减决定，参数朝零移动整整一个学习率。Lion 论文像 AdamW 那样把衰减解耦：`p -= lr * wd * p`，放在符号函数之外。梯度为零时，区别一目了然：
 
-# %% [markdown] en="6d223148"
+# %% [markdown] en="d7320be9"
 # 要让它变成 Lion 的做法，就不要把衰减交给基类（用一个基类不读取的自定义键，比如 `decoupled_wd`），并在 `update` 中、符号步之前缩小 `param.data`：见下面的练习 5。
 #
 # ### 同一个优化器在 PyTorch 和 Paddle 中
@@ -167,7 +167,7 @@
 #                 m.mul_(beta2).add_(p.grad, alpha=1 - beta2)
 # ```
 #
-# **Paddle**：继承 `paddle.optimizer.Optimizer`，重写 `_append_optimize_op(block, param_and_grad)`。和这里的 `update` 一样，它接收一个参数及其梯度；基类已经应用了正则化项和 `grad_clip`。逐参数的缓冲区叫作*累加器*（accumulator）：在 `_create_accumulators(block, parameters)` 中用 `self._add_accumulator(name, param)` 创建，用 `self._get_accumulator(name, param)` 取出。这个参数的学习率（调度方案乘以参数的 `ParamAttr` 学习率，参数组会用它自己的值覆盖后者）来自 `self._create_param_lr(param_and_grad)`。在动态图模式下，更新就是普通的张量代码。Paddle 自己的优化器则调用融合的算子（SGD 调用 `paddle._C_ops.sgd_`，在 Paddle 3.3 中动态图和新的 PIR 静态图都用它），并保留一个向 `block` 追加算子的分支，供旧式静态图使用，所以它们的 `_append_optimize_op` 会先检查自己运行在哪种模式下。
+# **Paddle**：继承 `paddle.optimizer.Optimizer`，重写 `_append_optimize_op(block, param_and_grad)`。和这里的 `update` 一样，它接收一个参数及其梯度；基类已经应用了正则化项和 `grad_clip`。逐参数的缓冲区叫作*累加器*（accumulator）：在 `_create_accumulators(block, parameters)` 中用 `self._add_accumulator(name, param)` 创建，用 `self._get_accumulator(name, param)` 取出。这个参数的学习率（调度方案乘以参数的 `ParamAttr` 学习率，参数组会用它自己的值覆盖后者）来自 `self._create_param_lr(param_and_grad)`。在动态图模式下，更新就是普通的张量代码。除 LBFGS（它自己写 `step()`）以外，Paddle 自己的优化器都调用融合的算子（SGD 调用 `paddle._C_ops.sgd_`，在 Paddle 3.3 中动态图和新的 PIR 静态图都用它），并保留一个向 `block` 追加算子的分支，供旧式静态图使用，所以它们的 `_append_optimize_op` 会先检查自己运行在哪种模式下。
 #
 # | 部分 | dltutor | PyTorch | Paddle |
 # | --- | --- | --- | --- |

@@ -196,7 +196,7 @@
 # %% [markdown] en="189a1b96"
 # **永远不会漏的做法：把张量拆开。** 把冻结的行存成缓冲区（buffer），只把自由的行作为参数，在 `forward` 中把它们拼起来。优化器从不持有冻结的行，所以动量、衰减或晚开始都碰不到它们（PyTorch 中也是同样的三个调用：`register_buffer`、`torch.cat` 和 `F.embedding`）。
 
-# %% [markdown] en="faf4505b"
+# %% [markdown] en="4dfbe319"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -211,7 +211,7 @@
 # | 滑动平均统计量的动量 | `momentum=0.1`（批量的权重） | `momentum=0.1`（批量的权重） | `momentum=0.9`（旧值的权重） | `momentum=0.9`（旧值的权重） |
 # | 冻结一个张量的某些行 | `p.register_hook(fn)`（0/1 掩码） | `p.register_hook(fn)` | `p.register_hook(fn)` | `gm.attach(p, callbacks=[fn])`（`fn(param, grad)` 返回梯度） |
 # | 为什么它不更新？ | `dt.diagnose.why_not_updating(model, opt, name)` | — | — | — |
-# | 参数一览表 | `dt.diagnose.summary(model, opt)` | —（`torchinfo`，第三方） | `paddle.summary(model, input_size)` | — |
+# | 参数一览表 | `dt.diagnose.summary(model, opt)` | —（`torchinfo`，第三方） | `paddle.summary(model, input_size)` | `megengine.utils.module_stats.module_stats(model, input_shapes=...)` |
 #
 # ## 小结
 #

@@ -148,17 +148,17 @@
 # %% [markdown] en="e61521e8"
 # **名字必须对得上，而名字对不上时 `strict=False` 不会大声告诉你。** 假设预训练文件来自模型的一个旧版本，那时特征块叫 `body`。原样加载时，每个键都是多余的，每个参数都是缺失的，于是*什么也没有*加载，而且不报错，PyTorch 和这里都一样。能发现它的检查只有一行：`strict=False` 加载之后，只允许缺少你有意跳过的键，而且不能有多余的键。把键改个名（一个字典推导式）就能让加载对上：
 
-# %% [markdown] en="dfbb15b5"
+# %% [markdown] en="f6d3510b"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
 # | 由数组组成的数据集 | `TensorDataset(X, y)` | `torch.utils.data.TensorDataset` | `paddle.io.TensorDataset` | `megengine.data.dataset.ArrayDataset` |
 # | 你自己的数据集 | 继承 `Dataset`（`__len__`、`__getitem__`） | `torch.utils.data.Dataset` | `paddle.io.Dataset` | `megengine.data.dataset.Dataset` |
-# | 打乱的批量 | `DataLoader(ds, batch_size, shuffle=True, seed=...)` | `DataLoader(ds, batch_size, shuffle=True, generator=g)` | `paddle.io.DataLoader(ds, batch_size, shuffle=True)` | `DataLoader(ds, sampler=RandomSampler(ds, batch_size))` |
+# | 打乱的批量 | `DataLoader(ds, batch_size, shuffle=True, seed=...)` | `DataLoader(ds, batch_size, shuffle=True, generator=g)` | `paddle.io.DataLoader(ds, batch_size=batch_size, shuffle=True)` | `DataLoader(ds, sampler=RandomSampler(ds, batch_size))` |
 # | 后台加载 | `num_workers=2`（线程） | `num_workers=2`（进程） | `num_workers=2`（进程） | `num_workers=2`（进程） |
 # | 指定某一轮的打乱顺序 | `loader.set_epoch(e)` | `DistributedSampler.set_epoch(e)` | `DistributedBatchSampler.set_epoch(e)` | — |
-# | BLAS 线程 | `OMP_NUM_THREADS`、`threadpoolctl` | `torch.set_num_threads(n)` | `OMP_NUM_THREADS` | `OMP_NUM_THREADS` |
+# | BLAS 线程 | `OMP_NUM_THREADS`、`threadpoolctl` | `torch.set_num_threads(n)` | `OMP_NUM_THREADS` | — (its MKL is sequential; `set_default_device("multithread4")` for inference) |
 # | 保存检查点 | `dt.save({"model": ..., "optimizer": ...}, path)` | `torch.save(...)`（pickle）或 `safetensors.torch.save_file` | `paddle.save(state, path)`（pickle） | `megengine.save(obj, path)`（pickle） |
 # | 加载它 | `dt.load(path)`（总是只读权重） | `torch.load(path, weights_only=True)` | `paddle.load(path)` | `megengine.load(path)` |
 # | 保存一个张量、列表、字典 | `dt.save(x, path)`、`dt.save([x, y], path)` | `torch.save(x, path)` | `paddle.save(x, path)` | `megengine.save(x, path)` |
