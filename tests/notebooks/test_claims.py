@@ -42,6 +42,8 @@ NAMES_A_FRAMEWORK = re.compile(r"PyTorch|Paddle|MegEngine|\btorch\.|\bpaddle\.|\
 
 NAMES_TABLE = re.compile(r"^(torch|paddle)-names-(\d\d(-[a-z])?|glossary)$")
 CITED = ("mge-", "paddle1-")     # claims proved by citing source, not by running it
+# SOURCES.md's second table, one row per MegEngine cell of a names table (test_table_cells.py)
+CELL_SECTION = "## MegEngine, cell by cell"
 
 
 def chapter_sources() -> list[Path]:
@@ -97,7 +99,8 @@ def megengine_rows() -> dict[str, list[str]]:
     rows: dict[str, list[str]] = {}
     if not MEGENGINE_TABLE.exists():
         return rows
-    for line in MEGENGINE_TABLE.read_text(encoding="utf-8").splitlines():
+    claims_part = MEGENGINE_TABLE.read_text(encoding="utf-8").split(CELL_SECTION, 1)[0]
+    for line in claims_part.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.startswith("|") and cells and cells[0].strip("`").startswith(CITED):
             rows[cells[0].strip("`")] = cells[1:]
