@@ -13,9 +13,17 @@ import torch
 import dltutor as dt
 from dltutor import nn, optim
 
-from claims import claim
+from claims import claim, row
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The README's table of Paddle's own spellings, row by row (tests/notebooks/test_table_cells.py).
+PR = "paddle-names-readme"
+LAYER, SUBLAYER = "`paddle.nn.Layer`", "`layer.add_sublayer(name, sub)`"
+CREATE = "`layer.create_parameter(shape, attr=..., is_bias=...)`"
+SET_STATE, STOP = "`layer.set_state_dict(sd)`", "`p.stop_gradient = True`"
+LINEAR = "`nn.Linear(4, 2, weight_attr=ParamAttr(...), bias_attr=False)`"
+SHAPES = "`paddle.zeros(shape=[3])`, `paddle.normal(0, 1, shape=(2, 1))`"
+CLEAR = "`opt.clear_grad()`, `layer.clear_gradients()` (Paddle)"
 
 
 @claim("torch-readme-same-spellings")
@@ -109,6 +117,11 @@ def test_a_paddle_scheduler_is_passed_as_the_optimizers_learning_rate(name):
 
 
 @claim("paddle-readme-per-parameter-ideas")
+@row(PR, LAYER, LAYER)
+@row(PR, SUBLAYER, SUBLAYER)
+@row(PR, CREATE, CREATE)
+@row(PR, SET_STATE, SET_STATE)
+@row(PR, LINEAR, LINEAR)
 def test_a_paddle_snippet_runs_with_paddle_replaced_by_dltutors_names():
     """One snippet, written with Paddle's names, run in Paddle and in dltutor: ParamAttr on a
     Linear, bias_attr=False, create_parameter, add_sublayer, set_state_dict, stop_gradient."""
@@ -166,6 +179,7 @@ def test_a_paddle_snippet_runs_with_paddle_replaced_by_dltutors_names():
 
 
 @claim("paddle-readme-per-parameter-ideas")
+@row(PR, SHAPES, SHAPES)
 def test_paddles_shape_keyword_snippets_run_with_paddle_replaced_by_dt():
     """The README's `paddle.zeros(shape=[3])` and `paddle.normal(0, 1, shape=(2, 1))` rows:
     the same shapes (and the same zeros and fills) in Paddle 3.3 and in dltutor."""
@@ -176,6 +190,35 @@ def test_paddles_shape_keyword_snippets_run_with_paddle_replaced_by_dt():
         assert tuple(fw.normal(0.0, 1.0, shape=(2, 1)).shape) == (2, 1)
         assert tuple(fw.rand(shape=[2, 3]).shape) == (2, 3)
         assert tuple(fw.randn(shape=[4]).shape) == (4,)
+
+
+@claim("paddle-readme-per-parameter-ideas")
+@row(PR, STOP, STOP)
+def test_stop_gradient_true_on_a_parameter_means_no_gradient_in_both():
+    layer, ours = paddle.nn.Linear(2, 1), nn.Linear(2, 1)
+    layer.weight.stop_gradient = True
+    ours.weight.stop_gradient = True
+    layer(paddle.ones([3, 2])).sum().backward()
+    ours(dt.ones((3, 2))).sum().backward()
+    assert layer.weight.grad is None and layer.bias.grad is not None
+    assert ours.weight.requires_grad is False
+    assert ours.weight.grad is None and ours.bias.grad is not None
+
+
+@claim("paddle-readme-per-parameter-ideas")
+@row(PR, CLEAR, CLEAR)
+def test_paddles_clear_grad_and_clear_gradients_leave_zeros_as_dltutors_do():
+    """Paddle's two spellings keep each gradient as zeros (not None), and so do dltutor's."""
+    layer, ours = paddle.nn.Linear(2, 1), nn.Linear(2, 1)
+    opts = (paddle.optimizer.SGD(parameters=layer.parameters()),
+            optim.SGD(ours.parameters(), lr=0.1))
+    for net, opt, ones in ((layer, opts[0], paddle.ones([3, 2])), (ours, opts[1], dt.ones((3, 2)))):
+        for clear in (opt.clear_grad, net.clear_gradients):
+            net(ones).sum().backward()
+            assert all(p.grad.numpy().any() for p in net.parameters())
+            clear()
+            assert all(p.grad is not None and not p.grad.numpy().any()
+                       for p in net.parameters())
 
 
 def _tools_examples(readme: str) -> list[str]:

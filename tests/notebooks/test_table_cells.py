@@ -1,7 +1,8 @@
 """The names tables, cell by cell: every cell of a PyTorch, Paddle or MegEngine column is a claim.
 
 A chapter's "what the frameworks call it" table (a cell tagged ``claim-torch-names-NN``) and
-the glossary's table say, row by row, what each framework calls an idea. A name that resolves
+the glossary's table say, row by row, what each framework calls an idea; the README's table
+lists Paddle's and MegEngine's own spellings that dltutor takes. A name that resolves
 is not enough (``tests/frameworks/test_names.py`` checks that): the cell must do what its row
 says. So:
 
@@ -31,6 +32,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
 GLOSSARY = ROOT / "notebooks" / "GLOSSARY.md"
+README = ROOT / "README.md"
 SOURCES = ROOT / "notebooks" / "SOURCES.md"
 FRAMEWORK_TESTS = ROOT / "tests" / "frameworks"
 CELL_SECTION = "## MegEngine, cell by cell"
@@ -75,8 +77,21 @@ def table_cells(text: str, suffix: str) -> dict[tuple[str, str], str]:
     return found
 
 
+def readme_cells() -> dict[tuple[str, str], str]:
+    """The README's table of Paddle's and MegEngine's own spellings ("you write (framework)"):
+    each row's first cell is the framework's spelling (MegEngine's say so), and is its own ROW."""
+    found = {}
+    for table in markdown_tables(README.read_text(encoding="utf-8")):
+        if normal(table[0][0]).startswith("you write"):
+            for row in table[1:]:
+                spelling = normal(row[0])
+                prefix = "mge" if "(MegEngine" in spelling else "paddle"
+                found[(f"{prefix}-names-readme", spelling)] = spelling
+    return found
+
+
 def all_cells() -> dict[tuple[str, str], str]:
-    """Every framework cell of every names table: the chapters' and the glossary's."""
+    """Every framework cell of every names table: the chapters', the glossary's, the README's."""
     found = {}
     for source in CHAPTERS:
         for cell in jupytext.read(source).cells:
@@ -85,6 +100,7 @@ def all_cells() -> dict[tuple[str, str], str]:
                     found.update(table_cells(cell.source.replace("\n#", "\n"),
                                              TAG.match(tag).group(1)))
     found.update(table_cells(GLOSSARY.read_text(encoding="utf-8"), "glossary"))
+    found.update(readme_cells())
     return found
 
 
@@ -141,6 +157,7 @@ def test_the_tables_are_read():
     tables = {table for table, _ in CELLS}
     for prefix in PREFIXES.values():
         assert f"{prefix}-names-glossary" in tables and f"{prefix}-names-04" in tables
+    assert {"paddle-names-readme", "mge-names-readme"} <= tables
     assert len(CELLS) > 400
 
 
