@@ -221,6 +221,8 @@ def _freed_graph_error(fn: Function) -> RuntimeError:
 def _run_hooks(hooks: list, grad: Any, shape: tuple[int, ...]) -> Any:
     """Pass ``grad`` through each hook; a hook returns None (keep it) or the new gradient."""
     for hook in list(hooks):
+        if isinstance(grad, np.generic):    # a 0-d gradient NumPy computed as a scalar
+            grad = np.asarray(grad)
         result = hook(make_tensor(grad))
         if result is None:
             continue
@@ -244,10 +246,14 @@ def _write_grads(pairs: list) -> None:
     for t, grad in pairs:
         if grad.dtype != t.data.dtype:
             grad = grad.astype(t.data.dtype)
+        if t.grad is not None:
+            grad = t.grad.data + grad
+        if isinstance(grad, np.generic):    # a 0-d tensor's gradient: NumPy computed a scalar,
+            grad = B.backend_of(t.data).asarray(grad)   # t.grad.zero_(), t.grad += 1 need arrays
         if t.grad is None:
             t.grad = make_tensor(grad)
         else:
-            t.grad.data = t.grad.data + grad
+            t.grad.data = grad
 
 
 def _sum_collected(grads: list) -> Any:

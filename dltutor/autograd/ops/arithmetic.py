@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ... import backend as B
 from ..dtypes import default_float
 from ..function import Function, is_tensor, make_tensor
@@ -339,4 +341,7 @@ def compare(a: Any, b: Any, op: str) -> Any:
     tensor([ True, False])
     """
     other = b.data if is_tensor(b) else b
-    return make_tensor(getattr(a.data, op)(other))
+    result = getattr(a.data, op)(other)
+    if result.__class__ is np.bool_:      # two 0-d arrays compared: NumPy gives a scalar
+        result = get_array_module(a.data).asarray(result)
+    return make_tensor(result)

@@ -186,7 +186,8 @@ def sigmoid_of(a: Any) -> Any:
     ['2.061e-09', '0.5', '1']
     """
     xp = get_array_module(a)
-    out = xp.negative(a)
+    out = a.copy()      # a new array: xp.negative(a) of a 0-d array is a NumPy scalar, which
+    xp.negative(out, out=out)   # no out= can write into ("return arrays must be of ArrayType")
     with ignore_float_errors(a):
         xp.exp(out, out=out)
     out += 1

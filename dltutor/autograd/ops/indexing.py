@@ -130,7 +130,8 @@ def _index_of_extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keep
     keepdims = keepdim if keepdim is not None else keepdims
     if axis is not None:
         axis = axis_index(op, axis, a.ndim)
-    return make_tensor(getattr(a.data, op)(axis=axis, keepdims=keepdims).astype(int64))
+    index = getattr(a.data, op)(axis=axis, keepdims=keepdims)   # a NumPy scalar when 0-d
+    return make_tensor(get_array_module(a.data).asarray(index, dtype=int64))
 
 
 def argmax(a: Any, axis: int | None = None, keepdims: bool = False, *,

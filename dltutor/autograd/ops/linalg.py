@@ -78,9 +78,11 @@ class Linear(Function):
     grad_shapes_exact = True
 
     def forward(self, x, w, b=None):
-        if x.shape[-1] != w.shape[1]:
-            raise ValueError(f"linear: input of shape {x.shape} has {x.shape[-1]} features but "
-                             f"the weight of shape {w.shape} expects {w.shape[1]}")
+        if x.shape[-1:] != w.shape[1:]:     # (slices: a 0-d input has no last dimension)
+            features = x.shape[-1] if x.ndim else "no"
+            raise ValueError(f"linear: input of shape {x.shape} has {features} features but "
+                             f"the weight of shape {w.shape} expects {w.shape[1]} (in its last "
+                             "dimension)")
         self.x, self.w = x, w
         out = x @ w.T
         if b is None:

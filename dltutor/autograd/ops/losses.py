@@ -74,7 +74,8 @@ class CrossEntropy(Function):
             return xp.asarray(-picked.sum(), dtype=logits.dtype)
         # A Python int: dividing a float32 sum by a NumPy int64 scalar would give float64.
         self.count = logits.shape[0] if self.valid is None else int(self.valid.sum())
-        return xp.asarray(picked.sum() / -self.count, dtype=logits.dtype)
+        mean = picked.sum() / -self.count if self.count else xp.nan   # (no label: NaN)
+        return xp.asarray(mean, dtype=logits.dtype)
 
     def backward(self, g):
         # d loss / d logits = (softmax - one-hot labels) * each row's weight: the upstream
@@ -166,7 +167,12 @@ class MSELoss(Function):
         self.count = squares.size
         total = squares.sum(keepdims=True).reshape(())
         if self.reduction == "mean":
-            total /= self.count   # in place: ``total / count`` of a 0-d array is a NumPy scalar
+            # in place: ``total / count`` of a 0-d array is a NumPy scalar. The mean of no
+            # elements is NaN, silently, as in PyTorch.
+            if self.count:
+                total /= self.count
+            else:
+                total[...] = get_array_module(total).nan
         return total
 
     def backward(self, g):
@@ -259,4 +265,8 @@ def binary_cross_entropy_with_logits(input: Any, target: Any,  # noqa: A002
     """
     check_reduction("binary_cross_entropy_with_logits", reduction)
     y = as_tensor(target, input, "binary_cross_entropy_with_logits")
+    if y.shape != input.shape:      # PyTorch refuses too: (N, 1) against (N,) would give (N, N)
+        raise ValueError(f"binary_cross_entropy_with_logits: the target's shape "
+                         f"{tuple(y.shape)} must be the input's {tuple(input.shape)} (one "
+                         "target per logit); reshape one of them")
     return _reduce("binary_cross_entropy_with_logits", BCEWithLogits().apply(input, y), reduction)

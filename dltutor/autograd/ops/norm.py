@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from ... import backend as B
+from ..dtypes import float16, float32
 from ..function import Function, make_tensor
+from .convert import cast
 from .elementwise import sqrt
 from .reduce import mean
 from .variance import var
@@ -129,6 +131,11 @@ def layer_norm(x: Any, normalized_shape: Any, weight: Any | None = None,
     if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise ValueError(f"layer_norm: the last dimensions of the input {tuple(x.shape)} must be "
                          f"{shape}")
+    if x.dtype == float16:
+        # In float32 and rounded once at the end, as PyTorch's forward: in float16 the mean and
+        # the variance lose the digits the gradient needs (it was 35% off for two close values).
+        single = [None if t is None else cast(t, float32) for t in (x, weight, bias)]
+        return cast(layer_norm(single[0], shape, single[1], single[2], eps), float16)
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     centered = x - mean(x, axes, keepdims=True)
     out = centered / sqrt(var(x, axes, keepdims=True, correction=0) + eps)

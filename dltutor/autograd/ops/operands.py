@@ -103,14 +103,19 @@ def axis_index(op: str, axis: Any, ndim: int, *, extra: int = 0) -> int:
 
 def reduction_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
     """``axis`` (None for all, an int or a tuple; negatives count from the end) as sorted
-    non-negative axes; an axis named twice is an error, as in PyTorch."""
+    non-negative axes; an axis named twice is an error, as in PyTorch. A 0-d tensor takes
+    dimension 0 or -1, as in PyTorch, and has no axis to reduce: its axes are ``()``.
+
+    >>> reduction_axes("sum", -1, ndim=0), reduction_axes("sum", (0, -1), ndim=2)
+    ((), (0, 1))
+    """
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
     out = [axis_index(op, ax, ndim) for ax in axes]
     if len(set(out)) != len(out):
         raise ValueError(f"{op}: dimension {axis!r} names the same dimension twice")
-    return tuple(sorted(out))
+    return tuple(sorted(out)) if ndim else ()
 
 
 def one_axis(op: str, axis: Any, dim: Any, ndim: int) -> int:

@@ -84,13 +84,27 @@ def sum(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  #
     return run_reduction(Sum, a, axis, keepdims, dim, keepdim, "sum")
 
 
+def mean_over(a: Any, axes: tuple[int, ...], count: int) -> Any:
+    """The mean of array ``a`` over ``axes`` (kept as size 1), ``count`` elements each; the
+    mean of nothing is NaN, silently, as in PyTorch (NumPy warns "Mean of empty slice").
+
+    >>> import numpy as np
+    >>> mean_over(np.ones((0, 2)), (0,), 0)
+    array([[nan, nan]])
+    """
+    if count:
+        return a.mean(axis=axes, keepdims=True)
+    with B.ignore_float_errors(a):
+        return a.sum(axis=axes, keepdims=True) / 0
+
+
 class Mean(Reduction):
     """Mean over ``axes``: every element gets its mean's gradient divided by the count."""
 
     def forward(self, a):
         self.shape = a.shape
         self.count = math.prod(a.shape[i] for i in self.axes)
-        return self.finish(a.mean(axis=self.axes, keepdims=True))
+        return self.finish(mean_over(a, self.axes, self.count))
 
     def backward(self, g):
         xp = get_array_module(g)
@@ -126,8 +140,10 @@ class Extreme(Reduction):
 
     def forward(self, a):
         self.shape, self.a = a.shape, a
-        if a.size == 0:
-            raise ValueError(f"{self.op_name}: cannot reduce an empty tensor of shape {a.shape}")
+        if any(a.shape[i] == 0 for i in self.axes):   # (along a non-empty one: an empty result)
+            raise ValueError(f"{self.op_name}: cannot reduce an empty tensor of shape {a.shape} "
+                             f"along its dimension(s) of size 0 (there is no largest or smallest "
+                             "value of nothing)")
         f = a.max if self.largest else a.min
         self.out = f(axis=self.axes, keepdims=True)
         return self.finish(self.out)
@@ -206,13 +222,18 @@ def _extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any)
         raise TypeError(f"{op}(x, dim) takes one dimension (it also returns where the extreme "
                         f"is); for several dimensions {axis!r} use dt.a{op}(x, dim=...)")
     axis = axis_index(op, axis, a.ndim)
-    if a.data.size == 0:
-        raise ValueError(f"{op}: cannot reduce an empty tensor of shape {tuple(a.shape)}")
+    xp = get_array_module(a.data)
+    if a.ndim == 0:     # PyTorch takes dim 0 or -1 of a 0-d tensor: the value, at index 0
+        values = run_reduction(Max if op == "max" else Min, a, None, keepdims, None, None, op)
+        return ValuesIndices(values, make_tensor(xp.zeros((), dtype=int64)))
+    if a.shape[axis] == 0:
+        raise ValueError(f"{op}: cannot reduce dimension {axis} of size 0 of a tensor of shape "
+                         f"{tuple(a.shape)}")
     find = a.data.argmax if op == "max" else a.data.argmin
-    indices = find(axis=axis)
+    indices = xp.asarray(find(axis=axis))       # (of a 1-D tensor, NumPy gives a scalar)
     values = TakeAlong(axis, indices, bool(keepdims)).apply(a)
     if keepdims:
-        indices = get_array_module(indices).expand_dims(indices, axis)
+        indices = xp.expand_dims(indices, axis)
     return ValuesIndices(values, make_tensor(indices.astype(int64)))
 
 

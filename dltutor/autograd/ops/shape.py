@@ -102,9 +102,10 @@ def squeeze(a: Any, dim: int | None = None) -> Any:
     """
     if dim is None:
         return reshape(a, tuple(n for n in a.shape if n != 1))
-    dim = reduction_axes("squeeze", dim, a.ndim)[0]
-    if a.shape[dim] != 1:
+    axes = reduction_axes("squeeze", dim, a.ndim)
+    if not axes or a.shape[axes[0]] != 1:      # (a 0-d tensor has no dimension to remove)
         return a
+    dim = axes[0]
     return reshape(a, a.shape[:dim] + a.shape[dim + 1:])
 
 
@@ -245,6 +246,10 @@ def concat(tensors: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> 
     (3, 3)
     """
     tensors = _as_tensors(tensors, "concat")
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:     # PyTorch refuses it too: a 0-d tensor has no dimension to join along
+            raise ValueError(f"concat: the tensor at position {i} is 0-d (a single number) and "
+                             "has no dimension to join along; use dt.stack, or unsqueeze it")
     axis = one_axis("concat", axis, dim, tensors[0].ndim)
     return Concat(axis).apply(*tensors)
 

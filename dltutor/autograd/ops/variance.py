@@ -17,7 +17,7 @@ from typing import Any
 
 from ... import backend as B
 from .gates import gate
-from .reduce import Reduction, run_reduction
+from .reduce import Reduction, mean_over, run_reduction
 
 get_array_module = B.get_array_module
 
@@ -37,9 +37,10 @@ class Var(Reduction):
         self.shape = a.shape
         count = math.prod(a.shape[i] for i in self.axes)
         self.denominator = builtins.max(count - self.correction, 0)
-        self.centered = a - a.mean(axis=self.axes, keepdims=True)
+        self.centered = a - mean_over(a, self.axes, count)
         squares = (self.centered * self.centered).sum(axis=self.axes, keepdims=True)
-        return squares / self.denominator
+        with B.ignore_float_errors(a):      # no degrees of freedom left: NaN, as in PyTorch
+            return squares / self.denominator
 
     def gradient_from(self, g_var):
         """The input's gradient given ``g_var``, the variance's (reduced axes as size 1):
