@@ -175,7 +175,10 @@ def load(path: str | os.PathLike, *, as_numpy: bool = False, weights_only: bool 
     Every argument is checked before the file is read. Loading never runs code from the file
     (that is the point of safetensors; a pickle would). The whole file is checked before
     anything is returned; a file that is empty, truncated, corrupt or not safetensors at all
-    raises :class:`CheckpointError` naming it.
+    raises :class:`CheckpointError` naming it, and so does anything but a regular file (a
+    named pipe, a device such as /dev/zero), at once, without reading from it. Only the
+    header is read whole (after checking its length against the file's size); each tensor is
+    then copied out of a memory map of the file, so a load takes the memory of its tensors.
 
     To move one layer's weights into another layer of the same shape::
 

@@ -16,6 +16,7 @@ import errno
 import json
 import os
 import secrets
+import stat
 from typing import Any
 
 import numpy as np
@@ -141,29 +142,42 @@ def _fsync_folder(folder: str) -> None:
 
 
 def read_safetensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Every array in the file (in header order) and its metadata, after checking the layout."""
-    data = _read_bytes(path)
-    size = len(data)
+    """Every array in the file (in header order) and its metadata, after checking the layout.
+
+    Only a regular file is opened (a pipe or a device could block or never end), and only its
+    header is read whole, after checking its length against the file's real size: a header
+    that claims more data than the file holds is refused before anything is allocated. The
+    tensors are then copied one by one out of safetensors' memory map of the file, so loading
+    takes the memory of the tensors themselves, not of the file twice over.
+    """
+    with _open_regular_file(path) as file:
+        header, metadata = _read_header(file, os.fstat(file.fileno()).st_size, path)
+        arrays = _read_tensors(_reopenable(file.fileno(), path), header, path)
+    return arrays, metadata
+
+
+def _read_header(file: Any, size: int, path: str) -> tuple[dict, dict[str, str]]:
+    """The header's tensor entries (checked) and its metadata, reading only the header."""
     if size == 0:
         raise CheckpointError(path, "the file is empty (0 bytes)")
     if size < 8:
         raise CheckpointError(path, f"truncated or not a safetensors file: it has only {size} "
                                     "bytes, fewer than the 8-byte header length it starts with")
-    header_len = int.from_bytes(data[:8], "little")
-    if header_len > _MAX_HEADER_BYTES or header_len < 2 or (size > 8 and data[8:9] != b"{"):
-        raise CheckpointError(path, _not_safetensors(data))
+    start = file.read(9)                    # the header length, and the header's first byte
+    header_len = int.from_bytes(start[:8], "little")
+    if header_len > _MAX_HEADER_BYTES or header_len < 2 or (size > 8 and start[8:9] != b"{"):
+        raise CheckpointError(path, _not_safetensors(start))
     if 8 + header_len > size:
         raise CheckpointError(path, f"truncated: header says {header_len} bytes but file has "
                                     f"{size - 8} after the 8-byte length (the save was cut off, "
                                     "or the copy is incomplete)")
-    header = parse_json(data[8:8 + header_len], path, "safetensors header")
+    header = parse_json(start[8:] + file.read(header_len - 1), path, "safetensors header")
     if not isinstance(header, dict):
         raise CheckpointError(path, "corrupt safetensors header: not a JSON object")
     metadata = header.pop("__metadata__", None) or {}
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
         raise CheckpointError(path, "corrupt safetensors header: '__metadata__' must be an "
                                     "object whose values are strings")
-    body = size - 8 - header_len
     for key, info in header.items():
         problem = _entry_problem(info)
         if problem:
@@ -173,32 +187,74 @@ def read_safetensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
             raise CheckpointError(path, f"the tensor {key!r} has dtype {info['dtype']!r}, which "
                                         "NumPy cannot hold (bfloat16 and float8 weights need "
                                         "PyTorch or JAX)")
+    body = size - 8 - header_len
     end = max((info["data_offsets"][1] for info in header.values()), default=0)
     if end > body:
         raise CheckpointError(path, f"truncated: header says the tensor data is {end} bytes but "
                                     f"file has {body} after the header (the save was cut off, or "
                                     "the copy is incomplete)")
-    from safetensors.numpy import load as deserialize
+    return header, {str(k): v for k, v in metadata.items()}
 
-    try:
-        loaded = deserialize(data)
-    except Exception as exc:  # safetensors checks offsets, shapes and overlaps
+
+def _read_tensors(source: str, header: dict, path: str) -> dict[str, np.ndarray]:
+    """Each tensor of ``header``, copied out of safetensors' lazy view of the file ``source``."""
+    from safetensors import safe_open
+
+    try:   # safetensors checks the offsets against the shapes, overlaps and the file's size
+        with safe_open(source, framework="np") as file:
+            return {key: file.get_tensor(key) for key in header}
+    except Exception as exc:
         raise CheckpointError(path, f"corrupt safetensors file: {exc}") from None
-    arrays = {key: loaded[key] for key in header}
-    return arrays, {str(k): v for k, v in metadata.items()}
 
 
-def _read_bytes(path: str) -> bytes:
-    """The whole file, or an OSError that names ``path`` and says what to do."""
-    if os.path.isdir(path):
-        raise IsADirectoryError(errno.EISDIR, f"cannot load {path!r}: it is a folder; give the "
-                                              "path of a .safetensors file inside it")
-    if not os.path.exists(path):
+def _open_regular_file(path: str) -> Any:
+    """``path`` opened for reading in binary, if it is a regular file (or a link to one).
+
+    Anything else is refused at once, naming ``path``: a folder, a missing file, and a pipe,
+    a device or a socket (reading /dev/zero never ends; opening a FIFO waits for a writer).
+    The file is opened without waiting (O_NONBLOCK) and checked again once open, in case
+    something else was put under its name in between.
+    """
+    try:
+        _refuse_unless_regular(path, os.stat(path))
+    except FileNotFoundError:
         raise FileNotFoundError(errno.ENOENT, f"cannot load {path!r}: no such file (the current "
                                               f"folder is {os.getcwd()!r}); check the name, or "
-                                              "write the file first with dt.save(obj, path)")
-    with open(path, "rb") as file:
-        return file.read()
+                                              "write the file first with dt.save(obj, path)"
+                                ) from None
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        _refuse_unless_regular(path, os.fstat(fd))
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def _refuse_unless_regular(path: str, info: os.stat_result) -> None:
+    """Raise, naming ``path``, unless ``info`` (its stat) is a regular file's."""
+    if stat.S_ISREG(info.st_mode):
+        return
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, f"cannot load {path!r}: it is a folder; give the "
+                                              "path of a .safetensors file inside it")
+    kind = next((name for test, name in _SPECIAL_FILES if test(info.st_mode)), "special file")
+    raise CheckpointError(path, f"it is a {kind}, not a regular file. dt.load reads only "
+                                "regular files (such as a .safetensors file written by dt.save): "
+                                "reading a pipe or a device could wait for ever or never end")
+
+
+_SPECIAL_FILES = [(stat.S_ISFIFO, "named pipe (FIFO)"), (stat.S_ISCHR, "character device"),
+                  (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")]
+
+
+def _reopenable(fd: int, path: str) -> str:
+    """A name safetensors can open that means the file already open as ``fd``: /dev/fd/N where
+    the system has it (so a file put under ``path`` since it was checked is not read), else
+    ``path`` (Windows, which has no FIFOs or devices under file names)."""
+    alias = f"/dev/fd/{fd}"
+    return alias if os.path.exists(alias) else path
 
 
 def parse_json(text: bytes | str, path: str, what: str) -> Any:

@@ -403,8 +403,9 @@ class Module:
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> LoadResult:
         """Copy values into the parameters and buffers, in place (so ties and optimizers keep
-        working). Everything is checked first: missing keys, unexpected keys and shape
-        mismatches are reported together, and on any error nothing changes.
+        working). Everything is checked first: missing keys, unexpected keys, shape mismatches
+        and values the target's dtype cannot hold (1e300 into float32, NaN into an int buffer:
+        see :mod:`dltutor.nn.state_dict`) are reported together; on any error nothing changes.
 
         ``strict=False`` loads the keys that match and returns the ones that did not;
         a shape mismatch is an error either way, and so are two names of one tied parameter

@@ -3,6 +3,15 @@
 ``Module.load_state_dict`` calls :func:`check_state_dict` first; only when everything fits does
 it copy a single value, so a failing load changes nothing.
 
+Loading converts each value to the dtype of the parameter or buffer it goes into. A conversion
+that only rounds is allowed, as PyTorch's ``copy_`` does it: float64 weights into a float32
+model, a float underflowing to 0, a large int64 into float32, a bool as 0/1, a NaN or an
+infinity into a float (a value is data). A conversion that would change a value is refused,
+naming the key (:func:`cast_problem`): a finite number too large for the dtype (it would become
+inf), and anything an integer or bool cannot hold (NaN, inf, a fraction, a number out of the
+integer's range, a negative into an unsigned type, a bool that is not 0 or 1). PyTorch copies
+all of these without a word (NaN into an int64 counter becomes -9223372036854775808).
+
 >>> from dltutor import nn
 >>> a = nn.Linear(2, 3)
 >>> try:
@@ -56,6 +65,7 @@ def check_state_dict(owner: str, own: dict[str, Any], state_dict: Any,
 
 
 _UNUSABLE, _SHAPES = "values that cannot be loaded", "shape mismatches"
+_CASTS = "values the model's dtype cannot hold (nothing is converted silently)"
 
 
 def _value_problem(value: Any, target: Any) -> tuple[str | None, str]:
@@ -80,7 +90,64 @@ def _value_problem(value: Any, target: Any) -> tuple[str | None, str]:
                              f"known yet), state dict {tuple(data.shape)}")
     elif tuple(data.shape) != tuple(target.shape):
         return _SHAPES, f"model {tuple(target.shape)}, state dict {tuple(data.shape)}"
-    return None, ""
+    # A lazy parameter has no dtype yet: load_state_dict materializes it as float32.
+    dtype = np.dtype(np.float32) if is_uninitialized(target) else target.dtype
+    problem = cast_problem(data, dtype)
+    return (_CASTS, problem) if problem else (None, "")
+
+
+def cast_problem(values: Any, dtype: Any) -> str:
+    """Why converting the array ``values`` to ``dtype`` would change a value (more than float
+    rounding does), or "" when it is safe. See the module docstring for what is allowed.
+
+    >>> cast_problem(np.array([0.1, np.nan, np.inf]), np.float32)   # rounding; NaN, inf stay
+    ''
+    >>> cast_problem(np.array([1.0, 1e300]), np.float32)
+    'holds 1e+300, which float32 cannot hold (it would become inf)'
+    >>> cast_problem(np.array(np.nan), np.int64)
+    'holds nan, which int64 cannot hold (an integer is never NaN or inf)'
+    >>> cast_problem(np.array([3, -1]), np.uint8)
+    'holds -1, which uint8 cannot hold (it holds 0 to 255)'
+    """
+    source, target = values.dtype, np.dtype(dtype)
+    if source == target or values.size == 0:
+        return ""
+    xp = B.get_array_module(values)
+    if target.kind == "b":
+        bad = (values != 0) & (values != 1)
+        why = "a bool holds only 0 and 1, False and True"
+    elif target.kind in "iu":
+        bad, why = _outside_integers(xp, values, target)
+    elif source.kind == "f":        # float to a smaller float: only overflow changes a value
+        with B.ignore_float_errors(values):
+            bad = xp.isinf(values.astype(target)) & xp.isfinite(values)
+        why = "it would become inf"
+    else:                           # bool or int to float: ints too large for float16
+        with B.ignore_float_errors(values):
+            bad = xp.isinf(values.astype(target))
+        why = "it would become inf"
+    if not bool(bad.any()):
+        return ""
+    first = B.to_numpy(values[bad][:1])[0].item()
+    return f"holds {first!r}, which {target} cannot hold ({why})"
+
+
+def _outside_integers(xp: Any, values: Any, target: np.dtype) -> tuple[Any, str]:
+    """A mask of the ``values`` the integer dtype ``target`` cannot hold, and why."""
+    info = np.iinfo(target)
+    why = f"it holds {info.min} to {info.max}"
+    if values.dtype.kind in "iub":  # compare as Python ints: exact for every integer dtype
+        if values.dtype.kind == "b" or (info.min <= int(values.min())
+                                        and int(values.max()) <= info.max):
+            return xp.zeros(values.shape, dtype=bool), why
+        return (values < info.min) | (values > info.max), why
+    if not bool(xp.isfinite(values).all()):
+        return ~xp.isfinite(values), "an integer is never NaN or inf"
+    if not bool((values == xp.trunc(values)).all()):
+        return values != xp.trunc(values), "an integer has no fraction"
+    # Bounds as float64 powers of two, exact: info.max itself would round up (2**63 - 1).
+    low, high = xp.asarray(float(info.min)), xp.asarray(2.0 ** (info.bits - (info.min < 0)))
+    return (values < low) | (values >= high), why
 
 
 def _tied_conflicts(own: dict[str, Any], state_dict: dict[str, Any]) -> list[str]:
@@ -122,10 +189,14 @@ def _load_report(owner: str, missing: list[str], unexpected: list[str],
     if unexpected and strict:
         lines.append("  unexpected keys (in the state dict, not in the model): "
                      + ", ".join(repr(k) for k in unexpected))
-    for heading in (_UNUSABLE, _SHAPES):
+    for heading in (_UNUSABLE, _SHAPES, _CASTS):
         found = [text for kind, text in mismatched if kind == heading]
         if found:
             lines.append(f"  {heading}: " + "; ".join(found))
+    if any(kind == _CASTS for kind, _ in mismatched):
+        lines.append("If the checkpoint comes from a model of a wider dtype, load it into one "
+                     "of that dtype (model.double()); otherwise change those values yourself "
+                     "first, if that is what you mean (np.nan_to_num, np.clip, np.round).")
     if strict and (missing or unexpected):
         lines.append("Compare the names with model.state_dict().keys(); strict=False loads the "
                      "keys that match.")

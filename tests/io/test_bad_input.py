@@ -13,6 +13,7 @@ import json
 import math
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 
@@ -153,6 +154,83 @@ def test_load_of_a_missing_file_names_it_and_says_what_to_do(tmp_path):
 
 def test_load_of_a_folder_names_it(tmp_path):
     refused(lambda: dt.load(tmp_path), IsADirectoryError, str(tmp_path), "folder")
+
+
+# -- io: what is not a regular file is refused at once, without reading (issue 46) -------------
+def refused_in_a_child(path, *names, setup="", timeout=30):
+    """Run ``refused(lambda: dt.load(path), CheckpointError, *names)`` in a fresh Python, so
+    that a load that blocks or eats memory is killed (after ``timeout`` seconds, or at 4 GiB),
+    failing the test instead of the suite. Returns the call's seconds and its peak memory in
+    MiB: the allocations Python traced, and the rise of the resident size. ``setup`` is code
+    the child runs just before."""
+    code = f"""
+import resource, sys, time, tracemalloc
+sys.path.insert(0, {os.path.dirname(os.path.dirname(__file__))!r})
+import dltutor as dt
+from dltutor.io import CheckpointError
+from bad_input import refused
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))   # a regression: MemoryError
+PATH = {str(path)!r}
+{setup}
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tracemalloc.start()
+start = time.monotonic()
+refused(lambda: dt.load(PATH), CheckpointError, *{names!r})
+seconds = time.monotonic() - start
+traced = tracemalloc.get_traced_memory()[1] / 2**20
+grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss) / 1024
+print(f"{{seconds:.3f}} {{traced:.1f}} {{grown:.1f}}")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [float(n) for n in done.stdout.split()]
+
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs and /dev are POSIX's")
+
+
+@posix_only
+def test_load_of_a_fifo_is_refused_within_a_second_naming_it(tmp_path):
+    fifo = str(tmp_path / "weights.safetensors")
+    os.mkfifo(fifo)                     # opening it to read would wait for ever for a writer
+    seconds, _, _ = refused_in_a_child(fifo, fifo, "named pipe (FIFO)", "regular file")
+    assert seconds < 1
+
+
+@posix_only
+def test_a_fifo_put_in_place_of_a_checked_file_is_refused_once_open(tmp_path):
+    """Between the check of the name and the open, a FIFO can take the file's place: the open
+    does not wait for a writer (O_NONBLOCK), and the open file is checked again."""
+    fifo = str(tmp_path / "weights.safetensors")
+    os.mkfifo(fifo)
+    looks_regular = "import os; real = os.stat; os.stat = lambda *a, **k: real(sys.executable)"
+    seconds, _, _ = refused_in_a_child(fifo, fifo, "named pipe (FIFO)", setup=looks_regular)
+    assert seconds < 1
+
+
+@posix_only
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_load_of_dev_zero_is_refused_at_once_without_reading():
+    seconds, traced, _ = refused_in_a_child("/dev/zero", "/dev/zero", "character device")
+    assert seconds < 1 and traced < 1
+
+
+@posix_only
+def test_a_link_to_a_device_is_refused_as_the_device(tmp_path):
+    link = tmp_path / "weights.safetensors"
+    link.symlink_to("/dev/null")
+    refused(lambda: dt.load(link), CheckpointError, str(link), "character device")
+
+
+@posix_only
+def test_a_4_kib_file_whose_header_claims_2_gib_is_refused_without_allocating(tmp_path):
+    path = tmp_path / "sparse.safetensors"
+    write_safetensors(path, {"w": entry(shape=(2**29,), offsets=(0, 2**31))})
+    with open(path, "r+b") as file:
+        file.truncate(4096)             # the rest of the 4 KiB is a hole: a sparse file
+    _, traced, grown = refused_in_a_child(path, path.name, "truncated", str(2**31))
+    assert traced < 1 and grown < 64   # MiB: the header only, never 2 GiB
 
 
 # -- io: saving what cannot be saved leaves the old file whole ---------------------------------

@@ -45,6 +45,20 @@ LOADS = [
     ("a wrong shape", corrupted("2.weight", np.zeros((2, 3), np.float32)),
      ["2.weight", "(1, 3)", "(2, 3)"]),
     ("a scalar for a vector", corrupted("1.bias", np.float32(1.0)), ["1.bias"]),
+    # issue 46: no silent lossy cast (PyTorch's copy_ makes these inf, -2**63, 2, ...)
+    ("1e300 into a float32 weight", corrupted("2.weight", np.array([[0.5, 1e300, 0.5]])),
+     ["2.weight", "1e+300", "float32", "inf"]),
+    ("NaN into num_batches_tracked", corrupted("1.num_batches_tracked", np.array(np.nan)),
+     ["1.num_batches_tracked", "nan", "int64"]),
+    ("inf into num_batches_tracked", corrupted("1.num_batches_tracked", np.array(np.inf)),
+     ["1.num_batches_tracked", "inf", "int64"]),
+    ("2.5 into num_batches_tracked", corrupted("1.num_batches_tracked", np.array(2.5)),
+     ["1.num_batches_tracked", "2.5", "fraction"]),
+    ("2**63 into num_batches_tracked", corrupted("1.num_batches_tracked", np.array(2.0 ** 63)),
+     ["1.num_batches_tracked", "9223372036854775807"]),
+    ("uint64 2**64-1 into num_batches_tracked",
+     corrupted("1.num_batches_tracked", np.array(2**64 - 1, dtype=np.uint64)),
+     ["1.num_batches_tracked", "18446744073709551615"]),
 ]
 
 
@@ -212,3 +226,45 @@ def test_a_negative_embedding_index_is_refused_not_wrapped():
     refused(lambda: table(dt.tensor([0, -1])), IndexError, "embedding", "-1", "0..4",
             state=[table])
 
+
+
+def small_buffers():
+    """A module with one buffer of each kind a cast can damage."""
+    module = nn.Module()
+    module.register_buffer("flags", dt.tensor(np.array([True, False])))
+    module.register_buffer("counts", dt.tensor(np.array([1, 2], dtype=np.uint8)))
+    module.register_buffer("ids", dt.tensor(np.array([1, 2], dtype=np.int32)))
+    module.register_buffer("half", dt.tensor(np.array([1, 2], dtype=np.float16)))
+    return module
+
+
+CASTS = [
+    ("2 into a bool", "flags", np.array([2, 0]), ["'flags'", "2", "bool"]),
+    ("0.5 into a bool", "flags", np.array([0.5, 1.0]), ["'flags'", "0.5", "bool"]),
+    ("NaN into a bool", "flags", np.array([np.nan, 1.0]), ["'flags'", "nan", "bool"]),
+    ("-1 into a uint8", "counts", np.array([-1, 3]), ["'counts'", "-1", "uint8", "0 to 255"]),
+    ("300 into a uint8", "counts", np.array([3, 300]), ["'counts'", "300", "uint8"]),
+    ("-0.5 into a uint8", "counts", np.array([-0.5, 3.0]), ["'counts'", "-0.5", "fraction"]),
+    ("2**40 into an int32", "ids", np.array([2**40, 1]), ["'ids'", "1099511627776", "int32"]),
+    ("70000 into a float16", "half", np.array([70000, 1]), ["'half'", "70000", "float16", "inf"]),
+    ("1e10 float32 into a float16", "half", np.array([1e10, 1], np.float32),
+     ["'half'", "float16", "inf"]),
+]
+
+
+@pytest.mark.parametrize("label, key, value, names", CASTS, ids=[c[0] for c in CASTS])
+def test_a_value_the_buffer_cannot_hold_is_refused_naming_the_key(label, key, value, names):
+    module = small_buffers()
+    state = {k: v.numpy().copy() for k, v in module.state_dict().items()}
+    state = {k: (v if v.dtype == bool else v + 1) for k, v in state.items()}
+    state[key] = value
+    refused(lambda: module.load_state_dict(state), StateDictError, "nothing was changed",
+            "cannot hold", *names, state=[module])
+    refused(lambda: module.set_state_dict(state), StateDictError, *names, state=[module])
+
+
+def test_a_lazy_layer_refuses_1e300_before_it_takes_the_shape():
+    lazy = nn.LazyLinear(2)
+    state = {"weight": np.full((2, 3), 1e300), "bias": np.zeros(2)}
+    refused(lambda: lazy.load_state_dict(state), StateDictError, "'weight'", "float32")
+    assert nn.parameter.is_uninitialized(lazy.weight) and nn.parameter.is_uninitialized(lazy.bias)
