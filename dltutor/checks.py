@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["number", "non_negative", "positive", "probability", "between", "integer"]
+__all__ = ["number", "non_negative", "positive", "probability", "between", "integer", "flag"]
 
 
 def _is_number(value: Any) -> bool:
@@ -158,3 +158,21 @@ def integer(owner: str, name: str, value: Any, *, minimum: int | None = None,
         raise ValueError(f"{owner}: {name} must be an integer >= {minimum}, got {value!r}"
                          f"{suffix}")
     return value
+
+
+def flag(owner: str, name: str, value: Any) -> bool:
+    """``value`` if it is True or False (a NumPy bool counts), else ``TypeError``: a switch
+    such as ``maximize`` or ``need_clip``. Python would take ``"no"`` as true and 0 as false
+    without a word; here they are refused, naming the switch.
+
+    >>> flag("SGD", "nesterov", True)
+    True
+    >>> flag("SGD", "maximize", "no")
+    Traceback (most recent call last):
+    ...
+    TypeError: SGD: maximize must be True or False, got 'no'
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        prefix = f"{owner}: " if owner else ""
+        raise TypeError(f"{prefix}{name} must be True or False, got {value!r}")
+    return bool(value)

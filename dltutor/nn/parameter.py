@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend as B
+from .. import checks
 from ..autograd import Tensor, float32, no_grad
 from ..autograd.dtypes import to_array
 from ..autograd.function import init_tensor
@@ -41,7 +42,7 @@ class Parameter(Tensor):
             [1., 1.]], dtype=float64, requires_grad=True)
     """
 
-    __slots__ = ("lr_mult", "regularizer", "need_clip")
+    __slots__ = ("_lr_mult", "_regularizer", "_need_clip")
 
     def __init__(self, data: Any, requires_grad: bool = True, *, lr_mult: float = 1.0,
                  regularizer: Any = None, need_clip: bool = True):
@@ -49,10 +50,69 @@ class Parameter(Tensor):
         if array.dtype.kind not in "fc":
             raise TypeError(f"a Parameter must hold floating-point values, got {array.dtype}; "
                             "make it with dtype=dt.float32")
+        # All three checked before anything is set: a refused setting leaves no half-made object.
+        settings = (check_lr_mult(lr_mult), check_regularizer(regularizer),
+                    checks.flag("Parameter", "need_clip", need_clip))
         init_tensor(self, array, bool(requires_grad))  # shares a Tensor's memory: no copy
-        self.lr_mult = check_lr_mult(lr_mult)
-        self.regularizer = check_regularizer(regularizer)
-        self.need_clip = bool(need_clip)
+        self._lr_mult, self._regularizer, self._need_clip = settings
+
+    # The three settings are properties: ``p.lr_mult = nan`` after construction meets the
+    # constructor's own check (an optimizer reads them on every step and trusts them).
+    @property
+    def lr_mult(self) -> float:
+        """This parameter's learning rate is the group's lr times this (0: it never moves).
+
+        >>> p = Parameter([1.0])
+        >>> p.lr_mult = float("nan")
+        Traceback (most recent call last):
+        ...
+        ValueError: Parameter of shape (1,): lr_mult must be a number >= 0 and finite (0 freezes
+        the parameter), got nan
+        """
+        return self._lr_mult
+
+    @lr_mult.setter
+    def lr_mult(self, value: Any) -> None:
+        self._lr_mult = check_lr_mult(value, self._owner())
+
+    @property
+    def regularizer(self) -> Any:
+        """An ``optim.L1Decay``/``optim.L2Decay`` that replaces the optimizer's weight decay for
+        this parameter, or None.
+
+        >>> Parameter([1.0]).regularizer = 0.01
+        Traceback (most recent call last):
+        ...
+        TypeError: Parameter of shape (1,): regularizer must be an optim.L1Decay or
+        optim.L2Decay (or None), got float; for a plain number use the optimizer's weight_decay
+        """
+        return self._regularizer
+
+    @regularizer.setter
+    def regularizer(self, value: Any) -> None:
+        self._regularizer = check_regularizer(value, self._owner())
+
+    @property
+    def need_clip(self) -> bool:
+        """False keeps this parameter out of gradient clipping; True or False only.
+
+        >>> Parameter([1.0]).need_clip = "no"
+        Traceback (most recent call last):
+        ...
+        TypeError: Parameter of shape (1,): need_clip must be True or False, got 'no'
+        """
+        return self._need_clip
+
+    @need_clip.setter
+    def need_clip(self, value: Any) -> None:
+        self._need_clip = checks.flag(self._owner(), "need_clip", value)
+
+    def _owner(self) -> str:
+        # A parameter does not know its name (its module does): its shape tells it apart.
+        try:
+            return f"Parameter of shape {tuple(self.shape)}"
+        except ValueError:                 # a lazy layer's parameter has no shape yet
+            return "Parameter"
 
     def set_value(self, value: Any) -> "Parameter":
         """Copy ``value`` into this parameter in place (same object, so ties and optimizers
@@ -147,7 +207,7 @@ class UninitializedParameter(Parameter):
     def __init__(self, template: tuple[int | None, ...], owner: str):  # noqa: D107
         # No slots of its own, so that materialize() can turn it into a Parameter in place.
         init_tensor(self, _NoValuesYet(owner, tuple(template)), True)
-        self.lr_mult, self.regularizer, self.need_clip = 1.0, None, True
+        self._lr_mult, self._regularizer, self._need_clip = 1.0, None, True
 
     @property
     def template(self) -> tuple[int | None, ...]:
@@ -203,7 +263,8 @@ def check_lr_mult(value: Any, owner: str = "Parameter", name: str = "lr_mult") -
     >>> check_lr_mult(-1.0, "ParamAttr", "learning_rate")
     Traceback (most recent call last):
     ...
-    ValueError: ParamAttr: learning_rate must be a number >= 0 and finite (0 freezes the parameter), got -1.0
+    ValueError: ParamAttr: learning_rate must be a number >= 0 and finite (0 freezes the
+    parameter), got -1.0
     """
     # An infinite multiplier would turn the first step into inf/NaN weights.
     if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value < float("inf"):
@@ -214,18 +275,23 @@ def check_lr_mult(value: Any, owner: str = "Parameter", name: str = "lr_mult") -
 
 def check_regularizer(value: Any, owner: str = "Parameter") -> Any:
     """``value`` if it is None or a regularizer (an ``optim.L1Decay``/``optim.L2Decay``: an
-    object with an ``add_to`` method), else a TypeError naming ``owner``. Shared by Parameter
-    and ``nn.ParamAttr``.
+    object with an ``add_to`` method) whose ``coeff`` is a finite number >= 0, else a TypeError
+    (ValueError for the coeff) naming ``owner``. Shared by Parameter and ``nn.ParamAttr``.
+    (nn cannot import optim, a higher layer: a regularizer is known by what it has.)
 
     >>> check_regularizer(None) is None
     True
     >>> check_regularizer(0.01, "ParamAttr")
     Traceback (most recent call last):
     ...
-    TypeError: ParamAttr: regularizer must be an optim.L1Decay or optim.L2Decay (or None), got float; for a plain number use the optimizer's weight_decay
+    TypeError: ParamAttr: regularizer must be an optim.L1Decay or optim.L2Decay (or None), got
+    float; for a plain number use the optimizer's weight_decay
     """
     if value is not None and not callable(getattr(value, "add_to", None)):
         raise TypeError(f"{owner}: regularizer must be an optim.L1Decay or optim.L2Decay "
                         f"(or None), got {type(value).__name__}; for a plain number "
                         "use the optimizer's weight_decay")
+    if value is not None:                   # a coeff changed after the regularizer was made
+        checks.non_negative(owner, f"regularizer {type(value).__name__}'s coeff",
+                            getattr(value, "coeff", None))
     return value

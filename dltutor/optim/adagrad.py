@@ -7,6 +7,7 @@ from .. import backend as B
 from .. import checks
 from ..autograd import Tensor
 from .optimizer import Optimizer
+from .settings import check_eps
 
 
 class Adagrad(Optimizer):
@@ -39,7 +40,7 @@ class Adagrad(Optimizer):
         checks.non_negative("Adagrad", "lr_decay", group["lr_decay"])
         checks.non_negative("Adagrad", "initial_accumulator_value",
                             group["initial_accumulator_value"])
-        checks.non_negative("Adagrad", "eps", group["eps"])
+        check_eps("Adagrad", group["eps"])  # > 0 (settings.py says why)
 
     def state_entries(self, group: dict[str, Any]) -> tuple[str, ...]:
         return ("sum",)

@@ -9,6 +9,7 @@ from .. import backend as B
 from .. import checks
 from ..autograd import Tensor
 from .optimizer import Optimizer
+from .settings import check_eps
 from .regularizer import Regularizer
 
 
@@ -46,7 +47,7 @@ class Adam(Optimizer):
             raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
         for i, beta in enumerate(betas):
             checks.probability(name, f"betas[{i}]", beta)
-        checks.non_negative(name, "eps", group["eps"])
+        check_eps(name, group["eps"])  # > 0 (settings.py says why)
 
     def state_entries(self, group: dict[str, Any]) -> tuple[str, ...]:
         return ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
@@ -68,8 +69,6 @@ class Adam(Optimizer):
         if "exp_avg" not in state:
             state["exp_avg"] = xp.zeros_like(param.data)
             state["exp_avg_sq"] = xp.zeros_like(param.data)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = xp.zeros_like(param.data)
         m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
         tmp = self.scratch(param)
         m *= beta1
@@ -80,6 +79,8 @@ class Adam(Optimizer):
         tmp *= 1 - beta2
         v += tmp
         if group["amsgrad"]:
+            if "max_exp_avg_sq" not in state:   # here: amsgrad may be switched on after steps
+                state["max_exp_avg_sq"] = xp.zeros_like(param.data)
             v = xp.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
         xp.sqrt(v, out=tmp)                  # the denominator
         tmp /= math.sqrt(1 - beta2 ** t)

@@ -21,8 +21,8 @@ import numpy as np
 from .. import backend as B
 from ..autograd import Tensor
 from ..autograd.function import make_tensor
-from .param_groups import STRUCTURAL_KEYS
 from .regularizer import Regularizer, regularizer_from_state
+from .settings import check_group
 
 
 @dataclass
@@ -69,7 +69,9 @@ def state_keys(optimizer: Any) -> list[Any]:
 
 
 def state_problems(optimizer: Any, state_dict: Any) -> list[str]:
-    """Every reason ``state_dict`` cannot be loaded into ``optimizer`` (empty: it fits).
+    """Every reason ``state_dict`` cannot be loaded into ``optimizer`` (empty: it fits). Each
+    group's hyperparameters go through the optimizer's one check (settings.check_group) as
+    they will be after the load: the loaded values win, as in PyTorch, flags included.
 
     >>> from dltutor import nn, optim
     >>> opt = optim.SGD([nn.Parameter([1.0])], lr=0.1)
@@ -79,7 +81,8 @@ def state_problems(optimizer: Any, state_dict: Any) -> list[str]:
     ...                               opt.state_dict()):
     ...     print(problem)
     it was saved from a SGD, this is a Adam
-    group 0: unknown hyperparameters ['momentum', 'dampening', 'nesterov']
+    group 0: Adam: unknown hyperparameter(s) 'momentum', 'dampening', 'nesterov' in a
+    parameter group; Adam knows amsgrad, betas, eps, lr, maximize, weight_decay
     """
     if not isinstance(state_dict, dict) or "param_groups" not in state_dict \
             or not isinstance(state_dict.get("state", {}), dict):
@@ -93,29 +96,31 @@ def state_problems(optimizer: Any, state_dict: Any) -> list[str]:
     if saved_class is not None and saved_class != own_class:
         problems.append(f"it was saved from a {saved_class}, this is a {own_class}")
     groups = state_dict["param_groups"]
+    shape_problem = groups_shape_problem(groups)
+    if shape_problem:
+        return problems + [shape_problem]
     if len(groups) != len(optimizer.param_groups):
         problems.append(f"it has {len(groups)} parameter group(s), this optimizer has "
                         f"{len(optimizer.param_groups)}")
         return problems
     keys = iter(state_keys(optimizer))
     by_key, group_of = {}, {}
-    allowed = set(optimizer.defaults) | set(STRUCTURAL_KEYS)
     for index, (group, saved) in enumerate(zip(optimizer.param_groups, groups)):
         own = [next(keys) for _ in group["params"]]
-        theirs = list(saved.get("params", []))
+        theirs = list(saved["params"])
         missing = [k for k in own if k not in theirs]
         unexpected = [k for k in theirs if k not in own]
         if missing:
             problems.append(f"group {index}: missing parameters {missing}")
         if unexpected:
             problems.append(f"group {index}: unexpected parameters {unexpected}")
-        unknown = [k for k in saved if k not in allowed]
-        if unknown:
-            problems.append(f"group {index}: unknown hyperparameters {unknown}")
-        else:
-            problems += hyperparameter_problems(optimizer, index, group, saved)
+        group_problems = hyperparameter_problems(optimizer, index, group, saved)
+        problems += group_problems
         by_key.update(zip(own, group["params"]))
-        group_of.update(dict.fromkeys(own, group))
+        # The state must fit the group as it will be after the load (its flags win); a group
+        # refused above is judged by the optimizer's own.
+        group_of.update(dict.fromkeys(own, group if group_problems else
+                                      loaded_group(group, saved)))
     for key, entry in state_dict["state"].items():
         param = by_key.get(key)
         if param is None:
@@ -123,10 +128,57 @@ def state_problems(optimizer: Any, state_dict: Any) -> list[str]:
         elif not isinstance(entry, dict):
             problems.append(f"the state of {key!r} is a {type(entry).__name__}, not a dict")
         else:
+            arrays = rule_arrays(optimizer, group_of[key])
             problems += [f"state {name!r} of {key!r} {problem}" for name, value in entry.items()
-                         for problem in [entry_problem(name, value, param)] if problem]
+                         for problem in [entry_problem(name, value, param, name in arrays)]
+                         if problem]
             problems += missing_entry_problems(optimizer, key, entry, group_of[key])
     return problems
+
+
+def groups_shape_problem(groups: Any) -> str | None:
+    """What is wrong with a state dict's ``param_groups`` as a container, or None: it must be
+    a list of dicts, each with a ``params`` list (of parameter names or positions).
+
+    >>> groups_shape_problem(5)
+    "'param_groups' is a int; it must be a list of group dicts, as optimizer.state_dict() makes"
+    >>> groups_shape_problem([{"params": "w"}])
+    "group 0: 'params' is a str; it must be a list of parameter names or positions"
+    """
+    if not isinstance(groups, (list, tuple)):
+        return (f"'param_groups' is a {type(groups).__name__}; it must be a list of group "
+                "dicts, as optimizer.state_dict() makes")
+    for index, saved in enumerate(groups):
+        if not isinstance(saved, dict):
+            return f"group {index} is a {type(saved).__name__}, not a dict"
+        if not isinstance(saved.get("params"), (list, tuple)):
+            return (f"group {index}: 'params' is a {type(saved.get('params')).__name__}; it "
+                    "must be a list of parameter names or positions")
+    return None
+
+
+def loaded_group(group: dict[str, Any], saved: dict[str, Any]) -> dict[str, Any]:
+    """What ``group`` will hold once ``saved`` is loaded into it (a new dict; nothing changes).
+
+    >>> loaded_group({"params": [], "lr": 0.1, "betas": (0.9, 0.99)},
+    ...              {"params": [0], "lr": 0.5, "betas": [0.8, 0.9]})
+    {'params': [], 'lr': 0.5, 'betas': (0.8, 0.9)}
+    """
+    candidate = dict(group)
+    candidate.update({key: value if key == "param_names" else hyper_from_state(value)
+                      for key, value in saved.items() if key != "params"})
+    return candidate
+
+
+def rule_arrays(optimizer: Any, group: dict[str, Any]) -> set[str]:
+    """The state entries that the optimizer's rule uses as arrays shaped like the parameter.
+
+    >>> from dltutor import nn, optim
+    >>> opt = optim.SGD([nn.Parameter([1.0])], lr=0.1, momentum=0.9)
+    >>> rule_arrays(opt, opt.param_groups[0])
+    {'momentum_buffer'}
+    """
+    return set(optimizer.state_entries(group)) | set(optimizer.momentum_state)
 
 
 def missing_entry_problems(optimizer: Any, key: Any, entry: dict[str, Any],
@@ -178,46 +230,69 @@ def is_count(value: Any) -> bool:
     return math.isfinite(number) and number >= 0 and number.is_integer()
 
 
-def entry_problem(name: str, value: Any, param: Tensor) -> str | None:
-    """What is wrong with one value of a parameter's saved state, or None: arrays must be
-    real numbers shaped like the parameter (or scalars), ``step`` a count.
+def entry_problem(name: str, value: Any, param: Tensor, array: bool = False) -> str | None:
+    """What is wrong with one value of a parameter's saved state, or None. It is checked like
+    a gradient: an array must be shaped like the parameter, hold floating-point numbers, all
+    finite and within the parameter's dtype (1e300 would become inf in float32); ``step`` is a
+    count. A plain number is allowed (finite) where the rule keeps no array (``array`` False).
 
     >>> from dltutor import nn
     >>> w = nn.Parameter([1.0, 2.0])
     >>> entry_problem("momentum_buffer", np.array(["a", "b"]), w)
     'holds <U1 values, not numbers'
+    >>> entry_problem("exp_avg", np.array([0.0, np.nan]), w)
+    'holds NaN or Inf; a saved moment must be finite (a NaN gradient would have been refused)'
     """
     if name == "step":
         return None if is_count(value) else f"is {value!r}; it must be an integer >= 0"
     if isinstance(value, Tensor):
         value = value.data
     if not hasattr(value, "shape"):
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return None
+        if not array and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return None if math.isfinite(value) else f"is {value!r}; it must be finite"
         return (f"is a {type(value).__name__}; it must be an array shaped like the parameter "
                 f"{tuple(param.shape)}")
-    if value.dtype.kind not in "biuf":
-        return f"holds {value.dtype} values, not numbers"
-    if tuple(value.shape) not in (tuple(param.shape), ()):
+    if value.dtype.kind != "f":
+        kind = "real floating-point numbers" if value.dtype.kind in "biuc" else "numbers"
+        return f"holds {value.dtype} values, not {kind}"
+    if tuple(value.shape) != tuple(param.shape):
         return f"has shape {tuple(value.shape)}, the parameter has shape {tuple(param.shape)}"
+    return value_problem(value, param)
+
+
+def value_problem(value: Any, param: Tensor) -> str | None:
+    """NaN or Inf in a saved array, or a value the parameter's dtype cannot hold, or None.
+
+    >>> from dltutor import nn
+    >>> value_problem(np.array([1e300]), nn.Parameter([1.0]))
+    'holds 1e+300, which float32 cannot hold (it would become inf)'
+    """
+    xp = B.get_array_module(value)
+    if value.size == 0:
+        return None
+    if not bool(xp.isfinite(value).all()):
+        return ("holds NaN or Inf; a saved moment must be finite (a NaN gradient would have "
+                "been refused)")
+    largest = float(xp.abs(value).max())
+    if largest > float(np.finfo(param.dtype).max):
+        return f"holds {largest:g}, which {param.dtype} cannot hold (it would become inf)"
     return None
 
 
 def hyperparameter_problems(optimizer: Any, index: int, group: dict[str, Any],
                             saved: dict[str, Any]) -> list[str]:
-    """Group ``index``'s saved hyperparameters checked as the optimizer checks its own (a NaN
-    lr, a negative momentum), before any is loaded.
+    """Group ``index``'s saved hyperparameters checked by the one check the constructor, a
+    write by hand and ``add_param_group`` run (settings.check_group), before any is loaded.
 
     >>> from dltutor import nn, optim
     >>> opt = optim.SGD([nn.Parameter([1.0])], lr=0.1)
     >>> hyperparameter_problems(opt, 0, opt.param_groups[0], {"lr": float("nan")})
     ['group 0: SGD: lr must be a number >= 0, got nan']
+    >>> hyperparameter_problems(opt, 0, opt.param_groups[0], {"maximize": "no"})
+    ["group 0: SGD: maximize must be True or False, got 'no'"]
     """
-    candidate = dict(group)
     try:
-        candidate.update({key: hyper_from_state(value) for key, value in saved.items()
-                          if key != "params"})
-        optimizer._check_group(candidate)
+        check_group(optimizer, loaded_group(group, saved))
     except (TypeError, ValueError) as error:
         return [f"group {index}: {error}"]
     return []
@@ -269,7 +344,10 @@ def load_fitting_state(optimizer: Any, state_dict: dict[str, Any]) -> OptimizerL
             value = hyper_from_state(value)
             if key in group and not same_value(group[key], value):
                 changed[f"group {index} {key}"] = (group[key], value)
-            group[key] = value
+        # Checked as a whole already: written at once (one at a time, a write could pass
+        # through a combination the check refuses, such as nesterov before momentum).
+        new = loaded_group(group, saved)
+        getattr(group, "replace_checked", group.update)(new)
     optimizer.state = {}           # matched by key (name): not by position in the group
 
     for key, entry in state_dict["state"].items():

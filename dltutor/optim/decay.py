@@ -61,7 +61,7 @@ def decay_parts(optimizer: Any, name: str, param: Tensor,
     >>> decay_parts(opt, "#0", w, opt.param_groups[0])
     (0.01, 0.0)
     """
-    own = getattr(param, "regularizer", None)
+    own = getattr(param, "_regularizer", None)   # Parameter.regularizer's checked value
     group_decay = group.get("weight_decay", 0)
     if not group_decay:
         return own, 0.0

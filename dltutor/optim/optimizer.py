@@ -48,6 +48,7 @@ from ..nn.utils.norms import sums_of_squares
 from .param_groups import as_groups, make_group
 from .regularizer import Regularizer
 from .report import StepMeasurement, StepReport
+from .settings import ParamGroup, check_group
 
 
 # One ``no_grad()`` for every step of every optimizer (it keeps a stack, so nesting is safe);
@@ -181,11 +182,12 @@ class Optimizer:
         [0.1, 0.5]
         """
         new = make_group(type(self).__name__, self.defaults, self.param_groups, group)
-        self._check_group(new)
-        self.param_groups.append(new)
+        check_group(self, new)             # the one check (settings.py), also at load and by hand
+        self.param_groups.append(ParamGroup(new, self))
 
     def _check_group(self, group: dict[str, Any]) -> None:
-        """Check one group's hyperparameters (subclasses add their own checks)."""
+        """Check one group's numbers (subclasses add their own checks). Keys, flags and names
+        are checked before it by ``settings.check_group``, which calls it."""
         owner = type(self).__name__
         checks.non_negative(owner, "lr", group.get("lr"))
         decay = group.get("weight_decay", 0)
@@ -248,7 +250,9 @@ class Optimizer:
         >>> opt.effective_lr(w, opt.param_groups[0])
         0.05
         """
-        return group["lr"] * getattr(param, "lr_mult", 1.0)
+        # ``_lr_mult`` is what the property ``Parameter.lr_mult`` checked and stored; read
+        # directly, as a property costs about 0.1 us a read (every parameter, every step).
+        return group["lr"] * getattr(param, "_lr_mult", 1.0)
 
     def decoupled_decay_applies(self, name: str) -> bool:
         """The rule's say on whether the parameter called ``name`` gets the decoupled weight
@@ -382,8 +386,9 @@ class Optimizer:
     def _select(self) -> _Step:
         """Stage 1: the parameters with a gradient, their lr and decay; copy a gradient that
         clipping, coupled decay or ``maximize`` will change (``p.grad`` must stay as it is).
-        A group's lr may have been set by hand (``param_groups[0]["lr"] = ...``) since it was
-        checked: NaN, infinity or < 0 is refused here, before anything changes.
+        A write into a group is checked as it happens (settings.ParamGroup); an lr that got
+        past that (a group replaced by a plain dict) is still refused here if it is NaN,
+        infinite or < 0, before anything changes.
         (What a whole group shares is read once per group: this runs on every step.)"""
         todo = _Step(self.record_steps)
         clip = self.grad_clip
@@ -403,7 +408,7 @@ class Optimizer:
                 grad = grad_tensor.data
                 if grad.shape != param.data.shape:
                     raise self._grad_shape_error(name, index, param)
-                if group_decay or getattr(param, "regularizer", None) is not None:
+                if group_decay or getattr(param, "_regularizer", None) is not None:
                     coupled, decoupled = decay_parts(     # (only a decay rule asks for a name)
                         self, display_name(name, index) if group_decay else name, param, group)
                 else:       # no decay in the group and none on the parameter: nothing to ask
@@ -548,10 +553,11 @@ class Optimizer:
         return state_dict_of(self)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> OptimizerLoadResult:
-        """Restore a ``state_dict``. Everything is checked first (optimizer class, number of
-        groups, parameter names, shapes, hyperparameter names); on any problem nothing changes
-        and one error lists them all. The result says which hyperparameters (such as ``lr``)
-        the loaded values replaced.
+        """Restore a ``state_dict``. Everything is checked first (optimizer class, groups,
+        parameter names, every hyperparameter as the constructor checks it, every moment like
+        a gradient: shape, dtype, finite values); on any problem nothing changes and one error
+        lists them all. As in PyTorch, the loaded hyperparameters replace the group's, flags
+        such as ``amsgrad`` included; the result says which (such as ``lr``) it replaced.
 
         >>> from dltutor import nn, optim
         >>> opt = optim.SGD([nn.Parameter([1.0])], lr=0.1)

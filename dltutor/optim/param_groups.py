@@ -39,7 +39,8 @@ def as_groups(params: Any, owner: str) -> list[dict[str, Any]]:
 def make_group(owner: str, defaults: dict[str, Any], groups: list[dict[str, Any]],
                group: Any) -> dict[str, Any]:
     """The group dict ``add_param_group`` adds: the given hyperparameters, the others from
-    ``defaults``, ``params`` and ``param_names`` as lists (names None where unknown).
+    ``defaults``, ``params`` and ``param_names`` as lists (names None where unknown). Its keys
+    and values are checked afterwards, by ``settings.check_group``.
 
     >>> from dltutor import nn
     >>> new = make_group("SGD", {"lr": 0.1, "momentum": 0.0}, [],
@@ -51,10 +52,6 @@ def make_group(owner: str, defaults: dict[str, Any], groups: list[dict[str, Any]
         raise TypeError("a parameter group is a dict with a 'params' entry, e.g. "
                         "{'params': model.parameters(), 'lr': 0.01}")
     params, names = split_names(group["params"], owner)
-    unknown = [k for k in group if k not in defaults and k not in STRUCTURAL_KEYS]
-    if unknown:
-        raise ValueError(f"{owner}: unknown hyperparameter(s) {', '.join(map(repr, unknown))} "
-                         f"in a parameter group; {owner} knows {', '.join(sorted(defaults))}")
     if "param_names" in group:
         names = list(group["param_names"])
     check_new_params(owner, groups, params, names)

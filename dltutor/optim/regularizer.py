@@ -91,13 +91,22 @@ class L1Decay(Regularizer):
 
 
 def regularizer_from_state(state: dict[str, Any]) -> Regularizer:
-    """Rebuild a regularizer saved by :meth:`Regularizer.to_state`.
+    """Rebuild a regularizer saved by :meth:`Regularizer.to_state`; its ``coeff`` is checked as
+    the constructor checks it.
 
     >>> regularizer_from_state(L1Decay(0.01).to_state())
     L1Decay(0.01)
+    >>> regularizer_from_state({"regularizer": "L2Decay"})
+    Traceback (most recent call last):
+    ...
+    ValueError: the saved regularizer L2Decay has no 'coeff' (its strength); a saved one looks
+    like {'regularizer': 'L2Decay', 'coeff': 0.0001}
     """
     kinds = {"L1Decay": L1Decay, "L2Decay": L2Decay}
     kind = state.get("regularizer")
     if kind not in kinds:
         raise ValueError(f"unknown regularizer {kind!r} in a checkpoint; known: {sorted(kinds)}")
+    if "coeff" not in state:
+        raise ValueError(f"the saved regularizer {kind} has no 'coeff' (its strength); a saved "
+                         f"one looks like {{'regularizer': '{kind}', 'coeff': 0.0001}}")
     return kinds[kind](state["coeff"])

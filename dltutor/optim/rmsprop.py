@@ -7,6 +7,7 @@ from .. import backend as B
 from .. import checks
 from ..autograd import Tensor
 from .optimizer import Optimizer
+from .settings import check_eps
 
 
 class RMSprop(Optimizer):
@@ -35,7 +36,7 @@ class RMSprop(Optimizer):
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
         checks.between("RMSprop", "alpha", group["alpha"], 0, 1)
-        checks.non_negative("RMSprop", "eps", group["eps"])
+        check_eps("RMSprop", group["eps"])  # > 0 (settings.py says why)
         checks.non_negative("RMSprop", "momentum", group["momentum"])
 
     def state_entries(self, group: dict[str, Any]) -> tuple[str, ...]:
@@ -59,10 +60,12 @@ class RMSprop(Optimizer):
         alpha, momentum = group["alpha"], group["momentum"]
         if "square_avg" not in state:
             state["square_avg"] = xp.zeros_like(param.data)
-            if momentum > 0:
-                state["momentum_buffer"] = xp.zeros_like(param.data)
-            if group["centered"]:
-                state["grad_avg"] = xp.zeros_like(param.data)
+        # The others start when first needed: momentum or centered may be switched on by hand
+        # or by a load after the first step.
+        if momentum > 0 and "momentum_buffer" not in state:
+            state["momentum_buffer"] = xp.zeros_like(param.data)
+        if group["centered"] and "grad_avg" not in state:
+            state["grad_avg"] = xp.zeros_like(param.data)
         v, tmp = state["square_avg"], self.scratch(param)
         v *= alpha
         xp.multiply(grad, grad, out=tmp)

@@ -20,7 +20,7 @@ from dltutor.optim import NonFiniteGradientError, OptimizerStateError, lr_schedu
 from dltutor.optim.lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR,
                                         StepLR)
 
-from bad_input import refused
+from bad_input import GlobalGenerator, refused
 
 NAN, INF = float("nan"), float("inf")
 
@@ -82,6 +82,25 @@ CONSTRUCTION = [
      ["nonfinite", "'ignore'", "'skip'"]),
     ("nonfinite True", make(optim.Adam, nonfinite=True), ValueError, ["nonfinite", "True"]),
     ("nonfinite None", make(optim.AdamW, nonfinite=None), ValueError, ["nonfinite", "None"]),
+    # Flags are real bools (issue 46): "no" is a true string, 1 a number.
+    ("SGD maximize 'no'", make(optim.SGD, lr=0.1, maximize="no"), TypeError,
+     ["SGD", "maximize", "'no'", "True or False"]),
+    ("SGD nesterov 'yes'", make(optim.SGD, lr=0.1, momentum=0.9, nesterov="yes"), TypeError,
+     ["SGD", "nesterov", "'yes'"]),
+    ("SGD nesterov 1", make(optim.SGD, lr=0.1, momentum=0.9, nesterov=1), TypeError,
+     ["SGD", "nesterov", "1"]),
+    ("Adam amsgrad 'no'", make(optim.Adam, amsgrad="no"), TypeError, ["Adam", "amsgrad", "'no'"]),
+    ("AdamW maximize None", make(optim.AdamW, maximize=None), TypeError,
+     ["AdamW", "maximize", "None"]),
+    ("RMSprop centered 'yes'", make(optim.RMSprop, centered="yes"), TypeError,
+     ["RMSprop", "centered", "'yes'"]),
+    ("Adagrad maximize 0", make(optim.Adagrad, maximize=0), TypeError, ["Adagrad", "maximize"]),
+    # eps 0 divides a zero gradient by zero (item 6 of issue 46; PyTorch accepts it).
+    ("Adam eps 0", make(optim.Adam, eps=0.0), ValueError, ["Adam", "eps", "> 0", "0/0 = NaN"]),
+    ("AdamW eps 0", make(optim.AdamW, eps=0), ValueError, ["AdamW", "eps", "0/0"]),
+    ("RMSprop eps 0", make(optim.RMSprop, eps=0.0), ValueError, ["RMSprop", "eps", "0/0"]),
+    ("Adagrad eps 0", make(optim.Adagrad, eps=0.0), ValueError, ["Adagrad", "eps", "0/0"]),
+    ("Adam eps -0.0", make(optim.Adam, eps=-0.0), ValueError, ["Adam", "eps"]),
     ("L2Decay NaN", lambda: optim.L2Decay(NAN), ValueError, ["L2Decay", "coeff", "nan"]),
     ("L2Decay -1", lambda: optim.L2Decay(-1.0), ValueError, ["L2Decay", "coeff"]),
     ("L1Decay inf", lambda: optim.L1Decay(INF), ValueError, ["L1Decay", "coeff", "finite"]),
@@ -191,6 +210,48 @@ SAVED = [
      ["group 0", "betas"]),
     ("group parameter renamed", lambda s: s["param_groups"][0]["params"].__setitem__(0, "w"),
      ["0.weight", "'w'"]),
+    # issue 46: what the next step() or state_dict() would have tripped on, refused at load.
+    ("param_names one short", lambda s: s["param_groups"][0].__setitem__("param_names", ["a"]),
+     ["group 0", "param_names", "['a']", "list of 4 names"]),
+    ("param_names a string", lambda s: s["param_groups"][0].__setitem__("param_names", "abcd"),
+     ["group 0", "param_names", "'abcd'"]),
+    ("param_names repeated", lambda s: s["param_groups"][0].__setitem__(
+        "param_names", ["a", "a", "b", "c"]), ["group 0", "param_names", "twice"]),
+    ("maximize 'no'", lambda s: s["param_groups"][0].__setitem__("maximize", "no"),
+     ["group 0", "maximize", "'no'"]),
+    ("nesterov 'yes'", lambda s: s["param_groups"][0].__setitem__("nesterov", "yes"),
+     ["group 0", "nesterov", "'yes'"]),
+    ("nesterov without dampening 0", lambda s: s["param_groups"][0].update(
+        nesterov=True, dampening=0.5), ["group 0", "Nesterov", "dampening=0.5"]),
+    ("param_groups 5", lambda s: s.__setitem__("param_groups", 5),
+     ["'param_groups'", "int", "list"]),
+    ("a group that is a number", lambda s: s["param_groups"].__setitem__(0, 5),
+     ["group 0", "int"]),
+    ("a group's params a string", lambda s: s["param_groups"][0].__setitem__("params", "0.weight"),
+     ["group 0", "'params'", "str"]),
+    ("regularizer without coeff", lambda s: s["param_groups"][0].__setitem__(
+        "weight_decay", {"regularizer": "L2Decay"}), ["group 0", "L2Decay", "coeff"]),
+    ("regularizer of an unknown kind", lambda s: s["param_groups"][0].__setitem__(
+        "weight_decay", {"regularizer": "L3Decay", "coeff": 0.1}), ["group 0", "L3Decay"]),
+    ("regularizer coeff NaN", lambda s: s["param_groups"][0].__setitem__(
+        "weight_decay", {"regularizer": "L1Decay", "coeff": NAN}), ["group 0", "coeff", "nan"]),
+    ("moment NaN", lambda s: _first(s)["momentum_buffer"].data.__setitem__((0, 0), NAN),
+     ["momentum_buffer", "0.weight", "NaN or Inf"]),
+    ("moment -inf", lambda s: _first(s)["momentum_buffer"].data.__setitem__((1, 2), -INF),
+     ["momentum_buffer", "0.weight", "NaN or Inf"]),
+    ("moment of shape ()",
+     lambda s: _first(s).__setitem__("momentum_buffer", np.zeros((), np.float32)),
+     ["momentum_buffer", "0.weight", "shape ()", "(4, 3)"]),
+    ("moment a plain number", lambda s: _first(s).__setitem__("momentum_buffer", 0.5),
+     ["momentum_buffer", "0.weight", "is a float", "(4, 3)"]),
+    ("moment of integers",
+     lambda s: _first(s).__setitem__("momentum_buffer", np.zeros((4, 3), np.int64)),
+     ["momentum_buffer", "0.weight", "int64", "floating-point"]),
+    ("moment too large for float32",
+     lambda s: _first(s).__setitem__("momentum_buffer", np.full((4, 3), 1e300)),
+     ["momentum_buffer", "0.weight", "1e+300", "float32", "inf"]),
+    ("an extra number NaN", lambda s: _first(s).__setitem__("scale", NAN),
+     ["'scale'", "0.weight", "finite"]),
 ]
 
 
@@ -326,11 +387,138 @@ def test_add_param_group_checks_the_whole_group_first(label, group, error, names
 
 
 @pytest.mark.parametrize("lr", [NAN, INF, -0.5, "0.1", None])
-def test_an_lr_set_by_hand_is_checked_before_the_step(lr):
-    """``param_groups[0]["lr"] = ...`` skips the constructor's checks; step() catches it."""
+def test_an_lr_set_by_hand_is_refused_when_written(lr):
+    """``param_groups[0]["lr"] = ...`` runs the constructor's check as it is written: the
+    group keeps its lr, and the next step uses it."""
     net, opt = trained()
     backward(net, seed=5)
-    opt.param_groups[0]["lr"] = lr
+    refused(lambda: opt.param_groups[0].__setitem__("lr", lr), ValueError,
+            "param_groups[0]['lr']", repr(lr), state=[net, opt])
+
+
+def _group_write(key, value):
+    return lambda opt: opt.param_groups[0].__setitem__(key, value)
+
+
+# (label, optimizer and its options, the write, the error, the words): issue 46, item 2.
+SET_BY_HAND = [
+    ("SGD maximize 'no'", (optim.SGD, {}), _group_write("maximize", "no"), TypeError,
+     ["param_groups[0]['maximize'] = 'no'", "True or False"]),
+    ("SGD nesterov 'yes'", (optim.SGD, {}), _group_write("nesterov", "yes"), TypeError,
+     ["param_groups[0]['nesterov']", "'yes'"]),
+    ("SGD momentum 0 under nesterov", (optim.SGD, {"nesterov": True}),
+     _group_write("momentum", 0.0), ValueError, ["param_groups[0]['momentum'] = 0.0", "Nesterov"]),
+    ("SGD momentum NaN", (optim.SGD, {}), _group_write("momentum", NAN), ValueError,
+     ["param_groups[0]['momentum']", "nan"]),
+    ("Adam amsgrad 'no'", (optim.Adam, {}), _group_write("amsgrad", "no"), TypeError,
+     ["param_groups[0]['amsgrad']", "'no'"]),
+    ("Adam eps 0", (optim.Adam, {}), _group_write("eps", 0.0), ValueError,
+     ["param_groups[0]['eps']", "0/0"]),
+    ("Adam betas (1, 0.9)", (optim.Adam, {}), _group_write("betas", (1.0, 0.9)), ValueError,
+     ["param_groups[0]['betas']", "betas[0]"]),
+    ("Adam a key it does not know", (optim.Adam, {}), _group_write("momentum", 0.9), ValueError,
+     ["param_groups[0]['momentum']", "unknown hyperparameter"]),
+    ("RMSprop centered 1", (optim.RMSprop, {}), _group_write("centered", 1), TypeError,
+     ["param_groups[0]['centered'] = 1"]),
+    ("Adagrad eps 0", (optim.Adagrad, {}), _group_write("eps", 0), ValueError,
+     ["param_groups[0]['eps']", "0/0"]),
+    ("param_names one short", (optim.SGD, {}), _group_write("param_names", ["x"]), ValueError,
+     ["param_groups[0]['param_names']", "list of 4 names"]),
+    ("update with one bad value", (optim.SGD, {}),
+     lambda opt: opt.param_groups[0].update(lr=0.5, maximize="no"), TypeError,
+     ["param_groups[0]['maximize']", "'no'"]),
+    ("|= with a bad value", (optim.Adam, {}),
+     lambda opt: opt.param_groups[0].__ior__({"eps": -1.0}), ValueError,
+     ["param_groups[0]['eps']", "-1.0"]),
+    ("setdefault of an unknown key", (optim.SGD, {}),
+     lambda opt: opt.param_groups[0].setdefault("betas", (0.9, 0.99)), ValueError,
+     ["param_groups[0]['betas']", "unknown hyperparameter"]),
+]
+
+
+@pytest.mark.parametrize("label, made, write, error, names", SET_BY_HAND,
+                         ids=[case[0] for case in SET_BY_HAND])
+def test_a_setting_written_into_a_group_by_hand_meets_the_constructors_check(
+        label, made, write, error, names):
+    """The write is refused as it happens, naming the group, key and value; the group keeps
+    what it had, and the next step is the one it would have been."""
+    cls, options = made
+    if cls is optim.SGD:
+        options = {"momentum": 0.9, **options}
+    net, opt = trained(cls, **options)
+    backward(net, seed=5)
+    refused(lambda: write(opt), error, *names, state=[net, opt])
+    opt.step()
+
+
+def _a_parameter_write(name, value):
+    return lambda net: setattr(net[0].weight, name, value)
+
+
+class _Penalty(optim.L2Decay):
+    """A regularizer whose coeff was changed after it was made (so its own check never ran)."""
+
+
+def _nan_coeff():
+    penalty = _Penalty(0.1)
+    penalty.coeff = NAN
+    return penalty
+
+
+# (label, the write, the error, the words): issue 46, item 2 (lr_mult, regularizer, need_clip).
+PARAMETER_SETTINGS = [
+    ("lr_mult NaN", _a_parameter_write("lr_mult", NAN), ValueError,
+     ["Parameter of shape (4, 3)", "lr_mult", "nan"]),
+    ("lr_mult inf", _a_parameter_write("lr_mult", INF), ValueError, ["lr_mult", "finite"]),
+    ("lr_mult -1", _a_parameter_write("lr_mult", -1), ValueError, ["lr_mult", ">= 0", "-1"]),
+    ("lr_mult a string", _a_parameter_write("lr_mult", "2"), ValueError, ["lr_mult", "'2'"]),
+    ("lr_mult True", _a_parameter_write("lr_mult", True), ValueError, ["lr_mult", "True"]),
+    ("regularizer a number", _a_parameter_write("regularizer", 0.01), TypeError,
+     ["Parameter of shape (4, 3)", "regularizer", "weight_decay"]),
+    ("regularizer with a NaN coeff", lambda net: setattr(net[0].weight, "regularizer",
+                                                         _nan_coeff()),
+     ValueError, ["regularizer", "coeff", "nan"]),
+    ("need_clip 'no'", _a_parameter_write("need_clip", "no"), TypeError,
+     ["Parameter of shape (4, 3)", "need_clip", "'no'"]),
+    ("need_clip 0", _a_parameter_write("need_clip", 0), TypeError, ["need_clip", "0"]),
+    ("need_clip None", _a_parameter_write("need_clip", None), TypeError, ["need_clip", "None"]),
+]
+
+
+@pytest.mark.parametrize("label, write, error, names", PARAMETER_SETTINGS,
+                         ids=[case[0] for case in PARAMETER_SETTINGS])
+def test_a_parameter_setting_written_later_meets_the_constructors_check(label, write, error,
+                                                                         names):
+    """Accepted before: ``p.lr_mult = nan`` then step() gave NaN weights, ``inf`` inf weights,
+    ``-1`` a step up the loss. Now the write is refused and the step is the one it was."""
+    net, opt = trained()
+    backward(net, seed=5)
+    refused(lambda: write(net), error, *names, state=[net, opt])
+    opt.step()
+    assert all(np.isfinite(p.numpy()).all() for p in net.parameters())
+
+
+PARAMETERS_MADE = [
+    ("need_clip 'no'", lambda: nn.Parameter([1.0], need_clip="no"), TypeError, ["need_clip"]),
+    ("need_clip 1", lambda: nn.Parameter([1.0], need_clip=1), TypeError, ["need_clip", "1"]),
+    ("regularizer NaN coeff", lambda: nn.Parameter([1.0], regularizer=_nan_coeff()), ValueError,
+     ["Parameter", "coeff", "nan"]),
+]
+
+
+@pytest.mark.parametrize("label, make_param, error, names", PARAMETERS_MADE,
+                         ids=[case[0] for case in PARAMETERS_MADE])
+def test_a_parameter_refuses_the_same_settings_when_made(label, make_param, error, names):
+    refused(make_param, error, *names, state=[GlobalGenerator()])
+
+
+@pytest.mark.parametrize("lr", [NAN, -0.5, None])
+def test_an_lr_slipped_past_the_group_is_still_refused_at_step(lr):
+    """A write that bypasses the group's check (``dict.__setitem__``, or a group replaced by a
+    plain dict) still meets step()'s lr check before anything changes."""
+    net, opt = trained()
+    backward(net, seed=5)
+    dict.__setitem__(opt.param_groups[0], "lr", lr)
     refused(opt.step, ValueError, "param_groups[0]['lr']", state=[net, opt])
 
 
@@ -450,6 +638,14 @@ STATE_ENTRIES = [
      ["'exp_avg'", "is a list", "(2, 3)"]),
     ("SGD momentum_buffer as a string", lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
      "momentum_buffer", "zeros", ["'momentum_buffer'", "is a str"]),
+    ("Adam exp_avg of shape ()", lambda ps: optim.Adam(ps), "exp_avg", np.float32(0.0),
+     ["'exp_avg'", "'weight'", "shape ()", "(2, 3)"]),
+    ("Adam exp_avg NaN", lambda ps: optim.Adam(ps), "exp_avg", np.full((2, 3), NAN, np.float32),
+     ["'exp_avg'", "'weight'", "NaN or Inf"]),
+    ("Adam exp_avg_sq inf", lambda ps: optim.Adam(ps), "exp_avg_sq",
+     np.full((2, 3), INF, np.float32), ["'exp_avg_sq'", "NaN or Inf"]),
+    ("RMSprop square_avg a plain number", lambda ps: optim.RMSprop(ps), "square_avg", 1.0,
+     ["'square_avg'", "is a float"]),
 ]
 
 
@@ -469,6 +665,25 @@ def test_a_saved_state_missing_or_mistyping_an_array_is_refused_at_load(
     refused(lambda: opt.load_state_dict(saved), OptimizerStateError, "nothing was changed",
             *names, state=[net, opt])
     opt.step()                      # and the optimizer still steps with the state it had
+
+
+ADAM_GROUPS = [
+    ("amsgrad 'no'", {"amsgrad": "no"}, ["group 0", "amsgrad", "'no'"]),
+    ("maximize 'no'", {"maximize": "no"}, ["group 0", "maximize", "'no'"]),
+    ("eps 0", {"eps": 0.0}, ["group 0", "eps", "0/0"]),
+    ("betas a number", {"betas": 0.9}, ["group 0", "betas", "pair"]),
+]
+
+
+@pytest.mark.parametrize("label, values, names", ADAM_GROUPS, ids=[c[0] for c in ADAM_GROUPS])
+def test_a_saved_adam_group_meets_the_constructors_check(label, values, names):
+    """Accepted before: amsgrad "no" stopped the next step on a KeyError, maximize "no"
+    (a true string) made training climb the loss."""
+    net, opt = _stepped(lambda ps: optim.Adam(ps))
+    saved = copy.deepcopy(opt.state_dict())
+    saved["param_groups"][0].update(values)
+    refused(lambda: opt.load_state_dict(saved), OptimizerStateError, "nothing was changed",
+            *names, state=[net, opt])
 
 
 def test_a_state_with_only_a_step_count_still_loads():

@@ -557,7 +557,7 @@ def corrupt_cases():
         (edited(lambda s: s["param_groups"][0]["params"].remove("0.bias")), "missing parameters"),
         (edited(lambda s: s["param_groups"][0]["params"].append("9.weight")), "unexpected"),
         (edited(lambda s: s["state"]["0.weight"].update(exp_avg=dt.zeros(3, 3))), "shape"),
-        (edited(lambda s: s["param_groups"][0].update(momentum=0.9)), "unknown hyperparameters"),
+        (edited(lambda s: s["param_groups"][0].update(momentum=0.9)), "unknown hyperparameter"),
     ]
 
 
