@@ -171,7 +171,7 @@ for _ in range(3):
 print(f"optim.SGD: {w.item():.4f}   by hand: {value:.4f}")
 assert abs(w.item() - value) < 1e-6
 
-# %% [markdown] tags=["claim-torch-welcome-module-names", "claim-torch-same-numbers-ops", "claim-torch-same-numbers-layers", "claim-torch-same-numbers-init", "claim-torch-same-numbers-optimizers", "claim-torch-differs-param-data-tensor", "claim-torch-differs-float64-input-refused", "claim-torch-differs-complex-allowed", "claim-torch-differs-param-twice", "claim-torch-differs-tied-names-last-wins", "claim-torch-differs-load-state-dict-half-applied", "claim-torch-differs-lr-clip-by-hand", "claim-paddle-differs-lr-mult-need-clip", "claim-torch-differs-nonfinite-applied", "claim-torch-differs-clip-threshold-accepted", "claim-torch-differs-load-may-unpickle", "claim-torch-differs-type-string", "claim-torch-differs-shape-dtype-print", "claim-torch-differs-grad-fn-name"]
+# %% [markdown] tags=["claim-torch-welcome-module-names", "claim-torch-same-numbers-ops", "claim-torch-same-numbers-layers", "claim-torch-same-numbers-init", "claim-torch-same-numbers-optimizers", "claim-torch-differs-param-data-tensor", "claim-torch-differs-eps-zero", "claim-torch-differs-float64-input-refused", "claim-torch-differs-complex-allowed", "claim-torch-differs-param-twice", "claim-torch-differs-tied-names-last-wins", "claim-torch-differs-load-state-dict-half-applied", "claim-torch-differs-lr-clip-by-hand", "claim-paddle-differs-lr-mult-need-clip", "claim-torch-differs-nonfinite-applied", "claim-torch-differs-clip-threshold-accepted", "claim-torch-differs-load-may-unpickle", "claim-torch-differs-type-string", "claim-torch-differs-shape-dtype-print", "claim-torch-differs-grad-fn-name"]
 # ## Where dltutor differs from PyTorch
 #
 # Code written for PyTorch mostly runs here with `torch` replaced by `dt` (`nn`, `optim`,
@@ -190,6 +190,7 @@ assert abs(w.item() - value) < 1e-6
 # | a per-parameter lr, a parameter kept out of clipping, "why is it not updating?" | a group per lr; clip only what you pass; look by hand | also `p.lr_mult`, `p.need_clip`, `dt.diagnose` | Paddle's ideas, and a kit that explains itself | 06, 08, 09 |
 # | a NaN or Inf gradient at `opt.step()` | applied | refused (`nonfinite="skip"` or `"apply"` to choose) | the weight stays NaN or infinite for good, and through clipping or the next forward pass the NaN reaches every weight | 09 |
 # | a clip threshold <= 0 | accepted (norm clipping flips or zeroes the gradients; a negative clip value sets every entry to it) | refused | always a mistake | 09 |
+# | Adam, AdamW, RMSprop or Adagrad with `eps=0` | accepted: a zero gradient gives 0/0 = NaN in its weight | refused: `eps` must be > 0 | a setting that turns a weight into NaN | 06 |
 # | `torch.load` / `dt.load` | may unpickle (`weights_only=False`) | always weights-only (safetensors) | a pickle can run code | 10 |
 # | `t.type()` | `'torch.FloatTensor'` | `'float32'` | NumPy dtypes | — |
 # | `print(t.shape, t.dtype)` | `torch.Size([2, 3]) torch.float32` | `(2, 3) float32` | a plain tuple and NumPy's dtype (a tensor itself prints as in PyTorch) | — |

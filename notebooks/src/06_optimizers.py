@@ -209,7 +209,7 @@ adam = optim.Adam([(n, p) for n, p in net.named_parameters() if "conv" not in n]
 both = optim.MultiOptimizer(sgd, adam)
 diagnose.summary(net, both)
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-differs-eps-zero"]
 # **What Adam does.** Adam keeps two running averages for every element, of the gradient (its
 # direction, like momentum's `buf`) and of the gradient's square (its size), and steps by the
 # one divided by the square root of the other. In NumPy, at step `t`:
@@ -220,8 +220,9 @@ diagnose.summary(net, both)
 # param -= lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps)
 # ```
 #
-# (the divisions by `1 - beta ** t` undo the averages' start at 0). One step shows both rules at
-# work. SGD moves a conv parameter by `lr * gradient`. Adam's first step moves every element by
+# (the divisions by `1 - beta ** t` undo the averages' start at 0; `eps` keeps the division
+# defined where a gradient has always been 0, which is why dltutor refuses `eps=0`: PyTorch takes
+# it, and such an entry becomes 0/0 = NaN). One step shows both rules at work. SGD moves a conv parameter by `lr * gradient`. Adam's first step moves every element by
 # almost exactly its lr, 0.01, whatever the size of the gradient: `m / sqrt(v)` is then
 # `grad / |grad|`.
 
@@ -245,6 +246,11 @@ for name, p in net.named_parameters():
 # %%
 both.zero_grad()                              # one call clears the parameters of both
 assert all(p.grad is None for p in net.parameters())
+try:
+    optim.Adam(net.parameters(), lr=0.01, eps=0.0)
+except ValueError as err:
+    eps_refusal = str(err)
+assert "eps must be a number > 0" in eps_refusal    # refused; PyTorch steps to 0/0 = NaN
 assert both.param_groups == sgd.param_groups + adam.param_groups
 try:                                          # a parameter held by two optimizers is refused
     optim.MultiOptimizer(sgd, optim.Adam([("fc2.bias", net.fc2.bias),

@@ -109,22 +109,21 @@ assert np.abs(buffer).max() > 0
 # Adam, AdamW, Adagrad and RMSprop refuse a NaN in their constructors, but all of them accept
 # infinity, and none checks a NaN set in `param_groups`, added with `add_param_group` or loaded
 # from a state dict. Such an lr (from a typo in a formula, a scheduler, or a checkpoint) turns
-# every weight into NaN at the next step. dltutor checks the lr in the constructor, in `add_param_group`, in a loaded state
-# dict, and again at `step()` for a value you set by hand, before it changes anything:
+# every weight into NaN at the next step. dltutor checks the lr in the constructor, in
+# `add_param_group`, in a loaded state dict, and when you write it into `param_groups` by hand:
+# the write itself is refused, and nothing changes:
 
 # %%
 kept = snapshot(conv_group + fc_group)
-opt.param_groups[1]["lr"] = float("nan")
 try:
-    opt.step()
+    opt.param_groups[1]["lr"] = float("nan")
 except ValueError as err:
     print(err)
     nan_lr_error = err
-opt.param_groups[1]["lr"] = 0.0
 
 # %%
 assert "param_groups[1]['lr']" in str(nan_lr_error)
-assert unchanged(kept, conv_group + fc_group), "the refused step changed nothing"
+assert unchanged(kept, conv_group + fc_group), "the refused write changed nothing"
 
 # %% [markdown]
 # A picture of the same run: the size of each layer's update per step. We rerun the four

@@ -697,7 +697,7 @@ def blows_up(rec):
 assert blows_up(rec_plain)
 assert all(blows_up(train_deep(seed=seed)[1]) for seed in range(1, 5))   # not luck: 5 seeds
 
-# %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad", "claim-torch-clip-norm-nan-inf-spread", "claim-torch-gradscaler-skips-nonfinite-step"]
+# %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad", "claim-torch-clip-norm-nan-inf-spread", "claim-torch-gradscaler-skips-nonfinite-step", "claim-torch-nan-value-written-kept"]
 # ### What dltutor does by default: refuse the poisoned step
 #
 # In PyTorch one `nan` in one gradient goes straight into the weights (every optimizer but Rprop
@@ -710,6 +710,12 @@ assert all(blows_up(train_deep(seed=seed)[1]) for seed in range(1, 5))   # not l
 # `opt.skipped_steps`; skipping is what PyTorch's mixed-precision `GradScaler.step()` does, and
 # the `scaler.update()` after it halves the loss scale.) This is one place where dltutor refuses
 # what PyTorch accepts.
+#
+# A NaN or an infinity you write into a weight yourself (`set_value`, `init.assign_`, a loaded
+# checkpoint) is different: it is kept, as PyTorch keeps one you copy in, since a value is data
+# and dltutor does not guess what you meant by it. What it guards is the step after it: the NaN
+# makes the gradients NaN, and `step()` refuses them, naming the parameter (the last lines of
+# the second cell below).
 
 # %%
 def train_until_refused(seed=0):
@@ -740,6 +746,18 @@ def refused_cleanly(model, error):
 
 assert refused_cleanly(model_refused, refusal)
 assert all(refused_cleanly(*train_until_refused(seed)) for seed in range(1, 5))
+
+# a NaN written by hand is kept; the step after it is refused, naming the parameter
+w = nn.Parameter(dt.ones(2))
+w.set_value(np.array([np.nan, 1.0], dtype=np.float32))     # kept, as written
+opt_w = optim.SGD([("w", w)], lr=0.1)
+(w * w).sum().backward()
+try:
+    opt_w.step()
+except optim.NonFiniteGradientError as error:
+    nan_refusal = error
+print(w.numpy(), "|", type(nan_refusal).__name__, "naming", nan_refusal.names)
+assert np.isnan(w.numpy()[0]) and w.numpy()[1] == 1.0 and nan_refusal.names == ["w"]
 
 # %% [markdown]
 # ### The same network with global-norm clipping

@@ -585,3 +585,21 @@ def test_torch_autocast_computes_linear_in_float16_and_the_loss_in_float32():
     dt_loss.backward()
     assert dt_layer.weight.grad.dtype == dt.float32
     assert abs(dt_loss.item() - loss.item()) < 1e-2 * loss.item()
+
+
+@claim("torch-nan-value-written-kept")
+def test_torch_keeps_a_nan_written_into_a_weight_and_steps_with_it():
+    """A NaN copied into a weight (under no_grad, or from a loaded state dict) stays there; the
+    NaN gradient it makes is then applied by the step, without a word."""
+    layer = torch.nn.Linear(2, 1)
+    with torch.no_grad():
+        layer.weight.copy_(torch.tensor([[NAN, 1.0]]))
+    assert torch.isnan(layer.weight[0, 0]) and layer.weight[0, 1] == 1.0
+    other = torch.nn.Linear(2, 1)
+    other.load_state_dict(layer.state_dict())
+    assert torch.isnan(other.weight[0, 0])
+    opt = torch.optim.SGD(other.parameters(), lr=0.1)
+    (other.weight * other.weight).sum().backward()
+    assert torch.isnan(other.weight.grad[0, 0])
+    opt.step()                                              # no error, no warning
+    assert torch.isnan(other.weight[0, 0])

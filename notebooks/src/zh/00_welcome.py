@@ -70,7 +70,7 @@
 #
 # 因为 `buf` 记得过去，梯度变成零的参数还会继续移动一阵（第 8 章说明这在哪里要紧）。在 `w * w` 上走三步，手算一遍，再用 `optim.SGD` 算一遍：
 
-# %% [markdown] en="f5a53beb"
+# %% [markdown] en="04e61179"
 # ## dltutor 与 PyTorch 的不同之处
 #
 # 为 PyTorch 写的代码，把 `torch` 换成 `dt` 后大多可以在这里运行（`nn`、`optim`、`nn.functional`、`nn.init`、`nn.utils` 的名字都一样），并打印出相同的数。不一样的地方都是有意为之，表中列出的章节会把两边的做法都展示出来（PyTorch 一栏用 PyTorch 2.13 实测，见 `tests/frameworks/test_ch00_welcome.py`）：
@@ -86,6 +86,7 @@
 # | 逐参数的学习率、不参与裁剪的参数、“为什么它不更新？” | 每种学习率建一个参数组；只裁剪你传入的参数；自己逐项排查 | 另有 `p.lr_mult`、`p.need_clip`、`dt.diagnose` | 来自 Paddle 的做法，加上一个会自我解释的套件 | 06, 08, 09 |
 # | `opt.step()` 时梯度中有 NaN 或 Inf | 照样更新 | 拒绝（可用 `nonfinite="skip"` 或 `"apply"` 另作选择） | 这个权重从此一直是 NaN 或无穷大，经过裁剪或下一次前向计算，NaN 会传到每一个权重 | 09 |
 # | 裁剪阈值 <= 0 | 接受（按范数裁剪会把梯度翻转或清零；负的裁剪值会把每个元素都设成这个值） | 拒绝 | 这总是一个错误 | 09 |
+# | Adam、AdamW、RMSprop 或 Adagrad 用 `eps=0` | 接受：梯度为零时得到 0/0 = NaN，写进这个权重 | 拒绝：`eps` 必须 > 0 | 一个会把权重变成 NaN 的设置 | 06 |
 # | `torch.load` / `dt.load` | 可能会反序列化 pickle（`weights_only=False`） | 永远只读权重（safetensors） | pickle 可以执行代码 | 10 |
 # | `t.type()` | `'torch.FloatTensor'` | `'float32'` | 使用 NumPy 的数据类型 | — |
 # | `print(t.shape, t.dtype)` | `torch.Size([2, 3]) torch.float32` | `(2, 3) float32` | 普通的元组和 NumPy 的数据类型（张量本身的打印与 PyTorch 相同） | — |

@@ -27,8 +27,8 @@
 # %% [markdown] en="437cb7b3"
 # 它们的梯度每一步仍在计算（学习率为 0 不会阻止反向传播（backpropagation）），动量缓冲区也仍有值；只是更新量被乘以了 0。（第 8 章的 `why_not_updating` 会用文字说出这个原因，以及参数不动的其他原因。）
 
-# %% [markdown] en="4a2fe9cf"
-# 在这里，任何 `>= 0` 的数都可以作为学习率，但 NaN 和无穷大不行：**dltutor 会拒绝它们，而 PyTorch 不会。** PyTorch 的 SGD 只检查 `lr < 0`，对 NaN 这个判断为 False；Adam、AdamW、Adagrad 和 RMSprop 在构造函数中会拒绝 NaN，但它们都接受无穷大，而且都不检查事后写进 `param_groups`、用 `add_param_group` 加入或从状态字典加载的 NaN。这样的学习率（来自公式中的笔误、调度器或检查点）会在下一步把所有权重都变成 NaN。dltutor 在构造函数、`add_param_group`、加载的状态字典中都检查学习率，对你手工设置的值还会在 `step()` 时再检查一次，而且是在改变任何东西之前：
+# %% [markdown] en="2ea8049b"
+# 在这里，任何 `>= 0` 的数都可以作为学习率，但 NaN 和无穷大不行：**dltutor 会拒绝它们，而 PyTorch 不会。** PyTorch 的 SGD 只检查 `lr < 0`，对 NaN 这个判断为 False；Adam、AdamW、Adagrad 和 RMSprop 在构造函数中会拒绝 NaN，但它们都接受无穷大，而且都不检查事后写进 `param_groups`、用 `add_param_group` 加入或从状态字典加载的 NaN。这样的学习率（来自公式中的笔误、调度器或检查点）会在下一步把所有权重都变成 NaN。dltutor 在构造函数、`add_param_group`、加载的状态字典中都检查学习率，你手工写进 `param_groups` 的值也在写入时就检查：这次写入被拒绝，什么都没有改变：
 
 # %% [markdown] en="ace533d4"
 # 同一次训练的图示：每一步每一层的更新量大小。我们挂上一个 `Recorder`（它通过优化器的钩子读取每一步）重新训练这四轮；在修改的那一刻，全连接层的曲线降到零，它们被冻结（freeze）的那些步用阴影标出。

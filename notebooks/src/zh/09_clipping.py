@@ -152,10 +152,12 @@
 # * **更新比** `||update|| / ||parameter||` 一开始就约为 1，是 `1e-3` 这个经验值的一千倍：每一步都把权重完全重写；
 # * 于是**参数范数**一步步增长，这又让下一个梯度更大。梯度爆炸（exploding gradients）会自我加剧：**损失**增长许多个数量级，几步之后就变成 `nan`。
 
-# %% [markdown] en="d4a1d6c7"
+# %% [markdown] en="88c5a6ad"
 # ### dltutor 默认的做法：拒绝有毒的一步
 #
 # 在 PyTorch 中，一个梯度里的一个 `nan` 会直接进入权重（除 Rprop 以外的优化器都照样走这一步），用全局范数裁剪时还会进入*每一个*权重：全局范数是 `nan`，每个缩放后的梯度也是。（一个 `inf` 会让全局范数成为 `inf`、缩放因子成为 0：这个梯度变成 `nan`，其他梯度都变成 0。）dltutor 的优化器在改变任何东西之前先检查梯度：在默认的 `nonfinite="raise"` 下，这一步会抛出 `optim.NonFiniteGradientError`，指出是哪些参数，并让模型保持上一个正常步之后的样子。（`nonfinite="skip"` 会默默跳过这样的步并在 `opt.skipped_steps` 中计数；PyTorch 混合精度训练中的 `GradScaler.step()` 也会跳过这样的步，随后的 `scaler.update()` 再把损失缩放因子减半。）这是 dltutor 拒绝 PyTorch 所接受的东西的地方之一。
+#
+# 你自己写进权重的 NaN 或无穷大（`set_value`、`init.assign_`、加载的检查点）则不同：它会原样保留，就像 PyTorch 保留你复制进去的值一样，因为值就是数据，dltutor 不去猜你的用意。它把守的是之后的那一步：NaN 让梯度变成 NaN，`step()` 会拒绝这些梯度，并指出是哪个参数（见下面第二个单元格的最后几行）。
 
 # %% [markdown] en="6652f179"
 # ### 同一个网络加上全局范数裁剪
