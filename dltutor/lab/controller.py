@@ -248,11 +248,12 @@ class TrainingLab:
         tensor) or ``"global_norm"`` (all together), at ``threshold`` (> 0)."""
         if not (mode is None or isinstance(mode, str)) or mode not in CLIP_MODES:
             raise LabError(text("lab.error.clip_mode", modes=list(CLIP_MODES), mode=repr(mode)))
+        if mode is not None or threshold is not None:     # a threshold given is always checked
+            check_control(threshold, "lab.what.clip_threshold", positive=True)
         if mode is None:
             self.optimizer.grad_clip = None
             self._note("clip", text("lab.mark.clip_off"))
             return
-        check_control(threshold, "lab.what.clip_threshold", positive=True)
         self.optimizer.grad_clip = CLIP_MODES[mode](float(threshold))
         self._note("clip", text("lab.mark.clip", mode=text(f"lab.mark.mode.{mode}"),
                                 threshold=f"{float(threshold):g}"))
@@ -261,9 +262,13 @@ class TrainingLab:
         """Set the learning rate of every parameter group (groups keep their ratios to the
         first group's initial lr)."""
         check_control(value, "lab.what.lr")
-        scale = value / self._initial_lrs[0] if self._initial_lrs[0] else 1.0
-        for group, initial in zip(self.optimizer.param_groups, self._initial_lrs):
-            group["lr"] = initial * scale if self._initial_lrs[0] else float(value)
+        first = self._initial_lrs[0]
+        new_lrs = [initial * (value / first) if first else float(value)
+                   for initial in self._initial_lrs]
+        for lr in new_lrs:        # a huge value overflows to inf in a group with a larger lr
+            check_control(lr, "lab.what.lr")
+        for group, lr in zip(self.optimizer.param_groups, new_lrs):
+            group["lr"] = lr
         self.base_lr = float(value)
         self._note("lr", text("lab.mark.lr", value=f"{float(value):g}"))
 

@@ -43,57 +43,21 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
 from .. import backend as B
-from .. import checks
 from ..autograd import Tensor
 from ..errors import MessageKeyError
 from .optimizer import display_name
+from .scaler_settings import OWNER, checked_scale, float32, growth_tracker
+from .scaler_settings import backoff_factor as check_backoff_factor
+from .scaler_settings import growth_factor as check_growth_factor
+from .scaler_settings import growth_interval as check_growth_interval
 
 __all__ = ["GradScaler"]
 
-OWNER = "GradScaler"
 STATE_KEYS = ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker")
-SCALE_HINT = "float32 must hold it: from about 1.4e-45 to 3.4e38"
 # Where one optimizer is in the current iteration (PyTorch's stages): nothing done since the
 # last update(); its gradients unscaled and checked; its step taken (or skipped).
 READY, UNSCALED, STEPPED = "READY", "UNSCALED", "STEPPED"
-
-
-def _float32(value: float) -> float:
-    """``value`` rounded to float32, as a Python float: PyTorch keeps its scale in float32
-    (too large becomes inf, silently: the callers check)."""
-    with np.errstate(over="ignore"):
-        return float(np.float32(value))
-
-
-def _checked_scale(name: str, value: Any) -> float:
-    """``value`` as a float32 scale, if it is a number > 0 that float32 holds."""
-    if isinstance(value, str):                 # GradScaler("cpu"), torch.amp's spelling
-        raise ValueError(f"{OWNER}: {name} must be a number > 0, got {value!r} (dltutor's "
-                         "GradScaler takes no device: write optim.GradScaler())")
-    checks.positive(OWNER, name, value, hint=SCALE_HINT)
-    scale = _float32(value)
-    if not (0 < scale < math.inf):             # rounds to 0 or overflows in float32
-        raise ValueError(f"{OWNER}: {name} must be a number > 0, got {value!r} ({SCALE_HINT})")
-    return scale
-
-
-def _checked_settings(growth_factor: Any, backoff_factor: Any,
-                      growth_interval: Any) -> tuple[float, float, int]:
-    """The three settings that move the scale, each checked (the scale must be able to grow
-    after clean steps and must shrink after an overflow)."""
-    checks.number(OWNER, "growth_factor", growth_factor)
-    if growth_factor <= 1:
-        raise ValueError(f"{OWNER}: growth_factor must be a number > 1, got {growth_factor!r} "
-                         "(the scale is multiplied by it after growth_interval clean steps; "
-                         "default 2.0)")
-    checks.between(OWNER, "backoff_factor", backoff_factor, 0, 1, low_open=True, high_open=True,
-                   hint="the scale is multiplied by it after a step with inf/NaN; default 0.5")
-    interval = checks.integer(OWNER, "growth_interval", growth_interval, minimum=1,
-                              hint="clean steps in a row before the scale grows; default 2000")
-    return float(growth_factor), float(backoff_factor), interval
 
 
 def _gradients_of(optimizer: Any) -> list[Tensor]:
@@ -169,9 +133,10 @@ class GradScaler:
         if not isinstance(enabled, bool):
             raise TypeError(f"{OWNER}: enabled must be True or False, got {enabled!r}")
         # Checked even when disabled (PyTorch does not): turning AMP on must find no bad value.
-        self._scale = _checked_scale("init_scale", init_scale)
-        self._growth_factor, self._backoff_factor, self._growth_interval = _checked_settings(
-            growth_factor, backoff_factor, growth_interval)
+        self._scale = checked_scale(init_scale, "init_scale")
+        self._growth_factor = check_growth_factor(growth_factor)
+        self._backoff_factor = check_backoff_factor(backoff_factor)
+        self._growth_interval = check_growth_interval(growth_interval)
         self._enabled = enabled
         self._growth_tracker = 0            # clean steps in a row since the scale last changed
         self._used = False                  # scale() was called: PyTorch's lazy start
@@ -237,7 +202,7 @@ class GradScaler:
                                "step, or let step() do it; then call update().)")
         grads = _gradients_of(optimizer)
         # 1/scale in float64, then rounded to float32, as PyTorch (backoffs may reach 0).
-        inv_scale = _float32(1.0 / self._scale) if self._scale else math.inf
+        inv_scale = float32(1.0 / self._scale) if self._scale else math.inf
         state["found_inf"] = _unscale_and_check(grads, inv_scale)
         state["stage"] = UNSCALED
 
@@ -307,17 +272,17 @@ class GradScaler:
                 raise ValueError(f"{OWNER}.update: new_scale must be a float or a one-element "
                                  f"tensor with requires_grad=False, got {new_scale!r}")
             new_scale = new_scale.item()
-        return _checked_scale("new_scale", new_scale)
+        return checked_scale(new_scale, "new_scale")
 
     def _adjust(self, found_inf: bool) -> None:
         """PyTorch's ``_amp_update_scale_``: products in float64, rounded to float32 once."""
         if found_inf:
-            self._scale = _float32(self._scale * self._backoff_factor)
+            self._scale = float32(self._scale * self._backoff_factor)
             self._growth_tracker = 0
             return
         self._growth_tracker += 1
         if self._growth_tracker == self._growth_interval:
-            grown = _float32(self._scale * self._growth_factor)
+            grown = float32(self._scale * self._growth_factor)
             if grown != math.inf:             # PyTorch never grows the scale to inf
                 self._scale = grown
             self._growth_tracker = 0
@@ -359,6 +324,30 @@ class GradScaler:
         """
         return self._growth_interval
 
+    # PyTorch's setters, with the constructor's checks: a refused value changes nothing.
+    def set_growth_factor(self, new_factor: float) -> None:
+        """Set ``growth_factor`` (a number > 1).
+        >>> s = GradScaler(); s.set_growth_factor(4.0); s.get_growth_factor()
+        4.0
+        """
+        self._growth_factor = check_growth_factor(new_factor)
+
+    def set_backoff_factor(self, new_factor: float) -> None:
+        """Set ``backoff_factor`` (a number in (0, 1)).
+        >>> s = GradScaler(); s.set_backoff_factor(0.25); s.get_backoff_factor()
+        0.25
+        """
+        self._backoff_factor = check_backoff_factor(new_factor)
+
+    def set_growth_interval(self, new_interval: int) -> None:
+        """Set ``growth_interval`` (an integer >= 1); the clean steps already counted stay, up
+        to the new interval less one (PyTorch keeps more, and then never grows the scale).
+        >>> s = GradScaler(); s.set_growth_interval(50); s.get_growth_interval()
+        50
+        """
+        self._growth_interval = check_growth_interval(new_interval)
+        self._growth_tracker = min(self._growth_tracker, self._growth_interval - 1)
+
     def state_dict(self) -> dict[str, Any]:
         """PyTorch's five entries (an empty dict when disabled). Save it after ``update()``.
 
@@ -389,10 +378,10 @@ class GradScaler:
         if missing:
             raise MessageKeyError(f"{OWNER}.load_state_dict: the state dict has no {missing}; "
                                   f"a GradScaler's state_dict() has {list(STATE_KEYS)}")
-        scale = _checked_scale("scale", state_dict["scale"])
-        settings = _checked_settings(state_dict["growth_factor"], state_dict["backoff_factor"],
-                                     state_dict["growth_interval"])
-        tracker = checks.integer(OWNER, "_growth_tracker", state_dict["_growth_tracker"],
-                                 minimum=0)
+        scale = checked_scale(state_dict["scale"], "scale")
+        settings = (check_growth_factor(state_dict["growth_factor"]),
+                    check_backoff_factor(state_dict["backoff_factor"]),
+                    check_growth_interval(state_dict["growth_interval"]))
+        tracker = growth_tracker(state_dict["_growth_tracker"], settings[2])
         self._scale, self._growth_tracker = scale, tracker
         self._growth_factor, self._backoff_factor, self._growth_interval = settings

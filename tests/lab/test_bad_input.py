@@ -58,9 +58,36 @@ def lab():
     (lambda lab: lab.set_clip("norm", NAN), ["clip threshold", "nan"]),
     (lambda lab: lab.set_lr(NAN), ["learning rate", "nan"]),
     (lambda lab: lab.set_lr(-0.1), ["learning rate", "-0.1"]),
+    (lambda lab: lab.set_lr(INF), ["learning rate", "inf"]),
+    (lambda lab: lab.set_lr("0.1"), ["learning rate", "'0.1'"]),
+    (lambda lab: lab.set_lr(True), ["learning rate", "True"]),
+    (lambda lab: lab.set_lr_mult("0", "0.5"), ["lr multiplier", "'0'", "'0.5'"]),
+    (lambda lab: lab.set_lr_mult("0", INF), ["lr multiplier", "inf"]),
+    (lambda lab: lab.set_lr_mult("0", None), ["lr multiplier", "None"]),
+    (lambda lab: lab.set_lr_mult("0", np.array(0.5)), ["lr multiplier", "array(0.5)"]),
+    (lambda lab: lab.set_clip("value", None), ["clip threshold", "None"]),
+    (lambda lab: lab.set_clip("value", "1"), ["clip threshold", "'1'"]),
+    (lambda lab: lab.set_clip(None, "x"), ["clip threshold", "'x'"]),
+    (lambda lab: lab.set_clip(None, NAN), ["clip threshold", "nan"]),
+    (lambda lab: lab.freeze("0", 1), ["freeze", "1"]),
 ])
 def test_a_bad_control_or_count_changes_nothing_in_the_lab(lab, call, names):
     refused(lambda: call(lab), LabError, *names, state=lab_state(lab))
+
+
+def test_an_lr_that_would_overflow_in_a_group_with_a_larger_lr_changes_nothing():
+    """set_lr keeps the groups' ratios: 1e308 for a first group of lr 0.1 would make a group of
+    lr 1.0 inf. Refused before any group is changed."""
+    manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 2))
+    opt = optim.SGD([{"params": model[0].parameters(), "lr": 0.1},
+                     {"params": model[2].parameters(), "lr": 1.0}], lr=0.1)
+    X, y = data.make_moons(n=16, seed=0)
+    lab = TrainingLab(model, opt, F.cross_entropy, (X, y))
+    lab.step(1)
+    refused(lambda: lab.set_lr(1e308), LabError, "learning rate", "inf", state=lab_state(lab))
+    lab.set_lr(1e307)
+    assert [g["lr"] for g in opt.param_groups] == [0.1 * (1e307 / 0.1), 1.0 * (1e307 / 0.1)]
 
 
 def test_a_run_started_from_inside_a_run_is_refused_and_the_run_goes_on():

@@ -60,7 +60,10 @@ To *see* a schedule before training with it, :func:`preview` runs it on a throwa
 and returns the lr of every step, ready for ``plt.plot``.
 
 Checkpoints. ``scheduler.state_dict()`` holds everything but the optimizer (step count, base
-lrs, the schedule's settings); save it next to ``optimizer.state_dict()``. To resume, build the
+lrs, the schedule's settings); save it next to ``optimizer.state_dict()``. ``load_state_dict``
+checks every entry with the check of the constructor's argument of that name (so does
+assigning a setting, ``sched.gamma = 0.5``): a refused state names the key and the value, and
+changes nothing, in a SequentialLR's schedulers too. To resume, build the
 optimizer, build the scheduler (its constructor sets the lrs to the step-0 values), *then* load
 the optimizer's state dict (which brings back the lrs of the saved step) and the scheduler's:
 
@@ -76,7 +79,8 @@ the optimizer's state dict (which brings back the lrs of the saved step) and the
 >>> sched2.step(); sched2.get_last_lr(), sched2.last_epoch
 ([0.025], 4)
 """
-from .scheduler import LRScheduler, preview
+from .preview import preview
+from .scheduler import LRScheduler
 from .schedules import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, MultiStepLR,
                         StepLR)
 from .composite import ChainedScheduler, SequentialLR

@@ -8,8 +8,8 @@ from typing import Any, Iterator, Mapping
 
 from ... import checks
 from .plateau import ReduceLROnPlateau
-from .scheduler import (LRScheduler, check_optimizer, check_scheduler_on, copy_value,
-                        groups_restored_on_error)
+from .scheduler import (LRScheduler, check_optimizer, check_scheduler_on, checked_child,
+                        copy_value, groups_restored_on_error)
 
 
 def check_schedulers(owner: str, schedulers: Any, optimizer: Any) -> list[LRScheduler]:
@@ -106,24 +106,31 @@ class SchedulerOfSchedulers(LRScheduler):
         >>> chain._schedulers[0].last_epoch
         3
         """
-        known = self._check_state_keys(state_dict)
-        saved = state_dict.get("_schedulers", [None] * len(self._schedulers))
-        if not isinstance(saved, list) or len(saved) != len(self._schedulers):
+        self._apply_state(self._checked_state(state_dict))
+
+    def _checked_value(self, owner: str, key: str, value: Any) -> Any:
+        if key != "_schedulers":
+            return super()._checked_value(owner, key, value)
+        if not isinstance(value, list) or len(value) != len(self._schedulers):
             raise ValueError(
-                f"{type(self).__name__}.load_state_dict: state_dict['_schedulers'] must hold "
-                f"{len(self._schedulers)} state dicts, one per scheduler, got {saved!r:.80}")
-        for scheduler, state in zip(self._schedulers, saved):
+                f"{owner}: state_dict['_schedulers'] must hold {len(self._schedulers)} state "
+                f"dicts, one per scheduler, got {value!r:.80}")
+        # Every scheduler's whole state is checked here, before any of them is changed: a
+        # state refused for the third leaves the first two as they were.
+        return [None if state is None else checked_child(owner, f"_schedulers[{i}]", scheduler,
+                                                         state)
+                for i, (scheduler, state) in enumerate(zip(self._schedulers, value))]
+
+    def _apply_state(self, checked: dict[str, Any]) -> None:
+        children = checked.pop("_schedulers", [None] * len(self._schedulers))
+        super()._apply_state(checked)
+        for scheduler, state in zip(self._schedulers, children):
             if state is not None:
-                scheduler._check_state_keys(state)    # all checked before any is loaded
-        for key, value in state_dict.items():
-            if key in known and key != "_schedulers":
-                setattr(self, key, copy_value(value))
-        for scheduler, state in zip(self._schedulers, saved):
-            if state is not None:
-                scheduler.load_state_dict(state)
+                scheduler._apply_state(state)
 
 
-def check_milestones(milestones: Any, n_schedulers: int) -> list[int]:
+def check_milestones(milestones: Any, n_schedulers: int, owner: str = "SequentialLR",
+                     name: str = "milestones") -> list[int]:
     """``milestones`` as a list of ints: one fewer than the schedulers, > 0, increasing.
 
     >>> check_milestones([5, 3], 3)
@@ -132,18 +139,18 @@ def check_milestones(milestones: Any, n_schedulers: int) -> list[int]:
     ValueError: SequentialLR: milestones must be increasing step numbers > 0 (the steps where the next scheduler takes over), got milestones=[5, 3]
     """
     if not isinstance(milestones, (list, tuple)):
-        raise TypeError(f"SequentialLR: milestones must be a list of step numbers such as [5], "
+        raise TypeError(f"{owner}: {name} must be a list of step numbers such as [5], "
                         f"got {milestones!r}")
     if len(milestones) != n_schedulers - 1:
         raise ValueError(
-            f"SequentialLR: {n_schedulers} schedulers need {n_schedulers - 1} milestones (the "
-            f"step where each one after the first takes over), got milestones={list(milestones)}")
-    values = [checks.integer("SequentialLR", "each milestone", m, whole_floats=True)
+            f"{owner}: {n_schedulers} schedulers need {n_schedulers - 1} {name} (the "
+            f"step where each one after the first takes over), got {name}={list(milestones)}")
+    values = [checks.integer(owner, f"each of {name}", m, whole_floats=True)
               for m in milestones]
     if any(b <= a for a, b in zip([0] + values, values)):
-        raise ValueError(f"SequentialLR: milestones must be increasing step numbers > 0 (the "
+        raise ValueError(f"{owner}: {name} must be increasing step numbers > 0 (the "
                          f"steps where the next scheduler takes over), got "
-                         f"milestones={list(milestones)}")
+                         f"{name}={list(milestones)}")
     return values
 
 
@@ -164,6 +171,11 @@ class SequentialLR(SchedulerOfSchedulers):
     >>> preview(make, 5, lr=1.0).tolist()
     [0.5, 0.75, 1.0, 0.5, 0.25]
     """
+
+    def _checked_value(self, owner: str, key: str, value: Any) -> Any:
+        if key == "_milestones":
+            return check_milestones(value, len(self._schedulers), owner, key)
+        return super()._checked_value(owner, key, value)
 
     def __init__(self, optimizer: Any, schedulers: list[LRScheduler],
                  milestones: list[int]) -> None:

@@ -5,7 +5,8 @@ import math
 from typing import Any
 
 from ... import checks
-from .plateau import check_choice, per_group
+from . import state_checks as check
+from .plateau import per_group
 from .scheduler import LRScheduler, check_optimizer, groups_restored_on_error
 
 
@@ -42,6 +43,19 @@ def one_cycle_phases(total_steps: int, pct_start: float, three_phase: bool) -> l
              "start_momentum": "max_momentum", "end_momentum": "max_momentum"}]
 
 
+def total_steps_check(owner: str, name: str, value: Any) -> int:
+    """The length of the cycle: an integer >= 1.
+
+    >>> total_steps_check("OneCycleLR", "total_steps", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: OneCycleLR: total_steps must be an integer >= 1, got 0 (the number of
+    scheduler.step() calls in the run)
+    """
+    return checks.integer(owner, name, value, minimum=1,
+                          hint="the number of scheduler.step() calls in the run")
+
+
 def total_steps_of(total_steps: Any, epochs: Any, steps_per_epoch: Any) -> int:
     """``total_steps``, or ``epochs * steps_per_epoch`` when it is not given.
 
@@ -50,11 +64,12 @@ def total_steps_of(total_steps: Any, epochs: Any, steps_per_epoch: Any) -> int:
     >>> total_steps_of(None, 3, None)
     Traceback (most recent call last):
     ...
-    ValueError: OneCycleLR: give total_steps (the number of scheduler.step() calls in the run), or epochs and steps_per_epoch; got total_steps=None, epochs=3, steps_per_epoch=None
+    ValueError: OneCycleLR: give total_steps (the number of scheduler.step() calls in the run),
+    or epochs and steps_per_epoch; got total_steps=None, epochs=3, steps_per_epoch=None
     """
     hint = "the number of scheduler.step() calls in the run"
     if total_steps is not None:
-        return checks.integer("OneCycleLR", "total_steps", total_steps, minimum=1, hint=hint)
+        return total_steps_check("OneCycleLR", "total_steps", total_steps)
     if epochs is None or steps_per_epoch is None:
         raise ValueError(f"OneCycleLR: give total_steps ({hint}), or epochs and steps_per_epoch;"
                          f" got total_steps=None, epochs={epochs!r}, "
@@ -62,6 +77,9 @@ def total_steps_of(total_steps: Any, epochs: Any, steps_per_epoch: Any) -> int:
     return (checks.integer("OneCycleLR", "epochs", epochs, minimum=1)
             * checks.integer("OneCycleLR", "steps_per_epoch", steps_per_epoch, minimum=1,
                              hint="batches per epoch, len(loader)"))
+
+
+ANNEAL = check.choice("cos", "linear")
 
 
 class OneCycleLR(LRScheduler):
@@ -83,6 +101,13 @@ class OneCycleLR(LRScheduler):
     [0.04, 1.0, 0.6667, 0.3333, 0.0]
     """
 
+    STATE_CHECKS = {"total_steps": total_steps_check, "_anneal_func_type": ANNEAL,
+                    "cycle_momentum": check.flag, "use_beta1": check.flag,
+                    "max_lrs": check.list_of(checks.positive),
+                    "min_lrs": check.list_of(checks.positive),
+                    "base_momentums": check.list_of(check.fraction),
+                    "max_momentums": check.list_of(check.fraction)}
+
     def __init__(self, optimizer: Any, max_lr: float | list[float], total_steps: int | None = None,
                  epochs: int | None = None, steps_per_epoch: int | None = None,
                  pct_start: float = 0.3, anneal_strategy: str = "cos",
@@ -94,13 +119,14 @@ class OneCycleLR(LRScheduler):
         check_optimizer(owner, optimizer)
         groups = optimizer.param_groups
         total = total_steps_of(total_steps, epochs, steps_per_epoch)
+        three_phase = check.flag(owner, "three_phase", three_phase)
         checks.between(owner, "pct_start", pct_start, 0, 0.5 if three_phase else 1,
                        low_open=True, high_open=True,
                        hint="the fraction of the run spent climbing to max_lr"
                        + (", below 0.5 with three_phase (up and down again)" if three_phase else ""))
         phases = one_cycle_phases(total, pct_start, three_phase)
         self._check_phase_lengths(phases, total, pct_start)
-        check_choice(owner, "anneal_strategy", anneal_strategy, ("cos", "linear"))
+        ANNEAL(owner, "anneal_strategy", anneal_strategy)
         max_lrs = per_group(owner, "max_lr", max_lr, groups, checks.positive)
         checks.positive(owner, "div_factor", div_factor, hint="the first lr is max_lr / div_factor")
         checks.positive(owner, "final_div_factor", final_div_factor)
@@ -109,7 +135,7 @@ class OneCycleLR(LRScheduler):
         self.optimizer = optimizer
         self.total_steps, self._schedule_phases = total, phases
         self._anneal_func_type = anneal_strategy
-        self.cycle_momentum = bool(cycle_momentum)
+        self.cycle_momentum = check.flag(owner, "cycle_momentum", cycle_momentum)
         # The ends of the cycle, per group. PyTorch keeps them in the param groups; here they
         # stay in the scheduler (and its state dict), so the optimizer's state dict keeps only
         # the keys its load_state_dict accepts.
@@ -123,16 +149,59 @@ class OneCycleLR(LRScheduler):
             super().__init__(optimizer, last_epoch)
 
     @staticmethod
-    def _check_phase_lengths(phases: list[dict], total: int, pct_start: float) -> None:
+    def _zero_length_phase(phases: list[dict]) -> int | None:
+        """The number of the first phase 0 steps long (it would divide by zero), or None."""
         start = 0.0
         for number, phase in enumerate(phases, 1):
-            # A phase 0 steps long would divide by zero (PyTorch: ZeroDivisionError).
             if phase["end_step"] - start == 0:
-                raise ValueError(
-                    f"OneCycleLR: pct_start={pct_start} with total_steps={total} makes phase "
-                    f"{number} of the cycle 0 steps long; choose pct_start so that "
-                    "pct_start * total_steps is not 1 (more steps, or another pct_start)")
+                return number
             start = phase["end_step"]
+        return None
+
+    @classmethod
+    def _check_phase_lengths(cls, phases: list[dict], total: int, pct_start: float) -> None:
+        number = cls._zero_length_phase(phases)
+        if number is not None:              # PyTorch: ZeroDivisionError at a step
+            raise ValueError(
+                f"OneCycleLR: pct_start={pct_start} with total_steps={total} makes phase "
+                f"{number} of the cycle 0 steps long; choose pct_start so that "
+                "pct_start * total_steps is not 1 (more steps, or another pct_start)")
+
+    def _checked_value(self, owner: str, key: str, value: Any) -> Any:
+        if key != "_schedule_phases":
+            return super()._checked_value(owner, key, value)
+        # The phases' names must be this scheduler's (three_phase or not); their ends numbers.
+        mine = self._schedule_phases
+        if not isinstance(value, list) or len(value) != len(mine) or not all(
+                isinstance(phase, dict) and phase.keys() == ours.keys()
+                and all(phase[k] == ours[k] for k in ours if k != "end_step")
+                for phase, ours in zip(value, mine)):
+            raise ValueError(f"{owner}: _schedule_phases must be the {len(mine)} phases of a "
+                             f"cycle built like this one (three_phase={len(mine) == 3}), got "
+                             f"{value!r:.120}")
+        return [dict(phase, end_step=checks.number(owner, f"_schedule_phases[{i}]['end_step']",
+                                                  phase["end_step"]))
+                for i, phase in enumerate(value)]
+
+    def _check_state_together(self, owner: str, checked: dict[str, Any]) -> None:
+        super()._check_state_together(owner, checked)
+        for key in ("cycle_momentum", "use_beta1"):
+            if key in checked and checked[key] != getattr(self, key, None):
+                raise ValueError(f"{owner}: the saved cycle had {key}={checked[key]!r}, this "
+                                 f"one {getattr(self, key, None)!r} (it depends on the optimizer"
+                                 " and the arguments); build the OneCycleLR like the saved one")
+        for key in ("max_lrs", "min_lrs", "base_momentums", "max_momentums"):
+            if key in checked:
+                check.same_length(owner, key, checked[key], self.max_lrs)
+        total = checked.get("total_steps", self.total_steps)
+        phases = checked.get("_schedule_phases", self._schedule_phases)
+        ends = [phase["end_step"] for phase in phases]
+        if self._zero_length_phase(phases) is not None or ends[-1] != total - 1:
+            raise ValueError(f"{owner}: the phases' end steps {ends} must make no phase 0 steps "
+                             f"long and end at total_steps - 1 = {total - 1}")
+        if checked.get("last_epoch", self.last_epoch) > total:
+            raise ValueError(f"{owner}: last_epoch={checked.get('last_epoch')!r} is past the "
+                             f"end of the cycle (total_steps={total})")
 
     @staticmethod
     def _momentum_settings(optimizer: Any, base_momentum: Any, max_momentum: Any) -> tuple:
@@ -143,10 +212,9 @@ class OneCycleLR(LRScheduler):
                 f"betas[0] (Adam), but {type(optimizer).__name__} has neither; pass "
                 "cycle_momentum=False")
         groups = optimizer.param_groups
-        check = lambda owner, name, value: checks.between(owner, name, value, 0, 1)  # noqa: E731
         return ("betas" in defaults, per_group("OneCycleLR", "base_momentum", base_momentum,
-                                              groups, check),
-                per_group("OneCycleLR", "max_momentum", max_momentum, groups, check))
+                                              groups, check.fraction),
+                per_group("OneCycleLR", "max_momentum", max_momentum, groups, check.fraction))
 
     def _start_groups(self, div_factor: float) -> None:
         """Set every group at the start of the cycle: lr max_lr / div_factor, top momentum."""

@@ -6,6 +6,7 @@ from numbers import Real
 from typing import Any
 
 from ... import checks
+from . import state_checks as check
 from .scheduler import LRScheduler, check_optimizer
 
 
@@ -18,7 +19,8 @@ def per_group(owner: str, name: str, value: Any, groups: list, check: Any) -> li
     >>> per_group("OneCycleLR", "max_lr", [0.1], [{}, {}], checks.positive)
     Traceback (most recent call last):
     ...
-    ValueError: OneCycleLR: max_lr is a list of 1 values but the optimizer has 2 param groups; pass one value per group, or a single number for all of them
+    ValueError: OneCycleLR: max_lr is a list of 1 values but the optimizer has 2 param groups;
+    pass one value per group, or a single number for all of them
     """
     if not isinstance(value, (list, tuple)):
         return [check(owner, name, value)] * len(groups)
@@ -29,18 +31,31 @@ def per_group(owner: str, name: str, value: Any, groups: list, check: Any) -> li
     return [check(owner, f"{name}[{i}]", v) for i, v in enumerate(value)]
 
 
-def check_choice(owner: str, name: str, value: Any, choices: tuple[str, ...]) -> str:
-    """``value`` if it is one of ``choices``, else a ValueError that lists them.
+check_choice = check.choice      # (kept for its old callers) see state_checks.choice
+MODE = check.choice("min", "max")
+THRESHOLD_MODE = check.choice("rel", "abs")
 
-    >>> check_choice("ReduceLROnPlateau", "mode", "minimum", ("min", "max"))
+
+def reduction_factor(owner: str, name: str, value: Any) -> Any:
+    """The factor each reduction multiplies the lr by, in [0, 1).
+
+    >>> reduction_factor("ReduceLROnPlateau", "factor", 1.0)
     Traceback (most recent call last):
     ...
-    ValueError: ReduceLROnPlateau: mode must be one of 'min', 'max', got 'minimum'
+    ValueError: ReduceLROnPlateau: factor must be a number in [0, 1), got 1.0 (each reduction
+    multiplies the lr by it: 0.1 divides it by 10)
     """
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{owner}: {name} must be one of "
-                         f"{', '.join(repr(c) for c in choices)}, got {value!r}")
-    return value
+    return checks.between(owner, name, value, 0, 1, high_open=True,
+                          hint="each reduction multiplies the lr by it: 0.1 divides it by 10")
+
+
+def optional_rate(owner: str, name: str, value: Any) -> Any:
+    """None, or a number >= 0 (``default_min_lr``: None when min_lr was given per group).
+
+    >>> optional_rate("ReduceLROnPlateau", "default_min_lr", None) is None
+    True
+    """
+    return None if value is None else check.rate(owner, name, value)
 
 
 class ReduceLROnPlateau(LRScheduler):
@@ -70,23 +85,36 @@ class ReduceLROnPlateau(LRScheduler):
     0.7 0 0.05
     """
 
+    # The settings are checked at every assignment; mode goes with mode_worse (load only).
+    factor, eps = check.Setting(reduction_factor), check.Setting(check.rate)
+    patience, cooldown = check.Setting(check.count), check.Setting(check.count)
+    threshold, threshold_mode = check.Setting(check.rate), check.Setting(THRESHOLD_MODE)
+    min_lrs, default_min_lr = check.Setting(check.lr_list), check.Setting(optional_rate)
+    STATE_CHECKS = {"mode": MODE, "best": check.best, "mode_worse": check.best,
+                    "cooldown_counter": check.count, "num_bad_epochs": check.count}
+
+    def _check_state_together(self, owner: str, checked: dict[str, Any]) -> None:
+        # No base_lrs here; the worst value must be the mode's (inf for 'min', -inf for 'max').
+        mode = checked.get("mode", self.mode)
+        worse = checked.get("mode_worse", self.mode_worse)
+        if worse != (math.inf if mode == "min" else -math.inf):
+            raise ValueError(f"{owner}: mode_worse={worse!r} does not go with mode={mode!r} "
+                             "(inf for 'min', -inf for 'max')")
+
     def __init__(self, optimizer: Any, mode: str = "min", factor: float = 0.1,
                  patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
                  cooldown: int = 0, min_lr: float | list[float] = 0, eps: float = 1e-8) -> None:
         owner = "ReduceLROnPlateau"
         check_optimizer(owner, optimizer)
         # Everything is checked before anything is stored: a refused call changes nothing.
-        check_choice(owner, "mode", mode, ("min", "max"))
-        checks.between(owner, "factor", factor, 0, 1, high_open=True,
-                       hint="each reduction multiplies the lr by it: 0.1 divides it by 10")
-        patience = checks.integer(owner, "patience", patience, minimum=0,
-                                  hint="the bad steps to wait for before reducing")
-        checks.non_negative(owner, "threshold", threshold)
-        check_choice(owner, "threshold_mode", threshold_mode, ("rel", "abs"))
-        cooldown = checks.integer(owner, "cooldown", cooldown, minimum=0,
-                                  hint="the steps to wait after a reduction")
-        min_lrs = per_group(owner, "min_lr", min_lr, optimizer.param_groups, checks.non_negative)
-        checks.non_negative(owner, "eps", eps)
+        MODE(owner, "mode", mode)
+        reduction_factor(owner, "factor", factor)
+        patience = check.count(owner, "patience", patience)
+        check.rate(owner, "threshold", threshold)
+        THRESHOLD_MODE(owner, "threshold_mode", threshold_mode)
+        cooldown = check.count(owner, "cooldown", cooldown)
+        min_lrs = per_group(owner, "min_lr", min_lr, optimizer.param_groups, check.rate)
+        check.rate(owner, "eps", eps)
         self.optimizer = optimizer
         self.factor = factor
         # Kept like PyTorch: a group added later gets the single min_lr, if one was given.

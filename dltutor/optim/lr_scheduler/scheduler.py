@@ -1,19 +1,16 @@
 """The base of every learning-rate scheduler: :class:`LRScheduler` sets each parameter
-group's ``lr`` step by step and saves its state; :func:`preview` runs a schedule on a
-throwaway optimizer to show it. The schedules themselves are in schedules.py and warmup.py."""
+group's ``lr`` step by step and saves its state (each state key checked by state_checks.py).
+The schedules themselves are in schedules.py and warmup.py; preview.py shows one."""
 from __future__ import annotations
 
 import contextlib
 import math
 from collections import Counter
-from typing import Any, Callable, Iterator, Mapping, Sequence
-
-import numpy as np
+from typing import Any, Iterator, Mapping, Sequence
 
 from ... import checks
 from ...errors import MessageKeyError
-from ...nn import Parameter
-from ..sgd import SGD
+from . import state_checks as check
 
 #: Keys that PyTorch's schedulers keep in their state dicts for their own warnings; a state
 #: dict saved by PyTorch loads here with them ignored.
@@ -110,12 +107,15 @@ class LRScheduler:
 
     #: True only while the constructor performs step 0 (some schedules treat it specially).
     _is_initial: bool = False
+    #: The check of each state key (see state_checks.py); subclasses add their settings'.
+    STATE_CHECKS: dict[str, check.Check] = {
+        "last_epoch": check.last_epoch, "_step_count": check.count,
+        "base_lrs": check.lr_list, "_last_lr": check.lr_list}
 
     def __init__(self, optimizer: Any, last_epoch: int = -1) -> None:
         owner = type(self).__name__
         check_optimizer(owner, optimizer)
-        last_epoch = checks.integer(owner, "last_epoch", last_epoch, minimum=-1,
-                                    hint="-1 for a new schedule, else the steps already done")
+        last_epoch = check.last_epoch(owner, "last_epoch", last_epoch)
         self.optimizer = optimizer
         if last_epoch >= 0:
             for i, group in enumerate(optimizer.param_groups):
@@ -270,6 +270,8 @@ class LRScheduler:
 
         It does not change the optimizer's lrs: load the optimizer's own state dict for those
         (after building the scheduler, whose constructor resets them to the step-0 values).
+        Every entry is checked first, by the check of the constructor's argument of that name
+        (state_checks.py): a refused load names the key and value and changes nothing.
         Unknown keys (a state dict saved from another kind of scheduler) raise ValueError.
 
         >>> import dltutor as dt
@@ -280,11 +282,39 @@ class LRScheduler:
         >>> sched.load_state_dict({"last_epoch": 7, "gamma": 0.5})
         >>> sched.last_epoch, sched.gamma
         (7, 0.5)
+        >>> sched.load_state_dict({"last_epoch": 8, "step_size": 0})
+        Traceback (most recent call last):
+        ...
+        ValueError: StepLR.load_state_dict: step_size must be an integer >= 1, got 0 (a number
+        of steps)
+        >>> sched.last_epoch
+        7
         """
+        self._apply_state(self._checked_state(state_dict))
+
+    def _checked_state(self, state_dict: Any) -> dict[str, Any]:
+        """Every known entry of ``state_dict`` checked and converted, changing nothing yet."""
         known = self._check_state_keys(state_dict)
-        for key, value in state_dict.items():
-            if key in known:
-                setattr(self, key, self._loaded_value(key, value))
+        owner = f"{type(self).__name__}.load_state_dict"
+        checked = {key: self._checked_value(owner, key, value)
+                   for key, value in state_dict.items() if key in known}
+        self._check_state_together(owner, checked)
+        return checked
+
+    def _checked_value(self, owner: str, key: str, value: Any) -> Any:
+        """One entry through the check of its key (a key without one is copied as it is)."""
+        key_check = check.check_of(type(self), key)
+        return copy_value(value) if key_check is None else key_check(owner, key, value)
+
+    def _check_state_together(self, owner: str, checked: dict[str, Any]) -> None:
+        """Checks that need several keys or this scheduler's shape (override to add some)."""
+        if "base_lrs" in checked:
+            check.same_length(owner, "base_lrs", checked["base_lrs"], self.base_lrs)
+
+    def _apply_state(self, checked: dict[str, Any]) -> None:
+        """Store entries that :meth:`_checked_state` accepted (nothing here can fail)."""
+        for key, value in checked.items():
+            setattr(self, key, value)
 
     def _check_state_keys(self, state_dict: Any) -> set[str]:
         owner = type(self).__name__
@@ -301,8 +331,24 @@ class LRScheduler:
                 "of scheduler?")
         return known
 
-    def _loaded_value(self, key: str, value: Any) -> Any:
-        return copy_value(value)
+
+def checked_child(owner: str, where: str, scheduler: LRScheduler, state: Any) -> dict:
+    """``scheduler``'s checked ``state``; a refusal also says where the state was.
+
+    >>> import dltutor as dt
+    >>> from dltutor import nn, optim
+    >>> from dltutor.optim.lr_scheduler import StepLR
+    >>> sched = StepLR(optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1), step_size=2)
+    >>> checked_child("SequentialLR.load_state_dict", "_schedulers[1]", sched, {"gamma": -1})
+    Traceback (most recent call last):
+    ...
+    ValueError: SequentialLR.load_state_dict: in _schedulers[1]: StepLR.load_state_dict: gamma
+    must be a number >= 0, got -1
+    """
+    try:
+        return scheduler._checked_state(state)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{owner}: in {where}: {error}") from None
 
 
 def check_scheduler_on(owner: str, scheduler: Any, optimizer: Any, *, wrong_kind: str,
@@ -322,35 +368,6 @@ def check_scheduler_on(owner: str, scheduler: Any, optimizer: Any, *, wrong_kind
     if scheduler.optimizer is not optimizer:
         raise ValueError(f"{owner}: {wrong_optimizer}")
     return scheduler
-
-
-def preview(make_scheduler: Callable[[Any], LRScheduler], steps: int,
-            lr: float = 0.1) -> np.ndarray:
-    """The lr a schedule gives at each of ``steps`` steps, computed on a throwaway optimizer.
-
-    ``make_scheduler(optimizer)`` must build the scheduler on the optimizer it is given (an SGD
-    over one dummy parameter, with one group of lr ``lr``). Returns a NumPy array of length
-    ``steps``: entry ``t`` is the lr that step ``t`` uses (entry 0 is set by the constructor).
-    Plot it to see a schedule before training with it:
-    ``plt.plot(preview(lambda opt: CosineAnnealingLR(opt, T_max=100), 100))``.
-
-    >>> from dltutor.optim.lr_scheduler import StepLR
-    >>> preview(lambda opt: StepLR(opt, step_size=2, gamma=0.5), 5).tolist()
-    [0.1, 0.1, 0.05, 0.05, 0.025]
-    """
-    steps = checks.integer("preview", "steps", steps, minimum=0)
-    optimizer = SGD([Parameter(np.zeros(1))], lr=lr)
-    scheduler = check_scheduler_on(
-        "preview", make_scheduler(optimizer), optimizer,
-        wrong_kind="make_scheduler must return a scheduler, e.g. "
-                   "lambda opt: StepLR(opt, step_size=10)",
-        wrong_optimizer="make_scheduler must build the scheduler on the optimizer it is given "
-                        "(lambda opt: StepLR(opt, ...)), not on an optimizer of your own")
-    lrs = np.empty(steps)
-    for t in range(steps):
-        lrs[t] = optimizer.param_groups[0]["lr"]
-        scheduler.step()
-    return lrs
 
 
 # How far below zero rounding can take a schedule's lr, relative to the lrs it works with: the

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import types
 from bisect import bisect_right
-from collections import Counter
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ... import checks
+from . import state_checks as check
 from .scheduler import LRScheduler, check_optimizer, copy_value
 
 
@@ -91,16 +91,29 @@ class LambdaLR(LRScheduler):
         >>> sched.step(); sched.get_last_lr()
         [0.0125]
         """
-        known = self._check_state_keys(state_dict)
-        saved = state_dict.get("lr_lambdas")
-        if saved is not None and len(saved) != len(self.lr_lambdas):
-            raise ValueError(f"LambdaLR.load_state_dict: state_dict['lr_lambdas'] has "
-                             f"{len(saved)} entries but this scheduler has "
-                             f"{len(self.lr_lambdas)} lr_lambdas")
-        for key, value in state_dict.items():
-            if key in known and key != "lr_lambdas":
-                setattr(self, key, copy_value(value))
-        for fn, fn_state in zip(self.lr_lambdas, saved or []):
+        self._apply_state(self._checked_state(state_dict))
+
+    def _checked_value(self, owner: str, key: str, value: Any) -> Any:
+        if key != "lr_lambdas":
+            return super()._checked_value(owner, key, value)
+        # Functions are not saved (None); a callable object's attributes are, as a dict.
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"{owner}: lr_lambdas must be a list (None or a dict per function), "
+                            f"got {value!r:.80}")
+        if len(value) != len(self.lr_lambdas):
+            raise ValueError(f"{owner}: state_dict['lr_lambdas'] has {len(value)} entries but "
+                             f"this scheduler has {len(self.lr_lambdas)} lr_lambdas")
+        for i, fn_state in enumerate(value):
+            if fn_state is not None and not (isinstance(fn_state, dict)
+                                             and all(isinstance(k, str) for k in fn_state)):
+                raise TypeError(f"{owner}: lr_lambdas[{i}] must be None or a dict of a callable "
+                                f"object's attributes, got {fn_state!r:.80}")
+        return copy_value(list(value))
+
+    def _apply_state(self, checked: dict[str, Any]) -> None:
+        saved = checked.pop("lr_lambdas", [])
+        super()._apply_state(checked)
+        for fn, fn_state in zip(self.lr_lambdas, saved):
             if fn_state is not None:
                 fn.__dict__.update(fn_state)
 
@@ -118,12 +131,13 @@ class StepLR(LRScheduler):
     [0.1, 0.1, 0.05, 0.05, 0.025, 0.025]
     """
 
+    step_size = check.Setting(check.steps)      # each checked at every assignment
+    gamma = check.Setting(check.rate)
+
     def __init__(self, optimizer: Any, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
-        self.step_size = checks.integer("StepLR", "step_size", step_size, minimum=1,
-                                        whole_floats=True,    # epochs / 4 is a float
-                                        hint="the number of steps between decays")
-        self.gamma = checks.non_negative("StepLR", "gamma", gamma)
+        self.step_size = step_size               # a whole float (epochs / 4) becomes an int
+        self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -148,22 +162,13 @@ class MultiStepLR(LRScheduler):
     [0.1, 0.1, 0.05, 0.025, 0.025]
     """
 
+    milestones = check.Setting(check.milestones)
+    gamma = check.Setting(check.rate)
+
     def __init__(self, optimizer: Any, milestones: Iterable[int], gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
-        try:
-            given = list(milestones)
-        except TypeError:
-            raise TypeError(f"MultiStepLR: milestones must be a list of step numbers such as "
-                            f"[30, 80], got {milestones!r}") from None
-        values = [checks.integer("MultiStepLR", "each milestone", m, whole_floats=True) for m in given]
-        if any(m < 0 for m in values):
-            raise ValueError(f"MultiStepLR: milestones are step numbers and must be >= 0, "
-                             f"got milestones={given}")
-        if any(b < a for a, b in zip(values, values[1:])):
-            raise ValueError(f"MultiStepLR: milestones must be increasing, got "
-                             f"milestones={given}; did you mean {sorted(values)}?")
-        self.milestones = Counter(values)
-        self.gamma = checks.non_negative("MultiStepLR", "gamma", gamma)
+        self.milestones = milestones             # stored as a Counter of the steps
+        self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -177,10 +182,6 @@ class MultiStepLR(LRScheduler):
         return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch)
                 for base_lr in self.base_lrs]
 
-    def _loaded_value(self, key: str, value: Any) -> Any:
-        # dt.save/dt.load bring a Counter back as a plain dict.
-        return Counter(value) if key == "milestones" else copy_value(value)
-
 
 class ExponentialLR(LRScheduler):
     """Multiply every group's lr by ``gamma`` every step: ``lr_t = initial_lr * gamma ** t``.
@@ -193,8 +194,10 @@ class ExponentialLR(LRScheduler):
     [1.0, 0.5, 0.25, 0.125]
     """
 
+    gamma = check.Setting(check.rate)
+
     def __init__(self, optimizer: Any, gamma: float, last_epoch: int = -1) -> None:
-        self.gamma = checks.non_negative("ExponentialLR", "gamma", gamma)
+        self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -222,16 +225,13 @@ class LinearLR(LRScheduler):
     [0.25, 0.5, 0.75, 1.0, 1.0]
     """
 
+    start_factor = check.Setting(check.start_factor)
+    end_factor = check.Setting(check.fraction)
+    total_iters = check.Setting(check.steps)
+
     def __init__(self, optimizer: Any, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
                  total_iters: int = 5, last_epoch: int = -1) -> None:
-        checks.between("LinearLR", "start_factor", start_factor, 0, 1, low_open=True,
-                       hint="for a warmup from 0 use LinearWarmup")
-        checks.between("LinearLR", "end_factor", end_factor, 0, 1)
-        total_iters = checks.integer("LinearLR", "total_iters", total_iters, minimum=1,
-                                     whole_floats=True,
-                                     hint="the number of steps from start_factor to end_factor")
-        self.start_factor = start_factor
-        self.end_factor = end_factor
+        self.start_factor, self.end_factor = start_factor, end_factor
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
@@ -249,6 +249,19 @@ class LinearLR(LRScheduler):
         return [base_lr * (self.start_factor + (self.end_factor - self.start_factor)
                            * min(self.total_iters, self.last_epoch) / self.total_iters)
                 for base_lr in self.base_lrs]
+
+
+def t_max(owner: str, name: str, value: Any) -> Any:
+    """CosineAnnealingLR's half period: a number > 0 (PyTorch takes a float too).
+
+    >>> t_max("CosineAnnealingLR", "T_max", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: CosineAnnealingLR: T_max must be a number > 0, got 0 (the number of steps from
+    the initial lr down to eta_min)
+    """
+    return checks.positive(owner, name, value,
+                           hint="the number of steps from the initial lr down to eta_min")
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -269,13 +282,12 @@ class CosineAnnealingLR(LRScheduler):
     [1.0, 0.8536, 0.5, 0.1464, 0.0]
     """
 
+    T_max = check.Setting(t_max)
+    eta_min = check.Setting(check.rate)
+
     def __init__(self, optimizer: Any, T_max: int, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
-        checks.positive("CosineAnnealingLR", "T_max", T_max,
-                        hint="the number of steps from the initial lr down to eta_min")
-        checks.non_negative("CosineAnnealingLR", "eta_min", eta_min)
-        self.T_max = T_max
-        self.eta_min = eta_min
+        self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:

@@ -4,7 +4,20 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ... import checks
-from .scheduler import LRScheduler, check_optimizer, check_scheduler_on, copy_value
+from . import state_checks as check
+from .scheduler import (LRScheduler, check_optimizer, check_scheduler_on, checked_child,
+                        copy_value)
+
+
+def warmup_length(owner: str, name: str, value: Any) -> int:
+    """The number of warmup steps: an integer >= 0 (0: no warmup, ``after`` from the start).
+
+    >>> warmup_length("LinearWarmup", "warmup_steps", -1)
+    Traceback (most recent call last):
+    ...
+    ValueError: LinearWarmup: warmup_steps must be an integer >= 0, got -1
+    """
+    return checks.integer(owner, name, value, minimum=0)
 
 
 class LinearWarmup(LRScheduler):
@@ -39,12 +52,14 @@ class LinearWarmup(LRScheduler):
     [0.0, 0.25, 0.5, 0.75, 1.0, 0.8536, 0.5, 0.1464, 0.0]
     """
 
+    warmup_steps = check.Setting(warmup_length)
+    start_factor = check.Setting(check.fraction)
+
     def __init__(self, optimizer: Any, warmup_steps: int, start_factor: float = 0.0,
                  after: LRScheduler | None = None, last_epoch: int = -1) -> None:
         check_optimizer("LinearWarmup", optimizer)
-        warmup_steps = checks.integer("LinearWarmup", "warmup_steps", warmup_steps, minimum=0)
-        checks.between("LinearWarmup", "start_factor", start_factor, 0, 1,
-                       hint="the fraction of the initial lr used at step 0")
+        warmup_steps = warmup_length("LinearWarmup", "warmup_steps", warmup_steps)
+        start_factor = check.fraction("LinearWarmup", "start_factor", start_factor)
         if after is not None:
             check_scheduler_on(
                 "LinearWarmup", after, optimizer,
@@ -131,16 +146,21 @@ class LinearWarmup(LRScheduler):
         >>> warm.step(); warm.get_last_lr()           # step 4: the warmup is over
         [0.1]
         """
-        known = self._check_state_keys(state_dict)
-        after_state = state_dict.get("after")
-        if (after_state is None) != (self.after is None) and "after" in state_dict:
+        self._apply_state(self._checked_state(state_dict))
+
+    def _checked_value(self, owner: str, key: str, value: Any) -> Any:
+        if key != "after":
+            return super()._checked_value(owner, key, value)
+        if (value is None) != (self.after is None):
             raise ValueError(
-                "LinearWarmup.load_state_dict: the saved warmup "
-                f"{'had no' if after_state is None else 'had an'} `after` schedule but this one "
-                f"{'has one' if self.after is not None else 'has none'}; "
+                f"{owner}: the saved warmup {'had no' if value is None else 'had an'} `after` "
+                f"schedule but this one {'has one' if self.after is not None else 'has none'}; "
                 "build it like the saved one")
-        for key, value in state_dict.items():
-            if key in known and key != "after":
-                setattr(self, key, copy_value(value))
+        # ``after``'s whole state is checked now, before the warmup's own keys are stored.
+        return None if value is None else checked_child(owner, "after", self.after, value)
+
+    def _apply_state(self, checked: dict[str, Any]) -> None:
+        after_state = checked.pop("after", None)
+        super()._apply_state(checked)
         if after_state is not None:
-            self.after.load_state_dict(after_state)
+            self.after._apply_state(after_state)
