@@ -28,6 +28,21 @@ from ..buffer_check import buffer_or_unknown
 from ..lookup import Entry
 
 
+def framework_class(obj: Any, framework: str) -> str:
+    """The name of the class of ``framework`` (``"torch"``, ``"paddle"``) that ``obj`` is or
+    subclasses: a learner's ``class MySGD(torch.optim.SGD)`` follows SGD's rules, so the
+    adapters look up "SGD", not "MySGD".
+
+    >>> class Mine(dict): pass
+    >>> framework_class(Mine(), "builtins"), framework_class(3, "torch")
+    ('dict', 'int')
+    """
+    for cls in type(obj).__mro__:
+        if cls.__module__.partition(".")[0] == framework:
+            return cls.__name__
+    return type(obj).__name__
+
+
 @dataclass
 class Clip:
     """The clipping an optimizer applies to one parameter's gradient: the clip described

@@ -24,7 +24,7 @@ from ...optim import L1Decay, L2Decay
 from ...optim.decay import Decay
 from ..buffer_check import buffer_or_unknown
 from ..lookup import Entry
-from .base import Adapter, Clip
+from .base import Adapter, Clip, framework_class
 
 #: The accumulators of each Paddle optimizer that keep moving a parameter after its gradient
 #: became zero (Paddle's names).
@@ -95,7 +95,7 @@ class PaddleAdapter(Adapter):
         opt, param = entry.opt, entry.param
         own = _as_dltutor_decay(param.regularizer)
         decoupled, excluded = 0.0, False
-        if type(opt).__name__ == "AdamW":
+        if framework_class(opt, "paddle") == "AdamW":
             group_decay = None
             coefficient = entry.group.get("weight_decay", opt._weight_decay)
             decoupled = float(coefficient if isinstance(coefficient, (int, float)) else 0.0)
@@ -122,7 +122,7 @@ class PaddleAdapter(Adapter):
 
     def momentum_state(self, entry: Entry) -> list[tuple[str, np.ndarray]]:
         found = []
-        for key in MOMENTUM_STATE.get(type(entry.opt).__name__, ()):
+        for key in MOMENTUM_STATE.get(framework_class(entry.opt, "paddle"), ()):
             value = entry.opt._accumulators.get(key, {}).get(entry.param.name)
             if value is not None:
                 found.append((key, value.numpy()))
@@ -130,17 +130,29 @@ class PaddleAdapter(Adapter):
 
     def watch_steps(self, optimizer: Any, before: Any, after: Any) -> Any:
         """Paddle's optimizers have no step hooks: this instance's ``step`` is wrapped (the
-        class's own comes back when the returned function runs). ``minimize()`` bypasses it."""
+        class's own comes back when the returned function runs). ``minimize()`` bypasses it.
+        Two Recorders wrap it twice; stopping one leaves the other's wrapper measuring."""
         original = optimizer.step
 
         def step(*args: Any, **kwargs: Any) -> Any:
+            if not step.watching:        # stopped, but a later wrapper still calls through us
+                return original(*args, **kwargs)
             before()
             result = original(*args, **kwargs)
             after()
             return result
 
+        step.watching = True
+        step.inner = original if "step" in vars(optimizer) else None   # None: the class's
+
         def stop() -> None:
-            optimizer.__dict__.pop("step", None)
+            step.watching = False
+            current = vars(optimizer).get("step")      # unwrap the stopped wrappers outside
+            while getattr(current, "watching", None) is False:
+                if current.inner is None:
+                    del optimizer.step
+                    break
+                optimizer.step = current = current.inner
 
         optimizer.step = step
         return stop
@@ -163,7 +175,7 @@ def _as_dltutor_decay(value: Any) -> Any:
         return None
     if isinstance(value, (int, float)):
         return float(value)
-    kind = {"L1Decay": L1Decay, "L2Decay": L2Decay}[type(value).__name__]
+    kind = {"L1Decay": L1Decay, "L2Decay": L2Decay}[framework_class(value, "paddle")]
     return kind(float(value._coeff))
 
 
@@ -181,7 +193,7 @@ def _predicted_scale(clip: Any, entry: Entry) -> float | None:
     grad = entry.param.grad
     if not hasattr(clip, "clip_norm") or grad is None or not bool((grad != 0).any()):
         return None
-    if type(clip).__name__ == "ClipGradByGlobalNorm":
+    if framework_class(clip, "paddle") == "ClipGradByGlobalNorm":
         params = [e.param for e in PaddleAdapter().entries(entry.opt)
                   if e.param.need_clip and e.param.grad is not None]
     else:

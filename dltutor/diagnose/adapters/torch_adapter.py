@@ -17,7 +17,7 @@ import numpy as np
 from ...i18n import text
 from ...optim.decay import Decay
 from ..lookup import Entry
-from .base import Adapter
+from .base import Adapter, framework_class
 
 #: The state keys of each PyTorch optimizer that keep moving a parameter after its gradient
 #: became zero (PyTorch's names; Adagrad, Adadelta and the rest keep none).
@@ -82,7 +82,8 @@ class TorchAdapter(Adapter):
         coefficient = float(entry.group.get("weight_decay", 0) or 0)
         if not coefficient:
             return Decay(None, None, None, 0.0, False)
-        if type(entry.opt).__name__ == "AdamW" or entry.group.get("decoupled_weight_decay"):
+        decoupled = entry.group.get("decoupled_weight_decay")       # Adam's flag, AdamW's own
+        if framework_class(entry.opt, "torch") == "AdamW" or decoupled:
             return Decay(None, None, None, coefficient, False)
         return Decay(coefficient, "group", None, 0.0, False)
 
@@ -92,5 +93,5 @@ class TorchAdapter(Adapter):
 
     def momentum_state(self, entry: Entry) -> list[tuple[str, np.ndarray]]:
         state = entry.opt.state.get(entry.param, {})
-        keys = MOMENTUM_STATE.get(type(entry.opt).__name__, ())
+        keys = MOMENTUM_STATE.get(framework_class(entry.opt, "torch"), ())
         return [(key, _numpy(state[key])) for key in keys if hasattr(state.get(key), "shape")]
