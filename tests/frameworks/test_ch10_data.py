@@ -24,11 +24,11 @@ from claims import claim, row
 class PidDataset(Dataset):
     """Sample i is [pid of the process that read it, i]; it also notes what it read."""
 
-    def __init__(self):
-        self.read = []
+    def __init__(self, size=4):
+        self.read, self.size = [], size
 
     def __len__(self):
-        return 4
+        return self.size
 
     def __getitem__(self, i):
         self.read.append(i)

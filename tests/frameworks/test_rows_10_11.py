@@ -23,6 +23,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 from claims import row
+from test_ch10_data import PidDataset, Surprise
 
 
 
@@ -36,25 +37,9 @@ class Squares(Dataset):
         return torch.tensor(float(i)), torch.tensor(float(i * i))
 
 
-class Pids(Dataset):
-    """Sample i is [pid of the process that read it, i]; it notes what it read."""
-
-    def __init__(self):
-        self.read = []
-
-    def __len__(self):
-        return 8
-
-    def __getitem__(self, i):
-        self.read.append(i)
-        return torch.tensor([os.getpid(), i])
-
-
-class Surprise:
-    """A pickled object that runs code when it is loaded: it prints a line."""
-
-    def __reduce__(self):
-        return (print, ("run by the unpickler",))
+def Pids():
+    """Eight samples, each [pid of the process that read it, i] (test_ch10_data's data set)."""
+    return PidDataset(8)
 
 
 # -- data sets and loaders: PyTorch ------------------------------------------------------------

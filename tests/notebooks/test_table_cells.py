@@ -23,6 +23,7 @@ the markers (``ast``) and SOURCES.md, and needs no framework.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 from pathlib import Path
 
@@ -41,24 +42,20 @@ PREFIXES = {"PyTorch": "torch", "Paddle": "paddle", "MegEngine": "mge"}
 COMMENT = re.compile(r"<!--.*?-->")
 
 
+def _framework_names_module():
+    """tests/frameworks/names.py (plain Python: it reads the same tables for test_names.py)."""
+    spec = importlib.util.spec_from_file_location("framework_names", FRAMEWORK_TESTS / "names.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+markdown_tables = _framework_names_module().markdown_tables
+
+
 def normal(text: str) -> str:
     """A cell's text with its spacing made even (and HTML comments, the claim marks, out)."""
     return " ".join(COMMENT.sub("", text).split())
-
-
-def markdown_tables(text: str) -> list[list[list[str]]]:
-    """Every table of a Markdown text: rows of cells, the header first, the rule row left out."""
-    tables, current = [], []
-    for line in text.splitlines() + [""]:
-        line = line.strip()
-        if line.startswith("|"):
-            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
-            if not all(set(c) <= set("-: ") for c in cells):
-                current.append(cells)
-        elif current:
-            tables.append(current)
-            current = []
-    return tables
 
 
 def table_cells(text: str, suffix: str) -> dict[tuple[str, str], str]:
