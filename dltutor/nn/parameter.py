@@ -17,7 +17,7 @@ import numpy as np
 from .. import backend as B
 from .. import checks
 from ..autograd import Tensor, float32, no_grad
-from ..autograd.dtypes import to_array
+from ..autograd.dtypes import cast_problem, to_array
 from ..autograd.function import init_tensor
 
 
@@ -116,14 +116,24 @@ class Parameter(Tensor):
 
     def set_value(self, value: Any) -> "Parameter":
         """Copy ``value`` into this parameter in place (same object, so ties and optimizers
-        keep seeing it). The shape must match; the dtype is converted.
+        keep seeing it). The shape must match; the dtype is converted, and a value the
+        parameter's dtype cannot hold (1e300 in float32) is refused, as a load refuses it.
 
         >>> p = Parameter([1.0, 2.0])
         >>> p.set_value([5.0, 6.0]).tolist()
         [5.0, 6.0]
         """
-        new = to_array(value.data if isinstance(value, Tensor) else value, self.dtype,
-                       caller="set_value")     # refuses strings, objects, complex, ragged lists
+        source = value.data if isinstance(value, Tensor) else value
+        with np.errstate(over="ignore", invalid="ignore"):    # the check below says it
+            new = to_array(source, self.dtype, caller="set_value")   # refuses strings, ...
+        # Checked on the value as given (a list is read as NumPy reads it, in float64): 1e300
+        # must not become inf in a float32 parameter without a word, as a load may not either.
+        problem = cast_problem(source if hasattr(source, "dtype") else np.asarray(source),
+                               self.dtype)
+        if problem:
+            raise ValueError(f"set_value: the new value {problem}; nothing was changed. Fix the "
+                             f"values first (np.clip, np.nan_to_num, np.round) or give the "
+                             f"parameter a wider dtype (.double())")
         if tuple(new.shape) != tuple(self.shape):
             raise ValueError(f"set_value: the parameter has shape {tuple(self.shape)} but the new "
                              f"value has shape {tuple(new.shape)}; reshape the value first")

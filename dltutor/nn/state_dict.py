@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import backend as B
 from ..autograd import Tensor
+from ..autograd.dtypes import cast_problem
 from ..errors import MessageKeyError
 from .parameter import is_uninitialized
 
@@ -94,60 +95,6 @@ def _value_problem(value: Any, target: Any) -> tuple[str | None, str]:
     dtype = np.dtype(np.float32) if is_uninitialized(target) else target.dtype
     problem = cast_problem(data, dtype)
     return (_CASTS, problem) if problem else (None, "")
-
-
-def cast_problem(values: Any, dtype: Any) -> str:
-    """Why converting the array ``values`` to ``dtype`` would change a value (more than float
-    rounding does), or "" when it is safe. See the module docstring for what is allowed.
-
-    >>> cast_problem(np.array([0.1, np.nan, np.inf]), np.float32)   # rounding; NaN, inf stay
-    ''
-    >>> cast_problem(np.array([1.0, 1e300]), np.float32)
-    'holds 1e+300, which float32 cannot hold (it would become inf)'
-    >>> cast_problem(np.array(np.nan), np.int64)
-    'holds nan, which int64 cannot hold (an integer is never NaN or inf)'
-    >>> cast_problem(np.array([3, -1]), np.uint8)
-    'holds -1, which uint8 cannot hold (it holds 0 to 255)'
-    """
-    source, target = values.dtype, np.dtype(dtype)
-    if source == target or values.size == 0:
-        return ""
-    xp = B.get_array_module(values)
-    if target.kind == "b":
-        bad = (values != 0) & (values != 1)
-        why = "a bool holds only 0 and 1, False and True"
-    elif target.kind in "iu":
-        bad, why = _outside_integers(xp, values, target)
-    elif source.kind == "f":        # float to a smaller float: only overflow changes a value
-        with B.ignore_float_errors(values):
-            bad = xp.isinf(values.astype(target)) & xp.isfinite(values)
-        why = "it would become inf"
-    else:                           # bool or int to float: ints too large for float16
-        with B.ignore_float_errors(values):
-            bad = xp.isinf(values.astype(target))
-        why = "it would become inf"
-    if not bool(bad.any()):
-        return ""
-    first = B.to_numpy(values[bad][:1])[0].item()
-    return f"holds {first!r}, which {target} cannot hold ({why})"
-
-
-def _outside_integers(xp: Any, values: Any, target: np.dtype) -> tuple[Any, str]:
-    """A mask of the ``values`` the integer dtype ``target`` cannot hold, and why."""
-    info = np.iinfo(target)
-    why = f"it holds {info.min} to {info.max}"
-    if values.dtype.kind in "iub":  # compare as Python ints: exact for every integer dtype
-        if values.dtype.kind == "b" or (info.min <= int(values.min())
-                                        and int(values.max()) <= info.max):
-            return xp.zeros(values.shape, dtype=bool), why
-        return (values < info.min) | (values > info.max), why
-    if not bool(xp.isfinite(values).all()):
-        return ~xp.isfinite(values), "an integer is never NaN or inf"
-    if not bool((values == xp.trunc(values)).all()):
-        return values != xp.trunc(values), "an integer has no fraction"
-    # Bounds as float64 powers of two, exact: info.max itself would round up (2**63 - 1).
-    low, high = xp.asarray(float(info.min)), xp.asarray(2.0 ** (info.bits - (info.min < 0)))
-    return (values < low) | (values >= high), why
 
 
 def _tied_conflicts(own: dict[str, Any], state_dict: dict[str, Any]) -> list[str]:

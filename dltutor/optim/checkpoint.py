@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import backend as B
 from ..autograd import Tensor
+from ..autograd.dtypes import cast_problem
 from ..autograd.function import make_tensor
 from .regularizer import Regularizer, regularizer_from_state
 from .settings import check_group
@@ -273,10 +274,7 @@ def value_problem(value: Any, param: Tensor) -> str | None:
     if not bool(xp.isfinite(value).all()):
         return ("holds NaN or Inf; a saved moment must be finite (a NaN gradient would have "
                 "been refused)")
-    largest = float(xp.abs(value).max())
-    if largest > float(np.finfo(param.dtype).max):
-        return f"holds {largest:g}, which {param.dtype} cannot hold (it would become inf)"
-    return None
+    return cast_problem(value, param.dtype) or None
 
 
 def hyperparameter_problems(optimizer: Any, index: int, group: dict[str, Any],

@@ -268,3 +268,11 @@ def test_a_lazy_layer_refuses_1e300_before_it_takes_the_shape():
     state = {"weight": np.full((2, 3), 1e300), "bias": np.zeros(2)}
     refused(lambda: lazy.load_state_dict(state), StateDictError, "'weight'", "float32")
     assert nn.parameter.is_uninitialized(lazy.weight) and nn.parameter.is_uninitialized(lazy.bias)
+
+
+@pytest.mark.parametrize("value", [[1e300, 1.0], np.array([1e300, 1.0]), np.array([1.0, 1e39])])
+def test_set_value_refuses_a_value_the_parameters_dtype_cannot_hold(value):
+    """1e300 (or 1e39) into a float32 parameter would become inf: refused as a load refuses it,
+    by the same check (dtypes.cast_problem)."""
+    p = nn.Parameter([1.0, 2.0])
+    refused(lambda: p.set_value(value), ValueError, "set_value", "float32", "inf", state=[p])
