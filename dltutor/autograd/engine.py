@@ -218,12 +218,20 @@ def _freed_graph_error(fn: Function) -> RuntimeError:
         "recompute the forward pass.")
 
 
+def as_array(grad: Any) -> Any:
+    """``grad`` as an array: NumPy turns a 0-d result into a scalar (``np.float32``), and a
+    gradient must stay an array (``t.grad.zero_()``, ``t.grad += 1`` write into it).
+
+    >>> type(as_array(np.float32(2.0))).__name__, type(as_array(np.ones(2))).__name__
+    ('ndarray', 'ndarray')
+    """
+    return np.asarray(grad) if isinstance(grad, np.generic) else grad
+
+
 def _run_hooks(hooks: list, grad: Any, shape: tuple[int, ...]) -> Any:
     """Pass ``grad`` through each hook; a hook returns None (keep it) or the new gradient."""
     for hook in list(hooks):
-        if isinstance(grad, np.generic):    # a 0-d gradient NumPy computed as a scalar
-            grad = np.asarray(grad)
-        result = hook(make_tensor(grad))
+        result = hook(make_tensor(as_array(grad)))
         if result is None:
             continue
         new = result.data if is_tensor(result) else result
@@ -248,8 +256,7 @@ def _write_grads(pairs: list) -> None:
             grad = grad.astype(t.data.dtype)
         if t.grad is not None:
             grad = t.grad.data + grad
-        if isinstance(grad, np.generic):    # a 0-d tensor's gradient: NumPy computed a scalar,
-            grad = B.backend_of(t.data).asarray(grad)   # t.grad.zero_(), t.grad += 1 need arrays
+        grad = as_array(grad)
         if t.grad is None:
             t.grad = make_tensor(grad)
         else:
