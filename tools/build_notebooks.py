@@ -20,7 +20,7 @@ Notebooks seed their own random numbers with ``dt.manual_seed``.
 **The Chinese edition.** When ``notebooks/src/zh/NN_name.py`` exists (the chapter's prose in
 Chinese, see ``tools/translations.py``), the same command also builds
 ``notebooks/zh/NN_name.zh.ipynb``: the English notebook's code cells, the Chinese prose cells in
-their place, and a first cell that switches the kit to Chinese (``dt.set_language("zh")``), so
+their place, and under the title a cell that switches the kit to Chinese (``dt.set_language("zh")``), so
 that verdicts, hints and the lab speak Chinese. It is executed and normalised the same way.
 ``--lang en`` or ``--lang zh`` builds one edition only.
 """
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "notebooks" / "src"
 OUTPUT = ROOT / "notebooks"
 ZH_OUTPUT = OUTPUT / "zh"
-#: The first cell of every Chinese notebook (the only code the English edition does not have).
+#: The cell under the title of every Chinese notebook (the only code the English edition lacks).
 LANGUAGE_CELL = ('import dltutor as dt\n\n'
                  'dt.set_language("zh")     # 练习反馈、提示、诊断和实验室界面都用中文')
 #: Joins the pieces one stream arrived in (and applies "\r" as a terminal would, as nbval does
@@ -81,7 +81,8 @@ def execute(nb: nbformat.NotebookNode, folder: Path = OUTPUT, timeout: int = 600
 
 def chinese_notebook(source: Path) -> nbformat.NotebookNode:
     """The Chinese edition of ``source``: its code cells, the Chinese prose in place of the
-    English, and the language cell first. Stops with what to do when the prose is out of step."""
+    English, and the language cell right under the title (a reader sees the chapter's name
+    first, not a line of code). Stops with what to do when the prose is out of step."""
     found = translations.problems(source.stem)
     if found:
         raise SystemExit(f"notebooks/zh/{translations.chinese_notebook(source.stem)} cannot be "
@@ -92,8 +93,9 @@ def chinese_notebook(source: Path) -> nbformat.NotebookNode:
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = translations.localize_links(next(prose))
-    first = nbformat.v4.new_code_cell(LANGUAGE_CELL, metadata={"tags": ["language"]})
-    nb.cells.insert(0, first)
+    switch = nbformat.v4.new_code_cell(LANGUAGE_CELL, metadata={"tags": ["language"]})
+    # The title is prose and prints nothing, so the switch still runs before any output.
+    nb.cells.insert(1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0, switch)
     for index, cell in enumerate(nb.cells):
         cell.id = f"zh-{source.stem[:2]}-{index:03d}"
     return nb

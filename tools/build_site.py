@@ -142,7 +142,7 @@ def _home(language: str, folder: Path) -> str:
     return "\n".join(lines)
 
 
-#: Cells with this tag are left out of the pages: the Chinese chapters' first cell, which only
+#: Cells with this tag are left out of the pages: the Chinese chapters' language cell, which only
 #: switches the kit's language.
 SKIPPED_TAG = "language"
 

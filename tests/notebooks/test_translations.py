@@ -49,7 +49,9 @@ def test_the_chinese_notebook_has_the_english_code_and_the_chinese_prose(source)
     english = jupytext.read(ROOT / "notebooks" / "src" / source.name)
     first, *code = cells(built, "code")
     assert first == build_notebooks.LANGUAGE_CELL.strip()
-    assert built.cells[0].metadata.get("tags") == ["language"]
+    # the chapter's title first, then the switch to Chinese (before any code runs)
+    assert built.cells[0].cell_type == "markdown" and built.cells[0].source.startswith("# ")
+    assert built.cells[1].metadata.get("tags") == ["language"]
     assert code == cells(english, "code"), (
         f"notebooks/zh/{target.name} is stale: its code differs from the English source; run "
         f"`make notebooks NAMES={source.stem}`")
