@@ -109,6 +109,19 @@ def test_the_chinese_readme_has_the_two_commands_and_the_ways_in():
     assert "](README.zh.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("readme, topic", [("README.md", "parameters"),
+                                           ("README.zh.md", "参数")])
+def test_each_readme_says_what_the_kit_is_then_gives_the_two_commands(readme, topic):
+    """A visitor reads what the kit is and whom it is for before any command, and the two
+    commands come right after, in the README's first code block."""
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    before, _, rest = text.partition("```bash\n")
+    opening = before.split("\n", 1)[1].strip()             # after the "# dltutor" heading
+    assert len(opening) >= 150 and topic in opening and "Jupyter" in opening, opening
+    first_block = rest.split("```", 1)[0]
+    assert first_block.startswith("make lab") and "\nmake test" in first_block, first_block
+
+
 def test_both_editions_point_to_the_glossary():
     glossary = (ROOT / "notebooks" / "GLOSSARY.md").read_text(encoding="utf-8")
     glossary = re.sub(r" ?<!--.*?-->", "", glossary)        # the claim ids in its header
