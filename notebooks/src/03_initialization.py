@@ -27,6 +27,7 @@ import math
 
 import matplotlib.pyplot as plt
 import numpy as np
+from tqdm.auto import tqdm       # progress bars for the loops that take a while
 
 import dltutor as dt
 from dltutor import nn, optim, plot
@@ -612,7 +613,9 @@ assert claims_hold(act_std, grad_std, saturated)
 # weights, other inputs); the plots of these runs are drawn off screen and thrown away:
 
 # %%
-for seed in range(1, 5):
+# tqdm draws a progress bar in your run; the tests' short run (quick mode) draws none, as
+# its timings would change this cell's stored output from one run to the next.
+for seed in tqdm(range(1, 5), desc="seeds", disable=dt.quick_mode()):
     fig, axes = plt.subplots(2, 2)
     assert claims_hold(*measure(seed, axes)), seed
     plt.close(fig)

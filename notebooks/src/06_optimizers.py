@@ -34,6 +34,7 @@
 import inspect
 
 import numpy as np
+from tqdm.auto import trange      # a progress bar for the longer training runs
 
 import dltutor as dt
 from dltutor import diagnose, nn, optim
@@ -265,7 +266,9 @@ assert refused is not None and "'conv1.bias'" in refused
 # Training goes on with the same loop as before:
 
 # %%
-for epoch in range(EPOCHS):
+# tqdm draws a progress bar in your run; the tests' short run (quick mode) draws none, as
+# its timings would change this cell's stored output from one run to the next.
+for epoch in trange(EPOCHS, desc="epochs", disable=dt.quick_mode()):
     loss = train_epoch(net, both, loader)
     print(f"epoch {epoch}: loss {loss:.4f}  test accuracy {accuracy(net):.3f}")
 

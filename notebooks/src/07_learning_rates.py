@@ -21,6 +21,7 @@ import inspect
 
 import matplotlib.pyplot as plt
 import numpy as np
+from tqdm.auto import trange      # a progress bar for the longer training runs (chapter 06)
 
 import dltutor as dt
 from dltutor import diagnose, nn, optim, plot
@@ -232,7 +233,7 @@ opt = two_groups(net, momentum=0.9)
 sched = lr_scheduler.LinearLR(opt, start_factor=1.0, end_factor=0.0, total_iters=EPOCHS)
 loader = make_loader()
 used = []
-for epoch in range(EPOCHS):
+for epoch in trange(EPOCHS, desc="epochs", disable=dt.quick_mode()):   # no bar in quick mode
     used.append(opt.param_groups[0]["lr"])
     loss = train_epoch(net, opt, loader)
     sched.step()
@@ -544,7 +545,7 @@ net = make_net()
 opt = lion_for(net)
 loader = make_loader()
 losses = []
-for epoch in range(EPOCHS):
+for epoch in trange(EPOCHS, desc="epochs", disable=dt.quick_mode()):
     losses.append(train_epoch(net, opt, loader))
     print(f"epoch {epoch}: loss {losses[-1]:.4f}  test accuracy {accuracy(net):.3f}")
 

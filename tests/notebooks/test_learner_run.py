@@ -5,6 +5,9 @@ opening a notebook has it unset and runs them whole. Here each notebook is execu
 in a fresh kernel, as "Run All" would: every cell must complete and every assert hold (the
 outputs are not compared: they come from longer loops). Cells tagged ``raises-exception`` may
 raise, as they do on purpose.
+
+The long loops show a progress bar here (tqdm's, ``disable=dt.quick_mode()``): the learner
+waits for them. Under the tests' quick mode they draw none, so no stored output holds a timing.
 """
 from __future__ import annotations
 
@@ -34,5 +37,9 @@ def test_notebook_runs_whole_without_quick_mode(notebook, monkeypatch):
         pytest.fail(f"{notebook.name} fails in the learner's run (DLTUTOR_QUICK unset):\n{error}")
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
                       for o in c.outputs)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "disable=dt.quick_mode()" in cell.source:
+            bars = [o for o in cell.outputs if o.get("data", {}).get("text/plain", "").count("|")]
+            assert bars, f"{notebook.name}: no progress bar in the learner's run of\n{cell.source}"
     if "quick mode:" in printed:          # the chapters that print it must say it is off
         assert "quick mode: False" in printed, "the kernel still ran in quick mode"

@@ -1,0 +1,54 @@
+"""Every package the kit declares as a dependency is used: a learner's install pulls in nothing
+the kit never imports (a declared but unused package is weight, and a sign that something meant
+to use it was never written: issue 47 found tqdm declared with no progress bar anywhere).
+
+"Used" means imported (``import x`` or ``from x ...``, in code or in a command line the kit
+runs) by the package ``dltutor/`` or by a chapter's source in ``notebooks/src/``.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def declared() -> list[str]:
+    """The distribution names of ``[project] dependencies`` in pyproject.toml."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return [re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower()
+            for requirement in project["dependencies"]]
+
+
+def modules_of(distribution: str) -> set[str]:
+    """The top-level modules an installed distribution provides (``scikit-learn``: sklearn)."""
+    wanted = distribution.replace("_", "-").lower()
+    return {module for module, owners in packages_distributions().items()
+            if any(owner.replace("_", "-").lower() == wanted for owner in owners)}
+
+
+def imported_anywhere(modules: set[str]) -> list[str]:
+    """The files of the kit and the chapter sources that import one of ``modules``."""
+    pattern = re.compile(r"\b(?:import|from)\s+(?:[\w.]+\s*,\s*)*("
+                         + "|".join(map(re.escape, modules)) + r")\b")
+    files = [*(ROOT / "dltutor").rglob("*.py"), *(ROOT / "notebooks" / "src").glob("*.py")]
+    return [str(path.relative_to(ROOT)) for path in files
+            if "chapters" not in path.parts and pattern.search(path.read_text(encoding="utf-8"))]
+
+
+def test_every_declared_dependency_is_imported_by_the_kit_or_a_chapter():
+    unused = {}
+    for distribution in declared():
+        modules = modules_of(distribution)
+        assert modules, f"{distribution} is declared but not installed here: run make test"
+        if not imported_anywhere(modules):
+            unused[distribution] = sorted(modules)
+    assert not unused, ("declared in pyproject.toml's dependencies but imported nowhere in "
+                        f"dltutor/ or notebooks/src/: {unused}; use it or drop it")
+
+
+def test_the_check_sees_an_unused_module():
+    assert imported_anywhere({"numpy"}) and not imported_anywhere({"no_such_module_here"})
+    assert imported_anywhere({"voila"})         # "import warnings, voila" in the launcher
