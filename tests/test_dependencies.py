@@ -8,18 +8,18 @@ runs) by the package ``dltutor/`` or by a chapter's source in ``notebooks/src/``
 from __future__ import annotations
 
 import re
-import tomllib
-from importlib.metadata import packages_distributions
+from importlib.metadata import packages_distributions, requires
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def declared() -> list[str]:
-    """The distribution names of ``[project] dependencies`` in pyproject.toml."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    """The distribution names of pyproject.toml's ``dependencies``, as the installed kit's
+    metadata has them (``make test`` reinstalls when pyproject.toml changes); the extras'
+    requirements, marked ``extra == ...``, are left out."""
     return [re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower()
-            for requirement in project["dependencies"]]
+            for requirement in requires("dltutor") if "extra ==" not in requirement]
 
 
 def modules_of(distribution: str) -> set[str]:
