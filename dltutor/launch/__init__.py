@@ -16,8 +16,17 @@ What a newcomer would otherwise trip over, and what this module does about it:
   chapter opens.
 * **A phone.** The address leads to a small start page (``start.html``) that opens JupyterLab's
   simple mode (one document, no side panels) on a narrow screen and the full layout on a
-  wide one; ``settings/overrides.json`` keeps the "Jupyter news" question from covering the
-  notebook.
+  wide one, each in a workspace of its own (JupyterLab saves the layout in the workspace, and
+  a phone's would close or stretch the desktop's file browser); ``settings/overrides.json``
+  keeps the "Jupyter news" question from covering the notebook.
+* **A quiet log.** Over TCP every kernel warns that its messages are not encrypted; the
+  kernels talk over socket files in this start's private folder instead (IPC, what Jupyter
+  recommends for a server on one's own machine); where their paths would be too long (a long
+  temporary folder) or on Windows they keep TCP, and the log leaves their warning out. A
+  normal stop (Ctrl-C) shows the kit's "stopping" line, not the server's critical-level
+  notice that it was told to stop.
+* **The file browser** lists the chapters, not the authors' files (:func:`hidden_names`);
+  a hidden file still opens by its address.
 
 >>> command = lab_command(Path("nb"), LabSettings(port=8890, token="t", root=True),
 ...                       Path("/tmp/start"))
@@ -44,24 +53,39 @@ from pathlib import Path
 from typing import Iterator
 
 from ..i18n import text
+from .quiet import kernel_transport, start_server
 
 HERE = Path(__file__).resolve().parent
 #: Below this width (CSS pixels) the start page picks JupyterLab's simple mode.
 NARROW_SCREEN = 760
 #: Ports tried from the one asked for, as JupyterLab itself does when one is taken.
 PORT_TRIES = 50
+#: Seconds the server has to stop its kernels and itself after Ctrl-C before it is told again.
+STOP_GRACE = 20
 START_PAGE = "dltutor-start.html"
 #: The server's configuration file holding its login token (never on its command line).
 TOKEN_CONFIG = "jupyter_server_config.json"
 #: The folder of this start's files that the server hands out without a token (the start
 #: page); the token's file sits beside it, never inside.
 PUBLIC = "public"
+#: The folder of this start's runtime files: the kernels' connection and socket files.
+RUNTIME = "runtime"
 #: The server: JupyterLab, with its deprecation notices (about its own options, not the
-#: learner's business) silenced. The filter goes in after Voilà's import, which turns
-#: traitlets' notices back on. The kernels are other processes and keep their warnings.
+#: learner's business) and its notices that it was asked to stop (quiet.hide_stop_notices)
+#: silenced. The filter goes in after Voilà's import, which turns traitlets' notices back on.
+#: The kernels are other processes: see quiet.kernel_transport for their warning about TCP.
 SERVER = ("import warnings, voila; "
           "warnings.filterwarnings('ignore', category=DeprecationWarning); "
+          "from dltutor.launch.quiet import hide_stop_notices; hide_stop_notices(); "
           "from jupyterlab.labapp import main; main()")
+#: The authors' files beside the chapters (the chapters' sources, the writing guide, the
+#: sources' list): not what a learner opens, so the file browser leaves them out.
+AUTHORS_FILES = ("src", "AUTHORING.md", "SOURCES.md")
+#: The folder of the Chinese edition; the English edition's file browser leaves it out.
+CHINESE_FOLDER = "zh"
+#: What JupyterLab's file browser leaves out by itself; naming the hidden files replaces this
+#: list, so it is named again.
+JUPYTER_HIDDEN = ("__pycache__", "*.pyc", "*.pyo", ".DS_Store", "*~")
 
 
 def reachable_host(ip: str) -> str:
@@ -94,13 +118,29 @@ class LabSettings:
         return f"http://{reachable_host(self.ip)}:{self.port}/?token={self.token}"
 
 
+def hidden_names(start: str) -> list[str]:
+    """The names (globs) the learner's file browser leaves out when the lab opens at ``start``:
+    the authors' files, and in the English edition the Chinese one's folder (``make lab-zh``
+    opens that edition).
+
+    >>> [name for name in hidden_names("00_welcome.ipynb") if name not in JUPYTER_HIDDEN]
+    ['src', 'AUTHORING.md', 'SOURCES.md', 'zh']
+    >>> "zh" in hidden_names("zh/00_welcome.zh.ipynb")
+    False
+    """
+    other_edition = [] if Path(start).parts[0] == CHINESE_FOLDER else [CHINESE_FOLDER]
+    return [*JUPYTER_HIDDEN, *AUTHORS_FILES, *other_edition]
+
+
 def lab_command(folder: Path, settings: LabSettings, start_dir: Path) -> list[str]:
-    """The JupyterLab command line for ``folder``; ``start_dir`` holds this start's start page
-    and workspaces (see the module docstring for why each option is there).
+    """The JupyterLab command line for ``folder``; ``start_dir`` holds this start's start page,
+    workspaces and runtime files (see the module docstring for why each option is there).
 
     >>> command = lab_command(Path("nb"), LabSettings(port=8888, token="t"), Path("/tmp/s"))
     >>> [option for option in command if "default_url" in option]
     ['--LabApp.default_url=/static/dltutor-start.html']
+    >>> "--ContentsManager.hide_globs=SOURCES.md" in command
+    True
     """
     command = [
         sys.executable, "-c", SERVER,
@@ -115,6 +155,8 @@ def lab_command(folder: Path, settings: LabSettings, start_dir: Path) -> list[st
         f"--LabApp.default_url=/static/{START_PAGE}",
         f"--LabApp.workspaces_dir={start_dir / 'workspaces'}",
         f"--LabApp.app_settings_dir={HERE / 'settings'}",
+        f"--KernelManager.transport={kernel_transport(start_dir / RUNTIME)}",
+        *[f"--ContentsManager.hide_globs={name}" for name in hidden_names(settings.start)],
     ]
     if settings.root:
         command.append("--allow-root")
@@ -127,7 +169,8 @@ def write_start_page(start_dir: Path, start: str) -> Path:
 
     >>> import tempfile
     >>> page = write_start_page(Path(tempfile.mkdtemp()), "zh/00_welcome.zh.ipynb")
-    >>> page.parent.name == PUBLIC and "doc" in page.read_text() and "zh/00_welcome.zh.ipynb" in page.read_text()
+    >>> said = page.read_text()
+    >>> page.parent.name == PUBLIC and "doc/workspaces" in said and "zh/00_welcome.zh.ipynb" in said
     True
     """
     page = (HERE / "start.html").read_text(encoding="utf-8")
@@ -203,9 +246,10 @@ def _wait_until_listening(server: subprocess.Popen, ip: str, port: int, timeout:
 @contextlib.contextmanager
 def _stop_with(server: subprocess.Popen) -> Iterator[None]:
     """Stop ``server`` cleanly when this process is stopped: Ctrl-C reaches both (the server,
-    told ``answer_yes``, shuts down without asking), a SIGTERM sent to this process alone is
-    passed on, and the server never outlives it."""
+    told ``answer_yes``, shuts its kernels down without asking, and is left to finish that),
+    a SIGTERM sent to this process alone is passed on, and the server never outlives it."""
     def terminate(signum: int, frame: object) -> None:
+        server.terminate()                   # on SIGTERM the server stops its kernels too
         raise KeyboardInterrupt
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
@@ -214,13 +258,25 @@ def _stop_with(server: subprocess.Popen) -> Iterator[None]:
         print(text("launch.stopping"), flush=True)
     finally:
         signal.signal(signal.SIGTERM, previous)
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+        _wait_for_the_stop(server)
+
+
+def _wait_for_the_stop(server: subprocess.Popen) -> None:
+    """Wait while ``server`` stops its kernels and itself; after STOP_GRACE seconds (the stop
+    reached this process alone) tell it to stop, and after 30 more end it. A second Ctrl-C
+    meanwhile would cut the kernels' shutdown short, so it is ignored here."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        server.wait(timeout=STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def serve(folder: Path, *, start: str, port: int = 8888, ip: str = "127.0.0.1",
@@ -229,17 +285,24 @@ def serve(folder: Path, *, start: str, port: int = 8888, ip: str = "127.0.0.1",
     """Run JupyterLab on ``folder``, opened at ``start``, until Ctrl-C; returns its exit code.
 
     ``browser``: open a browser tab (default: when there is a display). ``extra``: further
-    JupyterLab options. ``env``: the environment of the server and its kernels.
+    JupyterLab options. ``env``: the environment of the server and its kernels (default:
+    this process's); their runtime files (kernels' connection and socket files) go into this
+    start's private folder.
     """
     settings = LabSettings(port=free_port(ip, port), token=secrets.token_urlsafe(18), ip=ip,
                            root=hasattr(os, "geteuid") and os.geteuid() == 0, start=start)
     start_dir = Path(tempfile.mkdtemp(prefix="dltutor-lab-"))
+    log_copy = None
     try:
         write_start_page(start_dir, start)
         write_token_config(start_dir, settings.token)
+        (start_dir / RUNTIME).mkdir(mode=0o700)
+        server_env = dict(os.environ if env is None else env,
+                          JUPYTER_RUNTIME_DIR=str(start_dir / RUNTIME))
         command = lab_command(folder, settings, start_dir) + list(extra or [])
         print(text("launch.starting", folder=folder), flush=True)
-        server = subprocess.Popen(command, env=env)
+        server, log_copy = start_server(command, server_env,
+                                         kernel_transport(start_dir / RUNTIME))
         with _stop_with(server):
             if _wait_until_listening(server, ip, settings.port, timeout=120):
                 print(text("launch.ready", url=settings.url()), flush=True)
@@ -248,4 +311,7 @@ def serve(folder: Path, *, start: str, port: int = 8888, ip: str = "127.0.0.1",
             return server.wait()
         return 0                                      # stopped at the learner's request
     finally:
+        if log_copy is not None:
+            log_copy.join(timeout=5)                  # the server's last lines, passed on
         shutil.rmtree(start_dir, ignore_errors=True)
+

@@ -12,13 +12,17 @@ import json
 import re
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 from browser_helpers import ARTIFACTS, copy_notebooks, dltutor_lab, isolated_env, save_failure
 
-PHONE = {"width": 412, "height": 860}
+PHONE = {"width": 412, "height": 915}
 LAPTOP = {"width": 1280, "height": 800}
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+#: A chapter with formulas ($...$ in its text), for MathJax to typeset.
+FORMULAS_CHAPTER = "03_initialization.ipynb"
 
 
 @pytest.fixture
@@ -75,14 +79,95 @@ def test_the_first_chapter_opens_in_a_layout_that_suits_the_screen(screen, chapt
             seen = layout(page)
             if screen == "phone":
                 # simple mode: one document, the side panels closed, the text the full width
-                assert seen["path"] == "/doc/tree/00_welcome.ipynb", seen
+                assert seen["path"] == "/doc/workspaces/narrow/tree/00_welcome.ipynb", seen
                 assert seen["left"] == 0, seen
                 assert seen["notebook"] >= 0.8 * PHONE["width"], seen
             else:
-                assert seen["path"] == "/lab/tree/00_welcome.ipynb", seen
+                assert seen["path"] == "/lab/workspaces/wide/tree/00_welcome.ipynb", seen
                 assert seen["left"] > 150, seen            # the file browser, to find chapters
         except BaseException:
             save_failure(page, f"launch-{screen}", [server])
+            raise
+        finally:
+            if page is not None:
+                page.context.close()
+
+
+def wait_for_saved_layout(address: str, page, showing: str = "") -> None:
+    """Wait until JupyterLab has saved the layout ``page`` shows in its workspace on the
+    server (the one its address names; ``default`` when it names none), with the document
+    ``showing`` (a path) open when one is named."""
+    name = re.search(r"/workspaces/([\w-]+)/", page.url)
+    workspace = name.group(1) if name else "default"
+    token, root = address.split("token=")[1], address.split("/?")[0]
+    for _ in range(120):
+        with urllib.request.urlopen(f"{root}/lab/api/workspaces?token={token}",
+                                    timeout=10) as answer:
+            saved = json.load(answer)["workspaces"]
+        layouts = {value["metadata"]["id"]: value["data"].get("layout-restorer:data")
+                   for value in saved["values"]}
+        if layouts.get(workspace) and f"notebook:{showing}" in json.dumps(layouts[workspace]):
+            return
+        page.wait_for_timeout(250)
+    raise AssertionError(f"no layout saved in workspace {workspace!r}: {saved}")
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(240)
+def test_a_phone_visit_leaves_the_desktop_layout_alone(chapters, browser):
+    """Issue 47: after the address was opened on a phone (simple mode, which saves its own
+    layout), the desktop's JupyterLab showed the file browser collapsed or most of the
+    width. Each kind of screen keeps a layout of its own."""
+    folder, env = chapters
+    phone = desktop = None
+    with dltutor_lab(folder, env, "phone-then-desktop") as (address, server):
+        try:
+            phone = open_page(browser, address, PHONE)
+            wait_for_saved_layout(address, phone)
+            phone.screenshot(path=str(ARTIFACTS / "launch-phone-first.png"))
+            desktop = open_page(browser, address, LAPTOP)
+            desktop.screenshot(path=str(ARTIFACTS / "launch-desktop-after-phone.png"))
+            seen = layout(desktop)
+            assert 150 <= seen["left"] <= 450, seen        # the file browser, a sane width
+            assert seen["notebook"] >= 0.5 * LAPTOP["width"], seen
+        except BaseException:
+            save_failure(desktop or phone, "launch-phone-then-desktop", [server])
+            raise
+        finally:
+            for page in (phone, desktop):
+                if page is not None:
+                    page.context.close()
+
+
+def file_browser_listing(page) -> list[str]:
+    """The names JupyterLab's file browser lists, once it lists any."""
+    page.wait_for_selector(".jp-DirListing-itemText")
+    return page.locator(".jp-DirListing-itemText").all_text_contents()
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_the_file_browser_lists_the_chapters_not_the_authors_files(edition, chapters, browser):
+    """Issue 47: src/, zh/, AUTHORING.md and SOURCES.md showed beside the chapters. The English
+    edition lists its chapters, lab.ipynb, FAQ.md and GLOSSARY.md; the Chinese one
+    (``--lang zh``) opens in zh/ with the Chinese chapters."""
+    folder, env = chapters
+    page = None
+    options = ("--lang", "zh") if edition == "zh" else ()
+    with dltutor_lab(folder, env, f"files-{edition}", *options) as (address, server):
+        try:
+            page = open_page(browser, address, LAPTOP)
+            page.wait_for_timeout(1000)                 # the listing follows the document
+            page.screenshot(path=str(ARTIFACTS / f"launch-files-{edition}.png"))
+            listed = file_browser_listing(page)
+            shown = folder / "zh" if edition == "zh" else folder
+            expected = sorted(path.name for path in shown.glob("*.ipynb")) + (
+                ["FAQ.md"] if edition == "zh" else ["FAQ.md", "GLOSSARY.md"])
+            assert sorted(listed) == sorted(expected), listed
+            assert "00_welcome.ipynb" in listed or "00_welcome.zh.ipynb" in listed
+        except BaseException:
+            save_failure(page, f"launch-files-{edition}", [server])
             raise
         finally:
             if page is not None:
@@ -99,14 +184,14 @@ def test_each_start_is_clean_and_the_editions_tabs_differ(chapters, browser):
     with dltutor_lab(folder, env, "first") as (address, server):
         try:
             page = open_page(browser, address, LAPTOP)
-            # as a learner does: double-click them in the file browser
-            for folder_name, notebook in ((None, "08_freezing.ipynb"),
-                                          ("zh", "08_freezing.zh.ipynb")):
-                if folder_name:
-                    open_in_file_browser(page, folder_name)
-                open_in_file_browser(page, notebook)
-                page.wait_for_selector(f'.lm-TabBar-tabLabel:text-is("{notebook}")')
-            page.wait_for_timeout(3000)                # the workspace is saved meanwhile
+            # as a learner does: the English chapter by a double-click in the file browser,
+            # the Chinese one (its folder hidden in the English edition) by its address
+            open_in_file_browser(page, "08_freezing.ipynb")
+            page.wait_for_selector('.lm-TabBar-tabLabel:text-is("08_freezing.ipynb")')
+            wait_for_saved_layout(address, page, showing="08_freezing.ipynb")
+            page.goto(address.replace("/?", "/lab/workspaces/wide/tree/zh/08_freezing.zh.ipynb?"))
+            page.wait_for_selector('.lm-TabBar-tabLabel:text-is("08_freezing.zh.ipynb")')
+            wait_for_saved_layout(address, page, showing="zh/08_freezing.zh.ipynb")
             tabs = layout(page)["tabs"]
             page.screenshot(path=str(ARTIFACTS / "launch-tabs.png"))
             assert len(tabs) == 3 and len(set(tabs)) == 3, tabs  # the editions' tabs differ
@@ -124,3 +209,73 @@ def test_each_start_is_clean_and_the_editions_tabs_differ(chapters, browser):
             assert [s["path"] for s in sessions(address)] == ["00_welcome.ipynb"]
         finally:
             page.context.close()
+
+
+def scroll_to_the_end(page) -> None:
+    """Scroll the open notebook down a screen at a time until its end stays in view (the
+    notebook grows while its cells are drawn, as they come into view), so every cell on the
+    way is drawn."""
+    still = 0                                  # steps in a row at the end, the height unchanged
+    height = None
+    for _ in range(400):
+        at_end, height_now = page.evaluate("""() => {
+            const panel = document.querySelector(
+                '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+            panel.scrollTop += panel.clientHeight;
+            return [panel.scrollTop + panel.clientHeight >= panel.scrollHeight - 2,
+                    panel.scrollHeight];
+        }""")
+        still = still + 1 if at_end and height_now == height else 0
+        height = height_now
+        if still == 5:                         # past its end now: bring its last cell up
+            page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").last \
+                .scroll_into_view_if_needed()
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError("the notebook never stayed scrolled to its end")
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(240)
+def test_a_chapter_with_formulas_loads_nothing_from_outside(chapters, browser):
+    """Issue 47: nothing JupyterLab shows may need the network (a classroom offline, a learner
+    on a train). Chromium refuses and records every request to another host than this
+    machine while a chapter with formulas opens and is scrolled to its end; the formulas
+    are typeset all the same (MathJax's output in the page). The "Jupyter news" setting is
+    the kit's own (settings/overrides.json) and cells are drawn as they come into view, as
+    for a learner, not the tests' usual settings."""
+    folder, env = chapters
+    for tests_own in ("apputils-extension/notification", "notebook-extension/tracker"):
+        (Path(env["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab" /
+         f"{tests_own}.jupyterlab-settings").unlink()
+    outside: list[str] = []
+
+    def local_only(route) -> None:
+        if urlsplit(route.request.url).hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort("blockedbyclient")
+
+    page = None
+    with dltutor_lab(folder, env, "offline") as (address, server):
+        try:
+            context = browser.new_context(viewport=LAPTOP)
+            context.set_default_timeout(60_000)
+            context.route("**/*", local_only)
+            page = context.new_page()
+            page.goto(address.replace("/?", f"/lab/workspaces/wide/tree/{FORMULAS_CHAPTER}?"))
+            page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
+            scroll_to_the_end(page)
+            page.wait_for_selector(".jp-RenderedMarkdown mjx-container", state="attached")
+            page.wait_for_timeout(2000)             # anything the last cells ask for, asked
+            page.screenshot(path=str(ARTIFACTS / "launch-offline-end.png"))
+            formulas = page.locator(".jp-RenderedMarkdown mjx-container").count()
+            assert outside == [], outside
+            assert formulas >= 10, formulas
+        except BaseException:
+            save_failure(page, "launch-offline", [server])
+            raise
+        finally:
+            if page is not None:
+                page.context.close()
