@@ -7,6 +7,10 @@ BIN    := $(VENV)/bin
 # Stamps remember what was installed, so a changed pyproject.toml reinstalls.
 LAB_STAMP  := $(VENV)/.installed-lab
 TEST_STAMP := $(VENV)/.installed-test
+SITE_STAMP := $(VENV)/.installed-site
+# The lab's Voilà template is copied into .venv by the install (even an editable one): a changed
+# template is installed again.
+VOILA_TEMPLATE := $(wildcard share/jupyter/voila/templates/dltutor/*)
 LAB_PORT ?= 8888
 # The referees: real PyTorch (CPU build) and PaddlePaddle 3.x in an environment of their own,
 # for tests/frameworks only (the kit and `make lab` never need them). On the project's machines
@@ -40,12 +44,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(LAB_STAMP): pyproject.toml | $(BIN)/python
+$(LAB_STAMP): pyproject.toml $(VOILA_TEMPLATE) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	@touch $@
 
-$(TEST_STAMP): pyproject.toml | $(BIN)/python
+# The test extras include the site's: after `make test`, `make site` installs nothing.
+$(TEST_STAMP): pyproject.toml $(VOILA_TEMPLATE) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	@touch $@ $(LAB_STAMP) $(SITE_STAMP)
+
+$(SITE_STAMP): pyproject.toml $(VOILA_TEMPLATE) | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[site]"
 	@touch $@ $(LAB_STAMP)
 
 # torch first, on its own line: a plain `torch` requirement could otherwise pull a CUDA build of
@@ -95,9 +104,10 @@ notebooks: $(TEST_STAMP)
 bench: $(LAB_STAMP)
 	$(BIN)/python benchmarks/engine_bench.py
 
-# The website needs the `site` extra (MkDocs); the test extras include it.
-# REPO=OWNER/NAME (the kit's public GitHub repository) adds Binder links to every page.
-site: $(TEST_STAMP)
+# The website needs only the `site` extra (MkDocs; the test extras include it). The build shows
+# its progress (a bar per language) on stderr. REPO=OWNER/NAME (the kit's public GitHub
+# repository) adds Binder links to every page.
+site: $(SITE_STAMP)
 	$(BIN)/python tools/build_site.py site $(if $(REPO),--repo $(REPO))
 
 # The hub load test, on the kit as a school installs it: the wheel (make wheel) with its

@@ -23,6 +23,9 @@ Chinese, see ``tools/translations.py``), the same command also builds
 their place, and under the title a cell that switches the kit to Chinese (``dt.set_language("zh")``), so
 that verdicts, hints and the lab speak Chinese. It is executed and normalised the same way.
 ``--lang en`` or ``--lang zh`` builds one edition only.
+
+A progress bar (on stderr, one step a notebook) shows how far the build is; each notebook built
+still gets its line on stdout (cells, seconds).
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import translations  # noqa: E402 - tools/translations.py, beside this file
@@ -138,9 +142,22 @@ def build(source: Path, language: str = "en") -> Path:
     normalise(nb)
     target = folder / name
     nbformat.write(nb, target)
-    print(f"{target.relative_to(ROOT)}: {len(nb.cells)} cells, "
-          f"{time.perf_counter() - started:.1f} s")
+    # through the bar, which then draws itself again below the line
+    tqdm.write(f"{target.relative_to(ROOT)}: {len(nb.cells)} cells, "
+               f"{time.perf_counter() - started:.1f} s", file=sys.stdout)
     return target
+
+
+def editions(sources: list[Path], languages: list[str]) -> list[tuple[Path, str]]:
+    """Each notebook to build, as ``(source, language)``: the English edition of every source
+    in ``languages``, and the Chinese one where its prose exists.
+
+    >>> [(s.stem, lang) for s, lang in editions([SOURCES / "06_optimizers.py"], ["en", "zh"])]
+    [('06_optimizers', 'en'), ('06_optimizers', 'zh')]
+    """
+    return [(source, language) for source in sources for language in ("en", "zh")
+            if language in languages
+            and (language == "en" or (SOURCES / "zh" / source.name).exists())]
 
 
 def main(args: list[str]) -> int:
@@ -156,11 +173,9 @@ def main(args: list[str]) -> int:
             print(f"no notebook source matches {names}; sources: "
                   f"{', '.join(s.stem for s in sorted(SOURCES.glob('*.py')))}")
             return 1
-    for source in sources:
-        if "en" in languages:
-            build(source, "en")
-        if "zh" in languages and (SOURCES / "zh" / source.name).exists():
-            build(source, "zh")
+    for source, language in tqdm(editions(sources, languages), unit="notebook",
+                                 file=sys.stderr, desc="notebooks"):
+        build(source, language)
     return 0
 
 

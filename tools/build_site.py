@@ -23,12 +23,18 @@ pages (``../06_optimizers/#Heading``). Pages with formulas (chapter 03) typeset 
 MathJax 2 kept inside the site (from the ``jupyter-server-mathjax`` package, the copy the classic
 Jupyter Notebook serves), so the formulas work offline too; other pages load no MathJax. A
 small style sheet of the site's own (``CSS``) gives plots the whole width of the text.
+
+This file is also the MkDocs build's hook file (``on_files``, ``on_page_content``,
+``on_post_build``): while MkDocs renders a language's pages it shows a progress bar (on stderr,
+one step a page), and it keeps a code cell's prompt (``In [6]:``) and copy button
+(``Copied!``, and the hidden copy of the code it copies) out of the search index.
 """
 from __future__ import annotations
 
 import functools
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -370,6 +376,7 @@ def config(language: str, docs: Path, site: Path) -> dict:
         "plugins": [{"search": {"lang": language}}, {"mkdocs-jupyter": {
             "include_requirejs": False, "ignore_h1_titles": True,
             "cache_dir": str(STAGE.parent / "mkdocs-jupyter-cache")}}],   # not in the clone's root
+        "hooks": [str(Path(__file__).resolve())],        # on_page_content etc., at the end
         "nav": [{home: "index.md"},
                 {chapters: [{f"{name[:2]} {title}": name}
                             for name, title in _chapter_titles(docs)]},
@@ -394,6 +401,55 @@ cli()
 #: The languages' names in the progress lines.
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
 
+# ---- The MkDocs hooks: MkDocs imports this file (``hooks`` in ``config``) and calls these. ----
+
+#: What a code cell shows besides its code, as mkdocs-jupyter writes it: the prompts
+#: (``In [6]:``), the copy button (whose hidden notice says ``Copied!``) and the hidden copy of
+#: the code that the button copies (the search would hold the code twice).
+SEARCH_NOISE = re.compile(r'<div class="((?:jp-InputPrompt|jp-OutputPrompt|zeroclipboard-container'
+                          r'|clipboard-copy-txt)\b[^"]*)"')
+#: Material's search leaves out of its index an element marked so, then removes the mark from
+#: the page: the page itself does not change.
+NOT_SEARCHED = 'data-search-exclude="true"'
+#: The progress bar's label, from ``build`` to the MkDocs process it starts.
+PROGRESS_LABEL = "DLTUTOR_SITE_PROGRESS"
+_progress = None           # the bar of the build under way, in the MkDocs process
+
+
+def mark_search_noise(page_html: str) -> str:
+    """``page_html`` with the prompts and copy buttons of its code cells marked for the search to
+    leave out (``SEARCH_NOISE``): search results showed "In [6]: Copied!" before the code.
+
+    >>> mark_search_noise('<div class="jp-InputPrompt jp-InputArea-prompt">In [6]:</div>')
+    '<div data-search-exclude="true" class="jp-InputPrompt jp-InputArea-prompt">In [6]:</div>'
+    >>> mark_search_noise('<div class="highlight-ipynb hl-python"><pre>x = 1</pre></div>')
+    '<div class="highlight-ipynb hl-python"><pre>x = 1</pre></div>'
+    """
+    return SEARCH_NOISE.sub(rf'<div {NOT_SEARCHED} class="\1"', page_html)
+
+
+def on_files(files, **_):
+    """MkDocs hook: a progress bar on stderr, one step for each page to render."""
+    from tqdm import tqdm
+
+    global _progress
+    _progress = tqdm(total=len(files.documentation_pages()), unit="page", file=sys.stderr,
+                     desc=os.environ.get(PROGRESS_LABEL, "site"))
+    return files
+
+
+def on_page_content(content, **_):
+    """MkDocs hook, after a page is rendered: mark its search noise, advance the bar."""
+    if _progress is not None:
+        _progress.update()
+    return mark_search_noise(content)
+
+
+def on_post_build(**_):
+    """MkDocs hook: the pages are written; the bar ends."""
+    if _progress is not None:
+        _progress.close()
+
 
 def _say(line: str) -> None:
     """One progress line: a build takes a minute or two, and MkDocs itself says nothing."""
@@ -404,9 +460,8 @@ def build(site: Path, repo: str | None = None, staging: Path = STAGE) -> Path:
     """Stage (into ``staging``) and build each language with MkDocs into ``site`` (English
     first: its build empties ``site``), fix the pages; returns ``site``. ``repo``
     (``OWNER/NAME`` on GitHub) adds the Binder links. Two builds at once need two ``staging``
-    folders (the tests give each its own). Says what it is doing, a line a stage."""
-    import os
-
+    folders (the tests give each its own). Says what it is doing, a line a stage, and shows
+    MkDocs' progress (a bar a language, on stderr)."""
     if repo is not None and not REPOSITORY.fullmatch(repo):
         raise SystemExit(f"--repo {repo!r} is not a GitHub repository: give OWNER/NAME, "
                          "e.g. --repo someone/dltutor (or leave it out for no Binder links)")
@@ -422,7 +477,8 @@ def build(site: Path, repo: str | None = None, staging: Path = STAGE) -> Path:
                                encoding="utf-8")   # JSON is YAML, and needs no YAML library
         subprocess.run([sys.executable, "-c", MKDOCS, "build", "--quiet", "--config-file",
                         str(config_file)], check=True, cwd=ROOT,
-                       env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+                       env={**os.environ, "NO_MKDOCS_2_WARNING": "1",
+                            PROGRESS_LABEL: LANGUAGE_NAMES[language]})
         tidy_search_index(site / folder, {f"{path.stem}/" for path in docs.glob("*.ipynb")})
         with_formulas |= {f"{folder}{path.stem}/index.html"
                           for path in docs.glob("*.ipynb") if has_formulas(path)}

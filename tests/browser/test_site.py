@@ -6,7 +6,9 @@ glossary and the home pages, and checks from the pages themselves: each renders 
 and its images, no page requests anything from outside the site, every internal link answers,
 every FAQ link lands on a heading that exists, formulas are typeset, and the Chinese site is
 Chinese throughout (navigation, the theme's words, search) with a language menu that keeps the
-page. Every chapter says how to get the kit (it is not on PyPI) and run it, no page shows the
+page. Nothing leaves the machine, formulas (MathJax) and search (its worker) included, and the
+search index holds the code cells' code, not their prompts ("In [6]:") or copy buttons
+("Copied!"). Every chapter says how to get the kit (it is not on PyPI) and run it, no page shows the
 cells' tags, and plots get the text's whole width. A screenshot of a chapter in each language
 goes to ``test-artifacts/``.
 """
@@ -124,10 +126,27 @@ def test_every_faq_link_lands_on_a_heading(site, browser, faq):
     page.close()
 
 
+class Requests:
+    """Every request a browser context makes (its pages' and their workers'), and those that
+    leave the site."""
+
+    def __init__(self, context, site: str) -> None:
+        self.seen: list[str] = []
+        self.site = site
+        context.on("request", lambda request: self.seen.append(request.url))
+
+    def outside(self) -> list[str]:
+        return sorted({url for url in self.seen
+                       if not url.startswith((self.site, "data:", "blob:", "about:"))})
+
+
 @pytest.mark.parametrize("chapter", ["03_initialization/", "zh/03_initialization/"])
 def test_formulas_are_typeset_offline(site, browser, chapter):
-    """Chapter 03's formulas come out as mathematics (the site's own MathJax), not as TeX."""
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    """Chapter 03's formulas come out as mathematics (the site's own MathJax, with its fonts),
+    not as TeX, and nothing they load leaves the site."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    requests = Requests(context, site)
+    page = context.new_page()
     page.goto(site + chapter, wait_until="networkidle")
     page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
                            " && document.querySelectorAll('.MathJax').length > 0")
@@ -140,7 +159,10 @@ def test_formulas_are_typeset_offline(site, browser, chapter):
     ARTIFACTS.mkdir(exist_ok=True)
     page.evaluate("() => window.scrollBy(0, -200)")
     page.screenshot(path=str(ARTIFACTS / f"site_formulas_{chapter.split('/')[0]}.png"))
-    page.close()
+    page.wait_for_load_state("networkidle")
+    assert any("/assets/mathjax/fonts/" in url for url in requests.seen), "no MathJax font seen"
+    assert not requests.outside(), f"requests outside the site: {requests.outside()[:5]}"
+    context.close()
 
 
 def test_the_chinese_site_speaks_chinese_and_the_menu_keeps_the_page(site, browser):
@@ -205,7 +227,9 @@ def test_every_table_of_contents_link_lands_on_its_heading_and_keeps_its_code(si
 def test_search_finds_the_chapter(site, browser, home, query, expected):
     """Search works offline in both languages; Chinese is split into words (jieba) when the
     index is built, so a word inside a sentence is found."""
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    requests = Requests(context, site)
+    page = context.new_page()
     page.goto(site + home, wait_until="networkidle")
     page.locator("input.md-search__input").click()
     # the index is built in a worker when the page opens: wait until search says it is ready
@@ -223,7 +247,38 @@ def test_search_finds_the_chapter(site, browser, home, query, expected):
     assert any(f"{home}{expected}/" in href for href in found), found[:5]
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"site_search_{home.strip('/') or 'en'}.png"))
-    page.close()
+    # the search worker's requests are seen too (it fetched the index), and none left the site
+    assert f"{site}{home}search/search_index.json" in requests.seen, requests.seen[-5:]
+    assert not requests.outside(), f"requests outside the site: {requests.outside()[:5]}"
+    shown = page.locator(".md-search-result").inner_text()
+    assert "Copied!" not in shown and not PROMPT.search(shown), shown[:300]
+    context.close()
+
+
+#: A code cell's prompt, as mkdocs-jupyter writes it ("In [6]:", "Out [3]:", with a no-break
+#: space or none).
+PROMPT = re.compile(r"\b(In|Out)\s?\[\s*\d*\s*\]:")
+
+
+@pytest.mark.parametrize("home", ["", "zh/"])
+def test_the_search_index_holds_code_without_prompts_or_copy_buttons(site, home):
+    """A search result showed "In [6]: Copied!" before the code, and the code twice: the
+    index took in each code cell's prompt, its copy button's notice and the hidden copy of the
+    code the button copies. Now it holds each line of code once."""
+    assert PROMPT.search("In\u00a0[6]: Copied!") and PROMPT.search("Out[12]:")  # the check bites
+    with urllib.request.urlopen(site + home + "search/search_index.json") as response:
+        docs = json.load(response)["docs"]
+    for doc in docs:
+        assert "Copied!" not in doc["text"], f"{doc['location']}: {doc['text'][:200]}"
+        found = PROMPT.search(doc["text"])
+        assert not found, f"{doc['location']}: {doc['text'][max(found.start() - 80, 0):][:200]}"
+    chapter = "01_tensors_autograd/"
+    text = " ".join(d["text"] for d in docs if d["location"].split("#")[0] == chapter)
+    line = "np.set_printoptions(precision=4, suppress=True)"
+    in_code = sum("".join(c["source"]).count(line) for c in json.loads(
+        (ROOT / notebook_of(home + chapter)).read_text(encoding="utf-8"))["cells"]
+        if c["cell_type"] == "code")
+    assert in_code >= 1 and text.count(line) == in_code, (text.count(line), in_code)
 
 
 def test_every_chapter_page_says_how_to_run_it(site, browser):
