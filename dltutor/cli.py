@@ -16,7 +16,8 @@ notebook, not the server: each Chinese chapter switches the kit to Chinese in it
 and an English chapter opened from the same JupyterLab answers in English. ``make lab`` in a
 clone runs ``dltutor lab notebooks``: the clone's own chapters, served where they are.
 ``progress`` prints the class table of dltutor.exercises.classtable and writes it as
-progress.csv and progress.html (``--out FOLDER``).
+progress.csv and progress.html (``--out FOLDER``), in the language of ``--lang`` (as ``lab``:
+default $DLTUTOR_LANG, else English).
 
 >>> import contextlib, io, tempfile
 >>> with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stdout(io.StringIO()):
@@ -29,15 +30,25 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
 
-from .i18n import language_code, use_language
+from .i18n import language_code, text, use_language
 from .launch import serve
 from .notebook_copy import chapters_folder, copy_notebooks
+
+if TYPE_CHECKING:                         # the class table is imported only when it is used
+    from .exercises.classtable import ClassTable
 
 __all__ = ["main", "copy_notebooks", "chapters_folder", "start_notebook", "port_number"]
 
 DEFAULT_FOLDER = "dltutor-notebooks"
+#: ``dltutor progress``'s exit statuses (see class_progress).
+ALL_READ, NOTHING_WRITTEN, SOME_UNREADABLE, SOME_WITHOUT_FILE = 0, 1, 2, 3
+#: From how many students on ``dltutor progress`` shows a progress bar (on stderr, and only
+#: when stderr is a terminal): a few homes are read before a bar would be seen.
+PROGRESS_BAR_FROM = 20
 
 
 def start_notebook(language: str) -> str:
@@ -98,57 +109,97 @@ def _parser() -> argparse.ArgumentParser:
     progress.add_argument("folders", metavar="DIR", nargs="+")
     progress.add_argument("--out", metavar="FOLDER", default=".",
                           help="where progress.csv and progress.html go (default: here)")
-    progress.epilog = ("Exit status: 0 when every student's files were read; 2 when the table "
-                       "was written but some students' files could not be read (each named, "
-                       "with why, on stderr); 1 when nothing was written.")
+    progress.add_argument("--lang", choices=("en", "zh"), default=None,
+                          help="the language of the table and the exercises' titles "
+                               "(default: $DLTUTOR_LANG, else en)")
+    progress.epilog = ("Exit status: 0 when every student's progress file was read; 1 when "
+                       "nothing was written (a wrong option, a DIR that is not a folder, an "
+                       "--out that cannot be written); 2 when the table was written but some "
+                       "students' files could not be read (each named, with why, on stderr); "
+                       "3 when it was written and every file read, but some students' folders "
+                       "hold no progress file (– in the table, named on stderr).")
     return parser
 
 
-def class_progress(folders: list[str], out: str) -> int:
+def class_progress(folders: list[str], out: str, language: str | None = None) -> int:
     """``dltutor progress DIR ...``: print the class table, write it as progress.csv and
     progress.html in the folder ``out``, and name each student whose files could not all be
-    read, with why and which file (see dltutor.exercises.classtable).
+    read, with why and which file, and each whose folder holds none (see
+    dltutor.exercises.classtable). ``language``: "en" or "zh" (default: $DLTUTOR_LANG, else
+    English).
 
-    The exit status: 0 when every student's files were read; 2 when the table was written but
-    some students' files could not be read (their columns may miss what those files hold; the
-    rest of the class is whole); 1 when nothing could be written (a DIR that is not a folder,
-    an output folder that cannot be written).
+    The exit status: 0 (ALL_READ) when every student's progress file was read; 1
+    (NOTHING_WRITTEN) when nothing could be written (a DIR that is not a folder, an output
+    folder that cannot be written; a wrong option too, see main); 2 (SOME_UNREADABLE) when the
+    table was written but some students' files could not be read (their columns may miss what
+    those files hold; the rest of the class is whole); 3 (SOME_WITHOUT_FILE) when the table was
+    written and every file was read, but some students' folders hold no progress file. 2 wins
+    over 3: a file that exists but cannot be read needs the teacher first.
 
     >>> import contextlib, io, tempfile
-    >>> with contextlib.redirect_stdout(io.StringIO()):
+    >>> said = io.StringIO()
+    >>> with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
     ...     status = class_progress([tempfile.mkdtemp()], out=tempfile.mkdtemp())
-    >>> status
-    0
+    >>> status                                     # the student's folder holds no progress file
+    3
     """
+    language = language or language_code(os.environ.get("DLTUTOR_LANG", "")) or "en"
+    with use_language(language):
+        return _class_progress(folders, Path(out).expanduser())
+
+
+def _class_progress(folders: list[str], target: Path) -> int:
     from .exercises import all_exercises
     from .exercises.classtable import class_table
 
     missing = [f for f in folders if not Path(f).expanduser().is_dir()]
     if missing:
-        print(f"dltutor progress: not a folder: {', '.join(missing)}", file=sys.stderr)
-        return 1
-    table = class_table(folders, [e.id for e in all_exercises()])
+        print(text("progress.not_folder", folders=", ".join(missing)), file=sys.stderr)
+        return NOTHING_WRITTEN
+    table = class_table(_with_progress_bar(folders), [e.id for e in all_exercises()])
     print(table.text())
-    target = Path(out).expanduser()
     try:
         target.mkdir(parents=True, exist_ok=True)
         table.write_csv(target / "progress.csv")
         table.write_html(target / "progress.html")
     except OSError as error:
-        print(f"dltutor progress: could not write the report into {target} ({error}); give "
-              f"--out a folder you can write", file=sys.stderr)
-        return 1
+        print(text("progress.cannot_write", target=target, error=error), file=sys.stderr)
+        return NOTHING_WRITTEN
+    _say_what_was_not_read(table)
+    print(text("progress.wrote", csv=target / "progress.csv", html=target / "progress.html"))
+    if any(student.problems for student in table.students):
+        return SOME_UNREADABLE
+    return SOME_WITHOUT_FILE if any(s.missing for s in table.students) else ALL_READ
+
+
+def _with_progress_bar(folders: list[str]) -> Iterable[str]:
+    """``folders``, counted on a progress bar on stderr when there are many and stderr is a
+    terminal (never in a pipe, a CSV redirect or a test: stdout is the table only)."""
+    from tqdm import tqdm
+
+    shown = len(folders) >= PROGRESS_BAR_FROM and sys.stderr.isatty()
+    return tqdm(folders, desc=text("progress.bar"), unit=text("progress.bar_unit"),
+                file=sys.stderr, disable=not shown, leave=False)
+
+
+def _say_what_was_not_read(table: ClassTable) -> None:
+    """The notes and the learners recorded by several students' files (stdout: the columns'
+    names), and on stderr each file that could not be read and each student whose folder
+    holds no progress file."""
     for student in table.students:
         for note in student.notes:
-            print(f"{student.name}: {note}")
+            print(text("progress.note", name=student.name, note=note))
+    learners = Counter(student.learner for student in table.students if student.learner)
+    for learner, count in sorted(learners.items()):
+        if count > 1:
+            print(text("progress.shared_learner", count=count, learner=learner))
+    for student in table.students:
         for problem in student.problems:        # a column that may be incomplete: say why
-            print(f"dltutor progress: could not read all of {student.name}'s files: {problem}",
+            print(text("progress.unreadable", name=student.name, problem=problem),
                   file=sys.stderr)
-    empty = [s.name for s in table.students if not s.entries and not s.problems]
-    if empty:
-        print(f"no progress file found for: {', '.join(empty)}")
-    print(f"wrote {target / 'progress.csv'} and {target / 'progress.html'}")
-    return 2 if any(student.problems for student in table.students) else 0
+    without_file = [s.name for s in table.students if s.missing]
+    if without_file:
+        print(text("progress.no_file", names=", ".join(without_file)), file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,11 +211,18 @@ def main(argv: list[str] | None = None) -> int:
         at = argv.index("--")
         argv, extra = argv[:at], argv[at + 1:]
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:
+        # argparse stops a wrong option with 2, which for progress means "some files could not
+        # be read": a wrong option writes nothing, so progress says 1 (NOTHING_WRITTEN).
+        if argv[:1] == ["progress"] and stop.code == 2:
+            return NOTHING_WRITTEN
+        raise
     if extra and args.command != "lab":
         parser.error("options after -- are for JupyterLab: use them with dltutor lab")
     if args.command == "progress":
-        return class_progress(args.folders, args.out)
+        return class_progress(args.folders, args.out, args.lang)
     folder = Path(args.folder).expanduser().resolve()
     if folder != chapters_folder().resolve():     # make lab serves the clone's own chapters
         try:

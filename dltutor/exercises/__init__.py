@@ -27,11 +27,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from ..i18n import text
 from . import record
 from .checker import Exercise, Verdict, ____
 from .view import Progress
 
-__all__ = ["____", "Exercise", "Verdict", "Progress", "chapter", "all_exercises", "progress"]
+__all__ = ["____", "Exercise", "Verdict", "Progress", "UnknownExercise", "chapter",
+           "all_exercises", "progress"]
 
 
 def _load_chapters() -> dict[str, list[Exercise]]:
@@ -60,18 +62,46 @@ def _restore_progress() -> None:
 _restore_progress()
 
 
+class UnknownExercise(AttributeError):
+    """An exercise the chapter does not have (``ex.q9`` in a chapter of four). An
+    AttributeError, so that ``hasattr`` and tab completion treat it as any missing attribute;
+    its message lists the exercises there are, by name, id and title."""
+
+
 class Chapter:
-    """The exercises of one chapter as attributes: ``ex.q1``, ``ex.q2``, ..."""
+    """The exercises of one chapter as attributes: ``ex.q1``, ``ex.q2``, ...
+
+    >>> chapter("08").q9                                        # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dltutor.exercises.UnknownExercise: Chapter 08 has no exercise q9. Its exercises are:
+      q1  08.1  BatchNorm's running mean
+    ...
+    """
 
     def __init__(self, number: str, exercises: list[Exercise]):
         self.number = number
         for exercise in exercises:
-            setattr(self, "q" + exercise.id.split(".")[1], exercise)
+            setattr(self, _attribute(exercise), exercise)
         self.exercises = list(exercises)
 
+    def __getattr__(self, name: str) -> Exercise:
+        # Only called for an attribute that is not there. Python's own lookups (_repr_html_,
+        # __deepcopy__, ...) get the usual short error; a learner's ex.q9 gets the list.
+        if name.startswith("_") or "exercises" not in self.__dict__:
+            raise AttributeError(f"'Chapter' object has no attribute {name!r}")
+        listing = "\n".join(text("exercise.unknown_item", name=_attribute(e), id=e.id,
+                                  title=e.shown_title()) for e in self.exercises)
+        raise UnknownExercise(text("exercise.unknown", chapter=self.number, name=name,
+                                   listing=listing), name=name)
+
     def __repr__(self) -> str:
-        return f"Chapter {self.number}: " + ", ".join(f"q{e.id.split('.')[1]}"
-                                                      for e in self.exercises)
+        return f"Chapter {self.number}: " + ", ".join(_attribute(e) for e in self.exercises)
+
+
+def _attribute(exercise: Exercise) -> str:
+    """The attribute a chapter gives an exercise: ``q3`` for exercise 08.3."""
+    return "q" + exercise.id.split(".")[1]
 
 
 def chapter(number: str) -> Chapter:
@@ -79,10 +109,14 @@ def chapter(number: str) -> Chapter:
 
     >>> chapter("01")
     Chapter 01: q1, q2, q3, q4, q5, q6
+    >>> chapter("1")                                            # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: no exercises for chapter '1'; the chapters with exercises are 01, 02, ..., 12
     """
     if number not in CHAPTERS:
-        raise ValueError(f"no exercises for chapter {number!r}; chapters with exercises: "
-                         f"{', '.join(CHAPTERS)}")
+        raise ValueError(text("exercise.unknown_chapter", number=repr(number),
+                              chapters=", ".join(CHAPTERS)))
     return Chapter(number, CHAPTERS[number])
 
 

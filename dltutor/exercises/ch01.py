@@ -37,6 +37,7 @@ def _trainable_arange(t: Any) -> CheckResult:
 
 Q1 = Exercise(
     "01.1", names=("t",),
+    title="A tensor that can require gradients",
     expects="a tensor made with dt.tensor",
     check=_trainable_arange,
     hints=("Try dt.tensor(np.arange(6).reshape(2, 3), requires_grad=True) and read the error.",
@@ -60,6 +61,7 @@ def _expand_gradient(predicted_grad: Any) -> CheckResult:
 
 Q2 = Exercise(
     "01.2", names=("predicted_grad",),
+    title="The gradient of an expanded tensor",
     expects="the gradient's numbers, as a list or an array",
     check=_expand_gradient,
     hints=("col.expand(3, 4) repeats each row's single value 4 times without copying.",
@@ -90,6 +92,7 @@ def _mul_shape(mul_shape: Any) -> CheckResult:
 
 Q3 = Exercise(
     "01.3", names=("mul_shape",),
+    title="The output shape of mul",
     expects="a shape: a tuple of whole numbers",
     check=_mul_shape,
     hints=("x_num_col_dims=2 splits a2's shape (2, 1, 3, 4) into rows (2, 1) and columns "
@@ -116,6 +119,7 @@ def _detach_at_stage1(with_grad: Any) -> CheckResult:
 
 Q4 = Exercise(
     "01.4", names=("with_grad",),
+    title="Which parameters a detach cuts off",
     expects="a set or list of parameter names",
     check=_detach_at_stage1,
     hints=("Backward walks from the loss towards the inputs and stops at the detached tensor.",
@@ -134,6 +138,7 @@ def _second_backward(second_backward_error: Any) -> CheckResult:
 
 Q5 = Exercise(
     "01.5", names=("second_backward_error",),
+    title="Calling backward twice",
     expects="an exception class, like ValueError",
     check=_second_backward,
     hints=("Run loss.backward() twice in one cell and read the error's type (its first word).",
@@ -179,6 +184,7 @@ def _input_gradient(input_gradient: Any) -> CheckResult:
 
 Q6 = Exercise(
     "01.6", names=("input_gradient",),
+    title="Write input_gradient",
     expects="a function of (f, x) returning an array",
     check=_input_gradient,
     hints=("dt.tensor(x, requires_grad=True) makes a leaf whose .grad backward() fills.",

@@ -36,6 +36,7 @@ def _block_parameters(block_names: Any, block_values: Any) -> CheckResult:
 
 Q1 = Exercise(
     "02.1", names=("block_names", "block_values"),
+    title="One block's parameters and values",
     expects="a list of names and a whole number",
     check=_block_parameters,
     hints=("rgnet[0] is block2(); position 2 in it is the child named 'block 2', a block1().",
@@ -57,6 +58,7 @@ def _grad_ratio(bias_grad_ratio: Any) -> CheckResult:
 
 Q2 = Exercise(
     "02.2", names=("bias_grad_ratio",),
+    title="Gradients that add up",
     expects="a number",
     check=_grad_ratio,
     hints=("Copy net[2].bias.grad after one backward, run a fresh forward and backward, and "
@@ -85,6 +87,7 @@ def _loaded_layer(loaded: Any, net: Any) -> CheckResult:
 
 Q3 = Exercise(
     "02.3", names=("loaded", "net"),
+    title="Load one layer into another network",
     expects="a layer of the network, and the network",
     check=_loaded_layer,
     hints=("net[0] and rgnet[0][0][0] are both Linear(4, 8): their state dicts have the same "
@@ -107,6 +110,7 @@ def _keys_in_file(keys_in_file: Any) -> CheckResult:
 
 Q4 = Exercise(
     "02.4", names=("keys_in_file",),
+    title="The keys of a saved state dict",
     expects="a list of key names",
     check=_keys_in_file,
     hints=("dt.save(net.state_dict(), path), then list(load_file(path)) or list(dt.load(path)).",
@@ -129,6 +133,7 @@ def _child_names(child_names: Any) -> CheckResult:
 
 Q5 = Exercise(
     "02.5", names=("child_names",),
+    title="Children's names in nn.Sequential",
     expects="a list of names",
     check=_child_names,
     hints=("nn.Sequential(*modules) numbers its children.",),
@@ -184,6 +189,7 @@ def _own_values(values_per_module: Any) -> CheckResult:
 
 Q6 = Exercise(
     "02.6", names=("values_per_module",),
+    title="Write values_per_module",
     expects="a function that takes a model and returns a dict",
     check=_own_values,
     hints=("named_modules() gives every module with its name; the model itself is ''.",

@@ -29,6 +29,7 @@ def _conv_bound(conv_bound: Any) -> CheckResult:
 
 Q1 = Exercise(
     "03.1", names=("conv_bound",),
+    title="The default bound of Conv2d weights",
     expects="a number",
     check=_conv_bound,
     hints=("nn.Conv2d(3, 16, kernel_size=5).weight has shape (16, 3, 5, 5).",
@@ -57,6 +58,7 @@ def _identity_init(identity_init: Any) -> CheckResult:
 
 Q2 = Exercise(
     "03.2", names=("identity_init",),
+    title="Write identity_init",
     expects="a function that takes a module",
     check=_identity_init,
     hints=("init.eye_ fills a square matrix with the identity.",
@@ -80,6 +82,7 @@ def _tanh_gain(tanh_gain: Any) -> CheckResult:
 
 Q3 = Exercise(
     "03.3", names=("tanh_gain",),
+    title="Xavier's gain for tanh",
     expects="a number",
     check=_tanh_gain,
     hints=("The gain makes up for how much the activation shrinks the signal.",),

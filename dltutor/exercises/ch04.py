@@ -31,6 +31,7 @@ def _changed_rows(changed_rows: Any) -> CheckResult:
 
 Q1 = Exercise(
     "04.1", names=("changed_rows",),
+    title="The rows an embedding step changes",
     expects="a set or list of row numbers",
     check=_changed_rows,
     hints=("table = nn.Embedding.from_pretrained(vectors, freeze=False) for a (6, 4) array of "
@@ -91,6 +92,7 @@ def _load_known_rows(load_known_rows: Any) -> CheckResult:
 
 Q2 = Exercise(
     "04.2", names=("load_known_rows",),
+    title="Write load_known_rows",
     expects="a function of (table, vocab, vectors, word_id)",
     check=_load_known_rows,
     hints=("Row i of the table is the word vocab[i]; its vector, when the file has one, is "
@@ -132,6 +134,7 @@ def _load_paddle_linear(load_paddle_linear: Any) -> CheckResult:
 
 Q3 = Exercise(
     "04.3", names=("load_paddle_linear",),
+    title="Write load_paddle_linear",
     expects="a function of (fc, weight, bias)",
     check=_load_paddle_linear,
     hints=("Paddle stores a Linear weight as (in_features, out_features); fc.weight has shape "

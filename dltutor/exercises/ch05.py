@@ -57,6 +57,7 @@ def _tie_head(tie_head: Any) -> CheckResult:
 
 Q1 = Exercise(
     "05.1", names=("tie_head",),
+    title="Write tie_head",
     expects="a function that takes a model",
     check=_tie_head,
     hints=("TinyLM above ties in its __init__; here the model exists already.",
@@ -82,6 +83,7 @@ def _tie_load(tie_load_error: Any) -> CheckResult:
 
 Q2 = Exercise(
     "05.2", names=("tie_load_error",),
+    title="Loading two values into tied weights",
     expects="an exception class",
     check=_tie_load,
     hints=("state = {k: v.numpy().copy() for k, v in tied.state_dict().items()}; change "
@@ -107,6 +109,7 @@ def _transpose_shapes(shapes: Any) -> CheckResult:
 
 Q3 = Exercise(
     "05.3", names=("shapes",),
+    title="An encoder's weight in its decoder",
     expects="two shapes",
     check=_transpose_shapes,
     hints=("Print nn.Linear(4, 6).weight.shape and nn.Linear(6, 4).weight.shape.",),

@@ -30,6 +30,7 @@ def _mult_zero(moves: Any, gets_gradient: Any) -> CheckResult:
 
 Q1 = Exercise(
     "06.1", names=("moves", "gets_gradient"),
+    title="What lr_mult = 0 stops",
     expects="True or False, for each",
     check=_mult_zero,
     hints=("Set net.conv1.weight.lr_mult = 0, train one step, compare the weight before and "
@@ -66,6 +67,7 @@ def _decay_names(decay_names: Any) -> CheckResult:
 
 Q2 = Exercise(
     "06.2", names=("decay_names",),
+    title="The Paddle names that should decay",
     expects="a set of parameter names",
     check=_decay_names,
     hints=("paddle_generated maps each structured name (fc2.bias) to Paddle's (linear_1.b_0).",
@@ -99,6 +101,7 @@ def _fc2_groups(fc2_opt: Any) -> CheckResult:
 
 Q3 = Exercise(
     "06.3", names=("fc2_opt",),
+    title="One layer at its own learning rate",
     expects="an optimizer",
     check=_fc2_groups,
     hints=("Two groups: everything except fc2 (default lr 0.05), and fc2 with 'lr': 0.001.",
@@ -152,6 +155,7 @@ def _decay_groups(decay_groups: Any) -> CheckResult:
 
 Q4 = Exercise(
     "06.4", names=("decay_groups",),
+    title="Write decay_groups",
     expects="a function of (model, weight_decay) returning parameter groups",
     check=_decay_groups,
     hints=("Two groups: [{'params': decay, 'weight_decay': weight_decay}, {'params': no_decay, "

@@ -29,6 +29,7 @@ def _total_iters(total_iters: Any) -> CheckResult:
 
 Q1 = Exercise(
     "07.1", names=("total_iters",),
+    title="total_iters when stepping per batch",
     expects="a whole number",
     check=_total_iters,
     hints=("How many times is sched.step() called in 10 epochs, once per batch?",
@@ -50,6 +51,7 @@ def _effective_lr(effective_lr: Any) -> CheckResult:
 
 Q2 = Exercise(
     "07.2", names=("effective_lr",),
+    title="An effective learning rate",
     expects="a number",
     check=_effective_lr,
     hints=("An SGD with lr=0.1, StepLR(opt, step_size=1, gamma=0.5) stepped once, and "
@@ -82,6 +84,7 @@ def _paddle_group_lr(paddle_fc_lr: Any) -> CheckResult:
 
 Q3 = Exercise(
     "07.3", names=("paddle_fc_lr",),
+    title="An effective learning rate in Paddle",
     expects="a number",
     check=_paddle_group_lr,
     hints=("In Paddle the optimizer's learning_rate is the scheduler; what is its lr after one "
@@ -111,6 +114,7 @@ def _first_frozen_step(first_frozen_step: Any) -> CheckResult:
 
 Q4 = Exercise(
     "07.4", names=("first_frozen_step",),
+    title="The first frozen step in a Recorder",
     expects="a whole number",
     check=_first_frozen_step,
     hints=("rec.series('update_norm') is an array with one row per step and one column per "
@@ -169,6 +173,7 @@ def _where_it_differs(step: int, warmup: int, total: int, got: float, want: floa
 
 Q5 = Exercise(
     "07.5", names=("warmup_then_cosine",),
+    title="Write warmup_then_cosine",
     expects="a function of (opt, warmup, total) returning a scheduler",
     check=_warmup_then_cosine,
     hints=("The SequentialLR of the warmup section does this for warmup 5 and the run's length.",

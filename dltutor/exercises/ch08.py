@@ -35,6 +35,7 @@ def _running_mean(predicted_running_mean: Any) -> CheckResult:
 
 Q1 = Exercise(
     "08.1", names=("predicted_running_mean",),
+    title="BatchNorm's running mean",
     expects="three numbers",
     check=_running_mean,
     hints=("running_mean starts at 0; the batch's mean is [2, 3, 4].",
@@ -61,6 +62,7 @@ def _zero_branch(zero_branch_cause: Any) -> CheckResult:
 
 Q2 = Exercise(
     "08.2", names=("zero_branch_cause",),
+    title="Why a zeroed branch does not update",
     expects="the name of a cause, a string",
     check=_zero_branch,
     hints=("Add a branch self.zeroed = nn.Linear(4, 4) whose output is multiplied by 0 before "
@@ -95,6 +97,7 @@ def _still_gets_gradient(still_gets_gradient: Any) -> CheckResult:
 
 Q3 = Exercise(
     "08.3", names=("still_gets_gradient",),
+    title="Which freeze still gets a gradient",
     expects="'requires_grad' or 'lr_mult'",
     check=_still_gets_gradient,
     hints=("Freeze one layer each way, run a backward, and look at .grad of each.",),
@@ -149,6 +152,7 @@ def _freeze_block(freeze_block: Any) -> CheckResult:
 
 Q4 = Exercise(
     "08.4", names=("freeze_block",),
+    title="Write freeze_block",
     expects="a function of (model, name)",
     check=_freeze_block,
     hints=("model.get_submodule(name) is the block, however deep it sits.",

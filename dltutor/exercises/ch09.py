@@ -33,6 +33,7 @@ def _tensor_clip(tensor_clip: Any) -> CheckResult:
 
 Q1 = Exercise(
     "09.1", names=("tensor_clip",),
+    title="Per-tensor clipping in an optimizer",
     expects="a clip object",
     check=_tensor_clip,
     hints=("by_tensor_norm called clip_grad_norm_ once per parameter, with max_norm=0.5.",
@@ -55,6 +56,7 @@ def _predicted_scale(predicted_scale: Any) -> CheckResult:
 
 Q2 = Exercise(
     "09.2", names=("predicted_scale",),
+    title="The scale of a global-norm clip",
     expects="a number",
     check=_predicted_scale,
     hints=("The scale is clip_norm / max(global_norm, clip_norm).",
@@ -88,6 +90,7 @@ def _norm_without_last(norm_without_last: Any, original: Any) -> CheckResult:
 
 Q3 = Exercise(
     "09.3", names=("norm_without_last", "original"),
+    title="Clipping without the last layer",
     expects="a number, and the chapter's gradients",
     check=_norm_without_last,
     hints=("The last layer of net is net[4]: its parameters are 4.weight and 4.bias.",
@@ -121,6 +124,7 @@ def _sqrt_anomaly(bad_op: Any, bad_pass: Any) -> CheckResult:
 
 Q4 = Exercise(
     "09.4", names=("bad_op", "bad_pass"),
+    title="Where detect_anomaly stops",
     expects="two words: an op and a pass",
     check=_sqrt_anomaly,
     hints=("Wrap it in `with dt.detect_anomaly():` and catch dt.AnomalyError to read it.",
@@ -154,6 +158,7 @@ def _shrunk(shrunk: Any) -> CheckResult:
 
 Q5 = Exercise(
     "09.5", names=("shrunk",),
+    title="What ClipGradByNorm shrinks",
     expects="a list of parameter names",
     check=_shrunk,
     hints=("clip.predict_scales(params) says, without clipping, the factor for each gradient.",
@@ -210,6 +215,7 @@ def _clip_global_norm(clip_global_norm: Any) -> CheckResult:
 
 Q6 = Exercise(
     "09.6", names=("clip_global_norm",),
+    title="Write clip_global_norm",
     expects="a function of (params, max_norm)",
     check=_clip_global_norm,
     hints=("The global norm: np.sqrt(sum((p.grad.numpy() ** 2).sum() for p in params if p.grad "

@@ -28,6 +28,7 @@ def _sgd_state(sgd_state_keys: Any) -> CheckResult:
 
 Q1 = Exercise(
     "10.1", names=("sgd_state_keys",),
+    title="What SGD with momentum keeps",
     expects="a set of state keys",
     check=_sgd_state,
     hints=("Make optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9), take one step, then "
@@ -55,6 +56,7 @@ def _batches(batches: Any) -> CheckResult:
 
 Q2 = Exercise(
     "10.2", names=("batches",),
+    title="How many batches a DataLoader gives",
     expects="two whole numbers",
     check=_batches,
     hints=("100 samples in batches of 32: three full batches and what is left.",),
@@ -95,6 +97,7 @@ def _small_and_random(samples: np.ndarray) -> CheckResult:
 
 Q3 = Exercise(
     "10.3", names=("noise",),
+    title="Noise that every worker repeats",
     expects="a function noise(i, epoch) returning 3 numbers",
     check=_noise,
     hints=("A background worker may draw sample 5 before or after sample 4: the noise may not "
@@ -116,6 +119,7 @@ def _epoch_type(epoch_type: Any) -> CheckResult:
 
 Q4 = Exercise(
     "10.4", names=("epoch_type",),
+    title="The type of a loaded number",
     expects="a type",
     check=_epoch_type,
     hints=("Save {'weights': dt.ones(2), 'epoch': 3}, load it and look at the type of each "

@@ -70,6 +70,7 @@ def _step_memory(step_memory_mb: Any) -> CheckResult:
 
 Q1 = Exercise(
     "11.1", names=("step_memory_mb",),
+    title="Write step_memory_mb",
     expects="a function step_memory_mb(model, batch_size, optimizer) returning megabytes",
     check=_step_memory,
     hints=("Four parts: parameters, gradients (the same size), the optimizer's arrays (0 for "
@@ -98,6 +99,7 @@ def _factors(factors: Any) -> CheckResult:
 
 Q2 = Exercise(
     "11.2", names=("factors",),
+    title="Micro-batches of unequal sizes",
     expects="two numbers",
     check=_factors,
     hints=("The mean over 32 samples is the sum of all 32 losses divided by 32.",
@@ -122,6 +124,7 @@ def _alive_when_detached(alive_detached: Any) -> CheckResult:
 
 Q3 = Exercise(
     "11.3", names=("alive_detached",),
+    title="Activations kept by loss.detach()",
     expects="a whole number",
     check=_alive_when_detached,
     hints=("Which of the three, the loss, loss.item() or loss.detach(), still has a grad_fn?",),

@@ -36,6 +36,7 @@ def _frozen_first_layer(accuracy_first_frozen: Any) -> CheckResult:
 
 Q1 = Exercise(
     "12.1", names=("accuracy_first_frozen",),
+    title="Training with the first layer frozen",
     expects="a number",
     check=_frozen_first_layer,
     hints=("Freeze before the first step, so layer 0 keeps its random start for the whole run.",
@@ -67,6 +68,7 @@ def _late_clip(late_clip_learns: Any) -> CheckResult:
 
 Q2 = Exercise(
     "12.2", names=("late_clip_learns",),
+    title="Clipping switched on late",
     expects="True or False",
     check=_late_clip,
     hints=("lab = demos.exploding_gradients(); lab.step(3); lab.set_clip('global_norm', 1.0); "
@@ -107,6 +109,7 @@ def _speedup(speedup: Any) -> CheckResult:
 
 Q3 = Exercise(
     "12.3", names=("speedup",),
+    title="The speedup of lr × 10 on one layer",
     expects="a number",
     check=_speedup,
     hints=("Write a loop: while lab.accuracy() < 0.9: lab.step(25); then lab.steps_done.",
@@ -164,6 +167,7 @@ def _steps_to_reach(steps_to_reach: Any) -> CheckResult:
 
 Q4 = Exercise(
     "12.4", names=("steps_to_reach",),
+    title="Write steps_to_reach",
     expects="a function of (lab, target, every) returning a step count",
     check=_steps_to_reach,
     hints=("Check first, then step: a lab that starts above the target needs 0 steps.",

@@ -72,12 +72,15 @@ class Exercise:
     said when an answer is of a kind the check cannot use. ``check(**values)``: returns None when the answer is right, else a short sentence saying
     what differs (it may also return ``(None, note)`` to add a note to "correct").
     ``hints``: shown one at a time. ``solution``: code shown by :meth:`solution`.
+    ``title``: a few words naming the exercise (English; ``zh.py``'s SENTENCES translate it),
+    shown beside its id where a list of exercises is shown (a class table, an unknown ``ex.qN``).
     """
 
     def __init__(self, id: str, names: tuple[str, ...], expects: str,
-                 check: Callable[..., CheckResult], hints: tuple[str, ...], solution: str):
+                 check: Callable[..., CheckResult], hints: tuple[str, ...], solution: str,
+                 *, title: str = ""):
         self.id, self.names, self.expects, self._check = id, tuple(names), expects, check
-        self.hints, self.code = tuple(hints), solution
+        self.hints, self.code, self.title = tuple(hints), solution, title
         self.hints_shown = 0
         self.last_status = "not checked"
 
@@ -140,6 +143,18 @@ class Exercise:
                                                note=sentence(note)))
             return Verdict("correct", text("exercise.correct", id=self.id))
         return Verdict("not yet", text("exercise.not_yet", id=self.id, why=sentence(result)))
+
+    def shown_title(self) -> str:
+        """The title in the kit's language (the English one when there is no translation).
+
+        >>> from dltutor.i18n import use_language
+        >>> with use_language("zh"):
+        ...     chapter_08_q1 = Exercise("08.1", ("x",), "a number", lambda x: None, (), "",
+        ...                              title="BatchNorm's running mean")
+        ...     chapter_08_q1.shown_title()
+        'BatchNorm 的滑动均值'
+        """
+        return sentence(self.title)
 
     def restore(self, entry: dict) -> None:
         """Take up where a recorded entry (see record.py) left off: its status and hints."""

@@ -2,15 +2,26 @@
 
 On a class hub each student's home holds the chapters and, beside them, the progress file the
 exercises write (record.py). ``dltutor progress DIR [DIR ...]`` (one DIR per student) reads
-them and prints a table, one row per exercise and one column per student, and writes the same
-table as ``progress.csv`` (one line per exercise and student) and ``progress.html``.
+them and prints a table, one row per exercise (its id and title) and one column per student,
+and writes the same table as ``progress.csv`` (one line per exercise and student) and
+``progress.html``. The words and titles follow the kit's language; the CSV's statuses stay
+English words, for a spreadsheet's filters.
 
 A cell is the student's best result so far: correct once it has been correct, else the last
 check's "not yet", else "not attempted" (never checked, or checked with the blank still in).
+A student whose folder holds no progress file at all is not mixed up with one who attempted
+nothing: each of their cells is "no progress file" (– in the table).
 
-The students' folders are theirs to fill, so nothing in them is trusted. The search follows no
-symbolic link (a link to another student's home does not make her work his) and looks at
-MAX_ENTRIES folder entries at most; a file is read without following a link, only when it is a
+A column is named after the learner the student's files record (the hub's user name, see
+record.py), which says who checked better than a folder's name does. The folder's name is used
+instead when the files record no learner, when a student's files record different ones (a note
+names them), or when the name would not tell students apart: another student's files record
+the same learner (on a shared account, or with files copied from a friend) or it is another
+student's column name. ``Student.folder`` always holds the folder's name, and the CSV has both.
+
+The students' folders are theirs to fill, so nothing in them is trusted. The search (homes.py)
+follows no symbolic link (a link to another student's home does not make her work his) and
+looks at a bounded number of entries; a file is read without following a link, only when it is a
 regular file, and at most record.MAX_BYTES of it; a file two students share (a hard link, a
 folder named twice) counts once. Nothing in a student's folder is changed. A file that cannot
 be read is named, with why, in the student's ``problems``, and the rest of the class is still
@@ -26,29 +37,36 @@ True
 Cell(status='not yet', hints=2)
 >>> table.cell(table.students[0], "01.2").status
 'not attempted'
+>>> class_table([tempfile.mkdtemp()], ["01.1"]).students[0].missing     # no progress file
+True
 """
 from __future__ import annotations
 
 import csv
+import functools
 import html
 import io
 import os
-import stat
-import unicodedata
+from collections import Counter
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
+from ..diagnose.report import pad_to_width, text_width
+from ..i18n import get_language, text
 from . import record
-from .view import LOOKS
+from .homes import printable, search
+from .view import LOOKS, Look
 
-#: How deep below a student's folder the progress file is looked for (the home itself, the
-#: chapters' folder in it, one more level): a home holds much else that need not be walked.
-SEARCH_DEPTH = 3
-#: How many folder entries the search looks at in one student's folder, at most: a home holds
-#: a few hundred near the top, and a student with a million empty folders must not stall the
-#: report (the student is then reported as not fully searched).
-MAX_ENTRIES = 10_000
-SYMBOLS = {"correct": "✓", "not yet": "✗", "not attempted": "·"}
+#: A cell's status when the student's folder holds no progress file (CSV: these words).
+NO_FILE = "no progress file"
+SYMBOLS = {"correct": "✓", "not yet": "✗", "not attempted": "·", NO_FILE: "–"}
+#: The HTML colours of NO_FILE: a darker grey than "not attempted"'s, so that such a column
+#: stands out as a whole (see _html_cell).
+NO_FILE_LOOK = Look("–", "#6e7781", "#eaeef2", "#57606a")
+#: How many columns of the terminal table an exercise's title, and a student's name, take at
+#: most.
+TITLE_WIDTH = 36
+NAME_WIDTH = 20
 
 
 class Cell(NamedTuple):
@@ -59,14 +77,24 @@ class Cell(NamedTuple):
 
 
 class Student(NamedTuple):
-    """A student's column: a name (their folder's) and what their progress files recorded;
-    ``problems``: what could not be read or searched (so the column may be incomplete),
-    ``notes``: what was left out on purpose (a file already counted for another student)."""
+    """A student's column: its name (see the top of this module) and what their progress files
+    recorded; ``problems``: what could not be read or searched (so the column may be
+    incomplete), ``notes``: what was left out or decided on purpose (a file already counted
+    for another student); ``folder``: the folder's name; ``learner``: the one learner their
+    files record ("" when none or several); ``files``: how many progress files were found."""
 
     name: str
     entries: dict
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    folder: str = ""
+    learner: str = ""
+    files: int = 0
+
+    @property
+    def missing(self) -> bool:
+        """True when the folder was searched whole and holds no progress file."""
+        return self.files == 0 and not self.problems
 
 
 class ClassTable:
@@ -77,6 +105,8 @@ class ClassTable:
         self.students, self.exercise_ids = students, exercise_ids
 
     def cell(self, student: Student, exercise_id: str) -> Cell:
+        if student.missing:
+            return Cell(NO_FILE, 0)
         entry = student.entries.get(exercise_id)
         if entry is None:
             return Cell("not attempted", 0)
@@ -91,35 +121,55 @@ class ClassTable:
     def solved(self, student: Student) -> int:
         return sum(self.cell(student, e).status == "correct" for e in self.exercise_ids)
 
+    def title(self, exercise_id: str) -> str:
+        """The exercise's title in the kit's language ("" for an id the kit does not know)."""
+        return _titles(get_language()).get(exercise_id, "")
+
+    def total(self, student: Student) -> str:
+        """The student's line under the table: how many correct, "no file", or a ! when not
+        every file could be read (the column may miss what those files hold)."""
+        if student.missing:
+            return text("classtable.no_file")
+        mark = " !" if student.problems else ""
+        return f"{self.solved(student)}/{len(self.exercise_ids)}{mark}"
+
     def text(self) -> str:
-        """The table for a terminal: a symbol per cell (✓ correct, ✗ not yet, · not attempted)
-        and the hints taken after it; the students' names are cut to 10 characters."""
-        width = 12
-        head = "exercise".ljust(9) + "".join(s.name[:10].ljust(width) for s in self.students)
-        lines = [head]
+        """The table for a terminal: each exercise's id and title (cut to TITLE_WIDTH columns),
+        then a symbol per student (✓ correct, ✗ not yet, · not attempted, – no progress file)
+        and the hints taken after it. A student's column is as wide as the longest name, 10 to
+        NAME_WIDTH columns (a longer name is cut: "jupyter-" homes stay told apart)."""
+        longest = max((text_width(s.name) for s in self.students), default=0)
+        name_width = min(max(longest, 10), NAME_WIDTH)
+        width, first = name_width + 2, 6 + TITLE_WIDTH + 2
+        lines = [pad_to_width(text("classtable.exercise"), first) + "".join(
+            pad_to_width(_cut(s.name, name_width), width) for s in self.students)]
         for exercise_id in self.exercise_ids:
             cells = []
             for student in self.students:
                 cell = self.cell(student, exercise_id)
                 hints = f" {cell.hints}h" if cell.hints else ""
                 cells.append((SYMBOLS[cell.status] + hints).ljust(width))
-            lines.append(exercise_id.ljust(9) + "".join(cells))
-        lines.append("correct".ljust(9) + "".join(
-            f"{self.solved(s)}/{len(self.exercise_ids)}".ljust(width) for s in self.students))
-        lines.append("✓ correct  ✗ not yet  · not attempted;  2h: two hints taken")
+            row = f"{exercise_id:<6}{_cut(self.title(exercise_id), TITLE_WIDTH)}"
+            lines.append(pad_to_width(row, first) + "".join(cells))
+        lines.append(pad_to_width(text("classtable.correct"), first) + "".join(
+            pad_to_width(self.total(s), width) for s in self.students))
+        lines.append(text("classtable.legend"))
         return "\n".join(line.rstrip() for line in lines)
 
     def csv_text(self) -> str:
-        """One line per exercise and student: exercise, student, status, hints, checks."""
+        """One line per exercise and student: exercise, title, student, folder, status (in
+        English: correct, not yet, not attempted, no progress file), hints, checks."""
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(["exercise", "student", "status", "hints", "checks"])
+        writer.writerow(["exercise", "title", "student", "folder", "status", "hints", "checks"])
         for exercise_id in self.exercise_ids:
+            title = spreadsheet_text(self.title(exercise_id))
             for student in self.students:
                 cell = self.cell(student, exercise_id)
                 checks = int(student.entries.get(exercise_id, {}).get("checks", 0))
-                writer.writerow([exercise_id, spreadsheet_text(student.name), cell.status,
-                                 cell.hints, checks])
+                writer.writerow([exercise_id, title, spreadsheet_text(student.name),
+                                 spreadsheet_text(student.folder), cell.status, cell.hints,
+                                 checks])
         return out.getvalue()
 
     def write_csv(self, path: str | os.PathLike) -> None:
@@ -129,24 +179,31 @@ class ClassTable:
     def html(self) -> str:
         """One HTML page: the table in the verdicts' colours, with symbols and words so that it
         reads without colour too."""
-        head = "".join(f'<th scope="col">{html.escape(s.name)}</th>' for s in self.students)
+        head = "".join(f'<th scope="col" title="{html.escape(s.folder)}">'
+                       f"{html.escape(s.name)}</th>" for s in self.students)
         body = []
         for exercise_id in self.exercise_ids:
             cells = "".join(_html_cell(self.cell(s, exercise_id)) for s in self.students)
-            body.append(f'<tr><th scope="row">{exercise_id}</th>{cells}</tr>')
-        totals = "".join(f"<td>{self.solved(s)} / {len(self.exercise_ids)}</td>"
-                         for s in self.students)
-        return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                "<title>dltutor: class progress</title><style>"
+            body.append(f'<tr><th scope="row">{exercise_id}</th>'
+                        f'<td class="title">{html.escape(self.title(exercise_id))}</td>'
+                        f"{cells}</tr>")
+        totals = "".join(f"<td>{html.escape(self.total(s))}</td>" for s in self.students)
+        summary = text("classtable.html_summary", students=len(self.students),
+                       exercises=len(self.exercise_ids))
+        return (f'<!DOCTYPE html>\n<html lang="{get_language()}"><head><meta charset="utf-8">'
+                f"<title>{html.escape(text('classtable.html_title'))}</title><style>"
                 "body{font-family:system-ui,sans-serif;font-size:14px;margin:16px}"
                 "table{border-collapse:collapse}th,td{border:1px solid #d0d7de;padding:3px 8px;"
-                "text-align:center;white-space:nowrap}thead th{position:sticky;top:0;"
-                "background:#fff}tfoot td{font-weight:bold}</style></head><body>"
-                f"<h1>Class progress</h1><p>{len(self.students)} students, "
-                f"{len(self.exercise_ids)} exercises. ✓ correct, ✗ not yet, · not attempted; "
-                "the number after a symbol is the hints taken.</p>"
-                f'<table><thead><tr><th scope="col">exercise</th>{head}</tr></thead>'
-                f'<tbody>{"".join(body)}</tbody><tfoot><tr><th scope="row">correct</th>'
+                "text-align:center;white-space:nowrap}td.title{text-align:left}"
+                "thead th{position:sticky;top:0;z-index:1;background:#fff}"
+                "tfoot td{font-weight:bold}"
+                "</style></head><body>"
+                f"<h1>{html.escape(text('classtable.html_heading'))}</h1>"
+                f"<p>{html.escape(summary)}</p>"
+                f'<table><thead><tr><th scope="col">{html.escape(text("classtable.exercise"))}'
+                f'</th><th scope="col">{html.escape(text("classtable.title"))}</th>{head}'
+                f'</tr></thead><tbody>{"".join(body)}</tbody><tfoot><tr>'
+                f'<th scope="row" colspan="2">{html.escape(text("classtable.correct"))}</th>'
                 f"{totals}</tr></tfoot></table></body></html>\n")
 
     def write_html(self, path: str | os.PathLike) -> None:
@@ -154,27 +211,35 @@ class ClassTable:
         record.write_atomically(path, self.html())
 
 
+@functools.lru_cache(maxsize=None)
+def _titles(language: str) -> dict[str, str]:
+    """Every exercise's title in ``language`` (the kit's language now), by id."""
+    from . import all_exercises         # here: the package imports the chapters, not us
+
+    return {exercise.id: exercise.shown_title() for exercise in all_exercises()}
+
+
 def _html_cell(cell: Cell) -> str:
-    look = LOOKS[cell.status]
+    look = NO_FILE_LOOK if cell.status == NO_FILE else LOOKS[cell.status]
+    word = text("classtable.status_no_file" if cell.status == NO_FILE
+                else "exercise.status." + cell.status)
     hints = f"<sup>{cell.hints}</sup>" if cell.hints else ""
-    return (f'<td title="{cell.status}" style="background:{look.background};color:{look.ink}">'
-            f"{SYMBOLS[cell.status]}{hints}</td>")
+    return (f'<td title="{html.escape(word)}" style="background:{look.background};'
+            f'color:{look.ink}">{SYMBOLS[cell.status]}{hints}</td>')
 
 
-#: The kinds of character a name loses (Unicode categories): control, format (U+202E turns the
-#: text after it around), surrogate (an undecodable byte of a file name), line and paragraph
-#: separators.
-HIDDEN_KINDS = ("Cc", "Cf", "Cs", "Zl", "Zp")
+def _cut(name: str, width: int) -> str:
+    """``name`` cut to ``width`` columns of a monospace font (a Chinese character takes two),
+    with … where it was cut.
 
-
-def printable(name: str) -> str:
-    r"""``name`` without the characters that can change what a terminal or a page shows
-    (HIDDEN_KINDS: an escape sequence, a new line, a right-to-left override, ...).
-
-    >>> printable("ana\x1b[2J\u202etxt.exe\n")
-    'ana[2Jtxt.exe'
+    >>> _cut("Which way of freezing still computes gradients", 20), _cut("乘以 0 的分支", 8)
+    ('Which way of freezi…', '乘以 0…')
     """
-    return "".join(c for c in name if unicodedata.category(c) not in HIDDEN_KINDS)
+    if text_width(name) <= width:
+        return name
+    while text_width(name) > width - 1:
+        name = name[:-1]
+    return name.rstrip() + "…"
 
 
 def spreadsheet_text(cell: str) -> str:
@@ -185,66 +250,6 @@ def spreadsheet_text(cell: str) -> str:
     ('\'=HYPERLINK("http://x")', 'ana')
     """
     return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
-
-
-class Found(NamedTuple):
-    """A search's result: the progress files with the (device, inode) each had when found,
-    and what could not be searched."""
-
-    files: list[tuple[Path, tuple[int, int]]]
-    problems: list[str]
-
-
-def search(folder: str | os.PathLike) -> Found:
-    """The progress files in ``folder`` and up to SEARCH_DEPTH levels below it. Hidden folders
-    (.ipynb_checkpoints, .local) are not searched, links are not followed, and the search stops
-    after MAX_ENTRIES entries (a problem says so).
-
-    >>> import tempfile
-    >>> home = tempfile.mkdtemp()
-    >>> os.symlink(home, os.path.join(home, "loop"))       # a link is not followed
-    >>> search(home)
-    Found(files=[], problems=[])
-    """
-    files, problems, level, seen = [], [], [Path(folder)], 0
-    for depth in range(SEARCH_DEPTH + 1):
-        below = []
-        for directory in level:
-            try:
-                with os.scandir(directory) as entries:
-                    for entry in entries:
-                        seen += 1
-                        if seen > MAX_ENTRIES:
-                            problems.append(f"not fully searched: more than {MAX_ENTRIES:,} "
-                                            f"files and folders in {printable(str(folder))}")
-                            return Found(sorted(files), problems)
-                        _place(entry, depth, files, below, problems)
-            except OSError as error:    # a folder the teacher cannot read: say so, go on
-                problems.append(f"{printable(str(directory))}: could not be searched "
-                                f"({(error.strerror or str(error)).lower()})")
-        level = sorted(below)
-    return Found(sorted(files), problems)
-
-
-def _place(entry: os.DirEntry, depth: int, files: list, below: list, problems: list) -> None:
-    """Put one folder entry where it belongs: a progress file, a folder to search, or neither."""
-    if entry.name == record.FILE_NAME:
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:                 # gone since the folder was listed
-            return
-        if stat.S_ISLNK(info.st_mode):
-            problems.append(f"{printable(entry.path)}: a symbolic link (not followed)")
-        else:
-            files.append((Path(entry.path), (info.st_dev, info.st_ino)))
-    elif (depth < SEARCH_DEPTH and not entry.name.startswith(".")
-          and entry.is_dir(follow_symlinks=False)):
-        below.append(Path(entry.path))
-
-
-def progress_files(folder: str | os.PathLike) -> list[Path]:
-    """The progress files :func:`search` finds in ``folder``."""
-    return [path for path, _ in search(folder).files]
 
 
 def merged_entries(tables: Iterable[dict]) -> dict:
@@ -273,40 +278,66 @@ def merged_entries(tables: Iterable[dict]) -> dict:
 
 
 def class_table(folders: Iterable[str | os.PathLike], exercise_ids: list[str]) -> ClassTable:
-    """The table of the students whose folders are ``folders`` (a student is named after their
-    folder: on a hub, the home's name is the user's). A folder named here may be a link (the
-    teacher chose it); below it, no link is followed."""
+    """The table of the students whose folders are ``folders``, each named as the top of this
+    module says. A folder named here may be a link (the teacher chose it); below it, no link is
+    followed. ``folders`` may be any iterable (the command passes a progress bar's)."""
     counted: dict[tuple[int, int], str] = {}     # (device, inode) -> the student it counted for
     students = [_student(Path(folder).expanduser().resolve(), counted) for folder in folders]
-    return ClassTable(students, exercise_ids)
+    return ClassTable(named(students), exercise_ids)
+
+
+def named(students: list[Student]) -> list[Student]:
+    """The students with their columns' names: the learner their files record when that tells
+    them apart (see the top of this module), else their folder's name.
+
+    >>> ana = Student("home-1", {}, folder="home-1", learner="ana", files=1)
+    >>> twins = [Student(f"home-{n}", {}, folder=f"home-{n}", learner="jovyan", files=1)
+    ...          for n in (2, 3)]
+    >>> [student.name for student in named([ana, *twins])]
+    ['ana', 'home-2', 'home-3']
+    """
+    learners = Counter(student.learner for student in students if student.learner)
+    unnamed = {student.folder for student in students
+               if not student.learner or learners[student.learner] > 1}
+    return [student._replace(name=student.learner)
+            if student.learner and learners[student.learner] == 1
+            and student.learner not in unnamed else student
+            for student in students]
 
 
 def _student(home: Path, counted: dict[tuple[int, int], str]) -> Student:
     """One student's column: their files read (only read), each file counted once in a class."""
-    name = printable(home.name or str(home)) or "(no name)"
+    folder = printable(home.name or str(home)) or "(no name)"
     for _ in range(2):                  # a kernel saving meanwhile replaces its file (a new
         found = search(home)            # inode): search once more before calling it a problem
         readings, problems, changed = _read_all(found.files)
         if not changed:
             break
-    tables, notes = [], []
-    for shown, identity, entries in readings:
+    tables, notes, learners = [], [], set()
+    for shown, identity, entries, learner in readings:
         if identity in counted:
             notes.append(f"{shown}: already counted for {counted[identity]}")
         else:
-            counted[identity] = name
+            counted[identity] = folder
             tables.append(entries)
-    return Student(name, merged_entries(tables), tuple(found.problems + problems), tuple(notes))
+            learners |= {learner} if learner else set()
+    if len(learners) > 1:               # two copies of the chapters checked by two people
+        notes.append(f"the files record different learners ({', '.join(sorted(learners))}): "
+                     f"named after the folder")
+    learner = learners.pop() if len(learners) == 1 else ""
+    return Student(folder, merged_entries(tables), tuple(found.problems + problems),
+                   tuple(notes), folder=folder, learner=learner,
+                   files=len(found.files))
 
 
 def _read_all(files: list[tuple[Path, tuple[int, int]]]) -> tuple[list, list[str], bool]:
-    """Each file's entries, as (path to show, (device, inode), entries); the problems; and
-    whether a file was not the one the search found (gone, or another file now)."""
+    """Each file's entries, as (path to show, (device, inode), entries, learner); the
+    problems; and whether a file was not the one the search found (gone, or another file)."""
     readings, problems, changed = [], [], False
     for path, identity in files:
         shown = printable(str(path))
         try:
-            entries, info = record.read_entries(path, follow_links=False)
+            entries, learner, info = record.read_progress(path, follow_links=False)
         except FileNotFoundError:
             problems.append(f"{shown}: gone before it could be read")
             changed = True
@@ -318,5 +349,5 @@ def _read_all(files: list[tuple[Path, tuple[int, int]]]) -> tuple[list, list[str
             problems.append(f"{shown}: changed while the report read it")  # swapped for a link
             changed = True
         else:
-            readings.append((shown, identity, entries))
+            readings.append((shown, identity, entries, printable(learner)))
     return readings, problems, changed

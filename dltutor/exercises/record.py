@@ -157,6 +157,23 @@ def parse_entries(data: bytes, limit: int = MAX_BYTES) -> dict[str, dict[str, An
     ...
     dltutor.exercises.record.DamagedFile: not valid JSON
     """
+    return parse_progress(data, limit)[0]
+
+
+#: The longest learner name read from a file: a user name is short, and a student's file
+#: must not put a page of text into a teacher's table.
+MAX_LEARNER = 64
+
+
+def parse_progress(data: bytes, limit: int = MAX_BYTES) -> tuple[dict[str, dict[str, Any]], str]:
+    """A progress file's entries (see :func:`parse_entries`) and the learner it records ("" when
+    it records none, or something that is not a name of at most MAX_LEARNER characters).
+
+    >>> parse_progress(b'{"learner": "ana", "exercises": {}}')
+    ({}, 'ana')
+    >>> parse_progress(b'{"learner": ["not", "a", "name"], "exercises": {}}')
+    ({}, '')
+    """
     if len(data) > limit:
         raise DamagedFile(f"larger than {limit:,} bytes")
     try:
@@ -170,7 +187,10 @@ def parse_entries(data: bytes, limit: int = MAX_BYTES) -> dict[str, dict[str, An
     exercises = document.get("exercises") if isinstance(document, dict) else None
     if not isinstance(exercises, dict):
         raise DamagedFile('not a progress file (no "exercises" table)')
-    return {key: entry for key, entry in exercises.items() if _valid(entry)}
+    learner = document.get("learner", "")
+    if not isinstance(learner, str) or len(learner) > MAX_LEARNER:
+        learner = ""
+    return {key: entry for key, entry in exercises.items() if _valid(entry)}, learner.strip()
 
 
 def _valid(entry: Any) -> bool:
@@ -189,9 +209,16 @@ def read_entries(path: str | os.PathLike, *,
                  follow_links: bool = True) -> tuple[dict[str, dict[str, Any]], os.stat_result]:
     """The entries of the progress file at ``path`` and its status, reading it only (see
     :func:`read_bounded` and :func:`parse_entries` for what it raises)."""
+    entries, _, info = read_progress(path, follow_links=follow_links)
+    return entries, info
+
+
+def read_progress(path: str | os.PathLike, *, follow_links: bool = True
+                  ) -> tuple[dict[str, dict[str, Any]], str, os.stat_result]:
+    """:func:`read_entries`, with the learner the file records between entries and status."""
     try:
         data, info = read_bounded(path, follow_links=follow_links)
-        return parse_entries(data), info
+        return (*parse_progress(data), info)
     except MemoryError:
         raise UnreadableFile("not enough memory to read it") from None
 
@@ -293,6 +320,12 @@ def _update(entries: dict, exercise_id: str, changes: dict[str, Any]) -> None:
 
 
 def _learner() -> str:
+    """Who is checking: the hub's user name when a JupyterHub started this server (on Zero to
+    JupyterHub every student's container runs as the same system user, jovyan), else the system
+    user's; "" when there is neither."""
+    hub_user = os.environ.get("JUPYTERHUB_USER", "").strip()
+    if hub_user:
+        return hub_user
     try:
         return getpass.getuser()
     except Exception:  # noqa: BLE001 - no user name in some containers

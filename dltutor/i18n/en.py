@@ -23,8 +23,39 @@ TEXT = {
     "exercise.status.not yet": "not yet",
     "exercise.status.not attempted": "not attempted",
     "exercise.status.not checked": "not checked",
+    "exercise.unknown": "Chapter {chapter} has no exercise {name}. Its exercises are:\n{listing}",
+    "exercise.unknown_chapter": ("no exercises for chapter {number}; the chapters with "
+                                 "exercises are {chapters}"),
+    "exercise.unknown_item": "  {name}  {id}  {title}",
     "exercise.progress_damaged": ("Your progress file {path} was damaged: it is kept as {kept}, "
                                   "and your checks now go to a new file."),
+
+    # -- the teacher's class table: dltutor progress (classtable.py, cli.py) --------------------
+    "classtable.exercise": "exercise",
+    "classtable.title": "title",
+    "classtable.correct": "correct",
+    "classtable.no_file": "no file",
+    "classtable.status_no_file": "no progress file",
+    "classtable.legend": ("✓ correct  ✗ not yet  · not attempted  – no progress file;  "
+                          "2h: two hints taken;  !: not every file could be read (see stderr)"),
+    "classtable.html_title": "dltutor: class progress",
+    "classtable.html_heading": "Class progress",
+    "classtable.html_summary": ("{students} students, {exercises} exercises. ✓ correct, ✗ not "
+                                "yet, · not attempted, – no progress file; the number after a "
+                                "symbol is the hints taken; ! below a column: not every file "
+                                "of that student could be read."),
+    "progress.not_folder": "dltutor progress: not a folder: {folders}",
+    "progress.cannot_write": ("dltutor progress: could not write the report into {target} "
+                              "({error}); give --out a folder you can write"),
+    "progress.unreadable": "dltutor progress: could not read all of {name}'s files: {problem}",
+    "progress.no_file": ("dltutor progress: no progress file found for: {names} (– in the "
+                         "table: no check saved in their folder yet)"),
+    "progress.shared_learner": ("{count} students' files record the same learner, {learner}: "
+                                "their columns are named after their folders"),
+    "progress.note": "{name}: {note}",
+    "progress.wrote": "wrote {csv} and {html}",
+    "progress.bar": "reading the students' folders",
+    "progress.bar_unit": " students",
 
     # -- dltutor lab: starting JupyterLab (dltutor.launch) --------------------------------------
     "launch.starting": "Starting JupyterLab on {folder} ...",
@@ -73,6 +104,7 @@ TEXT = {
     "lab.mark.mode.norm": "norm",
     "lab.mark.mode.global_norm": "global norm",
     "lab.mark.lr": "lr {value}",
+    "lab.mark.more": "{mark} (and {count} more)",
     "lab.what.lr": "learning rate",
     "lab.what.lr_mult": "lr multiplier for layer {layer}",
     "lab.what.clip_threshold": "clip threshold",
@@ -110,7 +142,9 @@ TEXT = {
     "lab.demo.tied layer": "tied layer",
     "lab.demo.handwritten digits": "handwritten digits",
     "lab.try.two moons": ("Press play. Tick freeze on layer 2 and watch its norm go flat while "
-                          "the other layers learn; set a layer's lr × to 0 or 10."),
+                          "the other layers learn; set a layer's lr × to 0 or 10; set clip to "
+                          "global norm: wherever ‖∇w‖ rises above 0.3, the dashed line stays at "
+                          "0.3 and the clip scale drops below 1."),
     "lab.try.exploding gradients": ("Press play: the loss overflows within a few steps. Reset, "
                                     "set clip to global norm at 1 and play again: now it "
                                     "learns."),

@@ -119,3 +119,41 @@ def test_step_memory_counted_with_the_input_batch_is_also_right():
     verdict = EXERCISES["11.1"].verdict({"step_memory_mb": memory(input_from=0)})
     assert verdict.status == "correct" and "input batch" in verdict.message
 
+
+
+def test_an_exercise_that_does_not_exist_names_those_that_do():
+    """Issue 47: ``ex.q9`` in a chapter of four was a bare AttributeError. It names the
+    chapter's exercises, by attribute, id and title, in the kit's language, and is still an
+    AttributeError (hasattr, getattr with a default and tab completion rely on that)."""
+    from dltutor.i18n import use_language
+
+    ex = exercises.chapter("08")
+    with pytest.raises(exercises.UnknownExercise) as raised:
+        ex.q9.check()
+    assert str(raised.value).splitlines() == [
+        "Chapter 08 has no exercise q9. Its exercises are:",
+        "  q1  08.1  BatchNorm's running mean",
+        "  q2  08.2  Why a zeroed branch does not update",
+        "  q3  08.3  Which freeze still gets a gradient",
+        "  q4  08.4  Write freeze_block"]
+    assert isinstance(raised.value, AttributeError) and raised.value.name == "q9"
+    assert not hasattr(ex, "q9") and getattr(ex, "q5", None) is None and hasattr(ex, "q4")
+    assert {"q1", "q2", "q3", "q4"} <= set(dir(ex))
+    with use_language("zh"), pytest.raises(AttributeError) as chinese:
+        ex.q0
+    assert str(chinese.value).splitlines()[:2] == ["第 08 章没有练习 q0。这一章的练习是：",
+                                                   "  q1  08.1  BatchNorm 的滑动均值"]
+    with pytest.raises(AttributeError) as private:       # Python's own lookups: the usual error
+        ex._repr_html_
+    assert not isinstance(private.value, exercises.UnknownExercise)
+
+
+def test_every_exercise_has_a_title_in_both_languages():
+    from dltutor.i18n import SENTENCES
+
+    untitled = [e.id for e in exercises.all_exercises() if not e.title.strip()]
+    assert not untitled, f"give these exercises a title=: {untitled}"
+    untranslated = [e.title for e in exercises.all_exercises()
+                    if e.title not in SENTENCES["zh"]]
+    assert not untranslated, f"add to dltutor/i18n/zh.py SENTENCES: {untranslated}"
+    assert len({e.title for e in exercises.all_exercises()}) == len(EXERCISES)    # tell apart

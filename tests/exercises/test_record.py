@@ -280,3 +280,17 @@ def test_kernels_writing_at_once_lose_no_check(tmp_path):
     for k in range(kernels):
         assert (entries[f"99.{k + 1}"]["checks"], entries[f"99.{k + 1}"]["hints"]) == \
             (rounds, rounds - 1)
+
+
+def test_the_learner_is_the_hubs_user_when_a_hub_started_the_server(tmp_path, monkeypatch):
+    """On Zero to JupyterHub every student's container runs as the system user jovyan: the
+    file records the hub's user name (JUPYTERHUB_USER), which the class table names them by."""
+    path = tmp_path / record.FILE_NAME
+    monkeypatch.setenv("JUPYTERHUB_USER", "ana")
+    record.save_entry(path, "01.1", status="correct")
+    assert json.loads(path.read_text(encoding="utf-8"))["learner"] == "ana"
+    assert record.read_progress(path)[:2] == (record.load(path), "ana")
+    monkeypatch.delenv("JUPYTERHUB_USER")                  # no hub: the system user's name
+    monkeypatch.setattr(record.getpass, "getuser", lambda: "jovyan")
+    record.save_entry(path, "01.1", status="correct")
+    assert json.loads(path.read_text(encoding="utf-8"))["learner"] == "jovyan"
