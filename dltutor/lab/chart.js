@@ -10,9 +10,17 @@ const FONT = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
 const SMALL = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
 // Above each plot, a lane for the labels of the marks (the steps where a control changed): the
 // labels never cover data. Two rows; labels that still do not fit are counted into a
-// neighbour ("lr 0.3 +2").
+// neighbour ("lr 0.3 (and 2 more)"; chart.py sends the words in the learner's language).
 const LANE_ROW = 14, LANE_ROWS = 2;
-const PANEL_HEIGHT = 236;
+const MORE = "{mark} (and {count} more)";
+// A panel is shorter when the plots are narrower than NARROW (a phone), so that the controls
+// and a plot fit on one screen.
+const PANEL_HEIGHT = 236, NARROW_PANEL_HEIGHT = 180, NARROW = 600;
+
+// The height of a line panel when all the plots together are ``plotsWidth`` wide.
+function panelHeight(plotsWidth) {
+  return plotsWidth < NARROW ? NARROW_PANEL_HEIGHT : PANEL_HEIGHT;
+}
 const PAD = { left: 52, right: 12, top: 6 + LANE_ROW * LANE_ROWS, bottom: 30 };
 const MARK_COLOR = "#7a4dd8", MARK_TEXT = "#5a2db8";
 
@@ -110,35 +118,58 @@ function setupCanvas(canvas, width, height) {
   return ctx;
 }
 
+// A label with ``count`` more labels counted into it, by the template ``more``.
+function withMore(more, text, count) {
+  return count ? more.replace("{mark}", text).replace("{count}", String(count)) : text;
+}
+
 // Where the mark labels go in the lane: each starts at its mark (or ends at the plot's right
 // edge when it would run past it) in the first row where it overlaps nothing; a label with no
-// room in any row is counted into the label before it. Returns boxes {text, x, y, w, at}.
-function placeLabels(marks, sx, measure, left, right) {
+// room in any row is counted into the label before it. A label that would touch the label of
+// an earlier change of the same control (marks carry their ``control``) takes its place: after
+// a burst of changes (a slider moved with four key presses) the lane shows the value in force,
+// not the first value of the burst. Returns boxes {text, x, y, w, at, more}.
+function placeLabels(marks, sx, measure, left, right, more = MORE) {
   const rows = Array.from({ length: LANE_ROWS }, () => []);
   const placed = [];
+  const touches = (x, w, b) => x < b.x + b.w + 6 && b.x < x + w + 6;
   for (const m of [...marks].sort((a, b) => a.x - b.x)) {
-    // room for a count (" +9") is kept, so that counting a label in never makes it overlap
-    const at = sx(m.x), w = measure(m.text + " +9");
+    // room for a count (up to 99) is kept, so that counting labels in never makes it overlap
+    const at = sx(m.x), w = measure(withMore(more, m.text, 99));
     const x = Math.max(left, Math.min(at + 3, right - w));
-    const row = rows.findIndex((boxes) => boxes.every((b) => x >= b.x + b.w + 6 || x + w + 6 <= b.x));
+    let carried = 0;                                // labels counted into the one replaced
+    const last = lastOfControl(placed, m.control);
+    if (last && touches(x, w, last)) {
+      placed.splice(placed.indexOf(last), 1);
+      rows[last.row].splice(rows[last.row].indexOf(last), 1);
+      carried = last.more;
+    }
+    const row = rows.findIndex((boxes) => boxes.every((b) => !touches(x, w, b)));
     if (row >= 0) {
-      const box = { text: m.text, more: 0, x, y: 2 + row * LANE_ROW, w, at };
+      const box = { text: m.text, control: m.control, more: carried, x, y: 2 + row * LANE_ROW, w, at, row };
       rows[row].push(box);
       placed.push(box);
     } else if (placed.length) {
-      placed[placed.length - 1].more += 1;          // no room: counted into the label before
+      placed[placed.length - 1].more += 1 + carried;   // no room: counted into the label before
     }
   }
   for (const box of placed) {
-    if (box.more) box.text += " +" + box.more;
+    box.text = withMore(more, box.text, box.more);
     box.w = measure(box.text);
   }
   return placed;
 }
 
-// One line panel: axes, frozen spans, markers, reference lines, then the data lines.
-function drawPanel(canvas, panel, frame, width) {
-  const height = PANEL_HEIGHT;
+// The latest placed label of ``control`` (none for marks that name no control).
+function lastOfControl(placed, control) {
+  if (control === undefined || control === null) return null;
+  for (let i = placed.length - 1; i >= 0; i--) if (placed[i].control === control) return placed[i];
+  return null;
+}
+
+// One line panel: axes, frozen spans, markers, reference lines, the data lines, then the
+// reference lines' labels (over the data, on a white box) and the marks' labels.
+function drawPanel(canvas, panel, frame, width, { more = MORE, height = PANEL_HEIGHT } = {}) {
   const ctx = setupCanvas(canvas, width, height);
   const x = frame.x || [];
   const data = (frame.panels || {})[panel.id] || { lines: [], hlines: [] };
@@ -208,10 +239,6 @@ function drawPanel(canvas, panel, frame, width) {
     ctx.setLineDash([1, 3]);
     ctx.beginPath(); ctx.moveTo(L, y); ctx.lineTo(R, y); ctx.stroke();
     ctx.setLineDash([]);
-    if (h.label) {
-      ctx.font = SMALL; ctx.fillStyle = "#444"; ctx.textAlign = "right"; ctx.textBaseline = "bottom";
-      ctx.fillText(h.label, R - 4, y - 2);
-    }
   }
   // markers: the steps where a control changed
   ctx.save();
@@ -243,10 +270,11 @@ function drawPanel(canvas, panel, frame, width) {
   ctx.globalAlpha = 1;
   ctx.setLineDash([]);
   ctx.restore();
+  const refBoxes = drawReferenceLabels(ctx, data.hlines || [], sy, T, B, R);
   // the marks' labels, in the lane above the plot, each with a tick over its mark
   ctx.font = SMALL; ctx.textAlign = "left"; ctx.textBaseline = "top";
   const shown = (frame.markers || []).filter((m) => m.x >= x0 && m.x <= x1);
-  const boxes = placeLabels(shown, sx, (t) => ctx.measureText(t).width, L, R);
+  const boxes = placeLabels(shown, sx, (t) => ctx.measureText(t).width, L, R, more);
   for (const m of shown) {
     const xx = sx(m.x);
     ctx.strokeStyle = MARK_COLOR; ctx.lineWidth = 1.2;
@@ -257,6 +285,28 @@ function drawPanel(canvas, panel, frame, width) {
   // for the tests and for anyone curious: where the labels went, and the plot's box
   canvas.dataset.markLabels = JSON.stringify(boxes.map((b) => ({ text: b.text, x: b.x, y: b.y, w: b.w, h: LANE_ROW })));
   canvas.dataset.plotBox = JSON.stringify({ left: L, right: R, top: T, bottom: B, width });
+  canvas.dataset.refLabels = JSON.stringify(refBoxes);
+}
+
+// The labels of the reference lines ("clip threshold 1"), drawn after the data: a dozen
+// gradient lines can run along the threshold, so each label sits on a white box, above its
+// line at the right end (below it when the line is at the top). Returns the boxes.
+function drawReferenceLabels(ctx, hlines, sy, top, bottom, right) {
+  const boxes = [];
+  ctx.font = SMALL; ctx.textAlign = "right"; ctx.textBaseline = "middle";
+  for (const h of hlines) {
+    const y = sy(h.y);
+    if (!h.label || y < top || y > bottom) continue;
+    const w = ctx.measureText(h.label).width + 8, hgt = 15;
+    const y0 = y - 3 - hgt >= top ? y - 3 - hgt : Math.min(y + 3, bottom - hgt);
+    const box = { text: h.label, x: right - 3 - w, y: y0, w, h: hgt };
+    ctx.fillStyle = "rgba(255,255,255,0.92)";
+    ctx.fillRect(box.x, box.y, w, hgt);
+    ctx.fillStyle = "#333";
+    ctx.fillText(h.label, right - 7, y0 + hgt / 2);
+    boxes.push(box);
+  }
+  return boxes;
 }
 
 // The decision boundary: a grid of class probabilities (or classes) as an image, and the points.
@@ -336,7 +386,8 @@ function render({ model, el }) {
         drawBoundary(canvas, spec, frame, width);
         if (frame.boundary) title.textContent = spec.boundary.title + " · " + frame.boundary.title;
       } else {
-        drawPanel(canvas, panel, frame, width);
+        drawPanel(canvas, panel, frame, width,
+                  { more: spec.mark_more || MORE, height: panelHeight(root.clientWidth) });
       }
     }
     drawn += 1;

@@ -112,7 +112,9 @@ def chart_spec(lab: TrainingLab) -> dict[str, Any]:
         {"id": "ratio", "title": text("lab.panel.ratio"), "log": True,
          "zero_floor": True, "spans": True},
     ]
-    spec: dict[str, Any] = {"panels": panels}
+    # A label with no room for itself is counted into its neighbour: "{mark} (and 2 more)".
+    spec: dict[str, Any] = {"panels": panels,
+                            "mark_more": text("lab.mark.more", mark="{mark}", count="{count}")}
     if has_boundary(lab):
         X, y = np.asarray(lab.X, dtype=float), np.asarray(lab.y).ravel().astype(int)
         lo, hi = X.min(axis=0) - 0.5, X.max(axis=0) + 0.5
@@ -186,7 +188,8 @@ def chart_frame(lab: TrainingLab, colors: list[str],
         "spans": [{"x0": float(steps[first]) - 0.5, "x1": float(steps[last]) + 0.5,
                    "color": colors[i]}
                   for i, name in enumerate(names) for first, last in rec.frozen_runs(name)],
-        "markers": [{"x": step, "text": text} for step, text in lab.events],
+        "markers": [{"x": step, "control": control, "text": what}
+                    for step, control, what in lab.marks],
     }
     if predict is not None and has_boundary(lab):
         frame["boundary"] = boundary(lab, predict)

@@ -28,18 +28,14 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
-
 from .. import backend as B
 from .. import checks
-from ..autograd import Tensor, no_grad, tensor
-from ..data import DataLoader, TensorDataset
+from ..autograd import Tensor
 from ..i18n import text
-from ..nn import Module
-from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, Optimizer
-from ..stats import eval_mode
+from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from ..trace import Recorder
 from .errors import LabError, check_control, error_text
+from .parts import accuracy, as_loader, check_parts, plain_state
 
 CLIP_MODES = {None: None, "value": ClipGradByValue, "norm": ClipGradByNorm,
               "global_norm": ClipGradByGlobalNorm}
@@ -77,13 +73,15 @@ class TrainingLab:
     goes); the demos choose one at which a run takes about half a minute, so you can watch it.
     ``watch`` maps a name to a function of no arguments returning a number that the view shows
     beside the loss (e.g. the accuracy on a task the network learned before).
+    ``clip_default`` is the threshold the view's clip slider starts at: a demo picks one below
+    its usual gradient norm, so that switching clipping on visibly clips.
     """
 
     def __init__(self, model: Any, optimizer: Any, loss_fn: Callable, data: Any,
                  recorder: Recorder | None = None, batch_size: int | None = None,
                  seed: int = 0, name: str = "lab", pace: float | None = None,
-                 watch: dict[str, Callable[[], float]] | None = None):
-        _check_parts(model, optimizer, loss_fn)
+                 watch: dict[str, Callable[[], float]] | None = None, clip_default: float = 1.0):
+        check_parts(model, optimizer, loss_fn)
         watch = dict(watch or {})
         for label, fn in watch.items():
             if not isinstance(label, str) or not callable(fn):
@@ -94,8 +92,11 @@ class TrainingLab:
             checks.positive("TrainingLab", "pace", pace,
                             hint="steps per second, or None for as fast as it goes")
         self.pace = pace
+        checks.positive("TrainingLab", "clip_default", clip_default,
+                        hint="the clip threshold the view starts at")
+        self.clip_default = float(clip_default)
         self.model, self.optimizer, self.loss_fn, self.name = model, optimizer, loss_fn, name
-        self.loader, self.X, self.y = _as_loader(data, batch_size, seed)
+        self.loader, self.X, self.y = as_loader(data, batch_size, seed)
         self.recorder = recorder if recorder is not None else Recorder(
             model, optimizer, by="layer", capacity=5000)
         self.layers = [name for name, module in model.named_modules()
@@ -110,12 +111,12 @@ class TrainingLab:
         self._busy = threading.Lock()
         # Everything reset() needs: values, optimizer state and the lr of every group.
         self._initial_model = {k: v.numpy().copy() for k, v in model.state_dict().items()}
-        self._initial_optimizer = copy.deepcopy(_plain_state(optimizer.state_dict()))
+        self._initial_optimizer = copy.deepcopy(plain_state(optimizer.state_dict()))
         self._initial_lrs = [group["lr"] for group in optimizer.param_groups]
         self.base_lr = self._initial_lrs[0]
-        #: The controls changed so far, as (step, what): the plots mark each one at its step.
-        self.events: list[tuple[int, str]] = []
-        self._controls_noted = ""
+        # The controls changed so far, as (step, control, what): the plots mark each one at
+        # its step, and a label can show a control's latest value (see ``marks``).
+        self._marks: list[tuple[int, str, str]] = []
 
     # -- running ---------------------------------------------------------------------------------
     def _next_batch(self) -> tuple:
@@ -211,7 +212,7 @@ class TrainingLab:
                 self.loader.set_epoch(0)
             self._batches = iter(())
             self.steps_done, self.last_loss, self.error = 0, math.nan, None
-            self.events.clear()
+            self._marks.clear()
 
     # -- controls --------------------------------------------------------------------------------
     def _layer_params(self, layer: str) -> list[Tensor]:
@@ -275,11 +276,35 @@ class TrainingLab:
     def _note(self, control: str, what: str) -> None:
         """Remember that ``control`` changed to ``what`` at this step. A second change of the
         same control at the same step replaces the first: dragging a slider leaves one mark."""
-        last = self._controls_noted
-        if self.events and self.events[-1][0] == self.steps_done and last == control:
-            self.events.pop()
-        self.events.append((self.steps_done, what))
-        self._controls_noted = control
+        if self._marks and self._marks[-1][:2] == (self.steps_done, control):
+            self._marks.pop()
+        self._marks.append((self.steps_done, control, what))
+
+    @property
+    def events(self) -> list[tuple[int, str]]:
+        """The controls changed so far, as (step, what): the plots mark each one at its step.
+
+        >>> from dltutor.lab import demos
+        >>> lab = demos.moons_mlp()
+        >>> lab.set_lr_mult("0", 3); lab.step(1); lab.set_lr_mult("0", 10)
+        >>> lab.events
+        [(0, 'layer 0 lr × 3'), (1, 'layer 0 lr × 10')]
+        """
+        return [(step, what) for step, _, what in self._marks]
+
+    @property
+    def marks(self) -> list[tuple[int, str, str]]:
+        """The same changes as :attr:`events`, with the control each one changed:
+        (step, control, what). Marks of one control share its name (``"lr_mult 0"``), so a
+        plot too crowded to label each change can show the latest, the value in force.
+
+        >>> from dltutor.lab import demos
+        >>> lab = demos.moons_mlp()
+        >>> lab.freeze("2"); lab.set_lr(0.3)
+        >>> lab.marks
+        [(0, 'freeze 2', 'layer 2 frozen'), (0, 'lr', 'lr 0.3')]
+        """
+        return list(self._marks)
 
     # -- what the UI shows -----------------------------------------------------------------------
     def clip_setting(self) -> tuple[str | None, float | None]:
@@ -343,52 +368,3 @@ def _count(method: str, name: str, value: Any) -> int:
                               hint="a number of training steps")
     except (TypeError, ValueError) as exc:
         raise LabError(str(exc)) from None
-
-
-def accuracy(model: Module, X: np.ndarray, y: np.ndarray) -> float:
-    """The share of rows of ``X`` whose largest output is the label in ``y`` (eval mode)."""
-    with eval_mode(model), no_grad():
-        predicted = model(tensor(X)).numpy().argmax(axis=1)
-    return float((predicted == np.asarray(y)).mean())
-
-
-def _check_parts(model: Any, optimizer: Any, loss_fn: Callable) -> None:
-    """Refuse a lab that could not take a step, before any part of it is made."""
-    if not isinstance(model, Module):
-        raise LabError(f"TrainingLab: model must be an nn.Module, got {type(model).__name__}")
-    if next(iter(model.parameters()), None) is None:
-        raise LabError(f"TrainingLab: the model {type(model).__name__} has no parameters, so "
-                       "there is nothing to train (a model of lazy layers gets its parameters "
-                       "at its first forward call: call it once on a batch first)")
-    if not isinstance(optimizer, Optimizer):
-        raise LabError(f"TrainingLab: optimizer must be a dltutor optimizer such as "
-                       f"optim.SGD(model.parameters(), lr=0.1), got {type(optimizer).__name__}")
-    if not callable(loss_fn):
-        raise LabError(f"TrainingLab: loss_fn must be a function loss_fn(output, target) such "
-                       f"as F.cross_entropy, got {loss_fn!r}")
-
-
-def _as_loader(data: Any, batch_size: int | None, seed: int) -> tuple[Any, Any, Any]:
-    if isinstance(data, DataLoader):
-        arrays = getattr(data.dataset, "arrays", None)
-        X = B.to_numpy(arrays[0]) if arrays else None
-        y = B.to_numpy(arrays[1]) if arrays and len(arrays) > 1 else None
-        return data, X, y
-    if not (isinstance(data, (tuple, list)) and len(data) == 2):
-        raise LabError("data must be a DataLoader or a pair of arrays (X, y)")
-    X, y = (np.asarray(B.to_numpy(d.data if isinstance(d, Tensor) else d)) for d in data)
-    size = len(X) if batch_size is None else batch_size
-    loader = DataLoader(TensorDataset(X, y), batch_size=size, shuffle=batch_size is not None,
-                        seed=seed)
-    return loader, X, y
-
-
-def _plain_state(state: Any) -> Any:
-    """An optimizer state dict with its tensors as NumPy copies (safe to keep and reuse)."""
-    if isinstance(state, dict):
-        return {k: _plain_state(v) for k, v in state.items()}
-    if isinstance(state, list):
-        return [_plain_state(v) for v in state]
-    if isinstance(state, Tensor):
-        return state.numpy().copy()
-    return state

@@ -6,10 +6,12 @@ curious can find it on the page; what a control *does* is the callback it is giv
 widgets out. The classes: ``dltutor-play``, ``dltutor-pause``, ``dltutor-step``,
 ``dltutor-reset``, ``dltutor-pace`` (speed), ``dltutor-freeze-<key>``,
 ``dltutor-lr-mult-<key>``, ``dltutor-clip-mode``, ``dltutor-clip-threshold``, ``dltutor-lr``,
-``dltutor-grad-norm`` (the gradient norm beside the clip slider); the view adds
+``dltutor-grad-norm`` (the gradient norm beside the clip slider), ``dltutor-layer-label``;
+the view adds ``dltutor-title`` (the lab's name), ``dltutor-layer-row``,
 ``dltutor-status-line`` (the status widget; the div inside it is ``dltutor-status``, see
 :mod:`dltutor.lab.status`), ``dltutor-legend``, ``dltutor-plots`` (the chart) and
-``dltutor-lab`` (the whole view).
+``dltutor-lab`` (the whole view). The lab page's template gives a phone a compact layout by
+these classes (``share/jupyter/voila/templates/dltutor``).
 
 ``<key>`` is the layer name made safe for a CSS class and a ``data-`` attribute name
 (:func:`layer_key`): lower case, and every run of characters other than ``a-z`` and ``0-9``
@@ -34,7 +36,7 @@ from typing import Any
 import ipywidgets as W
 import numpy as np
 
-from ..i18n import text
+from ..i18n import sentence, text
 
 __all__ = ["BUTTONS", "CLIP_MODES", "CLIP_THRESHOLDS", "LR_MULTS", "PACES", "button",
            "clip_controls", "freeze_box", "grad_norm_label", "layer_key", "layer_keys",
@@ -148,9 +150,11 @@ def layer_label(name: str, module: Any) -> W.HTML:
             if module is not None else 0)
     what = (text("lab.layer_size", kind=type(module).__name__, size=size)
             if module is not None else "")
-    return W.HTML(f"<b>{html.escape(text('lab.layer', name=name or '(root)'))}</b> "
-                  f"<span style='color:#666'>{html.escape(what)}</span>",
-                  layout=W.Layout(width="210px"))
+    label = W.HTML(f"<b>{html.escape(text('lab.layer', name=name or '(root)'))}</b> "
+                   f"<span style='color:#666'>{html.escape(what)}</span>",
+                   layout=W.Layout(width="210px"))
+    label.add_class("dltutor-layer-label")     # on a phone, the page hides the <span>
+    return label
 
 
 def freeze_box(key: str, frozen: bool, on_change: Callable[[bool], None]) -> W.Checkbox:
@@ -177,7 +181,7 @@ def lr_mult_slider(key: str, value: float,
 def clip_controls(mode: str | None, threshold: float | None,
                   on_change: Callable[[], None]) -> tuple[W.Dropdown, W.SelectionSlider]:
     """The clip mode selector and threshold slider; ``on_change()`` when either changes
-    (the threshold waits at 1 until a mode is chosen)."""
+    (the threshold waits at ``threshold``, or 1, until a mode is chosen)."""
     selector = W.Dropdown(options=[(text(f"lab.clip.{m}"), m) for m in CLIP_MODES],
                           value=mode or "off", description=text("lab.clip"),
                           layout=W.Layout(width="230px"), style={"description_width": "36px"})
@@ -210,6 +214,25 @@ def lr_text(value: float, on_change: Callable[[float], None]) -> W.FloatText:
     return box
 
 
-def row(*children: W.Widget) -> W.HBox:
-    """Widgets side by side, wrapping onto the next line on a narrow page."""
-    return W.HBox(list(children), layout=W.Layout(align_items="center", flex_flow="row wrap"))
+def row(*children: W.Widget, css_class: str | None = None) -> W.HBox:
+    """Widgets side by side, wrapping onto the next line on a narrow page; ``css_class`` names
+    the row for the page's stylesheet (the phone layout of the Voilà template).
+
+    >>> row(W.Label("a"), css_class="dltutor-layer-row")._dom_classes
+    ('dltutor-layer-row',)
+    """
+    box = W.HBox(list(children), layout=W.Layout(align_items="center", flex_flow="row wrap"))
+    if css_class:
+        box.add_class(css_class)
+    return box
+
+
+def lab_title(name: str) -> W.HTML:
+    """The lab's name in bold beside its buttons (the phone layout hides it for room).
+
+    >>> lab_title("two moons").value
+    '<b>two moons</b>'
+    """
+    title = W.HTML(f"<b>{html.escape(sentence(name))}</b>", layout=W.Layout(margin="0 12px 0 4px"))
+    title.add_class("dltutor-title")
+    return title

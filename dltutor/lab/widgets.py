@@ -51,7 +51,6 @@ True
 """
 from __future__ import annotations
 
-import html
 import math
 import time
 from collections.abc import Callable
@@ -60,7 +59,6 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..i18n import sentence
 from . import controls
 from .chart import LiveChart, chart_frame, chart_spec, layer_colors, legend_html
 from .chart import predict as model_outputs
@@ -150,16 +148,16 @@ class LabView:
         modules = dict(self.lab.model.named_modules())
         layer_rows = [self._build_layer_row(layer, modules.get(layer["name"]))
                       for layer in state["layers"]]
+        threshold = state["clip_threshold"]          # None while clipping is off
         self.clip_mode, self.clip_threshold = controls.clip_controls(
-            state["clip_mode"], state["clip_threshold"], lambda: self._apply(self._set_clip))
+            state["clip_mode"], self.lab.clip_default if threshold is None else threshold,
+            lambda: self._apply(self._set_clip))
         self.grad_norm = controls.grad_norm_label()
         self.lr = controls.lr_text(state["lr"], self._control("set_lr"))
         self.status = W.HTML(layout=W.Layout(width="100%"))
         self.status.add_class("dltutor-status-line")
-        title = W.HTML(f"<b>{html.escape(sentence(self.lab.name))}</b>",
-                       layout=W.Layout(margin="0 12px 0 4px"))
         self._controls_box = W.VBox([
-            controls.row(title, *self.buttons.values(), self.speed),
+            controls.row(controls.lab_title(self.lab.name), *self.buttons.values(), self.speed),
             *layer_rows,
             controls.row(self.clip_mode, self.clip_threshold, self.grad_norm, self.lr),
         ])
@@ -172,8 +170,8 @@ class LabView:
                                                 self._control("freeze", name))
         self.lr_mult[name] = controls.lr_mult_slider(key, layer["lr_mult"],
                                                      self._control("set_lr_mult", name))
-        return W.HBox([controls.layer_label(name, module), self.freeze[name],
-                       self.lr_mult[name]], layout=W.Layout(flex_flow="row wrap"))
+        return controls.row(controls.layer_label(name, module), self.freeze[name],
+                            self.lr_mult[name], css_class="dltutor-layer-row")
 
     def _control(self, method: str, *args: Any) -> Callable[[Any], None]:
         """A widget's callback: ``lab.<method>(*args, new value)``, through :meth:`_apply`.

@@ -278,9 +278,9 @@ assert all(clipping_story_holds(seed) for seed in range(5))
 # * **Slide lr × on layer 0** to 3 or 10: its update / parameter ratio jumps up. At 0 the
 #   layer stops, like a freeze, but it still gets a gradient (chapter 08).
 # * Set **clip** to *global norm*: beside the slider, ‖∇w‖ shows the gradient norm of the
-#   latest step; put the threshold below it (0.1) and the thick dashed after-clipping lines
-#   drop to the threshold (dotted) while the thin lines show what the gradients were; the
-#   status line shows the clip scale.
+#   latest step. The threshold starts at 0.3, below that norm on about half the steps: on
+#   those, the thick dashed after-clipping lines drop to the threshold (dotted) while the thin
+#   lines show what the gradients were, and the status line's clip scale drops below 1.
 # * Type a negative **lr**: the lab refuses it, says why in the status line, and the box
 #   snaps back. Nothing was changed.
 # * **pause**, **step** (one step), **reset** (initial weights; your settings stay).

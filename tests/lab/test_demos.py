@@ -8,10 +8,18 @@ worst case over seeds 0-9 when the demo was designed, and over the CPU variants 
 """
 from __future__ import annotations
 
+import copy
+import re
+
 import numpy as np
 import pytest
 
+import dltutor as dt
+from dltutor import nn, tensor
+from dltutor.i18n import text
 from dltutor.lab import demos
+from dltutor.lab.app import DEMOS
+from dltutor.nn import functional as F
 
 SEEDS = range(5)
 
@@ -106,3 +114,80 @@ def test_freezing_pretrained_layers_keeps_what_they_knew(seed):
     assert frozen.accuracy() > 0.88                         # the new head learned parity (0.90-0.98)
     assert free.state()["watch"]["digits, pretrained head"] < knew - 0.1  # forgot (to 0.48-0.82)
     assert free.accuracy() > 0.95                           # while parity got better (0.98-1.0)
+
+
+# -- clipping, switched on at the threshold the clip slider starts at ------------------------------
+CLIP_STEPS = 300
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("demo", list(DEMOS))
+def test_switching_clipping_on_clips_visibly_in_every_demo(demo, seed):
+    """The lab page says "switch on clipping": in every demo, global-norm clipping at the
+    threshold the slider starts at (``lab.clip_default``) cuts the gradient well below its size
+    on many steps, and never lets it above the threshold (issue 47: two moons started at 1,
+    above every gradient it had, and the clip scale sat at 1.0000)."""
+    lab = DEMOS[demo](seed=seed)
+    lab.set_clip("global_norm", lab.clip_default)
+    assert lab.run(CLIP_STEPS)
+    rec = lab.recorder
+    scale = rec.series("clip_scale")
+    after = np.sqrt((rec.series("clipped_grad_norm") ** 2).sum(axis=1))
+    assert np.sum(scale < 0.9) >= 30                 # cut by 10 % or more: 60-300 steps seen
+    assert np.all(after <= lab.clip_default * (1 + 1e-5))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_moons_try_text_holds_the_dashed_line_stays_at_the_threshold(seed):
+    """"wherever ‖∇w‖ rises above 0.3, the dashed line stays at 0.3 and the clip scale drops
+    below 1" (lab.try.two moons), and the network still learns the moons."""
+    lab = demos.moons_mlp(seed=seed)
+    threshold = lab.clip_default
+    assert threshold == 0.3
+    lab.set_clip("global_norm", threshold)
+    assert lab.run(CLIP_STEPS)
+    rec = lab.recorder
+    before = rec.series("global_grad_norm")
+    after = np.sqrt((rec.series("clipped_grad_norm") ** 2).sum(axis=1))
+    scale = rec.series("clip_scale")
+    above = before > threshold
+    assert 0.3 <= above.mean() <= 0.8                # about half the steps: 0.43-0.68 seen
+    np.testing.assert_allclose(after[above], threshold, rtol=1e-5)
+    np.testing.assert_allclose(after[~above], before[~above], rtol=1e-5)
+    assert np.all(scale[above] < 1) and np.all(scale[~above] == 1)
+    assert lab.accuracy() > 0.9                      # 0.98-1.0 seen
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_try_text_that_names_a_clip_threshold_names_the_one_the_slider_starts_at(language):
+    clip_word = {"en": "clip", "zh": "裁剪"}[language]
+    named = {}
+    dt.set_language(language)
+    try:
+        for demo, make in DEMOS.items():
+            words = text(f"lab.try.{demo}")
+            if clip_word in words:
+                after_clip = words[words.index(clip_word):]
+                named[demo] = float(re.search(r"\d+(?:\.\d+)?", after_clip).group())
+    finally:
+        dt.set_language("en")
+    assert set(named) == {"two moons", "exploding gradients"}
+    for demo, threshold in named.items():
+        assert threshold == DEMOS[demo]().clip_default, demo
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_tied_layers_gradient_is_the_sum_of_its_two_uses(seed):
+    """"its gradient is the sum of the two uses" (lab.try.tied layer): the same network with
+    each use of layer 2 a copy of its own gets the two terms, and they add up to the tied one."""
+    lab = demos.tied_mlp(seed=seed)
+    untied = nn.Sequential(*[copy.deepcopy(layer) for layer in lab.model])   # copied one by one
+    assert untied[2] is not untied[4]
+    X, y = tensor(lab.X), tensor(lab.y)
+    F.cross_entropy(lab.model(X), y).backward()
+    F.cross_entropy(untied(X), y).backward()
+    for name in ("weight", "bias"):
+        tied = getattr(lab.model[2], name).grad.numpy()
+        first, second = (getattr(untied[i], name).grad.numpy() for i in (2, 4))
+        assert np.abs(first).max() > 0 and np.abs(second).max() > 0     # both uses count
+        np.testing.assert_allclose(tied, first + second, rtol=1e-4, atol=1e-7)

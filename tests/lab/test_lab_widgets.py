@@ -101,6 +101,28 @@ def test_clip_mode_and_threshold_set_the_optimizer_clip(mode):
     assert view.lab.optimizer.grad_clip is None
 
 
+def test_the_clip_slider_starts_at_the_labs_threshold_where_clipping_bites():
+    view = LabView(demos.moons_mlp())
+    assert view.clip_mode.value == "off"
+    assert view.clip_threshold.value == view.lab.clip_default == 0.3
+    view.clip_mode.value = "global_norm"             # switching it on clips at that threshold
+    assert view.lab.clip_setting() == ("global_norm", 0.3)
+    view.close()
+    lab = demos.moons_mlp()
+    lab.set_clip("norm", 3.0)                        # a threshold set in code is the one shown
+    view = LabView(lab)
+    assert view.clip_threshold.value == 3.0
+    view.close()
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, "1"])
+def test_a_bad_clip_default_is_refused_before_the_lab_is_made(bad):
+    model = nn.Sequential(nn.Linear(2, 2))
+    with pytest.raises((TypeError, ValueError), match="clip_default"):
+        TrainingLab(model, optim.SGD(model.parameters(), lr=0.1), F.cross_entropy,
+                    (np.zeros((4, 2), np.float32), np.zeros(4, np.int64)), clip_default=bad)
+
+
 def test_global_lr_text_sets_the_learning_rate():
     view = LabView(demos.moons_mlp())
     view.lr.value = 0.05
@@ -262,7 +284,7 @@ def test_the_frame_holds_the_recorded_steps_the_frozen_span_and_the_marks():
                                   view.lab.recorder.series("loss").astype("<f4"))
     (span,) = frame["spans"]
     assert (span["x0"], span["x1"]) == (4.5, 9.5) and span["color"] == view._colors[1]
-    assert frame["markers"] == [{"x": 5, "text": "layer 2 frozen"}]
+    assert frame["markers"] == [{"x": 5, "control": "freeze 2", "text": "layer 2 frozen"}]
     frozen_grad = numbers(frame["panels"]["grad"]["lines"][1]["y"])
     assert (frozen_grad[5:] == 0).all()          # drawn on the 0 floor line, not left out
     assert frame["boundary"]["title"].startswith("accuracy")

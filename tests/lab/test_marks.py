@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+import dltutor as dt
 from dltutor.lab import LabError, demos
-from dltutor.lab.chart import chart_frame, layer_colors
+from dltutor.lab.chart import chart_frame, chart_spec, layer_colors
 
 CHART_JS = Path(__file__).resolve().parents[2] / "dltutor" / "lab" / "chart.js"
 NODE = shutil.which("node")
@@ -99,7 +101,8 @@ def test_the_frame_sends_every_mark_with_its_step_and_text():
     lab.step(2)
     lab.freeze("2")
     markers = chart_frame(lab, layer_colors(lab))["markers"]
-    assert markers == [{"x": 3, "text": "clip global norm 1"}, {"x": 5, "text": "layer 2 frozen"}]
+    assert markers == [{"x": 3, "control": "clip", "text": "clip global norm 1"},
+                       {"x": 5, "control": "freeze 2", "text": "layer 2 frozen"}]
 
 
 # -- chart.js, in Node ---------------------------------------------------------------------------
@@ -107,10 +110,12 @@ DRIVER = """
 import * as chart from "./chart.mjs";
 const input = JSON.parse(process.argv[2]);
 const measure = (t) => t.length * %d;
-if (input.kind === "place") {
+if (input.kind === "heights") {
+  console.log(JSON.stringify(input.widths.map(chart.panelHeight)));
+} else if (input.kind === "place") {
   const marks = input.marks.map((m) => ({ ...m }));
   const boxes = chart.placeLabels(marks, (x) => input.left + x * input.scale, measure,
-                                  input.left, input.right);
+                                  input.left, input.right, ...(input.more ? [input.more] : []));
   const same = JSON.stringify(marks) === JSON.stringify(input.marks);
   console.log(JSON.stringify({ boxes, untouched: same }));
 } else {
@@ -120,10 +125,12 @@ if (input.kind === "place") {
                               set: (t, k, v) => { t[k] = v; return true; } });
   const canvas = { width: 0, height: 0, style: {}, dataset: {}, getContext: () => ctx };
   const x = btoa(String.fromCharCode(...new Uint8Array(new Float32Array(input.x).buffer)));
-  chart.drawPanel(canvas, { id: "loss" }, chart.decodeFrame({ x, markers: input.markers }),
-                  input.width);
+  const panels = { loss: { lines: [], hlines: input.hlines || [] } };
+  chart.drawPanel(canvas, { id: "loss" }, chart.decodeFrame({ x, markers: input.markers, panels }),
+                  input.width, input.height ? { height: input.height } : {});
   console.log(JSON.stringify({ labels: JSON.parse(canvas.dataset.markLabels),
-                               box: JSON.parse(canvas.dataset.plotBox) }));
+                               box: JSON.parse(canvas.dataset.plotBox),
+                               references: JSON.parse(canvas.dataset.refLabels) }));
 }
 """ % CHAR
 
@@ -134,7 +141,8 @@ def run_chart(tmp_path_factory):
         pytest.skip("Node.js is not installed")
     folder = tmp_path_factory.mktemp("chart")
     (folder / "chart.mjs").write_text(CHART_JS.read_text(encoding="utf-8")
-                                      + "\nexport { placeLabels, drawPanel, decodeFrame };\n",
+                                      + "\nexport { placeLabels, drawPanel, decodeFrame, "
+                                      "panelHeight };\n",
                                       encoding="utf-8")
     (folder / "driver.mjs").write_text(DRIVER, encoding="utf-8")
 
@@ -147,15 +155,22 @@ def run_chart(tmp_path_factory):
     return run
 
 
-def place(run_chart, marks, left=50, right=650, scale=1.0):
-    result = run_chart(kind="place", marks=[{"x": x, "text": t} for x, t in marks], left=left,
-                       right=right, scale=scale)
+def place(run_chart, marks, left=50, right=650, scale=1.0, more=None):
+    """placeLabels on ``marks``: (step, text) pairs, or the frame's markers (dicts)."""
+    marks = [m if isinstance(m, dict) else {"x": m[0], "text": m[1]} for m in marks]
+    result = run_chart(kind="place", marks=marks, left=left, right=right, scale=scale,
+                       more=more)
     assert result["untouched"], "placeLabels changed the marks it was given"
     return result["boxes"]
 
 
 def width(text):
     return len(text) * CHAR
+
+
+def counted(text, count):
+    """A label with ``count`` more counted into it, as chart.js writes it in English."""
+    return f"{text} (and {count} more)"
 
 
 def test_a_label_starts_just_after_its_mark_in_the_first_row(run_chart):
@@ -166,7 +181,8 @@ def test_a_label_starts_just_after_its_mark_in_the_first_row(run_chart):
 
 def test_a_label_near_the_right_edge_ends_there_with_room_for_a_count(run_chart):
     [box] = place(run_chart, [(595, "layer 2 frozen")])
-    assert box["x"] == 650 - width("layer 2 frozen +9") and box["w"] == width("layer 2 frozen")
+    assert box["x"] == 650 - width(counted("layer 2 frozen", 99))
+    assert box["w"] == width("layer 2 frozen")
     [box] = place(run_chart, [(0, "x" * 200)])          # wider than the plot: starts at left
     assert box["x"] == 50
 
@@ -174,8 +190,9 @@ def test_a_label_near_the_right_edge_ends_there_with_room_for_a_count(run_chart)
 def test_overlapping_labels_take_the_second_row_then_are_counted(run_chart):
     boxes = place(run_chart, [(100, "lr 0.1"), (101, "lr 0.2"), (102, "lr 0.3"),
                               (103, "lr 0.4")])
-    assert [(b["text"], b["y"]) for b in boxes] == [("lr 0.1", 2), ("lr 0.2 +2", 2 + LANE_ROW)]
-    assert boxes[1]["w"] == width("lr 0.2 +2")
+    assert [(b["text"], b["y"]) for b in boxes] == [("lr 0.1", 2),
+                                                    (counted("lr 0.2", 2), 2 + LANE_ROW)]
+    assert boxes[1]["w"] == width(counted("lr 0.2", 2))
 
 
 def test_labels_are_placed_in_the_order_of_their_steps_whatever_the_order_given(run_chart):
@@ -186,7 +203,7 @@ def test_labels_are_placed_in_the_order_of_their_steps_whatever_the_order_given(
 
 def test_labels_far_enough_apart_share_the_first_row_with_a_gap_of_six(run_chart):
     text = "lr 1"
-    needed = width(text + " +9") + 6                    # the gap the layout keeps
+    needed = width(counted(text, 99)) + 6               # the gap the layout keeps
     boxes = place(run_chart, [(100, text), (100 + needed, text)])
     assert [b["y"] for b in boxes] == [2, 2]
     boxes = place(run_chart, [(100, text), (100 + needed - 1, text)])
@@ -200,8 +217,9 @@ def test_no_marks_no_labels_and_counted_labels_never_overlap(run_chart):
     for row in {b["y"] for b in boxes}:
         spans = sorted((b["x"], b["x"] + b["w"]) for b in boxes if b["y"] == row)
         assert all(end + 6 <= start for (_, end), (start, _) in zip(spans, spans[1:]))
-    counted = sum(int(b["text"].rpartition("+")[2]) if " +" in b["text"] else 0 for b in boxes)
-    assert len(boxes) + counted == len(marks)           # every mark shown or counted
+    count = re.compile(r" \(and (\d+) more\)$")
+    hidden = sum(int(m.group(1)) for b in boxes if (m := count.search(b["text"])))
+    assert len(boxes) + hidden == len(marks)            # every mark shown or counted
     assert all(50 <= b["x"] and b["x"] + b["w"] <= 650 for b in boxes)
 
 
@@ -214,3 +232,79 @@ def test_a_panel_labels_the_marks_inside_its_steps_only_ends_included(run_chart)
     box = result["box"]
     assert box["top"] == 6 + 2 * LANE_ROW                 # the lane of two rows is above
     assert all(label["y"] + label["h"] <= box["top"] for label in result["labels"])
+
+
+# -- a burst of changes: the label shows the value in force ------------------------------------
+def lab_after_a_burst(**extra_marks):
+    """Moons at step 300 (the chart 2 px per step): layer 0's lr multiplier set to 0.1 at step
+    0; at step 100 layer 2 frozen, then the multiplier moved 0.1 -> 10 with four key presses,
+    one step apart (issue 47), and with ``also_freeze_4`` layer 4 frozen at the last press."""
+    lab = demos.moons_mlp()
+    lab.set_lr_mult("0", 0.1)
+    lab.step(100)
+    lab.freeze("2")
+    for value in (0.3, 1.0, 3.0, 10.0):
+        lab.step(1)
+        lab.set_lr_mult("0", value)
+    if extra_marks.get("also_freeze_4"):
+        lab.freeze("4")
+    lab.step(300 - lab.steps_done)
+    return lab
+
+
+def burst_labels(run_chart, lab):
+    frame = chart_frame(lab, layer_colors(lab))
+    more = chart_spec(lab)["mark_more"]
+    return [b["text"] for b in place(run_chart, frame["markers"], scale=2.0, more=more)]
+
+
+@pytest.mark.parametrize("language, in_force, counted_in", [
+    ("en", "layer 0 lr × 10", "layer 0 lr × 10 (and 1 more)"),
+    ("zh", "层 0 学习率 × 10", "层 0 学习率 × 10（另有 1 处）"),
+])
+def test_after_a_burst_of_changes_the_mark_shows_the_value_in_force(run_chart, language,
+                                                                     in_force, counted_in):
+    dt.set_language(language)
+    try:
+        lab = lab_after_a_burst()
+        assert len(lab.events) == 1 + 1 + 4           # every change is kept, at its step
+        start, frozen = lab.events[0][1], lab.events[1][1]   # at step 0 and step 100
+        assert burst_labels(run_chart, lab) == [start, frozen, in_force]
+        # a change of another control in the crowd is counted into the value in force
+        crowded = lab_after_a_burst(also_freeze_4=True)
+        assert burst_labels(run_chart, crowded) == [start, frozen, counted_in]
+    finally:
+        dt.set_language("en")
+
+
+def test_changes_of_one_control_far_apart_each_keep_their_label(run_chart):
+    boxes = place(run_chart, [{"x": 10, "control": "lr_mult 0", "text": "layer 0 lr × 3"},
+                              {"x": 200, "control": "lr_mult 0", "text": "layer 0 lr × 10"}])
+    assert [(b["text"], b["y"]) for b in boxes] == [("layer 0 lr × 3", 2),
+                                                    ("layer 0 lr × 10", 2)]
+
+
+def test_a_replaced_label_hands_on_what_was_counted_into_it(run_chart):
+    marks = [{"x": 100, "control": "a", "text": "a 1"}, {"x": 100, "control": "b", "text": "b"},
+             {"x": 100, "control": "c", "text": "c"}, {"x": 101, "control": "b", "text": "b 2"}]
+    boxes = place(run_chart, marks)        # c is counted into b; b 2 replaces b, and keeps c
+    assert [(b["text"], b["y"]) for b in boxes] == [("a 1", 2), (counted("b 2", 1), 2 + LANE_ROW)]
+
+
+def test_panels_are_shorter_on_a_phone_only(run_chart):
+    # the plots' width: a phone (412 px page), a narrow window, a desktop's three columns
+    assert run_chart(kind="heights", widths=[382, 599, 600, 1250]) == [180, 180, 236, 236]
+
+
+@needs_node
+def test_a_threshold_label_stays_inside_the_plot_of_a_tall_or_short_panel(run_chart):
+    results = [run_chart(kind="panel", x=list(range(0, 21)), width=width, height=height,
+                         markers=[], hlines=[{"y": 1.0, "label": "clip threshold 1"}])
+               for width, height in ((600, 236), (380, 180))]
+    assert results[0]["box"]["bottom"] - results[1]["box"]["bottom"] == 236 - 180
+    for result in results:
+        [label] = result["references"]          # the only value: its line is at the very top
+        box = result["box"]
+        assert label["text"] == "clip threshold 1"
+        assert box["top"] <= label["y"] and label["y"] + label["h"] <= box["bottom"]
+        assert box["left"] <= label["x"] and label["x"] + label["w"] <= box["right"]
