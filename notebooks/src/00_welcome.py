@@ -73,7 +73,8 @@ assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 #
 # [The FAQ](FAQ.md) maps each learner question to the section that answers it, and
 # [the glossary](GLOSSARY.md) lists the terms in English and Chinese with each framework's names.
-# The Chinese edition of every chapter is in `notebooks/zh/` (中文版).
+# The Chinese edition (中文版) opens with `make lab-zh` (or `dltutor lab --lang zh`); its files
+# are in `notebooks/zh/`.
 
 # %% [markdown] tags=["claim-torch-gpu-device-line"]
 # ## CPU or GPU

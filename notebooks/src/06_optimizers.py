@@ -465,7 +465,7 @@ assert same and not np.allclose(with_mult.fc1.weight.numpy(), make_net().fc1.wei
 # ## Different weight decay for different parameters
 #
 # A common recipe: weight decay 0.01 for the weights, none for the biases (a bias only shifts a
-# unit's output; shrinking it toward zero does not make the model simpler). There are three ways
+# unit's output; shrinking it toward zero does not make the model simpler). There are four ways
 # to say so.
 #
 # **1. Two groups**, built from the names: biases end in `"bias"`.

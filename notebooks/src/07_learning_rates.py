@@ -606,7 +606,7 @@ assert not np.allclose(p.numpy(), lion_paper, atol=1e-2)  # not the tiny decoupl
 # %% [markdown] tags=["claim-torch-custom-optimizer-writes-step", "claim-paddle-custom-optimizer-append-optimize-op", "claim-paddle-own-optimizers-call-c-ops", "claim-torch-names-07-b", "claim-paddle-names-07-b"]
 # To make it Lion's, keep the decay out of the base class (a key of your own, say
 # `decoupled_wd`, that the base does not read) and shrink `param.data` in `update` before the
-# sign step: exercise 5 below.
+# sign step: exercise 6 below.
 #
 # ### The same optimizer in PyTorch and in Paddle
 #

@@ -28,12 +28,12 @@ MAX_CELLS = 90
 OPENER = {
     "en": re.compile(r"^\*\*About (\d+) minutes\.\*\* You will be able to:\n\n"
                      r"((?:\* .+\n(?:  .+\n)*){2,5})", re.M),
-    "zh": re.compile(r"^\*\*约 (\d+) 分钟。\*\*学完本章，你将能够：\n\n((?:\* .+\n){2,5})", re.M),
+    "zh": re.compile(r"^\*\*约 (\d+) 分钟\*\*。学完本章，你将能够：\n\n((?:\* .+\n){2,5})", re.M),
 }
 # The recap: the first paragraph under the summary heading.
 RECAP = {
     "en": re.compile(r"^## Summary\n\n\*\*In two lines:\*\* (.+?)\n\n", re.M | re.S),
-    "zh": re.compile(r"^## 小结\n\n\*\*两句话：\*\*(.+?)\n\n", re.M | re.S),
+    "zh": re.compile(r"^## 小结\n\n\*\*两句话\*\*：(.+?)\n\n", re.M | re.S),
 }
 
 # Two lines, read at a glance: at most 50 English words, 120 Chinese characters.
@@ -84,7 +84,7 @@ def test_a_chapter_opens_with_its_time_and_what_the_learner_will_be_able_to_do(l
 def test_a_chapter_summary_starts_with_a_two_sentence_recap(language, source):
     text = "\n\n".join(prose(source)) + "\n\n"
     match = RECAP[language].search(text)
-    assert match, f"{source.name}: start the summary with '**In two lines:**' (zh '**两句话：**')"
+    assert match, f"{source.name}: start the summary with '**In two lines:**' (zh '**两句话**：')"
     recap = re.sub(r"`[^`]*`", "CODE", match.group(1))        # code spans may hold dots
     sentences = re.findall(r"\.(?=\s|$)|。", recap.strip())   # an English stop ends in a space
     assert len(sentences) == 2, f"{source.name}: the recap has {len(sentences)} sentences, not 2"

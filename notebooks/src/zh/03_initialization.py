@@ -1,7 +1,7 @@
 # %% [markdown] en="8c8d6ee5"
 # # 参数初始化
 #
-# **约 40 分钟。**学完本章，你将能够：
+# **约 40 分钟**。学完本章，你将能够：
 #
 # * 说出 Linear 层的初始值是什么，以及为什么它的范围随输入个数的增加而缩小；
 # * 用 `net.apply` 和内置的初始化器初始化每一层，或者让每个块各用各的方式；
@@ -24,7 +24,7 @@
 # 其中 $\text{fan}_\text{in}$（代码里写作 `fan_in`）就是 `in_features`，即输入到每个输出的输入个数。这是 PyTorch 的默认做法，dltutor 照搬了它。用一个很宽的层可以清楚地看到这个范围：有 1000 个输入时，边界是 $1/\sqrt{1000} \approx 0.0316$。
 
 # %% [markdown] en="4411b82e"
-# **这个范围从哪里来。** PyTorch 并没有直接写出这个边界。它的 `Linear.reset_parameters` 调用 `kaiming_uniform_(weight, a=math.sqrt(5))`，也就是负斜率 $a=\sqrt 5$ 的 leaky ReLU 的 He 初始化器。这个初始化器从 $U(-\text{bound}, \text{bound})$ 中抽取，其中
+# **这个范围从哪里来**。PyTorch 并没有直接写出这个边界。它的 `Linear.reset_parameters` 调用 `kaiming_uniform_(weight, a=math.sqrt(5))`，也就是负斜率 $a=\sqrt 5$ 的 leaky ReLU 的 He 初始化器。这个初始化器从 $U(-\text{bound}, \text{bound})$ 中抽取，其中
 #
 # $$\text{bound} = \sqrt 3 \cdot \frac{\text{gain}}{\sqrt{\text{fan}_\text{in}}},\qquad
 # \text{gain} = \sqrt{\frac{2}{1 + a^2}} = \sqrt{\frac{2}{6}} = \frac{1}{\sqrt 3},$$
@@ -32,7 +32,7 @@
 # 两个 $\sqrt 3$ 相互抵消，于是 $\text{bound} = 1/\sqrt{\text{fan}_\text{in}}$。看起来奇怪的 $a=\sqrt 5$ 只是恰好让结果如此的那个数。dltutor 的层也做同样的调用，所以同一个种子给出的权重，与你自己调用这个初始化器得到的完全相同：
 
 # %% [markdown] en="4278ce6d"
-# **为什么要除以 $\sqrt{\text{fan}_\text{in}}$？** 每个输出要把 `fan_in` 个乘积 $w_i x_i$ 加起来。如果输入的方差是 1，和的方差就是 $\text{fan}_\text{in}\cdot\mathrm{Var}(w)$。取 $\mathrm{Var}(w) = \text{bound}^2/3 = 1/(3\,\text{fan}_\text{in})$，它就是 $1/3$，*与宽度无关*（再加上偏置贡献的 $1/(3\,\text{fan}_\text{in})$，只对很窄的层有影响）：输出的离散程度不再取决于这一层有多少个输入。像 $U(-0.1, 0.1)$ 这样的固定范围就没有这个性质——它的输出会像 $\sqrt{\text{fan}_\text{in}}$ 那样增长。两者都测一下：
+# **为什么要除以 $\sqrt{\text{fan}_\text{in}}$**？每个输出要把 `fan_in` 个乘积 $w_i x_i$ 加起来。如果输入的方差是 1，和的方差就是 $\text{fan}_\text{in}\cdot\mathrm{Var}(w)$。取 $\mathrm{Var}(w) = \text{bound}^2/3 = 1/(3\,\text{fan}_\text{in})$，它就是 $1/3$，*与宽度无关*（再加上偏置贡献的 $1/(3\,\text{fan}_\text{in})$，只对很窄的层有影响）：输出的离散程度不再取决于这一层有多少个输入。像 $U(-0.1, 0.1)$ 这样的固定范围就没有这个性质——它的输出会像 $\sqrt{\text{fan}_\text{in}}$ 那样增长。两者都测一下：
 
 # %% [markdown] en="24f5f03f"
 # 一层能保持尺度稳定，但请注意这个值：约 0.58，而不是 1。把许多这样的层叠起来，信号在每一层都会缩小一点——最后一节会展示这对深层网络的影响。偏置从同一个范围中抽取（这是 PyTorch 的选择；很多人会像下一节那样把它设为零）。
@@ -42,7 +42,7 @@
 # `init` 提供了常用的初始化器；每个都原地填充一个张量。要作用到网络的每一层，写一个接收**模块**的函数，如果模块是你想要的类型就初始化它，然后把函数交给 `net.apply(fn)`，它会对树中的每个模块调用 `fn`。这里：权重取自标准差为 0.01 的正态分布，偏置为零。
 
 # %% [markdown] en="2938c10b"
-# > **从 PyTorch 过来的读者注意：`.data` 就是数组本身。** D2L 和许多 PyTorch 教程写 `m.weight.data.normal_(0, 0.01)` 和 `m.bias.data.fill_(0)`。在 dltutor 中，`p.data` 是保存这些值的 NumPy（或 CuPy）数组，这样你总能看到原始的数；而 NumPy 数组没有 `normal_`、`fill_` 或 `abs()` 方法。对照如下：
+# > **从 PyTorch 过来的读者注意：`.data` 就是数组本身**。D2L 和许多 PyTorch 教程写 `m.weight.data.normal_(0, 0.01)` 和 `m.bias.data.fill_(0)`。在 dltutor 中，`p.data` 是保存这些值的 NumPy（或 CuPy）数组，这样你总能看到原始的数；而 NumPy 数组没有 `normal_`、`fill_` 或 `abs()` 方法。对照如下：
 # >
 # > | PyTorch | dltutor |
 # > | --- | --- |
@@ -97,7 +97,7 @@
 # 另一种做法，对复杂的规则往往更简单：用 NumPy 算出这些值，再用 `init.assign_`（Paddle 的 `Assign` 初始化器）复制进去。
 
 # %% [markdown] en="8d97eed8"
-# **读过 Paddle 版 D2L 吗？** 它在这一节的代码其实什么都没有初始化。在 Paddle 3.3 中，它的两个函数甚至会因 `TypeError` 而中断（`paddle.zeros(m.bias)`：参数不是形状；`m *= h`：float32 张量乘以布尔掩码）；即使把这两行改好，它们仍然什么都不会改变，原因有两个，在任何框架中都值得了解：
+# **读过 Paddle 版 D2L 吗**？它在这一节的代码其实什么都没有初始化。在 Paddle 3.3 中，它的两个函数甚至会因 `TypeError` 而中断（`paddle.zeros(m.bias)`：参数不是形状；`m *= h`：float32 张量乘以布尔掩码）；即使把这两行改好，它们仍然什么都不会改变，原因有两个，在任何框架中都值得了解：
 #
 # * 单独一行 `paddle.nn.initializer.Normal(mean=0.0, std=0.01)` 只是*创建*了一个初始化器对象，然后就把它扔掉了。初始化器只有在被用于某个参数（`Normal(0.0, 0.01)(m.weight)`）或交给某一层（`weight_attr=ParamAttr(initializer=...)`）时才会起作用。`paddle.zeros(...)` 同样只会创建一个新张量。（`XavierUniform(m.weight, -10, 10)` 甚至把权重当作 `fan_in`、把 -10 当作 `fan_out`、把 10 当作 `gain` 传了进去；dltutor 会拒绝，Paddle 3.3 则照样创建这个对象。）
 # * `m = paddle.to_tensor(m.weight)` 之后再 `m *= h`，乘的是一个**副本**：名字 `m` 现在指向一个新张量，层的权重没有被动过。要修改参数本身：在 Paddle 中用 `m.weight.set_value(m.weight * h)`，在这里用 `no_grad()` 中的原地修改。
@@ -127,16 +127,16 @@
 # %% [markdown] en="1132dde0"
 # 图中说明了什么（下面逐条检查）：
 #
-# * **标准差 0.01——消失。** 每一层把信号乘以约 $0.01\sqrt{64} = 0.08$。经过 15 层，前向和反向都什么也不剩：最前面的几层基本得不到梯度，无法学习。
-# * **标准差 1——爆炸或饱和。** 每一层把信号乘以约 $\sqrt{64} = 8$（经过把一半值清零的 ReLU 后约为 $\sqrt{32} \approx 5.7$）。在 ReLU 网络中，激活值无限增长。在 tanh 网络中它们不能（tanh 保持在 ±1 之内），所以单元**饱和**：大多数输出停在 ±1。而在反向传播中，大的权重让梯度朝第一层增长几个数量级。
-# * **tanh 用 Xavier，ReLU 用 Kaiming——稳定。** 从第一个块到最后一个块，两条线都只在一个很小的倍数内变化。
-# * **增益不对也不行。** 不带 ReLU 增益的 Xavier 每经过一个 ReLU 层就损失 $\sqrt 2$ 倍；默认的 $U(\pm 1/\sqrt{\text{fan}_\text{in}})$ 方差只有 $1/(3\,\text{fan}_\text{in})$，让 tanh 网络的梯度衰减三个数量级。
+# * **标准差 0.01——消失**。每一层把信号乘以约 $0.01\sqrt{64} = 0.08$。经过 15 层，前向和反向都什么也不剩：最前面的几层基本得不到梯度，无法学习。
+# * **标准差 1——爆炸或饱和**。每一层把信号乘以约 $\sqrt{64} = 8$（经过把一半值清零的 ReLU 后约为 $\sqrt{32} \approx 5.7$）。在 ReLU 网络中，激活值无限增长。在 tanh 网络中它们不能（tanh 保持在 ±1 之内），所以单元**饱和**：大多数输出停在 ±1。而在反向传播中，大的权重让梯度朝第一层增长几个数量级。
+# * **tanh 用 Xavier，ReLU 用 Kaiming——稳定**。从第一个块到最后一个块，两条线都只在一个很小的倍数内变化。
+# * **增益不对也不行**。不带 ReLU 增益的 Xavier 每经过一个 ReLU 层就损失 $\sqrt 2$ 倍；默认的 $U(\pm 1/\sqrt{\text{fan}_\text{in}})$ 方差只有 $1/(3\,\text{fan}_\text{in})$，让 tanh 网络的梯度衰减三个数量级。
 
 # %% [markdown] en="4d9a2fc6"
 # 一次抽取的权重和输入可能只是运气好。同样的结论在其他种子（其他权重、其他输入）下也成立；这些运行的图在屏幕外绘制后就扔掉了：
 
 # %% [markdown] en="a57ead0a"
-# **在 PyTorch 中做同样的测量。** `plot.layer_statistics` 是本套件的工具（它调用 `dltutor.stats.activation_stats` 和 `gradient_stats`）。它的核心是在每个块上挂一个前向钩子，记下该块输出的标准差；这几行代码把 `dt` 换成 `torch` 就能原样在 PyTorch 中运行（`correction=0` 表示除以 n，与本套件的统计相同）：
+# **在 PyTorch 中做同样的测量**。`plot.layer_statistics` 是本套件的工具（它调用 `dltutor.stats.activation_stats` 和 `gradient_stats`）。它的核心是在每个块上挂一个前向钩子，记下该块输出的标准差；这几行代码把 `dt` 换成 `torch` 就能原样在 PyTorch 中运行（`correction=0` 表示除以 n，与本套件的统计相同）：
 
 # %% [markdown] en="f28674d7"
 # 最后两点说明。第一，这些结论说的是训练的**开始**；归一化层（BatchNorm、LayerNorm）和残差连接会让深层网络对它不那么敏感——那是另一个话题。第二，Linear 层的默认初始化对这些笔记本中的浅层网络已经足够，但对于很深的堆叠，请选择与激活函数匹配的初始化器。
@@ -158,7 +158,7 @@
 # %% [markdown] en="68190197"
 # ## 小结
 #
-# **两句话：**初始化器原地改变参数中的数，从不替换优化器和每处绑定所持有的那个对象。这些数的尺度决定信号和梯度能否穿过一个很深的网络：tanh 用 Xavier，ReLU 用 Kaiming。
+# **两句话**：初始化器原地改变参数中的数，从不替换优化器和每处绑定所持有的那个对象。这些数的尺度决定信号和梯度能否穿过一个很深的网络：tanh 用 Xavier，ReLU 用 Kaiming。
 #
 # * Linear 层从 $\pm 1/\sqrt{\text{fan}_\text{in}}$ 上的均匀分布开始（权重和偏置），这让一层输出的尺度与它的宽度无关。
 # * `net.apply(fn)` 对每个模块运行 `fn`；在 `fn` 中检查类型。把它作用于网络的一部分（`net[0].apply(...)`），或按名字挑选参数，就可以区别对待不同的块。

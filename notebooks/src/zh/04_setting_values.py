@@ -1,7 +1,7 @@
 # %% [markdown] en="07794af4"
 # # 设置参数的值
 #
-# **约 25 分钟。**学完本章，你将能够：
+# **约 25 分钟**。学完本章，你将能够：
 #
 # * 原地改变参数中的数（`set_value`、在 `no_grad` 中赋值），让优化器仍然训练它；
 # * 把预训练词向量加载到一个新的嵌入层（embedding layer），或者加载到模型里已有的嵌入层中；
@@ -25,7 +25,7 @@
 # 在 `no_grad()` 之外，这样的赋值会被拒绝：写入一个自动微分（autograd）可能还需要的张量，会悄悄地破坏梯度。（报错的意思是：给需要梯度的张量赋值会改变反向传播（backpropagation）要用的值；请在 `with dt.no_grad():` 中赋值，参数则可以用 `p.set_value(...)`。）
 
 # %% [markdown] en="939e5ca7"
-# **为什么要原地修改？** 因为别的对象持有的是参数*对象*：优化器保存着它要更新的参数列表，共享的层（第 5 章）是同一个对象出现在两个地方。`set_value` 和索引赋值改变的是这个对象里面的数，所以大家看到的都是它：
+# **为什么要原地修改**？因为别的对象持有的是参数*对象*：优化器保存着它要更新的参数列表，共享的层（第 5 章）是同一个对象出现在两个地方。`set_value` 和索引赋值改变的是这个对象里面的数，所以大家看到的都是它：
 
 # %% [markdown] en="589c8a4b"
 # 给属性赋一个*新*值会打断这种联系。dltutor 拒绝在这里放普通张量（参数必须仍然是 `Parameter`）：
@@ -39,7 +39,7 @@
 # `nn.Embedding(num_words, dim)` 是一张每个词一行的表；查找词 `i` 就返回第 `i` 行。在别处训练好的词向量（word2vec、GloVe、fastText）以文本或二进制文件的形式提供，你把它们读进一个 NumPy 数组，词表中的每个词一行。下面是一个很小的 GloVe 风格的文本文件（一个词，后面跟着它的数），用普通的 Python 读取：
 
 # %% [markdown] en="7686bd2e"
-# **用数组创建一个新层：** `nn.Embedding.from_pretrained(array)`。和 PyTorch 一样，这张表默认是**冻结**（freeze，即 `requires_grad=False`）的：预训练向量常常保持不变，而网络的其余部分继续学习。传入 `freeze=False` 就可以微调它们。
+# **用数组创建一个新层**：`nn.Embedding.from_pretrained(array)`。和 PyTorch 一样，这张表默认是**冻结**（freeze，即 `requires_grad=False`）的：预训练向量常常保持不变，而网络的其余部分继续学习。传入 `freeze=False` 就可以微调它们。
 
 # %% [markdown] en="52a4eb71"
 # 冻结的表得不到梯度，而它后面的层可以：
@@ -73,7 +73,7 @@
 # `ParamAttr` 的每个字段及其默认值，见 Paddle 的中文 API 文档：[ParamAttr](https://www.paddlepaddle.org.cn/documentation/docs/zh/api/paddle/ParamAttr_cn.html)。
 
 # %% [markdown] en="71e65738"
-# **来自 NumPy 的固定值。** `set_value` 会把一个数组复制进去。当数组来自 Paddle 时有一个陷阱：Paddle 把 Linear 的权重存成 `(in_features, out_features)`，计算 `x @ W + b`；而 dltutor 和 PyTorch 存成 `(out_features, in_features)`，计算 `x @ W.T + b`。Paddle 的权重必须转置，形状检查会提醒你（报错的意思是：参数的形状是 (4, 16)，新值的形状却是 (16, 4)，请先变形；这里要做的是转置）：
+# **来自 NumPy 的固定值**。`set_value` 会把一个数组复制进去。当数组来自 Paddle 时有一个陷阱：Paddle 把 Linear 的权重存成 `(in_features, out_features)`，计算 `x @ W + b`；而 dltutor 和 PyTorch 存成 `(out_features, in_features)`，计算 `x @ W.T + b`。Paddle 的权重必须转置，形状检查会提醒你（报错的意思是：参数的形状是 (4, 16)，新值的形状却是 (16, 4)，请先变形；这里要做的是转置）：
 
 # %% [markdown] en="8cdfe9b3"
 # ## 延后初始化：让第一个批量决定输入大小
@@ -103,7 +103,7 @@
 # %% [markdown] en="56b7e4b2"
 # ## 小结
 #
-# **两句话：**原地把数放进参数（`set_value`，或在 `no_grad` 中赋值），这样优化器和每处绑定持有的仍是它们训练的那个对象。延后初始化的层从第一个批量得到形状：在初始化它或创建它的优化器之前，先运行一个批量。
+# **两句话**：原地把数放进参数（`set_value`，或在 `no_grad` 中赋值），这样优化器和每处绑定持有的仍是它们训练的那个对象。延后初始化的层从第一个批量得到形状：在初始化它或创建它的优化器之前，先运行一个批量。
 #
 # * `p.set_value(array)` 复制进一个完整的新值并检查形状；在 `dt.no_grad()` 中用索引赋值可以改其中一些元素。给属性赋一个新的 `Parameter`，优化器训练的仍是旧的那个。
 # * 预训练向量：`nn.Embedding.from_pretrained(array)`（默认冻结），或用 `set_value` 写进已有的表；只覆盖文件里有的那些词所在的行。

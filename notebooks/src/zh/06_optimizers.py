@@ -1,7 +1,7 @@
 # %% [markdown] en="7babd502"
 # # 优化器与参数组
 #
-# **约 45 分钟。**学完本章，你将能够：
+# **约 45 分钟**。学完本章，你将能够：
 #
 # * 给每组参数各自的学习率（learning rate），查看这些参数组（parameter group），并手算一步来证明结果；
 # * 把两个更新规则不同的优化器当作一个来驱动，并只训练网络的一部分；
@@ -70,7 +70,7 @@
 # 参数组共用一条更新规则。要让不同部分使用不同的*规则*，比如卷积层用 SGD、全连接层用 Adam，就创建两个优化器。`optim.MultiOptimizer` 把它们包装起来，这样训练循环仍然只调用一次 `zero_grad()` 和一次 `step()`（它只是依次调用每个优化器，并拒绝两个优化器同时持有的参数）。
 
 # %% [markdown] en="ea61a1ca"
-# **Adam 做了什么。** Adam 为每个元素保留两个滑动平均（running average），一个是梯度的（它的方向，像动量（momentum）的 `buf`），一个是梯度平方的（它的大小），每一步按前者除以后者的平方根来走。用 NumPy 写出第 `t` 步：
+# **Adam 做了什么**。Adam 为每个元素保留两个滑动平均（running average），一个是梯度的（它的方向，像动量（momentum）的 `buf`），一个是梯度平方的（它的大小），每一步按前者除以后者的平方根来走。用 NumPy 写出第 `t` 步：
 #
 # ```python
 # m = beta1 * m + (1 - beta1) * grad            # beta1 = 0.9；m 和 v 从 0 开始
@@ -124,15 +124,15 @@
 # （这一步不会改变 `p.grad`：优化器把惩罚项加到它自己的副本上。）
 
 # %% [markdown] en="cfaf96d7"
-# **在这里，Paddle 对 `fc1.weight` 走的是另一步。** 在 Paddle 3.3 中搭建同样的设置：`fc1.weight` 用 `ParamAttr(learning_rate=2.0, regularizer=L1Decay(0.001))` 创建，全连接层放在一个 `"learning_rate": 0.2` 的组里（0.2 × 0.05 = 0.01），优化器设 `weight_decay=0.01`。添加这个组时，这个权重的两项设置都被覆盖（`optimize_attr` 变成 `{'learning_rate': 0.2}`，正则化项变成 `L2Decay(0.01)`），所以 Paddle 让它和 `fc1.bias` 完全一样地移动：`w_new = w - 0.01 * (g + 0.01 * w)`，而不是上面那一步。在 Paddle 中要给某个参数单独的设置，就把它单独放进一个组：`{"params": [fc1.weight], "learning_rate": 0.4, "weight_decay": L1Decay(0.001)}`（组的 `weight_decay` 可以是一个正则化项对象，AdamW 除外，它只接受数值）。`tests/frameworks/test_ch06_optimizers.py` 在 Paddle 中检查了这两步。
+# **在这里，Paddle 对 `fc1.weight` 走的是另一步**。在 Paddle 3.3 中搭建同样的设置：`fc1.weight` 用 `ParamAttr(learning_rate=2.0, regularizer=L1Decay(0.001))` 创建，全连接层放在一个 `"learning_rate": 0.2` 的组里（0.2 × 0.05 = 0.01），优化器设 `weight_decay=0.01`。添加这个组时，这个权重的两项设置都被覆盖（`optimize_attr` 变成 `{'learning_rate': 0.2}`，正则化项变成 `L2Decay(0.01)`），所以 Paddle 让它和 `fc1.bias` 完全一样地移动：`w_new = w - 0.01 * (g + 0.01 * w)`，而不是上面那一步。在 Paddle 中要给某个参数单独的设置，就把它单独放进一个组：`{"params": [fc1.weight], "learning_rate": 0.4, "weight_decay": L1Decay(0.001)}`（组的 `weight_decay` 可以是一个正则化项对象，AdamW 除外，它只接受数值）。`tests/frameworks/test_ch06_optimizers.py` 在 Paddle 中检查了这两步。
 
 # %% [markdown] en="c65a9279"
 # **PyTorch 没有 `lr_mult`**（也没有逐参数的正则化项）。在那里，有自己学习率的参数要单独成为一组：`{"params": [fc1.weight], "lr": 0.01 * 2}`。两种方式走的是同一步；用同一个种子建两个网络，在同一个批量上走一步：
 
-# %% [markdown] en="436bc397"
+# %% [markdown] en="e0f8fc58"
 # ## 对不同的参数使用不同的权重衰减
 #
-# 一个常见的做法：权重的权重衰减为 0.01，偏置不衰减（偏置只是平移一个单元的输出；把它往零收缩并不会让模型更简单）。有三种方式可以表达这一点。
+# 一个常见的做法：权重的权重衰减为 0.01，偏置不衰减（偏置只是平移一个单元的输出；把它往零收缩并不会让模型更简单）。有四种方式可以表达这一点。
 #
 # **1. 两个参数组**，按名字构建：偏置的名字以 `"bias"` 结尾。
 
@@ -143,7 +143,7 @@
 # **2. 带 `apply_decay_param_fun` 的 AdamW**（Paddle 的做法）。AdamW 的衰减是*解耦*的：在 Adam 更新之前，它直接缩小参数，`p *= 1 - lr * weight_decay`。你传入的函数以每个参数的名字调用，决定这个参数是否衰减，所以一个参数组就够了。它需要名字：请传入 `named_parameters()`。
 
 # %% [markdown] en="1b4fceb5"
-# **在 Paddle 中，这个函数看到的是别的名字。** Paddle 的 AdamW 调用 `apply_decay_param_fun(param.name)`，而 Paddle 参数的 `.name` 是 Paddle 在创建它时*自动生成*的名字：`conv2d_0.w_0`、`conv2d_0.b_0`、……、`linear_1.b_0`（层的类型、一个计数器，然后是 `w` 或 `b`），而不是 `named_parameters()` 给出的结构化名字 `fc2.bias`。所以上面的函数搬到 Paddle 中，会对每个参数都返回 True，**Paddle 连偏置也一起衰减了**，而且不报任何错。下面是一个新的 Paddle 进程给我们的 LeNet 参数起的名字，以及这个函数对它们的回答：
+# **在 Paddle 中，这个函数看到的是别的名字**。Paddle 的 AdamW 调用 `apply_decay_param_fun(param.name)`，而 Paddle 参数的 `.name` 是 Paddle 在创建它时*自动生成*的名字：`conv2d_0.w_0`、`conv2d_0.b_0`、……、`linear_1.b_0`（层的类型、一个计数器，然后是 `w` 或 `b`），而不是 `named_parameters()` 给出的结构化名字 `fc2.bias`。所以上面的函数搬到 Paddle 中，会对每个参数都返回 True，**Paddle 连偏置也一起衰减了**，而且不报任何错。下面是一个新的 Paddle 进程给我们的 LeNet 参数起的名字，以及这个函数对它们的回答：
 #
 # `apply_decay_param_fun` 和 AdamW 的其他参数，见 Paddle 的中文 API 文档：[AdamW](https://www.paddlepaddle.org.cn/documentation/docs/zh/api/paddle/optimizer/AdamW_cn.html)。
 
@@ -154,7 +154,7 @@
 # **3. 参数上的正则化项**（Paddle 的另一个回答）。参数自己的正则化项会取代优化器的权重衰减（在 Paddle 中：限于扁平的参数列表，且 AdamW 除外，它的衰减是解耦的；Paddle 的参数组会覆盖它），所以给每个偏置加一个强度为零的 `L2Decay(0.0)`，就为它关掉了衰减，而优化器对其余参数保持 `weight_decay=0.01`：
 
 # %% [markdown] en="502a7af8"
-# **4. 所有一维参数都不做衰减。** 不该被衰减的不只是偏置：归一化层的权重（它学到的缩放）和偏置也是向量，把缩放往 0 拉会与归一化作对。所以 Transformer 和 ResNet 的训练代码通常按形状而不是按名字来决定：少于两维的参数不做衰减（在 PyTorch 中写作 `p.dim() < 2`；这里是 `p.ndim < 2`）。在一个带 `LayerNorm` 的网络上：
+# **4. 所有一维参数都不做衰减**。不该被衰减的不只是偏置：归一化层的权重（它学到的缩放）和偏置也是向量，把缩放往 0 拉会与归一化作对。所以 Transformer 和 ResNet 的训练代码通常按形状而不是按名字来决定：少于两维的参数不做衰减（在 PyTorch 中写作 `p.dim() < 2`；这里是 `p.ndim < 2`）。在一个带 `LayerNorm` 的网络上：
 
 # %% [markdown] en="3b9062ec"
 # ## 一个参数在优化器中出现两次
@@ -168,7 +168,7 @@
 # （报错的意思是：形状为 (6, 1, 3, 3) 的参数 #2 出现了两次，而每个参数只能属于一个参数组；绑定的参数是同一个对象，只列一次。）修正办法：把特殊组的参数从通用组中排除。比较的是对象（用 `id`），而不是值：
 
 # %% [markdown] en="0d3564c7"
-# **PyTorch 更宽松。** PyTorch 2.13 拒绝出现在两个组中的参数（`ValueError`：“some parameters appear in more than one parameter group”），但*在同一个组中*列出两次只会触发一个 `UserWarning`（“optimizer contains a parameter group with duplicate parameters; in future, this will cause an error”），然后 `step()` 遍历列表时会每步把这个参数更新**两次**。在 PyTorch 2.13 中实测（`tests/frameworks/test_ch06_optimizers.py`）：一个权重 `w = 1.0`，梯度始终为 `g = 0.5`，学习率 0.1 的 SGD，走两步。`w` 每一步移动的距离：
+# **PyTorch 更宽松**。PyTorch 2.13 拒绝出现在两个组中的参数（`ValueError`：“some parameters appear in more than one parameter group”），但*在同一个组中*列出两次只会触发一个 `UserWarning`（“optimizer contains a parameter group with duplicate parameters; in future, this will cause an error”），然后 `step()` 遍历列表时会每步把这个参数更新**两次**。在 PyTorch 2.13 中实测（`tests/frameworks/test_ch06_optimizers.py`）：一个权重 `w = 1.0`，梯度始终为 `g = 0.5`，学习率 0.1 的 SGD，走两步。`w` 每一步移动的距离：
 #
 # | 动量 | `w` 列出一次 | `w` 列出两次 |
 # | --- | --- | --- |
@@ -210,7 +210,7 @@
 # %% [markdown] en="9089178f"
 # ## 小结
 #
-# **两句话：**优化器的参数只是默认值，参数组可以覆盖它们，而参数自己的 `lr_mult` 和 `regularizer` 再细化所在组的设置。每个参数只属于一个优化器中的一个参数组。
+# **两句话**：优化器的参数只是默认值，参数组可以覆盖它们，而参数自己的 `lr_mult` 和 `regularizer` 再细化所在组的设置。每个参数只属于一个优化器中的一个参数组。
 #
 # * **参数组**是一个字典 `{"params": ..., "lr": ..., ...}`；组里没有设置的，都取自优化器的参数。`opt.param_groups` 是它们的实时列表。
 # * 不同部分用不同的更新规则：使用多个优化器，并用 `MultiOptimizer` 一起驱动。

@@ -1,7 +1,7 @@
 # %% [markdown] en="cee96d69"
 # # 冻结参数
 #
-# **约 45 分钟。**学完本章，你将能够：
+# **约 45 分钟**。学完本章，你将能够：
 #
 # * 用三种方法让一层停止训练，并说出每种方法还留着什么在运行；
 # * 冻结（freeze）BatchNorm 的滑动平均统计量（running statistics），以及一个张量中的某些行；
@@ -15,7 +15,7 @@
 # * 怎样冻结（freeze）一个 BatchNorm 层——它的滑动均值和方差（running mean and variance）根本不是参数？
 # * 为什么我“冻结”了的参数还在动，怎样查明一个参数为什么更新或不更新？
 #
-# （用 `detach()` 在中间输出处截断梯度——“stage1 -> stage2 -> stage3，停在 stage2”——的问题在 [01 § Stopping the gradient at an intermediate output](01_tensors_autograd.ipynb#Stopping-the-gradient-at-an-intermediate-output) 中回答；在这里它只作为最后那些故意埋下的 bug 之一出现。）
+# （用 `detach()` 在中间输出处阻断梯度——“stage1 -> stage2 -> stage3，停在 stage2”——的问题在 [01 § Stopping the gradient at an intermediate output](01_tensors_autograd.ipynb#Stopping-the-gradient-at-an-intermediate-output) 中回答；在这里它只作为最后那些故意埋下的 bug 之一出现。）
 
 # %% [markdown] en="b29d8a52"
 # ## 让一层停止训练的三种方法
@@ -38,7 +38,7 @@
 # %% [markdown] en="802176ba"
 # ### 方法 2：学习率为 0
 #
-# 第二种方法保留 `requires_grad=True`，把步长设为零：把这一层所在组的 `lr` 设为 0，或者把它的参数的 `lr_mult` 设为 0（即 Paddle 的 `ParamAttr(learning_rate=0)`），使有效学习率（effective learning rate）组的学习率 × `lr_mult` 为 0。权重不再移动……
+# 第二种方法保留 `requires_grad=True`，把步长设为零：把这一层所在组的 `lr` 设为 0，或者把它的参数的 `lr_mult` 设为 0（即 Paddle 的 `ParamAttr(learning_rate=0)`），使有效学习率（effective learning rate），即组的学习率 × `lr_mult`，为 0。权重不再移动……
 
 # %% [markdown] en="d7c30f22"
 # ……但其他一切照常进行：反向传播计算梯度，优化器计步，并继续把梯度累积到动量缓冲区中，缓冲区不断增大：五步之后，它的范数远大于最初的值。（权重衰减也被加上了，但乘以为零的学习率后没有任何作用。）PyTorch 2.13（一个 `lr=0` 的参数组（parameter group））和 Paddle 3.3（`ParamAttr(learning_rate=0)` 配合 `Momentum`）的表现相同：权重不动，而它的动量缓冲区不断增大。
@@ -194,7 +194,7 @@
 # 所以梯度掩码的做法是：**从第一步就开始掩码**，把被掩码的张量放进一个**没有权重衰减**的参数组（其他参数保留各自的衰减）；如果要掩住一个已经训练过的张量，还要**把优化器动量中这些冻结行清零**（`opt.momentum_state` 给出这些条目的名字：SGD 是 `momentum_buffer`，Adam 和 AdamW 是 `exp_avg`）。下面是每种修正，各用在它所修复的设置上：
 
 # %% [markdown] en="189a1b96"
-# **永远不会漏的做法：把张量拆开。** 把冻结的行存成缓冲区（buffer），只把自由的行作为参数，在 `forward` 中把它们拼起来。优化器从不持有冻结的行，所以动量、衰减或晚开始都碰不到它们（PyTorch 中也是同样的三个调用：`register_buffer`、`torch.cat` 和 `F.embedding`）。
+# **永远不会漏的做法：把张量拆开**。把冻结的行存成缓冲区（buffer），只把自由的行作为参数，在 `forward` 中把它们拼起来。优化器从不持有冻结的行，所以动量、衰减或晚开始都碰不到它们（PyTorch 中也是同样的三个调用：`register_buffer`、`torch.cat` 和 `F.embedding`）。
 
 # %% [markdown] en="4dfbe319"
 # ## 各框架中的叫法
@@ -215,7 +215,7 @@
 #
 # ## 小结
 #
-# **两句话：**只有为 None 的梯度才能让参数保持不动，零梯度、零学习率或不交给优化器，都会留下某样东西在运行。诊断工具根据实时的对象指出是哪一样。
+# **两句话**：只有为 None 的梯度才能让参数保持不动，零梯度、零学习率或不交给优化器，都会留下某样东西在运行。诊断工具根据实时的对象指出是哪一样。
 #
 # * `requires_grad_(False)` 是干净的冻结：没有梯度，所以 `step()` 完全跳过这个参数（没有动量、没有权重衰减、不计步），反向传播的工作也更少。
 # * 学习率为 0（`lr_mult = 0` 或 `lr=0` 的参数组）能阻止移动，但不能阻止梯度或优化器的动量，所以解冻时这一层会猛地一跳。
