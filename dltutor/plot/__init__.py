@@ -22,6 +22,11 @@ never picks a backend. The numbers behind :func:`layer_statistics` come from
 The first four live in ``traces.py`` (they all read a Recorder's series), the others in a
 file named after them; ``common.py`` has what they share (new Axes, log scale, legend).
 
+Their titles, labels and legends speak the kit's language (``dt.set_language("zh")``): the
+words come from the i18n tables, and ``language.py`` finds an installed font that draws
+Chinese (Noto Sans CJK SC, Microsoft YaHei, PingFang SC, ...) without touching your
+rcParams. Without one, the figures stay English and a warning says which font to install.
+
 Typical use, after training with a :class:`~dltutor.trace.Recorder` attached:
 
 >>> import matplotlib; matplotlib.use("Agg")     # only needed outside Jupyter
@@ -33,13 +38,13 @@ Typical use, after training with a :class:`~dltutor.trace.Recorder` attached:
 >>> lines = plot.update_ratio(rec, ax=axes[1])
 >>> plt.close(fig)
 """
-from .common import LOG_DECADES, STEP_LABEL
+from .common import LOG_DECADES
 from .decision_boundary import decision_boundary
 from .example import example_recorder
 from .histograms import histograms
 from .layer_statistics import layer_statistics
 from .lr_schedule import lr_schedule
-from .traces import YLABELS, grad_norm_clipping, loss, traces, update_ratio
+from .traces import grad_norm_clipping, loss, traces, update_ratio
 
 __all__ = [
     "traces",

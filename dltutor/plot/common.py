@@ -1,5 +1,6 @@
 """What every plot shares: a new Axes when none is given, the automatic log scale, a legend
-that stays readable, and arrays from tensors.
+that stays readable, and arrays from tensors. (The words they draw, in the kit's language,
+come from ``language.py``.)
 
 Every drawing function takes ``ax=None``: give it a matplotlib ``Axes`` to draw into one panel
 of your own figure, or leave it out and it makes a new figure of a sensible size.
@@ -16,7 +17,6 @@ from matplotlib.axes import Axes
 from .. import backend as B
 from ..autograd import Tensor
 
-STEP_LABEL = "optimizer step"
 #: The widest new figure a helper makes, in inches. Pages (the kit's website, a narrow notebook)
 #: scale a wider figure down to their text column (658 px on the website); up to about 7.3 in at
 #: any dpi, the smallest text the helpers draw ("small", 8.3 pt: legends, notes) stays >= 10 px.

@@ -12,6 +12,7 @@ from ..autograd import no_grad
 from ..nn import Module
 from ..stats import as_model_input, eval_mode
 from .common import axes_or_new, readable_legend, as_numpy
+from .language import give_chinese_text_a_font, words
 
 
 def decision_boundary(model: Module, X: Any, y: Any, ax: Axes | None = None,
@@ -58,14 +59,15 @@ def decision_boundary(model: Module, X: Any, y: Any, ax: Axes | None = None,
     contour = ax.contourf(xx, yy, Z, levels=np.arange(classes + 1) - 0.5,
                           colors=palette, alpha=0.25)
     scatters = [ax.scatter(X_np[y_np == c, 0], X_np[y_np == c, 1], s=18, color=palette[c],
-                           edgecolors="white", linewidths=0.5, label=f"class {c}")
+                           edgecolors="white", linewidths=0.5, label=words("boundary.class", c=c))
                 for c in range(classes) if (y_np == c).any()]
     ax.set_xlim(lo[0], hi[0])
     ax.set_ylim(lo[1], hi[1])
-    ax.set_xlabel("feature 0")
-    ax.set_ylabel("feature 1")
-    ax.set_title(f"Decision boundary (accuracy on these points: {accuracy:.1%})")
+    ax.set_xlabel(words("boundary.feature", i=0))
+    ax.set_ylabel(words("boundary.feature", i=1))
+    ax.set_title(words("boundary.title", accuracy=accuracy))
     readable_legend(ax)
+    give_chinese_text_a_font(ax.figure)
     return [contour, *scatters]
 
 

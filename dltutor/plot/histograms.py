@@ -7,7 +7,8 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 
 from ..trace import Recorder
-from .common import STEP_LABEL, axes_or_new, readable_legend
+from .common import axes_or_new, readable_legend
+from .language import give_chinese_text_a_font, words
 
 
 def histograms(recorder: Recorder, name: str, kind: str = "params", ax: Axes | None = None,
@@ -48,17 +49,16 @@ def histograms(recorder: Recorder, name: str, kind: str = "params", ax: Axes | N
     norm = mpl.colors.Normalize(vmin=first, vmax=last if last > first else first + 1)
     colormap = mpl.colormaps[cmap]
     outlines = [ax.stairs(counts / (counts.sum() * np.diff(edges)), edges, lw=1.2, alpha=0.9,
-                          color=colormap(norm(step)), label=f"step {step}")
+                          color=colormap(norm(step)), label=words("histogram.step", step=step))
                 for step, (counts, edges) in entries]
     if len(entries) > 1:
         ax.figure.colorbar(mpl.cm.ScalarMappable(norm=norm, cmap=colormap), ax=ax,
-                           label=STEP_LABEL)
+                           label=words("step_axis"))
     else:
         readable_legend(ax)
-    what = "parameter" if kind == "params" else "gradient"
-    ax.set_xlabel(f"{what} value")
-    ax.set_ylabel("density (area 1)")
-    ax.set_title(f"Histogram of {name}" + (" gradient" if kind == "grads" else "")
-                 + " over training")
+    ax.set_xlabel(words(f"histogram.{kind}_xlabel"))
+    ax.set_ylabel(words("histogram.ylabel"))
+    ax.set_title(words(f"histogram.{kind}_title", name=name))
     ax.grid(True, alpha=0.3)
+    give_chinese_text_a_font(ax.figure)
     return outlines

@@ -14,6 +14,7 @@ from ..autograd import Tensor
 from ..nn import Module
 from ..stats import activation_stats, gradient_stats
 from .common import MAX_FIGWIDTH, axes_or_new, readable_legend, set_scale
+from .language import give_chinese_text_a_font, words
 
 
 def layer_statistics(model: Module, x: Any, ax: Axes | None = None, kind: str = "activation",
@@ -52,17 +53,13 @@ def layer_statistics(model: Module, x: Any, ax: Axes | None = None, kind: str = 
     if _crowded(ax, ticks):
         ax.tick_params(axis="x", labelrotation=90)     # never a smaller font: stays readable
     set_scale(ax, stds, log)
-    if kind == "activation":
-        ax.set_ylabel("std of the layer's output")
-        ax.set_title("Activation scale through the network")
-    else:
-        ax.set_ylabel("std of the gradient w.r.t. the layer's output")
-        ax.set_title("Gradient scale through the network")
-    ax.set_xlabel("layer (in forward order)" if kind == "activation" else
-                  "layer (in forward order; backward runs right to left)")
+    ax.set_ylabel(words(f"layers.{kind}_ylabel"))
+    ax.set_title(words(f"layers.{kind}_title"))
+    ax.set_xlabel(words(f"layers.{kind}_xlabel"))
     ax.grid(True, alpha=0.3)
     if label is not None:
         readable_legend(ax)
+    give_chinese_text_a_font(ax.figure)
     return [(n, s) for n, _, s in stats]
 
 

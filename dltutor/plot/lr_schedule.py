@@ -9,6 +9,7 @@ from matplotlib.axes import Axes
 
 from ..optim.lr_scheduler import preview
 from .common import axes_or_new, readable_legend, set_scale, as_numpy
+from .language import give_chinese_text_a_font, words
 
 
 def lr_schedule(lrs_or_make_scheduler: Any, steps: int | None = None, ax: Axes | None = None,
@@ -42,10 +43,11 @@ def lr_schedule(lrs_or_make_scheduler: Any, steps: int | None = None, ax: Axes |
     ax = axes_or_new(ax)
     stairs = ax.stairs(lrs, np.arange(len(lrs) + 1), baseline=None, lw=2.0, label=label)
     set_scale(ax, lrs, log)
-    ax.set_xlabel("scheduler step (each scheduler.step(): an epoch or a batch)")
-    ax.set_ylabel("learning rate")
-    ax.set_title("Learning-rate schedule")
+    ax.set_xlabel(words("schedule.xlabel"))
+    ax.set_ylabel(words("schedule.ylabel"))
+    ax.set_title(words("schedule.title"))
     ax.grid(True, alpha=0.3)
     if label is not None:
         readable_legend(ax)
+    give_chinese_text_a_font(ax.figure)
     return [stairs]

@@ -2,6 +2,8 @@
 
 Steps where a parameter was frozen (its step changed nothing) are shaded in its line's colour,
 so a line that goes flat or stops can be told apart from one that merely learns slowly.
+The titles and axis labels of each series are the ``plot.title.<kind>`` and
+``plot.ylabel.<kind>`` texts of the i18n tables.
 """
 from __future__ import annotations
 
@@ -13,33 +15,9 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 
 from ..trace import STEP_SERIES, Recorder
-from .common import STEP_LABEL, axes_or_new, readable_legend, set_scale
+from .common import axes_or_new, readable_legend, set_scale
+from .language import figure_language, give_chinese_text_a_font, words
 
-#: Axis labels of the recorded series (mathtext: renders the same with every font).
-YLABELS = {
-    "param_norm": r"parameter norm $\|w\|_2$",
-    "grad_norm": r"gradient norm $\|\nabla w\|_2$",
-    "clipped_grad_norm": r"gradient norm after clipping $\|\nabla w\|_2$",
-    "update_norm": r"update norm $\|\Delta w\|_2$",
-    "update_ratio": r"update ratio $\|\Delta w\|_2 \,/\, \|w\|_2$",
-    "lr": "effective learning rate (group lr × lr_mult)",
-    "frozen": "frozen (1 = not updated this step)",
-    "loss": "loss",
-    "global_grad_norm": r"global gradient norm $\|\nabla\|_2$ (all parameters)",
-    "clip_scale": "clip scale (after / before; 1 = not clipped)",
-}
-_TITLES = {
-    "param_norm": "Parameter norm",
-    "grad_norm": "Gradient norm",
-    "clipped_grad_norm": "Gradient norm after clipping",
-    "update_norm": "Update norm",
-    "update_ratio": "Update / parameter ratio",
-    "lr": "Effective learning rate",
-    "frozen": "Frozen parameters",
-    "loss": "Training loss",
-    "global_grad_norm": "Global gradient norm",
-    "clip_scale": "Clip scale",
-}
 _FROZEN_ALPHA = 0.13
 
 
@@ -54,12 +32,33 @@ def _names(recorder: Recorder, names: str | Iterable[str] | None) -> list[str]:
     return names
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def _number(value: float) -> str:
-    """``1e-3`` as mathtext ``10^-3`` (powers of ten), anything else as ``:g``."""
+    """``1e-3`` as ``10^-3`` (powers of ten), anything else as ``:g``. The power is mathtext
+    in English; in Chinese it is Unicode (10⁻³), since mathtext cannot draw the Chinese
+    characters of the same label."""
     exponent = math.log10(value) if value > 0 else math.nan
     if math.isfinite(exponent) and abs(exponent - round(exponent)) < 1e-9:
-        return f"$10^{{{int(round(exponent))}}}$"
+        power = int(round(exponent))
+        if figure_language() == "en":
+            return f"$10^{{{power}}}$"
+        return "10" + str(power).translate(_SUPERSCRIPT)
     return f"{value:g}"
+
+
+def _per(kind: str, recorder: Recorder) -> str:
+    """The title of a per-name series: "Update norm per layer"."""
+    return words("title.per", title=words(f"title.{kind}"), by=words(f"by.{recorder.by}"))
+
+
+def _label_axes(ax: Axes, ylabel: str, title: str) -> None:
+    """The step axis, ``ylabel`` and ``title``, and a light grid."""
+    ax.set_xlabel(words("step_axis"))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
 
 
 def _record_edges(steps: np.ndarray) -> np.ndarray:
@@ -91,8 +90,8 @@ def _shade_frozen(ax: Axes, recorder: Recorder, names: list[str],
     for (first, last), members in runs.items():
         key = tuple(members)
         color = colors[members[0]] if len(members) == 1 else "0.45"
-        label = (f"frozen ({', '.join(names[i] for i in members)})" if key not in labelled
-                 else "_nolegend_")
+        label = (words("frozen", names=words("list_sep").join(names[i] for i in members))
+                 if key not in labelled else "_nolegend_")
         labelled.add(key)
         spans.append(ax.axvspan(edges[first], edges[last + 1], color=color,
                                 alpha=_FROZEN_ALPHA, linewidth=0, label=label))
@@ -127,8 +126,8 @@ def traces(recorder: Recorder, kind: str = "param_norm", names: str | Iterable[s
     steps = recorder.steps
     if kind in STEP_SERIES:
         values = recorder.series(kind)
-        artists: list[Any] = ax.plot(steps, values, label=kind.replace("_", " "), lw=1.6)
-        title = _TITLES[kind]
+        artists: list[Any] = ax.plot(steps, values, label=words(f"series.{kind}"), lw=1.6)
+        title = words(f"title.{kind}")
     else:
         names = _names(recorder, names)
         values = recorder.series(kind)[:, [recorder.names.index(n) for n in names]]
@@ -136,13 +135,11 @@ def traces(recorder: Recorder, kind: str = "param_norm", names: str | Iterable[s
                    for i, name in enumerate(names)]
         if kind != "frozen":
             artists += _shade_frozen(ax, recorder, names, [a.get_color() for a in artists])
-        title = f"{_TITLES.get(kind, kind)} per {recorder.by}"
+        title = _per(kind, recorder)
     set_scale(ax, values, log)
-    ax.set_xlabel(STEP_LABEL)
-    ax.set_ylabel(YLABELS.get(kind, kind))
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
+    _label_axes(ax, words(f"ylabel.{kind}"), title)
     readable_legend(ax)
+    give_chinese_text_a_font(ax.figure)
     return artists
 
 
@@ -176,16 +173,13 @@ def update_ratio(recorder: Recorder, names: str | Iterable[str] | None = None,
     # What far outside the band means goes in the legend, not in notes on the plot, which the
     # legend or the lines could cover.
     band_patch = ax.axhspan(low, high, color="tab:green", alpha=0.10, linewidth=0,
-                            label=f"typical range {_number(low)} – {_number(high)}\n"
-                                  f"(far above: unstable? far below: slow)")
+                            label=words("ratio.band", low=_number(low), high=_number(high)))
     ref = ax.axhline(reference, color="0.25", ls="--", lw=1.2,
-                     label=f"rule of thumb {_number(reference)}")
+                     label=words("ratio.reference", value=_number(reference)))
     ax.set_yscale("log", nonpositive="mask")
-    ax.set_xlabel(STEP_LABEL)
-    ax.set_ylabel(YLABELS["update_ratio"])
-    ax.set_title(f"Update / parameter ratio per {recorder.by}")
-    ax.grid(True, which="major", alpha=0.3)
+    _label_axes(ax, words("ylabel.update_ratio"), _per("update_ratio", recorder))
     readable_legend(ax)
+    give_chinese_text_a_font(ax.figure)
     return [*lines, *spans, band_patch, ref]
 
 
@@ -216,27 +210,25 @@ def grad_norm_clipping(recorder: Recorder, name: str | None = None, ax: Axes | N
         before = recorder.series("global_grad_norm")
         clipped = recorder.series("clipped_grad_norm")
         after = np.sqrt(np.nansum(clipped * clipped, axis=1)) if clipped.size else before.copy()
-        what = "global (all parameters)"
+        what = words("clip.global")
     else:
         _names(recorder, name)
         before = recorder.series("grad_norm", name)
         after = recorder.series("clipped_grad_norm", name)
         what = name
-    line_before = ax.plot(steps, before, color="tab:red", lw=1.6, label="before clipping")[0]
+    line_before = ax.plot(steps, before, color="tab:red", lw=1.6, label=words("clip.before"))[0]
     line_after = ax.plot(steps, after, color="tab:blue", lw=1.6, ls="--",
-                         label="after clipping")[0]
+                         label=words("clip.after"))[0]
     artists: list[Any] = [line_before, line_after]
     clipped_mask = np.isfinite(before) & (before > after * (1 + 1e-9))
     if clipped_mask.any():
         artists.append(ax.fill_between(steps, after, before, where=clipped_mask, step=None,
                                        interpolate=True, color="tab:red", alpha=0.12,
-                                       linewidth=0, label="clipped away"))
+                                       linewidth=0, label=words("clip.removed")))
     set_scale(ax, np.concatenate([before, after]), log)
-    ax.set_xlabel(STEP_LABEL)
-    ax.set_ylabel(r"gradient norm $\|\nabla\|_2$")
-    ax.set_title(f"Gradient norm before and after clipping: {what}")
-    ax.grid(True, alpha=0.3)
+    _label_axes(ax, words("clip.ylabel"), words("clip.title", what=what))
     readable_legend(ax)
+    give_chinese_text_a_font(ax.figure)
     return artists
 
 
@@ -279,16 +271,15 @@ def loss(recorder: Recorder, ax: Axes | None = None, smooth: float = 0.0,
     ax = axes_or_new(ax)
     steps = recorder.steps
     if smooth:
-        artists = ax.plot(steps, values, color="tab:blue", alpha=0.3, lw=1.0, label="loss")
+        artists = ax.plot(steps, values, color="tab:blue", alpha=0.3, lw=1.0,
+                          label=words("loss.label"))
         artists += ax.plot(steps, _ema(values, smooth), color="tab:blue", lw=2.0,
-                           label=f"moving average (smooth={smooth:g})")
+                           label=words("loss.smoothed", smooth=smooth))
     else:
-        artists = ax.plot(steps, values, color="tab:blue", lw=1.6, label="loss")
+        artists = ax.plot(steps, values, color="tab:blue", lw=1.6, label=words("loss.label"))
     set_scale(ax, values, log)
-    ax.set_xlabel(STEP_LABEL)
-    ax.set_ylabel("loss (of the mini-batch)")
-    ax.set_title(_TITLES["loss"])
-    ax.grid(True, alpha=0.3)
+    _label_axes(ax, words("loss.ylabel"), words("title.loss"))
     if smooth:
         readable_legend(ax)
+    give_chinese_text_a_font(ax.figure)
     return artists

@@ -313,7 +313,7 @@ def test_voila_chinese_lab_page_speaks_chinese_and_trains(workdir, page):
         lr_box.press("Enter")
         refused = wait_for_status(page, lambda a: bool(a["data-error"]), "the lab to refuse -1")
         line = page.locator(".dltutor-status").inner_text()
-        assert "最近的错误：LabError：学习率必须是 >= 0 的数" in line, line
+        assert "最近的错误：LabError：学习率必须大于或等于 0" in line, line
         assert refused["data-lr"] != "-1.0"
         page.locator(".dltutor-status-line").scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "browser_voila_zh.png"), full_page=True)

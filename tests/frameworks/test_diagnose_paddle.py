@@ -193,7 +193,7 @@ def test_the_verdicts_speak_chinese_for_a_paddle_model_too(paddle):
         verdict = diagnose.why_not_updating(net, opt, name).verdict
     finally:
         dt.set_language("en")
-    assert verdict.startswith("不会更新，因为：它的 lr_mult 为 0"), verdict
+    assert verdict.startswith("不会更新，原因是它的 lr_mult 为 0"), verdict
 
 
 @claim("paddle-diagnose-verdicts")

@@ -165,3 +165,39 @@ def test_the_rules_let_code_names_and_quoted_errors_through():
     assert problems("练习 01.6：还不对。f 抛出了 RuntimeError：backward() on a tensor that does "
                     "not require grad") == []
     assert problems("把 `lab.freeze('0')` 和 'block 2' 写进 `with dt.no_grad():` 中") == []
+
+
+# -- a layer has one name: the legend's "层 0.0", never "第 0.0 层" -------------------------------
+ORDINAL_LAYER = re.compile(r"第\s*['\"`]?[\d.]+['\"`]?\s*层")   # 第 2 层, 第 0.0 层, 第 '0' 层
+# (第一层, "the first layer", is an ordinal word and stays)
+LAYER_NAMED = re.compile(r"层 '?([\d.]+)'?")            # 层 2, 层 0.0, 层 '0'
+
+
+def test_no_chinese_text_names_a_layer_by_ordinal():
+    """第 N 层 reads as "the N-th layer", but a lab's layer is named by its key in the model
+    ('0', '2', '0.0'): 第 2 层 would be the third layer of three and 第 0.0 层 means nothing."""
+    from dltutor.i18n import zh
+    bad = {key: value for table in (zh.TEXT, zh.SENTENCES) for key, value in table.items()
+           if ORDINAL_LAYER.search(value)}
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("demo", ["two moons", "exploding gradients", "spirals",
+                                  "pretrained features", "tied layer", "handwritten digits"])
+def test_the_lab_names_a_layer_as_its_legend_does(chinese, demo):
+    from dltutor.i18n import text
+    from dltutor.lab import app, chart, controls
+    lab = app.DEMOS[demo]()
+    legend = chart.legend_html(lab, chart.layer_colors(lab))
+    modules = dict(lab.model.named_modules())
+    for layer in lab.layers:
+        name = text("lab.legend.trace", by=text("lab.legend.by.layer"), name=layer)
+        assert html.escape(name) in legend
+        assert html.escape(name) in controls.layer_label(layer, modules.get(layer)).value
+        lab.freeze(layer)
+        lab.set_lr_mult(layer, 2)
+        assert all(name in what for _, what in lab.events[-2:]), lab.events[-2:]
+        assert name in text("lab.what.lr_mult", layer=layer)
+    advice = text(f"lab.try.{demo}")
+    assert not ORDINAL_LAYER.search(advice), advice
+    assert set(LAYER_NAMED.findall(advice)) <= set(lab.layers), (advice, lab.layers)

@@ -78,7 +78,7 @@ def test_the_diagnostics_report_in_the_learners_language():
         lr = repr(diagnose.explain_lr(opt, "2.weight"))
     assert english.cause == chinese.cause == "lr_zero"          # causes are codes, not words
     assert english.verdict.startswith("not updating because: its group's lr is 0")
-    assert chinese.verdict.startswith("不会更新，因为：它所在参数组的学习率为 0")
+    assert chinese.verdict.startswith("不会更新，原因是它所在参数组的学习率为 0")
     assert [r["check"] for r in chinese.rows][:2] == ["在优化器中？", "requires_grad？"]
     assert "形状" in summary and "合计" in summary and "shape" not in summary
     assert "有效学习率" in lr and "已冻结" in lr
