@@ -5,14 +5,22 @@ variants it rejects ("not"). Two checks read it:
 
 * no Chinese page (a chapter's prose in ``notebooks/src/zh/``, the zh FAQ, ``README.zh.md``, the
   glossary, the kit's Chinese strings in ``dltutor/i18n/zh.py``) uses a rejected variant;
-* in each chapter's prose, the first use of a term carries its English in full-width brackets,
-  ``自动微分（autograd）`` (headings, code spans and math do not count).
+* in each chapter's prose, the first use of a term outside brackets carries its English in
+  full-width brackets, ``自动微分（autograd）`` (headings, tables, code spans and math do not
+  count).
+
+Two more keep the glosses from doing damage (issue 48): no full-width bracket opens inside
+another, anywhere in the Chinese prose, and a chapter glosses a term once (a second
+``（learning rate）`` is noise to the reader; tables, which annotate cells, do not count).
+Paddle has one name: chapter 00 introduces it as 飞桨（PaddlePaddle，下文称 Paddle）, the glossary
+lists 飞桨, and every other page says Paddle. No Chinese is set in italics.
 
 The table is the only place the words live: change a word there and the test follows.
 """
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -21,9 +29,10 @@ ROOT = Path(__file__).resolve().parents[2]
 AUTHORING = ROOT / "notebooks" / "AUTHORING.md"
 ZH_SOURCES = ROOT / "notebooks" / "src" / "zh"
 CHAPTERS = sorted(ZH_SOURCES.glob("[0-9][0-9]_*.py")) + [ZH_SOURCES / "lab.py"]
-PAGES = CHAPTERS + [ZH_SOURCES / "FAQ.md", ROOT / "notebooks" / "zh" / "FAQ.md",
-                    ROOT / "README.zh.md", ROOT / "notebooks" / "GLOSSARY.md",
-                    ROOT / "dltutor" / "i18n" / "zh.py"]
+PROSE = CHAPTERS + [ZH_SOURCES / "FAQ.md", ROOT / "notebooks" / "zh" / "FAQ.md",
+                    ROOT / "README.zh.md"]
+GLOSSARY = ROOT / "notebooks" / "GLOSSARY.md"
+PAGES = PROSE + [GLOSSARY, ROOT / "dltutor" / "i18n" / "zh.py"]
 COLUMNS = ["English", "this edition", "d2l-zh", "Paddle docs", "MegEngine docs", "not"]
 NONE = {"", "—", "-"}
 
@@ -77,6 +86,11 @@ def prose(path: Path) -> str:
     return "\n".join(lines)
 
 
+def page_prose(page: Path) -> str:
+    """The prose of a page: a chapter source's Chinese cells, a Markdown page as it stands."""
+    return prose(page) if page.suffix == ".py" else page.read_text(encoding="utf-8")
+
+
 def text_only(text: str) -> str:
     """``text`` less what the bracket rule does not apply to: fenced code, code spans, math,
     link targets and headings (each replaced by a space, so words do not run together)."""
@@ -87,24 +101,95 @@ def text_only(text: str) -> str:
     return "\n".join(" " if line.lstrip().startswith("#") else line for line in text.splitlines())
 
 
+def without_tables(text: str) -> str:
+    """``text`` with its table rows blanked: a cell may annotate freely (Xavier（Glorot）,
+    ``torch.save``（pickle）), and its first use of a term needs no gloss."""
+    return "\n".join(" " if line.lstrip().startswith("|") else line for line in text.splitlines())
+
+
+def bracket_depths(text: str) -> list[int]:
+    """How many full-width brackets are open at each character of ``text``; a blank line closes
+    them all, so one unbalanced paragraph does not spoil the rest.
+
+    >>> bracket_depths("a（b）c")
+    [0, 0, 1, 0, 0]
+    """
+    depths, depth = [], 0
+    for index, char in enumerate(text):
+        if char == "\n" and text.startswith("\n\n", index):
+            depth = 0
+        depth -= char == "）"
+        depths.append(max(depth, 0))
+        depth += char == "（"
+    return depths
+
+
+def nested_brackets(text: str) -> list[str]:
+    """Where in ``text`` a full-width bracket opens inside another: （动量（momentum）为 0.9）.
+
+    >>> nested_brackets("训练四轮（动量（momentum）为 0.9）")
+    ['...训练四轮（动量（momentum）为 0.9）...']
+    >>> nested_brackets("动量（momentum）为 0.9（见第 6 章）")
+    []
+    """
+    depths = bracket_depths(text)
+    return [f"...{text[max(0, i - 15):i + 25]}...".replace("\n", " ")
+            for i, char in enumerate(text) if char == "（" and depths[i] > 0]
+
+
+def is_longer_term(text: str, start: int, zh: str, longer: list[str]) -> bool:
+    """Whether the ``zh`` at ``start`` belongs to a longer term of the table (学习率 in
+    学习率倍数)."""
+    return any(zh in other and other.index(zh) <= start
+               and text.startswith(other, start - other.index(zh)) for other in longer)
+
+
+def glosses_of(text: str, term: dict[str, str], longer: list[str]) -> list[int]:
+    """The positions in ``text`` where ``term`` is followed by full-width brackets holding its
+    English: 学习率（learning rate）, **梯度裁剪**（gradient clipping）."""
+    zh, names = word(term["this edition"]), english(term["English"])
+    found = []
+    for match in re.finditer(re.escape(zh), text):
+        if is_longer_term(text, match.start(), zh, longer):
+            continue
+        bracket = re.match(r"[*_]*（([^）]*)）", text[match.end():])
+        if bracket and any(name.lower() in bracket.group(1).lower() for name in names):
+            found.append(match.start())
+    return found
+
+
 def first_use_problem(text: str, term: dict[str, str], longer: list[str]) -> str | None:
-    """None when the first use of ``term`` in ``text`` is followed by full-width brackets holding
-    its English (or when ``text`` does not use it), else what is wrong. An occurrence inside a
-    longer term of the table (学习率 in 学习率倍数) is that term's, not this one's."""
-    zh = word(term["this edition"])
+    """None when the first use of ``term`` outside brackets in ``text`` is followed by
+    full-width brackets holding its English (or when ``text`` uses it only inside brackets, or
+    not at all), else what is wrong. A use inside brackets does not count: its gloss would nest
+    one bracket in another. An occurrence inside a longer term of the table (学习率 in
+    学习率倍数) is that term's, not this one's."""
+    zh, names = word(term["this edition"]), english(term["English"])
+    depths = bracket_depths(text)
+    glossed = glosses_of(text, term, longer)
     for match in re.finditer(re.escape(zh), text):
         start, end = match.span()
-        if any(text.startswith(other, start - other.index(zh))
-               for other in longer if zh in other and other.index(zh) <= start):
+        if depths[start] > 0 or is_longer_term(text, start, zh, longer):
             continue
-        after = text[end:]
-        bracket = re.match(r"[*_]*（([^）]*)）", after)           # **梯度裁剪**（...） counts
-        names = english(term["English"])
-        if bracket and any(name.lower() in bracket.group(1).lower() for name in names):
+        if start in glossed:
             return None
         context = text[max(0, start - 15):end + 25].replace("\n", " ")
         return f"{zh}: first use without （{names[0]}）: ...{context}..."
     return None
+
+
+def repeated_glosses(text: str) -> list[str]:
+    """The English glosses that ``text`` gives more than once, outside tables: a bracket that
+    holds only English words, or ends in them after a full-width comma (更新比（更新量与参数之比，
+    update-to-parameter ratio）).
+
+    >>> repeated_glosses("学习率（learning rate）……学习率（Learning rate）；动量（momentum）")
+    ['learning rate (2 times)']
+    """
+    glosses = re.findall(r"（(?:[^（）]*，)?\s*([A-Za-z][A-Za-z0-9 '/.-]*?)\s*）",
+                         without_tables(text))
+    counts = Counter(gloss.lower() for gloss in glosses)
+    return [f"{gloss} ({count} times)" for gloss, count in counts.items() if count > 1]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -117,12 +202,64 @@ def test_no_page_uses_a_rejected_word(page):
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
 def test_each_term_carries_its_english_at_its_first_use_in_a_chapter(chapter):
-    text = text_only(prose(chapter))
+    text = without_tables(text_only(prose(chapter)))
     words = [word(term["this edition"]) for term in TERMS]
-    problems = [problem for term in TERMS
+    glossed = [term for term in TERMS
+               if "no gloss" not in term["this edition"] and not word(term["this edition"]).isascii()]
+    problems = [problem for term in glossed
                 if (problem := first_use_problem(text, term, [w for w in words
                                                               if w != word(term["this edition"])]))]
     assert not problems, f"{chapter.name}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", PROSE + [GLOSSARY], ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_bracket_opens_inside_another(page):
+    """（动量（momentum）为 0.9） reads as a stutter: give the gloss where the term stands
+    outside brackets, or reword so the aside needs no brackets of its own."""
+    found = nested_brackets(text_only(page_prose(page)))
+    assert not found, f"{page.relative_to(ROOT)}: a bracket inside a bracket:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("page", PROSE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_page_glosses_each_term_once(page):
+    """The English of a term goes with its first use, once: drop the later ones."""
+    found = repeated_glosses(text_only(page_prose(page)))
+    assert not found, f"{page.relative_to(ROOT)} repeats glosses: {found}"
+
+
+def italic_chinese(text: str) -> list[str]:
+    """The ``*...*`` spans of ``text`` that set Chinese in italics (d2l-zh uses none: slanted
+    Hanzi read badly); bold ``**...**`` and italic English are left alone.
+
+    >>> italic_chinese("这是*强调*，这是**粗体**，这是 *weights*")
+    ['*强调*']
+    """
+    spans = re.finditer(r"(?<![*\\])\*(?![*\s])([^*\n]+?)(?<![*\s\\])\*(?!\*)", text)
+    return [span.group(0) for span in spans if re.search(r"[\u4e00-\u9fff]", span.group(1))]
+
+
+@pytest.mark.parametrize("page", PROSE + [GLOSSARY], ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_chinese_text_is_in_italics(page):
+    found = italic_chinese(text_only(page_prose(page)))
+    assert not found, (f"{page.relative_to(ROOT)} sets Chinese in italics (drop the *...*, or "
+                       f"make it bold where the emphasis matters): {found}")
+
+
+PADDLE_INTRODUCED = "飞桨（PaddlePaddle，下文称 Paddle）"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_paddle_has_one_name(page):
+    """Chapter 00 names 飞桨 once, in ``PADDLE_INTRODUCED``; the glossary lists the name;
+    everywhere else it is Paddle."""
+    if page == GLOSSARY:
+        return
+    text = page.read_text(encoding="utf-8")
+    introductions = text.count(PADDLE_INTRODUCED)
+    allowed = 1 if page.name == "00_welcome.py" else 0
+    assert introductions == allowed and text.count("飞桨") == allowed, (
+        f"{page.relative_to(ROOT)} says 飞桨 {text.count('飞桨')} times; write Paddle"
+        + (f" after one {PADDLE_INTRODUCED}" if allowed else ""))
 
 
 def test_the_table_is_read():
@@ -142,6 +279,17 @@ def test_the_checks_catch_a_missing_bracket_and_a_rejected_word():
     assert first_use_problem("学习率倍数（learning-rate multiplier）和学习率（learning rate）", lr,
                              ["学习率倍数"]) is None
     assert first_use_problem(text_only("## 学习率\n`学习率` 学习率（learning rate）"), lr, []) is None
+
+
+def test_the_checks_catch_a_nested_bracket_and_a_second_gloss():
+    momentum = next(t for t in TERMS if word(t["this edition"]) == "动量")
+    nested = "我们训练四轮（动量（momentum）为 0.9），动量让损失下降得更快。"
+    assert nested_brackets(nested)
+    assert first_use_problem(nested, momentum, []), "a gloss inside brackets is not a first use"
+    assert first_use_problem("训练四轮（动量为 0.9）。动量（momentum）……", momentum, []) is None
+    assert repeated_glosses("动量（momentum）……再说动量（Momentum）")
+    assert not repeated_glosses("动量（momentum）\n| 动量（momentum） | `momentum` |")
+    assert not nested_brackets("动量（momentum）为 0.9（见第 6 章）")
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)

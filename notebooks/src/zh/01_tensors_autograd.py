@@ -49,10 +49,10 @@
 # %% [markdown] en="d6b885fe"
 # ## 沿某一维归约：`dim=` 以及 `max` 返回什么
 #
-# 归约运算（`sum`、`mean`、`max`、`std`、`softmax` 等）用 `dim=`（PyTorch 的叫法）或 `axis=`（NumPy 的叫法）指定维度；`keepdim=True` 会把这一维保留为大小 1。其中有一个返回的东西比你想的多：和 PyTorch 一样，**`max(x, dim)` 返回两个张量**，即最大值和它们的位置。分类中的惯用写法正是靠这一点：每一行的预测类别是它最大得分的*下标*。
+# 归约运算（`sum`、`mean`、`max`、`std`、`softmax` 等）用 `dim=`（PyTorch 的叫法）或 `axis=`（NumPy 的叫法）指定维度；`keepdim=True` 会把这一维保留为大小 1。其中有一个返回的东西比你想的多：和 PyTorch 一样，**`max(x, dim)` 返回两个张量**，即最大值和它们的位置。分类中的惯用写法正是靠这一点：每一行的预测类别是它最大得分的下标。
 
 # %% [markdown] en="25e3dd91"
-# 如果只返回一个张量（像 NumPy 那样），对一个包含两行的批量写 `_, predicted = ...` 就会悄悄地把两*行*拆开，准确率就会用最大值来计算。梯度也与 PyTorch 一致：`values` 把梯度送给每个下标选中的那一个元素，而 `x.max()` 和 `x.amax(dim)` 则把梯度平均分给并列的最大值。
+# 如果只返回一个张量（像 NumPy 那样），对一个包含两行的批量写 `_, predicted = ...` 就会悄悄地把两行拆开，准确率也就成了用最大值来算。梯度也与 PyTorch 一致：`values` 把梯度送给每个下标选中的那一个元素，而 `x.max()` 和 `x.amax(dim)` 则把梯度平均分给并列的最大值。
 
 # %% [markdown] en="bd524464"
 # ## 给图像增加通道维
@@ -81,10 +81,10 @@
 # `a @ b`（或 `dt.matmul(a, b)`）把**最后两个轴**当作矩阵相乘。它们之前的每个轴都是批量轴，批量轴像 NumPy 那样广播。对于三维的 `a` 和一个矩阵 `b`，`a` 中的 2 个矩阵各自与 `b` 相乘：
 
 # %% [markdown] en="2aa81d5b"
-# **两个操作数都带批量轴**。当*两个*操作数都有批量轴时，matmul 会把它们配对，并广播大小为 1 的轴。这里 `a2` 包含 2 × 1 个矩阵，`b2` 包含 5 个：结果包含全部 2 × 5 个乘积。
+# **两个操作数都带批量轴**。当两个操作数都有批量轴时，matmul 会把它们配对，并广播大小为 1 的轴。这里 `a2` 包含 2 × 1 个矩阵，`b2` 包含 5 个：结果包含全部 2 × 5 个乘积。
 
 # %% [markdown] en="1a42f1ff"
-# > **专栏：Paddle 1.x 的 `fluid.layers.mul`，先展平再相乘**（不读 Paddle 1.x 代码的话可以跳过）。`mul(x, y, x_num_col_dims=1, y_num_col_dims=1)` 先把**两个输入都展平成二维**：`x` 的前 `x_num_col_dims` 个轴成为行，其余所有轴成为列（`y` 同样处理）；然后做一次矩阵乘法，结果取 `x` 的行轴和 `y` 的列轴。使用 `x_num_col_dims=2` 且右边只是一个矩阵时，它与 `a @ b` 一致（批量轴不过是更多的行，`Linear` 层处理三维输入时做的也是这件事）。使用默认的 1 时，每个样本的 3 × 4 个数变成一行 12 个数，所以用一个 (12, 5) 的矩阵做 `mul(a, W)`，会一次性对*两个*尾部轴求和（Paddle 的全连接层 `fc` 处理图像特征时就是这样，1.x 如此，Paddle 3.3 的 `paddle.static.nn.fc` 也仍然如此），而 `a @ W` 会失败；对于 (4, 5) 的矩阵 `b`，失败的反而是默认的 `mul`。它也不能像 `a2 @ b2` 那样把一批右侧矩阵配对。Paddle 3.3 仍然可以运行这个算子（`paddle._legacy_C_ops.mul`；`tests/frameworks/test_ch01_tensors.py` 用它核对了下面的结果）。在 dltutor 中它只是几行 reshape 和 `@`，所以梯度可以穿过它：
+# > **专栏：Paddle 1.x 的 `fluid.layers.mul`，先展平再相乘**（不读 Paddle 1.x 代码的话可以跳过）。`mul(x, y, x_num_col_dims=1, y_num_col_dims=1)` 先把**两个输入都展平成二维**：`x` 的前 `x_num_col_dims` 个轴成为行，其余所有轴成为列（`y` 同样处理）；然后做一次矩阵乘法，结果取 `x` 的行轴和 `y` 的列轴。使用 `x_num_col_dims=2` 且右边只是一个矩阵时，它与 `a @ b` 一致（批量轴不过是更多的行，`Linear` 层处理三维输入时做的也是这件事）。使用默认的 1 时，每个样本的 3 × 4 个数变成一行 12 个数，所以用一个 (12, 5) 的矩阵做 `mul(a, W)`，会一次性对两个尾部轴求和（Paddle 的全连接层 `fc` 处理图像特征时就是这样，1.x 如此，Paddle 3.3 的 `paddle.static.nn.fc` 也仍然如此），而 `a @ W` 会失败；对于 (4, 5) 的矩阵 `b`，失败的反而是默认的 `mul`。它也不能像 `a2 @ b2` 那样把一批右侧矩阵配对。Paddle 3.3 仍然可以运行这个算子（`paddle._legacy_C_ops.mul`；`tests/frameworks/test_ch01_tensors.py` 用它核对了下面的结果）。在 dltutor 中它只是几行 reshape 和 `@`，所以梯度可以穿过它：
 
 # %% [markdown] en="e75c568d"
 # ## 读懂报错信息
@@ -92,7 +92,7 @@
 # 形状错误是深度学习代码中最常见的 bug。dltutor 会在计算之前检查形状，并说明是哪个运算失败、涉及哪些形状、为什么失败。先读 traceback 的**最后一行**：这里它指出了 `matmul`、两个形状，以及本应相等的两个内部尺寸。（这个单元格本来就会失败。）
 
 # %% [markdown] en="ebb50939"
-# （报错的意思是：`matmul` 的两个内部尺寸 4 和 12 不相等。）解决办法是先展平，写成 `features.reshape(16, 12) @ weights`，或者换用一个 (4, 5) 的矩阵。
+# 报错的意思是：`matmul` 的两个内部尺寸 4 和 12 不相等。解决办法是先展平，写成 `features.reshape(16, 12) @ weights`，或者换用一个 (4, 5) 的矩阵。
 
 # %% [markdown] en="17ec4be5"
 # ### 张量可以存放什么
@@ -115,7 +115,7 @@
 #
 # `loss.backward(inputs=[a])`（PyTorch 的关键字参数）只写入所列叶子张量的 `.grad`，其余 `.grad` 保持原样。MegEngine 的训练循环就建立在这个想法上：它的张量没有 `requires_grad`。由一个 `GradManager` 指定哪些张量得到梯度（`attach`），并在 `with gm:` 中记录计算；`gm.backward(loss)` 把每个已附加张量的梯度加到它的 `.grad` 上，并结束记录。`dltutor.autodiff` 提供了这个 `GradManager`，所以 MegEngine 的循环可以照原样运行，底层用的是 `backward(inputs=...)`。
 #
-# 飞桨（PaddlePaddle）从相反的方向提这个问题，用的是 `stop_gradient`，而且普通张量的默认值与 PyTorch 相反：`paddle.to_tensor([1.0, 2.0])` 的 `stop_gradient=True`（它得不到梯度），除非你传入 `stop_gradient=False`；而层的可训练参数一开始就是 `stop_gradient=False`。下面是 MegEngine 的循环，用 dltutor 的 `GradManager` 运行：
+# Paddle 则反过来，用 `stop_gradient` 标出哪些张量不要梯度，而且普通张量的默认值与 PyTorch 相反：`paddle.to_tensor([1.0, 2.0])` 的 `stop_gradient=True`（它得不到梯度），除非你传入 `stop_gradient=False`；而层的可训练参数一开始就是 `stop_gradient=False`。下面是 MegEngine 的循环，用 dltutor 的 `GradManager` 运行：
 
 # %% [markdown] en="e0ebec3c"
 # ## 计算但不记录
@@ -138,7 +138,7 @@
 # `detach()` **没有**做的事：它没有冻结 stage1 和 stage2。它们的参数仍然是 `requires_grad=True`，被 detach 的张量也仍保存着原来的值。只有这一条路径被阻断了，所以另一条不经过阻断点就能到达 stage1 的路径，例如在 stage1 的输出上加一个额外的损失，仍然会训练 stage1。
 
 # %% [markdown] en="1c222fdf"
-# 与**只冻结 stage2**（`stage2.requires_grad_(False)`）比较一下：stage2 得不到梯度，但梯度仍会*穿过* stage2 的运算流到它的输入，所以 stage1 仍在训练。在 stage2 的输出处阻断路径会固定两个阶段；冻结一层只固定那一层。第 8 章会详细比较各种冻结方法。
+# 与**只冻结 stage2**（`stage2.requires_grad_(False)`）比较一下：stage2 得不到梯度，但梯度仍会穿过 stage2 的运算流到它的输入，所以 stage1 仍在训练。在 stage2 的输出处阻断路径会固定两个阶段；冻结一层只固定那一层。第 8 章会详细比较各种冻结方法。
 
 # %% [markdown] en="986c4f69"
 # 图示：每个参数、每种设置各一根柱子，表示梯度的范数；叉号表示梯度为 `None`。
@@ -183,7 +183,7 @@
 # **1.** 创建一个张量 `t`，保存 `np.arange(6).reshape(2, 3)`，并且可以设置 `requires_grad=True`。它必须是什么数据类型？
 
 # %% [markdown] en="e9161e39"
-# **2.** `col = dt.ones(3, 1, requires_grad=True)` 被扩展成形状 (3, 4) 再求和：`col.expand(3, 4).sum().backward()`。在运行*之前*先预测 `col.grad`，把它作为数组放进 `predicted_grad`；然后运行并比较。
+# **2.** `col = dt.ones(3, 1, requires_grad=True)` 被扩展成形状 (3, 4) 再求和：`col.expand(3, 4).sum().backward()`。先别运行，预测 `col.grad`，把它作为数组放进 `predicted_grad`；然后运行并比较。
 
 # %% [markdown] en="26a7b202"
 # **3.** 对 `a2`（形状 (2, 1, 3, 4)）和一个 (12, 6) 的矩阵调用本章的 `mul`，并设置 `x_num_col_dims=2`。得到的形状是什么？把它（一个元组）放进 `mul_shape`。

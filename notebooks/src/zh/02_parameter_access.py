@@ -8,7 +8,7 @@
 # * 把一层的权重导出到文件、加载到另一层中，并读懂一次被拒绝的加载；
 # * 把测量得到的状态放进缓冲区，让它随模型一起保存和移动，却永远不被训练。
 #
-# 训练为网络的参数找到好的值；之后你会想*使用*它们：查看它们以便调试或可视化、保存其中一部分、或者加载到另一个模型中。为此你必须知道参数在哪里、叫什么名字。本章跟着一个小网络，回答以下问题（参数访问，parameter access）：
+# 训练为网络的参数找到好的值；之后就要用它们了：查看它们以便调试或可视化，保存其中一部分，或者加载到另一个模型中。为此你必须知道参数在哪里、叫什么名字。本章借一个小网络，回答下面这些关于参数访问（parameter access）的问题：
 #
 # * 怎样拿到某一层的参数？
 # * 参数对象是什么：它的值在哪里、梯度在哪里，为什么梯度一开始是 `None`？
@@ -35,7 +35,7 @@
 # %% [markdown] en="13c07b5d"
 # ## 参数对象是什么
 #
-# `net[2].bias` 不是一个光秃秃的数组，而是一个 `nn.Parameter`：一个被模块登记为可学习的张量。它保存一个值和（反向传播（backpropagation）之后的）梯度，还带有几个后面章节会用到的设置（`lr_mult`、`regularizer`、`need_clip`）。
+# `net[2].bias` 不是一个光秃秃的数组，而是一个 `nn.Parameter`：一个被模块登记为可学习的张量。它保存一个值，以及反向传播（backpropagation）之后的梯度，还带有几个后面章节会用到的设置（`lr_mult`、`regularizer`、`need_clip`）。
 
 # %% [markdown] en="c1ae2c25"
 # 要直接处理这些数，请明确地取出值：
@@ -65,7 +65,7 @@
 # 网络的状态字典使用同样的名字，所以 `net.state_dict()['2.bias']` 就是输出层的偏置。`net.get_parameter('2.bias')` 返回参数对象本身。
 
 # %% [markdown] en="fad087ae"
-# `dt.diagnose.summary(net)` 把这些都放进一张表：每个名字及其形状、元素个数（number of elements）、数据类型、是否参与训练，以及它的逐参数设置；表下面是合计。（`dt.diagnose` 是本套件回答参数相关问题的工具箱。如果再给出优化器，`summary(net, opt)` 还会加上每个参数所在的参数组（parameter group）和学习率（learning rate）；第 6 章和第 8 章就是这样用的。）
+# `dt.diagnose.summary(net)` 把这些都放进一张表：每个名字及其形状、元素个数（number of elements）、数据类型、是否参与训练，以及它的逐参数设置；表下面是合计。`dt.diagnose` 是本套件回答参数相关问题的工具箱；如果再给出优化器，`summary(net, opt)` 还会列出每个参数所在的参数组（parameter group）和学习率（learning rate），第 6 章和第 8 章就是这样用的。
 
 # %% [markdown] en="6257172c"
 # `summary` 是 dltutor 自己的工具（PyTorch 没有这样的函数；Paddle 有 `paddle.summary`，按层列表，MegEngine 有 `megengine.utils.module_stats.module_stats`）。它显示的内容，用几行代码就能原样搬到 PyTorch（把 `dt` 换成 `torch`）：下面的循环只用到了 `named_parameters()`、`shape`、`numel()` 和 `requires_grad`。
@@ -73,7 +73,7 @@
 # %% [markdown] en="58420ed6"
 # ## 嵌套块的参数
 #
-# 更大的网络由块构成，块又由更小的块构成。*块工厂*是一个每次调用都返回一个新块的函数。`block2` 把 `block1` 生成的四个块放进一个 `Sequential`，并用 `add_module` 给每个块命名；名字里可以有空格。
+# 更大的网络由块构成，块又由更小的块构成。**块工厂**是一个每次调用都返回一个新块的函数。`block2` 把 `block1` 生成的四个块放进一个 `Sequential`，并用 `add_module` 给每个块命名；名字里可以有空格。
 
 # %% [markdown] en="5afd678d"
 # 打印网络会把嵌套结构显示成一棵缩进的树：每一行开头是子模块在其父模块中的名字。
@@ -106,10 +106,10 @@
 # 形状不匹配时，加载会失败，报错信息会列出每个不匹配的键以及两边的形状。（这个单元格本来就会失败。）
 
 # %% [markdown] en="39cbe7fe"
-# （报错的意思是：这个状态字典与这个 Linear 不匹配，什么都没有改变；形状不匹配的是 `'weight'`（模型为 (2, 8)，状态字典为 (1, 8)）和 `'bias'`（模型为 (2,)，状态字典为 (1,)）。）失败的加载**什么都不改变**。在 `Linear(4, 1)` 中，偏置（形状 (1,)）是合适的，但权重不合适，于是整个加载被拒绝：偏置保持原来的值，而不是被加载了一半。
+# 报错的意思是：这个状态字典与这个 Linear 不匹配，什么都没有改变；形状不匹配的是 `'weight'`（模型为 (2, 8)，状态字典为 (1, 8)）和 `'bias'`（模型为 (2,)，状态字典为 (1,)）。失败的加载**什么都不改变**。在 `Linear(4, 1)` 中，偏置（形状 (1,)）是合适的，但权重不合适，于是整个加载被拒绝：偏置保持原来的值，而不是被加载了一半。
 
 # %% [markdown] en="6c0c90be"
-# **这里 dltutor 与 PyTorch 不同**。PyTorch 的 `load_state_dict` 会*边走边*复制每个合适的条目，到最后才报错，所以在同样的错误之后，PyTorch 的偏置已经是文件里的值了：这一层一半是新的、一半是旧的，而且没有任何提示告诉你是哪一半。这一点不在这里计算（本套件里没有 PyTorch）：`tests/frameworks/test_ch02_access.py` 在 PyTorch 2.13 中运行了完全相同的情形——让一个 `Linear(4, 1)` 加载 `Linear(8, 1)` 的状态字典——并检查它抛出指明 `size mismatch for weight` 的 `RuntimeError`，而此后偏置已是文件里的值、权重仍是旧值。下面把 dltutor 的 `small` 在加载被拒绝之后的状态与文件并排列出：
+# **这里 dltutor 与 PyTorch 不同**。PyTorch 的 `load_state_dict` 会边检查边复制每个合适的条目，到最后才报错，所以在同样的错误之后，PyTorch 的偏置已经是文件里的值了：这一层一半是新的、一半是旧的，而且没有任何提示告诉你是哪一半。这里没法直接算给你看（本套件不含 PyTorch）：`tests/frameworks/test_ch02_access.py` 在 PyTorch 2.13 中运行了完全相同的情形——让一个 `Linear(4, 1)` 加载 `Linear(8, 1)` 的状态字典——并检查它抛出指明 `size mismatch for weight` 的 `RuntimeError`，而此后偏置已是文件里的值、权重仍是旧值。下面把 dltutor 的 `small` 在加载被拒绝之后的状态与文件并排列出：
 
 # %% [markdown] en="476d336b"
 # 清理临时文件夹：
@@ -117,9 +117,9 @@
 # %% [markdown] en="395f266f"
 # ## 缓冲区：不是参数的状态
 #
-# 层里保存的有些数字是测出来的，而不是学出来的：BatchNorm 的滑动均值和方差、一个步数计数器、训练数据的均值和离散程度。它们必须和模型一起保存，也要跟着模型走（搬到 GPU、转成 float64），但任何优化器都不能改动它们。PyTorch 和 dltutor 把这样的张量叫作*缓冲区*（buffer），用 `self.register_buffer(name, tensor)` 注册；加上 `persistent=False` 时，它仍然跟着模型走，但不进入状态字典（适合模型能重新算出来的值）。作为普通属性保存的张量 `self.scale = ...` 两者都不是：不保存、不搬动、不转换类型。
+# 层里保存的有些数字是测出来的，而不是学出来的：BatchNorm 的滑动均值和方差、一个步数计数器、训练数据的均值和离散程度。它们必须和模型一起保存，也要跟着模型走（搬到 GPU、转成 float64），但任何优化器都不能改动它们。PyTorch 和 dltutor 把这样的张量叫作**缓冲区**（buffer），用 `self.register_buffer(name, tensor)` 注册；加上 `persistent=False` 时，它仍然跟着模型走，但不进入状态字典（适合模型能重新算出来的值）。作为普通属性保存的张量 `self.scale = ...` 两者都不是：不保存、不搬动、不转换类型。
 #
-# 下面的模块先用在数据上测得的均值和离散程度把输入标准化，再接一个 `Linear`。三种情况它各有一个。
+# 下面的模块先用在数据上测得的均值和离散程度把输入标准化，再接一个 `Linear`。上面说的每一种张量它都有。
 #
 # （自己写一个模块的一般方法，包括带参数和不带参数的层，见 D2L 中文版的[自定义层](https://zh.d2l.ai/chapter_deep-learning-computation/custom-layer.html)一节。）
 
@@ -158,7 +158,7 @@
 # * `named_parameters()` 和 `state_dict()` 用子模块名字组成的路径、以点号连接来命名参数（`'2.bias'`、`'0.block 1.0.bias'`）；`dt.diagnose.summary` 把它们列成表。
 # * 索引按位置，名字来自 `add_module`；`block2()` 的位置 1 是名为 `block 1` 的子模块。
 # * `dt.save(net[2].state_dict(), path)` 把一层导出到任何读取器都能打开的 safetensors 文件；`layer.load_state_dict(dt.load(path))` 把它加载到形状相同的层中，不匹配的加载什么都不改变。
-# * 测得的状态（数据的均值、BatchNorm 的滑动平均统计量（running statistics））是缓冲区，`register_buffer(name, t)`：随模型保存和搬动，从不交给优化器；普通的张量属性这些都不是。
+# * 测得的状态，比如数据的均值、BatchNorm 的滑动平均统计量（running statistics），是缓冲区，用 `register_buffer(name, t)` 登记：随模型保存和搬动，从不交给优化器；普通的张量属性这些都不是。
 #
 # ## 练习
 #

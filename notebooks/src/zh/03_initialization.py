@@ -10,7 +10,7 @@
 #
 # 在第一个训练步之前，每个权重都需要一个值。取什么值比看上去更重要：深层网络的初始值太小，信号经过几层就消失了；太大，信号就会爆炸，或者激活值饱和。无论哪种情况，训练还没开始就停滞了。
 #
-# 本章先回答实际问题——一层的初始值是什么，怎样换成别的初始化（initialization），怎样写出自己的规则——最后在一个 15 层的网络中逐层测量，说明*为什么*这个选择很重要。把已有的值放进参数（预训练词向量、来自 NumPy 的权重矩阵）是第 4 章的内容。
+# 本章先回答实际问题——一层的初始值是什么，怎样换成别的初始化（initialization），怎样写出自己的规则——最后在一个 15 层的网络中逐层测量，说明这个选择为什么重要。把已有的值放进参数（预训练词向量、来自 NumPy 的权重矩阵）是第 4 章的内容。
 #
 # 这里的一切都是**原地**进行的：初始化器（initializer）改变参数里面的数，而参数对象本身保持不变。第 4 章会说明这个细节为什么重要。
 
@@ -32,7 +32,7 @@
 # 两个 $\sqrt 3$ 相互抵消，于是 $\text{bound} = 1/\sqrt{\text{fan}_\text{in}}$。看起来奇怪的 $a=\sqrt 5$ 只是恰好让结果如此的那个数。dltutor 的层也做同样的调用，所以同一个种子给出的权重，与你自己调用这个初始化器得到的完全相同：
 
 # %% [markdown] en="4278ce6d"
-# **为什么要除以 $\sqrt{\text{fan}_\text{in}}$**？每个输出要把 `fan_in` 个乘积 $w_i x_i$ 加起来。如果输入的方差是 1，和的方差就是 $\text{fan}_\text{in}\cdot\mathrm{Var}(w)$。取 $\mathrm{Var}(w) = \text{bound}^2/3 = 1/(3\,\text{fan}_\text{in})$，它就是 $1/3$，*与宽度无关*（再加上偏置贡献的 $1/(3\,\text{fan}_\text{in})$，只对很窄的层有影响）：输出的离散程度不再取决于这一层有多少个输入。像 $U(-0.1, 0.1)$ 这样的固定范围就没有这个性质——它的输出会像 $\sqrt{\text{fan}_\text{in}}$ 那样增长。两者都测一下：
+# **为什么要除以 $\sqrt{\text{fan}_\text{in}}$**？每个输出要把 `fan_in` 个乘积 $w_i x_i$ 加起来。如果输入的方差是 1，和的方差就是 $\text{fan}_\text{in}\cdot\mathrm{Var}(w)$。取 $\mathrm{Var}(w) = \text{bound}^2/3 = 1/(3\,\text{fan}_\text{in})$，它就是 $1/3$，与宽度无关（再加上偏置贡献的 $1/(3\,\text{fan}_\text{in})$，只对很窄的层有影响）：输出的离散程度不再取决于这一层有多少个输入。像 $U(-0.1, 0.1)$ 这样的固定范围就没有这个性质——它的输出会像 $\sqrt{\text{fan}_\text{in}}$ 那样增长。两者都测一下：
 
 # %% [markdown] en="24f5f03f"
 # 一层能保持尺度稳定，但请注意这个值：约 0.58，而不是 1。把许多这样的层叠起来，信号在每一层都会缩小一点——最后一节会展示这对深层网络的影响。偏置从同一个范围中抽取（这是 PyTorch 的选择；很多人会像下一节那样把它设为零）。
@@ -51,7 +51,7 @@
 # > | `with torch.no_grad(): m.weight.normal_(0, 0.01)` | `with dt.no_grad(): m.weight.normal_(0, 0.01)` |
 # > | `m.weight.data.abs()` | `m.weight.abs()`（一个张量）或 `np.abs(m.weight.data)`（一个数组） |
 # >
-# > 张量方法 `normal_`、`uniform_`、`fill_` 和 `zero_` 也都有，并且和 PyTorch 一样，在 `no_grad` 之外它们会拒绝修改参数（否则自动微分（autograd）就无法知道它看到的是哪些值）。
+# > 张量方法 `normal_`、`uniform_`、`fill_` 和 `zero_` 也都有，并且和 PyTorch 一样，在 `no_grad` 之外它们会拒绝修改参数，否则自动微分（autograd）就无法知道它看到的是哪些值。
 
 # %% [markdown] en="ccb7b100"
 # `apply` 先访问子模块，最后才访问模块本身，所以 `fn` 会看到每一层，包括 ReLU 和 Sequential——这就是 `init_normal` 要检查类型的原因：
@@ -60,7 +60,7 @@
 # 把每个权重都设为同一个常数，做法相同：
 
 # %% [markdown] en="6ab4912e"
-# 所有权重都相等的网络是没法训练的：一层中的每个单元计算同样的东西、得到同样的梯度，所以无论训练多久它们都保持相同。在随机数据上做五十步 SGD 就能看出来：第一层的八个隐藏单元最后得到八行相等的权重（相等到舍入误差的最后几位）。常数初始化只适合偏置和这样的演示。（`optim.SGD(params, lr)` 是普通的随机梯度下降：每次 `step()` 从它持有的每个参数中减去 lr × 梯度，`zero_grad()` 在下一次反向传播（backpropagation）之前清除梯度。第 6 章专门讲优化器。）
+# 所有权重都相等的网络是没法训练的：一层中的每个单元计算同样的东西、得到同样的梯度，所以无论训练多久它们都保持相同。在随机数据上做五十步 SGD 就能看出来：第一层的八个隐藏单元最后得到八行相等的权重（直到舍入误差的最后几位都相等）。常数初始化只适合偏置和这样的演示。顺带一提，`optim.SGD(params, lr)` 是普通的随机梯度下降：每次 `step()` 从它持有的每个参数中减去 lr × 梯度，`zero_grad()` 在下一次反向传播（backpropagation）之前清除梯度；第 6 章专门讲优化器。
 
 # %% [markdown] en="4aa9512f"
 # ## 对不同的块使用不同的初始化器
@@ -99,7 +99,7 @@
 # %% [markdown] en="8d97eed8"
 # **读过 Paddle 版 D2L 吗**？它在这一节的代码其实什么都没有初始化。在 Paddle 3.3 中，它的两个函数甚至会因 `TypeError` 而中断（`paddle.zeros(m.bias)`：参数不是形状；`m *= h`：float32 张量乘以布尔掩码）；即使把这两行改好，它们仍然什么都不会改变，原因有两个，在任何框架中都值得了解：
 #
-# * 单独一行 `paddle.nn.initializer.Normal(mean=0.0, std=0.01)` 只是*创建*了一个初始化器对象，然后就把它扔掉了。初始化器只有在被用于某个参数（`Normal(0.0, 0.01)(m.weight)`）或交给某一层（`weight_attr=ParamAttr(initializer=...)`）时才会起作用。`paddle.zeros(...)` 同样只会创建一个新张量。（`XavierUniform(m.weight, -10, 10)` 甚至把权重当作 `fan_in`、把 -10 当作 `fan_out`、把 10 当作 `gain` 传了进去；dltutor 会拒绝，Paddle 3.3 则照样创建这个对象。）
+# * 单独一行 `paddle.nn.initializer.Normal(mean=0.0, std=0.01)` 只是创建了一个初始化器对象，随即把它扔掉了。初始化器只有在被用于某个参数（`Normal(0.0, 0.01)(m.weight)`）或交给某一层（`weight_attr=ParamAttr(initializer=...)`）时才会起作用。`paddle.zeros(...)` 同样只会创建一个新张量。（`XavierUniform(m.weight, -10, 10)` 甚至把权重当作 `fan_in`、把 -10 当作 `fan_out`、把 10 当作 `gain` 传了进去；dltutor 会拒绝，Paddle 3.3 则照样创建这个对象。）
 # * `m = paddle.to_tensor(m.weight)` 之后再 `m *= h`，乘的是一个**副本**：名字 `m` 现在指向一个新张量，层的权重没有被动过。要修改参数本身：在 Paddle 中用 `m.weight.set_value(m.weight * h)`，在这里用 `no_grad()` 中的原地修改。
 #
 # dltutor 也有同样的初始化器对象（`init.Normal`、`init.Uniform` 等，参数与 Paddle 相同），所以这两个错误都可以在这里演示：
@@ -107,12 +107,12 @@
 # %% [markdown] en="e0dd6c70"
 # ## 为什么初始化很重要
 #
-# 这里是上面每个公式背后的道理。Linear 层把 `fan_in` 个乘积加起来，所以（对于相互独立、均值为零的值）
+# 下面说明上面各个公式背后的道理。Linear 层把 `fan_in` 个乘积加起来，所以（对于相互独立、均值为零的值）
 #
 # $$\mathrm{Var}(\text{output}) = \text{fan}_\text{in}\cdot\mathrm{Var}(w)\cdot
 # \mathbb{E}[\text{input}^2].$$
 #
-# 要让信号以同样的大小传下去，$\mathrm{Var}(w)$ 必须约为 $1/\text{fan}_\text{in}$，再乘上一个修正激活函数影响的系数——**增益**（gain）。ReLU 把一半输入清零，使 $\mathbb{E}[x^2]$ 减半，所以 ReLU 层需要两倍的方差：增益 $\sqrt 2$（Kaiming/He）。tanh 会压缩大的值；它的增益是 $5/3$。Xavier（Glorot）使用 `fan_in` 和 `fan_out` 的平均值，这个折中也让反向传播（其中扇入和扇出的角色互换）保持在合适的范围内。`init.calculate_gain` 中有这张表（数值与 PyTorch 的 `nn.init.calculate_gain` 相同）：
+# 要让信号以同样的大小传下去，$\mathrm{Var}(w)$ 必须约为 $1/\text{fan}_\text{in}$，再乘上一个修正激活函数影响的系数——**增益**（gain）。ReLU 把一半输入清零，使 $\mathbb{E}[x^2]$ 减半，所以 ReLU 层需要两倍的方差：增益 $\sqrt 2$（Kaiming/He）。tanh 会压缩大的值；它的增益是 $5/3$。Xavier 初始化使用 `fan_in` 和 `fan_out` 的平均值，这个折中也让反向传播（其中扇入和扇出的角色互换）保持在合适的范围内。`init.calculate_gain` 中有这张表（数值与 PyTorch 的 `nn.init.calculate_gain` 相同）：
 
 # %% [markdown] en="23fcc873"
 # 现在做实验。一个由 15 个块组成的网络，每个块是一个宽度为 64 的 Linear 层加一个激活函数，输入是一个 128 个样本、标准差为 1 的批量。对每个块我们测量
@@ -177,7 +177,7 @@
 # **2.** 写一个初始化器 `identity_init(m)`，让一个方形的 Linear 层以恒等映射开始：这一层返回它的输入。检查时会在其他宽度的网络上把它交给 `net.apply`，所以它会遇到树中的每一个模块，而不只是 Linear 层。
 
 # %% [markdown] en="d3ad9d5a"
-# **3.** Xavier 用于 tanh 时需要多大的增益（`tanh_gain`），为什么它大于 1？在深层网络实验中也试试 `nn.Sigmoid`：为什么 sigmoid 更难？*（它的输出不以零为中心，而且在 0 处的斜率是 1/4。）*
+# **3.** Xavier 用于 tanh 时需要多大的增益（`tanh_gain`），为什么它大于 1？在深层网络实验中也试试 `nn.Sigmoid`：为什么 sigmoid 更难？（它的输出不以零为中心，而且在 0 处的斜率是 1/4。）
 
 # %% [markdown] en="aa713eb6"
-# **4.** （不检查：一个实验。）在 `dltutor.data.make_moons` 上训练这个 15 个块的 tanh 网络（加一个 2 -> 64 的第一层和一个 64 -> 2 的最后一层）100 步，一次用标准差 0.01，一次用 Xavier，比较两条损失曲线。*提示：用一个列表记下 `loss.item()`。*
+# **4.** （不检查：一个实验。）在 `dltutor.data.make_moons` 上训练这个 15 个块的 tanh 网络（加一个 2 -> 64 的第一层和一个 64 -> 2 的最后一层）100 步，一次用标准差 0.01，一次用 Xavier，比较两条损失曲线。提示：用一个列表记下 `loss.item()`。

@@ -22,16 +22,16 @@
 # 用 `set_value` 做同样的事，在 NumPy 副本上操作：
 
 # %% [markdown] en="e51f8f91"
-# 在 `no_grad()` 之外，这样的赋值会被拒绝：写入一个自动微分（autograd）可能还需要的张量，会悄悄地破坏梯度。（报错的意思是：给需要梯度的张量赋值会改变反向传播（backpropagation）要用的值；请在 `with dt.no_grad():` 中赋值，参数则可以用 `p.set_value(...)`。）
+# 在 `no_grad()` 之外，这样的赋值会被拒绝：写入一个自动微分（autograd）可能还需要的张量，会悄悄地破坏梯度。报错的意思是：给需要梯度的张量赋值会改变反向传播（backpropagation）要用的值；请在 `with dt.no_grad():` 中赋值，参数则可以用 `p.set_value(...)`。
 
 # %% [markdown] en="939e5ca7"
-# **为什么要原地修改**？因为别的对象持有的是参数*对象*：优化器保存着它要更新的参数列表，共享的层（第 5 章）是同一个对象出现在两个地方。`set_value` 和索引赋值改变的是这个对象里面的数，所以大家看到的都是它：
+# **为什么要原地修改**？因为别处持有的是参数对象本身：优化器保存着它要更新的参数列表，绑定的层（第 5 章）是同一个对象出现在两个地方。`set_value` 和索引赋值改变的是这个对象里面的数，所以大家看到的都是它：
 
 # %% [markdown] en="589c8a4b"
-# 给属性赋一个*新*值会打断这种联系。dltutor 拒绝在这里放普通张量（参数必须仍然是 `Parameter`）：
+# 给属性赋一个新值会切断这种联系。dltutor 拒绝在这里放普通张量（参数必须仍然是 `Parameter`）：
 
 # %% [markdown] en="7ef7f162"
-# （报错的意思是：不能把普通张量赋给 Linear 的参数 `'weight'`；请赋一个 `nn.Parameter`，或用 `weight.set_value(...)` 修改它的值。）而新的 `nn.Parameter` 会被接受——但它是另一个对象，之前建好的优化器从没听说过它。这一层的新权重永远不会被训练。走一步就能看出来：新权重得到了梯度，却保持原样（第 8 章的 `why_not_updating` 会替你找出这样的参数，以及参数不训练的其他原因）：
+# 报错的意思是：不能把普通张量赋给 Linear 的参数 `'weight'`；请赋一个 `nn.Parameter`，或用 `weight.set_value(...)` 修改它的值。新的 `nn.Parameter` 倒是会被接受，但它是另一个对象，之前建好的优化器并不知道它，所以这一层的新权重永远不会被训练。走一步就能看出来：新权重得到了梯度，却保持原样（第 8 章的 `why_not_updating` 会替你找出这样的参数，以及参数不训练的其他原因）：
 
 # %% [markdown] en="5adc2147"
 # ## 把预训练词向量加载到嵌入层
@@ -56,7 +56,7 @@
 # %% [markdown] en="bb122cfa"
 # ## 修改全连接层的权重和偏置
 #
-# Paddle 在创建层时用一个 `ParamAttr` 来设置它的参数：`paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)` 的意思是“从 N(0, 0.02²) 开始，学习速度是优化器学习率（learning rate）的两倍”——前提是优化器拿到的是一个扁平的参数列表（而且不是 Rprop 或 LBFGS，它们会忽略这个学习率）。如果参数放在参数组（parameter group）里（`parameters=[{"params": ...}]`），Paddle 3.3 会用参数组的 `learning_rate`（参数组没给时为 1.0）替换 `ParamAttr` 的学习率，用参数组的 `weight_decay` 替换它的正则化器；而 dltutor 的 `lr_mult` 在参数组里照样有效（见第 6、7 章）。在 dltutor 中，同样的设置是参数的普通属性，在创建层之后设置：
+# Paddle 在创建层时用一个 `ParamAttr` 来设置它的参数：`paddle.ParamAttr(initializer=paddle.nn.initializer.Normal(0.0, 0.02), learning_rate=2.0)` 的意思是“从 N(0, 0.02²) 开始，学习率（learning rate）为优化器学习率的两倍”——前提是优化器拿到的是一个扁平的参数列表（而且不是 Rprop 或 LBFGS，它们会忽略这个学习率）。如果参数放在参数组（parameter group）里（`parameters=[{"params": ...}]`），Paddle 3.3 会用参数组的 `learning_rate`（参数组没给时为 1.0）替换 `ParamAttr` 的学习率，用参数组的 `weight_decay` 替换它的正则化器；而 dltutor 的 `lr_mult` 在参数组里照样有效（见第 6、7 章）。在 dltutor 中，同样的设置是参数的普通属性，在创建层之后设置：
 #
 # | Paddle `ParamAttr(...)` | dltutor |
 # | --- | --- |
@@ -78,13 +78,13 @@
 # %% [markdown] en="8cdfe9b3"
 # ## 延后初始化：让第一个批量决定输入大小
 #
-# 到目前为止的每一层都被告知了输入大小（`nn.Linear(4, 8)`）。在很长的网络中这既繁琐又容易出错：图像尺寸一变，后面每个 `in_features` 都得手工重算。**延后初始化**（lazy initialization）的层把它省掉了。`nn.LazyLinear(8)` 只知道输出大小；它的权重还不可能有形状，所以一开始是一个 `UninitializedParameter`。第一次前向传播看到输入后，会用默认初始化创建权重和偏置，并把这一层变成普通的 `Linear`（PyTorch 正是这样做的；D2L 中文版的第 5 章“深度学习计算”（英文版的 Builders' Guide）通篇使用它）。D2L 中文版中对应的一节是[延后初始化](https://zh.d2l.ai/chapter_deep-learning-computation/deferred-init.html)。
+# 到目前为止的每一层都被告知了输入大小（`nn.Linear(4, 8)`）。在很长的网络中这既繁琐又容易出错：图像尺寸一变，后面每个 `in_features` 都得手工重算。**延后初始化**的层把它省掉了。`nn.LazyLinear(8)` 只知道输出大小；它的权重还不可能有形状，所以一开始是一个 `UninitializedParameter`。第一次前向传播看到输入后，会用默认初始化创建权重和偏置，并把这一层变成普通的 `Linear`。PyTorch 正是这样做的，D2L 中文版的第 5 章“深度学习计算”（即英文版的 Builders' Guide）也通篇使用它。D2L 中文版中对应的一节是[延后初始化](https://zh.d2l.ai/chapter_deep-learning-computation/deferred-init.html)。
 
 # %% [markdown] en="ff822963"
-# 在那之前，任何需要参数值或形状的操作都会被拒绝，报错信息会告诉你该怎么做：读取形状、数参数个数、初始化器、保存。
+# 在那之前，任何需要参数值或形状的操作都会被拒绝，比如读取形状、统计参数个数、调用初始化器、保存，报错信息会说明该怎么做。下面这条报错的意思是：这个 LazyLinear 的权重还不存在（这里要的是它的元素个数）；延后初始化的层在第一次前向传播、看到输入的大小时才创建参数，所以在读取、初始化、保存或优化这些参数之前，先让模型在一个批量上运行一次，例如 `net(X)`。
 
 # %% [markdown] en="899d76c0"
-# 所以，在用自己的方式初始化一个延后初始化的网络（像第 3 章那样用 `apply`）**之前**，也在创建它的优化器之前，先让一个批量通过它：PyTorch 的文档规定的就是这个顺序（先“试运行”，再建优化器）。在 dltutor 中，参数被创建时会保持自己的身份，所以在第一个批量之前建好的优化器仍会更新它们。在 PyTorch 2.13 中，`SGD` 和 `Adam` 也能这样用，但 `Adagrad` 在构造函数里就要读取每个参数，遇到未初始化的参数会抛出 `ValueError`；按文档的顺序做才稳妥。把状态字典加载到延后初始化的网络中会按加载的形状创建参数（PyTorch 也是如此）。有一点要注意，PyTorch 也一样：延后初始化的层在第一个批量时才抽取随机值，晚于所有普通层，所以同一个种子下，带延后初始化层的网络与完整写出来的同一个网络的初始值不同。
+# 所以，在用自己的方式初始化一个延后初始化的网络（像第 3 章那样用 `apply`）**之前**，也在创建它的优化器之前，先让一个批量通过它：PyTorch 的文档规定的就是这个顺序（先“试运行”，再建优化器）。在 dltutor 中，参数被创建时会保持自己的身份，所以在第一个批量之前建好的优化器仍会更新它们。在 PyTorch 2.13 中，`SGD` 和 `Adam` 也能这样用，但 `Adagrad` 在构造函数里就要读取每个参数，遇到未初始化的参数会抛出 `ValueError`；按文档的顺序做才稳妥。把状态字典加载到延后初始化的网络中会按加载的形状创建参数（PyTorch 也是如此）。还要注意一点，PyTorch 也是如此：延后初始化的层在第一个批量时才抽取随机值，晚于所有普通层，所以同一个种子下，带延后初始化层的网络与完整写出来的同一个网络的初始值不同。
 
 # %% [markdown] en="d633e838"
 # ## 各框架中的叫法

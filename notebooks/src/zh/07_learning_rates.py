@@ -3,13 +3,13 @@
 #
 # **约 35 分钟**。学完本章，你将能够：
 #
-# * 在训练中途改变某个参数组（parameter group）的学习率（learning rate），并说出学习率为 0 还留着什么在运行；
+# * 在训练中途改变某个参数组（parameter group）的学习率（learning rate），并说出学习率为 0 时还有什么在继续运行；
 # * 手工或用调度器衰减学习率，并与参数的 `lr_mult` 结合起来；
 # * 把各参数组的学习率换算成同一个调度的比例，或者反过来换算；
 # * 预测优化器、每个参数和调度器各自的步数；
 # * 用一个 `update` 方法写出新的优化器，并分清耦合与解耦的权重衰减（weight decay）。
 #
-# 第 6 章给每个参数组各自的学习率（learning rate），在整个训练中固定不变。真实的训练会一边走一边改变学习率：已经学够的部分停下来，每个学习率逐轮（epoch）缩小，预热（warmup）从很小的值开始。本章在同一个 LeNet 和手写数字上做这些事，通过把参数值和学习率与手算结果比较来证明每个结论，并说明 Paddle 的调度器和参数组学习率与 PyTorch（以及 dltutor）有什么不同。
+# 第 6 章给每个参数组各自的学习率，在整个训练中固定不变。真实的训练会一边走一边改变学习率：已经学够的部分停下来，每个学习率逐轮（epoch）缩小，预热（warmup）从很小的值开始。本章在同一个 LeNet 和手写数字上做这些事，把参数值和学习率与手算结果对照，以此证明每个结论，并说明 Paddle 的调度器和参数组学习率与 PyTorch（以及 dltutor）有什么不同。
 
 # %% [markdown] en="effd17a0"
 # 网络、数据和辅助函数都是第 6 章的，来自 `dltutor.examples`：`make_net()` 给出一个新的 LeNet（`conv1`、`conv2`、`fc1`、`fc2`），`make_loader()` 给出 1500 个训练数字、分成 24 个打乱的 64 样本批量，`train_epoch(net, opt, loader)` 训练一轮，`accuracy(net)` 在 297 个测试数字上计算准确率，`snapshot` / `unchanged` / `all_changed` 用来比较前后的参数值。下面大多数实验使用第 6 章的两个参数组：卷积层的学习率为 0.05，全连接层为 0.01。
@@ -19,13 +19,13 @@
 #
 # 优化器在每次 `step()` 时都重新读取 `group["lr"]`，所以你可以随时修改它。一个常见的用法：网络的某一部分已经学够了，就把它所在组的学习率设为 0，让其余部分继续。
 #
-# 我们训练四轮（动量（momentum）为 0.9，让损失下降得更快），在第二轮之后把全连接组的学习率设为 0。每轮之后打印 `fc2.bias` 的几个值，并保存两个组的快照。
+# 我们训练四轮，动量（momentum）取 0.9，让损失下降得更快；在第二轮之后把全连接组的学习率设为 0。每轮之后打印 `fc2.bias` 的几个值，并保存两个组的快照。
 
 # %% [markdown] en="d370c082"
 # 修改之前，`fc2.bias` 每轮都在移动；修改之后，打印出的值就不动了。断言单元格检查每个参数的每个元素：第 2 轮和第 3 轮之后的全连接参数等于第 1 轮之后的，而每个卷积参数都在继续变化。
 
 # %% [markdown] en="437cb7b3"
-# 它们的梯度每一步仍在计算（学习率为 0 不会阻止反向传播（backpropagation）），动量缓冲区也仍有值；只是更新量被乘以了 0。（第 8 章的 `why_not_updating` 会用文字说出这个原因，以及参数不动的其他原因。）
+# 学习率为 0 并不阻止反向传播（backpropagation），所以它们的梯度每一步仍在计算，动量缓冲区也仍有值；只是更新量被乘以了 0。（第 8 章的 `why_not_updating` 会用文字说出这个原因，以及参数不动的其他原因。）
 
 # %% [markdown] en="2ea8049b"
 # 在这里，任何 `>= 0` 的数都可以作为学习率，但 NaN 和无穷大不行：**dltutor 会拒绝它们，而 PyTorch 不会**。PyTorch 的 SGD 只检查 `lr < 0`，对 NaN 这个判断为 False；Adam、AdamW、Adagrad 和 RMSprop 在构造函数中会拒绝 NaN，但它们都接受无穷大，而且都不检查事后写进 `param_groups`、用 `add_param_group` 加入或从状态字典加载的 NaN。这样的学习率（来自公式中的笔误、调度器或检查点）会在下一步把所有权重都变成 NaN。dltutor 在构造函数、`add_param_group`、加载的状态字典中都检查学习率，你手工写进 `param_groups` 的值也在写入时就检查：这次写入被拒绝，什么都没有改变：
@@ -40,15 +40,15 @@
 #
 # ### 手工衰减
 #
-# 在每轮之前，把新的值写进每个参数组。先记住每个组*自己的*初始值，否则所有组最后会得到同一个学习率：
+# 在每轮之前，把新的值写进每个参数组。先记住每个组自己的初始值，否则所有组最后会得到同一个学习率：
 
 # %% [markdown] en="a1c455ce"
-# 一个诱人的捷径是把*同一个*初始学习率写进每个组（`group["lr"] = 0.05 * (1 - epoch / E)`）。它会悄悄丢掉各组自己的学习率：这样做之后，全连接组也以 0.05 训练了。
+# 一个诱人的捷径是把同一个初始学习率写进每个组（`group["lr"] = 0.05 * (1 - epoch / E)`）。它会悄悄丢掉各组自己的学习率：这样做之后，全连接组也以 0.05 训练了。
 
 # %% [markdown] en="a7800af3"
 # ### 使用学习率调度器
 #
-# *调度器*替你做这些记账工作。它记住每个组的初始学习率（记为 `group["initial_lr"]`），每次你调用 `scheduler.step()` 时设置每个组的 `lr`，调用时机是在这一轮优化器的各步**之后**。`start_factor=1.0`、`end_factor=0.0`、共 10 步的 `LinearLR` 正好就是上面的线性衰减：
+# 调度器替你管这笔账。它记住每个组的初始学习率（记为 `group["initial_lr"]`），每次你调用 `scheduler.step()` 时设置每个组的 `lr`，调用时机是在这一轮优化器的各步**之后**。`start_factor=1.0`、`end_factor=0.0`、共 10 步的 `LinearLR` 正好就是上面的线性衰减：
 
 # %% [markdown] en="457c49ae"
 # 同样的方案用在真实的训练中：在手写数字上训练几轮，每轮调用一次调度器。每轮使用的学习率在这一轮开始之前记录下来。
@@ -73,7 +73,7 @@
 # %% [markdown] en="76e7e91e"
 # ## 学习率调度器与逐参数的倍数
 #
-# 调度器改变的是*参数组*的学习率；参数的 `lr_mult`（第 6 章）乘以组在每一步的学习率。所以全连接组中 `lr_mult = 2` 的参数，开始时以 `0.01 x 2` 训练，在 `StepLR` 把组的学习率减半之后以 `0.005 x 2` 训练。`explain_lr` 会显示这两部分：
+# 调度器改变的是参数组的学习率；参数的 `lr_mult`（第 6 章）乘以组在每一步的学习率。所以全连接组中 `lr_mult = 2` 的参数，开始时以 `0.01 x 2` 训练，在 `StepLR` 把组的学习率减半之后以 `0.005 x 2` 训练。`explain_lr` 会显示这两部分：
 
 # %% [markdown] en="3504cc0f"
 # 用一步普通 SGD 来证明：`fc1.weight` 必须移动 (0.01 × 0.5 × 2) × 梯度。
@@ -81,7 +81,7 @@
 # %% [markdown] en="61a3b32d"
 # ### 在 Paddle 中调度器就是学习率
 #
-# Paddle 用相反的方式构建同样的东西。你**先**用基础学习率创建调度器，再把它**作为**优化器的 `learning_rate` 传进去；这时参数组的 `"learning_rate"` 是这一个调度方案的**比例**，而不是它自己的学习率：
+# Paddle 的搭法正好反过来。你**先**用基础学习率创建调度器，再把它**作为**优化器的 `learning_rate` 传进去；这时参数组的 `"learning_rate"` 是这一个调度方案的**比例**，而不是它自己的学习率：
 #
 # ```python
 # sched = paddle.optimizer.lr.StepDecay(learning_rate=0.05, step_size=2, gamma=0.5)
@@ -103,7 +103,7 @@
 # 优化器**每调用一次 `step()`** 计一步，也就是每个小批量一步，而不是每轮一步。它保存两个计数器：
 #
 # * `opt.step_count`：`step()` 被调用了多少次；
-# * `opt.state[p]["step"]`：*这个参数*实际被更新了多少次。Adam 的偏差修正需要它。
+# * `opt.state[p]["step"]`：这个参数实际被更新了多少次。Adam 的偏差修正需要它。
 #
 # 一轮是 `len(loader)` 个批量，所以 `E` 轮之后计数是 `E * len(loader)`。（1500 个样本、每批 64 个，共 24 个批量：23 个完整批量和最后一个 28 个样本的批量。）
 
@@ -116,7 +116,7 @@
 # %% [markdown] en="c894af6e"
 # **在静态图中计数方式相同**。在 Paddle 的静态图模式中，一个训练步就是一次 `exe.run(program, feed=batch)`：程序包含前向传播、反向传播和优化器的更新，每运行一次，优化器前进一步（在 Paddle 3.3 中，Adam 的 `beta1_pow` 累加器每运行一次就乘以一次 `beta1`）。所以 `E` 轮、每轮 `N` 个批量之后，计数是 `N x E`，和这里一样：一次 `exe.run` 相当于 `train_epoch` 循环体的一次执行。
 #
-# 改变计数的是比每个批量一次更少地调用 `step()`。使用**梯度累积**（gradient accumulation）时（下面的循环把 4 个批量的梯度加起来，然后走一步，这是用一个内存放不下的大批量来训练的方法），24 个批量的一轮就是 6 步：
+# 只有 `step()` 的调用次数少于批量数，计数才会改变。**梯度累积**（gradient accumulation）就是这样：下面的循环把 4 个批量的梯度加起来再走一步，内存放不下一个大批量时，就用这个办法按大批量训练。于是 24 个批量的一轮只有 6 步：
 
 # %% [markdown] en="18a6d94b"
 # ## 自己写优化器
@@ -124,7 +124,7 @@
 # 在 dltutor 中，优化器就是基类 `optim.Optimizer` 加上**一个方法** `update`，它在给定梯度的情况下改变一个参数。在调用它之前，基类已经跳过了没有梯度的参数、做了裁剪、加上了权重衰减或参数的正则化项、把组的学习率乘以 `lr_mult`，并计了步数。下面是 `SignSGD` 的全部代码，它按梯度的符号更新：
 
 # %% [markdown] en="08f830dc"
-# 我们来写一个新的：**Lion**（Chen 等，2023）的简化版。它为每个参数保存一个动量 `m`，按 `m` 与新梯度的混合值的*符号*更新，所以每个元素恰好移动 `lr`（在混合值恰好为 0 的地方不动）：
+# 我们来写一个新的：**Lion**（Chen 等，2023）的简化版。它为每个参数保存一个动量 `m`，按 `m` 与新梯度的混合值的符号更新，所以每个元素恰好移动 `lr`（在混合值恰好为 0 的地方不动）：
 #
 # ```
 # direction = sign(beta1 * m + (1 - beta1) * g)
@@ -141,7 +141,7 @@
 # 我们没写的东西也都自动具备了。`lr_mult`：两个梯度相同的参数，一个设置 `lr_mult = 0.5`，每个元素必须分别移动 `lr` 和 `lr / 2`（Lion 让每个元素恰好移动它的学习率）。还有检查点：`state_dict()` 已经按名字保存了每个参数的动量。
 
 # %% [markdown] en="9be00a9c"
-# **LionLite 的 `weight_decay` 不是 Lion 的**。LionLite 接受 `weight_decay` 并把它交给基类，基类像对待 SGD 那样处理它：在 `update` 看到梯度*之前*，把 `weight_decay * p` 加到梯度上（耦合的 L2）。在 Lion 中，这一项落在了**符号函数之内**：在梯度很小的地方，符号完全由衰减决定，参数朝零移动整整一个学习率。Lion 论文像 AdamW 那样把衰减解耦：`p -= lr * wd * p`，放在符号函数之外。梯度为零时，区别一目了然：
+# **LionLite 的 `weight_decay` 不是 Lion 的**。LionLite 接受 `weight_decay` 并把它交给基类，基类像对待 SGD 那样处理它：在 `update` 看到梯度之前，把 `weight_decay * p` 加到梯度上（耦合的 L2）。在 Lion 中，这一项落在了**符号函数之内**：在梯度很小的地方，符号完全由衰减决定，参数朝零移动整整一个学习率。Lion 论文像 AdamW 那样把衰减解耦：`p -= lr * wd * p`，放在符号函数之外。梯度为零时，区别一目了然：
 
 # %% [markdown] en="b65c32b6"
 # 要让它变成 Lion 的做法，就不要把衰减交给基类（用一个基类不读取的自定义键，比如 `decoupled_wd`），并在 `update` 中、符号步之前缩小 `param.data`：见下面的练习 6。
@@ -167,7 +167,7 @@
 #                 m.mul_(beta2).add_(p.grad, alpha=1 - beta2)
 # ```
 #
-# **Paddle**：继承 `paddle.optimizer.Optimizer`，重写 `_append_optimize_op(block, param_and_grad)`。和这里的 `update` 一样，它接收一个参数及其梯度；基类已经应用了正则化项和 `grad_clip`。逐参数的缓冲区叫作*累加器*（accumulator）：在 `_create_accumulators(block, parameters)` 中用 `self._add_accumulator(name, param)` 创建，用 `self._get_accumulator(name, param)` 取出。这个参数的学习率（调度方案乘以参数的 `ParamAttr` 学习率，参数组会用它自己的值覆盖后者）来自 `self._create_param_lr(param_and_grad)`。在动态图模式下，更新就是普通的张量代码。除 LBFGS（它自己写 `step()`）以外，Paddle 自己的优化器都调用融合的算子（SGD 调用 `paddle._C_ops.sgd_`，在 Paddle 3.3 中动态图和新的 PIR 静态图都用它），并保留一个向 `block` 追加算子的分支，供旧式静态图使用，所以它们的 `_append_optimize_op` 会先检查自己运行在哪种模式下。
+# **Paddle**：继承 `paddle.optimizer.Optimizer`，重写 `_append_optimize_op(block, param_and_grad)`。和这里的 `update` 一样，它接收一个参数及其梯度；基类已经应用了正则化项和 `grad_clip`。逐参数的缓冲区叫作累加器（accumulator）：在 `_create_accumulators(block, parameters)` 中用 `self._add_accumulator(name, param)` 创建，用 `self._get_accumulator(name, param)` 取出。这个参数的学习率（调度方案乘以参数的 `ParamAttr` 学习率，参数组会用它自己的值覆盖后者）来自 `self._create_param_lr(param_and_grad)`。在动态图模式下，更新就是普通的张量代码。除 LBFGS（它自己写 `step()`）以外，Paddle 自己的优化器都调用融合的算子（SGD 调用 `paddle._C_ops.sgd_`，在 Paddle 3.3 中动态图和新的 PIR 静态图都用它），并保留一个向 `block` 追加算子的分支，供旧式静态图使用，所以它们的 `_append_optimize_op` 会先检查自己运行在哪种模式下。
 #
 # | 部分 | dltutor | PyTorch | Paddle |
 # | --- | --- | --- | --- |

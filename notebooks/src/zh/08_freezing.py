@@ -3,7 +3,7 @@
 #
 # **约 45 分钟**。学完本章，你将能够：
 #
-# * 用三种方法让一层停止训练，并说出每种方法还留着什么在运行；
+# * 用三种方法让一层停止训练，并说出每种方法还有什么在继续运行；
 # * 冻结（freeze）BatchNorm 的滑动平均统计量（running statistics），以及一个张量中的某些行；
 # * 查出一个参数为什么会动、或者为什么不动。
 #
@@ -12,10 +12,10 @@
 # 本章回答三个问题：
 #
 # * 让一层停止训练有哪些方法，它们有什么区别？
-# * 怎样冻结（freeze）一个 BatchNorm 层——它的滑动均值和方差（running mean and variance）根本不是参数？
+# * BatchNorm 层的滑动均值和方差（running mean and variance）根本不是参数，怎样冻结它们？
 # * 为什么我“冻结”了的参数还在动，怎样查明一个参数为什么更新或不更新？
 #
-# （用 `detach()` 在中间输出处阻断梯度——“stage1 -> stage2 -> stage3，停在 stage2”——的问题在 [01 § Stopping the gradient at an intermediate output](01_tensors_autograd.ipynb#Stopping-the-gradient-at-an-intermediate-output) 中回答；在这里它只作为最后那些故意埋下的 bug 之一出现。）
+# 怎样用 `detach()` 在中间输出处阻断梯度（“stage1 -> stage2 -> stage3，停在 stage2”），见 [01 § Stopping the gradient at an intermediate output](01_tensors_autograd.ipynb#Stopping-the-gradient-at-an-intermediate-output)；本章只在最后把它作为故意埋下的 bug 之一。
 
 # %% [markdown] en="b29d8a52"
 # ## 让一层停止训练的三种方法
@@ -25,7 +25,7 @@
 # %% [markdown] en="4cd87633"
 # ### 方法 1：用 requires_grad_(False) 完全不要梯度
 #
-# `module.requires_grad_(False)` 关掉这个模块每个参数的梯度跟踪（对单个参数：`p.requires_grad_(False)`）。我们给优化器加上动量*和*权重衰减（weight decay）——这两样东西可能在没有新梯度的情况下移动参数——然后训练。
+# `module.requires_grad_(False)` 关掉这个模块每个参数的梯度跟踪（对单个参数：`p.requires_grad_(False)`）。我们给优化器同时加上动量和权重衰减（weight decay），这两样都可能在没有新梯度时移动参数，然后训练。
 
 # %% [markdown] en="95dd1598"
 # 被冻结的权重从未得到梯度（`.grad` 仍是 None），所以 `step()` 完全跳过了它：优化器没有为它建立状态（没有动量缓冲区，没有步数计数），也没有施加权重衰减。另一层正常训练。
@@ -33,7 +33,7 @@
 # PyTorch 2.13 的 `SGD` 对 `.grad` 为 None 的参数也是这样处理的：没有状态，没有衰减，不移动。Paddle 3.3 里的开关写作 `p.stop_gradient = True`（或在构建层时用 `ParamAttr(trainable=False)`）：参数得不到梯度，`paddle.optimizer.Momentum` 不为它建立速度（velocity），也不移动它，权重衰减也不施加。
 
 # %% [markdown] en="1ff7ebf1"
-# 反向传播（backpropagation）的工作量也更少了。我们的输入 `x` 也不需要梯度，所以一旦第一层的参数被冻结，那一层中就**什么都**不需要梯度了：它的输出在计算时不记录计算图（computational graph；`grad_fn` 是 None），反向传播在 `Tanh` 处就停下，而不必为它的 32 个数计算梯度再扔掉。PyTorch 2.13 在那里同样不记录计算图（`requires_grad` 为 False，`grad_fn` 为 None）；在 Paddle 3.3 中，被冻结层的输出 `stop_gradient=True`。
+# 反向传播（backpropagation）的工作量也更少了。我们的输入 `x` 也不需要梯度，所以一旦第一层的参数被冻结，那一层中就**什么都**不需要梯度了：它的输出在计算时不记录计算图（computational graph），`grad_fn` 是 None，反向传播在 `Tanh` 处就停下，而不必为它的 32 个数计算梯度再扔掉。PyTorch 2.13 在那里同样不记录计算图（`requires_grad` 为 False，`grad_fn` 为 None）；在 Paddle 3.3 中，被冻结层的输出 `stop_gradient=True`。
 
 # %% [markdown] en="802176ba"
 # ### 方法 2：学习率为 0
@@ -41,7 +41,7 @@
 # 第二种方法保留 `requires_grad=True`，把步长设为零：把这一层所在组的 `lr` 设为 0，或者把它的参数的 `lr_mult` 设为 0（即 Paddle 的 `ParamAttr(learning_rate=0)`），使有效学习率（effective learning rate），即组的学习率 × `lr_mult`，为 0。权重不再移动……
 
 # %% [markdown] en="d7c30f22"
-# ……但其他一切照常进行：反向传播计算梯度，优化器计步，并继续把梯度累积到动量缓冲区中，缓冲区不断增大：五步之后，它的范数远大于最初的值。（权重衰减也被加上了，但乘以为零的学习率后没有任何作用。）PyTorch 2.13（一个 `lr=0` 的参数组（parameter group））和 Paddle 3.3（`ParamAttr(learning_rate=0)` 配合 `Momentum`）的表现相同：权重不动，而它的动量缓冲区不断增大。
+# ……但其他一切照常进行：反向传播计算梯度，优化器计步，并继续把梯度累积到动量缓冲区中，缓冲区不断增大：五步之后，它的范数远大于最初的值。（权重衰减也被加上了，但乘以为零的学习率后没有任何作用。）PyTorch 2.13 中 `lr=0` 的参数组（parameter group），以及 Paddle 3.3 中配合 `Momentum` 的 `ParamAttr(learning_rate=0)`，表现都相同：权重不动，而它的动量缓冲区不断增大。
 
 # %% [markdown] en="8922256c"
 # ### 解冻：储存的动量让这一层猛地一跳
@@ -52,7 +52,7 @@
 # `requires_grad` 那一份在解冻时重新开始累积动量：它的第一次更新就是普通的第一步 SGD，即 lr × 梯度。`lr_mult` 那一份则在这个梯度之上，加上了二十个冻结步中储存的动量，一下子跳出好几倍远。
 
 # %% [markdown] en="03e57d12"
-# 阴影部分是冻结的那些步。左边，解冻后的层起步平缓，动量在几步之内逐渐积累。右边，它在第一步就全速出发，推动它的是冻结期间的梯度积累起来的动量——而那是一个此后已经变化了的网络的梯度。如果你必须用零学习率来冻结，就在解冻时重置状态（对这一层的每个参数执行 `opt.state.pop(p)`）。
+# 阴影部分是冻结的那些步。左边，解冻后的层起步平缓，动量在几步之内逐渐积累。右边，它在第一步就全速出发，推动它的动量是冻结期间积累起来的，来自一个此后已经变了样的网络的梯度。如果你必须用零学习率来冻结，就在解冻时重置状态（对这一层的每个参数执行 `opt.state.pop(p)`）。
 #
 # ### 方法 3：不把这一层交给优化器
 #
@@ -75,7 +75,7 @@
 # | 冻结期间是否移动 | 否 | 否 | 否 |
 # | 解冻时 | 动量重新开始 | 储存的动量让它**猛地一跳** | 必须用 `opt.add_param_group` 加入 |
 #
-# 首选 `requires_grad_(False)`：它代价最小，也不留下任何东西。零学习率便于在训练*过程中*开关某一层（见 [07 § Changing a group learning rate during training](07_learning_rates.ipynb#Changing-a-group-learning-rate-during-training) 以及实时实验室），但要当心动量。
+# 首选 `requires_grad_(False)`：它代价最小，也不留下任何东西。零学习率便于在训练过程中开关某一层（见 [07 § Changing a group learning rate during training](07_learning_rates.ipynb#Changing-a-group-learning-rate-during-training) 以及实时实验室），但要当心动量。
 
 # %% [markdown] en="de43011f"
 # ## 冻结 BatchNorm 的统计量
@@ -88,12 +88,12 @@
 # %% [markdown] en="d517ae94"
 # ### momentum 0.1 是什么意思
 #
-# 在训练模式下，每次前向传播都让滑动平均统计量朝批量的统计量移动 `momentum` 那么大的比例：在 PyTorch 默认的 `momentum=0.1` 下，`running = 0.9 * running + 0.1 * batch`（方差用的是批量的无偏方差）。Paddle 用 `momentum=0.9` 写出*同一条*规则，它是旧值的权重：`running = 0.9 * running + 0.1 * batch`。数字相同，意义相反——移植模型时要换算一下。（还有一处不同：Paddle 3.3 的滑动方差跟随的是批量的*有偏*方差，除以 n 而不是 n - 1。）
+# 在训练模式下，每次前向传播都让滑动平均统计量朝批量的统计量移动 `momentum` 那么大的比例：在 PyTorch 默认的 `momentum=0.1` 下，`running = 0.9 * running + 0.1 * batch`（方差用的是批量的无偏方差）。Paddle 用 `momentum=0.9` 写出同一条规则，它是旧值的权重：`running = 0.9 * running + 0.1 * batch`。数字相同，意义相反——移植模型时要换算一下。（还有一处不同：Paddle 3.3 的滑动方差跟随的是批量的有偏方差，除以 n 而不是 n - 1。）
 
 # %% [markdown] en="93ad6e18"
 # ### train() 和 eval()
 #
-# 每个模块都有一个 `training` 标志。`model.train()` 设置它（在这个模块及其所有子模块上），`model.eval()` 清除它。它改变的是一层*计算什么*，而不是它的参数是否学习：Dropout 不再丢弃，BatchNorm 用它的滑动平均统计量归一化并停止更新它们。PyTorch 2.13 和 Paddle 3.3 以同样的方式切换它们的 BatchNorm 层。首先我们让 BatchNorm 的统计量值得保留，就像它已经预训练过一样。
+# 每个模块都有一个 `training` 标志。`model.train()` 设置它（在这个模块及其所有子模块上），`model.eval()` 清除它。它改变的是一层计算什么，而不是它的参数是否学习：Dropout 不再丢弃，BatchNorm 用它的滑动平均统计量归一化并停止更新它们。PyTorch 2.13 和 Paddle 3.3 以同样的方式切换它们的 BatchNorm 层。先让 BatchNorm 的统计量有保留的价值，就像它已经预训练过一样。
 
 # %% [markdown] en="35133877"
 # 在评估模式下，统计量保持不变，输出恰好是 `(h - running_mean) / sqrt(running_var + eps) * weight + bias`，其中 `h` 是 Linear 层的输出。
@@ -145,7 +145,7 @@
 # %% [markdown] en="94cab308"
 # ### 查明一个参数为什么更新或不更新
 #
-# 当一个参数表现异常时，按一份检查清单逐项排查：它在优化器中吗？它需要梯度吗？反向传播给了它梯度吗，损失到底能不能到达它？它的有效学习率是多少？梯度裁剪（gradient clipping）是不是把它的梯度压没了（第 9 章）？以及，对于零梯度，动量或权重衰减会不会照样移动它？`dt.diagnose.why_not_updating(model, opt, name, loss=...)` 根据实时的对象回答每一个问题。
+# 当一个参数表现异常时，按一份检查清单逐项排查：它在优化器中吗？它需要梯度吗？反向传播给了它梯度吗，也就是说，梯度能不能从损失一路传到它？它的有效学习率是多少？梯度裁剪（gradient clipping）是不是把它的梯度压没了（第 9 章）？以及，对于零梯度，动量或权重衰减会不会照样移动它？`dt.diagnose.why_not_updating(model, opt, name, loss=...)` 根据实时的对象回答每一个问题。
 #
 # 下面是一个每个分支都埋了一个错误的模型。六个小层并行读取同一个输入，它们的输出加起来后送进一个输出层。
 
@@ -162,7 +162,7 @@
 # 它找出了 PyTorch 中可能出现的四个错误。`mult_zero` 分支通过了它的检查：在 PyTorch 中不存在这种原因（在那里，倍数就是单独的一个参数组）。
 
 # %% [markdown] en="da08faac"
-# 上面那些零梯度的情况也能识别出来：结论会说明这个参数虽然梯度为零，但*仍会*移动，以及原因。
+# 上面那些零梯度的情况也能识别出来：结论会说明这个参数虽然梯度为零，却仍会移动，以及原因。
 
 # %% [markdown] en="c2399d28"
 # ### 一眼看全
@@ -175,7 +175,7 @@
 # %% [markdown] en="34c78479"
 # ## 只冻结一个张量的一部分
 #
-# `requires_grad` 属于整个张量，所以它没法让一个嵌入层（embedding layer）的*某些行*保持不变（比如你信得过的那些词的预训练向量），同时让其他行继续学习。能做到的是**梯度掩码**：在参数上注册一个钩子（hook），让梯度在写进 `.grad` 的路上乘以一个掩码，冻结的行乘 0，其余的行乘 1。这样，反向传播之后的一切（裁剪、优化器、Recorder）看到的都是掩码后的梯度，也没有哪个训练循环会忘了做这一步。在每次反向传播之后把 `.grad` 的这些行清零，交给优化器的也是同样的零，但只在循环记得做的地方才有效，而且中间运行过的东西已经看到了这些行。
+# `requires_grad` 属于整个张量，所以它没法让一个嵌入层（embedding layer）的某些行保持不变（比如你信得过的那些词的预训练向量），同时让其他行继续学习。能做到的是**梯度掩码**：在参数上注册一个钩子（hook），让梯度在写进 `.grad` 的路上乘以一个掩码，冻结的行乘 0，其余的行乘 1。这样，反向传播之后的一切（裁剪、优化器、Recorder）看到的都是掩码后的梯度，也没有哪个训练循环会忘了做这一步。在每次反向传播之后把 `.grad` 的这些行清零，交给优化器的也是同样的零，但只在循环记得做的地方才有效，而且在清零之前运行的代码已经看到了这些行的梯度。
 #
 # 两种做法得到的仍然是上一节说的零梯度，而不是“没有梯度”：`step()` 在零梯度上加的任何东西仍会让这一行移动。`rows_moved` 把一个 6×3 的嵌入层训练六步，从第 `mask_from_step` 步起掩住第 0-2 行（用钩子，或把 `.grad` 清零），并报告冻结的行从那时起移动了多远。
 
@@ -194,7 +194,7 @@
 # 所以梯度掩码的做法是：**从第一步就开始掩码**，把被掩码的张量放进一个**没有权重衰减**的参数组（其他参数保留各自的衰减）；如果要掩住一个已经训练过的张量，还要**把优化器动量中这些冻结行清零**（`opt.momentum_state` 给出这些条目的名字：SGD 是 `momentum_buffer`，Adam 和 AdamW 是 `exp_avg`）。下面是每种修正，各用在它所修复的设置上：
 
 # %% [markdown] en="189a1b96"
-# **永远不会漏的做法：把张量拆开**。把冻结的行存成缓冲区（buffer），只把自由的行作为参数，在 `forward` 中把它们拼起来。优化器从不持有冻结的行，所以动量、衰减或晚开始都碰不到它们（PyTorch 中也是同样的三个调用：`register_buffer`、`torch.cat` 和 `F.embedding`）。
+# **永远不会漏的做法：把张量拆开**。把冻结的行存成缓冲区，只把自由的行作为参数，在 `forward` 中把它们拼起来。优化器从不持有冻结的行，所以动量、衰减或晚开始都碰不到它们（PyTorch 中也是同样的三个调用：`register_buffer`、`torch.cat` 和 `F.embedding`）。
 
 # %% [markdown] en="4dfbe319"
 # ## 各框架中的叫法
@@ -215,7 +215,7 @@
 #
 # ## 小结
 #
-# **两句话**：只有为 None 的梯度才能让参数保持不动，零梯度、零学习率或不交给优化器，都会留下某样东西在运行。诊断工具根据实时的对象指出是哪一样。
+# **两句话**：只有为 None 的梯度才能让参数保持不动，零梯度、零学习率或不交给优化器，都会有某样东西继续运行。诊断工具根据实时的对象指出是哪一样。
 #
 # * `requires_grad_(False)` 是干净的冻结：没有梯度，所以 `step()` 完全跳过这个参数（没有动量、没有权重衰减、不计步），反向传播的工作也更少。
 # * 学习率为 0（`lr_mult = 0` 或 `lr=0` 的参数组）能阻止移动，但不能阻止梯度或优化器的动量，所以解冻时这一层会猛地一跳。

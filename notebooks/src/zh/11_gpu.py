@@ -11,7 +11,7 @@
 #
 # GPU 计算网络中的大型矩阵乘法比 CPU 快许多倍，但它带来了两个新问题：怎样把代码和模型放到 GPU 上（而不必把代码写两遍），以及它的内存（显存，比计算机的内存小）不够时怎么办？
 #
-# dltutor 在 CPU 上用 NumPy 计算，在 GPU 上用 [CuPy](https://cupy.dev)——NumPy 在 NVIDIA GPU 上的孪生兄弟——计算。其他一切——张量、层、优化器、本套件的各章——都是同一份代码。这个笔记本可以在任何机器上运行：在没有 GPU 的地方（比如测试它的那台机器），它会展示你那时看到的情况，而它关于内存的所有证明都在 CPU 上完成，那里的算术是一样的。
+# dltutor 在 CPU 上用 NumPy 计算，在 GPU 上用 [CuPy](https://cupy.dev)——NumPy 在 NVIDIA GPU 上的孪生兄弟——计算。其他一切——张量、层、优化器、本套件的各章——都是同一份代码。这个笔记本可以在任何机器上运行：在没有 GPU 的地方（比如测试它的那台机器），它展示的就是没有 GPU 时你会看到的情况，而它关于内存的所有证明都在 CPU 上完成，那里的算术是一样的。
 #
 # 手边没有 GPU 时，国内的学习者常用提供免费 GPU 额度的在线笔记本，例如百度的 AI Studio（[aistudio.baidu.com](https://aistudio.baidu.com)）：在那里先用 `nvidia-smi` 查看 CUDA 版本，再装上对应的 CuPy（`pip install cupy-cuda12x` 或 `cupy-cuda11x`），就能在真正的 GPU 上运行本章。
 
@@ -20,10 +20,10 @@
 #
 # ### 后端：由谁来计算
 #
-# 每个张量都保存着某个*后端*的数组：一个 NumPy 数组（`device == "cpu"`）或一个 CuPy 数组（`device == "gpu"`）。`dt.backend.current()` 是新张量所在的后端，`dt.backend.use(name)` 切换它，可以永久切换（直接调用），也可以只在一个代码块中切换（`with`）。`"cpu"` 和 `"numpy"` 指的是同一个后端，`"gpu"`、`"cuda"` 和 `"cupy"` 也一样。
+# 每个张量都保存着某个后端的数组：一个 NumPy 数组（`device == "cpu"`）或一个 CuPy 数组（`device == "gpu"`）。`dt.backend.current()` 是新张量所在的后端，`dt.backend.use(name)` 切换它，可以永久切换（直接调用），也可以只在一个代码块中切换（`with`）。`"cpu"` 和 `"numpy"` 指的是同一个后端，`"gpu"`、`"cuda"` 和 `"cupy"` 也一样。
 
 # %% [markdown] en="bda47afd"
-# 有三个调用会移动东西：
+# 有三个调用负责搬移数据：
 #
 # * `dt.backend.use("gpu")`：从现在起创建的张量（`dt.randn`、`dt.tensor`、`DataLoader` 给出的批量、`dt.load`）都创建在 GPU 上；
 # * `tensor.to("gpu")`：在 GPU 上得到一个张量的副本（梯度会沿着这次移动流回来）；`tensor.to("cpu")` 或 `tensor.numpy()` 把值取回来；
@@ -33,10 +33,10 @@
 #
 # ### 这里有 GPU 吗？
 #
-# `dt.backend.gpu_available()` 回答这个问题而不会报错：当 CuPy 能够导入并看到 GPU 时为 True。与设备无关的代码只问一次，然后处处使用这个答案。大多数 PyTorch 教程的第一行正是这样做的，把 `torch` 换成 `dt` 就能在这里运行：`dt.cuda.is_available()` 问的是同一个问题，`dt.device("cuda")` 指的是 GPU（`"cuda:0"` 和本工具包自己的 `"gpu"` 也可以；dltutor 只用一块 GPU）。凡是接受设备的地方都接受它：`model.to(device)`、`x.to(device)`、`dt.zeros(3, device=device)`、`dt.load(path, map_location=device)`。有一点不同：这里张量的 `.device` 是设备名（`"cpu"` 或 `"gpu"`），`dt.device` 与它的名字相等；而 PyTorch 的 `t.device` 是一个 `torch.device`，永远不等于字符串。（这个单元格的输出取决于你的机器，所以测试不比较它：它带有 `nbval-ignore-output` 标签。）
+# `dt.backend.gpu_available()` 回答这个问题而不会报错：当 CuPy 能够导入并看到 GPU 时为 True。与设备无关的代码只问一次，然后处处使用这个答案。大多数 PyTorch 教程的第一行正是这样做的，把 `torch` 换成 `dt` 就能在这里运行：`dt.cuda.is_available()` 问的是同一个问题，`dt.device("cuda")` 指的是 GPU（`"cuda:0"` 和本套件自己的 `"gpu"` 也可以；dltutor 只用一块 GPU）。凡是接受设备的地方都接受它：`model.to(device)`、`x.to(device)`、`dt.zeros(3, device=device)`、`dt.load(path, map_location=device)`。有一点不同：这里张量的 `.device` 是设备名（`"cpu"` 或 `"gpu"`），`dt.device` 与它的名字相等；而 PyTorch 的 `t.device` 是一个 `torch.device`，永远不等于字符串。（这个单元格的输出取决于你的机器，所以测试不比较它：它带有 `nbval-ignore-output` 标签。）
 
 # %% [markdown] en="d27a3652"
-# 这样整个训练循环只需写一次。模型在创建优化器*之前*移动（PyTorch 也推荐这个顺序）：优化器的动量（momentum）和 Adam 的矩在之后创建，就在参数旁边，在同一个设备上。每个批量都用 `.to(device)` 移动，它已经在那里时什么也不做。
+# 这样整个训练循环只需写一次。模型在创建优化器之前移动（PyTorch 也推荐这个顺序）：优化器的动量（momentum）和 Adam 的矩在之后创建，就在参数旁边，在同一个设备上。每个批量都用 `.to(device)` 移动，它已经在那里时什么也不做。
 
 # %% [markdown] en="9ad4a8a4"
 # ### 缺少 CuPy 或 GPU 时
@@ -60,7 +60,7 @@
 #
 # 1. **参数**；
 # 2. 它们的**梯度**（每个参数再加一个同样大小的数组）；
-# 3. **优化器的状态**：普通 SGD 没有，动量有一份副本，Adam 有两份（梯度及其平方的滑动平均（running average））；
+# 3. **优化器的状态**：普通 SGD 没有，动量有一份副本，Adam 有两份，即梯度及其平方的滑动平均（running average）；
 # 4. **激活值**：前向传播为反向传播（backpropagation）保留的每个中间结果。它们随批量大小增长，对于大的输入，它们是最大的一部分。
 #
 # ### 先估算一下
@@ -82,7 +82,7 @@
 #
 # ### 2. 在微批量上累积梯度
 #
-# 在 `zero_grad()` 之前，多次调用 `backward()` 时梯度会*相加*。所以不用一个 32 的批量，而是运行四个 8 的微批量，对每个调用 `backward()`，然后只走一步。任何时刻都只有一个微批量的激活值活着。把每个损失乘以 1/4：损失是它那个批量上的*平均值*，而 32 个样本上的平均值就是四个 8 样本平均值的平均。
+# 在 `zero_grad()` 之前，多次调用 `backward()` 时梯度会相加。所以不用一个 32 的批量，而是运行四个 8 的微批量，对每个调用 `backward()`，然后只走一步。任何时刻都只有一个微批量的激活值活着。把每个损失乘以 1/4：损失是它那个批量上的平均值，而 32 个样本上的平均值就是四个 8 样本平均值的平均。
 
 # %% [markdown] en="9a8356ed"
 # 这些梯度在 float32 舍入误差范围内一致（各项相加的顺序不同），所以优化器据此走的那一步也相同：
@@ -97,7 +97,7 @@
 # %% [markdown] en="4a7a5555"
 # ### 4. 保留数字而不是张量
 #
-# 一个仍带着计算图的损失张量会让计算图中的激活值一直活着，无论损失本身多小。改为收集 `loss.item()`（一个 Python 浮点数）。为了看到区别，用一个前向钩子对每个隐藏层激活值保留一个*弱*引用（它不会让对象继续活着），在 10 个批量的循环之后数一数还有多少个活着。
+# 一个仍带着计算图的损失张量会让计算图中的激活值一直活着，无论损失本身多小。改为收集 `loss.item()`（一个 Python 浮点数）。为了看到区别，用一个前向钩子对每个隐藏层激活值保留一个弱引用（它不会让对象继续活着），在 10 个批量的循环之后数一数还有多少个活着。
 
 # %% [markdown] en="995848ca"
 # 在循环中写 `total = total + loss` 也一样（这个总和会拖着每一步的计算图），把模型输出存进列表“以后再用”也一样：请保留 `.item()`、`.numpy()` 或 `.detach()`。
@@ -107,7 +107,7 @@
 # 当指向一个数组的最后一个引用消失时，它就会被释放。被一个变量持有的大张量会一直存在，直到这个变量被重新赋值或删除；在笔记本中这可能是很长一段时间。
 
 # %% [markdown] en="69c9c764"
-# 在 GPU 上，中间还有一层：CuPy 把释放的内存块保留在一个*内存池*中以便快速复用，所以 `nvidia-smi` 仍把它们算作已使用。你自己的程序会复用它们；要把它们还给驱动（给别的程序用），调用 `cupy.get_default_memory_pool().free_all_blocks()`。
+# 在 GPU 上，中间还有一层：CuPy 把释放的内存块保留在一个内存池中以便快速复用，所以 `nvidia-smi` 仍把它们算作已使用。你自己的程序会复用它们；要把它们还给驱动（给别的程序用），调用 `cupy.get_default_memory_pool().free_all_blocks()`。
 
 # %% [markdown] en="b04eb72d"
 # ### 6. 半精度的激活值：混合精度
@@ -117,12 +117,12 @@
 # %% [markdown] en="6595fded"
 # ### 7. 重算而不存储：激活值重计算
 #
-# 反向传播需要前向传播的输出。不必全部保留，每隔几层只保留一个（PyTorch 把它们叫作 *checkpoints*），在反向传播时再把一段的前向传播运行一遍，把它的输出找回来。显存从每一层的输出降到这些保留的输出加上一段；代价是多一次前向传播（大约多三分之一的计算量）。PyTorch：`torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=False)`（不写 `use_reentrant` 时 PyTorch 2.13 会发出警告）；Paddle：`paddle.distributed.fleet.utils.recompute(segment, x)`。两者得到的梯度都与全部保留时相同。下面在一个更深的 MLP（八对 Linear + ReLU，批量 128）实测的输出上算一算：
+# 反向传播需要前向传播的输出。不必全部保留，每隔几层只保留一个（PyTorch 把它们叫作 checkpoints），在反向传播时再把一段的前向传播运行一遍，把它的输出找回来。显存从每一层的输出降到这些保留的输出加上一段；代价是多一次前向传播（大约多三分之一的计算量）。PyTorch：`torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=False)`（不写 `use_reentrant` 时 PyTorch 2.13 会发出警告）；Paddle：`paddle.distributed.fleet.utils.recompute(segment, x)`。两者得到的梯度都与全部保留时相同。下面在一个更深的 MLP（八对 Linear + ReLU，批量 128）实测的输出上算一算：
 
 # %% [markdown] en="008a2c64"
 # ### 8. 内存分配器
 #
-# 各框架把释放的 GPU 显存保留在缓存中以便复用（就像上面 CuPy 的内存池）。这样，“内存不足”可能来自一个被切成太多小块、放不下下一个数组的缓存（*碎片化*）；PyTorch 的显存不足报错信息会说明有多少显存“已由 PyTorch 保留但未分配”（reserved by PyTorch but unallocated），并在这部分很大时建议采用下面的设置。PyTorch：在程序启动之前设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`，让缓存块能够增长而不是被分割；`torch.cuda.memory_summary()` 会显示缓存。Paddle：`FLAGS_allocator_strategy=auto_growth`（它的默认值）按需分配显存，`FLAGS_fraction_of_gpu_memory_to_use` 设置旧策略一开始占用多少。CuPy：`cupy.get_default_memory_pool().set_limit(fraction=0.5)` 给内存池设上限。清空缓存（`torch.cuda.empty_cache()`、`free_all_blocks()`）把显存交还给*其他*程序；它不会让你自己的程序多出任何显存（PyTorch 关于 `empty_cache` 的文档就是这么说的）。
+# 各框架把释放的 GPU 显存保留在缓存中以便复用（就像上面 CuPy 的内存池）。这样，“内存不足”可能来自碎片化：缓存被切成了太多小块，放不下下一个数组；PyTorch 的显存不足报错信息会说明有多少显存“已由 PyTorch 保留但未分配”（reserved by PyTorch but unallocated），并在这部分很大时建议采用下面的设置。PyTorch：在程序启动之前设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`，让缓存块能够增长而不是被分割；`torch.cuda.memory_summary()` 会显示缓存。Paddle：`FLAGS_allocator_strategy=auto_growth`（它的默认值）按需分配显存，`FLAGS_fraction_of_gpu_memory_to_use` 设置旧策略一开始占用多少。CuPy：`cupy.get_default_memory_pool().set_limit(fraction=0.5)` 给内存池设上限。清空缓存（`torch.cuda.empty_cache()`、`free_all_blocks()`）把显存交还给其他程序；它不会让你自己的程序多出任何显存（PyTorch 关于 `empty_cache` 的文档就是这么说的）。
 #
 # ### 简而言之
 #
@@ -160,10 +160,10 @@
 # **1.** 写出 `step_memory_mb(model, batch_size, optimizer="adam")`，根据四个部分计算一个训练步的显存（单位 MB；`optimizer` 是 `"sgd"`、`"momentum"` 或 `"adam"`）。检查会在 784-512-512-10 的 MLP 上用几种批量大小和优化器调用它。1 GB 能放下多大的批量？
 
 # %% [markdown] en="3110fa2a"
-# **2.** 在大小*不等*的微批量上累积，20 + 12 个样本，使梯度等于整个 32 样本批量的梯度。两个平均损失各应乘以什么因子？把它们放进 `factors`（一个二元组），并用上面的累积代码检查。
+# **2.** 在大小不等的微批量上累积，20 + 12 个样本，使梯度等于整个 32 样本批量的梯度。两个平均损失各应乘以什么因子？把它们放进 `factors`（一个二元组），并用上面的累积代码检查。
 
 # %% [markdown] en="6a04aefd"
 # **3.** 运行 `activations_alive` 实验，这次保留 `loss.detach()`。有多少个激活值还活着（`alive_detached`）？
 
 # %% [markdown] en="afcf5c6b"
-# **4.** （不检查：需要 GPU。）如果你有 NVIDIA GPU，执行 `pip install cupy-cuda12x`，重新运行本章，检查参数报告 `device == "gpu"`。然后分别在两种设备上为螺旋模型的一轮（epoch）计时。为什么对这么小的模型，GPU 几乎不快？*提示：每个运算都要启动一个 GPU 内核，对于 64 × 64 的矩阵，启动内核的开销比算术本身还大。*
+# **4.** （不检查：需要 GPU。）如果你有 NVIDIA GPU，执行 `pip install cupy-cuda12x`，重新运行本章，检查参数报告 `device == "gpu"`。然后分别在两种设备上为螺旋模型的一轮（epoch）计时。为什么对这么小的模型，GPU 几乎不快？提示：每个运算都要启动一个 GPU 内核，对于 64 × 64 的矩阵，启动内核的开销比算术本身还大。
