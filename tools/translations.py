@@ -38,6 +38,18 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "notebooks" / "src"
 ZH_SOURCES = SOURCES / "zh"
 HAN = re.compile(r"[\u4e00-\u9fff]")
+#: The Chinese edition's Markdown pages beside its chapters.
+CHINESE_PAGES = [ROOT / "README.zh.md", ROOT / "notebooks" / "zh" / "FAQ.md",
+                 ROOT / "notebooks" / "GLOSSARY.md"]
+
+
+def chinese_chapters() -> list[str]:
+    """The chapters with Chinese prose (``notebooks/src/zh/*.py``, the lab page included).
+
+    >>> "06_optimizers" in chinese_chapters() and "lab" in chinese_chapters()
+    True
+    """
+    return sorted(path.stem for path in ZH_SOURCES.glob("*.py"))
 
 
 def stamp_of(text: str) -> str:

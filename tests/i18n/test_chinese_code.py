@@ -23,9 +23,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import translations  # noqa: E402 - tools/translations.py
 
 COMMONMARK = MarkdownIt("commonmark").enable("table")
-PAGES = [ROOT / "README.zh.md", ROOT / "notebooks" / "zh" / "FAQ.md",
-         ROOT / "notebooks" / "GLOSSARY.md"]
-CHAPTERS = sorted(path.stem for path in (ROOT / "notebooks" / "src" / "zh").glob("*.py"))
+PAGES = translations.CHINESE_PAGES
+CHAPTERS = translations.chinese_chapters()
 
 # CJK punctuation, the full-width forms and the curly quotes and dash a Chinese text uses
 FULL_WIDTH = "\u3000-\u303f\uff00-\uffef\u2018\u2019\u201c\u201d\u2014\u2026"

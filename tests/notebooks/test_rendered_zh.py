@@ -20,9 +20,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import translations  # noqa: E402 - tools/translations.py
 
 COMMONMARK = MarkdownIt("commonmark").enable("table")
-PAGES = [ROOT / "README.zh.md", ROOT / "notebooks" / "zh" / "FAQ.md",
-         ROOT / "notebooks" / "GLOSSARY.md"]
-CHAPTERS = sorted(path.stem for path in (ROOT / "notebooks" / "src" / "zh").glob("*.py"))
+PAGES = translations.CHINESE_PAGES
+CHAPTERS = translations.chinese_chapters()
 
 
 def marks_left_showing(markdown: str) -> list[str]:
