@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from unittest import mock
 
 import numpy as np
 import pytest
 import torch
 from absence import spellings_found
 from claims import row
+from paddle_amp import grad_scaler_as_on_a_gpu
 
 T09, P09 = "torch-names-09", "paddle-names-09"
 TORCH_OPTIMIZERS = sorted((c for c in vars(torch.optim).values()
@@ -182,31 +182,16 @@ def test_paddle_log_softmax_and_cross_entropy_are_finite_with_exact_gradients(pa
     np.testing.assert_allclose(logits.grad.numpy(), expected / 2, atol=1e-7)
 
 
-class _GpuPlace:
-    """What GradScaler's place check asks; the scaler's ops still run on the CPU."""
-
-    def is_gpu_place(self):
-        return True
-
-    def is_xpu_place(self):
-        return False
-
-    def is_custom_place(self):
-        return False
-
 
 @row(P09, "scale the loss for float16", "`paddle.amp.GradScaler()`")
 def test_paddle_grad_scaler_scales_the_loss_unscales_the_step_and_skips_an_overflow(paddle):
-    import paddle.amp.grad_scaler as grad_scaler
 
     assert inspect.signature(paddle.amp.GradScaler).parameters[
         "init_loss_scaling"].default == 65536.0
     with pytest.warns(UserWarning, match="can only be enabled on CUDAPlace.*makes no effect"):
         on_cpu = paddle.amp.GradScaler()                  # this CPU build: it switches itself off
     assert not on_cpu.is_enable() and on_cpu.scale(paddle.to_tensor(2.0)).item() == 2.0
-    tracer = mock.Mock(_expected_place=_GpuPlace())
-    with mock.patch.object(grad_scaler, "_dygraph_tracer", lambda: tracer):
-        scaler = paddle.amp.GradScaler(init_loss_scaling=1024.0)   # as on a GPU
+    scaler = grad_scaler_as_on_a_gpu(paddle, 1024.0)
     w = paddle.create_parameter([2], "float32")
     w.set_value(paddle.to_tensor([1.0, 2.0]))
     opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=[w])

@@ -5,13 +5,13 @@ is proved by the absence of the spellings a learner would try."""
 from __future__ import annotations
 
 import warnings
-from unittest import mock
 
 import numpy as np
 import pytest
 import torch
 from absence import spellings_found
 from claims import row
+from paddle_amp import grad_scaler_as_on_a_gpu
 
 # --- embedding layer: a table of rows, looked up by index, trained like any parameter ---------
 
@@ -127,25 +127,13 @@ def test_torch_grad_scaler_multiplies_the_loss_and_divides_the_gradients_back():
     assert w.grad.tolist() == [2.0, 4.0]                 # the true ones, ready to clip or step
 
 
-class _GpuPlace:
-    """What GradScaler's place check asks; the scaler's ops still run on the CPU."""
-
-    def is_gpu_place(self):
-        return True
-
-    def is_xpu_place(self):
-        return False
-
 
 @row("paddle-names-glossary", "loss scaler", "`paddle.amp.GradScaler`")
 def test_paddle_grad_scaler_multiplies_the_loss_and_divides_the_gradients_back(paddle):
-    import paddle.amp.grad_scaler as grad_scaler
     with pytest.warns(UserWarning, match="can only be enabled on CUDAPlace"):
         on_cpu = paddle.amp.GradScaler()                 # a CPU build switches it off
     assert not on_cpu.is_enable()
-    tracer = mock.Mock(_expected_place=_GpuPlace())
-    with mock.patch.object(grad_scaler, "_dygraph_tracer", lambda: tracer):
-        scaler = paddle.amp.GradScaler(init_loss_scaling=1024.0)        # as on a GPU
+    scaler = grad_scaler_as_on_a_gpu(paddle, 1024.0)
     w = paddle.create_parameter([2], "float32")
     w.set_value(paddle.to_tensor([1.0, 2.0]))
     opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=[w])
