@@ -156,6 +156,17 @@ def called(name: str, function: Callable[..., Any], *args: Any) -> tuple[Any, st
     try:
         return function(*args), None
     except Exception as err:  # noqa: BLE001 - the learner's code may raise anything
-        first_line = str(err).splitlines()[0] if str(err) else ""
-        return None, sentence("{name} raised {kind}: {message}", name=name,
-                              kind=type(err).__name__, message=first_line)
+        return None, raised(name, err)
+
+
+def raised(name: str, err: BaseException) -> str:
+    """The sentence a verdict shows when the learner's ``name`` raised ``err``: the exception's
+    kind and the first line of its message (the rest is a traceback the learner can get by
+    calling the function in a cell).
+
+    >>> raised("noise", NameError("name 'rng' is not defined"))
+    "noise raised NameError: name 'rng' is not defined"
+    """
+    first_line = str(err).splitlines()[0] if str(err) else ""
+    return sentence("{name} raised {kind}: {message}", name=name, kind=type(err).__name__,
+                    message=first_line)

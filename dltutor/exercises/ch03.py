@@ -62,7 +62,10 @@ Q2 = Exercise(
     expects="a function that takes a module",
     check=_identity_init,
     hints=("init.eye_ fills a square matrix with the identity.",
-           "def identity_init(m): init.eye_(m.weight); init.zeros_(m.bias)"),
+           "def identity_init(m):\n"
+           "    if isinstance(m, nn.Linear):    # net.apply calls it on ReLU too\n"
+           "        init.eye_(m.weight)\n"
+           "        init.zeros_(m.bias)"),
     solution=("def identity_init(m):\n"
               "    if isinstance(m, nn.Linear):\n"
               "        init.eye_(m.weight)\n"

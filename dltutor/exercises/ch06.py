@@ -125,6 +125,24 @@ def _fresh_models() -> list[tuple[str, Any]]:
                 nn.Embedding(10, 4), nn.Linear(4, 2, bias=False)))]
 
 
+def _weight_decay(decay: Any) -> float | None:
+    """The weight decay coefficient of a parameter's :class:`optim.Decay`: its group's number,
+    or its own regularizer's when that replaces it (the chapter's third way, ``L2Decay(0.0)``);
+    None for a penalty that is not a weight decay (an ``L1Decay`` above 0).
+
+    >>> bias, weight = nn.Parameter([1.0], regularizer=optim.L2Decay(0.0)), nn.Parameter([[1.0]])
+    >>> opt = optim.SGD([bias, weight], lr=0.1, weight_decay=0.01)
+    >>> _weight_decay(opt.decay_of(bias)), _weight_decay(opt.decay_of(weight))
+    (0.0, 0.01)
+    """
+    coupled = decay.coupled
+    if isinstance(coupled, optim.Regularizer):
+        if isinstance(coupled, optim.L2Decay) or coupled.coeff == 0:
+            return coupled.coeff
+        return None
+    return float(coupled or 0.0)
+
+
 def _decay_groups(decay_groups: Any) -> CheckResult:
     if not callable(decay_groups):
         return "decay_groups should be a function of (model, weight_decay)."
@@ -144,7 +162,11 @@ def _decay_groups(decay_groups: Any) -> CheckResult:
                 return sentence("In {what}, {name} is in no group, so the optimizer would "
                                 "never train it.", what=where, name=name)
             wanted = weight_decay if param.ndim >= 2 else 0.0
-            got = opt.decay_of(param).coupled or 0.0
+            got = _weight_decay(opt.decay_of(param))
+            if got is None:
+                return sentence("In {what}, {name} gets the regularizer {regularizer}, which is "
+                                "not a weight decay: use a number or optim.L2Decay.", what=where,
+                                name=name, regularizer=opt.decay_of(param).coupled)
             if not np.isclose(got, wanted):
                 return sentence("In {what}, {name} (shape {shape}) gets weight decay {got}, "
                                 "but should get {wanted}: every 1-D parameter gets none.",

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..i18n import sentence
-from .answers import type_name
+from .answers import type_name, whole_numbers
 from .checker import CheckResult, Exercise
 
 
@@ -42,7 +42,9 @@ Q1 = Exercise(
 
 
 def _batches(batches: Any) -> CheckResult:
-    got = tuple(int(b) for b in batches)
+    got = whole_numbers(batches)              # 4.9 is not a count of batches; 4.0 is 4
+    if got is None or len(got) != 2:
+        return "Give two whole numbers: the batches without drop_last, then with it."
     if got == (4, 3):
         return None
     if got == (3, 3):

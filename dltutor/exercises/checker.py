@@ -22,6 +22,11 @@ still holds it, or is missing, the exercise is "not attempted".
 >>> Exercise("99.2", names=("answer",), expects="a number", check=lambda answer: 1 / answer,
 ...          hints=(), solution="").verdict({"answer": "six"}).message   # the check raised
 'Exercise 99.2: not yet. answer should be a number; this answer is of type str.'
+>>> def broken(x):
+...     return x + undefined_name
+>>> Exercise("99.3", names=("f",), expects="a function", check=lambda f: f(1),
+...          hints=(), solution="").verdict({"f": broken}).message   # the learner's code raised
+"Exercise 99.3: not yet. f raised NameError: name 'undefined_name' is not defined"
 """
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ from typing import Any, Callable, NamedTuple, Tuple, Union
 
 from ..i18n import sentence, text
 from . import record
+from .answers import raised
 from .view import show
 
 
@@ -127,7 +133,11 @@ class Exercise:
     def _judge(self, values: dict[str, Any]) -> Verdict:
         try:
             result = self._check(**values)
-        except Exception:  # noqa: BLE001 - an answer of another kind may break the check
+        except Exception as err:  # noqa: BLE001 - an answer of another kind may break the check
+            culprit = _raiser(values, err)
+            if culprit is not None:     # the learner's own code raised: say so, with its error
+                return Verdict("not yet", text("exercise.not_yet", id=self.id,
+                                               why=raised(culprit, err)))
             # One sentence on the kind of value expected, not the check's own exception.
             kinds = text("exercise.names_and").join(
                 ", ".join(type(value).__name__ for value in values.values()).rsplit(", ", 1))
@@ -172,6 +182,29 @@ class Exercise:
 def _names(names: tuple[str, ...]) -> str:
     return text("exercise.names_and").join(", ".join(names).rsplit(", ", 1)) \
         if len(names) > 1 else names[0]
+
+
+def _raiser(values: dict[str, Any], err: BaseException) -> str | None:
+    """The name of the learner's function that was running when ``err`` was raised, or None
+    when the exception came from the check alone (an answer of another kind). Only functions
+    count: a module's ``__call__`` is the kit's code, shared by every module the check calls.
+
+    >>> def step_memory_mb(model):
+    ...     return undefined_name
+    >>> try:
+    ...     step_memory_mb(None)
+    ... except NameError as err:
+    ...     _raiser({"step_memory_mb": step_memory_mb}, err)
+    'step_memory_mb'
+    """
+    codes = {getattr(value, "__func__", value).__code__: name for name, value in values.items()
+             if inspect.isfunction(value) or inspect.ismethod(value)}
+    traceback = err.__traceback__
+    while traceback is not None:          # every frame between the check and the raise
+        if traceback.tb_frame.f_code in codes:
+            return codes[traceback.tb_frame.f_code]
+        traceback = traceback.tb_next
+    return None
 
 
 def _caller_namespace() -> dict[str, Any]:

@@ -24,7 +24,8 @@ CASES = {
              [({"sgd_state_keys": ["exp_avg", "exp_avg_sq", "step"]}, ["Adam"]),
               ({"sgd_state_keys": ["momentum_buffer"]}, ["step count"])]),
     "10.2": ({"batches": (4, 3)},
-             [({"batches": (3, 3)}, ["100 = 3 x 32 + 4"]), ({"batches": [4, 4]}, ["drops"])]),
+             [({"batches": (3, 3)}, ["100 = 3 x 32 + 4"]), ({"batches": [4, 4]}, ["drops"]),
+              ({"batches": (4.9, 3.2)}, ["whole numbers"])]),     # int() would make it (4, 3)
     "10.3": ({"noise": good_noise},
              [({"noise": global_noise}, ["shared generator"]),
               ({"noise": index_only_noise}, ["epoch"]),
