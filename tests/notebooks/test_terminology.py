@@ -12,8 +12,9 @@ variants it rejects ("not"). Two checks read it:
 Two more keep the glosses from doing damage (issue 48): no full-width bracket opens inside
 another, anywhere in the Chinese prose, and a chapter glosses a term once (a second
 ``（learning rate）`` is noise to the reader; tables, which annotate cells, do not count).
-Paddle has one name: chapter 00 introduces it as 飞桨（PaddlePaddle，下文称 Paddle）, the glossary
-lists 飞桨, and every other page says Paddle. No Chinese is set in italics.
+Paddle and MegEngine have one name each: chapter 00 introduces them as 飞桨（PaddlePaddle，下文称
+Paddle）and 天元（MegEngine，下文称 MegEngine）, the glossary lists 飞桨 and 天元, and every other
+page says Paddle and MegEngine. No Chinese is set in italics.
 
 The table is the only place the words live: change a word there and the test follows.
 """
@@ -245,21 +246,24 @@ def test_no_chinese_text_is_in_italics(page):
                        f"make it bold where the emphasis matters): {found}")
 
 
-PADDLE_INTRODUCED = "飞桨（PaddlePaddle，下文称 Paddle）"
+#: The two frameworks with a Chinese name: chapter 00 gives it once, then the English name only.
+INTRODUCED = {"飞桨": ("Paddle", "飞桨（PaddlePaddle，下文称 Paddle）"),
+              "天元": ("MegEngine", "天元（MegEngine，下文称 MegEngine）")}
 
 
+@pytest.mark.parametrize("chinese_name", INTRODUCED)
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_paddle_has_one_name(page):
-    """Chapter 00 names 飞桨 once, in ``PADDLE_INTRODUCED``; the glossary lists the name;
-    everywhere else it is Paddle."""
+def test_a_framework_has_one_name(page, chinese_name):
+    """Chapter 00 names 飞桨 and 天元 once each, in ``INTRODUCED``'s words; the glossary lists
+    the names; everywhere else they are Paddle and MegEngine."""
     if page == GLOSSARY:
         return
+    name, introduction = INTRODUCED[chinese_name]
     text = page.read_text(encoding="utf-8")
-    introductions = text.count(PADDLE_INTRODUCED)
     allowed = 1 if page.name == "00_welcome.py" else 0
-    assert introductions == allowed and text.count("飞桨") == allowed, (
-        f"{page.relative_to(ROOT)} says 飞桨 {text.count('飞桨')} times; write Paddle"
-        + (f" after one {PADDLE_INTRODUCED}" if allowed else ""))
+    assert text.count(introduction) == allowed and text.count(chinese_name) == allowed, (
+        f"{page.relative_to(ROOT)} says {chinese_name} {text.count(chinese_name)} times; write "
+        f"{name}" + (f" after one {introduction}" if allowed else ""))
 
 
 def test_the_table_is_read():
