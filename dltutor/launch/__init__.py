@@ -83,9 +83,6 @@ SERVER = ("import warnings, voila; "
 AUTHORS_FILES = ("src", "AUTHORING.md", "SOURCES.md")
 #: The folder of the Chinese edition; the English edition's file browser leaves it out.
 CHINESE_FOLDER = "zh"
-#: What JupyterLab's file browser leaves out by itself; naming the hidden files replaces this
-#: list, so it is named again.
-JUPYTER_HIDDEN = ("__pycache__", "*.pyc", "*.pyo", ".DS_Store", "*~")
 
 
 def reachable_host(ip: str) -> str:
@@ -123,13 +120,16 @@ def hidden_names(start: str) -> list[str]:
     the authors' files, and in the English edition the Chinese one's folder (``make lab-zh``
     opens that edition).
 
-    >>> [name for name in hidden_names("00_welcome.ipynb") if name not in JUPYTER_HIDDEN]
+    >>> hidden_names("00_welcome.ipynb")[-4:]
     ['src', 'AUTHORING.md', 'SOURCES.md', 'zh']
-    >>> "zh" in hidden_names("zh/00_welcome.zh.ipynb")
-    False
+    >>> "zh" in hidden_names("zh/00_welcome.zh.ipynb"), "__pycache__" in hidden_names("x")
+    (False, True)
     """
+    # Naming hidden files replaces Jupyter's own list (__pycache__, *.pyc, ...): keep it first,
+    # read from jupyter_server so that it follows the installed version.
+    from jupyter_server.services.contents.manager import ContentsManager
     other_edition = [] if Path(start).parts[0] == CHINESE_FOLDER else [CHINESE_FOLDER]
-    return [*JUPYTER_HIDDEN, *AUTHORS_FILES, *other_edition]
+    return [*ContentsManager().hide_globs, *AUTHORS_FILES, *other_edition]
 
 
 def lab_command(folder: Path, settings: LabSettings, start_dir: Path) -> list[str]:
