@@ -10,6 +10,9 @@ os.environ["DLTUTOR_QUICK"] = "1"
 # Running the chapters under the tests must not write learners' progress files into the
 # repository (dltutor/exercises/record.py); the tests of that file choose their own.
 os.environ["DLTUTOR_PROGRESS"] = "off"
+# A Chinese notebook's figure text that reads as English and has no translation stops the cell
+# (dltutor/plot/language.py), so a chapter's new English label cannot reach the Chinese edition.
+os.environ["DLTUTOR_CHECK_FIGURE_WORDS"] = "1"
 
 # The chapters' sources are scripts for jupytext, not modules: nbval runs the built notebooks.
 collect_ignore = ["notebooks/src"]

@@ -43,6 +43,7 @@ LONG_FILES: dict[str, str] = {
     "nn/module.py": "Module is one class with PyTorch's whole API; its state dict is apart already",
     "optim/optimizer.py": "step() in its named stages, read top to bottom; each rule has its own file",
     "i18n/zh.py": "a table of text, one entry a line, with en.py's keys",
+    "i18n/en.py": "a table of text, one entry a line; zh.py has the same keys",
 }
 
 

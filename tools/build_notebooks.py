@@ -73,10 +73,11 @@ def notebook_from_source(source: Path) -> nbformat.NotebookNode:
 
 
 def execute(nb: nbformat.NotebookNode, folder: Path = OUTPUT, timeout: int = 600) -> None:
-    """Run every cell in a fresh kernel started in ``folder`` with DLTUTOR_QUICK=1 (and no
-    progress file)."""
+    """Run every cell in a fresh kernel started in ``folder`` with DLTUTOR_QUICK=1, no
+    progress file, and figure texts checked for a translation (as under the tests)."""
     os.environ["DLTUTOR_QUICK"] = "1"
     os.environ["DLTUTOR_PROGRESS"] = "off"
+    os.environ["DLTUTOR_CHECK_FIGURE_WORDS"] = "1"
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(folder)}},
                             record_timing=False, store_widget_state=False)

@@ -116,7 +116,7 @@ def _epoch_type(epoch_type: Any) -> CheckResult:
                       "were; only arrays become tensors.")
     if name == "Tensor":
         return "Only arrays become tensors; a plain int is stored as JSON and comes back an int."
-    return "Store type(loaded['epoch'])."
+    return "Set epoch_type = type(loaded['epoch'])."
 
 
 Q4 = Exercise(

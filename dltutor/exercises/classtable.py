@@ -316,14 +316,13 @@ def _student(home: Path, counted: dict[tuple[int, int], str]) -> Student:
     tables, notes, learners = [], [], set()
     for shown, identity, entries, learner in readings:
         if identity in counted:
-            notes.append(f"{shown}: already counted for {counted[identity]}")
+            notes.append(text("progress.why.counted", path=shown, name=counted[identity]))
         else:
             counted[identity] = folder
             tables.append(entries)
             learners |= {learner} if learner else set()
     if len(learners) > 1:               # two copies of the chapters checked by two people
-        notes.append(f"the files record different learners ({', '.join(sorted(learners))}): "
-                     f"named after the folder")
+        notes.append(text("progress.why.learners", learners=", ".join(sorted(learners))))
     learner = learners.pop() if len(learners) == 1 else ""
     return Student(folder, merged_entries(tables), tuple(found.problems + problems),
                    tuple(notes), folder=folder, learner=learner,
@@ -339,14 +338,14 @@ def _read_all(files: list[tuple[Path, tuple[int, int]]]) -> tuple[list, list[str
         try:
             entries, learner, info = record.read_progress(path, follow_links=False)
         except FileNotFoundError:
-            problems.append(f"{shown}: gone before it could be read")
+            problems.append(text("progress.why.gone", path=shown))
             changed = True
             continue
         except record.ProgressFileError as error:
             problems.append(f"{shown}: {error}")
             continue
         if (info.st_dev, info.st_ino) != identity:   # replaced, or a folder on its path was
-            problems.append(f"{shown}: changed while the report read it")  # swapped for a link
+            problems.append(text("progress.why.changed", path=shown))  # swapped for a link
             changed = True
         else:
             readings.append((shown, identity, entries, printable(learner)))

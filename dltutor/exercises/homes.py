@@ -17,6 +17,7 @@ import unicodedata
 from pathlib import Path
 from typing import NamedTuple
 
+from ..i18n import text
 from . import record
 
 #: How deep below a student's folder the progress file is looked for (the home itself, the
@@ -71,13 +72,14 @@ def search(folder: str | os.PathLike) -> Found:
                     for entry in entries:
                         seen += 1
                         if seen > MAX_ENTRIES:
-                            problems.append(f"not fully searched: more than {MAX_ENTRIES:,} "
-                                            f"files and folders in {printable(str(folder))}")
+                            problems.append(text("progress.why.too_many", limit=MAX_ENTRIES,
+                                                 folder=printable(str(folder))))
                             return Found(sorted(files), problems)
                         _place(entry, depth, files, below, problems)
             except OSError as error:    # a folder the teacher cannot read: say so, go on
-                problems.append(f"{printable(str(directory))}: could not be searched "
-                                f"({(error.strerror or str(error)).lower()})")
+                problems.append(text("progress.why.not_searched",
+                                     folder=printable(str(directory)),
+                                     error=(error.strerror or str(error)).lower()))
         level = sorted(below)
     return Found(sorted(files), problems)
 
@@ -90,7 +92,7 @@ def _place(entry: os.DirEntry, depth: int, files: list, below: list, problems: l
         except OSError:                 # gone since the folder was listed
             return
         if stat.S_ISLNK(info.st_mode):
-            problems.append(f"{printable(entry.path)}: a symbolic link (not followed)")
+            problems.append(text("progress.why.link", path=printable(entry.path)))
         else:
             files.append((Path(entry.path), (info.st_dev, info.st_ino)))
     elif (depth < SEARCH_DEPTH and not entry.name.startswith(".")

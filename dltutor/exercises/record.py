@@ -121,7 +121,7 @@ def read_bounded(path: str | os.PathLike, limit: int = MAX_BYTES, *,
     try:
         info = os.fstat(handle)
         if not stat.S_ISREG(info.st_mode):
-            raise UnreadableFile("not a regular file")
+            raise UnreadableFile(text("progress.why.not_regular"))
         return _read_up_to(handle, limit + 1), info
     except OSError as error:
         raise UnreadableFile(_why(error)) from error
@@ -175,18 +175,18 @@ def parse_progress(data: bytes, limit: int = MAX_BYTES) -> tuple[dict[str, dict[
     ({}, '')
     """
     if len(data) > limit:
-        raise DamagedFile(f"larger than {limit:,} bytes")
+        raise DamagedFile(text("progress.why.too_large", limit=limit))
     try:
         document = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
-        raise DamagedFile("not UTF-8 text") from None
+        raise DamagedFile(text("progress.why.not_utf8")) from None
     except RecursionError:             # "[[[[...": json recurses once per level
-        raise DamagedFile("nested too deep") from None
+        raise DamagedFile(text("progress.why.too_deep")) from None
     except ValueError:
-        raise DamagedFile("not valid JSON") from None
+        raise DamagedFile(text("progress.why.not_json")) from None
     exercises = document.get("exercises") if isinstance(document, dict) else None
     if not isinstance(exercises, dict):
-        raise DamagedFile('not a progress file (no "exercises" table)')
+        raise DamagedFile(text("progress.why.no_table"))
     learner = document.get("learner", "")
     if not isinstance(learner, str) or len(learner) > MAX_LEARNER:
         learner = ""
@@ -220,7 +220,7 @@ def read_progress(path: str | os.PathLike, *, follow_links: bool = True
         data, info = read_bounded(path, follow_links=follow_links)
         return (*parse_progress(data), info)
     except MemoryError:
-        raise UnreadableFile("not enough memory to read it") from None
+        raise UnreadableFile(text("progress.why.no_memory")) from None
 
 
 # -- the learner's side: reading back, and saving each check -------------------------------

@@ -26,13 +26,16 @@ import os
 import warnings
 from typing import Iterator
 
-from . import en, zh
+from . import en, zh, zh_figures
 
 #: The languages the kit speaks, and their tables (key -> ``str.format`` template).
 TABLES = {"en": en.TEXT, "zh": zh.TEXT}
 LANGUAGES = tuple(TABLES)
 #: Sentences of the exercises' own checks and hints, English -> Chinese (see ``zh.py``).
 SENTENCES = {"zh": zh.SENTENCES}
+#: The texts the chapters' own figures draw, English -> Chinese (see ``zh_figures.py``); read by
+#: ``dltutor.plot.show``, which also matches the templates among them backwards.
+FIGURE_WORDS = {"zh": zh_figures.WORDS}
 
 __all__ = ["LANGUAGES", "get_language", "language_code", "set_language", "text", "sentence",
            "use_language"]

@@ -17,6 +17,7 @@ never picks a backend. The numbers behind :func:`layer_statistics` come from
 :func:`histograms`             parameter or gradient histograms over time
 :func:`decision_boundary`      a classifier's regions on a 2-D toy data set
 :func:`example_recorder`       a short recorded run to try them on
+:func:`show`                   ``plt.show()``, with your own figure's words in the kit's language
 =============================  ==================================================================
 
 The first four live in ``traces.py`` (they all read a Recorder's series), the others in a
@@ -26,6 +27,10 @@ Their titles, labels and legends speak the kit's language (``dt.set_language("zh
 words come from the i18n tables, and ``language.py`` finds an installed font that draws
 Chinese (Noto Sans CJK SC, Microsoft YaHei, PingFang SC, ...) without touching your
 rcParams. Without one, the figures stay English and a warning says which font to install.
+A figure you draw yourself with matplotlib (``ax.set_title(...)``) is English; ending its cell
+with ``plot.show()`` instead of ``plt.show()`` puts its texts through the same tables (the
+chapters' figure words are in ``dltutor/i18n/zh_figures.py``), so the Chinese edition shows them
+in Chinese.
 
 Typical use, after training with a :class:`~dltutor.trace.Recorder` attached:
 
@@ -44,6 +49,7 @@ from .example import example_recorder
 from .histograms import histograms
 from .layer_statistics import layer_statistics
 from .lr_schedule import lr_schedule
+from .show import show
 from .traces import grad_norm_clipping, loss, traces, update_ratio
 
 __all__ = [
@@ -56,4 +62,5 @@ __all__ = [
     "histograms",
     "decision_boundary",
     "example_recorder",
+    "show",
 ]

@@ -21,12 +21,15 @@ True
 from __future__ import annotations
 
 import functools
+import os
 import re
+import string
 import sys
 import warnings
 from typing import Iterable
 
 from matplotlib import font_manager
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.text import Text
 
@@ -161,3 +164,100 @@ def give_chinese_text_a_font(figure: Figure | SubFigure) -> None:
         current = list(text.get_fontfamily())
         if _CJK.search(text.get_text()) and family not in current:
             text.set_fontfamily([*current, family])
+
+
+#: Set to ``1`` by the tests (the root ``conftest.py``) and by ``tools/build_notebooks.py``: then
+#: a figure text that reads as English and has no translation in the figure's language raises,
+#: so a chapter cannot add an English label that the Chinese edition would show untranslated.
+CHECK_WORDS_VARIABLE = "DLTUTOR_CHECK_FIGURE_WORDS"
+#: A token that is code or a name, not an English word: it has a dot, bracket, digit, operator
+#: or underscore (``fc2.bias``, ``U(±0.1)``, ``log2``), is CamelCase (``StepLR``) or an acronym.
+_CODE_TOKEN = re.compile(r"\S*[._()\[\]=+*/0-9±√‖Δ∇-]\S*|[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}\w*")
+_ENGLISH_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def translated(text: str) -> str:
+    """``text`` (a title, axis label, legend entry) in the figure's language: its entry in the
+    i18n figure words (``i18n.FIGURE_WORDS``), whole or as a template whose fields are filled
+    in from ``text``; else ``text`` unchanged.
+
+    >>> translated("epoch")
+    'epoch'
+    >>> with i18n.use_language("zh"):                  # Chinese where a CJK font is installed
+    ...     translated("clipped at 0.5") in ("裁剪阈值 0.5", "clipped at 0.5")
+    True
+    """
+    table = i18n.FIGURE_WORDS.get(figure_language(), {})
+    if text in table:
+        return table[text]
+    for pattern, template in _templates(tuple(table.items())):
+        match = pattern.fullmatch(text)
+        if match:
+            return template.format(**match.groupdict())
+    return text
+
+
+@functools.cache
+def _templates(entries: tuple[tuple[str, str], ...]) -> list[tuple[re.Pattern[str], str]]:
+    """The entries whose English has ``{name}`` fields, as a pattern that captures each field."""
+    templates = []
+    for english, chinese in entries:
+        pieces = list(string.Formatter().parse(english))
+        if any(field for _, field, _, _ in pieces):
+            pattern = "".join(re.escape(literal) + (f"(?P<{field}>.+?)" if field else "")
+                              for literal, field, _, _ in pieces)
+            templates.append((re.compile(pattern, re.DOTALL), chinese))
+    return templates
+
+
+def reads_as_english(text: str) -> bool:
+    """True when ``text`` holds English words once its code and names are set aside (and no
+    Chinese): what a Chinese figure must not show untranslated. One word alone may be a
+    parameter's name (a legend entry ``weight``), so it takes two.
+
+    >>> reads_as_english("frozen with lr_mult = 0"), reads_as_english("ClipGradByGlobalNorm(1.0)")
+    (True, False)
+    >>> reads_as_english("net[0].weight.grad"), reads_as_english("用 lr_mult = 0 冻结")
+    (False, False)
+    >>> reads_as_english("weight")
+    False
+    """
+    if _CJK.search(text):
+        return False
+    return len(_ENGLISH_WORD.findall(_CODE_TOKEN.sub(" ", text))) >= 2
+
+
+def speak_the_figures_language(figure: Figure | SubFigure | Axes) -> None:
+    """Put every title, axis label, legend entry and free text of ``figure`` (or of an Axes'
+    figure) through :func:`translated`, then give Chinese text its font
+    (:func:`give_chinese_text_a_font`). Tick labels are numbers or names: they stay.
+    In English nothing changes. ``plot.show()`` calls it for every open figure.
+
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> title = ax.set_title("epoch")
+    >>> with i18n.use_language("zh"):                  # Chinese where a CJK font is installed
+    ...     speak_the_figures_language(fig)
+    >>> ax.get_title() in ("轮", "epoch")
+    True
+    >>> plt.close(fig)
+    """
+    figure = figure.figure if isinstance(figure, Axes) else figure
+    if figure_language() == "en":
+        return
+    check = os.environ.get(CHECK_WORDS_VARIABLE) == "1"
+    ticks = {id(label) for ax in figure.axes for axis in (ax.xaxis, ax.yaxis)
+             for tick in axis.get_major_ticks() + axis.get_minor_ticks()
+             for label in (tick.label1, tick.label2)}
+    for text in figure.findobj(Text):
+        if id(text) not in ticks and text.get_visible() and text.get_text():
+            text.set_text(translated(text.get_text()))
+            if check and reads_as_english(text.get_text()):
+                raise LookupError(_untranslated(text.get_text()))
+    give_chinese_text_a_font(figure)
+
+
+def _untranslated(text: str) -> str:
+    return (f"the figure text {text!r} has no {figure_language()!r} translation: add it to "
+            f"dltutor/i18n/zh_figures.py (WORDS), with {{name}} fields where a number varies "
+            f"({CHECK_WORDS_VARIABLE}=1 checks every figure a chapter shows)")

@@ -137,7 +137,7 @@ for step in range(300):
 
 fig, ax = plt.subplots(figsize=(5, 4), layout="constrained")
 plot.decision_boundary(moons_net, X_moons, y_moons, ax=ax)
-plt.show()
+plot.show()
 
 # %%
 _, predicted = moons_net(inputs).max(dim=1)

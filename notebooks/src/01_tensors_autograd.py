@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import dltutor as dt
-from dltutor import nn, optim
+from dltutor import nn, optim, plot
 
 dt.manual_seed(0)
 np.set_printoptions(precision=4, suppress=True)
@@ -129,7 +129,7 @@ axes[1].set_title("dt.randn: normal, mean 0, std 1")
 for ax in axes:
     ax.set_xlabel("value")
 axes[0].set_ylabel("count")
-plt.show()
+plot.show()
 
 # %%
 assert 0.0 <= many_u.min() and many_u.max() < 1.0
@@ -614,7 +614,7 @@ ax.set_xticks(np.arange(len(names)), names, fontsize="small")
 ax.set_ylabel("gradient norm")
 ax.set_title("Which parameters get a gradient (x = None)")
 ax.legend(fontsize="small")
-plt.show()
+plot.show()
 
 # %% [markdown]
 # In training, the optimizer skips parameters whose gradient is `None`, so after a step with the

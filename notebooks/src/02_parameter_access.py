@@ -32,7 +32,7 @@ import numpy as np
 from safetensors.numpy import load_file
 
 import dltutor as dt
-from dltutor import nn, optim
+from dltutor import nn, optim, plot
 
 dt.manual_seed(0)
 np.set_printoptions(precision=4, suppress=True)
@@ -163,7 +163,7 @@ for ax, values, title in [(axes[0], weight, "net[0].weight"), (axes[1], grad, "n
     ax.set_xlabel("input feature")
     ax.set_ylabel("hidden unit")
     fig.colorbar(image, ax=ax, shrink=0.8)
-plt.show()
+plot.show()
 
 # %%
 switched_off = (h.numpy() == 0).all(axis=0)

@@ -129,7 +129,7 @@ ax.set_ylabel("std of the layer's output")
 ax.set_title("One Linear layer, inputs with std 1")
 ax.legend(fontsize="small")
 ax.grid(True, alpha=0.3)
-plt.show()
+plot.show()
 
 # %%
 # variance 1/3 from the weights plus 1/(3 fan_in) from the bias: ~0.58 at every width
@@ -371,7 +371,7 @@ ax.set_yscale("log")
 ax.set_xlabel("weight value")
 ax.set_ylabel("count (log scale)")
 ax.set_title("The custom initializer on a 200 x 200 weight")
-plt.show()
+plot.show()
 
 # %%
 assert abs((w == 0).mean() - 0.5) < 0.02
@@ -555,7 +555,7 @@ def measure(seed, axes):
 fig, axes = plt.subplots(4, 1, figsize=(7.2, 13), layout="constrained")
 axes = axes.reshape(2, 2)
 act_std, grad_std, saturated = measure(0, axes)
-plt.show()
+plot.show()
 
 # %%
 print(f"{'network':6s} {'initializer':30s} {'activation std: block 0':>24s} {'block 14':>9s}   "

@@ -445,7 +445,7 @@ plot.traces(recorder, "grad_norm", ax=axes[1])
 plot.decision_boundary(mlp, X_moons, y_moons, ax=axes[2])
 axes[0].set_title("Parameter norm per layer (layer 2 = the shared one)")
 axes[1].set_title("Gradient norm per layer")
-plt.show()
+plot.show()
 
 # %% [markdown] tags=["claim-torch-tying-optimizer-step-hooks"]
 # **A Recorder in PyTorch.** PyTorch 2.x optimizers have the same two hooks the `Recorder`

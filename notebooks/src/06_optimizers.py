@@ -198,7 +198,7 @@ assert opt.param_groups[0]["momentum"] == 0.0    # inherited from SGD's default
 # %% [markdown]
 # ## Different optimizers for different parameters
 #
-# Groups share one update rule. To use a different *rule* per part, say SGD for the
+# The groups of one optimizer share its update rule. To use a different *rule* per part, say SGD for the
 # convolutions and Adam for the fc layers, make two optimizers. `optim.MultiOptimizer` wraps
 # them so the training loop still calls one `zero_grad()` and one `step()` (it simply calls
 # each optimizer in turn, and refuses a parameter that two of them hold).
@@ -282,7 +282,8 @@ for epoch in trange(EPOCHS, desc="epochs", disable=dt.quick_mode()):
 #
 # To train only the convolutions, the first idea is to hand only them to the optimizer. That
 # stops the fc layers from *moving*, but backward still computes their gradients every step
-# (wasted work), and since `opt.zero_grad()` only clears the optimizer's own parameters, those
+# (wasted work), and since `opt.zero_grad()` only clears the gradients of the optimizer's own
+# parameters, those
 # gradients pile up from step to step:
 
 # %%
@@ -342,7 +343,7 @@ for (name, p), old in zip(net.named_parameters(), before):
         assert p.grad is None and np.array_equal(old, p.numpy()), name
 
 # %% [markdown]
-# Chapter 08 compares the ways of freezing (requires_grad, lr 0, `lr_mult = 0`, `detach`) in
+# Chapter 08 compares the ways of freezing (`requires_grad`, lr 0, `lr_mult = 0`, `detach`) in
 # detail.
 
 
@@ -353,7 +354,7 @@ for (name, p), old in zip(net.named_parameters(), before):
 # settings as attributes of every `Parameter`; two of them decide how the optimizer treats it:
 #
 # * `p.lr_mult`: a **multiplier**. The learning rate this parameter really gets is
-#   `group lr x p.lr_mult` (default 1.0; 0 freezes it).
+#   the group's lr × `p.lr_mult` (default 1.0; 0 freezes it).
 # * `p.regularizer`: an `optim.L2Decay(c)` or `optim.L1Decay(c)`. It **replaces** the optimizer's
 #   (or its group's) `weight_decay` for this parameter. Parameters without one keep that.
 #
@@ -402,7 +403,7 @@ assert [name for name, _ in fc_paddle_style.named_parameters()] == ["weight"]
 # Now the proof, by hand. With SGD the regularizer's gradient is added to the loss gradient,
 # then the step is taken with the effective lr:
 #
-# * `fc1.weight`: `w_new = w - (0.01 x 2) * (g + 0.001 * sign(w))`   (its own L1; no L2)
+# * `fc1.weight`: `w_new = w - (0.01 * 2) * (g + 0.001 * sign(w))`   (its own L1; no L2)
 # * `fc1.bias`:   `b_new = b - 0.01 * (g + 0.01 * b)`                 (the group's L2)
 #
 # (`p.grad` is not changed by the step: the optimizer adds the penalty to its own copy.)
@@ -623,8 +624,9 @@ assert "'fc2.weight' appears twice" in message
 optim.SGD([net.conv1.weight, net.conv1.bias, net.conv1.weight], lr=0.05)
 
 # %% [markdown]
-# The fix: leave the parameters of the special group out of the general one. Compare objects
-# (with `id`), not values:
+# A parameter without a name is called by its place in the list, counting from 0: `#2` is the
+# second `conv1.weight`. The fix: leave the parameters of the special group out of the general
+# one. Compare objects (with `id`), not values:
 
 # %%
 special = {id(p) for p in net.fc2.parameters()}
@@ -769,11 +771,11 @@ assert moves == [0.05, 0.095]
 # * Different update rules for different parts: several optimizers, driven together by
 #   `MultiOptimizer`.
 # * To train only part of a network, turn the gradient off (`requires_grad_(False)`): the rest
-#   keeps `.grad` None and is skipped. Leaving parameters out of the optimizer only stops them
+#   keeps `.grad` `None` and is skipped. Leaving parameters out of the optimizer only stops them
 #   moving; their gradients pile up.
 # * A parameter's **`lr_mult`** multiplies its group's lr; its **`regularizer`** replaces the
 #   optimizer's weight decay. Paddle's `ParamAttr` does the same in a flat parameter list only:
-#   a Paddle group overwrites both. Bias-free decay: two groups, AdamW's
+#   a Paddle group overwrites both. Sparing the biases: two groups, AdamW's
 #   `apply_decay_param_fun`, or a zero regularizer on the biases; the usual recipe for
 #   transformers and ResNets spares every 1-D parameter (`p.ndim < 2`: biases and
 #   normalization weights). In Paddle, `apply_decay_param_fun` sees generated names.
@@ -805,7 +807,7 @@ gets_gradient = ____
 ex.q1.check()
 
 # %% [markdown] tags=["claim-paddle-generated-param-names"]
-# **2.** You port the bias-free AdamW to Paddle. Using `paddle_generated` (the names Paddle
+# **2.** You port the AdamW that spares the biases to Paddle. Using `paddle_generated` (the names Paddle
 # gives our LeNet), build `decay_names`: the set of Paddle names that should decay, so that
 # `apply_decay_param_fun=lambda name: name in decay_names` decays the weights only.
 

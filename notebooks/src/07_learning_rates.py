@@ -145,7 +145,7 @@ fig, ax = plt.subplots(figsize=(8, 3.5))
 plot.traces(rec, "update_norm", ax=ax)
 ax.axvline(2 * len(loader), color="0.3", ls=":")
 ax.set_title("Update size per layer: the fc group's lr is set to 0 after epoch 2")
-plt.show()
+plot.show()
 
 # %%
 update = rec.series("update_norm")                   # steps x layers
@@ -272,7 +272,7 @@ for label, make in schedules.items():
     curves[label] = lr_scheduler.preview(make, steps, lr=0.05)
     plot.lr_schedule(curves[label], ax=ax, label=label, log=False)
 ax.set_xlabel("epoch (one scheduler.step() per epoch)")
-plt.show()
+plot.show()
 
 # %%
 linear, stair = curves["LinearLR"], curves["StepLR"]
@@ -327,7 +327,7 @@ right.set_title("ReduceLROnPlateau: the lr follows the loss")
 losses_axis = right.twinx()                     # the validation losses it was given
 losses_axis.plot(np.arange(len(val_losses)) + 0.5, val_losses, "o:", color="gray")
 losses_axis.set_ylabel("validation loss (dots)")
-plt.show()
+plot.show()
 
 # %%
 assert np.allclose(warmup_cosine[:6], [0.0005, 0.0104, 0.0203, 0.0302, 0.0401, 0.05])

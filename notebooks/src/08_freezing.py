@@ -213,7 +213,7 @@ plot.traces(rec_b, "update_norm", names="0.weight", ax=axes[1], log=False)
 axes[1].set_title("frozen with lr_mult = 0")
 for ax in axes:
     ax.axvline(frozen_steps - 0.5, color="0.3", ls=":", lw=1)
-plt.show()
+plot.show()
 
 # %% [markdown]
 # The shaded steps are the frozen ones. On the left, the unfrozen layer starts gently and its

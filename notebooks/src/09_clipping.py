@@ -283,7 +283,7 @@ ax2.axhline(0.5, color="tab:green", ls=":", lw=1)
 ax2.set_xticks(positions, names)
 ax2.set(ylabel="gradient norm of the tensor", title="per-tensor norms after each method")
 ax2.legend(fontsize="small")
-plt.show()
+plot.show()
 
 # %% [markdown] tags=["claim-paddle-clip-need-clip-paramattr"]
 # Which one to use? Global-norm clipping is the usual choice (it is what "gradient clipping"
@@ -505,7 +505,7 @@ except dt.AnomalyError as error:
 fig, axes = plt.subplots(2, 1, figsize=(7.2, 6), layout="constrained")
 plot.traces(rec_reg, "param_norm", names="weight", ax=axes[0], log=True)
 plot.update_ratio(rec_reg, names="weight", ax=axes[1])
-plt.show()
+plot.show()
 
 # %%
 norms = rec_reg.series("param_norm", "weight")
@@ -671,7 +671,7 @@ plot.loss(rec_plain, ax=axes[0, 0], log=True)
 plot.traces(rec_plain, "grad_norm", ax=axes[0, 1], log=True)
 plot.update_ratio(rec_plain, ax=axes[1, 0])
 plot.traces(rec_plain, "param_norm", ax=axes[1, 1], log=True)
-plt.show()
+plot.show()
 
 # %% [markdown]
 # What the traces say:
@@ -782,7 +782,7 @@ axes[0].lines[-1].set(label="ClipGradByGlobalNorm(1.0)")
 axes[0].legend(fontsize="small")
 plot.grad_norm_clipping(rec_clip, ax=axes[1], log=True)
 plot.update_ratio(rec_clip, names=["0", "6", "12"], ax=axes[2])
-plt.show()
+plot.show()
 
 # %% [markdown]
 # The gradient after clipping (dashed) never exceeds 1 while the gradient before it starts in
@@ -955,7 +955,7 @@ ax.plot(np.flatnonzero(~taken), used[~taken], "rx", label="overflow: step skippe
 ax.set_xlabel("iteration")
 ax.set_ylabel("log2 S")
 ax.legend()
-plt.show()
+plot.show()
 print("log2 S after each update:", log_scale.astype(int).tolist())
 
 # %%

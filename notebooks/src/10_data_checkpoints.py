@@ -35,7 +35,7 @@ import numpy as np
 from safetensors.numpy import load_file
 
 import dltutor as dt
-from dltutor import nn, optim
+from dltutor import nn, optim, plot
 from dltutor.data import DataLoader, Dataset, TensorDataset, make_spirals
 from dltutor.nn import functional as F
 from dltutor.optim import lr_scheduler
@@ -478,9 +478,9 @@ for label in ("no optimizer state", "no scheduler state", "no loader epoch"):
     assert max_difference(variants[label][0]) > 1e-4, f"{label}: a different run"
 
 # %% [markdown]
-# The loss of every step shows where the runs part. A fresh Adam takes its first steps with
-# no memory of the gradients so far, so each step moves every coordinate by the full lr, and
-# that lr is back at its value in the code (the lr the schedule had reached is part of the
+# The loss of every step shows where the runs part. A fresh Adam has no memory of the
+# gradients so far, so its first step moves every coordinate by the full lr, whatever the
+# gradient's size, and that lr is back at its value in the code (the lr the schedule had reached is part of the
 # optimizer's state). The loss jumps right after the restart, while the exact resume follows
 # the straight run's curve.
 
@@ -498,7 +498,7 @@ ax.set_xlabel("optimizer step")
 ax.set_ylabel("loss of the mini-batch")
 ax.set_title("Resuming exactly, and with a fresh optimizer")
 ax.legend()
-plt.show()
+plot.show()
 
 # %% [markdown]
 # ## What a checkpoint file is
@@ -807,8 +807,8 @@ assert np.array_equal(fresh.features[0].bias.numpy(), pretrained.features[0].bia
 # ## Summary
 #
 # **In two lines:** a loader gathers each batch with one index per array, in an order fixed by the
-# seed and the epoch. A checkpoint holds the whole run as plain arrays, never a pickle, so a resumed
-# run goes on bit for bit.
+# seed and the epoch. A checkpoint holds the whole run as arrays and plain values, never a
+# pickle, so a resumed run goes on bit for bit.
 #
 # * Wrap arrays in a `TensorDataset`: the `DataLoader` gathers each batch with one fancy index
 #   per array. `shuffle=True, seed=...` gives a new, reproducible order every epoch, with every
@@ -823,7 +823,8 @@ assert np.array_equal(fresh.features[0].bias.numpy(), pretrained.features[0].bia
 #   continues bit for bit. Leave one out and it does not.
 # * `dt.save` writes safetensors: arrays and a JSON header, readable anywhere, safe to load,
 #   never a pickle. It takes a tensor, a list or a dict as well as a whole checkpoint, and
-#   `dt.load` accepts `torch.load`'s `weights_only` and `map_location`. A damaged or foreign file raises `dt.CheckpointError` naming the file.
+#   `dt.load` accepts `torch.load`'s `weights_only` and `map_location`. A damaged or foreign
+#   file raises `dt.CheckpointError` naming the file.
 # * To reuse a pretrained backbone under a new head, drop the head's keys, load with
 #   `strict=False` and check the result: only the keys you skipped may be missing, nothing may
 #   be unexpected (a renamed block loads nothing, silently).

@@ -28,7 +28,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import dltutor as dt
-from dltutor import nn, optim
+from dltutor import nn, optim, plot
 from dltutor.data import DataLoader, TensorDataset, make_spirals
 from dltutor.nn import functional as F
 
@@ -279,7 +279,7 @@ ax.set_xlabel("batch size")
 ax.set_ylabel("memory of one training step (MB)")
 ax.set_title("Where the memory goes: the 784-512-512-10 MLP with Adam")
 ax.legend()
-plt.show()
+plot.show()
 
 # %% [markdown]
 # So, when memory runs out, in order:

@@ -113,7 +113,7 @@ lab = freeze_and_thaw()
 fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.3), layout="constrained")
 plot.traces(lab.recorder, "param_norm", ax=axes[0])
 plot.loss(lab.recorder, ax=axes[1], smooth=0.9)
-plt.show()
+plot.show()
 
 # %% [markdown]
 # While layer `"2"` is frozen (the shaded steps) its parameter norm is a flat line: it gets no
@@ -179,7 +179,7 @@ ax.axvline(STEPS - 0.5, color="0.4", ls=":")
 ax.axhline(1e-3, color="0.4", ls="--", lw=1, label="rule of thumb 1e-3")
 ax.set(xlabel="optimizer step", ylabel="‖Δw‖ / ‖w‖", title="Update / parameter ratio of layer 0")
 ax.legend(fontsize="small")
-plt.show()
+plot.show()
 
 # %% [markdown]
 # At the first step after the change the update is exactly three times as large: same
@@ -232,7 +232,7 @@ axes[1].lines[-1].set(color="tab:red", label="never clipped (stopped)")
 plot.loss(clipped.recorder, ax=axes[1], log=True)
 axes[1].lines[-1].set(color="tab:blue", label=f"clipped at {THRESHOLD}")
 axes[1].legend(fontsize="small")
-plt.show()
+plot.show()
 
 # %% [markdown]
 # Without clipping, the first step is about a hundred times too long; the larger weights make

@@ -410,3 +410,16 @@ def test_a_progress_bar_for_a_large_class_goes_to_a_terminals_stderr_only(tmp_pa
     assert f"0/{cli.PROGRESS_BAR_FROM} " in runs[True][1]
     status, printed, said = _progress(*homes, "--out", tmp_path / "out", cwd=tmp_path)
     assert (status, said) == (0, "") and printed == runs[False][0]        # a pipe: no bar
+
+
+def test_why_a_file_was_not_read_is_said_in_the_reports_language(tmp_path, capsys):
+    """Issue 48: `dltutor progress --lang zh` said its reasons in English ("not valid JSON")."""
+    ana, ben = _ana_and_ben(tmp_path)
+    (ben / record.FILE_NAME).write_bytes(b'{"exercises": {"01.1": {"status": "corr')
+    (tmp_path / "eve").mkdir()
+    (tmp_path / "eve" / record.FILE_NAME).mkdir()
+    homes = [str(ana), str(ben), str(tmp_path / "eve")]
+    assert main(["progress", *homes, "--out", str(tmp_path / "report"), "--lang", "zh"]) == 2
+    said = capsys.readouterr().err
+    assert "不是有效的 JSON" in said and "不是普通文件" in said
+    assert "not valid JSON" not in said and "not a regular file" not in said
