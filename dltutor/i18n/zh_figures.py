@@ -60,6 +60,7 @@ WORDS: dict[str, str] = {
     "lr after sched.step(val_loss)": "sched.step(val_loss) 之后的学习率",
     "ReduceLROnPlateau: the lr follows the loss": "ReduceLROnPlateau：学习率随损失而变",
     "validation loss (dots)": "验证损失（圆点）",
+    "Warmup for 3 epochs, then the lr follows the loss": "预热 3 轮，之后学习率随损失而变",
     # 08: two ways to freeze
     "frozen with requires_grad_(False)": "用 requires_grad_(False) 冻结",
     "frozen with lr_mult = 0": "用 lr_mult = 0 冻结",

@@ -1,7 +1,7 @@
 # %% [markdown] tags=["claim-paddle-scheduler-is-the-optimizer-lr", "claim-torch-steplr-scales-each-group"]
 # # Learning rates during training, step counts and your own optimizer
 #
-# **About 35 minutes.** You will be able to:
+# **About 40 minutes.** You will be able to:
 #
 # * change a group's learning rate in mid-training, and say what an lr of 0 leaves running;
 # * decay learning rates by hand and with a scheduler, combined with a parameter's `lr_mult`;
@@ -333,6 +333,56 @@ plot.show()
 assert np.allclose(warmup_cosine[:6], [0.0005, 0.0104, 0.0203, 0.0302, 0.0401, 0.05])
 assert np.isclose(warmup_cosine[5:].max(), 0.05)                   # the cosine starts afresh
 assert plateau_lrs == [0.1] * 8 + [0.05] * 2     # three epochs at 0.7 after the best 0.69
+
+# %% [markdown] tags=["claim-torch-sequentiallr-refuses-plateau", "claim-torch-warmup-then-plateau-by-hand"]
+# ### Warmup then plateau
+#
+# The two combine: warm up for a few epochs, then let the validation loss decide. Pass the
+# plateau as `after` and give the warmup the loss once per epoch, `warm.step(val_loss)`. The
+# plateau starts watching at the hand-over, the first epoch at the full lr; the warmup's
+# losses were measured at smaller lrs and do not count (here its last one, 0.5, would make
+# the first full-lr epochs look bad and halve the lr too soon). After the hand-over, a
+# `warm.step()` without the loss is refused. PyTorch's `SequentialLR` refuses a
+# `ReduceLROnPlateau`, so PyTorch users write this by hand, and get the same lrs:
+# `warmup = LambdaLR(opt, lambda e: e / 3)`, and after each epoch
+# `warmup.step() if epoch < 3 else plateau.step(val_loss)`.
+#
+# By hand, from lr 0.1 with 3 warmup epochs: 0, 0.0333, 0.0667, then 0.1 from epoch 3. The
+# best loss, 0.55, comes after epoch 5; after epoch 8, the third epoch in a row without a
+# better one (more than `patience=2`), the lr halves to 0.05, and after epoch 12 again.
+
+# %%
+epoch_losses = [1.0, 0.8, 0.5, 0.65, 0.62, 0.55, 0.56, 0.55, 0.57, 0.5, 0.52, 0.51, 0.53, 0.45]
+warm_opt = optim.SGD([nn.Parameter([0.0])], lr=0.1)
+warm_plateau = lr_scheduler.LinearWarmup(
+    warm_opt, warmup_steps=3,
+    after=lr_scheduler.ReduceLROnPlateau(warm_opt, factor=0.5, patience=2))
+warm_lrs = []
+for val_loss in epoch_losses:
+    warm_lrs.append(warm_opt.param_groups[0]["lr"])    # the lr this epoch trains with
+    # ... train one epoch, validate: val_loss ...
+    warm_plateau.step(val_loss)
+print("lr per epoch:", np.round(warm_lrs, 4))
+
+fig, ax = plt.subplots(figsize=(8, 3.2))
+plot.lr_schedule(warm_lrs, ax=ax)
+ax.axvline(3, color="0.3", ls=":")              # the hand-over
+ax.set_xlabel("epoch")
+ax.set_title("Warmup for 3 epochs, then the lr follows the loss")
+losses_axis = ax.twinx()
+losses_axis.plot(np.arange(len(epoch_losses)) + 0.5, epoch_losses, "o:", color="gray")
+losses_axis.set_ylabel("validation loss (dots)")
+plot.show()
+
+# %%
+by_hand = [0.1 * e / 3 for e in range(3)] + [0.1] * 6 + [0.05] * 4 + [0.025]
+assert np.allclose(warm_lrs, by_hand)       # ramp; full lr; halved after epochs 8 and 12
+try:
+    warm_plateau.step()                          # the loss forgotten after the hand-over
+except TypeError as error:
+    print(error)
+else:
+    raise AssertionError("a step without the loss was accepted")
 
 # %% [markdown]
 # ## Schedulers and per-parameter multipliers

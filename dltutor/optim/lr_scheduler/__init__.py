@@ -29,6 +29,10 @@ whatever you decide it is, so give ``step_size``, ``T_max``, ``milestones``... i
 (Calling it before ``optimizer.step()`` skips the first value of the schedule; PyTorch warns
 about that, dltutor does not.)
 
+Warmup then plateau: ``LinearWarmup(opt, warmup_steps=3, after=ReduceLROnPlateau(opt))``,
+stepped once per epoch with ``warm.step(val_loss)``; the plateau watches the losses from the
+hand-over on (PyTorch users write it by hand: a ``LambdaLR`` ramp, then ``plateau.step``).
+
 >>> import dltutor as dt
 >>> from dltutor import nn, optim
 >>> from dltutor.optim import lr_scheduler

@@ -14,7 +14,8 @@ from .scheduler import (LRScheduler, check_optimizer, check_scheduler_on, checke
 
 def check_schedulers(owner: str, schedulers: Any, optimizer: Any) -> list[LRScheduler]:
     """``schedulers`` as a list, if it is a non-empty list of schedulers all built on
-    ``optimizer`` and stepped without arguments (so not ReduceLROnPlateau).
+    ``optimizer`` and stepped without arguments (so not ReduceLROnPlateau, nor a LinearWarmup
+    that hands over to one).
 
     >>> check_schedulers("ChainedScheduler", [], None)
     Traceback (most recent call last):
@@ -36,6 +37,11 @@ def check_schedulers(owner: str, schedulers: Any, optimizer: Any) -> list[LRSche
             raise ValueError(f"{owner}: schedulers[{i}] is a ReduceLROnPlateau, which needs the "
                              f"metric at every step(metric); {owner} steps its schedulers "
                              "without one. Step the ReduceLROnPlateau yourself, next to it")
+        if isinstance(getattr(scheduler, "after", None), ReduceLROnPlateau):
+            raise ValueError(f"{owner}: schedulers[{i}] is a {type(scheduler).__name__} that "
+                             f"hands over to a ReduceLROnPlateau, which needs the metric at "
+                             f"every step(metric); {owner} steps its schedulers without one. "
+                             "Step the warmup yourself: warm.step(val_loss)")
     return list(schedulers)
 
 

@@ -189,6 +189,25 @@ class ReduceLROnPlateau(LRScheduler):
         self.best, self.num_bad_epochs, self.cooldown_counter = best, bad, cooldown
         self._record_lrs()
 
+    def _restart(self) -> None:
+        """Start watching afresh, at the lrs the optimizer has now (the hand-over of a
+        :class:`LinearWarmup`, which has just set the initial lrs): no best value yet, no bad
+        steps, no cooldown. Unlike the other schedules it sets no lr: it has no step-0 value.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> sched = ReduceLROnPlateau(opt, patience=3)
+        >>> sched.step(1.0); sched.step(2.0)
+        >>> sched._restart()
+        >>> sched.best, sched.num_bad_epochs, sched.last_epoch
+        (inf, 0, 0)
+        """
+        self.last_epoch = 0
+        self.best = self.mode_worse
+        self.num_bad_epochs = self.cooldown_counter = 0
+        self._record_lrs()
+
     def _metric(self, metrics: Any) -> float:
         if isinstance(metrics, (str, bool)) or not (isinstance(metrics, Real)
                                                     or hasattr(metrics, "item")):

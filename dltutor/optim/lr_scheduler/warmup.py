@@ -5,6 +5,8 @@ from typing import Any, Mapping
 
 from ... import checks
 from . import state_checks as check
+from .composite import schedulers_restored_on_error
+from .plateau import ReduceLROnPlateau
 from .scheduler import (LRScheduler, check_optimizer, check_scheduler_on, checked_child,
                         copy_value)
 
@@ -37,13 +39,23 @@ class LinearWarmup(LRScheduler):
     Without ``after``, the lr is set back to the initial lr at step ``warmup_steps`` and then left
     alone. ``state_dict()`` includes ``after``'s state.
 
+    ``after`` may be a :class:`ReduceLROnPlateau`: warmup then plateau. Then call
+    ``warm.step(val_loss)`` once per epoch, after validating. The hand-over sets the initial lr
+    and the plateau starts watching afresh there: the losses given during the warmup are not
+    watched (they were measured at smaller lrs), and from the first step after the hand-over
+    on each one goes to ``after.step(val_loss)``. A ``step()`` without the loss after the
+    hand-over is refused and changes nothing.
+
     Equivalents elsewhere: Paddle's ``LinearWarmup(learning_rate, warmup_steps, start_lr, end_lr)``
     (with ``start_lr = start_factor * lr`` and ``end_lr = lr``); in PyTorch,
     ``SequentialLR(opt, [LinearLR(opt, start_factor, 1.0, total_iters=warmup_steps), after],
     milestones=[warmup_steps])``, whose values this class reproduces exactly from the hand-over
     on (PyTorch's LinearLR computes the ramp recursively, so its warmup values may differ in the
     last bits, and it cannot start from 0: for ``start_factor=0`` use
-    ``LambdaLR(opt, lambda step: step / warmup_steps)`` as the first schedule).
+    ``LambdaLR(opt, lambda step: step / warmup_steps)`` as the first schedule). PyTorch's
+    ``SequentialLR`` cannot hold a ``ReduceLROnPlateau``; there, warmup then plateau is written
+    by hand, with the same numbers: ``warmup = LambdaLR(opt, lambda step: step / k)`` and, after
+    each epoch, ``warmup.step() if epoch < k else plateau.step(val_loss)``.
 
     >>> from dltutor.optim.lr_scheduler import CosineAnnealingLR, preview
     >>> def make(opt):
@@ -82,10 +94,12 @@ class LinearWarmup(LRScheduler):
             return [base_lr * factor for base_lr in self.base_lrs]
         return list(self.base_lrs)
 
-    def step(self) -> None:
+    def step(self, metrics: Any = None) -> None:
         """One step: the next warmup value, the hand-over, or one step of ``after``.
 
-        Step only the warmup: it steps ``after`` for you once the warmup is over.
+        Step only the warmup: it steps ``after`` for you once the warmup is over. When ``after``
+        is a :class:`ReduceLROnPlateau`, give the metric it watches, ``warm.step(val_loss)``
+        (it is needed from the first step after the hand-over; before, it is not watched).
 
         >>> import dltutor as dt
         >>> from dltutor import nn, optim
@@ -100,18 +114,63 @@ class LinearWarmup(LRScheduler):
         2 0 [0.1]
         3 1 [0.05]
         """
-        self._step_count += 1
-        self.last_epoch += 1
-        if self.last_epoch < self.warmup_steps or (self.last_epoch == self.warmup_steps
-                                                   and self.after is None):
-            self._set_lrs(self.get_lr())
-            return
-        if self.last_epoch == self.warmup_steps:
-            self.after._restart()                 # the hand-over: `after` is at its step 0
-        elif self.after is not None and not self._is_initial:
-            self.after.step()
-        # After the warmup without `after` (or when resuming past it), the lrs are left alone.
+        metric = self._checked_metric(metrics)
+        # A step that fails half-way (a refused lr, a plateau whose min_lr no longer fits the
+        # groups) leaves the warmup, `after` and the lrs as they were.
+        with schedulers_restored_on_error(self.optimizer, [self]):
+            self._step_count += 1
+            self.last_epoch += 1
+            if self.last_epoch <= self.warmup_steps:
+                self._set_lrs(self.get_lr())       # a warmup value, or the initial lr at the end
+                if self.last_epoch == self.warmup_steps and self.after is not None:
+                    self.after._restart()          # the hand-over: `after` is at its step 0
+            elif self.after is not None and not self._is_initial:
+                self._step_after(metric)
+            # After the warmup without `after` (or when resuming past it), the lrs are left alone.
         self._record_lrs()
+
+    @property
+    def _needs_metric(self) -> bool:
+        """True when ``after`` is a ReduceLROnPlateau, which is stepped with a metric."""
+        return isinstance(self.after, ReduceLROnPlateau)
+
+    def _checked_metric(self, metrics: Any) -> float | None:
+        """The metric as a float (None when none is given or needed), checked before any step.
+
+        >>> import dltutor as dt
+        >>> from dltutor import nn, optim
+        >>> from dltutor.optim.lr_scheduler import ReduceLROnPlateau
+        >>> opt = optim.SGD([nn.Parameter(dt.zeros(1))], lr=0.1)
+        >>> warm = LinearWarmup(opt, 0, after=ReduceLROnPlateau(opt))
+        >>> warm.step()
+        Traceback (most recent call last):
+        ...
+        TypeError: LinearWarmup.step: the warmup is over (warmup_steps=0) and its `after`, a
+        ReduceLROnPlateau, watches a metric: call warm.step(val_loss) once per epoch, after
+        validating
+        """
+        if not self._needs_metric:
+            if metrics is not None:
+                after = ("has no `after` to give it to" if self.after is None
+                         else f"hands over to a {type(self.after).__name__}, which watches none")
+                raise TypeError(
+                    f"LinearWarmup.step: got metrics={metrics!r}, but this warmup {after}; call "
+                    "warm.step() (a metric is taken only when `after` is a ReduceLROnPlateau)")
+            return None
+        if metrics is not None:
+            return self.after._metric(metrics)
+        if self.last_epoch >= self.warmup_steps and not self._is_initial:
+            raise TypeError(
+                f"LinearWarmup.step: the warmup is over (warmup_steps={self.warmup_steps}) and "
+                "its `after`, a ReduceLROnPlateau, watches a metric: call warm.step(val_loss) "
+                "once per epoch, after validating")
+        return None
+
+    def _step_after(self, metric: float | None) -> None:
+        if self._needs_metric:
+            self.after.step(metric)
+        else:
+            self.after.step()
 
     def _restart(self) -> None:
         self.last_epoch = -1
