@@ -221,11 +221,14 @@ def chinese_faq() -> str:
     """The text of ``notebooks/zh/FAQ.md`` (see the ``faq`` command)."""
     links = english_faq_links()
     out = []
-    for line in (ZH_SOURCES / "FAQ.md").read_text(encoding="utf-8").splitlines():
+    lines = (ZH_SOURCES / "FAQ.md").read_text(encoding="utf-8").splitlines()
+    for index, line in enumerate(lines):
         match = FAQ_ROW.match(line)
         if not match:
             out.append(line)
-            if line.startswith("## "):
+            # a section of questions gets the table's header; a section of prose does not
+            following = next((rest for rest in lines[index + 1:] if rest.strip()), "")
+            if line.startswith("## ") and FAQ_ROW.match(following):
                 out += ["", "| 编号 | 问题 | 回答在 |", "| --- | --- | --- |"]
             continue
         faq_id = match.group(1)

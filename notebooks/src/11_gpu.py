@@ -1,12 +1,12 @@
 # %% [markdown]
 # # Running on a GPU
 #
-# **About 30 minutes.** You will be able to:
+# **About 35 minutes.** You will be able to:
 #
 # * write one training loop that runs on a GPU where there is one, and on the CPU otherwise;
 # * tell from the error whether CuPy or the GPU is missing, and what to do about it;
 # * estimate a training step's memory from its parameters, gradients, optimizer state and
-#   activations;
+#   activations, and cut the padding of variable-length ids with masks and buckets;
 # * make a step fit with smaller or accumulated batches, `no_grad`, and numbers kept instead of
 #   tensors;
 # * say what mixed precision, activation checkpointing and the allocator's settings buy and cost.
@@ -187,6 +187,19 @@ else:                                             # no CuPy, or no GPU: every re
 assert dt.backend.current() == "cpu", "a failed dt.backend.use('gpu') switched nothing"
 
 # %% [markdown]
+# ### How busy is the GPU
+#
+# Watch it from a second terminal while your program trains. `nvidia-smi` shows each GPU's
+# memory in use and its `GPU-Util`; `nvidia-smi dmon` prints a line a second, whose `sm` column
+# is the same utilisation. NVIDIA's manual (`man nvidia-smi`) defines it as the percent of the
+# last sample period during which at least one kernel ran: it tells you the GPU was never idle,
+# not that it computed much. A small model shows low numbers for two reasons. Every operation is
+# one kernel that Python, on the *host* (the CPU), launches after the last; for 64 x 64 matrices a
+# kernel ends before the next launch, and the GPU waits for Python. And while the loop prepares
+# the next batch on the CPU the GPU has nothing to do: load batches in the background (chapter
+# 10's `num_workers`). Larger batches give each launch more work. Exercise 4 lets you see it.
+
+# %% [markdown]
 # ## When the GPU runs out of memory
 #
 # On a GPU, "out of memory" means the arrays of one training step do not fit in the GPU's memory
@@ -280,6 +293,156 @@ ax.set_ylabel("memory of one training step (MB)")
 ax.set_title("Where the memory goes: the 784-512-512-10 MLP with Adam")
 ax.legend()
 plot.show()
+
+# %% [markdown]
+# ### Variable-length ids with masks and buckets
+#
+# The words of a sentence, the items a user clicked: many inputs are sequences of ids, each of
+# its own length. A batch is one array, so the shorter sequences are *padded* with a reserved id
+# (here 0) up to the longest, and a *mask* says which places hold a real id (1) and which hold
+# padding (0).
+
+# %%
+PAD = 0                                            # the id reserved for padding
+
+
+def pad_batch(sequences, length=None):
+    """Pad lists of ids with PAD to `length` (default: the longest): the ids and the 0/1 mask."""
+    length = length or max(len(seq) for seq in sequences)
+    ids = np.full((len(sequences), length), PAD, dtype=np.int64)
+    for row, seq in enumerate(sequences):
+        ids[row, :len(seq)] = seq
+    return ids, (ids != PAD).astype(np.float32)
+
+
+ids, mask = pad_batch([[5, 3, 8], [7], [2, 9, 4, 6, 1]])
+print(f"ids:\n{ids}\nmask:\n{mask}")
+
+# %% [markdown]
+# A small model labels every id: an `Embedding` (a table with one row per id) and a `Linear`
+# layer; the label to learn is the id modulo 5. The loss must count the real ids only: multiply
+# each place's loss by the mask, add up, and divide by the number of real ids. A plain mean over
+# the padded array averages the padding in, and backward then trains the padding's row of the
+# table. We compare three losses on the same start: masked, the plain mean, and the real ids
+# alone with no padding at all.
+
+# %%
+VOCAB, CLASSES = 20, 5
+
+
+def per_id_loss(model, ids):
+    """The cross-entropy of every place of `ids` (padding included), as one flat tensor."""
+    logits = model(dt.tensor(ids)).reshape(-1, CLASSES)
+    return F.cross_entropy(logits, dt.tensor((ids % CLASSES).reshape(-1)), reduction="none")
+
+
+def loss_and_table_grad(loss_of):
+    """Backward through a fresh model: the loss and the gradient of the embedding table."""
+    dt.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(VOCAB, 8), nn.Linear(8, CLASSES))
+    loss = loss_of(model)
+    loss.backward()
+    return loss.item(), model[0].weight.grad.numpy().copy()
+
+
+real_ids = ids[mask == 1][None, :]                 # every real id, one row, no padding
+masked = loss_and_table_grad(lambda m: (per_id_loss(m, ids) * dt.tensor(mask.ravel())).sum()
+                             / mask.sum())
+plain = loss_and_table_grad(lambda m: per_id_loss(m, ids).mean())
+unpadded = loss_and_table_grad(lambda m: per_id_loss(m, real_ids).mean())
+print(f"loss: masked {masked[0]:.4f} | no padding {unpadded[0]:.4f} | plain mean {plain[0]:.4f}")
+print(f"largest gradient in the padding row: masked {np.abs(masked[1][PAD]).max():.4f} | "
+      f"plain mean {np.abs(plain[1][PAD]).max():.4f}")
+
+# %%
+assert np.all(masked[1][PAD] == 0), "masked: the padding row gets exactly zero gradient"
+assert np.abs(plain[1][PAD]).max() > 0.01, "a plain mean trains the padding row"
+assert abs(masked[0] - unpadded[0]) < 1e-5, "masked = the loss of the real ids alone"
+assert np.allclose(masked[1], unpadded[1], atol=1e-6), "...with the same gradients"
+
+# %% [markdown] tags=["claim-torch-gpu-padding-idx-ignore-index", "claim-paddle-gpu-padding-idx-ignore-index"]
+# Both halves are built in. `nn.Embedding(vocab, dim, padding_idx=0)` starts the padding row at
+# zero and never gives it a gradient, in dltutor, PyTorch and Paddle.
+# `F.cross_entropy(logits, labels, ignore_index=-100)` leaves out every place whose label is
+# -100 (the default); dltutor and PyTorch then average over the other places, as the mask does.
+# Paddle 3.3 does so only for an `ignore_index` of 0 or more: with its default -100 the ignored
+# places add 0 to the sum but still count in the mean, which shrinks the loss and every
+# gradient by real ids / places (9/15 here). There, label the padding with the number of
+# classes and pass that as `ignore_index`. In dltutor, as in PyTorch, label the padding places
+# -100 and the mask is done for you:
+
+# %%
+ignored = np.where(mask == 1, ids % CLASSES, -100).ravel()    # -100 where the padding is
+builtin = loss_and_table_grad(lambda m: F.cross_entropy(
+    m(dt.tensor(ids)).reshape(-1, CLASSES), dt.tensor(ignored), ignore_index=-100))
+print(f"ignore_index=-100: loss {builtin[0]:.4f}, the masked gradients: "
+      f"{np.allclose(builtin[1], masked[1], atol=1e-6)}")
+assert abs(builtin[0] - masked[0]) < 1e-5 and np.allclose(builtin[1], masked[1], atol=1e-6)
+
+# %% [markdown]
+# Now the memory. The embedding's output, batch x longest x width floats, is the activation
+# that grows with the padding (and so does every layer after it). Real lengths are skewed:
+# here 120 short sequences of 5 to 20 ids and 8 long ones of 100 to 191, in a fixed arrival
+# order, in batches of 16. Four ways to batch them, each measured from the bytes of the
+# embedding's outputs:
+#
+# * pad every sequence to the longest of all (one shape for every step);
+# * pad each batch to its own longest, in arrival order;
+# * sort by length first, so each batch holds neighbours in length (*buckets*);
+# * buckets under a **budget** of 320 padded ids a step (16 x 20, one batch of short ones): many
+#   short sequences share a step, a long one goes alone.
+
+# %%
+lengths = [5 + (7 * i) % 16 for i in range(120)] + [100 + 13 * i for i in range(8)]
+sequences = [[1 + (i + j) % (VOCAB - 1) for j in range(n)] for i, n in enumerate(lengths)]
+sequences = [sequences[(37 * i) % len(sequences)] for i in range(len(sequences))]  # arrival
+table = nn.Embedding(VOCAB, 64)
+
+
+def in_batches(seqs, size=16):
+    """Cut `seqs` into batches of `size`, in their order."""
+    return [seqs[i:i + size] for i in range(0, len(seqs), size)]
+
+
+def budget_batches(seqs, budget):
+    """Sorted by length; a new batch whenever one more sequence would pass `budget` ids."""
+    batches = [[]]
+    for seq in sorted(seqs, key=len):
+        if batches[-1] and (len(batches[-1]) + 1) * len(seq) > budget:
+            batches.append([])
+        batches[-1].append(seq)
+    return batches
+
+
+def step_bytes(batches, pad_to=None):
+    """Bytes of the embedding's output at each step (padded to `pad_to` when given)."""
+    return [table(dt.tensor(pad_batch(batch, pad_to)[0])).data.nbytes for batch in batches]
+
+
+KB, useful = 1024, sum(lengths) * 64 * 4            # the real ids' bytes
+plans = {"padded to the longest of all": step_bytes(in_batches(sequences), max(lengths)),
+         "each batch to its longest": step_bytes(in_batches(sequences)),
+         "sorted into buckets": step_bytes(in_batches(sorted(sequences, key=len))),
+         "buckets, 320 ids a step": step_bytes(budget_batches(sequences, 320))}
+for plan, steps in plans.items():
+    print(f"{plan:29s} {len(steps):3d} steps, {sum(steps) / KB:5.0f} KB in all, "
+          f"{1 - useful / sum(steps):4.0%} padding, largest step {max(steps) / KB:4.0f} KB")
+
+# %%
+every, per_batch, buckets, budget = plans.values()
+assert sum(every) == 128 * 191 * 64 * 4 and sum(budget) >= useful
+assert sum(buckets) < sum(per_batch) / 3 < sum(every) / 3, "sorting removes most padding"
+assert max(buckets) == max(per_batch) == 16 * 191 * 64 * 4, "...but not the largest step"
+assert max(budget) <= 320 * 64 * 4, "a budget of ids caps the largest step"
+
+# %% [markdown]
+# Sorting into buckets removes most of the padding, so an epoch stores and computes a third of
+# what it did. It does not lower the **largest** step: the batch of the longest sequences still
+# pads 16 rows to 191, and the largest step is what must fit. A budget of ids a step caps it.
+# That is the usual answer to "variable-length ids take too much memory": a smaller batch where
+# the sequences are long, and sorted ids so little is padding. Two cautions: shuffle the order of
+# the batches (not their contents) each epoch, so training does not see short ones first, and
+# keep the mask, since the last sequences of a bucket are still padded.
 
 # %% [markdown]
 # So, when memory runs out, in order:
@@ -534,6 +697,8 @@ assert checkpoints + one_segment == sum(per_module) // 2        # 4 + 4 outputs 
 # * Out of memory: smaller batches; gradient accumulation (loss / k, `backward()` per
 #   micro-batch, one `step()`: the same gradients); `dt.no_grad()` for evaluation; keep
 #   `loss.item()`, not the loss; `del` large tensors.
+# * Variable-length ids: keep the padding out of the loss with a mask (or `ignore_index=-100`),
+#   sort the sequences into buckets to pad less, and cap the ids a step to cap the largest step.
 #
 # ## Exercises
 #
