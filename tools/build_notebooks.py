@@ -41,6 +41,7 @@ from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import deeper  # noqa: E402 - tools/deeper.py, beside this file
 import translations  # noqa: E402 - tools/translations.py, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,6 +107,15 @@ def chinese_notebook(source: Path) -> nbformat.NotebookNode:
     return nb
 
 
+def fold_deeper_sections(nb: nbformat.NotebookNode) -> None:
+    """Mark each "Going deeper" heading cell collapsed, so JupyterLab opens the notebook with
+    the section folded under its heading (see tools/deeper.py); its cells stay and run."""
+    for cell in nb.cells:
+        heading = deeper.first_heading(cell.source) if cell.cell_type == "markdown" else None
+        if heading and deeper.is_deeper_heading(heading[1]):
+            cell.metadata["jp-MarkdownHeadingCollapsed"] = True
+
+
 def normalise(nb: nbformat.NotebookNode) -> None:
     """Drop what changes from run to run or should never be committed."""
     nb.metadata.pop("widgets", None)
@@ -137,6 +147,7 @@ def build(source: Path, language: str = "en") -> Path:
         name = translations.chinese_notebook(source.stem)
     else:
         nb, folder, name = notebook_from_source(source), OUTPUT, f"{source.stem}.ipynb"
+    fold_deeper_sections(nb)
     folder.mkdir(exist_ok=True)
     started = time.perf_counter()
     execute(nb, folder)

@@ -42,6 +42,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import deeper  # noqa: E402 - tools/deeper.py, beside this file
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 STAGE = ROOT / "build" / "site-docs"
@@ -69,6 +72,18 @@ STYLE = """\
 /* mkdocs-jupyter nests a code cell in a second cell: pad it once. */
 .jupyter-wrapper .jp-Cell > .jp-Cell {
   padding: 0;
+}
+/* A "Going deeper" section, folded under its heading until the reader opens it. */
+details.deeper {
+  border-left: 3px solid var(--md-default-fg-color--lightest);
+  margin: 0.5em 0;
+}
+details.deeper > summary {
+  cursor: pointer;
+  font-weight: normal;       /* the heading inside is bold enough; its teaser line is prose */
+}
+details.deeper > summary::marker {
+  color: var(--md-accent-fg-color);
 }
 """
 #: Binder opens a chapter in JupyterLab and the lab page as a Voilà app, from the GitHub
@@ -308,6 +323,79 @@ def _toc_entry(headings: dict[str, str], link: re.Match) -> str:
             f'{heading}{link.group(3)}')
 
 
+CELL_START = re.compile(r'<div class="jp-Cell ')
+DIV_TAG = re.compile(r"<(/?)div\b[^>]*>")
+HTML_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1>", re.DOTALL)
+TAG = re.compile(r"<[^>]+>")
+
+
+def _element_end(page_html: str, start: int) -> int:
+    """Where the ``<div>`` that opens at ``start`` closes (the index after its ``</div>``)."""
+    depth = 0
+    for tag in DIV_TAG.finditer(page_html, start):
+        depth += -1 if tag.group(1) else 1
+        if depth == 0:
+            return tag.end()
+    return len(page_html)
+
+
+def _top_level_cells(page_html: str) -> list[tuple[int, int]]:
+    """(start, end) of each notebook cell of a page (a cell nested in a cell is part of it)."""
+    cells, position = [], 0
+    for match in CELL_START.finditer(page_html):
+        if match.start() >= position:
+            position = _element_end(page_html, match.start())
+            cells.append((match.start(), position))
+    return cells
+
+
+def _as_markdown(cell_html: str) -> tuple[str, str]:
+    """A rendered cell as (cell type, its first heading written as Markdown) for deeper.py."""
+    heading = HTML_HEADING.search(cell_html)
+    text = f"{'#' * int(heading.group(1))} {html.unescape(TAG.sub('', heading.group(2)))}" \
+        if heading else ""
+    return ("markdown" if "jp-MarkdownCell" in cell_html[:200] else "code", text)
+
+
+def fold_deeper_sections(page_html: str) -> str:
+    """Fold each "Going deeper" section of a chapter page into ``<details class="deeper">``,
+    its heading cell the visible ``<summary>`` (see tools/deeper.py).
+
+    >>> cell = '<div class="jp-Cell jp-{}Cell">{}</div>'
+    >>> page = "".join([cell.format("Markdown", "<h2>Groups</h2>"),
+    ...                 cell.format("Markdown", "<h3>Going deeper: why</h3>"),
+    ...                 cell.format("Code", "y = 2"), cell.format("Markdown", "<h2>Next</h2>")])
+    >>> print(fold_deeper_sections(page).replace("><", ">\\n<"))
+    <div class="jp-Cell jp-MarkdownCell">
+    <h2>Groups</h2>
+    </div>
+    <details class="deeper">
+    <summary>
+    <div class="jp-Cell jp-MarkdownCell">
+    <h3>Going deeper: why</h3>
+    </div>
+    </summary>
+    <div class="jp-Cell jp-CodeCell">y = 2</div>
+    </details>
+    <div class="jp-Cell jp-MarkdownCell">
+    <h2>Next</h2>
+    </div>
+    """
+    cells = _top_level_cells(page_html)
+    inside = deeper.in_deeper_section(_as_markdown(page_html[a:b]) for a, b in cells)
+    pieces, done = [], 0
+    for index, ((start, end), folded) in enumerate(zip(cells, inside)):
+        opens = folded and (index == 0 or not inside[index - 1])
+        closes = folded and (index + 1 == len(cells) or not inside[index + 1])
+        pieces.append(page_html[done:start])
+        cell = page_html[start:end]
+        pieces.append(f'<details class="deeper"><summary>{cell}</summary>' if opens else cell)
+        pieces.append("</details>" if closes else "")
+        done = end
+    pieces.append(page_html[done:])
+    return "".join(pieces)
+
+
 def fix_pages(site: Path, with_formulas: set[str]) -> None:
     """Give the chapter headings JupyterLab's anchors (and the page's table of contents links
     to match), point JupyterLab-style chapter, FAQ and glossary links at the pages, point the language menu at
@@ -324,6 +412,7 @@ def fix_pages(site: Path, with_formulas: set[str]) -> None:
                                       f'href="#{html.escape(anchor(m.group(3)))}">', text)
         if fixed != text:            # a notebook page: its table of contents follows suit
             fixed = TOC_LINK.sub(functools.partial(_toc_entry, _headings_by_label(fixed)), fixed)
+            fixed = fold_deeper_sections(fixed)
         # a chapter page is NAME/index.html: its sibling chapters are one level up
         fixed = NOTEBOOK_LINK.sub(lambda m: f'href="../{m.group(1) or ""}{m.group(2)}/'
                                             f'{m.group(3) or ""}"', fixed)

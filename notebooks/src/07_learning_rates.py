@@ -653,13 +653,19 @@ print("LionLite:", p.numpy(), "| Lion (decoupled):", lion_paper)
 assert np.allclose(p.numpy(), [1.9, -2.9])                # a full lr step towards zero
 assert not np.allclose(p.numpy(), lion_paper, atol=1e-2)  # not the tiny decoupled shrink
 
-# %% [markdown] tags=["claim-torch-custom-optimizer-writes-step", "claim-paddle-custom-optimizer-append-optimize-op", "claim-paddle-own-optimizers-call-c-ops", "claim-torch-names-07-b", "claim-paddle-names-07-b"]
+# %% [markdown]
 # To make it Lion's, keep the decay out of the base class (a key of your own, say
 # `decoupled_wd`, that the base does not read) and shrink `param.data` in `update` before the
 # sign step: exercise 6 below.
+
+# %% [markdown] tags=["claim-torch-custom-optimizer-writes-step", "claim-paddle-custom-optimizer-append-optimize-op"]
+# ### Going deeper: the same optimizer in PyTorch and in Paddle
 #
-# ### The same optimizer in PyTorch and in Paddle
-#
+# How the two frameworks spell a new optimizer, and what their base classes do for you. It is
+# folded when the chapter opens: the "cell hidden" button under it (on the website, the box)
+# shows it. Nothing later in the chapter needs it.
+
+# %% [markdown] tags=["claim-torch-custom-optimizer-writes-step", "claim-paddle-custom-optimizer-append-optimize-op", "claim-paddle-own-optimizers-call-c-ops", "claim-torch-names-07-b", "claim-paddle-names-07-b"]
 # **PyTorch**: subclass `torch.optim.Optimizer` and write the whole `step()`. Nothing is done
 # for you: you loop over the groups and their parameters, skip those without a gradient, and
 # add weight decay or clipping yourself. LionLite there:

@@ -279,3 +279,36 @@ def test_a_chapter_with_formulas_loads_nothing_from_outside(chapters, browser):
         finally:
             if page is not None:
                 page.context.close()
+
+
+def test_a_going_deeper_section_opens_folded_under_its_heading(chapters, browser):
+    """Issue 49: what is not core (internals, version notes) sits in "Going deeper" sections
+    (tools/deeper.py), which a chapter opens folded: the heading shows, its cells do not,
+    and the heading's caret opens them."""
+    folder, env = chapters
+    page = None
+    with dltutor_lab(folder, env, "deeper") as (address, server):
+        try:
+            page = open_page(browser, address, LAPTOP,
+                             "lab/workspaces/wide/tree/07_learning_rates.ipynb")
+            heading = page.locator(".jp-MarkdownCell h3",
+                                   has_text="Going deeper: the same optimizer")
+            heading.scroll_into_view_if_needed()
+            cell = page.locator(".jp-MarkdownCell").filter(
+                has=page.locator("h3", has_text="Going deeper: the same optimizer"))
+            folded = page.locator(".jp-MarkdownCell pre",
+                                  has_text="class LionLite(torch.optim.Optimizer)")
+            assert heading.is_visible() and not folded.is_visible()
+            show = cell.get_by_role("button", name=re.compile("cells? hidden"))
+            assert show.is_visible()
+            page.screenshot(path=str(ARTIFACTS / "launch-deeper-folded.png"))
+            show.click()
+            folded.scroll_into_view_if_needed()
+            assert folded.is_visible()
+            page.screenshot(path=str(ARTIFACTS / "launch-deeper-open.png"))
+        except BaseException:
+            save_failure(page, "launch-deeper", [server])
+            raise
+        finally:
+            if page is not None:
+                page.context.close()

@@ -399,3 +399,25 @@ def test_without_a_repository_there_is_no_binder_link_and_a_bad_one_is_refused()
     with pytest.raises(SystemExit, match="OWNER/NAME"):
         build_site.build(ROOT / "build" / "never", repo="https://github.com/someone/dltutor")
     assert not (ROOT / "build" / "never").exists()
+
+
+@pytest.mark.parametrize("path, heading", [
+    ("07_learning_rates/", "Going deeper: the same optimizer in PyTorch and in Paddle"),
+    ("zh/07_learning_rates/", "深入一步：同一个优化器在 PyTorch 和 Paddle 中")])
+def test_a_going_deeper_section_is_folded_until_the_reader_opens_it(site, browser, path,
+                                                                    heading):
+    """Issue 49: internals and version notes sit in "Going deeper" sections, folded on the
+    page (tools/deeper.py); the heading stays visible, one click shows the rest."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(site + path, wait_until="networkidle")
+    block = page.locator("details.deeper").filter(has_text=heading)
+    assert block.count() == 1 and not block.evaluate("d => d.open")
+    inside = block.locator("pre", has_text="class LionLite(torch.optim.Optimizer)")
+    assert block.locator("summary h3").is_visible() and not inside.is_visible()
+    block.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / f"site_deeper_closed_{path.split('/')[0]}.png"))
+    block.locator("summary").click()
+    assert inside.is_visible()
+    block.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / f"site_deeper_{path.split('/')[0]}.png"))
+    page.close()

@@ -9,12 +9,15 @@ short enough to finish in one sitting: at most ``MAX_CELLS`` cells.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import jupytext
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import deeper  # noqa: E402 - tools/deeper.py
 ENGLISH = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
 CHINESE = sorted((ROOT / "notebooks" / "src" / "zh").glob("[0-9][0-9]_*.py"))
 
@@ -44,9 +47,13 @@ RECAP_LIMIT = {"en": 50, "zh": 120}
 OVER_BUDGET: set[str] = set()
 
 
-def estimated_minutes(source: Path) -> float:
-    """The chapter's reading-and-running time, from its English source."""
+def estimated_minutes(source: Path, part: str = "core") -> float:
+    """The reading-and-running time of the chapter's core path (``part="core"``), or of its
+    "Going deeper" sections (``part="deeper"``, folded when the notebook opens: see
+    tools/deeper.py), from its English source."""
     cells = jupytext.read(source).cells
+    folded = deeper.in_deeper_section((c.cell_type, c.source) for c in cells)
+    cells = [c for c, inside in zip(cells, folded) if inside == (part == "deeper")]
     words = sum(len(re.findall(r"\w+", c.source)) for c in cells if c.cell_type == "markdown")
     code_cells = sum(c.cell_type == "code" for c in cells)
     return words / WORDS_PER_MINUTE + code_cells * MINUTES_PER_CODE_CELL
@@ -62,6 +69,17 @@ def test_the_estimate_counts_prose_and_code(tmp_path):
     path = tmp_path / "shape_probe.py"
     path.write_text(text, encoding="utf-8")
     assert estimated_minutes(path) == pytest.approx(3.0, abs=0.05)
+
+
+def test_a_going_deeper_section_is_left_out_of_the_core_estimate(tmp_path):
+    # The core: 180 words and one code cell (1.5 min); folded: 360 words and two cells (3 min).
+    text = ("# %% [markdown]\n# ## Core\n# " + "word " * 178 + "\n\n# %%\nx = 1\n\n"
+            "# %% [markdown]\n# ### Going deeper: internals\n# " + "word " * 357 + "\n"
+            + "\n# %%\ny = 2\n" * 2 + "\n# %% [markdown]\n# ## Summary\n")
+    path = tmp_path / "deeper_probe.py"
+    path.write_text(text, encoding="utf-8")
+    assert estimated_minutes(path) == pytest.approx(1.5, abs=0.01)
+    assert estimated_minutes(path, "deeper") == pytest.approx(3.0, abs=0.01)
 
 
 @pytest.mark.parametrize("language, source", BOTH_EDITIONS,

@@ -150,11 +150,15 @@
 # %% [markdown] en="9be00a9c"
 # **LionLite 的 `weight_decay` 不是 Lion 的**。LionLite 接受 `weight_decay` 并把它交给基类，基类像对待 SGD 那样处理它：在 `update` 看到梯度之前，把 `weight_decay * p` 加到梯度上（耦合的 L2）。在 Lion 中，这一项落在了**符号函数之内**：在梯度很小的地方，符号完全由衰减决定，参数朝零移动整整一个学习率。Lion 论文像 AdamW 那样把衰减解耦：`p -= lr * wd * p`，放在符号函数之外。梯度为零时，区别一目了然：
 
-# %% [markdown] en="b65c32b6"
+# %% [markdown] en="7260f4bf"
 # 要让它变成 Lion 的做法，就不要把衰减交给基类（用一个基类不读取的自定义键，比如 `decoupled_wd`），并在 `update` 中、符号步之前缩小 `param.data`：见下面的练习 6。
+
+# %% [markdown] en="258f954b"
+# ### 深入一步：同一个优化器在 PyTorch 和 Paddle 中
 #
-# ### 同一个优化器在 PyTorch 和 Paddle 中
-#
+# 这两个框架怎样写一个新的优化器，它们的基类替你做了什么。章节打开时这一节是折叠的：点击它下面的“cell hidden”按钮（在网站上点击这个方框）即可展开。本章后面的内容都不依赖它。
+
+# %% [markdown] en="8886bc5f"
 # **PyTorch**：继承 `torch.optim.Optimizer`，写出完整的 `step()`。什么都不会替你做：你要遍历参数组及其参数，跳过没有梯度的参数，自己加上权重衰减或裁剪。LionLite 在那里是这样的：
 #
 # ```python
