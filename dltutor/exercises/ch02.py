@@ -9,10 +9,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import autograd as dt
+from ..autograd import no_grad
 from .. import nn
 from ..nn import Linear
 from ..i18n import sentence
-from .answers import called, same_number
+from .answers import called
 from .checker import CheckResult, Exercise
 
 _BLOCK_NAMES = ["0.weight", "0.bias", "2.weight", "2.bias"]
@@ -46,29 +48,56 @@ Q1 = Exercise(
               "block_values = sum(p.numel() for p in block.parameters())      # 76"))
 
 
-def _grad_ratio(bias_grad_ratio: Any) -> CheckResult:
-    if same_number(bias_grad_ratio, 2.0):
-        return None, "net.zero_grad() (or opt.zero_grad()) starts the next backward from None."
-    if same_number(bias_grad_ratio, 1.0):
-        return ("A second backward does not replace the gradient: it adds to it (run it and "
-                "compare).")
-    return sentence("{ratio!r}: two backward passes of the same batch, added together.",
-                    ratio=bias_grad_ratio)
+def _as_gradient(name: str, value: Any) -> tuple[Any, str | None]:
+    """``value`` as an array of net[2].weight's 8 numbers, or a sentence saying why not."""
+    if isinstance(value, dt.Tensor):
+        value = value.numpy()
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.size != 8:
+        return None, sentence("{name} should be a copy of net[2].weight.grad (shape (1, 8)): "
+                              "net[2].weight.grad.numpy().copy()", name=name)
+    return array.reshape(1, 8), None
+
+
+def _two_gradients(grads_after_one: Any, grads_after_two: Any, net: Any, X: Any) -> CheckResult:
+    one, failure = _as_gradient("grads_after_one", grads_after_one)
+    two, failure = (None, failure) if failure else _as_gradient("grads_after_two", grads_after_two)
+    if failure:
+        return failure
+    with no_grad():
+        single = net[1](net[0](X)).numpy().sum(axis=0, keepdims=True).astype(np.float64)
+    close = lambda a, b: np.allclose(a, b, rtol=1e-4, atol=1e-6)      # noqa: E731
+    if not close(one, single):
+        passes = next((k for k in range(2, 6) if close(one, k * single)), None)
+        if passes:
+            return sentence("grads_after_one holds {k} backward passes, not one: a gradient was "
+                            "still there. Start with net.zero_grad().", k=passes)
+        return ("grads_after_one is not net[2].weight.grad after one backward of "
+                "net(X).sum(): copy it right after the first backward.")
+    if close(two, single):
+        return ("A second backward does not replace the gradient: it adds to it (copy the "
+                "gradient again after the second backward).")
+    if not close(two, 2 * single):
+        return "grads_after_two should be net[2].weight.grad after the second backward."
+    return None, "Twice the first: gradients add up. net.zero_grad() starts the next from None."
 
 
 Q2 = Exercise(
-    "02.2", names=("bias_grad_ratio",),
+    "02.2", names=("grads_after_one", "grads_after_two", "net", "X"),
     title="Gradients that add up",
-    expects="a number",
-    check=_grad_ratio,
-    hints=("Copy net[2].bias.grad after one backward, run a fresh forward and backward, and "
-           "divide.",
+    expects="two copies of net[2].weight.grad",
+    check=_two_gradients,
+    hints=("Start from None with net.zero_grad(), run net(X).sum().backward(), copy "
+           "net[2].weight.grad.numpy(); then a second backward, and copy again.",
            "Gradients accumulate across backward() calls until something sets them to None."),
     solution=("net.zero_grad()\n"
               "net(X).sum().backward()\n"
-              "first = net[2].bias.grad.numpy().copy()\n"
+              "grads_after_one = net[2].weight.grad.numpy().copy()\n"
               "net(X).sum().backward()\n"
-              "bias_grad_ratio = float(net[2].bias.grad.numpy()[0] / first[0])     # 2.0"))
+              "grads_after_two = net[2].weight.grad.numpy().copy()     # twice the first"))
 
 
 def _loaded_layer(loaded: Any, net: Any) -> CheckResult:
@@ -199,4 +228,111 @@ Q6 = Exercise(
               "              for name, m in model.named_modules()}\n"
               "    return {name: n for name, n in counts.items() if n > 0}"))
 
-EXERCISES = [Q1, Q2, Q3, Q4, Q5, Q6]
+def _refuse_unregistered(layer: Any) -> CheckResult:
+    """Why ``layer`` registers no parameter: a plain tensor, a plain list, or nothing made."""
+    attributes = {name: value for name, value in vars(layer).items()
+                  if not name.startswith("_")}           # Module's own registries start with _
+    for name, value in attributes.items():
+        if isinstance(value, dt.Tensor) and not isinstance(value, nn.Parameter):
+            return sentence("self.{name} is a plain tensor, which a module does not register: "
+                            "wrap it, nn.Parameter(...).", name=name)
+        if isinstance(value, (list, tuple, dict)):
+            return sentence("self.{name} is a plain {kind}, which a module does not look into: "
+                            "use separate attributes, or nn.ParameterList / nn.ParameterDict.",
+                            name=name, kind=type(value).__name__)
+    return ("Affine(n) registers no parameter: assign nn.Parameter(...) to self.scale and "
+            "self.shift in __init__.")
+
+
+def _affine_case(Affine: Any, n: int, with_shift: bool) -> CheckResult:
+    """One layer ``Affine(n)`` (or ``Affine(n, shift=False)``): its parameters, their start,
+    and its output and gradients on float64 values the check sets itself."""
+    layer, failure = called("Affine", Affine, n) if with_shift else \
+        called("Affine", lambda: Affine(n, shift=False))
+    if failure:
+        return failure
+    if not isinstance(layer, nn.Module):
+        return "Affine should be a class that subclasses nn.Module."
+    params = dict(layer.named_parameters())
+    if not params:
+        return _refuse_unregistered(layer)
+    wanted = ["scale", "shift"] if with_shift else ["scale"]
+    if sorted(params) != wanted:
+        return sentence("Affine({call}) registers {names!r}, not {wanted!r}.",
+                        call=f"{n}" if with_shift else f"{n}, shift=False",
+                        names=sorted(params), wanted=wanted)
+    if not with_shift and getattr(layer, "shift", 0) is not None:
+        return "With shift=False, register_parameter('shift', None): then self.shift is None."
+    if any(tuple(p.shape) != (n,) for p in params.values()):
+        return sentence("Affine({n}) should have parameters of shape ({n},).", n=n)
+    if not np.array_equal(params["scale"].numpy(), np.ones(n)) or \
+            (with_shift and not np.array_equal(params["shift"].numpy(), np.zeros(n))):
+        return "scale should start at ones and shift at zeros."
+    return _affine_computes(layer, params, n)
+
+
+def _affine_computes(layer: Any, params: dict, n: int) -> CheckResult:
+    """Set random values, compare the output with x * scale + shift, and the gradients with
+    the ones worked out by hand."""
+    rng = np.random.default_rng(n)
+    layer.double()
+    for p in params.values():
+        p.set_value(rng.normal(size=n))
+    x = rng.normal(size=(4, n))
+    scale = params["scale"].numpy()
+    shift = params["shift"].numpy() if "shift" in params else 0.0
+    out, failure = called("Affine's forward", layer, dt.tensor(x))
+    if failure:
+        return failure
+    if not isinstance(out, dt.Tensor) or tuple(out.shape) != (4, n) or \
+            not np.allclose(out.numpy(), x * scale + shift):
+        return ("forward(x) should return x * self.scale + self.shift, with the layer's own "
+                "parameters.")
+    out.sum().backward()
+    if params["scale"].grad is None or not np.allclose(params["scale"].grad.numpy(), x.sum(axis=0)):
+        return ("The gradient does not reach scale: compute with the parameters themselves "
+                "(x * self.scale), not with copies of their values.")
+    return None
+
+
+def _custom_layer(affine: Any) -> CheckResult:
+    if not isinstance(affine, nn.Module):
+        return ("affine should be a layer made by your class: define class Affine(nn.Module), "
+                "then affine = Affine(4).")
+    Affine = type(affine)                      # the check makes more layers of that class
+    if sorted(dict(affine.named_parameters())) == ["scale", "shift"] and \
+            any(tuple(p.shape) != (4,) for p in affine.parameters()):
+        return "affine should be Affine(4): parameters of shape (4,)."
+    for n in (3, 5):
+        for with_shift in (True, False):
+            problem = _affine_case(Affine, n, with_shift)
+            if problem is not None:
+                return problem
+    return None
+
+
+Q7 = Exercise(
+    "02.7", names=("affine",),
+    title="A custom layer",
+    expects="a layer made by your class",
+    check=_custom_layer,
+    hints=("Like MyLinear: super().__init__() first, then self.scale = nn.Parameter(dt.ones(n)).",
+           "Without a shift: self.register_parameter('shift', None), and test self.shift is None "
+           "in forward."),
+    solution=("class Affine(nn.Module):\n"
+              "    def __init__(self, n, shift=True):\n"
+              "        super().__init__()\n"
+              "        self.scale = nn.Parameter(dt.ones(n))\n"
+              "        if shift:\n"
+              "            self.shift = nn.Parameter(dt.zeros(n))\n"
+              "        else:\n"
+              "            self.register_parameter('shift', None)\n"
+              "\n"
+              "    def forward(self, x):\n"
+              "        y = x * self.scale\n"
+              "        return y if self.shift is None else y + self.shift\n"
+              "\n"
+              "\n"
+              "affine = Affine(4)"))
+
+EXERCISES = [Q1, Q2, Q3, Q4, Q5, Q6, Q7]

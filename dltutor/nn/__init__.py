@@ -11,6 +11,7 @@ Sequential(
 """
 from . import functional, init, utils
 from .containers import ModuleDict, ModuleList, Sequential
+from .parameter_containers import ParameterDict, ParameterList
 from .activations import (GELU, Dropout, Flatten, Identity, LeakyReLU, LogSoftmax, ReLU, Sigmoid,
                           Softmax, Tanh)
 from .layers import Conv2d, Embedding, Linear
@@ -25,7 +26,8 @@ from .parameter import Parameter, UninitializedParameter, UninitializedParameter
 
 __all__ = ["functional", "init", "utils", "Parameter", "Module", "Layer", "ParamAttr", "LoadResult",
            "StateDictError",
-           "Sequential", "ModuleList", "ModuleDict", "Linear", "Conv2d", "LazyLinear", "LazyConv2d",
+           "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+           "Linear", "Conv2d", "LazyLinear", "LazyConv2d",
            "UninitializedParameter", "UninitializedParameterError", "Embedding", "BatchNorm1d",
            "BatchNorm2d", "LayerNorm", "Dropout", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d",
            "Flatten", "Identity", "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "Softmax",

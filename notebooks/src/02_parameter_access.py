@@ -8,6 +8,8 @@
 # * list every parameter with its name and shape, and pick one out by its dotted name, also
 #   inside nested blocks;
 # * export one layer's weights to a file, load them into another layer, and read a refused load;
+# * write a layer of your own that makes its own parameters, and keep parameters in a list or
+#   dict that the optimizer still sees;
 # * keep measured state in a buffer, so that it is saved and moved with the model but never
 #   trained.
 #
@@ -21,6 +23,7 @@
 #   gradient `None` at first?
 # * how do I list every parameter with its name and shape, and pick one out by name?
 # * how are parameters named when blocks are nested inside blocks?
+# * how do I write a layer of my own, with parameters the model can see?
 # * how do I save just one layer's weights to a file and load them into another layer?
 
 # %%
@@ -91,8 +94,6 @@ print(type(bias))
 print(bias)
 print("requires_grad:", bias.requires_grad, "| lr_mult:", bias.lr_mult,
       "| need_clip:", bias.need_clip)
-
-# %%
 assert isinstance(bias, nn.Parameter) and isinstance(bias, dt.Tensor)
 assert bias.requires_grad
 
@@ -128,8 +129,6 @@ loss = net(X).sum()
 loss.backward()
 for name, p in net.named_parameters():
     print(f"{name:9s} value {str(p.shape):7s} grad {p.grad.shape}")
-
-# %%
 for name, p in net.named_parameters():
     assert p.grad is not None and p.grad.shape == p.shape, name
 
@@ -142,8 +141,6 @@ for name, p in net.named_parameters():
 h = net[1](net[0](X))
 print("h summed over the batch:", h.sum(axis=0).numpy())
 print("net[2].weight.grad     :", net[2].weight.grad.numpy()[0])
-
-# %%
 assert np.allclose(net[2].bias.grad.numpy(), [2.0])
 assert np.allclose(net[2].weight.grad.numpy()[0], h.sum(axis=0).numpy(), atol=1e-6)
 
@@ -181,8 +178,6 @@ assert np.all(grad[switched_off] == 0)
 # %%
 print(*[(name, p.shape) for name, p in net[0].named_parameters()])
 print(*[(name, p.shape) for name, p in net.named_parameters()])
-
-# %%
 assert [n for n, _ in net[0].named_parameters()] == ["weight", "bias"]
 assert [n for n, _ in net.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
 
@@ -192,8 +187,6 @@ assert [n for n, _ in net.named_parameters()] == ["0.weight", "0.bias", "2.weigh
 
 # %%
 print(net.state_dict()["2.bias"])
-
-# %%
 assert np.array_equal(net.state_dict()["2.bias"].numpy(), net[2].bias.numpy())
 assert net.get_parameter("2.bias") is net[2].bias
 
@@ -206,11 +199,9 @@ assert net.get_parameter("2.bias") is net[2].bias
 
 # %%
 report = dt.diagnose.summary(net)
-report
-
-# %%
 assert [row["name"] for row in report.rows] == [n for n, _ in net.named_parameters()]
 assert report.totals["total"] == sum(p.numel() for p in net.parameters()) == 4 * 8 + 8 + 8 + 1
+report
 
 # %% [markdown] tags=["claim-torch-access-no-summary", "claim-paddle-access-summary", "claim-mge-access-module-stats", "claim-torch-access-parameter-table-runs"]
 # `summary` is dltutor's own (PyTorch has no such function; Paddle has `paddle.summary`, a table
@@ -275,8 +266,6 @@ print(rgnet)
 names = [name for name, _ in rgnet.named_parameters()]
 print(len(names), "parameters; the first six:")
 print(*names[:6], sep="\n")
-
-# %%
 assert names[:2] == ["0.block 0.0.weight", "0.block 0.0.bias"]
 assert len(names) == 4 * 4 + 2
 assert rgnet[0][0][0].weight is not rgnet[0][1][0].weight, "each call of block1 made new layers"
@@ -298,12 +287,133 @@ by_name = rgnet[0].state_dict()["block 1.0.bias"]
 print("rgnet[0][1][0].bias                   :", by_position.numpy())
 print("rgnet[0].state_dict()['block 1.0.bias']:", by_name.numpy())
 print("rgnet[0].state_dict()['block 0.0.bias']:", rgnet[0].state_dict()["block 0.0.bias"].numpy())
-
-# %%
 assert np.array_equal(by_position.numpy(), by_name.numpy())
 assert np.array_equal(rgnet[0][0][0].bias.numpy(), rgnet[0].state_dict()["block 0.0.bias"].numpy())
 assert not np.array_equal(by_position.numpy(), rgnet[0].state_dict()["block 0.0.bias"].numpy())
 assert rgnet.get_parameter("0.block 1.0.bias") is by_position
+
+# %% [markdown] tags=["claim-torch-custom-mylinear-runs", "claim-torch-custom-register-none"]
+# ## Custom layers
+#
+# Every layer so far came with the kit. Your own layer is a subclass of `nn.Module`: create its
+# parameters in `__init__`, after `super().__init__()`, and compute its output in `forward`.
+# Assigning an `nn.Parameter` to an attribute registers it under the attribute's name.
+# `MyLinear` below is `nn.Linear` written out. Without a bias it calls
+# `register_parameter("bias", None)`: the name is registered with nothing in it, so `self.bias`
+# reads `None` (which `forward` tests) and nothing is listed or saved under it. PyTorch's own
+# `nn.Linear(..., bias=False)` does exactly that, and this class runs unchanged in PyTorch with
+# `torch` in place of `dt`.
+
+# %%
+class MyLinear(nn.Module):
+    """y = x @ weight.T + bias, with the parameters made here."""
+
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.weight = nn.Parameter(dt.randn(out_features, in_features) / in_features ** 0.5)
+        if bias:
+            self.bias = nn.Parameter(dt.zeros(out_features))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        y = x @ self.weight.T
+        return y if self.bias is None else y + self.bias
+
+
+dt.manual_seed(2)
+mine, no_bias = MyLinear(4, 3), MyLinear(4, 3, bias=False)
+print("mine:   ", [(name, p.shape) for name, p in mine.named_parameters()])
+print("no_bias:", list(no_bias.state_dict()), "| no_bias.bias:", no_bias.bias)
+assert [name for name, _ in mine.named_parameters()] == ["weight", "bias"]
+assert no_bias.bias is None and list(no_bias.state_dict()) == ["weight"]
+expected = X.numpy() @ mine.weight.numpy().T + mine.bias.numpy()
+assert np.allclose(mine(X).numpy(), expected, atol=1e-6)
+
+# %% [markdown] tags=["claim-torch-custom-plain-list-invisible"]
+# **The plain-list mistake.** A module looks for parameters among its attributes, but not
+# inside a Python list. `ScaleShift` keeps its two parameters in a list; with a plain list,
+# `parameters()` does not list them, so the optimizer is never given them. Nothing fails:
+# backward still computes their gradients, and the step leaves them where they were. PyTorch
+# behaves the same way. The fix is one word, `nn.ParameterList`:
+
+# %%
+class ScaleShift(nn.Module):
+    """x * scale + shift per feature, the two parameters kept in a list."""
+
+    def __init__(self, n, plain_list=False):
+        super().__init__()
+        params = [nn.Parameter(dt.ones(n)), nn.Parameter(dt.zeros(n))]
+        self.params = params if plain_list else nn.ParameterList(params)
+
+    def forward(self, x):
+        scale, shift = self.params
+        return x * scale + shift
+
+
+def shift_after_one_step(plain_list):
+    """One SGD step of MyLinear + ScaleShift; prints what the optimizer saw, returns shift."""
+    dt.manual_seed(3)
+    model = nn.Sequential(MyLinear(4, 3), ScaleShift(3, plain_list))
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    model(X).sum().backward()
+    opt.step()
+    shift = model[1].params[1]
+    print(f"plain_list={plain_list}: {[name for name, _ in model.named_parameters()]}")
+    print(f"  shift.grad {shift.grad.numpy()}, shift after the step {shift.numpy()}")
+    return shift.numpy()
+
+
+assert np.array_equal(shift_after_one_step(plain_list=True), [0, 0, 0])   # never moved
+assert np.allclose(shift_after_one_step(plain_list=False), [-0.2, -0.2, -0.2])
+
+# %% [markdown] tags=["claim-torch-custom-parameter-containers"]
+# A `ParameterList` is a module that names its parameters by position, so the model above lists
+# `1.params.0` and `1.params.1`, saves them and moves them with `.to`. `nn.ParameterDict` names
+# them by key. A tensor given to either becomes a Parameter, and a plain `dict` goes in sorted
+# by key. PyTorch's two containers do the same and name the parameters the same way.
+
+# %%
+holder = nn.Module()
+holder.scales = nn.ParameterList([dt.ones(2), dt.ones(3)])
+holder.heads = nn.ParameterDict({"mean": dt.zeros(3), "log_std": dt.zeros(3)})
+holder.heads["gain"] = dt.ones(1)
+holder.to(dt.float64)
+for name, p in holder.named_parameters():
+    print(f"{name:13s} {type(p).__name__} {p.dtype}")
+assert list(holder.state_dict()) == ["scales.0", "scales.1", "heads.log_std", "heads.mean",
+                                     "heads.gain"]
+assert all(isinstance(p, nn.Parameter) and p.dtype == np.float64 for p in holder.parameters())
+
+# %% [markdown]
+# **A layer with nothing to learn.** A `forward` alone makes a layer: `Centered` subtracts each
+# example's mean. Like the `ReLU` it has no parameters and adds no names, and it sits in a
+# `Sequential` beside the kit's layers and `MyLinear`. Three ways to walk a model:
+# `named_children()` yields the direct children with their names, `named_modules()` every module
+# of the tree (the model itself first, named `""`), and `parameters(recurse=False)` only the
+# parameters a module holds itself, not those of its children.
+
+# %%
+class Centered(nn.Module):
+    """Subtracts each example's mean: a layer without parameters."""
+
+    def forward(self, x):
+        return x - x.mean(axis=1, keepdims=True)
+
+
+dt.manual_seed(4)
+custom = nn.Sequential(MyLinear(4, 8), Centered(), nn.ReLU(), MyLinear(8, 1))
+print("output shape:", custom(X).shape)
+print("parameters:", [name for name, _ in custom.named_parameters()])
+print("children of rgnet[0]:", [name for name, _ in rgnet[0].named_children()])
+print("modules of rgnet:", [name for name, _ in rgnet.named_modules()][:4], "...")
+print("own parameters: custom", len(list(custom.parameters(recurse=False))),
+      "| custom[0]", len(list(custom[0].parameters(recurse=False))))
+assert [name for name, _ in custom.named_parameters()] == ["0.weight", "0.bias", "3.weight",
+                                                          "3.bias"]
+assert np.allclose(custom[1](X).numpy().mean(axis=1), 0, atol=1e-6)
+assert list(custom.parameters(recurse=False)) == []
+assert len(list(custom[0].parameters(recurse=False))) == 2
 
 # %% [markdown] tags=["claim-torch-access-save-pickle", "claim-torch-differs-load-may-unpickle"]
 # ## Exporting the weights of one layer
@@ -331,8 +441,6 @@ dt.save(net[2].state_dict(), path)
 stored = load_file(path)
 for key, array in sorted(stored.items()):
     print(f"{key:6s} shape {array.shape}  dtype {array.dtype}")
-
-# %%
 assert sorted(stored) == ["bias", "weight"]
 assert np.array_equal(stored["weight"], net[2].weight.numpy())
 
@@ -348,8 +456,6 @@ print("before:", new_layer.bias.numpy())
 result = new_layer.load_state_dict(dt.load(path))
 print(result)
 print("after: ", new_layer.bias.numpy())
-
-# %%
 assert result.missing_keys == [] and result.unexpected_keys == []
 assert np.array_equal(new_layer.weight.numpy(), net[2].weight.numpy())
 assert np.array_equal(new_layer.bias.numpy(), net[2].bias.numpy())
@@ -363,8 +469,6 @@ assert np.array_equal(new_layer(h).numpy(), net[2](h).numpy())
 other = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
 first_layer_before = other[0].weight.numpy().copy()
 loaded = other[2].load_state_dict(dt.load(path))
-
-# %%
 assert np.array_equal(other[2].weight.numpy(), net[2].weight.numpy())
 assert np.array_equal(other[0].weight.numpy(), first_layer_before)
 
@@ -387,8 +491,6 @@ try:
     small.load_state_dict(dt.load(path))
 except nn.StateDictError as err:
     print(err)
-
-# %%
 assert np.array_equal(small.bias.numpy(), bias_before)
 
 # %% [markdown] tags=["claim-torch-access-load-half-applied"]
@@ -501,6 +603,11 @@ assert model.scale.dtype == np.float32 and "scale" not in model.state_dict()
 # | save one layer | `dt.save(net[2].state_dict(), path)` (safetensors) | `torch.save(net[2].state_dict(), path)` (pickle) | `paddle.save(net[2].state_dict(), path)` (1.x: `fluid.io.save_vars`) | `mge.save(net[2].state_dict(), path)` |
 # | load it | `layer.load_state_dict(dt.load(path))` | `layer.load_state_dict(torch.load(path))` | `layer.set_state_dict(paddle.load(path))` (1.x: `fluid.io.load_vars`) | `layer.load_state_dict(mge.load(path))` |
 # | state that is not a parameter | `register_buffer("mean", t)` | `register_buffer("mean", t)` | `register_buffer("mean", t)` | a `Tensor` attribute that is not a `Parameter` (`named_buffers()`) |
+# | a layer's own parameter | `nn.Parameter(t)`, assigned in `__init__` | `torch.nn.Parameter(t)`, assigned in `__init__` | `layer.create_parameter([3, 4])`, then assigned | `megengine.Parameter(array)`, assigned in `__init__` |
+# | a parameter by name, or none | `register_parameter("bias", None)` | `register_parameter("bias", None)` | `add_parameter("bias", None)` | assign the attribute (`None` is not listed) |
+# | parameters in a list | `nn.ParameterList(params)` | `torch.nn.ParameterList(params)` | `paddle.nn.ParameterList(params)` (Parameters only) | a plain `list` attribute: MegEngine looks inside (`name.0`) |
+# | parameters in a dict | `nn.ParameterDict({"w": p})` | `torch.nn.ParameterDict({"w": p})` | `paddle.nn.ParameterDict({"w": p})` (Parameters only) | a plain `dict` attribute (`name.w`) |
+# | children, every module, own parameters | `net.named_children()`, `net.named_modules()`, `net.parameters(recurse=False)` | `net.named_children()`, `net.named_modules()`, `net.parameters(recurse=False)` | `net.named_children()`, `net.named_sublayers(include_self=True)`, `net.parameters(include_sublayers=False)` | `net.named_children()`, `net.named_modules()`, `net.parameters(recursive=False)` |
 #
 # ## Summary
 #
@@ -520,6 +627,10 @@ assert model.scale.dtype == np.float32 and "scale" not in model.state_dict()
 # * `dt.save(net[2].state_dict(), path)` exports one layer to a safetensors file any reader can
 #   open; `layer.load_state_dict(dt.load(path))` loads it into a layer of the same shape, and a
 #   load that does not fit changes nothing.
+# * A layer of your own subclasses `nn.Module`: it assigns `nn.Parameter`s in `__init__` (or
+#   `register_parameter(name, None)` for one it does not have) and computes in `forward`; a layer
+#   without parameters needs only `forward`. Parameters in a plain list are invisible to
+#   `parameters()` and so to the optimizer: keep them in `nn.ParameterList` or `nn.ParameterDict`.
 # * Measured state (a data mean, BatchNorm's running statistics) is a buffer,
 #   `register_buffer(name, t)`: saved and moved with the model, never given to an optimizer; a
 #   plain tensor attribute is none of that.
@@ -546,12 +657,14 @@ block_values = ____
 ex.q1.check()
 
 # %% [markdown]
-# **2.** Run `net(X).sum().backward()` twice without clearing the gradients in between. By what
-# factor does `net[2].bias.grad` change from the first to the second? Put it in
-# `bias_grad_ratio`. How do you start from `None` again?
+# **2.** Start from `None` (`net.zero_grad()`), then run `net(X).sum().backward()` twice
+# without clearing the gradients in between. Copy `net[2].weight.grad` after the first
+# (`grads_after_one`) and after the second (`grads_after_two`), with `.numpy().copy()`. By what
+# factor do they differ, and why?
 
 # %%
-bias_grad_ratio = ____
+grads_after_one = ____
+grads_after_two = ____
 ex.q2.check()
 
 # %% [markdown]
@@ -586,3 +699,14 @@ ex.q5.check()
 # %%
 values_per_module = ____
 ex.q6.check()
+
+# %% [markdown]
+# **7.** Write a layer `Affine(n)` that computes `x * scale + shift` per feature, with two
+# parameters of shape `(n,)`: `scale`, starting at ones, and `shift`, starting at zeros.
+# `Affine(n, shift=False)` has no shift: register it as `None`. Write the class in the cell, then
+# hand in `affine = Affine(4)`: the check builds more layers of its class, of two sizes, gives
+# their parameters values of its own, and follows the gradient.
+
+# %%
+affine = ____
+ex.q7.check()

@@ -1,4 +1,4 @@
-# %% [markdown] en="2ab86e4e"
+# %% [markdown] en="7e545143"
 # # 参数访问
 #
 # **约 40 分钟**。学完本章，你将能够：
@@ -6,6 +6,7 @@
 # * 拿到某一层的参数，读出一个参数的值和梯度，并说出梯度为什么一开始是 `None`；
 # * 列出每个参数的名字和形状，并按以点号连接的名字取出其中一个，在嵌套的块中也一样；
 # * 把一层的权重导出到文件、加载到另一层中，并读懂一次被拒绝的加载；
+# * 写一个自己创建参数的层，并把参数放进优化器仍然看得见的列表或字典中；
 # * 把测量得到的状态放进缓冲区，让它随模型一起保存和移动，却永远不被训练。
 #
 # 训练为网络的参数找到好的值；之后就要用它们了：查看它们以便调试或可视化，保存其中一部分，或者加载到另一个模型中。为此你必须知道参数在哪里、叫什么名字。本章借一个小网络，回答下面这些关于参数访问（parameter access）的问题：
@@ -14,6 +15,7 @@
 # * 参数对象是什么：它的值在哪里、梯度在哪里，为什么梯度一开始是 `None`？
 # * 怎样列出每个参数的名字和形状，并按名字取出其中一个？
 # * 块嵌套在块中时，参数怎样命名？
+# * 怎样写一个自己的层，让模型看得见它的参数？
 # * 怎样只把某一层的权重保存到文件，再加载到另一层中？
 #
 # D2L 中文版第 5 章“深度学习计算”中对应的一节是[参数管理](https://zh.d2l.ai/chapter_deep-learning-computation/parameters.html)，可以对照着读。
@@ -86,6 +88,22 @@
 #
 # 注意区分位置和名字。位置 1 是名为 `block 1` 的子模块；`'block 0.0.bias'` 是位置 0 的偏置，是另一层，数值也不同。（这道练习的某些版本拿 `rgnet[0][1][0].bias` 和 `'block 0.0.bias'` 比较；它们不是同一个参数。）
 
+# %% [markdown] en="7036ce20"
+# ## 自定义层
+#
+# 到目前为止，每一层都是本套件自带的。自己的层是 `nn.Module` 的子类：在 `__init__` 中先调用 `super().__init__()`，再创建它的参数，在 `forward` 中计算输出。把一个 `nn.Parameter` 赋值给属性，就以这个属性名注册了它。下面的 `MyLinear` 就是亲手写出来的 `nn.Linear`。没有偏置时，它调用 `register_parameter("bias", None)`：名字注册了，里面却是空的，所以 `self.bias` 读出来是 `None`（`forward` 正是靠它来判断），这个名字下也不会列出或保存任何东西。PyTorch 自己的 `nn.Linear(..., bias=False)` 正是这样做的；把 `dt` 换成 `torch`，这个类在 PyTorch 中原样就能运行。
+#
+# D2L 中文版的[自定义层](https://zh.d2l.ai/chapter_deep-learning-computation/custom-layer.html)一节讲的是同一件事，可以对照着读。
+
+# %% [markdown] en="96c987ce"
+# **普通列表的陷阱**。模块会在自己的属性中寻找参数，却不会去看 Python 列表的里面。`ScaleShift` 把它的两个参数放在一个列表里；如果那是普通列表，`parameters()` 就列不出它们，优化器也就从来拿不到它们。什么都不会报错：反向传播照样算出它们的梯度，而更新一步之后它们原地不动。PyTorch 的行为完全一样。改正只需要换一个词，用 `nn.ParameterList`：
+
+# %% [markdown] en="97ec10ce"
+# `ParameterList` 本身是一个模块，按位置给参数命名，所以上面的模型列出了 `1.params.0` 和 `1.params.1`，会保存它们，也会用 `.to` 搬动它们。`nn.ParameterDict` 则按键给参数命名。交给两者的张量都会变成 Parameter，普通的 `dict` 会按键排好序再放进去。PyTorch 的这两个容器做法相同，给参数起的名字也相同。
+
+# %% [markdown] en="3df116bc"
+# **没有可学习内容的层**。只有 `forward` 也能构成一个层：`Centered` 从每个样本中减去这个样本自己的均值。它和 `ReLU` 一样没有参数，不增加任何名字，可以和本套件的层以及 `MyLinear` 一起放进 `Sequential`。遍历模型有三种常用的方式：`named_children()` 给出直接子模块及其名字，`named_modules()` 给出树中的每个模块（模型本身排在最前，名字是 `""`），`parameters(recurse=False)` 只给出模块自己持有的参数，不包括子模块的参数。
+
 # %% [markdown] en="523f065e"
 # ## 导出某一层的权重
 #
@@ -120,8 +138,6 @@
 # 层里保存的有些数字是测出来的，而不是学出来的：BatchNorm 的滑动均值和方差、一个步数计数器、训练数据的均值和离散程度。它们必须和模型一起保存，也要跟着模型走（搬到 GPU、转成 float64），但任何优化器都不能改动它们。PyTorch 和 dltutor 把这样的张量叫作**缓冲区**（buffer），用 `self.register_buffer(name, tensor)` 注册；加上 `persistent=False` 时，它仍然跟着模型走，但不进入状态字典（适合模型能重新算出来的值）。作为普通属性保存的张量 `self.scale = ...` 两者都不是：不保存、不搬动、不转换类型。
 #
 # 下面的模块先用在数据上测得的均值和离散程度把输入标准化，再接一个 `Linear`。上面说的每一种张量它都有。
-#
-# （自己写一个模块的一般方法，包括带参数和不带参数的层，见 D2L 中文版的[自定义层](https://zh.d2l.ai/chapter_deep-learning-computation/custom-layer.html)一节。）
 
 # %% [markdown] en="527213ec"
 # 所以状态字典里有参数和两个持久缓冲区，而 `parameters()`（也就是交给优化器的东西）只有参数。一步训练证明后一半：缓冲区没有梯度，这一步之后它们分毫未变。
@@ -132,7 +148,7 @@
 # %% [markdown] en="5fbd6944"
 # 当加载后的模型与保存前的表现不一样时，要找的就是这种普通属性：它需要的某个值根本不在文件里。把它注册成缓冲区。
 
-# %% [markdown] en="0af0ebf2"
+# %% [markdown] en="52c166bc"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -148,6 +164,11 @@
 # | 保存某一层 | `dt.save(net[2].state_dict(), path)`（safetensors） | `torch.save(net[2].state_dict(), path)`（pickle） | `paddle.save(net[2].state_dict(), path)`（1.x：`fluid.io.save_vars`） | `mge.save(net[2].state_dict(), path)` |
 # | 加载它 | `layer.load_state_dict(dt.load(path))` | `layer.load_state_dict(torch.load(path))` | `layer.set_state_dict(paddle.load(path))`（1.x：`fluid.io.load_vars`） | `layer.load_state_dict(mge.load(path))` |
 # | 不是参数的状态 | `register_buffer("mean", t)` | `register_buffer("mean", t)` | `register_buffer("mean", t)` | 不是 `Parameter` 的 `Tensor` 属性（`named_buffers()`） |
+# | 层自己的参数 | `nn.Parameter(t)`，在 `__init__` 中赋值 | `torch.nn.Parameter(t)`，在 `__init__` 中赋值 | `layer.create_parameter([3, 4])`，然后赋值 | `megengine.Parameter(array)`，在 `__init__` 中赋值 |
+# | 按名字注册参数，或注册为空 | `register_parameter("bias", None)` | `register_parameter("bias", None)` | `add_parameter("bias", None)` | 给属性赋值（`None` 不会列出） |
+# | 列表中的参数 | `nn.ParameterList(params)` | `torch.nn.ParameterList(params)` | `paddle.nn.ParameterList(params)`（只收 Parameter） | 普通的 `list` 属性：MegEngine 会看列表里面（`name.0`） |
+# | 字典中的参数 | `nn.ParameterDict({"w": p})` | `torch.nn.ParameterDict({"w": p})` | `paddle.nn.ParameterDict({"w": p})`（只收 Parameter） | 普通的 `dict` 属性（`name.w`） |
+# | 子模块、所有模块、自己的参数 | `net.named_children()`、`net.named_modules()`、`net.parameters(recurse=False)` | `net.named_children()`、`net.named_modules()`、`net.parameters(recurse=False)` | `net.named_children()`、`net.named_sublayers(include_self=True)`、`net.parameters(include_sublayers=False)` | `net.named_children()`、`net.named_modules()`、`net.parameters(recursive=False)` |
 #
 # ## 小结
 #
@@ -158,6 +179,7 @@
 # * `named_parameters()` 和 `state_dict()` 用子模块名字组成的路径、以点号连接来命名参数（`'2.bias'`、`'0.block 1.0.bias'`）；`dt.diagnose.summary` 把它们列成表。
 # * 索引按位置，名字来自 `add_module`；`block2()` 的位置 1 是名为 `block 1` 的子模块。
 # * `dt.save(net[2].state_dict(), path)` 把一层导出到任何读取器都能打开的 safetensors 文件；`layer.load_state_dict(dt.load(path))` 把它加载到形状相同的层中，不匹配的加载什么都不改变。
+# * 自己的层是 `nn.Module` 的子类：在 `__init__` 中赋值 `nn.Parameter`，不需要的参数用 `register_parameter(name, None)` 注册为空，在 `forward` 中计算；没有参数的层只需要 `forward`。放在普通列表里的参数，`parameters()` 看不见，优化器也就看不见：把它们放进 `nn.ParameterList` 或 `nn.ParameterDict`。
 # * 测得的状态，比如数据的均值、BatchNorm 的滑动平均统计量（running statistics），是缓冲区，用 `register_buffer(name, t)` 登记：随模型保存和搬动，从不交给优化器；普通的张量属性这些都不是。
 #
 # ## 练习
@@ -167,8 +189,8 @@
 # %% [markdown] en="694ef9d6"
 # **1.** 只列出 `rgnet[0][2]` 的参数名，按这个块自己给它们起的名字（`block_names`），并数一数它们共有多少个值（`block_values`）。
 
-# %% [markdown] en="8a0a7930"
-# **2.** 运行 `net(X).sum().backward()` 两次，中间不清除梯度。从第一次到第二次，`net[2].bias.grad` 变成了原来的几倍？把它放进 `bias_grad_ratio`。怎样重新从 `None` 开始？
+# %% [markdown] en="bed6b476"
+# **2.** 先用 `net.zero_grad()` 回到 `None`，再运行 `net(X).sum().backward()` 两次，中间不清除梯度。在第一次之后（`grads_after_one`）和第二次之后（`grads_after_two`）各用 `.numpy().copy()` 复制一份 `net[2].weight.grad`。两者相差几倍，为什么？
 
 # %% [markdown] en="b872a766"
 # **3.** 导出 `net` 的**第一**层，并把它加载到 `rgnet[0][0][0]` 中。然后设置 `loaded = rgnet[0][0][0]`。哪些形状必须匹配？
@@ -181,3 +203,6 @@
 
 # %% [markdown] en="5ca1b8b1"
 # **6.** 写一个函数 `values_per_module(model)`：返回一个字典，键是每个**自己**持有参数的模块的名字（不只是通过子模块持有；模型本身的名字是 `""`），值是这些参数中的数值个数。检查时会数它自己编出来的网络。
+
+# %% [markdown] en="9d767e7d"
+# **7.** 写一个层 `Affine(n)`，逐个特征计算 `x * scale + shift`，它有两个形状为 `(n,)` 的参数：`scale` 的初始值全为 1，`shift` 的初始值全为 0。`Affine(n, shift=False)` 没有 shift：把它注册为 `None`。在单元格中写好这个类，再交上 `affine = Affine(4)`：检查时会用它的类再构造两种大小的层，给它们的参数设置检查器自己的值，并核对梯度。
