@@ -1,16 +1,18 @@
-"""The exercises of chapter 08 (freezing, and BatchNorm's statistics).
+"""The exercises of chapter 08 (freezing, BatchNorm's statistics, and pruning).
 
 >>> Q1.verdict({"predicted_running_mean": [2.0, 3.0, 4.0]}).message
 'Exercise 08.1: not yet. That is the batch mean itself; momentum 0.5 moves the running mean only half of the way at each pass.'
 """
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import numpy as np
 
 from .. import nn, optim
-from ..autograd import randn
+from ..autograd import Tensor, no_grad, randn, rng, tensor
+from ..nn import functional as F
 from ..i18n import sentence
 from .answers import called
 from .checker import CheckResult, Exercise
@@ -85,24 +87,79 @@ Q2 = Exercise(
               "'zeroed.weight', loss=zero_loss).cause"))
 
 
-def _still_gets_gradient(still_gets_gradient: Any) -> CheckResult:
-    if still_gets_gradient == "lr_mult":
-        return None, ("lr_mult = 0 only scales the step; backward still computes the gradient "
-                      "(and momentum may still move the weight).")
-    if still_gets_gradient == "requires_grad":
-        return ("Not that one: after one backward, print .grad of a parameter frozen each way and "
-                "see which one holds numbers.")
-    return "Answer 'requires_grad' or 'lr_mult'."
+@contextmanager
+def _seeded(seed: int) -> Iterator[None]:
+    """Draw from the chapter's seed, and give the learner's generator back afterwards."""
+    with rng.fork_rng():
+        rng.manual_seed(seed)
+        yield
+
+
+def _chapter_gradient() -> np.ndarray:
+    """net[0].weight's gradient after one backward through the chapter's make_net() on its
+    batch x, y (seeds 0 and 1, as the chapter draws them)."""
+    with _seeded(1):
+        x, y = randn(32, 3), randn(32, 1)
+    with _seeded(0):
+        net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+    F.mse_loss(net(x), y).backward()
+    return net[0].weight.grad.numpy()
+
+
+def _as_array(value: Any) -> np.ndarray | None:
+    """A gradient as the learner may give it: a Tensor, an array or nested lists."""
+    if isinstance(value, Tensor):
+        return value.numpy()
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return array if array.ndim else None
+
+
+def _two_gradients(grad_lr_mult: Any, grad_requires_grad: Any) -> CheckResult:
+    expected = _chapter_gradient()
+    got = None if grad_lr_mult is None else _as_array(grad_lr_mult)
+    if grad_requires_grad is not None:
+        other = _as_array(grad_requires_grad)
+        if other is not None and other.shape == expected.shape and np.allclose(other, expected,
+                                                                               atol=1e-6):
+            return ("grad_requires_grad holds the gradient, but backward computes none for a "
+                    "parameter with requires_grad False: read its .grad.")
+        return ("grad_requires_grad: after requires_grad_(False) and a step, what does "
+                "net[0].weight.grad hold?")
+    if grad_lr_mult is None:
+        return ("With lr_mult = 0 backward still computes the gradient: read net[0].weight.grad "
+                "after train_step.")
+    if got is None or got.shape != expected.shape:
+        return "grad_lr_mult should be net[0].weight.grad itself: 8 x 3 numbers."
+    if not got.any():
+        return ("That gradient is all zeros: lr_mult = 0 scales the step, not the gradient "
+                "backward computes.")
+    if not np.allclose(got, expected, rtol=1e-4, atol=1e-6):
+        return ("That is not the gradient of one step on a fresh make_net(): make a new "
+                "network, freeze it, take one train_step, and read net[0].weight.grad.")
+    return None, ("lr_mult = 0 only scales the step; backward still computes the gradient (and "
+                  "momentum may still move the weight).")
 
 
 Q3 = Exercise(
-    "08.3", names=("still_gets_gradient",),
+    "08.3", names=("grad_lr_mult", "grad_requires_grad"),
     title="Which freeze still gets a gradient",
-    expects="'requires_grad' or 'lr_mult'",
-    check=_still_gets_gradient,
-    hints=("Freeze one layer each way, run a backward, and look at .grad of each.",),
-    solution=("still_gets_gradient = 'lr_mult'     # its .grad is computed; requires_grad_(False) "
-              "leaves .grad None"))
+    expects="the two gradients: a tensor or array, or None",
+    check=_two_gradients,
+    hints=("Freeze one layer each way, run one train_step, and look at .grad of each.",
+           "requires_grad_(False) leaves .grad None; with lr_mult = 0 it holds the full "
+           "gradient."),
+    solution=("net = make_net()\n"
+              "for p in net[0].parameters():\n"
+              "    p.lr_mult = 0.0\n"
+              "train_step(net, optim.SGD(net.named_parameters(), lr=0.05))\n"
+              "grad_lr_mult = net[0].weight.grad\n"
+              "net = make_net()\n"
+              "net[0].requires_grad_(False)\n"
+              "train_step(net, optim.SGD(net.named_parameters(), lr=0.05))\n"
+              "grad_requires_grad = net[0].weight.grad     # None: no gradient computed"))
 
 
 class _EncoderDecoder(nn.Module):
@@ -160,4 +217,72 @@ Q4 = Exercise(
     solution=("def freeze_block(model, name):\n"
               "    model.get_submodule(name).requires_grad_(False)"))
 
-EXERCISES = [Q1, Q2, Q3, Q4]
+def _pruned_weight(make_optimizer: Any, seed: int) -> tuple[Any, Any, Any]:
+    """A 4 x 5 weight that trained two steps with ``make_optimizer``, then had its half
+    smallest in size pruned to 0: (weight, optimizer, mask)."""
+    draws = np.random.default_rng(seed)
+    weight = nn.Parameter(draws.normal(size=(4, 5)).astype(np.float32))
+    opt = make_optimizer([weight])
+    for _ in range(2):
+        weight.grad = tensor(draws.normal(size=(4, 5)).astype(np.float32))
+        opt.step()
+    order = np.argsort(np.abs(weight.numpy()), axis=None, kind="stable")
+    mask = np.ones((4, 5), dtype=np.float32)
+    mask.flat[order[:10]] = 0.0
+    with no_grad():
+        weight.copy_(weight * tensor(mask))
+    return weight, opt, tensor(mask)
+
+
+_PRUNING_OPTIMIZERS = (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01),
+                       lambda ps: optim.Adam(ps, lr=0.1))
+
+
+def _masked_step(masked_step: Any) -> CheckResult:
+    if not callable(masked_step):
+        return "masked_step should be a function of (opt, weight, mask)."
+    for seed, make in enumerate(_PRUNING_OPTIMIZERS):
+        weight, opt, mask = _pruned_weight(make, seed)
+        reference, reference_opt, _ = _pruned_weight(make, seed)
+        pruned = mask.numpy() == 0
+        draws = np.random.default_rng(seed + 10)
+        for _ in range(4):
+            gradient = draws.normal(size=(4, 5)).astype(np.float32)
+            weight.grad, reference.grad = tensor(gradient), tensor(gradient)
+            before = weight.numpy().copy()
+            reference_opt.step()
+            with no_grad():
+                reference.copy_(reference * mask)
+            _, failure = called("masked_step", masked_step, opt, weight, mask)
+            if failure:
+                return failure
+            if weight.numpy()[pruned].any():
+                if weight.grad is not None and not weight.grad.numpy()[pruned].any():
+                    return ("Masking the gradient is not enough: the momentum gathered before "
+                            "pruning still moves the pruned entries. Write the zeros again "
+                            "after the step.")
+                return ("After the step the entries where mask is 0 are no longer 0: step() "
+                        "moves them. Write the zeros again after the step.")
+            if np.array_equal(weight.numpy()[~pruned], before[~pruned]):
+                return "The entries the mask keeps did not move: take the optimizer's step too."
+            if not np.allclose(weight.numpy(), reference.numpy(), rtol=1e-5, atol=1e-6):
+                return ("The kept entries moved differently from one opt.step(): take exactly "
+                        "one step, with the gradient as it is.")
+    return None, ("The zeros hold under momentum, weight decay and Adam: whatever step() does, "
+                  "they are written again after it.")
+
+
+Q5 = Exercise(
+    "08.5", names=("masked_step",),
+    title="Write masked_step",
+    expects="a function of (opt, weight, mask)",
+    check=_masked_step,
+    hints=("In the pruning table two ways held under every optimizer; one of them needs no "
+           "new layer.",
+           "Call opt.step(), then write weight * mask back into weight inside dt.no_grad()."),
+    solution=("def masked_step(opt, weight, mask):\n"
+              "    opt.step()\n"
+              "    with dt.no_grad():\n"
+              "        weight.copy_(weight * mask)"))
+
+EXERCISES = [Q1, Q2, Q3, Q4, Q5]

@@ -4,7 +4,7 @@
 # **About 45 minutes.** You will be able to:
 #
 # * stop a layer training in three ways, and say what each one leaves running;
-# * freeze BatchNorm's running statistics, and some rows of one tensor;
+# * freeze BatchNorm's running statistics, some rows of one tensor, and pruned weights at zero;
 # * find out why a parameter does, or does not, move.
 #
 # Fine-tuning a pretrained network, training a new head on top of a fixed feature extractor,
@@ -13,13 +13,14 @@
 # the same. Some still compute a gradient you then throw away, some keep the optimizer's
 # momentum running in the background, and one leaves gradients piling up forever.
 #
-# This chapter answers three questions:
+# This chapter answers four questions:
 #
 # * What are the ways to stop a layer training, and how do they differ?
 # * How do I freeze a BatchNorm layer, whose running mean and variance are not parameters at
 #   all?
 # * Why does a parameter I "froze" still move, and how do I find out why a parameter is, or is
 #   not, updating?
+# * How do pruned weights stay at zero while the rest trains on?
 #
 # (Stopping the gradient at an intermediate output with `detach()` — "stage1 -> stage2 ->
 # stage3, stop at stage2" — is answered in
@@ -376,7 +377,9 @@ y_eval = net(data[0])
 # %% [markdown]
 # In eval mode the statistics stay put, and the output is exactly
 # `(h - running_mean) / sqrt(running_var + eps) * weight + bias`, with `h` the Linear layer's
-# output.
+# output. The catch: most training loops call `model.train()` at the start of each epoch, which
+# switches the BatchNorm back to training mode, and the statistics you wanted to keep drift
+# away (the last lines below).
 
 # %%
 assert np.array_equal(net[1].running_mean.numpy(), pretrained_mean)
@@ -388,11 +391,6 @@ expected = ((h - pretrained_mean) / np.sqrt(pretrained_var + bn_layer.eps)
 assert np.allclose(y_eval.numpy(), expected, atol=1e-5)
 assert np.array_equal(nn.Dropout(0.5).eval()(dt.ones(8)).numpy(), np.ones(8))   # Dropout: off
 
-# %% [markdown]
-# The catch: most training loops call `model.train()` at the start of each epoch, which switches
-# the BatchNorm back to training mode, and the statistics you wanted to keep drift away.
-
-# %%
 net.train()
 net(data[0])
 print("after net.train() and one forward:", net[1].running_mean.numpy())
@@ -433,7 +431,9 @@ assert np.allclose(net[1](h).numpy(), expected, atol=1e-5)                 # and
 # completely takes both: `use_global_stats=True` for the buffers and `requires_grad_(False)` for
 # the parameters. The other way round does not work: `requires_grad_(False)` alone leaves the
 # running statistics updating in training mode, because they are not parameters (in PyTorch 2.13
-# too, and in Paddle 3.3 with `stop_gradient = True`).
+# too, and in Paddle 3.3 with `stop_gradient = True`). `dt.diagnose.why_not_updating` also
+# answers for a BatchNorm buffer (last lines below): it checks the mode and `use_global_stats`
+# instead of the optimizer.
 
 # %%
 only_params = nn.BatchNorm1d(3).requires_grad_(False)
@@ -445,11 +445,6 @@ fully = nn.BatchNorm1d(3, use_global_stats=True).requires_grad_(False)
 fully(dt.randn(16, 3) + 5.0)
 assert np.allclose(fully.running_mean.numpy(), 0) and fully.weight.grad is None
 
-# %% [markdown]
-# `dt.diagnose.why_not_updating` also answers for a BatchNorm buffer: it checks the mode and
-# `use_global_stats` instead of the optimizer.
-
-# %%
 check_bn = dt.diagnose.why_not_updating(net, opt, "1.running_mean")
 check_bn
 assert check_bn.cause == "bn_stats_frozen" and "use_global_stats=True" in check_bn.verdict
@@ -484,16 +479,13 @@ print("yet the weight moved by", f"{np.linalg.norm(moved):.4f}")
 
 # %% [markdown]
 # With a zero gradient the momentum rule gives `buf = 0.9 * buf + 0`, and the step is
-# `-lr * buf`: the layer coasts on its old momentum, a little less each step.
+# `-lr * buf`: the layer coasts on its old momentum, a little less each step. Adam does the
+# same with its first moment `exp_avg`:
 
 # %%
 assert not net[0].weight.grad.numpy().any()
 assert np.allclose(moved, -0.05 * 0.9 * buf, atol=1e-7)
 
-# %% [markdown]
-# Adam does the same with its first moment `exp_avg`:
-
-# %%
 w = nn.Parameter([1.0, -2.0])
 adam = optim.Adam([w], lr=0.1)
 (w * w).sum().backward()
@@ -633,7 +625,9 @@ assert moved == {"healthy", "head"}
 # %% [markdown] tags=["claim-torch-freezing-why-not-moving-runs-in-torch", "claim-torch-freezing-no-lr-mult-need-clip"]
 # **In PyTorch** there is no `why_not_updating`, and no `lr_mult` or `need_clip` to ask about.
 # The questions PyTorch does have take a dozen lines that carry over unchanged (`named_parameters`,
-# `param_groups`, `requires_grad` and `.grad` mean the same there):
+# `param_groups`, `requires_grad` and `.grad` mean the same there). They find the four mistakes
+# PyTorch can make. The `mult_zero` branch passes its checks: in PyTorch that cause does not
+# exist (there, a multiplier is a group of its own).
 
 # %%
 def why_not_moving(model, opt, name):
@@ -655,12 +649,6 @@ def why_not_moving(model, opt, name):
 
 for branch in checks:
     print(f"{branch:10s} {why_not_moving(model, opt, branch + '.weight')}")
-
-# %% [markdown] tags=["claim-torch-freezing-why-not-moving-runs-in-torch", "claim-torch-freezing-no-lr-mult-need-clip"]
-# It finds the four mistakes PyTorch can make. The `mult_zero` branch passes its checks: in
-# PyTorch that cause does not exist (there, a multiplier is a group of its own).
-
-# %%
 assert {b: why_not_moving(model, opt, f"{b}.weight") for b in checks} == {
     "healthy": None, "left_out": "not in the optimizer", "frozen": "requires_grad is False",
     "detached": "no gradient: the loss does not reach it", "lr_zero": "its group's lr is 0",
@@ -849,6 +837,139 @@ print("parameters the optimizer holds:", [name for name, _ in split.named_parame
 assert np.array_equal(split.frozen.numpy(), kept)
 assert np.abs(split.free.numpy() - free_before).max(axis=1).min() > 0   # every free row moved
 
+# %% [markdown] tags=["claim-torch-pruning-weight-orig-times-mask"]
+# ## Pruning freezes single entries at zero
+#
+# Model compression starts with **magnitude pruning**: set the weights smallest in size to 0
+# (half of them, say), keep training the rest, and store the model sparse. For parameter
+# management it is one more partial freeze: single entries of a tensor, frozen at zero, must
+# stay there through the optimizer's steps. A **mask** of the weight's shape marks them, 0 where
+# pruned and 1 where kept; `magnitude_mask` below makes one, and `get_submodule` picks the layer
+# to prune by the name `named_parameters()` shows for it (`"0"` here, `"encoder.0"` in a nested
+# model).
+#
+# `pruned_entries` trains a network for three steps, prunes half of its first layer's weight,
+# and trains three steps more, keeping the zeros one of four ways:
+#
+# * **zeros once**: write the zeros into the weight, and nothing else;
+# * **mask the gradient**: the zeros, and a hook that multiplies the gradient by the mask (as in
+#   the section above);
+# * **mask after each step**: the zeros, written again after every `opt.step()`;
+# * **weight_orig * mask**: the layer keeps the unpruned weight as a parameter `weight_orig` and
+#   the mask as a buffer `weight_mask`, and computes its weight as `weight_orig * weight_mask` in
+#   every forward pass. This is PyTorch's way: in PyTorch 2.13, after
+#   `from torch.nn.utils import prune`, `prune.l1_unstructured(layer, "weight", amount=0.5)`
+#   renames the parameter `weight` to `weight_orig` (the same tensor, so an optimizer made before
+#   keeps it and its state), adds the buffer `weight_mask`, and registers a forward pre-hook that
+#   recomputes `layer.weight` as their product before every forward.
+
+# %%
+def magnitude_mask(weight, amount=0.5):
+    """A 0/1 tensor of weight's shape: 0 at the `amount` fraction of entries smallest in |w|."""
+    order = np.argsort(np.abs(weight.numpy()), axis=None, kind="stable")
+    mask = np.ones(weight.shape)
+    mask.flat[order[:round(amount * mask.size)]] = 0.0
+    return dt.tensor(mask, dtype=weight.dtype)
+
+
+class PrunedLinear(nn.Module):
+    """A Linear layer whose weight is weight_orig * weight_mask, made anew by every forward."""
+
+    def __init__(self, linear, mask):
+        super().__init__()
+        self.weight_orig = linear.weight      # the same Parameter: the optimizer keeps its state
+        self.bias = linear.bias
+        self.register_buffer("weight_mask", mask)
+
+    def forward(self, inputs):
+        return F.linear(inputs, self.weight_orig * self.weight_mask, self.bias)
+
+
+def pruned_entries(make_optimizer, way, seed=0, steps=3):
+    """Train a seeded copy of the chapter's network, prune half of its first layer's weight
+    after `steps` steps and keep the zeros `way` for `steps` more. Returns, at the pruned
+    entries: the largest |entry| of the weight the forward pass uses (0.0: the zeros held),
+    the largest move of the parameter itself since pruning, and its largest |gradient|."""
+    dt.manual_seed(seed)
+    net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+    opt = make_optimizer(net.parameters())
+    for _ in range(steps):
+        train_step(net, opt)
+    layer = net.get_submodule("0")
+    param, mask = layer.weight, magnitude_mask(layer.weight)
+    if way == "weight_orig * mask":
+        net[0] = PrunedLinear(layer, mask)        # weight_orig keeps its values, as in PyTorch
+    else:
+        with dt.no_grad():
+            param.copy_(param * mask)             # write the zeros
+    if way == "mask the gradient":
+        param.register_hook(lambda grad: grad * mask)
+    at_pruning = param.numpy().copy()
+    for _ in range(steps):
+        train_step(net, opt)
+        if way == "mask after each step":
+            with dt.no_grad():
+                param.copy_(param * mask)
+    pruned = mask.numpy() == 0
+    used = param.numpy() * mask.numpy() if way == "weight_orig * mask" else param.numpy()
+    return (np.abs(used[pruned]).max(), np.abs(param.numpy() - at_pruning)[pruned].max(),
+            np.abs(param.grad.numpy()[pruned]).max())
+
+
+optimizers = {
+    "SGD":                   lambda ps: optim.SGD(ps, lr=0.1),
+    "SGD, momentum 0.9":     lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+    "SGD, weight_decay 0.1": lambda ps: optim.SGD(ps, lr=0.1, weight_decay=0.1),
+    "Adam":                  lambda ps: optim.Adam(ps, lr=0.1),
+}
+ways = ("zeros once", "mask the gradient", "mask after each step", "weight_orig * mask")
+print("largest |pruned entry| after three more steps")
+print(f"{'':22s}" + "".join(f"{way:>22s}" for way in ways))
+for label, make in optimizers.items():
+    print(f"{label:22s}" + "".join(f"{pruned_entries(make, way)[0]:22.4f}" for way in ways))
+
+# %% [markdown] tags=["claim-torch-pruning-leaks"]
+# Read it by column. **Zeros written once do not survive:** the next step gives every pruned
+# entry a gradient again, and `step()` moves it, whatever the optimizer. **Masking the gradient**
+# keeps them only where nothing but the gradient moves a weight: plain SGD, and weight decay,
+# which adds `weight_decay * p`, nothing for an entry that is exactly 0. With momentum or Adam it
+# fails: the network trained before it was pruned, so the momentum buffer (Adam's `exp_avg`)
+# holds a push for every entry, and `step()` applies it to the masked ones too (as in "Stale
+# momentum" above). The last two columns hold everywhere: writing the zeros again undoes what
+# the step did, and `weight_orig * mask` is 0 at a pruned entry whatever `weight_orig` holds.
+# PyTorch 2.13's `SGD` and `Adam` give the same pattern of zeros.
+#
+# What `weight_orig * mask` keeps, exactly: the weight the forward pass uses, and the gradient of
+# `weight_orig` at the pruned entries (backward multiplies it by the mask: 0). The pruned entries
+# of `weight_orig` itself still move, pushed by the stored momentum, by weight decay (they still
+# hold their old values) and by Adam's averages; no forward pass sees them. Checked for five
+# seeds:
+
+# %%
+leaks = {("zeros once", label) for label in optimizers} | {
+    ("mask the gradient", "SGD, momentum 0.9"), ("mask the gradient", "Adam")}
+for seed in range(5):
+    for label, make in optimizers.items():
+        for way in ways:
+            used, param_moved, grad = pruned_entries(make, way, seed=seed)
+            assert (used > 0) == ((way, label) in leaks), (seed, label, way, used)
+            if way == "weight_orig * mask":
+                assert grad == 0                                   # masked by backward itself
+                assert (param_moved > 0) == (label != "SGD"), (seed, label, param_moved)
+
+# %% [markdown] tags=["claim-torch-pruning-remove-unprotects", "claim-torch-pruning-is-pruned"]
+# So, to prune during training: make the mask once, and keep the zeros in the forward pass
+# (`weight_orig * mask`) or by writing them again after every `opt.step()`. A gradient mask alone
+# is enough only where the optimizer has gathered nothing for the pruned entries: from the very
+# first step, or after clearing their momentum (the recipe of the section above).
+#
+# In PyTorch 2.13, `prune.is_pruned(model)` says whether any layer of `model` carries such a
+# mask, and `prune.remove(layer, "weight")` ends the pruning: the parameter is called `weight`
+# again (the same tensor, now holding `weight_orig * weight_mask`, so the optimizer keeps its
+# state), and the mask and the hook are gone. From then on nothing protects the zeros: the next
+# step moves them, as in the first column. Remove the pruning only to save or ship the model,
+# after the last step.
+
 # %% [markdown] tags=["claim-torch-names-08", "claim-paddle-names-08", "claim-mge-names-08", "claim-torch-freezing-requires-grad-false-skipped", "claim-paddle-freezing-stop-gradient-skipped", "claim-paddle-freezing-trainable-false-stop-gradient", "claim-mge-freezing-not-attached-skipped", "claim-paddle-freezing-paramattr-learning-rate-zero", "claim-paddle-freezing-set-lr-whole-optimizer", "claim-torch-freezing-bn-no-use-global-stats", "claim-paddle-freezing-bn-use-global-stats", "claim-mge-freezing-bn-freeze", "claim-torch-freezing-bn-momentum-weight-of-batch", "claim-paddle-freezing-bn-momentum-weight-of-old", "claim-mge-freezing-bn-momentum-weight-of-old", "claim-torch-freezing-no-summary"]
 # ## What the frameworks call it
 #
@@ -887,6 +1008,9 @@ assert np.abs(split.free.numpy() - free_before).max(axis=1).min() > 0   # every 
 # * Some rows of one tensor: a gradient mask (`p.register_hook`) keeps them only from the first
 #   step and without weight decay on that tensor (clear their momentum when masking late);
 #   keeping them as a buffer beside a parameter of the free rows never leaks.
+# * Pruned weights do not stay at zero by themselves: zeros written once, or a gradient mask
+#   under momentum or Adam, are undone by the next steps. Compute the weight as
+#   `weight_orig * mask` in forward, or write the zeros again after every step.
 #
 # ## Exercises
 #
@@ -919,25 +1043,40 @@ zero_branch_cause = ____
 ex.q2.check()
 
 # %% [markdown]
-# **3.** Of the two ways, `requires_grad_(False)` and `lr_mult = 0`, which one still gets a
-# gradient computed in backward? (`still_gets_gradient`: `"requires_grad"` or `"lr_mult"`.)
+# **3.** Which of the two ways, `requires_grad_(False)` and `lr_mult = 0`, still gets a gradient
+# computed in backward, and which one? Freeze `net[0]` of a fresh `make_net()` with
+# `lr_mult = 0`, take one `train_step` with `optim.SGD(net.named_parameters(), lr=0.05)`, and
+# keep what backward left in `net[0].weight.grad` (`grad_lr_mult`); do the same with
+# `requires_grad_(False)` on another fresh `make_net()` (`grad_requires_grad`).
 
 # %%
-still_gets_gradient = ____
+grad_lr_mult = ____
+grad_requires_grad = ____
 ex.q3.check()
 
 # %% [markdown]
 # **4.** Write `freeze_block(model, name)`, which stops every parameter of the block called
 # `name` (`"1"`, `"encoder"`, any name `named_modules()` lists) from training, with no gradient
 # computed for them, while the rest of the model trains on. The check freezes blocks of networks
-# it makes up and takes a step with an optimizer made before the freeze.
+# it makes up and takes a step with an optimizer made before the freeze. (`model.get_submodule(name)`
+# returns the block, however deep it sits, as the pruning section used it.)
 
 # %%
 freeze_block = ____
 ex.q4.check()
 
 # %% [markdown]
-# **5.** (Not checked: an experiment.) Freeze `net[0]` with a group of `lr=0` instead of
+# **5.** Write `masked_step(opt, weight, mask)`: one step of the optimizer `opt`, after which
+# the entries of `weight` where the 0/1 tensor `mask` is 0 are exactly 0, while every other entry
+# takes the step `opt.step()` gives it. The check prunes weights that have trained with SGD
+# (momentum and weight decay) and with Adam, and calls your function for several steps in a row.
+
+# %%
+masked_step = ____
+ex.q5.check()
+
+# %% [markdown]
+# **6.** (Not checked: an experiment.) Freeze `net[0]` with a group of `lr=0` instead of
 # `lr_mult = 0` in the unfreezing experiment and check that the jump is the same; then reset
 # the momentum when unfreezing (`opt.state.pop(p, None)` for each parameter of `net[0]`) and
 # show that the first update is a plain first step.

@@ -135,10 +135,11 @@ def test_an_exercise_that_does_not_exist_names_those_that_do():
         "  q1  08.1  BatchNorm's running mean",
         "  q2  08.2  Why a zeroed branch does not update",
         "  q3  08.3  Which freeze still gets a gradient",
-        "  q4  08.4  Write freeze_block"]
+        "  q4  08.4  Write freeze_block",
+        "  q5  08.5  Write masked_step"]
     assert isinstance(raised.value, AttributeError) and raised.value.name == "q9"
-    assert not hasattr(ex, "q9") and getattr(ex, "q5", None) is None and hasattr(ex, "q4")
-    assert {"q1", "q2", "q3", "q4"} <= set(dir(ex))
+    assert not hasattr(ex, "q9") and getattr(ex, "q6", None) is None and hasattr(ex, "q5")
+    assert {"q1", "q2", "q3", "q4", "q5"} <= set(dir(ex))
     with use_language("zh"), pytest.raises(AttributeError) as chinese:
         ex.q0
     assert str(chinese.value).splitlines()[:2] == ["第 08 章没有练习 q0。这一章的练习是：",

@@ -1,19 +1,20 @@
-# %% [markdown] en="cee96d69"
+# %% [markdown] en="cf9a9d50"
 # # 冻结参数
 #
 # **约 45 分钟**。学完本章，你将能够：
 #
 # * 用三种方法让一层停止训练，并说出每种方法还有什么在继续运行；
-# * 冻结（freeze）BatchNorm 的滑动平均统计量（running statistics），以及一个张量中的某些行；
+# * 冻结（freeze）BatchNorm 的滑动平均统计量（running statistics）、一个张量中的某些行，以及剪枝（pruning）后必须保持为零的权重；
 # * 查出一个参数为什么会动、或者为什么不动。
 #
 # 微调一个预训练网络、在固定的特征提取器上训练新的输出层、先让模型的一部分预热再训练其余部分：这些都需要让一部分参数**停止变化**，而其他参数继续训练。有好几种方法可以做到，而且它们并不相同。有的仍然计算一个随后被扔掉的梯度，有的让优化器的动量（momentum）在后台继续运转，还有一种会让梯度永远堆积下去。
 #
-# 本章回答三个问题：
+# 本章回答四个问题：
 #
 # * 让一层停止训练有哪些方法，它们有什么区别？
 # * BatchNorm 层的滑动均值和方差（running mean and variance）根本不是参数，怎样冻结它们？
 # * 为什么我“冻结”了的参数还在动，怎样查明一个参数为什么更新或不更新？
+# * 其余参数继续训练时，剪枝后的权重怎样保持为零？
 #
 # 怎样用 `detach()` 在中间输出处阻断梯度（“stage1 -> stage2 -> stage3，停在 stage2”），见 [01 § Stopping the gradient at an intermediate output](01_tensors_autograd.ipynb#Stopping-the-gradient-at-an-intermediate-output)；本章只在最后把它作为故意埋下的 bug 之一。
 
@@ -95,22 +96,16 @@
 #
 # 每个模块都有一个 `training` 标志。`model.train()` 设置它（在这个模块及其所有子模块上），`model.eval()` 清除它。它改变的是一层计算什么，而不是它的参数是否学习：Dropout 不再丢弃，BatchNorm 用它的滑动平均统计量归一化并停止更新它们。PyTorch 2.13 和 Paddle 3.3 以同样的方式切换它们的 BatchNorm 层。先让 BatchNorm 的统计量有保留的价值，就像它已经预训练过一样。
 
-# %% [markdown] en="35133877"
-# 在评估模式下，统计量保持不变，输出恰好是 `(h - running_mean) / sqrt(running_var + eps) * weight + bias`，其中 `h` 是 Linear 层的输出。
-
-# %% [markdown] en="b1958efe"
-# 问题在于：大多数训练循环在每轮（epoch）开始时调用 `model.train()`，这会把 BatchNorm 切回训练模式，你想保留的统计量就漂走了。
+# %% [markdown] en="17d958bd"
+# 在评估模式下，统计量保持不变，输出恰好是 `(h - running_mean) / sqrt(running_var + eps) * weight + bias`，其中 `h` 是 Linear 层的输出。问题在于：大多数训练循环在每轮（epoch）开始时调用 `model.train()`，这会把 BatchNorm 切回训练模式，你想保留的统计量就漂走了（见下面代码的最后几行）。
 
 # %% [markdown] en="db6244e8"
 # ### use_global_stats=True 在训练模式下也固定统计量
 #
 # Paddle 的 `use_global_stats=True`（dltutor 有同样的参数）让 BatchNorm 总是用它的滑动平均统计量归一化，并且从不更新它们，无论 `train()`/`eval()` 怎么说。默认值 `None` 则跟随模式。（PyTorch 2.13 的 BatchNorm 没有这个参数：在那里，每次 `model.train()` 之后都要再调用一次 `bn.eval()`。）我们训练一个这样设置了预训练 BatchNorm 的网络，并像训练循环那样调用 `model.train()`。
 
-# %% [markdown] en="afaea8a5"
-# 统计量被冻结了，但 BatchNorm 的 `weight` 和 `bias` 仍在学习。要完全冻结这一层需要两者兼备：缓冲区用 `use_global_stats=True`，参数用 `requires_grad_(False)`。反过来不行：只用 `requires_grad_(False)`，滑动平均统计量在训练模式下仍会更新，因为它们不是参数（在 PyTorch 2.13 中也是如此，在 Paddle 3.3 中用 `stop_gradient = True` 也一样）。
-
-# %% [markdown] en="6420b57a"
-# `dt.diagnose.why_not_updating` 也能回答关于 BatchNorm 缓冲区的问题：它检查的是模式和 `use_global_stats`，而不是优化器。
+# %% [markdown] en="92c93584"
+# 统计量被冻结了，但 BatchNorm 的 `weight` 和 `bias` 仍在学习。要完全冻结这一层需要两者兼备：缓冲区用 `use_global_stats=True`，参数用 `requires_grad_(False)`。反过来不行：只用 `requires_grad_(False)`，滑动平均统计量在训练模式下仍会更新，因为它们不是参数（在 PyTorch 2.13 中也是如此，在 Paddle 3.3 中用 `stop_gradient = True` 也一样）。`dt.diagnose.why_not_updating` 也能回答关于 BatchNorm 缓冲区的问题（见下面代码的最后几行）：它检查的是模式和 `use_global_stats`，而不是优化器。
 
 # %% [markdown] en="cf210ff0"
 # ## 为什么冻结的参数还会动
@@ -121,11 +116,8 @@
 #
 # 我们用带动量的优化器训练一层几步，然后用一个钩子把它的梯度清零来“冻结”它（一个梯度掩码，想冻结张量的一部分时人们常这样写）。
 
-# %% [markdown] en="ae32a9b3"
-# 梯度为零时，动量规则给出 `buf = 0.9 * buf + 0`，更新量是 `-lr * buf`：这一层靠旧的动量继续滑行，每一步少一点。
-
-# %% [markdown] en="7eb30301"
-# Adam 的一阶矩 `exp_avg` 也一样：
+# %% [markdown] en="089e6e11"
+# 梯度为零时，动量规则给出 `buf = 0.9 * buf + 0`，更新量是 `-lr * buf`：这一层靠旧的动量继续滑行，每一步少一点。Adam 的一阶矩 `exp_avg` 也一样：
 
 # %% [markdown] en="a9bf4567"
 # ### 梯度为零时的权重衰减
@@ -155,11 +147,8 @@
 # %% [markdown] en="cdb5dea4"
 # 以及每个分支权重的结论：
 
-# %% [markdown] en="d30f458e"
-# **在 PyTorch 中**没有 `why_not_updating`，也没有 `lr_mult` 或 `need_clip` 可查。PyTorch 中确实存在的那些问题，用十几行代码就能原样查出来（`named_parameters`、`param_groups`、`requires_grad` 和 `.grad` 在那里意思相同）：
-
-# %% [markdown] en="1016a79d"
-# 它找出了 PyTorch 中可能出现的四个错误。`mult_zero` 分支通过了它的检查：在 PyTorch 中不存在这种原因（在那里，倍数就是单独的一个参数组）。
+# %% [markdown] en="3c6173fb"
+# **在 PyTorch 中**没有 `why_not_updating`，也没有 `lr_mult` 或 `need_clip` 可查。PyTorch 中确实存在的那些问题，用十几行代码就能原样查出来（`named_parameters`、`param_groups`、`requires_grad` 和 `.grad` 在那里意思相同）。它能找出 PyTorch 中可能出现的四个错误。`mult_zero` 分支通过了它的检查：在 PyTorch 中不存在这种原因（在那里，倍数就是单独的一个参数组）。
 
 # %% [markdown] en="da08faac"
 # 上面那些零梯度的情况也能识别出来：结论会说明这个参数虽然梯度为零，却仍会移动，以及原因。
@@ -196,7 +185,29 @@
 # %% [markdown] en="189a1b96"
 # **永远不会漏的做法：把张量拆开**。把冻结的行存成缓冲区，只把自由的行作为参数，在 `forward` 中把它们拼起来。优化器从不持有冻结的行，所以动量、衰减或晚开始都碰不到它们（PyTorch 中也是同样的三个调用：`register_buffer`、`torch.cat` 和 `F.embedding`）。
 
-# %% [markdown] en="4dfbe319"
+# %% [markdown] en="a206e74f"
+# ## 剪枝：把单个元素冻结在零上
+#
+# 模型压缩（model compression）最先用到的是**幅值剪枝**（magnitude pruning）：把绝对值最小的那些权重（比如一半）置为 0，其余的继续训练，最后以稀疏形式存储模型。从参数管理的角度看，它又是一种局部冻结：一个张量中的单个元素被冻结在零上，并且必须在优化器的每一步之后都留在那里。用一个与权重形状相同的**掩码**标出它们，剪掉的位置为 0，保留的位置为 1；下面的 `magnitude_mask` 生成这样一个掩码，`get_submodule` 按 `named_parameters()` 显示的名字取出要剪枝的层（这里是 `"0"`，在嵌套的模型中可以是 `"encoder.0"`）。
+#
+# `pruned_entries` 把网络训练三步，剪掉第一层权重的一半，再训练三步，并用下面四种方法之一保持这些零：
+#
+# * **zeros once**：把零写进权重，别的什么也不做；
+# * **mask the gradient**：写入零，再加一个把梯度乘以掩码的钩子（和上一节一样）；
+# * **mask after each step**：写入零，并在每次 `opt.step()` 之后重新写一遍；
+# * **weight_orig * mask**：这一层把未剪枝的权重作为参数 `weight_orig`、把掩码作为缓冲区 `weight_mask` 保存起来，每次前向传播都用 `weight_orig * weight_mask` 算出它的权重。这正是 PyTorch 的做法：在 PyTorch 2.13 中，先 `from torch.nn.utils import prune`，然后 `prune.l1_unstructured(layer, "weight", amount=0.5)` 把参数 `weight` 改名为 `weight_orig`（仍是同一个张量，所以剪枝之前创建的优化器仍持有它和它的状态），添加缓冲区 `weight_mask`，并注册一个前向预钩子（forward pre-hook），在每次前向传播之前把 `layer.weight` 重新算成两者的乘积。
+
+# %% [markdown] en="b1d1dbdf"
+# 按列来读这张表。**只写一次的零保不住**：下一步又给每个被剪掉的元素一个梯度，`step()` 就会移动它，无论用哪种优化器。**掩住梯度**只在除了梯度之外没有别的东西移动权重时才管用：普通的 SGD，以及权重衰减，因为它加上的 `weight_decay * p` 在恰好为 0 的元素上也是 0。用动量或 Adam 就不行了：网络在剪枝之前已经训练过，动量缓冲区（Adam 的 `exp_avg`）为每个元素都存着一股推力，`step()` 也会把它施加到被掩住的元素上（就像上面“过时的动量”那样）。最后两列在所有情形下都成立：重新写入零会抵消这一步所做的一切；而无论 `weight_orig` 里是什么，`weight_orig * mask` 在被剪掉的位置上都是 0。PyTorch 2.13 的 `SGD` 和 `Adam` 给出的零的分布与此相同。
+#
+# `weight_orig * mask` 确切保住的是：前向传播所用的权重，以及 `weight_orig` 在被剪掉位置上的梯度（反向传播会把它乘以掩码，得 0）。`weight_orig` 自己在这些位置上的元素仍会移动，被储存的动量、权重衰减（这些元素还保留着原来的值）和 Adam 的平均值推着走；只是没有哪次前向传播会看到它们。用五个种子检查：
+
+# %% [markdown] en="2952ca56"
+# 所以，训练中剪枝的做法是：掩码只生成一次，然后要么在前向传播中保持这些零（`weight_orig * mask`），要么在每次 `opt.step()` 之后重新写入它们。只掩住梯度，仅在优化器还没有为被剪掉的元素积累任何东西时才够用：从第一步就开始掩码，或者先清掉它们的动量（上一节的做法）。
+#
+# 在 PyTorch 2.13 中，`prune.is_pruned(model)` 告诉你 `model` 中是否有某一层带着这样的掩码；`prune.remove(layer, "weight")` 结束剪枝：参数重新叫作 `weight`（仍是同一个张量，现在存着 `weight_orig * weight_mask`，所以优化器保留它的状态），掩码和钩子都没有了。从此再没有什么保护这些零：下一步就会移动它们，就像第一列那样。只在最后一步之后、为了保存或发布模型时才移除剪枝。
+
+# %% [markdown] en="c706a572"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -223,6 +234,7 @@
 # * BatchNorm 的滑动平均统计量是缓冲区，在训练模式下由前向传播更新：`eval()` 让它停止更新，直到下一次 `train()`；`use_global_stats=True` 让它永久停止。这里（以及 PyTorch 中）的 momentum 0.1 是批量的权重；Paddle 的 0.9 是旧值的权重。
 # * 零梯度不等于“没有梯度”：动量和权重衰减仍会移动参数。`dt.diagnose.why_not_updating` 和 `dt.diagnose.summary` 根据实时的对象找出原因。
 # * 一个张量的某些行：梯度掩码（`p.register_hook`）只有从第一步开始、且这个张量没有权重衰减时才能保住它们（掩码开始得晚时要清掉它们的动量）；把它们作为缓冲区、和一个只含自由行的参数放在一起，则永远不会漏。
+# * 剪枝后的权重不会自己保持为零：只写一次的零，或者在动量或 Adam 下只掩住梯度，都会被之后的步骤抹掉。要么在前向传播中用 `weight_orig * mask` 算出权重，要么在每一步之后重新写入零。
 #
 # ## 练习
 #
@@ -234,11 +246,14 @@
 # %% [markdown] en="a31c547d"
 # **2.** 再埋一个 bug：一个分支 `zeroed`，它的输出在求和之前乘以 0。对于使用 SGD 和动量 0.9 的情况，`dt.diagnose.why_not_updating` 对 `"zeroed.weight"` 给出什么 `cause`（`zero_branch_cause`）？走一步会改变它吗？
 
-# %% [markdown] en="e5a73f26"
-# **3.** `requires_grad_(False)` 和 `lr_mult = 0` 这两种方法中，哪一种在反向传播中仍会计算梯度？（`still_gets_gradient`：`"requires_grad"` 或 `"lr_mult"`。）
+# %% [markdown] en="5f6dc240"
+# **3.** `requires_grad_(False)` 和 `lr_mult = 0` 这两种方法中，哪一种在反向传播中仍会计算梯度，算出的又是什么？取一个新的 `make_net()`，用 `lr_mult = 0` 冻结 `net[0]`，用 `optim.SGD(net.named_parameters(), lr=0.05)` 走一次 `train_step`，把反向传播留在 `net[0].weight.grad` 里的东西存为 `grad_lr_mult`；再对另一个新的 `make_net()` 用 `requires_grad_(False)` 做同样的事（`grad_requires_grad`）。
 
-# %% [markdown] en="30a86ce3"
-# **4.** 写一个函数 `freeze_block(model, name)`：让名为 `name` 的块（`"1"`、`"encoder"`，`named_modules()` 列出的任何名字）中的每个参数都停止训练，而且不再为它们计算梯度，模型的其余部分照常训练。检查时会冻结它自己编出来的网络中的块，并用冻结之前创建的优化器走一步。
+# %% [markdown] en="50790fbd"
+# **4.** 写一个函数 `freeze_block(model, name)`：让名为 `name` 的块（`"1"`、`"encoder"`，`named_modules()` 列出的任何名字）中的每个参数都停止训练，而且不再为它们计算梯度，模型的其余部分照常训练。检查时会冻结它自己编出来的网络中的块，并用冻结之前创建的优化器走一步。（`model.get_submodule(name)` 返回这个块，无论它嵌套得多深，剪枝一节就用过它。）
 
-# %% [markdown] en="15dad399"
-# **5.** （不检查：一个实验。）在解冻实验中，用 `lr=0` 的参数组代替 `lr_mult = 0` 来冻结 `net[0]`，检查跳跃是否相同；然后在解冻时重置动量（对 `net[0]` 的每个参数执行 `opt.state.pop(p, None)`），说明第一次更新是普通的第一步。
+# %% [markdown] en="ce3c009d"
+# **5.** 写一个函数 `masked_step(opt, weight, mask)`：让优化器 `opt` 走一步，之后 `weight` 在 0/1 张量 `mask` 为 0 的位置上恰好为 0，而其余每个元素都走 `opt.step()` 给它的那一步。检查时会对分别用 SGD（带动量和权重衰减）和 Adam 训练过的权重剪枝，并连续几步调用你的函数。
+
+# %% [markdown] en="bf53724f"
+# **6.** （不检查：一个实验。）在解冻实验中，用 `lr=0` 的参数组代替 `lr_mult = 0` 来冻结 `net[0]`，检查跳跃是否相同；然后在解冻时重置动量（对 `net[0]` 的每个参数执行 `opt.state.pop(p, None)`），说明第一次更新是普通的第一步。
