@@ -128,27 +128,76 @@ Q4 = Exercise(
               "with_grad = {'stage2.weight', 'stage2.bias', 'stage3.weight', 'stage3.bias'}"))
 
 
-def _second_backward(second_backward_error: Any) -> CheckResult:
-    name = type_name(second_backward_error)
-    if name == "RuntimeError":
-        return None, "Pass retain_graph=True to the first backward() to keep the graph."
-    return sentence("{name!r} is not what backward raises here: run the cell and read the first "
-                    "word of the error.", name=name)
+def _backward_twice(retain: bool) -> tuple[BaseException | None, np.ndarray]:
+    """The exercise's own run: what a second ``backward()`` on ``(x ** 2).sum()`` raises (None
+    when the first kept the graph), and ``x.grad`` afterwards."""
+    x = Tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    loss = (x ** 2).sum()
+    loss.backward(retain_graph=retain)
+    try:
+        loss.backward()
+    except RuntimeError as err:
+        return err, x.grad.numpy()
+    return None, x.grad.numpy()
+
+
+def _second_backward(second_backward_error: Any, grad_after_two: Any) -> CheckResult:
+    caught = second_backward_error
+    if isinstance(caught, (type, str)):
+        return sentence("{name!r} names a kind of error: store the error object itself, "
+                        "caught with except Exception as err: second_backward_error = err",
+                        name=type_name(caught))
+    want, _ = _backward_twice(retain=False)
+    if not isinstance(caught, BaseException):
+        return ("second_backward_error should be the error object that the second backward() "
+                "threw, caught with except Exception as err.")
+    if type(caught) is not type(want):
+        return sentence("A {name} is not what a second backward() raises here: catch the error "
+                        "that loss.backward() raises when you call it again.",
+                        name=type(caught).__name__)
+    if str(caught).split(":")[0] != str(want).split(":")[0]:
+        return ("Right kind of error, other message: catch the error that loss.backward() "
+                "itself raises when you call it again.")
+    got = np.asarray(grad_after_two.numpy() if isinstance(grad_after_two, Tensor)
+                     else grad_after_two, dtype=float)
+    _, twice = _backward_twice(retain=True)
+    if got.shape == twice.shape and np.allclose(got, twice):
+        return None, ("The first backward kept the graph, so the second could walk it again, "
+                      "and its gradient was added to the first: twice 2x.")
+    if got.shape == twice.shape and np.allclose(got, twice / 2):
+        return ("That is the gradient of one backward; after two, x.grad holds both added up "
+                "(call backward(retain_graph=True) first, then backward()).")
+    if got.shape == twice.shape and np.allclose(got, twice * 1.5):
+        return ("x.grad still held the gradient of the first try: make x and loss again before "
+                "the two backward calls.")
+    return ("grad_after_two should be x.grad after loss.backward(retain_graph=True) and then "
+            "loss.backward(), for a fresh x = dt.tensor([1.0, 2.0, 3.0], requires_grad=True).")
 
 
 Q5 = Exercise(
-    "01.5", names=("second_backward_error",),
+    "01.5", names=("second_backward_error", "grad_after_two"),
     title="Calling backward twice",
-    expects="an exception class, like ValueError",
+    expects="the error object caught, and x.grad's numbers",
     check=_second_backward,
-    hints=("Run loss.backward() twice in one cell and read the error's type (its first word).",
-           "Backward frees the graph it walked, to save memory."),
-    solution=("loss = (dt.ones(2, requires_grad=True) ** 2).sum()\n"
+    hints=("try:\n"
+           "    loss.backward()                  # the second call\n"
+           "except Exception as err:\n"
+           "    second_backward_error = err\n"
+           "print(second_backward_error)         # it says what to do",
+           "Backward frees the graph it walked, to save memory; retain_graph=True keeps it, and "
+           "gradients add up across backward() calls."),
+    solution=("x = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+              "loss = (x ** 2).sum()\n"
               "loss.backward()\n"
               "try:\n"
               "    loss.backward()\n"
               "except Exception as err:\n"
-              "    second_backward_error = type(err)        # RuntimeError"))
+              "    second_backward_error = err          # a RuntimeError\n"
+              "x = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+              "loss = (x ** 2).sum()\n"
+              "loss.backward(retain_graph=True)        # keeps the graph for one more backward\n"
+              "loss.backward()\n"
+              "grad_after_two = x.grad.numpy()         # [4, 8, 12]: two gradients of 2x added"))
 
 
 # Fresh functions for 01.6: (what it computes, the function on a Tensor, its gradient in NumPy).

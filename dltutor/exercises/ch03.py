@@ -61,7 +61,8 @@ Q2 = Exercise(
     title="Write identity_init",
     expects="a function that takes a module",
     check=_identity_init,
-    hints=("init.eye_ fills a square matrix with the identity.",
+    hints=("net.apply calls identity_init on the ReLU too: act only when isinstance(m, "
+           "nn.Linear).",
            "def identity_init(m):\n"
            "    if isinstance(m, nn.Linear):    # net.apply calls it on ReLU too\n"
            "        init.eye_(m.weight)\n"

@@ -1,7 +1,10 @@
 """The exercises of chapter 09 (gradient clipping and numerical trouble).
 
->>> Q2.verdict({"predicted_scale": 2.0 / 1.4647}).message
-'Exercise 09.2: not yet. Clipping only ever shrinks: a scale above 1 would make the gradients larger.'
+>>> grads = {"0.weight": np.array([0.75, 1.0])}           # a global norm of 1.25
+>>> Q2.verdict({"predicted_scales": (1.0, 0.4), "original": grads}).status
+'correct'
+>>> Q2.verdict({"predicted_scales": (1.0, 1.0), "original": grads}).message
+'Exercise 09.2: not yet. The global norm (1.2500) is above 0.5, so every gradient is scaled by one factor that brings it down to 0.5.'
 """
 from __future__ import annotations
 
@@ -42,31 +45,51 @@ Q1 = Exercise(
     solution="tensor_clip = optim.ClipGradByNorm(0.5)")
 
 
-def _predicted_scale(predicted_scale: Any) -> CheckResult:
-    scale = number(predicted_scale)
-    if scale is None:
-        return "Give the scale as a number between 0 and 1."
-    if same_number(scale, 1.0):
-        return None, "A clip only acts on gradients above its threshold."
-    if scale > 1.0:
+#: The thresholds of 09.2: one above the chapter's global norm, one below it.
+_THRESHOLDS = (2.0, 0.5)
+
+
+def _predicted_scales(predicted_scales: Any, original: Any) -> CheckResult:
+    got = [number(value) for value in predicted_scales]
+    if len(got) != len(_THRESHOLDS) or None in got:
+        return ("Give two numbers: the scale of ClipGradByGlobalNorm(2.0), then the scale of "
+                "ClipGradByGlobalNorm(0.5).")
+    total = _norm(original, ("",))
+    want = [min(1.0, threshold / total) for threshold in _THRESHOLDS]
+    if all(same_number(g, w, rel_tol=1e-4) for g, w in zip(got, want)):
+        return None, ("A clip only acts on gradients above its threshold: 2.0 leaves these "
+                      "alone, 0.5 scales all of them by one factor, 0.5 / global norm.")
+    if any(g > 1.0 for g in got):
         return "Clipping only ever shrinks: a scale above 1 would make the gradients larger."
-    return ("The global norm (printed at the top, about 1.46) is already below 2.0, so "
-            "nothing needs to be cut.")
+    if same_number(got[0], want[1], rel_tol=1e-4) and same_number(got[1], want[0], rel_tol=1e-4):
+        return "Swapped: the first number is for ClipGradByGlobalNorm(2.0), the second for 0.5."
+    for threshold, scale, right in zip(_THRESHOLDS, got, want):
+        if same_number(scale, right, rel_tol=1e-4):
+            continue
+        if total <= threshold:
+            return sentence("The global norm ({total:.4f}, printed at the top) is already below "
+                            "{threshold}, so nothing needs to be cut.", total=total,
+                            threshold=threshold)
+        return sentence("The global norm ({total:.4f}) is above {threshold}, so every gradient "
+                        "is scaled by one factor that brings it down to {threshold}.",
+                        total=total, threshold=threshold)
+    return None
 
 
 Q2 = Exercise(
-    "09.2", names=("predicted_scale",),
+    "09.2", names=("predicted_scales", "original"),
     title="The scale of a global-norm clip",
-    expects="a number",
-    check=_predicted_scale,
+    expects="two numbers, and the chapter's gradients",
+    check=_predicted_scales,
     hints=("The scale is clip_norm / max(global_norm, clip_norm).",
-           "Compare the global norm printed at the top of the chapter with 2.0."),
-    solution=("predicted_scale = 1.0\n"
-              "# check it:\n"
-              "restore_grads()\n"
-              "clip2 = optim.ClipGradByGlobalNorm(2.0)\n"
-              "clip2(list(net.parameters()), [p.grad.numpy().copy() for p in net.parameters()])\n"
-              "print(clip2.last_scale)"))
+           "Compare the global norm printed at the top of the chapter with 2.0 and with 0.5."),
+    solution=("predicted_scales = (1.0, 0.5 / np.linalg.norm(flat(original)))\n"
+              "# check them:\n"
+              "for threshold in (2.0, 0.5):\n"
+              "    restore_grads()\n"
+              "    clip = optim.ClipGradByGlobalNorm(threshold)\n"
+              "    clip(list(net.parameters()), [p.grad.numpy().copy() for p in net.parameters()])\n"
+              "    print(threshold, clip.last_scale)"))
 
 
 def _norm(original: dict, prefixes: tuple[str, ...]) -> float:

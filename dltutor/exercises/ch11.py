@@ -111,23 +111,40 @@ Q2 = Exercise(
               "    (F.cross_entropy(net(xb[part]), yb[part]) * factor).backward()"))
 
 
-def _alive_when_detached(alive_detached: Any) -> CheckResult:
-    if alive_detached == 0:
-        return None, ("detach() keeps the loss's value without its graph, so nothing upstream "
-                      "stays alive.")
-    if alive_detached == 10:
+#: The chapter's activations_alive experiment: 10 batches of 32 samples.
+_BATCHES, _BATCH_SIZE = 10, 32
+
+
+def _alive_when_detached(alive_detached: Any, kept_bytes: Any, net: Any) -> CheckResult:
+    if alive_detached == _BATCHES:
         return ("A detached loss has no graph (grad_fn is None): it cannot keep the activations "
                 "alive. Run activations_alive(lambda loss: loss.detach()).")
-    return sentence("{answer!r}: run activations_alive(lambda loss: loss.detach()) and see.",
-                    answer=alive_detached)
+    if alive_detached != 0:
+        return sentence("{answer!r}: run activations_alive(lambda loss: loss.detach()) and see.",
+                        answer=alive_detached)
+    weight = net[0].weight.numpy()            # net[1]'s output has net[0]'s width and dtype
+    one = _BATCH_SIZE * weight.shape[0] * weight.dtype.itemsize
+    if kept_bytes == _BATCHES * one:
+        return None, ("detach() keeps the loss's value without its graph, so nothing upstream "
+                      "stays alive; the whole loss keeps one hidden output a batch.")
+    if kept_bytes == one:
+        return ("That is one activation; keeping the losses leaves one alive for each of the 10 "
+                "batches.")
+    if kept_bytes == _BATCHES * one // weight.dtype.itemsize:
+        return "That counts numbers; each float32 number takes 4 bytes."
+    return ("kept_bytes: count the activations activations_alive(lambda loss: loss) leaves alive, "
+            "times the size of one, out.data.nbytes of net[1]'s output for a batch of 32.")
 
 
 Q3 = Exercise(
-    "11.3", names=("alive_detached",),
+    "11.3", names=("alive_detached", "kept_bytes", "net"),
     title="Activations kept by loss.detach()",
-    expects="a whole number",
+    expects="two whole numbers, and the chapter's network",
     check=_alive_when_detached,
-    hints=("Which of the three, the loss, loss.item() or loss.detach(), still has a grad_fn?",),
-    solution="alive_detached = activations_alive(lambda loss: loss.detach())     # 0")
+    hints=("Which of the three, the loss, loss.item() or loss.detach(), still has a grad_fn?",
+           "One hidden output is net[1](net[0](dt.randn(32, 10))); its .data.nbytes is its size."),
+    solution=("alive_detached = activations_alive(lambda loss: loss.detach())     # 0\n"
+              "one_output = net[1](net[0](dt.randn(32, 10)))\n"
+              "kept_bytes = activations_alive(lambda loss: loss) * one_output.data.nbytes"))
 
 EXERCISES = [Q1, Q2, Q3]

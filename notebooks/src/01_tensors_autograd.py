@@ -717,12 +717,16 @@ with_grad = ____
 ex.q4.check()
 
 # %% [markdown]
-# **5.** Call `loss.backward()` twice on the same `loss`. Which type of error is raised? Put
-# the error's class (or its name) in `second_backward_error`, and read what the message says to
-# do.
+# **5.** Make `x = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)` and
+# `loss = (x ** 2).sum()`, and call `loss.backward()` twice. Catch what the second call raises
+# (`except Exception as err:`) and put the error object itself in `second_backward_error`. Its
+# message names the fix: `loss.backward(retain_graph=True)` keeps the graph for one more
+# backward. Make `x` and `loss` again, call `loss.backward(retain_graph=True)` and then
+# `loss.backward()`, and put `x.grad` in `grad_after_two`. Predict it first.
 
 # %%
 second_backward_error = ____
+grad_after_two = ____
 ex.q5.check()
 
 # %% [markdown]

@@ -731,8 +731,10 @@ ex.q1.check()
 
 # %% [markdown]
 # **2.** Write an initializer `identity_init(m)` that makes a square Linear layer start as the
-# identity map: the layer returns its input. The check hands it to `net.apply` on networks of
-# other widths, so it meets every module of the tree, not only Linear layers.
+# identity map: the layer returns its input. `init.eye_(w)` fills a square weight `w` with the
+# identity matrix (ones on the diagonal, zeros elsewhere), in place like the other `init`
+# functions. The check hands `identity_init` to `net.apply` on networks of other widths, so it
+# meets every module of the tree, not only Linear layers.
 
 # %%
 identity_init = ____

@@ -1036,12 +1036,13 @@ tensor_clip = ____
 ex.q1.check()
 
 # %% [markdown]
-# **2.** Predict: after one step of `optim.SGD(net.named_parameters(), lr=0.1,
-# grad_clip=optim.ClipGradByGlobalNorm(2.0))` on the original gradients, what is
-# `clip.last_scale`? Put it in `predicted_scale`, then check it by running the clip.
+# **2.** Predict: what is `clip.last_scale` after `optim.ClipGradByGlobalNorm(2.0)` clips the
+# original gradients, and after `optim.ClipGradByGlobalNorm(0.5)`? Work both out from the global
+# norm printed at the top, put them in `predicted_scales` as a pair (2.0's first), then check
+# them by running the two clips.
 
 # %%
-predicted_scale = ____
+predicted_scales = ____
 ex.q2.check()
 
 # %% [markdown]

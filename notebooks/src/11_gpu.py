@@ -733,10 +733,13 @@ ex.q2.check()
 
 # %% [markdown]
 # **3.** Run the `activations_alive` experiment keeping `loss.detach()`. How many activations
-# stay alive (`alive_detached`)?
+# stay alive (`alive_detached`)? Then measure what keeping the whole `loss` costs: how many bytes
+# do the activations it leaves alive hold (`kept_bytes`)? Each is one batch's output of
+# `net[1]`, and its `.data.nbytes` is its size.
 
 # %%
 alive_detached = ____
+kept_bytes = ____
 ex.q3.check()
 
 # %% [markdown]

@@ -403,11 +403,14 @@ ex.q1.check()
 
 # %% [markdown]
 # **2.** In `demos.exploding_gradients()`, switch on global-norm clipping at 1.0 only after 3
-# unclipped steps, then run 300 steps. Does it still reach 95 % accuracy? (`late_clip_learns`:
-# True or False.) Watch `lab.recorder.series("param_norm")` to see why.
+# unclipped steps, then run 300 steps. Does it still reach 95 % accuracy? Store
+# `lab.accuracy()` in `late_clip_accuracy`. To see why, store the largest layer norm of the 3
+# unclipped steps in `norm_after_3`: `lab.recorder.series("param_norm")` has one row a step and
+# one column a layer.
 
 # %%
-late_clip_learns = ____
+late_clip_accuracy = ____
+norm_after_3 = ____
 ex.q2.check()
 
 # %% [markdown]

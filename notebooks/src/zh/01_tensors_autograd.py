@@ -191,8 +191,8 @@
 # %% [markdown] en="384fdbdd"
 # **4.** 在这个三阶段网络中，把 `detach()` 移到 stage1 的输出上（`stage2(stage1(x).relu().detach())`）。现在哪些参数会得到梯度？把它们的名字（`"stage2.weight"` 等）放进 `with_grad`；`grads()` 会显示它们。
 
-# %% [markdown] en="5144988d"
-# **5.** 对同一个 `loss` 调用两次 `loss.backward()`。会抛出哪种类型的错误？把错误的类（或它的名字）放进 `second_backward_error`，并读一读报错信息建议你怎么做。
+# %% [markdown] en="ad9f7e6c"
+# **5.** 先创建 `x = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)` 和 `loss = (x ** 2).sum()`，再调用两次 `loss.backward()`。捕获第二次调用抛出的错误（`except Exception as err:`），把这个错误对象本身放进 `second_backward_error`。报错信息里写明了解决办法：`loss.backward(retain_graph=True)` 会保留计算图，供下一次反向传播使用。重新创建 `x` 和 `loss`，先调用 `loss.backward(retain_graph=True)`，再调用 `loss.backward()`，然后把 `x.grad` 放进 `grad_after_two`。动手之前先预测一下结果。
 
 # %% [markdown] en="e45aab63"
 # **6.** 写一个函数 `input_gradient(f, x)`：对一个把张量映射为一个数的函数 `f` 和一个 NumPy 数组 `x`，用自动微分（autograd）算出 `f` 在 `x` 处的梯度，以与 `x` 形状相同的数组返回。检查时会用它自己的函数和形状来试。

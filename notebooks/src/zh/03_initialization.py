@@ -173,8 +173,8 @@
 # %% [markdown] en="38023f73"
 # **1.** 创建一个 `nn.Conv2d(3, 16, kernel_size=5)`。默认初始化把它的权重放在哪个边界 $b$ 之内（$\pm b$）？把 $b$ 放进 `conv_bound`，并与这一层核对。
 
-# %% [markdown] en="549b31ba"
-# **2.** 写一个初始化器 `identity_init(m)`，让一个方形的 Linear 层以恒等映射开始：这一层返回它的输入。检查时会在其他宽度的网络上把它交给 `net.apply`，所以它会遇到树中的每一个模块，而不只是 Linear 层。
+# %% [markdown] en="7a3cf1e5"
+# **2.** 写一个初始化器 `identity_init(m)`，让一个方形的 Linear 层以恒等映射开始：这一层返回它的输入。`init.eye_(w)` 会把方形权重 `w` 原地填成单位矩阵（对角线上为 1，其余为 0），和其他 `init` 函数一样。检查时会在其他宽度的网络上把 `identity_init` 交给 `net.apply`，所以它会遇到树中的每一个模块，而不只是 Linear 层。
 
 # %% [markdown] en="d3ad9d5a"
 # **3.** Xavier 用于 tanh 时需要多大的增益（`tanh_gain`），为什么它大于 1？在深层网络实验中也试试 `nn.Sigmoid`：为什么 sigmoid 更难？（它的输出不以零为中心，而且在 0 处的斜率是 1/4。）

@@ -217,8 +217,8 @@
 # %% [markdown] en="ebc8edbe"
 # **1.** `by_tensor_norm` 是按 PyTorch 的方式裁剪的，对每个参数调用一次 `clip_grad_norm_`。创建在优化器内部做同样事情的裁剪对象（`tensor_clip`）。
 
-# %% [markdown] en="8e597da5"
-# **2.** 预测：在原始梯度上用 `optim.SGD(net.named_parameters(), lr=0.1, grad_clip=optim.ClipGradByGlobalNorm(2.0))` 走一步之后，`clip.last_scale` 是多少？把它放进 `predicted_scale`，然后运行这个裁剪来验证。
+# %% [markdown] en="50b2a176"
+# **2.** 预测：用 `optim.ClipGradByGlobalNorm(2.0)` 裁剪原始梯度之后，`clip.last_scale` 是多少？换成 `optim.ClipGradByGlobalNorm(0.5)` 又是多少？根据本章开头打印的全局范数算出这两个值，按先 2.0 后 0.5 的顺序写成一对数放进 `predicted_scales`，然后运行这两个裁剪来验证。
 
 # %% [markdown] en="41df9728"
 # **3.** 让 `net` 的最后一层不参与裁剪（对 `"4.weight"` 和 `"4.bias"` 设置 `need_clip = False`），用 `ClipGradByGlobalNorm(1.0)` 裁剪原始梯度，把它的 `last_total_norm` 放进 `norm_without_last`。它计算了哪些层？（之后把 `need_clip` 改回 `True`。）

@@ -190,8 +190,8 @@
 # %% [markdown] en="3110fa2a"
 # **2.** 在大小不等的微批量上累积，20 + 12 个样本，使梯度等于整个 32 样本批量的梯度。两个平均损失各应乘以什么因子？把它们放进 `factors`（一个二元组），并用上面的累积代码检查。
 
-# %% [markdown] en="6a04aefd"
-# **3.** 运行 `activations_alive` 实验，这次保留 `loss.detach()`。有多少个激活值还活着（`alive_detached`）？
+# %% [markdown] en="eefb20c3"
+# **3.** 运行 `activations_alive` 实验，这次保留 `loss.detach()`。有多少个激活值还活着（`alive_detached`）？再量一量保留整个 `loss` 的代价：它留住的那些激活值一共占多少字节（`kept_bytes`）？每个激活值是 `net[1]` 对一个批量的输出，它的 `.data.nbytes` 就是它的大小。
 
 # %% [markdown] en="afcf5c6b"
 # **4.** （不检查：需要 GPU。）如果你有 NVIDIA GPU，执行 `pip install cupy-cuda12x`，重新运行本章，检查参数报告 `device == "gpu"`。然后分别在两种设备上为螺旋模型的一轮（epoch）计时。为什么对这么小的模型，GPU 几乎不快？提示：每个运算都要启动一个 GPU 内核，对于 64 × 64 的矩阵，启动内核的开销比算术本身还大。

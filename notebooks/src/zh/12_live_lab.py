@@ -120,8 +120,8 @@
 # %% [markdown] en="5a2c0fe6"
 # **1.** 在任何一步之前冻结 `demos.moons_mlp()` 的第一层，即层 `"0"`，训练 300 步。网络还能学会月牙吗？把 `lab.accuracy()` 保存到 `accuracy_first_frozen` 中。
 
-# %% [markdown] en="0fe023b3"
-# **2.** 在 `demos.exploding_gradients()` 中，先不裁剪走 3 步，然后才打开阈值为 1.0 的全局范数裁剪，再运行 300 步。它还能达到 95% 的准确率吗？（`late_clip_learns`：True 或 False。）看看 `lab.recorder.series("param_norm")` 就知道原因了。
+# %% [markdown] en="1b2ccf4a"
+# **2.** 在 `demos.exploding_gradients()` 中，先不裁剪走 3 步，然后才打开阈值为 1.0 的全局范数裁剪，再运行 300 步。它还能达到 95% 的准确率吗？把 `lab.accuracy()` 存进 `late_clip_accuracy`。为了看清原因，再把这 3 个未裁剪步里最大的层范数存进 `norm_after_3`：`lab.recorder.series("param_norm")` 每一行是一步，每一列是一层。
 
 # %% [markdown] en="d0c85107"
 # **3.** 在 `demos.spirals_mlp()` 中，把层 `"0"` 的 lr × 设为 10，网络达到 90% 准确率要快几倍（按步数算）？把 ×1 时的步数除以 ×10 时的步数，保存到 `speedup` 中（每 25 步检查一次准确率）。

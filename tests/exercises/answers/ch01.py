@@ -28,6 +28,21 @@ def twice_x(f, x):
     return 2 * x
 
 
+def second_backward():
+    """The error a second backward() raises, caught as the exercise asks."""
+    x = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    loss = (x ** 2).sum()
+    loss.backward()
+    try:
+        loss.backward()
+    except RuntimeError as err:
+        return err
+    raise AssertionError("a second backward() without retain_graph=True should raise")
+
+
+SECOND_BACKWARD_ERROR = second_backward()
+TWICE = np.array([4.0, 8.0, 12.0])         # two backward passes of (x ** 2).sum(): 2 * 2x
+
 CASES = {
     "01.1": ({"t": dt.tensor(np.arange(6).reshape(2, 3), dtype=dt.float32, requires_grad=True)},
              [({"t": dt.tensor(np.arange(6).reshape(2, 3))}, ["int64", "floating"]),
@@ -44,8 +59,21 @@ CASES = {
               ({"with_grad": {"stage1.weight", "stage2.weight", "stage2.bias", "stage3.weight",
                               "stage3.bias"}}, ["stage1", "upstream"]),
               ({"with_grad": {"fc.weight"}}, ["'fc.weight'"])]),
-    "01.5": ({"second_backward_error": RuntimeError},
-             [({"second_backward_error": ValueError}, ["'ValueError'", "read"])]),
+    "01.5": ({"second_backward_error": SECOND_BACKWARD_ERROR, "grad_after_two": TWICE},
+             [({"second_backward_error": RuntimeError, "grad_after_two": TWICE},
+               ["'RuntimeError'", "error object itself"]),
+              ({"second_backward_error": "RuntimeError", "grad_after_two": TWICE},
+               ["'RuntimeError'", "error object itself"]),
+              ({"second_backward_error": ValueError("graph freed"), "grad_after_two": TWICE},
+               ["ValueError", "catch"]),
+              ({"second_backward_error": RuntimeError("guessed"), "grad_after_two": TWICE},
+               ["other message"]),
+              ({"second_backward_error": SECOND_BACKWARD_ERROR, "grad_after_two": TWICE / 2},
+               ["one backward", "added up"]),
+              ({"second_backward_error": SECOND_BACKWARD_ERROR, "grad_after_two": TWICE * 1.5},
+               ["make x and loss again"]),
+              ({"second_backward_error": SECOND_BACKWARD_ERROR, "grad_after_two": "x.grad"},
+               ["x.grad's numbers"])]),
     "01.6": ({"input_gradient": input_gradient},
              [({"input_gradient": gradient_of_a_plain_tensor}, ["raised RuntimeError",
                                                                 "requires_grad"]),

@@ -13,6 +13,8 @@ ORIGINAL = {"0.weight": np.full((16, 4), 0.25, dtype=np.float32),       # norm 2
             "2.bias": np.full(16, np.sqrt(5) / 4, dtype=np.float32),      # norm sqrt(5)
             "4.weight": np.zeros((1, 16), dtype=np.float32),
             "4.bias": np.array([4.0], dtype=np.float32)}                  # norm 4
+# the same gradients scaled to a global norm of 1.5, between 09.2's two thresholds (0.5 and 2.0)
+SMALLER = {name: grad * np.float32(0.3) for name, grad in ORIGINAL.items()}
 
 def clip_global_norm(params, max_norm):
     grads = [p.grad.data for p in params if p.grad is not None]
@@ -62,9 +64,15 @@ CASES = {
              [({"tensor_clip": optim.ClipGradByGlobalNorm(0.5)}, ["one factor", "on its own"]),
               ({"tensor_clip": optim.ClipGradByValue(0.5)}, ["single values"]),
               ({"tensor_clip": optim.ClipGradByNorm(1.0)}, ["threshold"])]),
-    "09.2": ({"predicted_scale": 1.0},
-             [({"predicted_scale": 2.0 / 1.4647}, ["only ever shrinks"]),
-              ({"predicted_scale": 1.0 / 1.4647}, ["below 2.0"])]),
+    "09.2": ({"predicted_scales": (1.0, 0.5 / 1.5), "original": SMALLER},
+             [({"predicted_scales": (2.0 / 1.5, 0.5 / 1.5), "original": SMALLER},
+               ["only ever shrinks"]),
+              ({"predicted_scales": (1.5 / 2.0, 0.5 / 1.5), "original": SMALLER},
+               ["1.5000", "below 2.0"]),
+              ({"predicted_scales": (1.0, 1.0), "original": SMALLER}, ["above 0.5"]),
+              ({"predicted_scales": (0.5 / 1.5, 1.0), "original": SMALLER}, ["Swapped"]),
+              ({"predicted_scales": (1.0, 0.5 / 1.5), "original": ORIGINAL}, ["above 2.0"]),
+              ({"predicted_scales": 1.0, "original": SMALLER}, ["two numbers"])]),
     "09.3": ({"norm_without_last": 3.0, "original": ORIGINAL},
              [({"norm_without_last": 5.0, "original": ORIGINAL}, ["still counted", "need_clip"]),
               ({"norm_without_last": 4.0, "original": ORIGINAL}, ["own norm"])]),

@@ -2,7 +2,12 @@
 with the words the "not yet" message must contain (tests/exercises/test_chapters.py checks them)."""
 from __future__ import annotations
 
+from dltutor import nn
 from dltutor.exercises.ch11 import MB, STATE_ARRAYS
+
+#: The chapter's small network at the activations_alive experiment: net[1] outputs (32, 32)
+#: float32 for a batch, 4096 bytes; 10 batches kept alive hold 40960.
+NET = nn.Sequential(nn.Linear(10, 32), nn.Tanh(), nn.Linear(32, 3))
 
 
 def memory(parts=("params", "grads", "state", "activations"), input_from=None):
@@ -32,7 +37,12 @@ CASES = {
     "11.2": ({"factors": (0.625, 0.375)},
              [({"factors": (0.5, 0.5)}, ["own micro-batch"]),
               ({"factors": (0.375, 0.625)}, ["Swapped"])]),
-    "11.3": ({"alive_detached": 0}, [({"alive_detached": 10}, ["grad_fn"])]),
+    "11.3": ({"alive_detached": 0, "kept_bytes": 40960, "net": NET},
+             [({"alive_detached": 10, "kept_bytes": 40960, "net": NET}, ["grad_fn"]),
+              ({"alive_detached": 3, "kept_bytes": 40960, "net": NET}, ["3: run"]),
+              ({"alive_detached": 0, "kept_bytes": 4096, "net": NET}, ["one activation"]),
+              ({"alive_detached": 0, "kept_bytes": 10240, "net": NET}, ["4 bytes"]),
+              ({"alive_detached": 0, "kept_bytes": 0, "net": NET}, ["times the size of one"])]),
 }
 
 SELF_CONTAINED: set = set()

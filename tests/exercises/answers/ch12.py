@@ -4,7 +4,7 @@
 The checks rerun the experiments, so the right values are computed the same way here."""
 from __future__ import annotations
 
-from dltutor.exercises.ch12 import _first_layer_frozen_accuracy, _late_clip_learns
+from dltutor.exercises.ch12 import _first_layer_frozen_accuracy, _late_clip_run
 from dltutor.lab import demos
 
 
@@ -41,13 +41,22 @@ def steps_checked_every_step(lab, target, every):
     return lab.steps_done
 
 
+LATE_ACCURACY, NORM_AFTER_3, FIRST_NORM, WHOLE_RUN_NORM = _late_clip_run()
+
 CASES = {
     "12.1": ({"accuracy_first_frozen": _first_layer_frozen_accuracy()},
              [({"accuracy_first_frozen": 0.5}, ["lab.freeze('0')"]),
               ({"accuracy_first_frozen": 94.5}, ["between 0 and 1"])]),
-    "12.2": ({"late_clip_learns": _late_clip_learns()},
-             [({"late_clip_learns": True}, ["accuracy"]),
-              ({"late_clip_learns": "no"}, ["True or False"])]),
+    "12.2": ({"late_clip_accuracy": LATE_ACCURACY, "norm_after_3": NORM_AFTER_3},
+             [({"late_clip_accuracy": 0.97, "norm_after_3": NORM_AFTER_3}, ["0.95"]),
+              ({"late_clip_accuracy": 50.0, "norm_after_3": NORM_AFTER_3}, ["between 0 and 1"]),
+              ({"late_clip_accuracy": LATE_ACCURACY, "norm_after_3": WHOLE_RUN_NORM},
+               ["whole run"]),
+              ({"late_clip_accuracy": LATE_ACCURACY, "norm_after_3": FIRST_NORM},
+               ["first step"]),
+              ({"late_clip_accuracy": LATE_ACCURACY, "norm_after_3": 1.0},
+               ["first 3 rows"]),
+              ({"late_clip_accuracy": False, "norm_after_3": NORM_AFTER_3}, ["two numbers"])]),
     "12.3": ({"speedup": measured_speedup()},
              [({"speedup": 0.5}, ["below 1"]), ({"speedup": 6.0}, ["same way"]),
               ({"speedup": 2.0}, ["same way"])]),             # a guess inside the old range
