@@ -109,26 +109,54 @@ Q3 = Exercise(
               "    return np.random.default_rng([i, epoch]).normal(0.0, 0.01, size=3)"))
 
 
-def _epoch_type(epoch_type: Any) -> CheckResult:
-    name = type_name(epoch_type)
-    if name == "int":
+#: The keys 10.4 asks about, in the order of the answer: a plain int, a plain float, an array.
+LOADED_KEYS = ("epoch", "lr", "weights")
+
+
+def _types_dt_load_gives() -> tuple[str, ...]:
+    """The type names of what dt.load gives back for 10.4's checkpoint, measured by a real
+    save and load (never written down here)."""
+    import os
+    import tempfile
+
+    from ..autograd import ones
+    from ..io import load, save
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "ckpt.safetensors")
+        save({"weights": ones(2), "epoch": 3, "lr": 0.05}, path)
+        loaded = load(path)
+        return tuple(type(loaded[key]).__name__ for key in LOADED_KEYS)
+
+
+def _loaded_types(loaded_types: Any) -> CheckResult:
+    if not isinstance(loaded_types, (tuple, list)) or len(loaded_types) != len(LOADED_KEYS):
+        return "Give three types, of the loaded 'epoch', 'lr' and 'weights', in that order."
+    got, wanted = tuple(type_name(t) for t in loaded_types), _types_dt_load_gives()
+    if got == wanted:
         return None, ("Plain values go into the file's JSON metadata and come back as they "
                       "were; only arrays become tensors.")
-    if name == "Tensor":
-        return "Only arrays become tensors; a plain int is stored as JSON and comes back an int."
-    return "Set epoch_type = type(loaded['epoch'])."
+    if got[2] != wanted[2]:
+        return "The weights were an array: look at type(loaded['weights'])."
+    if "Tensor" in got[:2]:
+        return ("Only arrays become tensors; a plain int or float is stored as JSON and comes "
+                "back as it was.")
+    return ("Set loaded_types = (type(loaded['epoch']), type(loaded['lr']), "
+            "type(loaded['weights'])).")
 
 
 Q4 = Exercise(
-    "10.4", names=("epoch_type",),
-    title="The type of a loaded number",
-    expects="a type",
-    check=_epoch_type,
-    hints=("Save {'weights': dt.ones(2), 'epoch': 3}, load it and look at the type of each "
-           "value.",),
+    "10.4", names=("loaded_types",),
+    title="What a checkpoint gives back",
+    expects="three types",
+    check=_loaded_types,
+    hints=("Save {'weights': dt.ones(2), 'epoch': 3, 'lr': 0.05}, load it and look at the type "
+           "of each value.",),
     solution=("import os, tempfile\n"
               "path = os.path.join(tempfile.mkdtemp(), 'ckpt.safetensors')\n"
-              "dt.save({'weights': dt.ones(2), 'epoch': 3}, path)\n"
-              "epoch_type = type(dt.load(path)['epoch'])"))
+              "dt.save({'weights': dt.ones(2), 'epoch': 3, 'lr': 0.05}, path)\n"
+              "loaded = dt.load(path)\n"
+              "loaded_types = (type(loaded['epoch']), type(loaded['lr']), "
+              "type(loaded['weights']))"))
 
 EXERCISES = [Q1, Q2, Q3, Q4]

@@ -869,11 +869,12 @@ noise = ____
 ex.q3.check()
 
 # %% [markdown]
-# **4.** Save `{"weights": dt.ones(2), "epoch": 3}` and load it back: of which type is the
-# loaded `"epoch"` (`epoch_type`)?
+# **4.** Save `{"weights": dt.ones(2), "epoch": 3, "lr": 0.05}` and load it back: of which
+# types are the loaded `"epoch"`, `"lr"` and `"weights"`? Give the three, in that order
+# (`loaded_types`).
 
 # %%
-epoch_type = ____
+loaded_types = ____
 ex.q4.check()
 
 # %% [markdown]

@@ -40,7 +40,6 @@ GUESSABLE_FOR_NOW: dict[str, str] = {
             "StateDictError; ask for the error object caught from the load, as 01.5 does",
     "06.1": "issue 49, no helper had chapter 06: moves and gets_gradient are two True-or-False "
             "answers, a coin toss of four",
-    "10.4": "issue 49, no helper had chapter 10: epoch_type is int, the first type one tries",
 }
 
 

@@ -191,8 +191,8 @@
 # %% [markdown] en="926a3bb1"
 # **3.** 一个给每个样本加一点噪声（数据增强）的 `Dataset`，在 `num_workers=2` 时必须给出与 0 时相同的批量。写一个函数 `noise(i, epoch)`，返回 3 个小的随机数，使同一轮中的同一个样本无论由哪个线程抽取，总是得到相同的噪声。
 
-# %% [markdown] en="4d5bf791"
-# **4.** 保存 `{"weights": dt.ones(2), "epoch": 3}` 再加载回来：加载得到的 `"epoch"` 是什么类型（`epoch_type`）？
+# %% [markdown] en="a05e1694"
+# **4.** 保存 `{"weights": dt.ones(2), "epoch": 3, "lr": 0.05}` 再加载回来：加载得到的 `"epoch"`、`"lr"` 和 `"weights"` 各是什么类型？按这个顺序给出三个类型（`loaded_types`）。
 
 # %% [markdown] en="a6a596ba"
 # **5.** （实验题，不自动检查。）在一轮的中间（3 个批量之后）保存检查点并精确恢复（`loader.order(e)` 给出第 `e` 轮的顺序；用 `itertools.islice` 跳过已完成的批量）。然后把那个很慢的数据集的 `__getitem__` 从 `time.sleep` 改成一个纯 Python 循环，分别在 0 个和 2 个工作线程下为一轮计时，并解释结果。

@@ -31,7 +31,11 @@ CASES = {
               ({"noise": index_only_noise}, ["epoch"]),
               ({"noise": lambda i, e: np.zeros(3) + i + 1000 * e}, ["small"]),
               ({"noise": lambda i, e: np.full(3, 1e-3 * i + 1e-2 * e)}, ["index"])]),
-    "10.4": ({"epoch_type": int}, [({"epoch_type": Tensor}, ["JSON"])]),
+    "10.4": ({"loaded_types": (int, float, Tensor)},
+             [({"loaded_types": (Tensor, float, Tensor)}, ["JSON"]),
+              ({"loaded_types": (int, float, np.ndarray)}, ["array"]),
+              ({"loaded_types": (int, int, Tensor)}, ["loaded_types ="]),
+              ({"loaded_types": int}, ["three types"])]),
 }
 
 SELF_CONTAINED = {"10.1", "10.2", "10.3", "10.4"}
