@@ -67,33 +67,39 @@ Q1 = Exercise(
 
 
 def _tie_load(tie_load_error: Any) -> CheckResult:
-    name = type_name(tie_load_error)
-    if name == "StateDictError":
-        return None, ("dltutor refuses the load and changes nothing; PyTorch 2.13 copies both "
-                      "keys into the one tensor, module by module, so the name the network "
-                      "reaches last (4.weight) silently wins.")
-    if name in ("None", "", "no error"):
+    if tie_load_error is None:
         return ("Load it and see: dltutor refuses two different values for one tied "
                 "parameter (PyTorch 2.13 would keep 4.weight's, the name it reaches last, "
                 "without a word).")
-    if name == "KeyError":
-        return "Close: the error is a KeyError, but name its own class (type(err).__name__)."
-    return sentence("{name!r}: catch the error and store type(err).", name=name)
+    if isinstance(tie_load_error, (type, str)):
+        return sentence("{name!r} names a kind of error: store the error object itself, "
+                        "caught with except Exception as err: tie_load_error = err.",
+                        name=type_name(tie_load_error))
+    if not isinstance(tie_load_error, BaseException):
+        return "tie_load_error should be what except Exception as err caught from tied.load_state_dict(state)."
+    message = str(tie_load_error)
+    if type(tie_load_error).__name__ != "StateDictError" or "tied parameters" not in message:
+        return ("That is another error: change only state['4.weight'] (both names must stay in "
+                "the state dict), then call tied.load_state_dict(state).")
+    return None, ("dltutor refuses the load, names the two keys and changes nothing; PyTorch "
+                  "2.13 copies both keys into the one tensor, module by module, so the name the "
+                  "network reaches last (4.weight) silently wins.")
 
 
 Q2 = Exercise(
     "05.2", names=("tie_load_error",),
     title="Loading two values into tied weights",
-    expects="an exception class",
+    expects="the error object caught",
     check=_tie_load,
     hints=("state = {k: v.numpy().copy() for k, v in tied.state_dict().items()}; change "
-           "state['4.weight']; tied.load_state_dict(state).",),
+           "state['4.weight']; tied.load_state_dict(state) inside try / except Exception as "
+           "err.",),
     solution=("state = {k: v.numpy().copy() for k, v in tied.state_dict().items()}\n"
               "state['4.weight'] = state['4.weight'] + 1\n"
               "try:\n"
               "    tied.load_state_dict(state)\n"
               "except Exception as err:\n"
-              "    tie_load_error = type(err)          # StateDictError"))
+              "    tie_load_error = err          # a StateDictError"))
 
 
 def _transpose_shapes(shapes: Any) -> CheckResult:

@@ -605,7 +605,8 @@ ex.q1.check()
 
 # %% [markdown] tags=["claim-torch-tying-load-disagreeing-aliases-last-module-wins"]
 # **2.** Change the state dict of `tied` so that `"2.weight"` and `"4.weight"` hold *different*
-# values, and load it. What happens in dltutor? Store the error's class in `tie_load_error`.
+# values, and load it. What happens in dltutor? Catch the error and store the error object
+# itself in `tie_load_error` (`except Exception as err: tie_load_error = err`).
 # (PyTorch's behaviour is in the section on how shared parameters are stored: the name the
 # network reaches last, `4.weight`, silently wins.)
 

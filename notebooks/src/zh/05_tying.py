@@ -149,8 +149,8 @@
 # %% [markdown] en="a9f92b16"
 # **1.** 写一个函数 `tie_head(model)`：对一个按 `TinyLM` 的方式搭建的语言模型，在模型建好之后把它的输出层绑定到（tied to）输入嵌入上，让 `model.head` 和 `model.embed` 共用同一个权重。检查时会用其他的词表大小和宽度构建模型。
 
-# %% [markdown] en="ff15dc3a"
-# **2.** 修改 `tied` 的状态字典，让 `"2.weight"` 和 `"4.weight"` 保存不同的值，然后加载它。在 dltutor 中会发生什么？把错误的类保存在 `tie_load_error` 中。（PyTorch 的行为在“绑定参数怎样列出和存储”一节中：网络最后到达的名字 `4.weight` 悄悄生效。）
+# %% [markdown] en="afb4fd5d"
+# **2.** 修改 `tied` 的状态字典，让 `"2.weight"` 和 `"4.weight"` 保存不同的值，然后加载它。在 dltutor 中会发生什么？捕获这个错误，把错误对象本身保存在 `tie_load_error` 中（`except Exception as err: tie_load_error = err`）。（PyTorch 的行为在“绑定参数怎样列出和存储”一节中：网络最后到达的名字 `4.weight` 悄悄生效。）
 
 # %% [markdown] en="b5e4e0e8"
 # **3.** 自编码器的解码器常常使用编码器权重的转置。对 `enc = nn.Linear(4, 6)` 和 `dec = nn.Linear(6, 4)`，给出两个权重的形状（`shapes`）。为什么不能直接赋值 `dec.weight = enc.weight`？
