@@ -111,8 +111,7 @@ def fold_deeper_sections(nb: nbformat.NotebookNode) -> None:
     """Mark each "Going deeper" heading cell collapsed, so JupyterLab opens the notebook with
     the section folded under its heading (see tools/deeper.py); its cells stay and run."""
     for cell in nb.cells:
-        heading = deeper.first_heading(cell.source) if cell.cell_type == "markdown" else None
-        if heading and deeper.is_deeper_heading(heading[1]):
+        if deeper.opens_deeper_section(cell.cell_type, cell.source):
             cell.metadata["jp-MarkdownHeadingCollapsed"] = True
 
 

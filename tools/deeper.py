@@ -50,6 +50,16 @@ def is_deeper_heading(text: str) -> bool:
     return text.startswith(MARKS)
 
 
+def opens_deeper_section(cell_type: str, source: str) -> bool:
+    """True when a cell is a going-deeper heading cell (its first heading opens a section).
+
+    >>> opens_deeper_section("markdown", "### Going deeper: PIR"), opens_deeper_section("code", "")
+    (True, False)
+    """
+    heading = first_heading(source) if cell_type == "markdown" else None
+    return heading is not None and is_deeper_heading(heading[1])
+
+
 def in_deeper_section(cells: Iterable[tuple[str, str]]) -> list[bool]:
     """For each cell, given as (cell type, source), whether it lies in a going-deeper section
     (its heading cell included)."""

@@ -187,10 +187,11 @@ def translated(text: str) -> str:
     ...     translated("clipped at 0.5") in ("裁剪阈值 0.5", "clipped at 0.5")
     True
     """
-    table = i18n.FIGURE_WORDS.get(figure_language(), {})
+    language = figure_language()
+    table = i18n.FIGURE_WORDS.get(language, {})
     if text in table:
         return table[text]
-    for pattern, template in _templates(tuple(table.items())):
+    for pattern, template in _templates(language):
         match = pattern.fullmatch(text)
         if match:
             return template.format(**match.groupdict())
@@ -198,10 +199,11 @@ def translated(text: str) -> str:
 
 
 @functools.cache
-def _templates(entries: tuple[tuple[str, str], ...]) -> list[tuple[re.Pattern[str], str]]:
-    """The entries whose English has ``{name}`` fields, as a pattern that captures each field."""
+def _templates(language: str) -> list[tuple[re.Pattern[str], str]]:
+    """The figure words of ``language`` whose English has ``{name}`` fields, as a pattern that
+    captures each field (built once per language: the table is fixed)."""
     templates = []
-    for english, chinese in entries:
+    for english, chinese in i18n.FIGURE_WORDS.get(language, {}).items():
         pieces = list(string.Formatter().parse(english))
         if any(field for _, field, _, _ in pieces):
             pattern = "".join(re.escape(literal) + (f"(?P<{field}>.+?)" if field else "")
