@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Tensors and autograd
 #
-# **About 45 minutes.** You will be able to:
+# **About 25 minutes.** You will be able to:
 #
 # * make tensors of the shape and dtype you want from NumPy arrays or at random;
 # * reduce, reshape and multiply them, and read the error a shape mistake gives;
@@ -9,17 +9,12 @@
 #   change.
 #
 # Every parameter of a network is a tensor: an array of numbers that also remembers how later
-# results were computed from it, so that `backward()` can hand it a gradient. Before managing
-# parameters, you need to be at home with the tensors themselves. This chapter answers four
-# questions learners ask again and again:
+# results were computed from it, so `backward()` can hand it a gradient. Before managing
+# parameters, you need to be at home with the tensors themselves; each section below answers a
+# question learners ask again and again, from "how do I give grayscale images a channel axis?"
+# to "what does stopping the gradient in the middle of a network do to everything before it?".
 #
-# * how do I turn a NumPy array into a tensor of the shape and dtype I want, and how do I make a
-#   random one?
-# * how do I give a batch of grayscale images the channel axis a convolution expects?
-# * what is the difference between a batched matrix product and one that flattens its inputs to
-#   two dimensions first?
-# * where do gradients go, when do they add up, and what does stopping the gradient in the middle
-#   of a network do to everything before it?
+# **Going deeper** sections open folded: nothing later needs them.
 
 # %%
 import matplotlib.pyplot as plt
@@ -42,7 +37,9 @@ np.set_printoptions(precision=4, suppress=True)
 # * Python numbers and lists of them become `float32` (or `int64` for whole numbers), the dtype
 #   networks use.
 #
-# Pass `dtype=` to choose.
+# Pass `dtype=` to choose, and convert network inputs to `float32` once, when you make the
+# tensor: a layer's parameters are `float32`, and a `float64` input would make the whole
+# computation `float64`, slower and twice the memory.
 
 # %%
 pixels = np.linspace(0.0, 1.0, 6).reshape(2, 3)      # a NumPy array, float64
@@ -53,8 +50,6 @@ labels = dt.tensor(np.array([3, 1, 4]))               # integers -> int64
 
 for name, t in [("a", a), ("b", b), ("c", c), ("labels", labels)]:
     print(f"{name:6s} shape={t.shape}  dtype={t.dtype}")
-
-# %%
 assert a.dtype == dt.float64 and a.shape == (2, 3)
 assert b.dtype == dt.float32
 assert c.dtype == dt.float32 and np.allclose(c.numpy(), pixels)
@@ -69,22 +64,9 @@ pixels[0, 0] = 99.0
 print("array:", pixels[0, 0], "| tensor:", a[0, 0].item())
 assert a[0, 0].item() == 0.0, "the tensor kept its own copy"
 
-# %% [markdown] tags=["claim-torch-differs-float64-input-refused"]
-# Why the dtype matters: a layer's parameters are `float32`, and a `float64` input turns the
-# whole computation into `float64`, which is slower and doubles the memory. dltutor quietly
-# promotes the result; PyTorch 2.13 refuses to mix the two in a layer (`RuntimeError: mat1 and
-# mat2 must have the same dtype`; `tests/frameworks/test_ch00_welcome.py` runs it). Either way,
-# convert your data once, when you make the tensor.
-
-# %%
-layer = nn.Linear(3, 2)
-print("float64 input ->", layer(a).dtype)
-print("float32 input ->", layer(c).dtype)
-assert layer.weight.dtype == dt.float32
-assert layer(a).dtype == dt.float64 and layer(c).dtype == dt.float32
-
 # %% [markdown]
-# Random tensors come from one generator that `dt.manual_seed(seed)` resets:
+# Random tensors come from one generator that `dt.manual_seed(seed)` resets. The same seed gives
+# the same numbers, which is what makes the notebooks (and your experiments) repeatable:
 #
 # * `dt.rand(*shape)`: uniform on [0, 1);
 # * `dt.randn(*shape)`: normal with mean 0 and standard deviation 1;
@@ -97,23 +79,45 @@ n = dt.randn(2, 3)
 k = dt.randint(0, 10, (2, 3))
 print(u, n, k, sep="\n")
 
-# %% [markdown]
-# The same seed gives the same numbers, which is what makes the notebooks (and your experiments)
-# repeatable; another seed gives others.
-
-# %%
-dt.manual_seed(42)
+dt.manual_seed(42)                   # the same seed again: the same numbers
 u_again, n_again = dt.rand(2, 3), dt.randn(2, 3)
-dt.manual_seed(7)
+dt.manual_seed(7)                    # another seed: others
 u_other = dt.rand(2, 3)
-
-# %%
 assert np.array_equal(u.numpy(), u_again.numpy()) and np.array_equal(n.numpy(), n_again.numpy())
 assert not np.array_equal(u.numpy(), u_other.numpy())
 assert k.dtype == dt.int64 and k.min().item() >= 0 and k.max().item() < 10
 
+# %% [markdown] tags=["claim-torch-tensors-shape-forms-and-normal"]
+# Shapes can be given the ways PyTorch takes them: `dt.zeros(2, 3)`, `dt.zeros((2, 3))` and
+# `dt.zeros(size=(2, 3))` are the same. `dt.normal(mean, std, size)` draws normal numbers with
+# your own mean and spread, the line D2L starts its linear regression with:
+
+# %%
+dt.manual_seed(0)
+w = dt.normal(0, 0.01, size=(2, 1), requires_grad=True)
+b = dt.zeros(1, requires_grad=True)
+print(w.shape, w.requires_grad, b)
+assert dt.zeros(2, 3).shape == dt.zeros((2, 3)).shape == dt.zeros(size=(2, 3)).shape == (2, 3)
+assert w.shape == (2, 1) and w.requires_grad and abs(w.numpy()).max() < 0.05   # 5 std
+
+# %% [markdown] tags=["claim-torch-differs-float64-input-refused"]
+# ### Going deeper: a float64 input in a float32 layer
+#
+# dltutor quietly promotes the layer's output to `float64`; PyTorch 2.13 refuses to mix the two
+# in a layer (`RuntimeError: mat1 and mat2 must have the same dtype`;
+# `tests/frameworks/test_ch00_welcome.py` runs it).
+
+# %%
+layer = nn.Linear(3, 2)
+print("float64 input ->", layer(a).dtype)
+print("float32 input ->", layer(c).dtype)
+assert layer.weight.dtype == dt.float32
+assert layer(a).dtype == dt.float64 and layer(c).dtype == dt.float32
+
 # %% [markdown]
-# With many samples the two distributions are easy to tell apart:
+# ### Going deeper: rand and randn on 100,000 samples
+#
+# With many samples the two distributions are easy to tell apart.
 
 # %%
 dt.manual_seed(0)
@@ -135,27 +139,15 @@ plot.show()
 assert 0.0 <= many_u.min() and many_u.max() < 1.0
 assert abs(many_n.mean()) < 0.02 and abs(many_n.std() - 1.0) < 0.02     # 6 standard errors
 
-# %% [markdown] tags=["claim-torch-tensors-shape-forms-and-normal"]
-# Shapes can be given the ways PyTorch takes them: `dt.zeros(2, 3)`, `dt.zeros((2, 3))` and
-# `dt.zeros(size=(2, 3))` are the same. `dt.normal(mean, std, size)` draws normal numbers with
-# your own mean and spread, the line D2L starts its linear regression with:
-
-# %%
-dt.manual_seed(0)
-w = dt.normal(0, 0.01, size=(2, 1), requires_grad=True)
-b = dt.zeros(1, requires_grad=True)
-print(w.shape, w.requires_grad, b)
-assert dt.zeros(2, 3).shape == dt.zeros((2, 3)).shape == dt.zeros(size=(2, 3)).shape == (2, 3)
-assert w.shape == (2, 1) and w.requires_grad and abs(w.numpy()).max() < 0.05   # 5 std
-
 # %% [markdown] tags=["claim-torch-tensors-max-dim-pair"]
 # ## Reducing along a dimension: `dim=`, and what `max` returns
 #
 # Reductions (`sum`, `mean`, `max`, `std`, `softmax`, ...) take the dimension as `dim=` (PyTorch's
-# name) or `axis=` (NumPy's); `keepdim=True` keeps it with size 1. One of them returns more than
-# you might expect: like PyTorch, **`max(x, dim)` returns two tensors**, the largest values and
-# their positions. That is what makes the classification idiom work: the predicted class of each
-# row is the *index* of its largest score.
+# name) or `axis=` (NumPy's); `keepdim=True` keeps it with size 1. Like PyTorch's,
+# **`max(x, dim)` returns two tensors**: the largest values and their positions. That is what
+# makes the classification idiom work: the predicted class of each row is the *index* of its
+# largest score. (With only one tensor coming back, as in NumPy, `_, predicted = ...` on a batch
+# of two would quietly unpack the two *rows* instead.)
 
 # %%
 scores = dt.tensor([[0.1, 2.0, -1.0],
@@ -164,17 +156,15 @@ values, indices = scores.max(dim=1)
 _, predicted = dt.max(scores, 1)               # the PyTorch tutorials' line
 print(values, indices, predicted, sep="\n")
 print("whole tensor:", scores.max(), "| values only, over several dims:", scores.amax(dim=(0, 1)))
-
-# %%
 assert values.tolist() == [2.0, 3.0] and indices.tolist() == [1, 0]
 assert predicted.tolist() == [1, 0] and predicted.dtype == dt.int64
 assert scores.max().item() == 3.0 and scores.argmax(dim=1).tolist() == [1, 0]
 
 # %% [markdown] tags=["claim-torch-tensors-max-grad-ties"]
-# With only one tensor coming back (as in NumPy), `_, predicted = ...` on a batch of two would
-# quietly unpack the two *rows* instead, and your accuracy would be computed from maxima. The
-# gradient follows PyTorch too: `values` sends its gradient to the one element each index picked,
-# while `x.max()` and `x.amax(dim)` share it evenly among tied maxima.
+# ### Going deeper: where max sends its gradient when values tie
+#
+# As in PyTorch, `values` sends its gradient to the one element each index picked, while
+# `x.max()` and `x.amax(dim)` share it evenly among tied maxima.
 
 # %%
 x = dt.tensor([[2.0, 2.0, 1.0]], requires_grad=True)
@@ -200,6 +190,10 @@ assert x.grad.tolist() == [[0.5, 0.5, 0.0]]       # amax(dim): shared between th
 # * `x.unsqueeze(1)` inserts an axis of size 1 at position 1;
 # * `x.reshape(N, 1, 28, 28)` spells out the new shape;
 # * `x[:, None]` is NumPy's indexing shortcut for the same thing.
+#
+# No value moves: an axis of size 1 only changes how the same numbers are indexed, and the
+# images now fit a convolution with one input channel. (Before the data reaches dltutor, NumPy's
+# `np.expand_dims(array, 1)` does the same.)
 
 # %%
 dt.manual_seed(0)
@@ -211,34 +205,15 @@ print(images.shape, "->", x1.shape, x2.shape, x3.shape)
 assert x1.shape == x2.shape == x3.shape == (8, 1, 28, 28)
 assert np.array_equal(x1.numpy(), x2.numpy()) and np.array_equal(x1.numpy(), x3.numpy())
 
-# %% [markdown]
-# No value moved: adding an axis of size 1 only changes how the same numbers are indexed. Now the
-# images fit a convolution with one input channel. (Before the data reaches dltutor you can do the
-# same in NumPy with `np.expand_dims(array, 1)`.)
-
-# %%
-conv = nn.Conv2d(1, 6, kernel_size=5)
+conv = nn.Conv2d(1, 6, kernel_size=5)   # one input channel
 print(conv(x1).shape)
 assert conv(x1).shape == (8, 6, 24, 24)
 assert np.array_equal(np.expand_dims(images.numpy(), 1), x1.numpy())
 
 # %% [markdown]
-# **`expand` is for a different job**: repeating an axis of size 1, for example to feed grayscale
-# images to a network built for 3-channel colour images. It does not copy: the result is a view
-# whose repeated axis has stride 0, so all three channels are the very same memory.
-
-# %%
-rgb = x1.expand(-1, 3, -1, -1)       # -1 keeps a dimension's size
-print(rgb.shape, "strides (bytes):", rgb.data.strides)
-print("shares memory with the images:", np.shares_memory(rgb.data, images.data))
-
-# %%
-assert rgb.shape == (8, 3, 28, 28)
-assert rgb.data.strides[1] == 0 and np.shares_memory(rgb.data, images.data)
-assert np.array_equal(rgb[:, 0].numpy(), rgb[:, 2].numpy())
-
-# %% [markdown]
-# Two more facts about `expand`:
+# **`expand` is for a different job**: repeating an axis of size 1 without copying it, for
+# example to feed grayscale images to a network built for 3-channel colour images
+# (`x1.expand(-1, 3, -1, -1)`: -1 keeps a dimension's size). Two facts about it:
 #
 # * it only repeats axes of size 1: expanding an axis of size 2 to 3 is an error (use `cat` or
 #   `stack` to really copy data);
@@ -259,6 +234,21 @@ assert gray.grad.shape == gray.shape
 assert np.all(gray.grad.numpy() == 3.0)
 
 # %% [markdown]
+# ### Going deeper: expand makes a view, not a copy
+#
+# The result is a view whose repeated axis has stride 0: all three channels are the same memory.
+
+# %%
+rgb = x1.expand(-1, 3, -1, -1)       # -1 keeps a dimension's size
+print(rgb.shape, "strides (bytes):", rgb.data.strides)
+print("shares memory with the images:", np.shares_memory(rgb.data, images.data))
+
+# %%
+assert rgb.shape == (8, 3, 28, 28)
+assert rgb.data.strides[1] == 0 and np.shares_memory(rgb.data, images.data)
+assert np.array_equal(rgb[:, 0].numpy(), rgb[:, 2].numpy())
+
+# %% [markdown]
 # ## Batched matmul versus flatten then multiply
 #
 # `a @ b` (or `dt.matmul(a, b)`) multiplies the **last two axes** as matrices. Every axis before
@@ -271,44 +261,19 @@ a = dt.randn(2, 3, 4)
 b = dt.randn(4, 5)
 out = a @ b
 print(a.shape, "@", b.shape, "->", out.shape)
-
-# %%
 assert out.shape == (2, 3, 5)
 for i in range(2):
     assert np.allclose(out[i].numpy(), a[i].numpy() @ b.numpy(), atol=1e-6)
 
-# %% [markdown]
-# **Both operands batched.** When *both* operands have batch axes, matmul pairs them,
-# broadcasting axes of size 1. Here `a2` holds 2 x 1 matrices and `b2` holds 5: the result
-# holds all 2 x 5 products.
-
-# %%
-a2 = dt.randn(2, 1, 3, 4)
-b2 = dt.randn(5, 4, 2)
-out2 = a2 @ b2                  # batch axes (2, 1) and (5,) broadcast to (2, 5)
-print(a2.shape, "@", b2.shape, "->", out2.shape)
-
-# %%
-assert out2.shape == (2, 5, 3, 2)
-for i in range(2):
-    for j in range(5):
-        assert np.allclose(out2[i, j].numpy(), a2[i, 0].numpy() @ b2[j].numpy(), atol=1e-6)
-
-# %% [markdown] tags=["claim-paddle-tensors-mul-flattens", "claim-paddle1-tensors-fluid-layers-mul", "claim-paddle-tensors-fc-flattens"]
-# > **Box: Paddle 1.x's `fluid.layers.mul`, a flatten-then-multiply** (skip it unless you read
-# > Paddle 1.x code). `mul(x, y, x_num_col_dims=1, y_num_col_dims=1)` first **flattens both
-# > inputs to 2-D**: the first `x_num_col_dims` axes of `x` become the rows, all the others the
-# > columns (the same for `y`); it does one matrix product and gives the result the row axes of
-# > `x` and the column axes of `y`. With `x_num_col_dims=2` and one right-hand matrix it agrees
-# > with `a @ b` (the batch axes are just more rows, which is also what a `Linear` layer does
-# > with a 3-D input). With the default 1, each sample's 3 x 4 numbers become one row of 12, so
-# > `mul(a, W)` with a (12, 5) matrix contracts over *both* trailing axes at once (what Paddle's
-# > fully connected `fc` does with image features, in 1.x and still in Paddle 3.3's
-# > `paddle.static.nn.fc`), where `a @ W` fails; on the (4, 5) matrix `b` the default `mul`
-# > fails instead. It cannot pair a batch of right-hand matrices as `a2 @ b2` does. Paddle 3.3
-# > still runs the operator (`paddle._legacy_C_ops.mul`; `tests/frameworks/test_ch01_tensors.py`
-# > checks it against the results below). In dltutor it is a few lines of reshape and `@`, so
-# > gradients flow through it:
+# %% [markdown] tags=["claim-paddle1-tensors-fluid-layers-mul", "claim-paddle-tensors-mul-flattens"]
+# **Flatten, then multiply.** Paddle 1.x's `fluid.layers.mul(x, y, x_num_col_dims=1,
+# y_num_col_dims=1)` first **flattens both inputs to 2-D** (the first `x_num_col_dims` axes of
+# `x` become the rows, the others the columns; the same for `y`), does one matrix product, and
+# gives the result the row axes of `x` and the column axes of `y`. With `x_num_col_dims=2` it
+# agrees with `a @ b`: the batch axes are just more rows. With the default 1, each sample's
+# 3 x 4 numbers become one row of 12, so a (12, 5) matrix `W` contracts over *both* trailing
+# axes, where `a @ W` fails (and the default fails on `b`). Here it is, from reshape and `@`, so
+# gradients flow through it:
 
 # %%
 def mul(x, y, x_num_col_dims=1, y_num_col_dims=1):
@@ -329,6 +294,36 @@ for name, attempt in [("a @ W", lambda: a @ W), ("mul(a, b)", lambda: mul(a, b))
         attempt()
     except ValueError as err:
         print(f"{name}: ValueError: {err}")
+
+# %% [markdown]
+# ### Going deeper: when both operands are batched
+#
+# Then matmul pairs their batch axes, broadcasting axes of size 1: here `a2` holds 2 x 1 matrices
+# and `b2` holds 5, and the result holds all 2 x 5 products.
+
+# %%
+a2 = dt.randn(2, 1, 3, 4)
+b2 = dt.randn(5, 4, 2)
+out2 = a2 @ b2                  # batch axes (2, 1) and (5,) broadcast to (2, 5)
+print(a2.shape, "@", b2.shape, "->", out2.shape)
+
+# %%
+assert out2.shape == (2, 5, 3, 2)
+for i in range(2):
+    for j in range(5):
+        assert np.allclose(out2[i, j].numpy(), a2[i, 0].numpy() @ b2[j].numpy(), atol=1e-6)
+
+# %% [markdown] tags=["claim-paddle-tensors-mul-flattens", "claim-paddle-tensors-fc-flattens"]
+# ### Going deeper: Paddle's mul and fc today
+#
+# Where Paddle still flattens this way, and the checks of `mul`'s results above.
+
+# %% [markdown] tags=["claim-paddle-tensors-fc-flattens", "claim-paddle-tensors-mul-flattens"]
+# The default `mul(a, W)` is what Paddle's fully connected `fc` does with image features, in 1.x
+# and still in Paddle 3.3's `paddle.static.nn.fc`. Paddle 3.3 still runs the `mul` operator too
+# (`paddle._legacy_C_ops.mul`; `tests/frameworks/test_ch01_tensors.py` checks it against the
+# results above). Unlike `a2 @ b2`, `mul` cannot pair a batch of right-hand matrices. A `Linear`
+# layer on a 3-D input treats the batch axes as more rows, as `mul` with `x_num_col_dims=2` does:
 
 # %%
 assert np.allclose(flat.numpy(), out.numpy(), atol=1e-6)
@@ -359,7 +354,7 @@ features @ weights
 assert (features.reshape(16, 12) @ weights).shape == (16, 5)
 
 # %% [markdown] tags=["claim-torch-tensors-complex-and-strings"]
-# ### What a tensor may hold
+# ### Going deeper: what a tensor may hold
 #
 # A dltutor tensor holds real numbers: bool, integers or floats. PyTorch also has complex
 # tensors; dltutor has none, so it refuses complex data instead of quietly dropping the
@@ -390,13 +385,16 @@ assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 # %% [markdown]
 # A second backward does not replace the gradient, it adds to it. This is on purpose (it lets
 # you sum gradients over several small batches before one update), and it is why a training loop
-# clears the gradients at every step.
+# clears the gradients at every step. A backward frees the graph it walked, to save memory: to
+# walk the same graph twice, pass `retain_graph=True` the first time.
 
 # %%
 first = w.grad.numpy().copy()
-(w * w).sum().backward()             # a fresh forward pass, a second backward
-print("after two backwards:", w.grad)
-assert np.allclose(w.grad.numpy(), 2 * first)
+loss = (w * w).sum()                 # a fresh forward pass
+loss.backward(retain_graph=True)     # a second backward, keeping the graph for one more
+loss.backward()                      # a third, on the same graph
+print("after three backwards:", w.grad)
+assert np.allclose(w.grad.numpy(), 3 * first)
 
 # %% [markdown]
 # Clearing means setting the gradient to `None` (`w.grad = None`, `module.zero_grad()` or
@@ -414,9 +412,12 @@ print("w.grad:", w.grad, "| net grads:", [p.grad for p in net.parameters()])
 assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 assert all(p.grad is None for p in net.parameters())
 
-# %% [markdown] tags=["claim-torch-backward-inputs", "claim-mge-gradmanager-attach-backward", "claim-paddle-to-tensor-stops-gradient"]
-# ### Choosing which tensors get a gradient: `inputs=` and MegEngine's GradManager
+# %% [markdown] tags=["claim-mge-gradmanager-attach-backward", "claim-paddle-to-tensor-stops-gradient"]
+# ### Going deeper: choosing which tensors get a gradient
 #
+# `backward(inputs=...)`, the training loop MegEngine builds on it, and Paddle's opposite default.
+
+# %% [markdown] tags=["claim-torch-backward-inputs", "claim-mge-gradmanager-attach-backward", "claim-paddle-to-tensor-stops-gradient"]
 # `loss.backward(inputs=[a])` (PyTorch's keyword) writes `.grad` of the listed leaves only;
 # every other `.grad` stays as it was. MegEngine builds its training loop on that idea: its
 # tensors carry no `requires_grad`. A `GradManager` is told which tensors get gradients
@@ -566,8 +567,6 @@ extra = stage1(x).relu().mean()      # another path to stage1, not through the c
 (loss + extra).backward()
 print("stage1.weight.grad is None:", stage1.weight.grad is None)
 print("stage2.weight.grad is None:", stage2.weight.grad is None)
-
-# %%
 assert all(p.requires_grad for p in list(stage1.parameters()) + list(stage2.parameters()))
 assert np.array_equal(h_cut.numpy(), forward(cut=False)[1].numpy()), "same values, no graph"
 assert stage1.weight.grad is not None and stage2.weight.grad is None
@@ -587,8 +586,6 @@ frozen2 = grads()
 stage2.requires_grad_(True)
 for name, g in frozen2.items():
     print(f"{name:13s} stage2 frozen: {'None' if g is None else f'{g:.4f}'}")
-
-# %%
 assert frozen2["stage2.weight"] is None and frozen2["stage2.bias"] is None
 assert frozen2["stage1.weight"] is not None, "gradient flows through a frozen layer"
 
@@ -617,8 +614,10 @@ ax.legend(fontsize="small")
 plot.show()
 
 # %% [markdown]
-# In training, the optimizer skips parameters whose gradient is `None`, so after a step with the
-# cut in place stage1 and stage2 are unchanged and stage3 has moved.
+# ### Going deeper: one training step with the cut
+#
+# The optimizer skips parameters whose gradient is `None`: after a step with the cut in place,
+# stage1 and stage2 are unchanged and stage3 has moved.
 
 # %%
 opt = optim.SGD([p for m in stages.values() for p in m.parameters()], lr=0.1)
@@ -700,8 +699,9 @@ predicted_grad = ____
 ex.q2.check()
 
 # %% [markdown]
-# **3.** Call this chapter's `mul` on `a2` (shape (2, 1, 3, 4)) and a (12, 6) matrix with
-# `x_num_col_dims=2`. Which shape comes out? Put it in `mul_shape` (a tuple).
+# **3.** Call this chapter's `mul` on `a2` (shape (2, 1, 3, 4); if you skipped the Going deeper
+# box that makes it, `a2 = dt.randn(2, 1, 3, 4)`) and a (12, 6) matrix with `x_num_col_dims=2`.
+# Which shape comes out? Put it in `mul_shape` (a tuple).
 
 # %%
 mul_shape = ____
