@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Parameter access
 #
-# **About 40 minutes.** You will be able to:
+# **About 30 minutes.** You will be able to:
 #
 # * reach one layer's parameters, read a parameter's value and gradient, and say why the
 #   gradient is `None` at first;
@@ -16,15 +16,7 @@
 # Training finds good values for a network's parameters; afterwards you want to *use* them: look
 # at them to debug or visualise, save some of them, or load them into another model. For that you
 # must know where the parameters live and what they are called. This chapter follows one small
-# network and answers:
-#
-# * how do I get at one layer's parameters?
-# * what is a parameter object: where is its value, where is its gradient, and why is the
-#   gradient `None` at first?
-# * how do I list every parameter with its name and shape, and pick one out by name?
-# * how are parameters named when blocks are nested inside blocks?
-# * how do I write a layer of my own, with parameters the model can see?
-# * how do I save just one layer's weights to a file and load them into another layer?
+# network through those questions.
 
 # %%
 import os
@@ -84,9 +76,9 @@ assert np.shares_memory(last["weight"].data, net[2].weight.data)
 # %% [markdown]
 # ## What a parameter object is
 #
-# `net[2].bias` is not a bare array but an `nn.Parameter`: a tensor that a module registers as
-# learnable. It holds a value and (after backward) a gradient, and it carries a few settings that
-# later chapters use (`lr_mult`, `regularizer`, `need_clip`).
+# `net[2].bias` is an `nn.Parameter`: a tensor that a module registers as learnable. It holds a
+# value, (after backward) a gradient, and a few settings later chapters use (`lr_mult`,
+# `regularizer`, `need_clip`).
 
 # %%
 bias = net[2].bias
@@ -111,10 +103,9 @@ assert isinstance(bias.data, np.ndarray)
 assert np.array_equal(bias.data, bias.numpy()) and bias.numpy()[0] == np.float32(bias.item())
 
 # %% [markdown]
-# Besides its value, a parameter has a gradient, `p.grad`. So far we have only run the network
-# forward: no `backward()` has computed any gradient yet, so there is nothing to store and the
-# gradient is `None`. (`None` is not zero: zero would mean "the loss does not change when this
-# parameter changes", while `None` means "nobody has asked yet".)
+# Besides its value, a parameter has a gradient, `p.grad`. No `backward()` has run yet, so the
+# gradient is `None`: not zero ("the loss does not change with this parameter") but "nobody has
+# asked yet".
 
 # %%
 print("net[2].weight.grad:", net[2].weight.grad)
@@ -131,6 +122,10 @@ for name, p in net.named_parameters():
     print(f"{name:9s} value {str(p.shape):7s} grad {p.grad.shape}")
 for name, p in net.named_parameters():
     assert p.grad is not None and p.grad.shape == p.shape, name
+
+# %% [markdown]
+# ### Going deeper: the gradient checked by hand, and pictured
+# The output layer's gradient worked out on paper, and the first layer's weight and gradient drawn side by side.
 
 # %% [markdown]
 # The numbers are easy to check by hand here. The output is `h @ W2.T + b2`, where `h` is the
@@ -171,9 +166,9 @@ assert np.all(grad[switched_off] == 0)
 # %% [markdown]
 # ## All parameters with names and shapes
 #
-# `named_parameters()` walks a module and yields `(name, parameter)` pairs. On one layer the
-# names are short; on the whole network each is prefixed with the position of its layer, joined
-# by a dot. There is no `1.`: the ReLU has no parameters.
+# `named_parameters()` walks a module and yields `(name, parameter)` pairs. On the whole network
+# each name is prefixed with its layer's position and a dot; there is no `1.`, as the ReLU has
+# no parameters.
 
 # %%
 print(*[(name, p.shape) for name, p in net[0].named_parameters()])
@@ -191,17 +186,19 @@ assert np.array_equal(net.state_dict()["2.bias"].numpy(), net[2].bias.numpy())
 assert net.get_parameter("2.bias") is net[2].bias
 
 # %% [markdown]
-# `dt.diagnose.summary(net)` puts it all in one table: every name with its shape, its number of
-# values, dtype, whether it is trained, and its per-parameter settings; below, the totals.
-# (`dt.diagnose` is the kit's toolbox for questions about parameters. Given an optimizer too,
-# `summary(net, opt)` adds each parameter's group and learning rate; chapters 06 and 08 use it
-# that way.)
+# `dt.diagnose.summary(net)` puts it all in one table: every name with its shape, number of
+# values, dtype, whether it is trained and its settings, then the totals. (Given an optimizer
+# too, `summary(net, opt)` adds each parameter's group and learning rate: chapters 06 and 08.)
 
 # %%
 report = dt.diagnose.summary(net)
 assert [row["name"] for row in report.rows] == [n for n, _ in net.named_parameters()]
 assert report.totals["total"] == sum(p.numel() for p in net.parameters()) == 4 * 8 + 8 + 8 + 1
 report
+
+# %% [markdown] tags=["claim-torch-access-no-summary", "claim-torch-access-parameter-table-runs"]
+# ### Going deeper: the same table in PyTorch
+# What the other frameworks offer instead of `summary`, and its table in a few lines that run in PyTorch too.
 
 # %% [markdown] tags=["claim-torch-access-no-summary", "claim-paddle-access-summary", "claim-mge-access-module-stats", "claim-torch-access-parameter-table-runs"]
 # `summary` is dltutor's own (PyTorch has no such function; Paddle has `paddle.summary`, a table
@@ -221,8 +218,6 @@ def parameter_table(model):
 
 
 table = parameter_table(net)
-
-# %%
 assert [(name, shape) for name, shape, _, _ in table] == \
     [(row["name"], tuple(row["shape"])) for row in report.rows]
 assert sum(row[2] for row in table) == report.totals["total"]
@@ -233,6 +228,8 @@ assert sum(row[2] for row in table) == report.totals["total"]
 # Bigger networks are built from blocks, and blocks from smaller blocks. A *block factory* is a
 # function that returns a new block each time it is called. `block2` puts four blocks from
 # `block1` into one `Sequential`, naming each with `add_module`; names may contain spaces.
+# Printed, the network is an indented tree: each line starts with the child's name inside its
+# parent.
 
 # %%
 def block1():
@@ -249,18 +246,12 @@ def block2():
 dt.manual_seed(1)
 rgnet = nn.Sequential(block2(), nn.Linear(4, 1))
 print(rgnet(X))
-
-# %% [markdown]
-# Printing the network shows the nesting as an indented tree: each line starts with the name the
-# child has inside its parent.
-
-# %%
 print(rgnet)
 
 # %% [markdown]
 # A parameter's full name is the path of names from the top, joined with dots: the first
-# layer's bias in `block 0` is `0.block 0.0.bias` ("child `0` of rgnet, then child `block 0`,
-# then child `0`, then its `bias`"). Every block made by the factory has its own parameters.
+# layer's bias in `block 0` is `0.block 0.0.bias`. Every block the factory made has its own
+# parameters.
 
 # %%
 names = [name for name, _ in rgnet.named_parameters()]
@@ -271,15 +262,10 @@ assert len(names) == 4 * 4 + 2
 assert rgnet[0][0][0].weight is not rgnet[0][1][0].weight, "each call of block1 made new layers"
 
 # %% [markdown]
-# You can walk down the tree by position, like nested lists: `rgnet[0]` is the big block,
-# `rgnet[0][1]` its **second** child, which is named `block 1`, and `rgnet[0][1][0]` that
-# block's first layer. The state dict of `rgnet[0]` names it relative to `rgnet[0]`:
-# `'block 1.0.bias'`.
-#
-# Watch positions against names. Position 1 is the child named `block 1`; `'block 0.0.bias'` is
-# the bias of position 0, a different layer with different numbers. (Some versions of this
-# exercise compare `rgnet[0][1][0].bias` with `'block 0.0.bias'`; they are not the same
-# parameter.)
+# You can walk down the tree by position, like nested lists: `rgnet[0][1]` is the big block's
+# **second** child, named `block 1`, and `rgnet[0][1][0]` its first layer, whose bias the state
+# dict of `rgnet[0]` calls `'block 1.0.bias'`. Watch positions against names: `'block 0.0.bias'`
+# belongs to position 0, a different layer.
 
 # %%
 by_position = rgnet[0][1][0].bias
@@ -295,14 +281,13 @@ assert rgnet.get_parameter("0.block 1.0.bias") is by_position
 # %% [markdown] tags=["claim-torch-custom-mylinear-runs", "claim-torch-custom-register-none"]
 # ## Custom layers
 #
-# Every layer so far came with the kit. Your own layer is a subclass of `nn.Module`: create its
-# parameters in `__init__`, after `super().__init__()`, and compute its output in `forward`.
+# Your own layer is a subclass of `nn.Module`: create its parameters in `__init__`, after
+# `super().__init__()`, and compute its output in `forward`.
 # Assigning an `nn.Parameter` to an attribute registers it under the attribute's name.
 # `MyLinear` below is `nn.Linear` written out. Without a bias it calls
-# `register_parameter("bias", None)`: the name is registered with nothing in it, so `self.bias`
-# reads `None` (which `forward` tests) and nothing is listed or saved under it. PyTorch's own
-# `nn.Linear(..., bias=False)` does exactly that, and this class runs unchanged in PyTorch with
-# `torch` in place of `dt`.
+# `register_parameter("bias", None)`: `self.bias` reads `None` (which `forward` tests) and
+# nothing is listed or saved under it. PyTorch's `nn.Linear(..., bias=False)` does the same, and
+# this class runs unchanged in PyTorch with `torch` in place of `dt`.
 
 # %%
 class MyLinear(nn.Module):
@@ -333,9 +318,9 @@ assert np.allclose(mine(X).numpy(), expected, atol=1e-6)
 # %% [markdown] tags=["claim-torch-custom-plain-list-invisible"]
 # **The plain-list mistake.** A module looks for parameters among its attributes, but not
 # inside a Python list. `ScaleShift` keeps its two parameters in a list; with a plain list,
-# `parameters()` does not list them, so the optimizer is never given them. Nothing fails:
-# backward still computes their gradients, and the step leaves them where they were. PyTorch
-# behaves the same way. The fix is one word, `nn.ParameterList`:
+# `parameters()` does not list them, so the optimizer never gets them. Nothing fails: backward
+# computes their gradients and the step leaves them where they were, in PyTorch too. The fix is
+# one word, `nn.ParameterList`:
 
 # %%
 class ScaleShift(nn.Module):
@@ -368,10 +353,9 @@ assert np.array_equal(shift_after_one_step(plain_list=True), [0, 0, 0])   # neve
 assert np.allclose(shift_after_one_step(plain_list=False), [-0.2, -0.2, -0.2])
 
 # %% [markdown] tags=["claim-torch-custom-parameter-containers"]
-# A `ParameterList` is a module that names its parameters by position, so the model above lists
-# `1.params.0` and `1.params.1`, saves them and moves them with `.to`. `nn.ParameterDict` names
-# them by key. A tensor given to either becomes a Parameter, and a plain `dict` goes in sorted
-# by key. PyTorch's two containers do the same and name the parameters the same way.
+# A `ParameterList` is a module that names its parameters by position (`1.params.0` above),
+# saves them and moves them with `.to`; `nn.ParameterDict` names them by key. A tensor given to
+# either becomes a Parameter, and a plain `dict` goes in sorted by key, as in PyTorch.
 
 # %%
 holder = nn.Module()
@@ -387,8 +371,8 @@ assert all(isinstance(p, nn.Parameter) and p.dtype == np.float64 for p in holder
 
 # %% [markdown]
 # **A layer with nothing to learn.** A `forward` alone makes a layer: `Centered` subtracts each
-# example's mean. Like the `ReLU` it has no parameters and adds no names, and it sits in a
-# `Sequential` beside the kit's layers and `MyLinear`. Three ways to walk a model:
+# example's mean, has no parameters and sits in a `Sequential` beside `MyLinear`. Three ways to
+# walk a model:
 # `named_children()` yields the direct children with their names, `named_modules()` every module
 # of the tree (the model itself first, named `""`), and `parameters(recurse=False)` only the
 # parameters a module holds itself, not those of its children.
@@ -415,18 +399,12 @@ assert np.allclose(custom[1](X).numpy().mean(axis=1), 0, atol=1e-6)
 assert list(custom.parameters(recurse=False)) == []
 assert len(list(custom[0].parameters(recurse=False))) == 2
 
-# %% [markdown] tags=["claim-torch-access-save-pickle", "claim-torch-differs-load-may-unpickle"]
+# %% [markdown]
 # ## Exporting the weights of one layer
 #
-# Sometimes you want only part of a model, for example the weight and bias of the last layer, to
-# reuse in another model. Since `net[2].state_dict()` is exactly that part, save it:
-# `dt.save(net[2].state_dict(), path)`.
-#
-# dltutor writes **safetensors** files: arrays plus a small JSON header that says each array's
-# name, dtype and shape. Loading one can only ever produce arrays, unlike a pickle (what
-# `torch.save` writes), which can run code when it is loaded (PyTorch 2.13's `torch.load` refuses
-# that unless you pass `weights_only=False`). We write into a temporary folder, so nothing is
-# left behind.
+# To reuse part of a model, say the last layer, in another model, save that part's state dict:
+# `dt.save(net[2].state_dict(), path)`. dltutor writes a **safetensors** file: the arrays plus a
+# small header with each one's name, dtype and shape. We write into a temporary folder.
 
 # %%
 folder = tempfile.TemporaryDirectory()
@@ -434,20 +412,10 @@ path = os.path.join(folder.name, "last_layer.safetensors")
 dt.save(net[2].state_dict(), path)
 
 # %% [markdown]
-# Any safetensors reader can open the file. Here is what NumPy's reader finds in it: the two
-# arrays, under the names the layer gave them.
-
-# %%
-stored = load_file(path)
-for key, array in sorted(stored.items()):
-    print(f"{key:6s} shape {array.shape}  dtype {array.dtype}")
-assert sorted(stored) == ["bias", "weight"]
-assert np.array_equal(stored["weight"], net[2].weight.numpy())
-
-# %% [markdown]
 # To use the weights, make a layer of the same shape and copy them in with
 # `load_state_dict(dt.load(path))`. It returns the keys that were missing and unexpected (none
-# here); the new layer now computes exactly what `net[2]` computes.
+# here); the new layer now computes exactly what `net[2]` computes. The same works for the last
+# layer of a new network, `other[2]`: only that layer changes.
 
 # %%
 dt.manual_seed(123)
@@ -459,13 +427,8 @@ print("after: ", new_layer.bias.numpy())
 assert result.missing_keys == [] and result.unexpected_keys == []
 assert np.array_equal(new_layer.weight.numpy(), net[2].weight.numpy())
 assert np.array_equal(new_layer.bias.numpy(), net[2].bias.numpy())
-assert np.array_equal(new_layer(h).numpy(), net[2](h).numpy())
-
-# %% [markdown]
-# The same works for the last layer of a new network: `other[2].load_state_dict(...)`. Only that
-# layer changes; the rest of the new network keeps its own values.
-
-# %%
+hidden = net[1](net[0](X))
+assert np.array_equal(new_layer(hidden).numpy(), net[2](hidden).numpy())
 other = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
 first_layer_before = other[0].weight.numpy().copy()
 loaded = other[2].load_state_dict(dt.load(path))
@@ -478,6 +441,10 @@ assert np.array_equal(other[0].weight.numpy(), first_layer_before)
 
 # %% tags=["raises-exception"]
 nn.Linear(8, 2).load_state_dict(dt.load(path))
+
+# %% [markdown] tags=["claim-torch-access-load-half-applied"]
+# ### Going deeper: a refused load changes nothing, and the file inside
+# A refused load left whole, why safetensors rather than a pickle, what NumPy's reader finds in the file, and PyTorch's half-applied load.
 
 # %% [markdown]
 # A failed load **changes nothing**. In a `Linear(4, 1)` the bias (shape (1,)) would fit but the
@@ -493,6 +460,20 @@ except nn.StateDictError as err:
     print(err)
 assert np.array_equal(small.bias.numpy(), bias_before)
 
+# %% [markdown] tags=["claim-torch-access-save-pickle", "claim-torch-differs-load-may-unpickle"]
+# A safetensors file holds arrays and a small JSON header; loading one can only ever produce
+# arrays, unlike a pickle (what `torch.save` writes), which can run code when it is loaded
+# (PyTorch 2.13's `torch.load` refuses that unless you pass `weights_only=False`). Any
+# safetensors reader can open the file. Here is what NumPy's reader finds in it: the two
+# arrays, under the names the layer gave them.
+
+# %%
+stored = load_file(path)
+for key, array in sorted(stored.items()):
+    print(f"{key:6s} shape {array.shape}  dtype {array.dtype}")
+assert sorted(stored) == ["bias", "weight"]
+assert np.array_equal(stored["weight"], net[2].weight.numpy())
+
 # %% [markdown] tags=["claim-torch-access-load-half-applied"]
 # **Here dltutor differs from PyTorch.** PyTorch's `load_state_dict` copies each entry that fits
 # *as it goes* and raises only at the end, so after the same error PyTorch's bias already holds
@@ -506,31 +487,23 @@ assert np.array_equal(small.bias.numpy(), bias_before)
 # %%
 print("bias in the file:", stored["bias"], "| small.bias:", small.bias.numpy(),
       "| before the load:", bias_before)
-
-# %%
 assert not np.array_equal(stored["bias"], bias_before)          # the file's bias would fit ...
 assert np.array_equal(small.bias.numpy(), bias_before)          # ... but dltutor changed nothing
 
-# %% [markdown]
-# Clean up the temporary folder:
-
 # %%
-folder.cleanup()
+folder.cleanup()                                                 # remove the temporary folder
 assert not os.path.exists(path)
 
 # %% [markdown] tags=["claim-torch-buffers-saved-moved-never-optimized"]
 # ## Buffers: state that is not a parameter
 #
 # Some numbers a layer keeps are measured, not learned: BatchNorm's running mean and variance,
-# a step counter, the mean and spread of the training data. They must be saved with the model
-# and travel with it (to the GPU, to float64), but no optimizer may ever change them. PyTorch
-# and dltutor call such a tensor a *buffer* and register it with
-# `self.register_buffer(name, tensor)`; with `persistent=False` it still travels with the model
-# but stays out of the state dict (for values the model can recompute). A tensor stored as a
-# plain attribute, `self.scale = ...`, is neither: not saved, not moved, not cast.
-#
-# The module below standardizes its input with a mean and a spread measured on the data, then
-# applies a `Linear`. It keeps one of each kind.
+# the mean and spread of the training data. They must be saved with the model and travel with
+# it, but no optimizer may change them. PyTorch and dltutor call such a tensor a *buffer*:
+# `self.register_buffer(name, tensor)`; with `persistent=False` it travels but stays out of the
+# state dict. A plain tensor attribute, `self.scale = ...`, is neither saved nor moved.
+# `Standardize` below, which standardizes its input with a measured mean and spread before a
+# `Linear`, keeps one of each kind.
 
 # %%
 class Standardize(nn.Module):
@@ -557,9 +530,9 @@ print("buffers:   ", [name for name, _ in model.named_buffers()])
 print("state dict:", sorted(model.state_dict()))
 
 # %% [markdown]
-# So the state dict holds the parameters and the two persistent buffers, and `parameters()`,
-# which is what an optimizer is given, holds the parameters only. A training step proves the
-# second half: the buffers have no gradient and the step leaves them exactly as they were.
+# The state dict holds the parameters and the persistent buffers; `parameters()`, what an
+# optimizer is given, only the parameters. After a training step the buffers have no gradient
+# and have not moved.
 
 # %%
 assert [name for name, _ in model.named_parameters()] == ["fc.weight", "fc.bias"]
@@ -572,8 +545,8 @@ assert model.mean.grad is None and np.array_equal(model.mean.numpy(), mean_befor
 
 # %% [markdown]
 # `model.to(...)` takes every parameter and buffer along, persistent or not; the plain attribute
-# stays behind. On this machine the move we can show is a cast to float64 (chapter 11 moves a
-# model to the GPU the same way):
+# stays behind, which is the bug to look for when a loaded model behaves differently from the
+# one you saved. Here the move is a cast to float64 (chapter 11 moves a model to the GPU):
 
 # %%
 model.to(dt.float64)
@@ -582,10 +555,6 @@ print({name: str(t.dtype) for name, t in [("fc.weight", model.fc.weight), ("mean
                                            ("scale (plain)", model.scale)]})
 assert {model.fc.weight.dtype, model.mean.dtype, model.last_input.dtype} == {np.dtype("float64")}
 assert model.scale.dtype == np.float32 and "scale" not in model.state_dict()
-
-# %% [markdown]
-# The plain attribute is the bug to look for when a loaded model behaves differently from the
-# one you saved: a value it needs was never in the file. Register it as a buffer.
 
 # %% [markdown] tags=["claim-torch-names-02", "claim-paddle-names-02", "claim-mge-names-02", "claim-paddle1-names-02", "claim-torch-access-no-summary", "claim-paddle-access-summary", "claim-mge-access-module-stats", "claim-torch-access-save-pickle"]
 # ## What the frameworks call it
@@ -615,25 +584,16 @@ assert model.scale.dtype == np.float32 and "scale" not in model.state_dict()
 # pass) and its entry in the state dict. The state dict saves and reloads any part of a model, and a
 # buffer keeps the state that is saved but never trained.
 #
-# * A `Sequential` is indexed like a list; `net[i].state_dict()` holds layer `i`'s parameters
-#   under short names (`weight`, `bias`), as tensors that share memory with them.
-# * A parameter is an `nn.Parameter`, a tensor with `requires_grad=True`: `p.data` / `p.numpy()`
-#   is its value, `p.grad` its gradient, `None` until a backward pass computes one, and then of
-#   exactly the parameter's shape.
-# * `named_parameters()` and `state_dict()` name parameters by their path of child names joined
-#   with dots (`'2.bias'`, `'0.block 1.0.bias'`); `dt.diagnose.summary` tabulates them.
-# * Indexing goes by position, names come from `add_module`; position 1 of `block2()` is the child
-#   named `block 1`.
-# * `dt.save(net[2].state_dict(), path)` exports one layer to a safetensors file any reader can
-#   open; `layer.load_state_dict(dt.load(path))` loads it into a layer of the same shape, and a
-#   load that does not fit changes nothing.
-# * A layer of your own subclasses `nn.Module`: it assigns `nn.Parameter`s in `__init__` (or
-#   `register_parameter(name, None)` for one it does not have) and computes in `forward`; a layer
-#   without parameters needs only `forward`. Parameters in a plain list are invisible to
-#   `parameters()` and so to the optimizer: keep them in `nn.ParameterList` or `nn.ParameterDict`.
-# * Measured state (a data mean, BatchNorm's running statistics) is a buffer,
-#   `register_buffer(name, t)`: saved and moved with the model, never given to an optimizer; a
-#   plain tensor attribute is none of that.
+# * `net[i].state_dict()` holds layer `i`'s parameters under short names, sharing their memory.
+# * A parameter's value is `p.data` / `p.numpy()`, its gradient `p.grad`: `None` until a backward
+#   pass, then of the parameter's shape.
+# * Full names are paths of child names joined with dots (`'0.block 1.0.bias'`); indexing goes by
+#   position, names come from `add_module`.
+# * `dt.save(layer.state_dict(), path)` exports a layer; `load_state_dict(dt.load(path))` loads it
+#   into one of the same shape and refuses one that does not fit, naming each mismatched key.
+# * Your own layer assigns `nn.Parameter`s in `__init__` and computes in `forward`; parameters in a
+#   plain list are invisible to the optimizer: use `nn.ParameterList` or `nn.ParameterDict`.
+# * Measured state is a buffer, `register_buffer(name, t)`: saved and moved, never trained.
 #
 # ## Exercises
 #

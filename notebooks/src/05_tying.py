@@ -1,7 +1,7 @@
 # %% [markdown] tags=["claim-torch-tying-same-object-twice"]
 # # Tying parameters
 #
-# **About 35 minutes.** You will be able to:
+# **About 25 minutes.** You will be able to:
 #
 # * tie a whole layer or a single parameter, and check a tie with `is` or `dt.diagnose.ties`;
 # * say what gradient a shared parameter receives, and prove it against an untied twin;
@@ -15,10 +15,7 @@
 # parameters.
 #
 # In dltutor (as in PyTorch) there is no special mechanism for it: you use the same object
-# twice. This chapter shows what follows from that simple rule — the gradient of a shared
-# parameter is the **sum** of the gradients of its uses; it is stored once but listed under
-# every name in a state dict; and loading weights keeps the tie because the tie lives in your
-# code, not in the file. It ends by training a network with a shared layer and watching it.
+# twice. This chapter shows what follows from that simple rule.
 
 # %%
 import os
@@ -105,13 +102,12 @@ dt.diagnose.ties(nn.Sequential(a, b))
 # ## What happens to the gradient of a shared parameter
 #
 # The shared layer is used twice in the forward pass, so the loss depends on its weight
-# through two paths. Calculus says the derivative is the sum over the paths, and that is what
-# backward computes: each use adds its contribution into the one `.grad`.
+# through two paths: the derivative is the sum over the paths, and backward adds each use's
+# contribution into the one `.grad`.
 #
 # To prove it, build an **untied** twin: the same architecture with two *separate* 8 x 8 layers
-# at positions 2 and 4, loaded with the tied network's values. The tied network's state dict
-# lists the shared weight under both names, `2.weight` and `4.weight` (more on that below), so
-# `load_state_dict` fills both separate layers with the same numbers.
+# at positions 2 and 4, loaded with the tied network's values (the tied state dict lists the
+# shared weight under both names, `2.weight` and `4.weight`: more on that below).
 
 # %%
 dt.manual_seed(0)
@@ -142,10 +138,15 @@ for name in ("weight", "bias"):
     assert np.allclose(tied_grad, grad_2 + grad_4, atol=1e-6)     # the uses add up
     assert not np.allclose(grad_2, grad_4)                         # and they were different
 
-# %% [markdown] tags=["claim-torch-tying-grad-sum", "claim-torch-tying-hook-fires-once"]
+# %% [markdown] tags=["claim-torch-tying-grad-sum"]
 # Each use contributes something different (the two layers sit at different depths), and the
 # tied parameter receives their sum. PyTorch 2.13 gives the same sum for the same tied network.
-#
+
+# %% [markdown]
+# ### Going deeper: a hook on a shared parameter
+# How often a gradient hook on a tied parameter runs, and with what.
+
+# %% [markdown] tags=["claim-torch-tying-hook-fires-once"]
 # A **hook** on the shared parameter runs when its gradient is ready. It fires **once**, with the
 # sum, not once per use (in PyTorch 2.13 too):
 
@@ -163,15 +164,13 @@ assert np.allclose(calls[0], tied[2].weight.grad.numpy())
 assert np.allclose(calls[0], untied[2].weight.grad.numpy() + untied[4].weight.grad.numpy(),
                    atol=1e-6)
 
-# %% [markdown] tags=["claim-paddle-tying-static-paramattr-name-shares", "claim-torch-tying-embedding-two-columns", "claim-paddle-tying-embedding-two-columns"]
+# %% [markdown] tags=["claim-torch-tying-embedding-two-columns", "claim-paddle-tying-embedding-two-columns"]
 # ## Several features sharing one embedding table
 #
 # A common case: a recommendation model gets two columns that hold the same kind of thing —
 # a "user id" and a "friend id" — and both should be looked up in **one** table of user vectors.
-# In Paddle's static graphs you share a table by giving both lookups a parameter attribute with
-# the same name, `ParamAttr(name="shared_emb")`: parameters are found by name there. In dltutor
-# (and in PyTorch, and in Paddle's dynamic graphs) you simply call the same `nn.Embedding`
-# module for both columns.
+# In dltutor (and in PyTorch, and in Paddle's dynamic graphs) you simply call the same
+# `nn.Embedding` module for both columns.
 
 # %%
 class FriendScore(nn.Module):
@@ -218,8 +217,7 @@ for row in (0, 1):
 # %% [markdown] tags=["claim-torch-tying-assign-weight", "claim-paddle-tying-assign-weight"]
 # If the two lookups must be separate modules — say two `nn.Embedding` layers that already exist
 # in someone else's model — tie them afterwards by assigning one's weight to the other (the same
-# line works in PyTorch and in Paddle's dynamic graph). That is the closest thing to Paddle's
-# "same name, same parameter":
+# line works in PyTorch and in Paddle's dynamic graph):
 
 # %%
 user_emb, friend_emb = nn.Embedding(5, 3), nn.Embedding(5, 3)
@@ -227,10 +225,14 @@ friend_emb.weight = user_emb.weight
 assert friend_emb.weight is user_emb.weight
 dt.diagnose.ties(nn.ModuleDict({"user": user_emb, "friend": friend_emb}))
 
+# %% [markdown] tags=["claim-paddle-tying-static-paramattr-name-shares", "claim-paddle-tying-dynamic-same-name-valueerror"]
+# ### Going deeper: Paddle's names, side by side
+# How Paddle's static graphs share a table by name, and why its dynamic graph refuses that.
+
 # %% [markdown] tags=["claim-paddle-tying-static-paramattr-name-shares", "claim-paddle-tying-dynamic-default", "claim-paddle-tying-dynamic-same-name-valueerror", "claim-paddle-tying-assign-weight", "claim-torch-tying-assign-weight", "claim-torch-tying-weight-only-two-biases"]
-# **Paddle's names, side by side.** In a Paddle *static* graph a parameter **is** its name: every
-# layer built with `ParamAttr(name="shared_emb")` reads and writes the one variable of that name
-# in the program (Paddle 3.3 still runs this layer in its legacy program format, inside
+# In a Paddle *static* graph a parameter **is** its name: you share a table by giving both
+# lookups a parameter attribute of the same name, and every layer built with
+# `ParamAttr(name="shared_emb")` reads and writes the one variable of that name in the program (Paddle 3.3 still runs this layer in its legacy program format, inside
 # `paddle.pir_utils.OldIrGuard()`). In Paddle's *dynamic* graph (its default mode), in PyTorch
 # and in dltutor, a parameter is an **object** and its name only a label (Paddle issue 69497).
 # Paddle 3.3 even refuses a second layer with the same `ParamAttr(name=...)`:
@@ -335,32 +337,6 @@ assert fresh[2].weight is fresh[4].weight
 assert np.array_equal(fresh[2].weight.numpy(), tied[2].weight.numpy())
 assert np.allclose(fresh(X).numpy(), tied(X).numpy())
 
-# %% [markdown] tags=["claim-torch-tying-load-disagreeing-aliases-last-module-wins"]
-# **Here dltutor differs from PyTorch.** A state dict has a key for each name of a tied
-# parameter, so it can hold two *different* values for what is one object (edited by hand, or
-# merged from two checkpoints). There is no right answer, and dltutor refuses the load, naming
-# both keys; nothing is changed:
-
-# %%
-disagreeing = {name: value.numpy().copy() for name, value in tied.state_dict().items()}
-disagreeing["4.weight"] = disagreeing["2.weight"] + 1.0          # the two names now disagree
-kept = fresh[2].weight.numpy().copy()
-try:
-    fresh.load_state_dict(disagreeing)
-except nn.StateDictError as err:
-    print(err)
-
-# %%
-assert np.array_equal(fresh[2].weight.numpy(), kept)              # dltutor: nothing changed
-
-# %% [markdown] tags=["claim-torch-tying-load-disagreeing-aliases-last-module-wins"]
-# PyTorch 2.13 loads the same dict without a word. Its `load_state_dict` walks the network
-# module by module and copies each module's keys into that module's parameters, so both keys
-# land in the one shared tensor and the name the network reaches **last** wins: here
-# `4.weight`, whatever order the keys have in the dict. The value under `2.weight` is lost.
-# This notebook runs no PyTorch; `tests/frameworks/test_ch05_tying.py` loads such a dict into
-# this tied network in PyTorch 2.13 and checks it.
-
 # %% [markdown]
 # Load the same file into the **untied** architecture and you get equal values in two separate
 # layers — a copy, not a tie. The first training step pulls them apart:
@@ -381,16 +357,43 @@ assert equal_before and loose[2].weight is not loose[4].weight
 assert not np.array_equal(loose[2].weight.numpy(), loose[4].weight.numpy())
 folder.cleanup()
 
-# %% [markdown] tags=["claim-torch-tying-optimizer-step-hooks"]
+# %% [markdown] tags=["claim-torch-tying-load-disagreeing-aliases-last-module-wins"]
+# ### Going deeper: two values for one tied parameter
+# What dltutor and PyTorch do with a state dict whose names of one tied parameter disagree.
+
+# %% [markdown] tags=["claim-torch-tying-load-disagreeing-aliases-last-module-wins"]
+# **Here dltutor differs from PyTorch.** A state dict has a key for each name of a tied
+# parameter, so it can hold two *different* values for what is one object (edited by hand, or
+# merged from two checkpoints). There is no right answer, and dltutor refuses the load, naming
+# both keys; nothing is changed:
+
+# %%
+disagreeing = {name: value.numpy().copy() for name, value in tied.state_dict().items()}
+disagreeing["4.weight"] = disagreeing["2.weight"] + 1.0          # the two names now disagree
+kept = fresh[2].weight.numpy().copy()
+try:
+    fresh.load_state_dict(disagreeing)
+except nn.StateDictError as err:
+    print(err)
+assert np.array_equal(fresh[2].weight.numpy(), kept)              # dltutor: nothing changed
+
+# %% [markdown] tags=["claim-torch-tying-load-disagreeing-aliases-last-module-wins"]
+# PyTorch 2.13 loads the same dict without a word. Its `load_state_dict` walks the network
+# module by module and copies each module's keys into that module's parameters, so both keys
+# land in the one shared tensor and the name the network reaches **last** wins: here
+# `4.weight`, whatever order the keys have in the dict. The value under `2.weight` is lost.
+# This notebook runs no PyTorch; `tests/frameworks/test_ch05_tying.py` loads such a dict into
+# this tied network in PyTorch 2.13 and checks it.
+
+# %% [markdown]
 # ## Training a network with a shared layer
 #
 # Now train one. The classifier below maps the two moons data set's 2-D points to two classes
 # through a 16 x 16 hidden layer that is applied **twice**. To watch the training we use a
-# `Recorder` (from `dltutor.trace`, a kit tool that later chapters use for their plots too). It
-# hooks into the optimizer and keeps, for every step, each layer's (or each parameter's)
-# parameter norm, gradient norm and update size; `recorder.series(kind)` returns one as an
-# array with a row per step, and `plot.traces` draws it. The end of this section shows the
-# dozen lines of its core, in the form PyTorch accepts too.
+# `Recorder` (from `dltutor.trace`; later chapters plot with it too). It hooks into the
+# optimizer and keeps, for every step, each layer's (or each parameter's) parameter norm,
+# gradient norm and update size; `recorder.series(kind)` returns one as an
+# array with a row per step, and `plot.traces` draws it.
 
 # %%
 X_moons, y_moons = make_moons(n=200, noise=0.15, seed=0)
@@ -447,53 +450,6 @@ axes[0].set_title("Parameter norm per layer (layer 2 = the shared one)")
 axes[1].set_title("Gradient norm per layer")
 plot.show()
 
-# %% [markdown] tags=["claim-torch-tying-optimizer-step-hooks"]
-# **A Recorder in PyTorch.** PyTorch 2.x optimizers have the same two hooks the `Recorder`
-# uses: `register_step_pre_hook` runs just before each `step()`, `register_step_post_hook` just
-# after, both called as `hook(optimizer, args, kwargs)`. Before the step, keep a copy of each
-# parameter and note its gradient's norm; after it, the size of the change is the update. These
-# lines run unchanged in PyTorch (`torch` for `dt`):
-
-# %%
-class NormTrace:
-    """Per step: the gradient norm and the update norm of every parameter."""
-
-    def __init__(self, model, opt):
-        self.named = list(model.named_parameters())
-        self.grad_norm, self.update_norm = [], []
-        opt.register_step_pre_hook(self.before_step)
-        opt.register_step_post_hook(self.after_step)
-
-    def before_step(self, opt, args, kwargs):
-        self.before = [p.detach().clone() for _, p in self.named]
-        self.grad_norm.append([p.grad.norm().item() for _, p in self.named])
-
-    def after_step(self, opt, args, kwargs):
-        self.update_norm.append([(p.detach() - old).norm().item()
-                                 for (_, p), old in zip(self.named, self.before)])
-
-
-# %% [markdown]
-# Attach it and a `Recorder` (one column per parameter) to a fresh tied network and train a few
-# steps: both see the same numbers.
-
-# %%
-dt.manual_seed(0)
-hidden = nn.Linear(16, 16)
-traced = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), hidden, nn.Tanh(), hidden, nn.Tanh(),
-                       nn.Linear(16, 2))
-opt = optim.SGD(traced.named_parameters(), lr=0.3, momentum=0.9)
-mine, kits = NormTrace(traced, opt), Recorder(traced, opt, by="parameter")
-for step in range(5):
-    opt.zero_grad()
-    F.cross_entropy(traced(xb), yb).backward()
-    opt.step()
-print("parameters traced:", [name for name, _ in mine.named])
-
-# %%
-assert [name for name, _ in mine.named] == kits.names       # the shared weight once
-assert np.allclose(mine.grad_norm, kits.series("grad_norm"), rtol=1e-5)
-assert np.allclose(mine.update_norm, kits.series("update_norm"), rtol=1e-4, atol=1e-9)
 
 # %% [markdown]
 # **Why share at all?**
@@ -549,6 +505,58 @@ print("logits:", logits.shape)
 assert lm.head.weight is lm.embed.weight and logits.shape == (3, vocab_size)
 assert count(lm) == vocab_size * dim + dim * dim + dim
 
+# %% [markdown] tags=["claim-torch-tying-optimizer-step-hooks"]
+# ### Going deeper: a Recorder in PyTorch
+# The dozen lines at the core of the `Recorder`, written with the optimizer hooks PyTorch has too.
+
+# %% [markdown] tags=["claim-torch-tying-optimizer-step-hooks"]
+# **A Recorder in PyTorch.** PyTorch 2.x optimizers have the same two hooks the `Recorder`
+# uses: `register_step_pre_hook` runs just before each `step()`, `register_step_post_hook` just
+# after, both called as `hook(optimizer, args, kwargs)`. Before the step, keep a copy of each
+# parameter and note its gradient's norm; after it, the size of the change is the update. These
+# lines run unchanged in PyTorch (`torch` for `dt`):
+
+# %%
+class NormTrace:
+    """Per step: the gradient norm and the update norm of every parameter."""
+
+    def __init__(self, model, opt):
+        self.named = list(model.named_parameters())
+        self.grad_norm, self.update_norm = [], []
+        opt.register_step_pre_hook(self.before_step)
+        opt.register_step_post_hook(self.after_step)
+
+    def before_step(self, opt, args, kwargs):
+        self.before = [p.detach().clone() for _, p in self.named]
+        self.grad_norm.append([p.grad.norm().item() for _, p in self.named])
+
+    def after_step(self, opt, args, kwargs):
+        self.update_norm.append([(p.detach() - old).norm().item()
+                                 for (_, p), old in zip(self.named, self.before)])
+
+
+# %% [markdown]
+# Attach it and a `Recorder` (one column per parameter) to a fresh tied network and train a few
+# steps: both see the same numbers.
+
+# %%
+dt.manual_seed(0)
+hidden = nn.Linear(16, 16)
+traced = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), hidden, nn.Tanh(), hidden, nn.Tanh(),
+                       nn.Linear(16, 2))
+opt = optim.SGD(traced.named_parameters(), lr=0.3, momentum=0.9)
+mine, kits = NormTrace(traced, opt), Recorder(traced, opt, by="parameter")
+for step in range(5):
+    opt.zero_grad()
+    F.cross_entropy(traced(xb), yb).backward()
+    opt.step()
+print("parameters traced:", [name for name, _ in mine.named])
+
+# %%
+assert [name for name, _ in mine.named] == kits.names       # the shared weight once
+assert np.allclose(mine.grad_norm, kits.series("grad_norm"), rtol=1e-5)
+assert np.allclose(mine.update_norm, kits.series("update_norm"), rtol=1e-4, atol=1e-9)
+
 # %% [markdown] tags=["claim-torch-names-05", "claim-paddle-names-05", "claim-mge-names-05", "claim-torch-tying-grad-sum", "claim-paddle-tying-grad-sum", "claim-mge-tying-grad-sum", "claim-torch-tying-named-parameters-once", "claim-paddle-tying-named-parameters-remove-duplicate", "claim-mge-tying-parameters-once", "claim-torch-tying-assign-weight", "claim-paddle-tying-assign-weight", "claim-paddle-tying-static-paramattr-name-shares", "claim-torch-tying-save-zip-storage-once", "claim-paddle-tying-save-pickle", "claim-mge-tying-save-pickle", "claim-torch-tying-load-keeps-tie", "claim-paddle-tying-set-state-dict-keeps-tie", "claim-mge-tying-load-keeps-tie"]
 # ## What the frameworks call it
 #
@@ -571,8 +579,7 @@ assert count(lm) == vocab_size * dim + dim * dim + dim
 #
 # * To share, use the same module (or assign the same `Parameter`) in several places. Check it
 #   with `is`, or list all ties with `dt.diagnose.ties(net)`.
-# * The gradient of a shared parameter is the sum of the gradients of its uses; a hook on it
-#   fires once with that sum.
+# * The gradient of a shared parameter is the sum of the gradients of its uses.
 # * Several inputs sharing one embedding: call one `nn.Embedding` for each of them. Rows used by
 #   several of them collect the sum.
 # * `parameters()` lists a shared parameter once (that is what the optimizer gets);

@@ -1,7 +1,7 @@
-# %% [markdown] en="7e545143"
+# %% [markdown] en="974afe62"
 # # 参数访问
 #
-# **约 40 分钟**。学完本章，你将能够：
+# **约 30 分钟**。学完本章，你将能够：
 #
 # * 拿到某一层的参数，读出一个参数的值和梯度，并说出梯度为什么一开始是 `None`；
 # * 列出每个参数的名字和形状，并按以点号连接的名字取出其中一个，在嵌套的块中也一样；
@@ -9,14 +9,7 @@
 # * 写一个自己创建参数的层，并把参数放进优化器仍然看得见的列表或字典中；
 # * 把测量得到的状态放进缓冲区，让它随模型一起保存和移动，却永远不被训练。
 #
-# 训练为网络的参数找到好的值；之后就要用它们了：查看它们以便调试或可视化，保存其中一部分，或者加载到另一个模型中。为此你必须知道参数在哪里、叫什么名字。本章借一个小网络，回答下面这些关于参数访问（parameter access）的问题：
-#
-# * 怎样拿到某一层的参数？
-# * 参数对象是什么：它的值在哪里、梯度在哪里，为什么梯度一开始是 `None`？
-# * 怎样列出每个参数的名字和形状，并按名字取出其中一个？
-# * 块嵌套在块中时，参数怎样命名？
-# * 怎样写一个自己的层，让模型看得见它的参数？
-# * 怎样只把某一层的权重保存到文件，再加载到另一层中？
+# 训练为网络的参数找到好的值；之后就要用它们了：查看它们以便调试或可视化，保存其中一部分，或者加载到另一个模型中。为此你必须知道参数在哪里、叫什么名字。本章借一个小网络，依次回答这些关于参数访问（parameter access）的问题。
 #
 # D2L 中文版第 5 章“深度学习计算”中对应的一节是[参数管理](https://zh.d2l.ai/chapter_deep-learning-computation/parameters.html)，可以对照着读。
 
@@ -34,10 +27,10 @@
 # %% [markdown] en="269f9dd0"
 # 状态字典中的值是普通张量（没有梯度），并且与参数**共享内存**：它们是当前值的一个视图，而不是快照。如果想保留此刻的值，请复制它们（`.numpy().copy()`）。
 
-# %% [markdown] en="13c07b5d"
+# %% [markdown] en="27291523"
 # ## 参数对象是什么
 #
-# `net[2].bias` 不是一个光秃秃的数组，而是一个 `nn.Parameter`：一个被模块登记为可学习的张量。它保存一个值，以及反向传播（backpropagation）之后的梯度，还带有几个后面章节会用到的设置（`lr_mult`、`regularizer`、`need_clip`）。
+# `net[2].bias` 是一个 `nn.Parameter`：一个被模块登记为可学习的张量。它保存一个值、反向传播（backpropagation）之后的梯度，以及几个后面章节会用到的设置（`lr_mult`、`regularizer`、`need_clip`）。
 
 # %% [markdown] en="c1ae2c25"
 # 要直接处理这些数，请明确地取出值：
@@ -46,11 +39,15 @@
 # * `p.numpy()` 总是给出 NumPy 数组；
 # * 只有一个数时，`p.item()` 给出一个 Python 数。
 
-# %% [markdown] en="f3565015"
-# 除了值，参数还有梯度 `p.grad`。到目前为止我们只运行了前向传播：还没有任何 `backward()` 计算过梯度，所以没有东西可存，梯度是 `None`。（`None` 不是零：零表示“这个参数变化时损失不变”，而 `None` 表示“还没有人问过”。）
+# %% [markdown] en="6b5d0790"
+# 除了值，参数还有梯度 `p.grad`。还没有运行过任何 `backward()`，所以梯度是 `None`。`None` 不是零：零表示“损失不随这个参数变化”，而 `None` 表示“还没有人问过”。
 
 # %% [markdown] en="f3e1acb0"
 # 一次反向传播之后，每个参数都有了梯度，它是一个与参数**形状完全相同**的张量：每个数对应一个偏导数。
+
+# %% [markdown] en="67c983c8"
+# ### 深入一步：手工验证梯度，再把它画出来
+# 在纸上推出输出层的梯度，再把第一层的权重和梯度并排画出来。
 
 # %% [markdown] en="a7277ff0"
 # 这里的数很容易手工验证。输出是 `h @ W2.T + b2`，其中 `h` 是隐藏层的输出，损失把两个样本的输出加起来：所以 `b2` 的梯度是每个样本 1（共 2），`W2` 的梯度是 `h` 在批量上的和。
@@ -58,97 +55,87 @@
 # %% [markdown] en="0f8fc021"
 # 第一层的图示：它的权重（8 个隐藏单元 × 4 个输入）和它的梯度并排放在一起，是两个形状相同的数组。梯度为零的行，属于那些对两个样本都被 ReLU 关掉的隐藏单元。
 
-# %% [markdown] en="50052221"
+# %% [markdown] en="96edb854"
 # ## 所有参数及其名字和形状
 #
-# `named_parameters()` 遍历一个模块，产生 `(name, parameter)` 对。对单独一层，名字很短；对整个网络，每个名字前面会加上它所在层的位置，用点号连接。没有 `1.`：ReLU 没有参数。
+# `named_parameters()` 遍历一个模块，产生 `(name, parameter)` 对。对整个网络，每个名字前面会加上它所在层的位置和一个点号；没有 `1.`，因为 ReLU 没有参数。
 
 # %% [markdown] en="aa9412ae"
 # 网络的状态字典使用同样的名字，所以 `net.state_dict()['2.bias']` 就是输出层的偏置。`net.get_parameter('2.bias')` 返回参数对象本身。
 
-# %% [markdown] en="fad087ae"
-# `dt.diagnose.summary(net)` 把这些都放进一张表：每个名字及其形状、元素个数（number of elements）、数据类型、是否参与训练，以及它的逐参数设置；表下面是合计。`dt.diagnose` 是本套件回答参数相关问题的工具箱；如果再给出优化器，`summary(net, opt)` 还会列出每个参数所在的参数组（parameter group）和学习率（learning rate），第 6 章和第 8 章就是这样用的。
+# %% [markdown] en="5556d4c7"
+# `dt.diagnose.summary(net)` 把这些都放进一张表：每个名字及其形状、元素个数（number of elements）、数据类型、是否参与训练和它的设置，表下面是合计。如果再给出优化器，`summary(net, opt)` 还会列出每个参数所在的参数组（parameter group）和学习率（learning rate），第 6 章和第 8 章就是这样用的。
+
+# %% [markdown] en="b0908ff2"
+# ### 深入一步：在 PyTorch 中做同样的表
+# 其他框架用什么代替 `summary`，以及只用几行、在 PyTorch 中也能运行的同一张表。
 
 # %% [markdown] en="6257172c"
 # `summary` 是 dltutor 自己的工具（PyTorch 没有这样的函数；Paddle 有 `paddle.summary`，按层列表，MegEngine 有 `megengine.utils.module_stats.module_stats`）。它显示的内容，用几行代码就能原样搬到 PyTorch（把 `dt` 换成 `torch`）：下面的循环只用到了 `named_parameters()`、`shape`、`numel()` 和 `requires_grad`。
 
-# %% [markdown] en="58420ed6"
+# %% [markdown] en="2f4ea217"
 # ## 嵌套块的参数
 #
-# 更大的网络由块构成，块又由更小的块构成。**块工厂**是一个每次调用都返回一个新块的函数。`block2` 把 `block1` 生成的四个块放进一个 `Sequential`，并用 `add_module` 给每个块命名；名字里可以有空格。
+# 更大的网络由块构成，块又由更小的块构成。**块工厂**是一个每次调用都返回一个新块的函数。`block2` 把 `block1` 生成的四个块放进一个 `Sequential`，并用 `add_module` 给每个块命名；名字里可以有空格。打印出来的网络是一棵缩进的树：每一行开头是子模块在其父模块中的名字。
 
-# %% [markdown] en="5afd678d"
-# 打印网络会把嵌套结构显示成一棵缩进的树：每一行开头是子模块在其父模块中的名字。
+# %% [markdown] en="a66c6aa7"
+# 参数的完整名字是从顶层开始的一串名字，用点号连接：`block 0` 中第一层的偏置是 `0.block 0.0.bias`。工厂造出的每个块都有自己的参数。
 
-# %% [markdown] en="4a5f1e8e"
-# 参数的完整名字是从顶层开始的一串名字，用点号连接：`block 0` 中第一层的偏置是 `0.block 0.0.bias`（“rgnet 的子模块 `0`，然后是子模块 `block 0`，然后是子模块 `0`，最后是它的 `bias`”）。工厂造出的每个块都有自己的参数。
+# %% [markdown] en="139810d1"
+# 你可以像嵌套列表一样按位置沿着树往下走：`rgnet[0][1]` 是那个大块的**第二个**子模块，名字叫 `block 1`；`rgnet[0][1][0]` 是它的第一层，这一层的偏置在 `rgnet[0]` 的状态字典中叫 `'block 1.0.bias'`。注意区分位置和名字：`'block 0.0.bias'` 属于位置 0，是另一层。
 
-# %% [markdown] en="0e7c9bfc"
-# 你可以像嵌套列表一样按位置沿着树往下走：`rgnet[0]` 是那个大块，`rgnet[0][1]` 是它的**第二个**子模块，名字叫 `block 1`，`rgnet[0][1][0]` 是那个块的第一层。`rgnet[0]` 的状态字典相对于 `rgnet[0]` 给它命名：`'block 1.0.bias'`。
-#
-# 注意区分位置和名字。位置 1 是名为 `block 1` 的子模块；`'block 0.0.bias'` 是位置 0 的偏置，是另一层，数值也不同。（这道练习的某些版本拿 `rgnet[0][1][0].bias` 和 `'block 0.0.bias'` 比较；它们不是同一个参数。）
-
-# %% [markdown] en="7036ce20"
+# %% [markdown] en="07fcf231"
 # ## 自定义层
 #
-# 到目前为止，每一层都是本套件自带的。自己的层是 `nn.Module` 的子类：在 `__init__` 中先调用 `super().__init__()`，再创建它的参数，在 `forward` 中计算输出。把一个 `nn.Parameter` 赋值给属性，就以这个属性名注册了它。下面的 `MyLinear` 就是亲手写出来的 `nn.Linear`。没有偏置时，它调用 `register_parameter("bias", None)`：名字注册了，里面却是空的，所以 `self.bias` 读出来是 `None`（`forward` 正是靠它来判断），这个名字下也不会列出或保存任何东西。PyTorch 自己的 `nn.Linear(..., bias=False)` 正是这样做的；把 `dt` 换成 `torch`，这个类在 PyTorch 中原样就能运行。
+# 自己的层是 `nn.Module` 的子类：在 `__init__` 中先调用 `super().__init__()`，再创建它的参数，在 `forward` 中计算输出。把一个 `nn.Parameter` 赋值给属性，就以这个属性名注册了它。下面的 `MyLinear` 就是亲手写出来的 `nn.Linear`。没有偏置时，它调用 `register_parameter("bias", None)`：`self.bias` 读出来是 `None`（`forward` 正是靠它来判断），这个名字下也不会列出或保存任何东西。PyTorch 的 `nn.Linear(..., bias=False)` 也是这样做的；把 `dt` 换成 `torch`，这个类在 PyTorch 中原样就能运行。
 #
 # D2L 中文版的[自定义层](https://zh.d2l.ai/chapter_deep-learning-computation/custom-layer.html)一节讲的是同一件事，可以对照着读。
 
-# %% [markdown] en="96c987ce"
-# **普通列表的陷阱**。模块会在自己的属性中寻找参数，却不会去看 Python 列表的里面。`ScaleShift` 把它的两个参数放在一个列表里；如果那是普通列表，`parameters()` 就列不出它们，优化器也就从来拿不到它们。什么都不会报错：反向传播照样算出它们的梯度，而更新一步之后它们原地不动。PyTorch 的行为完全一样。改正只需要换一个词，用 `nn.ParameterList`：
+# %% [markdown] en="0fa77f3b"
+# **普通列表的陷阱**。模块会在自己的属性中寻找参数，却不会去看 Python 列表的里面。`ScaleShift` 把它的两个参数放在一个列表里；如果那是普通列表，`parameters()` 就列不出它们，优化器也就拿不到它们。什么都不会报错：反向传播照样算出它们的梯度，更新一步之后它们却原地不动，在 PyTorch 中也一样。改正只需要换一个词，用 `nn.ParameterList`：
 
-# %% [markdown] en="97ec10ce"
-# `ParameterList` 本身是一个模块，按位置给参数命名，所以上面的模型列出了 `1.params.0` 和 `1.params.1`，会保存它们，也会用 `.to` 搬动它们。`nn.ParameterDict` 则按键给参数命名。交给两者的张量都会变成 Parameter，普通的 `dict` 会按键排好序再放进去。PyTorch 的这两个容器做法相同，给参数起的名字也相同。
+# %% [markdown] en="ff96558d"
+# `ParameterList` 本身是一个模块，按位置给参数命名（上面的 `1.params.0`），会保存它们，也会用 `.to` 搬动它们；`nn.ParameterDict` 则按键命名。交给两者的张量都会变成 Parameter，普通的 `dict` 会按键排好序再放进去，与 PyTorch 相同。
 
-# %% [markdown] en="3df116bc"
-# **没有可学习内容的层**。只有 `forward` 也能构成一个层：`Centered` 从每个样本中减去这个样本自己的均值。它和 `ReLU` 一样没有参数，不增加任何名字，可以和本套件的层以及 `MyLinear` 一起放进 `Sequential`。遍历模型有三种常用的方式：`named_children()` 给出直接子模块及其名字，`named_modules()` 给出树中的每个模块（模型本身排在最前，名字是 `""`），`parameters(recurse=False)` 只给出模块自己持有的参数，不包括子模块的参数。
+# %% [markdown] en="dc54e174"
+# **没有可学习内容的层**。只有 `forward` 也能构成一个层：`Centered` 从每个样本中减去这个样本自己的均值，它没有参数，可以和 `MyLinear` 一起放进 `Sequential`。遍历模型有三种常用的方式：`named_children()` 给出直接子模块及其名字，`named_modules()` 给出树中的每个模块（模型本身排在最前，名字是 `""`），`parameters(recurse=False)` 只给出模块自己持有的参数，不包括子模块的参数。
 
-# %% [markdown] en="523f065e"
+# %% [markdown] en="d3a7f585"
 # ## 导出某一层的权重
 #
-# 有时你只想要模型的一部分，例如最后一层的权重和偏置，好在另一个模型中复用。`net[2].state_dict()` 恰好就是这一部分，把它保存下来：`dt.save(net[2].state_dict(), path)`。
-#
-# dltutor 写的是 **safetensors** 文件：若干数组，加上一个说明每个数组的名字、数据类型和形状的小 JSON 头。加载这样的文件只可能得到数组；而 pickle（`torch.save` 写的格式）在加载时可以运行代码（PyTorch 2.13 的 `torch.load` 会拒绝这样做，除非你传入 `weights_only=False`）。我们写到一个临时文件夹里，所以不会留下任何东西。
+# 要在另一个模型中复用模型的一部分，比如最后一层，就把这一部分的状态字典保存下来：`dt.save(net[2].state_dict(), path)`。dltutor 写的是 **safetensors** 文件：若干数组，加上一个说明每个数组名字、数据类型和形状的小文件头。我们写到一个临时文件夹里。
 
-# %% [markdown] en="4769d487"
-# 任何 safetensors 读取器都能打开这个文件。下面是 NumPy 的读取器在里面找到的东西：两个数组，用的是这一层给它们起的名字。
-
-# %% [markdown] en="9a21ed0d"
-# 要使用这些权重，创建一个形状相同的层，用 `load_state_dict(dt.load(path))` 把它们复制进去。它返回缺失的键和多余的键（这里都没有）；新层现在的计算与 `net[2]` 完全相同。
-
-# %% [markdown] en="90bb81b2"
-# 对一个新网络的最后一层也一样：`other[2].load_state_dict(...)`。只有那一层会改变；新网络的其余部分保留自己的值。
+# %% [markdown] en="ca74dbe3"
+# 要使用这些权重，创建一个形状相同的层，用 `load_state_dict(dt.load(path))` 把它们复制进去。它返回缺失的键和多余的键（这里都没有）；新层现在的计算与 `net[2]` 完全相同。对一个新网络的最后一层 `other[2]` 也一样：只有那一层会改变。
 
 # %% [markdown] en="c0c9e7f8"
-# 形状不匹配时，加载会失败，报错信息会列出每个不匹配的键以及两边的形状。（这个单元格本来就会失败。）
+# 形状不匹配时，加载会失败，报错信息会列出每个不匹配的键以及两边的形状。下面这个单元格本来就会失败，它的英文报错是说：这个状态字典与这个 Linear 不匹配，什么都没有改变；形状不匹配的是 `'weight'`，模型为 (2, 8)、状态字典为 (1, 8)，以及 `'bias'`，模型为 (2,)、状态字典为 (1,)。
+
+# %% [markdown] en="df5bd685"
+# ### 深入一步：被拒绝的加载什么都不改变，以及文件里面有什么
+# 被拒绝的加载让层保持原样，为什么用 safetensors 而不用 pickle，NumPy 的读取器在文件里找到什么，以及 PyTorch 只加载了一半的情形。
 
 # %% [markdown] en="39cbe7fe"
-# 报错的意思是：这个状态字典与这个 Linear 不匹配，什么都没有改变；形状不匹配的是 `'weight'`（模型为 (2, 8)，状态字典为 (1, 8)）和 `'bias'`（模型为 (2,)，状态字典为 (1,)）。失败的加载**什么都不改变**。在 `Linear(4, 1)` 中，偏置（形状 (1,)）是合适的，但权重不合适，于是整个加载被拒绝：偏置保持原来的值，而不是被加载了一半。
+# 失败的加载**什么都不改变**。在 `Linear(4, 1)` 中，偏置（形状 (1,)）是合适的，但权重不合适，于是整个加载被拒绝：偏置保持原来的值，而不是被加载了一半。
+
+# %% [markdown] en="ec3395d2"
+# safetensors 文件里是若干数组和一个小 JSON 头；加载它只可能得到数组，而 pickle（`torch.save` 写的格式）在加载时可以运行代码，PyTorch 2.13 的 `torch.load` 会拒绝这样做，除非你传入 `weights_only=False`。任何 safetensors 读取器都能打开这个文件。下面是 NumPy 的读取器在里面找到的东西：两个数组，用的是这一层给它们起的名字。
 
 # %% [markdown] en="6c0c90be"
 # **这里 dltutor 与 PyTorch 不同**。PyTorch 的 `load_state_dict` 会边检查边复制每个合适的条目，到最后才报错，所以在同样的错误之后，PyTorch 的偏置已经是文件里的值了：这一层一半是新的、一半是旧的，而且没有任何提示告诉你是哪一半。这里没法直接算给你看（本套件不含 PyTorch）：`tests/frameworks/test_ch02_access.py` 在 PyTorch 2.13 中运行了完全相同的情形——让一个 `Linear(4, 1)` 加载 `Linear(8, 1)` 的状态字典——并检查它抛出指明 `size mismatch for weight` 的 `RuntimeError`，而此后偏置已是文件里的值、权重仍是旧值。下面把 dltutor 的 `small` 在加载被拒绝之后的状态与文件并排列出：
 
-# %% [markdown] en="476d336b"
-# 清理临时文件夹：
-
-# %% [markdown] en="395f266f"
+# %% [markdown] en="6de8023f"
 # ## 缓冲区：不是参数的状态
 #
-# 层里保存的有些数字是测出来的，而不是学出来的：BatchNorm 的滑动均值和方差、一个步数计数器、训练数据的均值和离散程度。它们必须和模型一起保存，也要跟着模型走（搬到 GPU、转成 float64），但任何优化器都不能改动它们。PyTorch 和 dltutor 把这样的张量叫作**缓冲区**（buffer），用 `self.register_buffer(name, tensor)` 注册；加上 `persistent=False` 时，它仍然跟着模型走，但不进入状态字典（适合模型能重新算出来的值）。作为普通属性保存的张量 `self.scale = ...` 两者都不是：不保存、不搬动、不转换类型。
-#
-# 下面的模块先用在数据上测得的均值和离散程度把输入标准化，再接一个 `Linear`。上面说的每一种张量它都有。
+# 层里保存的有些数字是测出来的，而不是学出来的：BatchNorm 的滑动均值和方差、训练数据的均值和离散程度。它们必须和模型一起保存，也要跟着模型走，但任何优化器都不能改动它们。PyTorch 和 dltutor 把这样的张量叫作**缓冲区**（buffer），用 `self.register_buffer(name, tensor)` 注册；加上 `persistent=False` 时，它仍然跟着模型走，但不进入状态字典。作为普通属性保存的张量 `self.scale = ...` 既不保存也不搬动。下面的 `Standardize` 先用测得的均值和离散程度把输入标准化，再接一个 `Linear`；每一种张量它都有。
 
-# %% [markdown] en="527213ec"
-# 所以状态字典里有参数和两个持久缓冲区，而 `parameters()`（也就是交给优化器的东西）只有参数。一步训练证明后一半：缓冲区没有梯度，这一步之后它们分毫未变。
+# %% [markdown] en="de2df99b"
+# 状态字典里有参数和持久缓冲区，而 `parameters()`，也就是交给优化器的东西，只有参数。一步训练之后，缓冲区没有梯度，也分毫未变。
 
-# %% [markdown] en="b5a54cc3"
-# `model.to(...)` 会带上每个参数和缓冲区，无论是否持久；普通属性则被留在原处。在这台机器上能演示的“搬动”是转换成 float64（第 11 章用同样的方法把模型搬到 GPU）：
+# %% [markdown] en="74bb6feb"
+# `model.to(...)` 会带上每个参数和缓冲区，无论是否持久；普通属性则被留在原处。当加载后的模型与保存前的表现不一样时，要找的就是这种普通属性。这里的“搬动”是转换成 float64（第 11 章用同样的方法把模型搬到 GPU）：
 
-# %% [markdown] en="5fbd6944"
-# 当加载后的模型与保存前的表现不一样时，要找的就是这种普通属性：它需要的某个值根本不在文件里。把它注册成缓冲区。
-
-# %% [markdown] en="52c166bc"
+# %% [markdown] en="897b142e"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
@@ -174,13 +161,12 @@
 #
 # **两句话**：参数的点分名字能找到它的值、它的梯度（反向传播之前为 None）以及它在状态字典中的条目。状态字典能保存和重新加载模型的任意部分，而缓冲区保存那些要存下来却从不训练的状态。
 #
-# * `Sequential` 像列表一样索引；`net[i].state_dict()` 以短名字（`weight`、`bias`）保存第 `i` 层的参数，这些张量与参数共享内存。
-# * 参数是一个 `nn.Parameter`，即 `requires_grad=True` 的张量：`p.data` / `p.numpy()` 是它的值，`p.grad` 是它的梯度，在反向传播算出梯度之前是 `None`，之后与参数的形状完全相同。
-# * `named_parameters()` 和 `state_dict()` 用子模块名字组成的路径、以点号连接来命名参数（`'2.bias'`、`'0.block 1.0.bias'`）；`dt.diagnose.summary` 把它们列成表。
-# * 索引按位置，名字来自 `add_module`；`block2()` 的位置 1 是名为 `block 1` 的子模块。
-# * `dt.save(net[2].state_dict(), path)` 把一层导出到任何读取器都能打开的 safetensors 文件；`layer.load_state_dict(dt.load(path))` 把它加载到形状相同的层中，不匹配的加载什么都不改变。
-# * 自己的层是 `nn.Module` 的子类：在 `__init__` 中赋值 `nn.Parameter`，不需要的参数用 `register_parameter(name, None)` 注册为空，在 `forward` 中计算；没有参数的层只需要 `forward`。放在普通列表里的参数，`parameters()` 看不见，优化器也就看不见：把它们放进 `nn.ParameterList` 或 `nn.ParameterDict`。
-# * 测得的状态，比如数据的均值、BatchNorm 的滑动平均统计量（running statistics），是缓冲区，用 `register_buffer(name, t)` 登记：随模型保存和搬动，从不交给优化器；普通的张量属性这些都不是。
+# * `net[i].state_dict()` 以短名字保存第 `i` 层的参数，与参数共享内存。
+# * 参数的值是 `p.data` / `p.numpy()`，梯度是 `p.grad`：反向传播之前为 `None`，之后与参数形状相同。
+# * 完整名字是子模块名字组成的路径，用点号连接（`'0.block 1.0.bias'`）；索引按位置，名字来自 `add_module`。
+# * `dt.save(layer.state_dict(), path)` 导出一层；`load_state_dict(dt.load(path))` 把它加载到形状相同的层中，并拒绝形状不符的加载，列出每个不匹配的键。
+# * 自己的层在 `__init__` 中赋值 `nn.Parameter`，在 `forward` 中计算；放在普通列表里的参数优化器看不见：用 `nn.ParameterList` 或 `nn.ParameterDict`。
+# * 测得的状态是缓冲区，用 `register_buffer(name, t)` 登记：随模型保存和搬动，从不训练。
 #
 # ## 练习
 #
