@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Initializing parameters
 #
-# **About 40 minutes.** You will be able to:
+# **About 30 minutes.** You will be able to:
 #
 # * say what a Linear layer starts with, and why its range shrinks as its inputs grow in number;
 # * initialize every layer, or each block its own way, with `net.apply` and the built-in
@@ -9,14 +9,11 @@
 # * write a custom initializer that changes a parameter's values in place;
 # * pick the initializer that keeps signal and gradient alive through a deep network.
 #
-# Before the first training step every weight needs a value. Which value matters more than it
-# seems: start a deep network too small and its signal fades to nothing after a few layers;
-# start it too large and the signal explodes or the activations saturate. Either way, training
-# stalls before it begins.
-#
-# This chapter answers the practical questions first — what does a layer start with, how do I
-# start it with something else, how do I write a rule of my own — and ends by measuring *why*
-# the choice matters, layer by layer, in a 15-layer network. Putting in values you already have
+# Before the first training step every weight needs a value, and the value matters: start a
+# deep network too small and its signal fades to nothing after a few layers; too large and the
+# signal explodes or the activations saturate. Either way, training stalls before it begins.
+# The chapter answers the practical questions first and ends by measuring *why* the choice
+# matters, layer by layer, in a 15-layer network. Putting in values you already have
 # (pretrained word vectors, a weight matrix from NumPy) is chapter 04's subject.
 #
 # Everything here works **in place**: an initializer changes the numbers inside a parameter and
@@ -45,7 +42,8 @@ np.set_printoptions(precision=4, suppress=True)
 # $$\left[-\frac{1}{\sqrt{\text{fan}_\text{in}}},\ \frac{1}{\sqrt{\text{fan}_\text{in}}}\right],$$
 #
 # where $\text{fan}_\text{in}$ (`fan_in` in code) is `in_features`, the number of inputs that
-# feed each output. This is PyTorch's default, and dltutor copies it.
+# feed each output. This is PyTorch's default, and dltutor copies it (how PyTorch's code arrives at
+# it is a Going deeper section at the end of "Why initialization matters").
 # A wide layer shows the range clearly: with 1000 inputs the bound is $1/\sqrt{1000} \approx
 # 0.0316$.
 
@@ -63,33 +61,6 @@ print(f"std of U(-bound, bound) = bound / sqrt(3) = {bound / math.sqrt(3):.4f}")
 assert np.abs(w).max() <= bound and np.abs(b).max() <= bound   # nothing outside the range
 assert np.abs(w).max() > 0.999 * bound                          # and the range is used up to its edge
 assert abs(w.std() / (bound / math.sqrt(3)) - 1) < 0.01         # a flat (uniform) spread
-
-# %% [markdown] tags=["claim-torch-init-linear-kaiming-a-sqrt5"]
-# **Where the range comes from.** PyTorch does not write that bound down directly. Its
-# `Linear.reset_parameters` calls `kaiming_uniform_(weight, a=math.sqrt(5))`, the He
-# initializer for a leaky ReLU with negative slope $a=\sqrt 5$. That initializer draws from
-# $U(-\text{bound}, \text{bound})$ with
-#
-# $$\text{bound} = \sqrt 3 \cdot \frac{\text{gain}}{\sqrt{\text{fan}_\text{in}}},\qquad
-# \text{gain} = \sqrt{\frac{2}{1 + a^2}} = \sqrt{\frac{2}{6}} = \frac{1}{\sqrt 3},$$
-#
-# so the two $\sqrt 3$ cancel and $\text{bound} = 1/\sqrt{\text{fan}_\text{in}}$. The odd-looking
-# $a=\sqrt 5$ is simply the number that makes this come out. dltutor's layers make the same call,
-# so the same seed gives exactly the same weights as calling the initializer yourself:
-
-# %%
-gain = init.calculate_gain("leaky_relu", math.sqrt(5))
-print(f"gain for a = sqrt(5): {gain:.6f}   1/sqrt(3) = {1 / math.sqrt(3):.6f}")
-print(f"sqrt(3) * gain / sqrt(1000) = {math.sqrt(3) * gain / math.sqrt(1000):.6f}")
-
-dt.manual_seed(0)
-by_hand = nn.Parameter(dt.zeros(500, 1000))
-_ = init.kaiming_uniform_(by_hand, a=math.sqrt(5))   # the layer draws its weight first, then its bias
-
-# %%
-assert math.isclose(gain, 1 / math.sqrt(3))
-assert math.isclose(math.sqrt(3) * gain / math.sqrt(1000), bound)
-assert np.array_equal(by_hand.numpy(), wide.weight.numpy())    # bit for bit the layer's weights
 
 # %% [markdown]
 # **Why divide by $\sqrt{\text{fan}_\text{in}}$?** Each output adds up `fan_in` products
@@ -168,40 +139,6 @@ print(f"{weights.size} weights: std {weights.std():.4f}, largest |w| {np.abs(wei
 assert (net[0].bias.numpy() == 0).all() and (net[2].bias.numpy() == 0).all()
 assert 0.005 < weights.std() < 0.015 and np.abs(weights).max() < 0.05   # small, around 0.01
 
-# %% [markdown] tags=["claim-torch-init-data-is-a-tensor", "claim-torch-init-tensor-methods-need-no-grad"]
-# > **Coming from PyTorch: `.data` is the array itself.** D2L and many PyTorch tutorials write
-# > `m.weight.data.normal_(0, 0.01)` and `m.bias.data.fill_(0)`. In dltutor `p.data` is the
-# > NumPy (or CuPy) array that holds the values, so that you can always look at the raw numbers;
-# > a NumPy array has no `normal_`, `fill_` or `abs()` method. Side by side:
-# >
-# > | PyTorch | dltutor |
-# > | --- | --- |
-# > | `m.weight.data.normal_(0, 0.01)` | `init.normal_(m.weight, 0, 0.01)` |
-# > | `m.bias.data.fill_(0)` | `init.zeros_(m.bias)` (or `init.constant_(m.bias, 0)`) |
-# > | `with torch.no_grad(): m.weight.normal_(0, 0.01)` | `with dt.no_grad(): m.weight.normal_(0, 0.01)` |
-# > | `m.weight.data.abs()` | `m.weight.abs()` (a tensor) or `np.abs(m.weight.data)` (an array) |
-# >
-# > The tensor methods `normal_`, `uniform_`, `fill_` and `zero_` exist too, and, as in PyTorch,
-# > they refuse a parameter outside `no_grad` (autograd could no longer tell which values it saw).
-
-# %%
-try:
-    net[0].weight.data.normal_(0, 0.01)      # the PyTorch line: .data is a NumPy array here
-    pytorch_line_error = None
-except AttributeError as err:
-    pytorch_line_error = err
-    print("AttributeError:", err)
-
-# %%
-with dt.no_grad():
-    net[0].weight.normal_(0, 0.01)           # the tensor method, as in PyTorch
-    net[0].bias.fill_(0)
-print(type(net[0].weight.data).__name__, "| largest |w|:", np.abs(net[0].weight.data).max().round(4))
-assert isinstance(pytorch_line_error, AttributeError)                 # the PyTorch line failed ...
-assert "object has no attribute 'normal_'" in str(pytorch_line_error)   # ... for want of normal_
-assert isinstance(net[0].weight.data, np.ndarray)
-assert (net[0].bias.numpy() == 0).all() and np.abs(net[0].weight.numpy()).max() < 0.05
-
 # %% [markdown]
 # `apply` visits the children first and the module itself last, so `fn` sees every layer,
 # the ReLU and the Sequential too — that is why `init_normal` checks the type:
@@ -254,6 +191,45 @@ print("and are still equal:", np.allclose(rows, rows[0], rtol=1e-5, atol=1e-6))
 assert not np.allclose(rows, 1.0)                                     # training moved them
 assert np.allclose(rows, rows[0], rtol=1e-5, atol=1e-6)               # ... all the same way
 assert np.allclose(symmetric[2].weight.numpy(), symmetric[2].weight.numpy()[0, 0], rtol=1e-5)
+
+# %% [markdown] tags=["claim-torch-init-data-is-a-tensor"]
+# ### Going deeper: coming from PyTorch's `.data`
+# Why D2L's `m.weight.data.normal_(0, 0.01)` fails here, and what to write instead.
+
+# %% [markdown] tags=["claim-torch-init-data-is-a-tensor", "claim-torch-init-tensor-methods-need-no-grad"]
+# > **Coming from PyTorch: `.data` is the array itself.** D2L and many PyTorch tutorials write
+# > `m.weight.data.normal_(0, 0.01)` and `m.bias.data.fill_(0)`. In dltutor `p.data` is the
+# > NumPy (or CuPy) array that holds the values, so that you can always look at the raw numbers;
+# > a NumPy array has no `normal_`, `fill_` or `abs()` method. Side by side:
+# >
+# > | PyTorch | dltutor |
+# > | --- | --- |
+# > | `m.weight.data.normal_(0, 0.01)` | `init.normal_(m.weight, 0, 0.01)` |
+# > | `m.bias.data.fill_(0)` | `init.zeros_(m.bias)` (or `init.constant_(m.bias, 0)`) |
+# > | `with torch.no_grad(): m.weight.normal_(0, 0.01)` | `with dt.no_grad(): m.weight.normal_(0, 0.01)` |
+# > | `m.weight.data.abs()` | `m.weight.abs()` (a tensor) or `np.abs(m.weight.data)` (an array) |
+# >
+# > The tensor methods `normal_`, `uniform_`, `fill_` and `zero_` exist too, and, as in PyTorch,
+# > they refuse a parameter outside `no_grad` (autograd could no longer tell which values it saw).
+
+# %%
+try:
+    net[0].weight.data.normal_(0, 0.01)      # the PyTorch line: .data is a NumPy array here
+    pytorch_line_error = None
+except AttributeError as err:
+    pytorch_line_error = err
+    print("AttributeError:", err)
+
+# %%
+dt.manual_seed(0)
+with dt.no_grad():
+    net[0].weight.normal_(0, 0.01)           # the tensor method, as in PyTorch
+    net[0].bias.fill_(0)
+print(type(net[0].weight.data).__name__, "| largest |w|:", np.abs(net[0].weight.data).max().round(4))
+assert isinstance(pytorch_line_error, AttributeError)                 # the PyTorch line failed ...
+assert "object has no attribute 'normal_'" in str(pytorch_line_error)   # ... for want of normal_
+assert isinstance(net[0].weight.data, np.ndarray)
+assert (net[0].bias.numpy() == 0).all() and np.abs(net[0].weight.numpy()).max() < 0.05
 
 # %% [markdown]
 # ## Different initializers for different blocks
@@ -388,6 +364,10 @@ values[np.abs(values) < 5] = 0
 init.assign_(net[0].weight, values)
 assert np.allclose(net[0].weight.numpy(), values)
 
+# %% [markdown] tags=["claim-paddle-init-d2l-code-typeerror"]
+# ### Going deeper: the Paddle edition of D2L
+# Why its initialization code changes nothing, shown with dltutor's Paddle-style objects.
+
 # %% [markdown] tags=["claim-paddle-init-d2l-code-typeerror", "claim-paddle-init-object-acts-only-when-called", "claim-paddle-init-xavier-weight-as-fan-in", "claim-paddle-init-to-tensor-copy-set-value"]
 # **Coming from the Paddle edition of D2L?** Its code for this section does not initialize
 # anything. In Paddle 3.3 its two functions even stop with a `TypeError` (`paddle.zeros(m.bias)`:
@@ -476,14 +456,8 @@ assert math.isclose(init.calculate_gain("selu"), 3 / 4)
 # `plot.layer_statistics` runs the network with hooks on each block and draws one line per
 # initializer; a good initializer keeps both lines flat.
 #
-# We measure in **float64** (`net.double()`, as in PyTorch; the inputs are float64 too).
-# Training would use float32, but a measurement should give the same digits on every
-# computer, and in float32 one of these numbers does not: `tanh(x)` is exactly ±1 in float32
-# once `|x| > 9`, and a little below that its slope `1 - tanh(x)**2` keeps only a few correct
-# bits. In the tanh network started with std 1 most units sit there, so the gradient flowing
-# back through them is largely rounding noise, and its std comes out about 10% different on a
-# CPU whose matrix kernels round differently. float64 pushes that noise far below the three
-# digits printed here.
+# We measure in **float64** (`net.double()`, as in PyTorch; the inputs are float64 too), so the
+# digits printed are the same on every computer (the Going deeper section below says why).
 
 # %%
 class Dense(nn.Module):
@@ -609,6 +583,30 @@ def claims_hold(act_std, grad_std, saturated):
 assert claims_hold(act_std, grad_std, saturated)
 
 # %% [markdown]
+# Two closing remarks. First, these are statements about the **start** of training; normalization
+# layers (BatchNorm, LayerNorm) and residual connections make deep networks much less sensitive
+# to it — a topic of its own. Second, the default of a Linear layer is fine for the shallow
+# networks of these notebooks, but for a deep stack, pick the initializer that matches the
+# activation.
+
+# %% [markdown]
+# ### Going deeper: why the measurement runs in float64
+# What float32 would do to the printed digits of the saturated tanh network.
+
+# %% [markdown]
+# Training would use float32, but a measurement should give the same digits on every
+# computer, and in float32 one of these numbers does not: `tanh(x)` is exactly ±1 in float32
+# once `|x| > 9`, and a little below that its slope `1 - tanh(x)**2` keeps only a few correct
+# bits. In the tanh network started with std 1 most units sit there, so the gradient flowing
+# back through them is largely rounding noise, and its std comes out about 10% different on a
+# CPU whose matrix kernels round differently. float64 pushes that noise far below the three
+# digits printed here.
+
+# %% [markdown]
+# ### Going deeper: the same claims for other seeds
+# The experiment again with four more seeds: the first draw was not luck.
+
+# %% [markdown]
 # One draw of weights and inputs could be lucky. The same claims hold for other seeds (other
 # weights, other inputs); the plots of these runs are drawn off screen and thrown away:
 
@@ -620,6 +618,10 @@ for seed in tqdm(range(1, 5), desc="seeds", disable=dt.quick_mode()):
     assert claims_hold(*measure(seed, axes)), seed
     plt.close(fig)
 print("the claims hold for seeds 0 to 4")
+
+# %% [markdown] tags=["claim-torch-forward-hook-output-stds"]
+# ### Going deeper: the same measurement in PyTorch
+# The forward hooks behind `plot.layer_statistics`, in lines that run unchanged in PyTorch.
 
 # %% [markdown] tags=["claim-torch-forward-hook-output-stds"]
 # **The same measurement in PyTorch.** `plot.layer_statistics` is the kit's (it calls
@@ -651,13 +653,39 @@ print("blocks 0, 7, 14:", np.round([by_hooks[i] for i in (0, 7, 14)], 3))
 assert len(by_hooks) == DEPTH
 assert np.allclose(by_hooks, by_kit, rtol=1e-9)
 
-# %% [markdown] tags=["claim-torch-names-03", "claim-paddle-names-03", "claim-mge-names-03", "claim-torch-init-linear-default-uniform-weight-bias", "claim-paddle-linear-default-xavier-zero-bias", "claim-mge-init-linear-default-normal", "claim-torch-init-functions-in-place", "claim-paddle-init-object-acts-only-when-called"]
-# Two closing remarks. First, these are statements about the **start** of training; normalization
-# layers (BatchNorm, LayerNorm) and residual connections make deep networks much less sensitive
-# to it — a topic of its own. Second, the default of a Linear layer is fine for the shallow
-# networks of these notebooks, but for a deep stack, pick the initializer that matches the
-# activation.
+# %% [markdown] tags=["claim-torch-init-linear-kaiming-a-sqrt5"]
+# ### Going deeper: where PyTorch's default range comes from
+# How `kaiming_uniform_` with `a=math.sqrt(5)` gives the first section's bound $1/\sqrt{\text{fan}_\text{in}}$.
+
+# %% [markdown] tags=["claim-torch-init-linear-kaiming-a-sqrt5"]
+# **Where the range comes from.** PyTorch does not write the bound $1/\sqrt{\text{fan}_\text{in}}$ down directly. Its
+# `Linear.reset_parameters` calls `kaiming_uniform_(weight, a=math.sqrt(5))`, the He
+# initializer for a leaky ReLU with negative slope $a=\sqrt 5$. That initializer draws from
+# $U(-\text{bound}, \text{bound})$ with
 #
+# $$\text{bound} = \sqrt 3 \cdot \frac{\text{gain}}{\sqrt{\text{fan}_\text{in}}},\qquad
+# \text{gain} = \sqrt{\frac{2}{1 + a^2}} = \sqrt{\frac{2}{6}} = \frac{1}{\sqrt 3},$$
+#
+# so the two $\sqrt 3$ cancel and $\text{bound} = 1/\sqrt{\text{fan}_\text{in}}$. The odd-looking
+# $a=\sqrt 5$ is simply the number that makes this come out. dltutor's layers make the same call,
+# so the same seed gives exactly the same weights as calling the initializer yourself (`wide`
+# is the 1000-input layer of the first section):
+
+# %%
+gain = init.calculate_gain("leaky_relu", math.sqrt(5))
+print(f"gain for a = sqrt(5): {gain:.6f}   1/sqrt(3) = {1 / math.sqrt(3):.6f}")
+print(f"sqrt(3) * gain / sqrt(1000) = {math.sqrt(3) * gain / math.sqrt(1000):.6f}")
+
+dt.manual_seed(0)
+by_hand = nn.Parameter(dt.zeros(500, 1000))
+_ = init.kaiming_uniform_(by_hand, a=math.sqrt(5))   # the layer draws its weight first, then its bias
+
+# %%
+assert math.isclose(gain, 1 / math.sqrt(3))
+assert math.isclose(math.sqrt(3) * gain / math.sqrt(1000), bound)
+assert np.array_equal(by_hand.numpy(), wide.weight.numpy())    # bit for bit the layer's weights
+
+# %% [markdown] tags=["claim-torch-names-03", "claim-paddle-names-03", "claim-mge-names-03", "claim-torch-init-linear-default-uniform-weight-bias", "claim-paddle-linear-default-xavier-zero-bias", "claim-mge-init-linear-default-normal", "claim-torch-init-functions-in-place", "claim-paddle-init-object-acts-only-when-called"]
 # ## What the frameworks call it
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
@@ -669,7 +697,12 @@ assert np.allclose(by_hooks, by_kit, rtol=1e-9)
 # | Kaiming (He) | `init.kaiming_uniform_`, `init.kaiming_normal_` (objects: `init.KaimingUniform`, `init.KaimingNormal`) | `nn.init.kaiming_uniform_`, `kaiming_normal_` | `nn.initializer.KaimingUniform`, `KaimingNormal` | `module.init.msra_uniform_`, `msra_normal_` |
 # | gain of an activation | `init.calculate_gain` | `nn.init.calculate_gain` | `nn.initializer.calculate_gain` | `module.init.calculate_gain` |
 # | an initializer for one layer | `nn.Linear(4, 8, weight_init=init.Normal(0.0, 0.02))` | `init.normal_(layer.weight, 0.0, 0.02)` after making it | `nn.Linear(4, 8, weight_attr=ParamAttr(initializer=Normal(0.0, 0.02)))` | `M.init.normal_(layer.weight, 0, 0.02)` after making it |
-#
+
+# %% [markdown] tags=["claim-paddle-init-object-acts-only-when-called"]
+# ### Going deeper: Paddle's initializer objects
+# How Paddle hands an initializer to a layer, and the same objects in dltutor.
+
+# %% [markdown] tags=["claim-torch-init-functions-in-place", "claim-paddle-init-object-acts-only-when-called"]
 # In Paddle an initializer is an object handed to the layer through
 # `weight_attr=ParamAttr(initializer=...)` when it is made; calling one on an existing parameter
 # also works (`Normal(0.0, 0.01)(layer.weight)`). PyTorch and MegEngine use functions that change
