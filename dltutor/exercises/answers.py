@@ -1,15 +1,13 @@
 """Reading a learner's answer fairly: the same answer in any of the forms that mean the same.
 
 A learner may type ``0.1155`` for a bound the chapter prints as ``0.1155`` (the exact value is
-0.11547...), get ``np.False_`` from ``(a != b).any()``, or name a type as ``int``, ``"int"`` or
-``np.dtype("int64")``. The checks read answers through these functions, so every exercise
-accepts what means the same and refuses only what does not.
+0.11547...), or name a type as ``int``, ``"int"`` or ``np.dtype("int64")``. The checks read
+answers through these functions, so every exercise accepts what means the same and refuses
+only what does not.
 
 >>> same_number(0.1155, 1 / 75 ** 0.5), same_number(0.1154, 1 / 75 ** 0.5)
 (True, False)
 >>> import numpy as np
->>> truth(np.False_), truth("no")
-(False, None)
 >>> type_name(int), type_name("int"), type_name(np.dtype("float32"))
 ('int', 'int', 'float32')
 >>> whole_numbers(np.array([2, 1, 6]))
@@ -83,23 +81,6 @@ def same_number(got: Any, expected: float, rel_tol: float = 1e-6) -> bool:
         return True
     digits = typed_digits(value)
     return digits >= MIN_TYPED_DIGITS and value == float(f"{expected:.{digits}g}")
-
-
-def truth(value: Any) -> bool | None:
-    """``value`` as True or False when it is a truth value (Python's or NumPy's, a 0-d bool
-    array or a one-element bool tensor); None otherwise.
-
-    >>> import numpy as np
-    >>> truth(True), truth(np.array(False)), truth(1), truth("True")
-    (True, False, None, None)
-    """
-    if isinstance(value, Tensor):
-        value = value.data
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, np.ndarray) and value.dtype == bool and value.size == 1:
-        return bool(value.reshape(()))
-    return None
 
 
 def type_name(value: Any) -> str:

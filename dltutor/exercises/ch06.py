@@ -2,40 +2,77 @@
 
 >>> Q2.verdict({"decay_names": {"fc1.weight", "fc2.weight"}}).status
 'not yet'
+>>> Q1.verdict({"moved": 0.0, "grad_norm": 1.0}).status          # a guessed norm
+'not yet'
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from .. import nn, optim
+from ..autograd import rng
 from ..i18n import sentence
-from .answers import called, truth
+from .answers import called, number, same_number
 from .checker import CheckResult, Exercise
 
 
-def _mult_zero(moves: Any, gets_gradient: Any) -> CheckResult:
-    moves, gets_gradient = truth(moves), truth(gets_gradient)
-    if moves is True:
+@lru_cache(maxsize=None)
+def _frozen_by_lr_mult() -> tuple[float, float]:
+    """06.1's step, redone as the solution takes it: a fresh make_net() with
+    conv1.weight.lr_mult = 0, SGD at lr 0.05, one step on make_loader()'s first batch. Returns
+    how far conv1.weight would have moved at lr_mult 1 (lr x its largest gradient element) and
+    its gradient's norm, both measured here, never written down. The learner's random numbers
+    go on where they were (make_net seeds the generator)."""
+    from ..examples import make_loader, make_net
+    from ..nn import functional as F
+
+    with rng.fork_rng():
+        net = make_net()
+    net.conv1.weight.lr_mult = 0.0
+    opt = optim.SGD(net.named_parameters(), lr=0.05)
+    xb, yb = next(iter(make_loader()))
+    F.cross_entropy(net(xb), yb).backward()
+    opt.step()
+    grad = net.conv1.weight.grad.numpy()
+    return 0.05 * float(np.abs(grad).max()), float(np.linalg.norm(grad))
+
+
+def _mult_zero(moved: Any, grad_norm: Any) -> CheckResult:
+    moved, grad_norm = number(moved), number(grad_norm)
+    if moved is None or grad_norm is None:
+        return ("Give two numbers: the largest change of any element of conv1.weight, and the "
+                "norm of its gradient.")
+    plain_move, want_norm = _frozen_by_lr_mult()
+    if same_number(abs(moved), plain_move, rel_tol=1e-3):
+        return ("That is the move of a step at lr_mult 1: set net.conv1.weight.lr_mult = 0 "
+                "before opt.step().")
+    if moved != 0:
         return "lr_mult = 0 makes every step of this parameter zero (plain SGD): it does not move."
-    if gets_gradient is False:
+    if grad_norm == 0:
         return ("lr_mult only scales the step: backward still computes the gradient "
                 "(requires_grad is still True).")
-    if moves is False and gets_gradient is True:
-        return None, ("why_not_updating names it: lr_mult_zero. The gradient is computed for "
-                      "nothing; requires_grad_(False) would save that work.")
-    return "Answer True or False for each."
+    if same_number(grad_norm, 2 * want_norm, rel_tol=1e-3):
+        return ("That is twice one pass's gradient: two backward passes added up. Take one "
+                "step on a fresh make_net(), or call opt.zero_grad() first.")
+    if not same_number(grad_norm, want_norm, rel_tol=1e-3):
+        return ("grad_norm is np.linalg.norm(net.conv1.weight.grad.numpy()) after one step on "
+                "a fresh make_net() and the first batch of make_loader().")
+    return None, ("why_not_updating names it: lr_mult_zero. The gradient is computed for "
+                  "nothing; requires_grad_(False) would save that work.")
 
 
 Q1 = Exercise(
-    "06.1", names=("moves", "gets_gradient"),
+    "06.1", names=("moved", "grad_norm"),
     title="What lr_mult = 0 stops",
-    expects="True or False, for each",
+    expects="two numbers",
     check=_mult_zero,
-    hints=("Set net.conv1.weight.lr_mult = 0, train one step, compare the weight before and "
-           "after, and look at net.conv1.weight.grad.",
-           "diagnose.why_not_updating(net, opt, 'conv1.weight') says why."),
+    hints=("Copy conv1.weight's values before the step (.numpy().copy()), take the step, then "
+           "np.abs(before - after).max().",
+           "The gradient is still there after the step: np.linalg.norm(net.conv1.weight.grad"
+           ".numpy()). diagnose.why_not_updating(net, opt, 'conv1.weight') says why."),
     solution=("net = make_net()\n"
               "net.conv1.weight.lr_mult = 0.0\n"
               "opt = optim.SGD(net.named_parameters(), lr=0.05)\n"
@@ -43,8 +80,8 @@ Q1 = Exercise(
               "xb, yb = next(iter(make_loader()))\n"
               "F.cross_entropy(net(xb), yb).backward()\n"
               "opt.step()\n"
-              "moves = not np.array_equal(before, net.conv1.weight.numpy())      # False\n"
-              "gets_gradient = net.conv1.weight.grad is not None                   # True"))
+              "moved = np.abs(before - net.conv1.weight.numpy()).max()          # 0.0\n"
+              "grad_norm = np.linalg.norm(net.conv1.weight.grad.numpy())       # above 0"))
 
 
 #: The names a fresh Paddle process gives the chapter's LeNet (layer type, counter, w or b).
@@ -127,7 +164,7 @@ def _fresh_models() -> list[tuple[str, Any]]:
 
 def _weight_decay(decay: Any) -> float | None:
     """The weight decay coefficient of a parameter's :class:`optim.Decay`: its group's number,
-    or its own regularizer's when that replaces it (the chapter's third way, ``L2Decay(0.0)``);
+    or its own regularizer's when that replaces it (the chapter's fourth way, ``L2Decay(0.0)``);
     None for a penalty that is not a weight decay (an ``L1Decay`` above 0).
 
     >>> bias, weight = nn.Parameter([1.0], regularizer=optim.L2Decay(0.0)), nn.Parameter([[1.0]])

@@ -1,34 +1,21 @@
-# %% [markdown] tags=["claim-torch-weight-decay-two-groups", "claim-paddle-adamw-apply-decay-param-fun"]
+# %% [markdown]
 # # Optimizers and parameter groups
 #
-# **About 45 minutes.** You will be able to:
+# **About 30 minutes.** You will be able to:
 #
 # * give each group of parameters its own learning rate, inspect the groups, and prove a step
 #   by hand;
 # * drive two optimizers with different update rules as one, and train only part of a network;
 # * set a learning-rate multiplier or a regularizer on one parameter, and say which setting wins;
-# * spare biases and other 1-D parameters from weight decay, in four ways;
+# * spare biases and other 1-D parameters from weight decay;
 # * explain what goes wrong when a parameter is handed to an optimizer twice.
 #
-# An optimizer is the part of training that actually changes the numbers inside a network. The
-# simplest one treats every parameter alike: one learning rate, one weight decay, one update
-# rule. Real training rarely stays that simple. You may want the pretrained convolutions to move
-# slowly and the new classifier quickly, no weight decay on biases, Adam for one part and SGD
-# for another, or a part that does not train at all.
-#
-# This chapter answers those questions on one small convolutional network. For each one it
-# shows the code, then **proves** what happened by comparing parameter values before and after
-# a step, often against a step computed by hand. You will learn:
-#
-# * parameter groups: a learning rate (and any other setting) per group of parameters, and how
-#   to inspect them;
-# * several optimizers at once, and training only part of a network;
-# * per-parameter settings (`lr_mult`, `regularizer`) versus the optimizer's, and which wins;
-# * weight decay for some parameters only, in dltutor, PyTorch and Paddle;
-# * what goes wrong when a parameter is handed to an optimizer twice.
-#
-# Chapter 07 goes on with the same network: learning rates that change during training,
-# schedulers, how the optimizer counts its steps, and writing your own optimizer.
+# An optimizer is the part of training that changes the numbers inside a network. The simplest
+# one treats every parameter alike, but real training rarely does: you may want the pretrained
+# convolutions to move slowly and the new classifier quickly, no weight decay on biases, Adam
+# for one part and SGD for another, or a part that does not train at all. This chapter does each
+# on one small convolutional network and **proves** what happened by comparing parameter values
+# before and after a step, often against a step computed by hand.
 
 # %%
 import inspect
@@ -50,11 +37,9 @@ print("quick mode:", dt.quick_mode(), "| epochs for the longer runs:", EPOCHS)
 # ## The network and the data
 #
 # The data are the 1,797 handwritten digits that ship with scikit-learn: 8x8 grey images, ten
-# classes. We keep the first 1,500 for training and the rest to measure accuracy.
-#
-# The network is a small LeNet made for 8x8 images: two convolutions, then two fully connected
-# ("fc") layers. Chapters 06 and 07 share it, so it lives in the kit, in `dltutor.examples`;
-# here is its whole definition:
+# classes; the first 1,500 train, the rest measure accuracy. The network is a small LeNet for
+# 8x8 images: two convolutions, then two fully connected ("fc") layers. Chapter 07 uses it too,
+# so it lives in the kit, in `dltutor.examples`:
 
 # %%
 print(inspect.getsource(LeNet))
@@ -81,14 +66,18 @@ print(inspect.getsource(train_epoch))
 # %% [markdown]
 # The others: `make_net(seed)` builds a fresh network from a fixed seed, `make_loader()` the
 # training digits in shuffled batches of 64 (the same order every time), `accuracy(net)` the
-# fraction of test digits the network gets right. `snapshot(params)` copies parameter values
-# (`p.numpy()` shares memory with the parameter, so it must copy), and `unchanged(before,
-# params)` / `all_changed(before, params)` compare parameters with such a snapshot.
+# fraction of test digits it gets right, and `snapshot(params)` copies parameter values
+# (`p.numpy()` shares memory with the parameter).
 
 # %%
 print("batches per epoch:", len(make_loader()))
 assert len(make_loader()) == int(np.ceil(1500 / 64)) == 24
 assert np.array_equal(make_net(0).fc2.weight.numpy(), net.fc2.weight.numpy())   # same seed
+
+# %% [markdown] tags=["claim-torch-crossentropyloss-reduction-modes"]
+# ### Going deeper: the loss as a module
+#
+# `nn.CrossEntropyLoss`, the form PyTorch code writes, and its `reduction` setting.
 
 # %% [markdown] tags=["claim-torch-crossentropyloss-reduction-modes"]
 # The loss is the cross-entropy of chapter 01. `nn.CrossEntropyLoss()` is its module form, as
@@ -111,14 +100,13 @@ assert np.allclose(nn.CrossEntropyLoss(reduction="sum")(logits, labels).item(),
 # %% [markdown]
 # ## Different learning rates with parameter groups
 #
-# An optimizer does not have to see one flat list of parameters. Give it a **list of dicts**
-# instead: each dict is a *parameter group* with a `"params"` entry and, optionally, its own
-# hyperparameters. A group that does not set a hyperparameter takes the value given to the
-# optimizer itself.
+# An optimizer can take a **list of dicts** instead of one flat list of parameters: each dict is
+# a *parameter group*, with a `"params"` entry and, optionally, its own hyperparameters; what a
+# group does not set comes from the optimizer's arguments.
 #
-# Here: all convolution parameters in one group that uses the default learning rate 0.05, all
-# other parameters in a second group with learning rate 0.01. We sort the parameters by name
-# (`"conv" in name`).
+# Here the convolution parameters (`"conv" in name`) form one group at the default learning
+# rate 0.05, all others a second group at 0.01. `diagnose.summary` lists every parameter with
+# its group and the learning rate the optimizer will really use for it.
 
 # %%
 net = make_net()
@@ -128,8 +116,7 @@ other_params = [(name, p) for name, p in net.named_parameters() if "conv" not in
 opt = optim.SGD([{"params": conv_params},                 # no "lr": uses the default below
                  {"params": other_params, "lr": 0.01}],   # its own lr
                 lr=0.05)
-print([name for name, _ in conv_params])
-print([name for name, _ in other_params])
+diagnose.summary(net, opt)
 
 # %% [markdown] tags=["claim-torch-optim-groups-from-plain-lists"]
 # We passed `(name, parameter)` pairs, so the optimizer knows each parameter's name (it uses
@@ -142,13 +129,6 @@ plain = optim.SGD([{"params": [p for _, p in conv_params]},
 for g_named, g_plain in zip(opt.param_groups, plain.param_groups):
     assert g_named["lr"] == g_plain["lr"]
     assert all(a is b for a, b in zip(g_named["params"], g_plain["params"]))
-
-# %% [markdown]
-# `diagnose.summary` lists every parameter with its group and the learning rate the optimizer
-# will really use for it:
-
-# %%
-diagnose.summary(net, opt)
 
 # %% [markdown]
 # The proof is one training step. With plain SGD a parameter moves by exactly
@@ -173,23 +153,17 @@ for (name, p), old in zip(net.named_parameters(), before):
 #
 # The groups live in `opt.param_groups`, a plain list of dicts. Each dict holds the group's
 # parameters under `"params"` and **every** hyperparameter, including the ones it inherited from
-# the optimizer's defaults (here `momentum`, `weight_decay`...).
+# the optimizer's defaults (here `momentum`, `weight_decay`...): every group has the same keys,
+# only their values differ. `print(opt)` shows them group by group, and the names we gave
+# travel along in `"param_names"`.
 
 # %%
 for i, group in enumerate(opt.param_groups):
     print(f"group {i}: {len(group['params'])} parameters, lr {group['lr']}")
 assert [len(g["params"]) for g in opt.param_groups] == [4, 4]
 assert [g["lr"] for g in opt.param_groups] == [0.05, 0.01]
-
-# %%
 print(sorted(k for k in opt.param_groups[1] if k not in ("params", "param_names")))
 print(opt)
-
-# %% [markdown]
-# Every group has the same keys; only their values differ. `print(opt)` shows the same
-# information group by group. The names we gave travel along in `"param_names"`:
-
-# %%
 print(opt.param_groups[0]["param_names"])
 assert opt.param_groups[0]["param_names"] == ["conv1.weight", "conv1.bias",
                                               "conv2.weight", "conv2.bias"]
@@ -210,22 +184,12 @@ adam = optim.Adam([(n, p) for n, p in net.named_parameters() if "conv" not in n]
 both = optim.MultiOptimizer(sgd, adam)
 diagnose.summary(net, both)
 
-# %% [markdown] tags=["claim-torch-differs-eps-zero"]
+# %% [markdown]
 # **What Adam does.** Adam keeps two running averages for every element, of the gradient (its
-# direction, like momentum's `buf`) and of the gradient's square (its size), and steps by the
-# one divided by the square root of the other. In NumPy, at step `t`:
-#
-# ```python
-# m = beta1 * m + (1 - beta1) * grad            # beta1 = 0.9; m and v start at 0
-# v = beta2 * v + (1 - beta2) * grad ** 2       # beta2 = 0.999
-# param -= lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps)
-# ```
-#
-# (the divisions by `1 - beta ** t` undo the averages' start at 0; `eps` keeps the division
-# defined where a gradient has always been 0, which is why dltutor refuses `eps=0`: PyTorch takes
-# it, and such an entry becomes 0/0 = NaN). One step shows both rules at work. SGD moves a conv parameter by `lr * gradient`. Adam's first step moves every element by
-# almost exactly its lr, 0.01, whatever the size of the gradient: `m / sqrt(v)` is then
-# `grad / |grad|`.
+# direction, like momentum's `buf`) and of its square (its size), and steps by the one over the
+# square root of the other (in NumPy at the end of this section). One step shows both rules:
+# SGD moves a conv parameter by `lr * gradient`, while Adam's first step moves every element by
+# almost exactly its lr, 0.01, whatever the size of the gradient.
 
 # %%
 loader = make_loader()
@@ -247,11 +211,6 @@ for name, p in net.named_parameters():
 # %%
 both.zero_grad()                              # one call clears the parameters of both
 assert all(p.grad is None for p in net.parameters())
-try:
-    optim.Adam(net.parameters(), lr=0.01, eps=0.0)
-except ValueError as err:
-    eps_refusal = str(err)
-assert "eps must be a number > 0" in eps_refusal    # refused; PyTorch steps to 0/0 = NaN
 assert both.param_groups == sgd.param_groups + adam.param_groups
 try:                                          # a parameter held by two optimizers is refused
     optim.MultiOptimizer(sgd, optim.Adam([("fc2.bias", net.fc2.bias),
@@ -276,15 +235,38 @@ for epoch in trange(EPOCHS, desc="epochs", disable=dt.quick_mode()):
 # If the optimizers do *not* step at the same moments (one every batch, one every 10 batches),
 # skip the wrapper and call each optimizer's `step()` and `zero_grad()` where you need them.
 
+# %% [markdown]
+# ### Going deeper: Adam's update in NumPy
+#
+# The formula behind "steps by the one divided by the square root of the other", and its `eps`.
+
+# %% [markdown] tags=["claim-torch-differs-eps-zero"]
+# In NumPy, at step `t`:
+#
+# ```python
+# m = beta1 * m + (1 - beta1) * grad            # beta1 = 0.9; m and v start at 0
+# v = beta2 * v + (1 - beta2) * grad ** 2       # beta2 = 0.999
+# param -= lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps)
+# ```
+#
+# The divisions by `1 - beta ** t` undo the averages' start at 0, so at `t = 1` the step is
+# `lr * grad / |grad|`. `eps` keeps the division defined where a gradient has always been 0,
+# which is why dltutor refuses `eps=0`: PyTorch takes it, and such an entry becomes 0/0 = NaN.
+
+# %%
+try:
+    optim.Adam(net.parameters(), lr=0.01, eps=0.0)
+except ValueError as err:
+    eps_refusal = str(err)
+assert "eps must be a number > 0" in eps_refusal    # refused; PyTorch steps to 0/0 = NaN
+
 
 # %% [markdown]
 # ## Training only some parameters
 #
 # To train only the convolutions, the first idea is to hand only them to the optimizer. That
-# stops the fc layers from *moving*, but backward still computes their gradients every step
-# (wasted work), and since `opt.zero_grad()` only clears the gradients of the optimizer's own
-# parameters, those
-# gradients pile up from step to step:
+# stops the fc layers *moving*, but backward still computes their gradients (wasted work), and
+# since `opt.zero_grad()` clears only the optimizer's own parameters, those gradients pile up:
 
 # %%
 net = make_net()
@@ -319,7 +301,8 @@ assert np.allclose(net.conv1.bias.grad.numpy(), conv_pass[1], atol=1e-7)   # cle
 # The clean way is to switch the gradient off: `requires_grad_(False)` on the layers that must
 # not train. Backward then skips them, their `.grad` stays `None`, and the optimizer (which skips
 # any parameter without a gradient) leaves them alone. Giving the optimizer only the trainable
-# parameters is then tidy rather than necessary.
+# parameters is then tidy rather than necessary. (Chapter 08 compares the ways of freezing:
+# `requires_grad`, lr 0, `lr_mult = 0`, `detach`.)
 
 # %%
 net = make_net()
@@ -334,42 +317,29 @@ train_epoch(net, opt, make_loader())        # one epoch
 
 for name, p in net.named_parameters():       # the last batch's gradients are still there
     print(f"{name:13s}", "grad None" if p.grad is None else "has a gradient")
-
-# %%
 for (name, p), old in zip(net.named_parameters(), before):
     if "conv" in name:
         assert p.grad is not None and not np.array_equal(old, p.numpy()), name
     else:
         assert p.grad is None and np.array_equal(old, p.numpy()), name
 
-# %% [markdown]
-# Chapter 08 compares the ways of freezing (`requires_grad`, lr 0, `lr_mult = 0`, `detach`) in
-# detail.
-
 
 # %% [markdown] tags=["claim-paddle-paramattr-flat-list-lr-and-regularizer", "claim-paddle-group-overwrites-paramattr"]
 # ## Optimizer settings vs parameter settings
 #
-# Paddle lets you attach settings to a parameter itself (its `ParamAttr`). dltutor keeps those
-# settings as attributes of every `Parameter`; two of them decide how the optimizer treats it:
+# Paddle lets you attach settings to a parameter itself (its `ParamAttr`); dltutor keeps them as
+# attributes of every `Parameter`. Two decide how the optimizer treats it:
 #
 # * `p.lr_mult`: a **multiplier**. The learning rate this parameter really gets is
 #   the group's lr × `p.lr_mult` (default 1.0; 0 freezes it).
 # * `p.regularizer`: an `optim.L2Decay(c)` or `optim.L1Decay(c)`. It **replaces** the optimizer's
-#   (or its group's) `weight_decay` for this parameter. Parameters without one keep that.
+#   (or its group's) `weight_decay` for this parameter.
 #
-# In Paddle these rules hold only for a **flat** parameter list (`parameters=model.parameters()`):
-# there a parameter trains at the optimizer's lr x its `ParamAttr` learning rate, and a
-# `ParamAttr` regularizer replaces the optimizer's `weight_decay`. **A Paddle parameter group
-# overwrites both**: when Paddle 3.3 adds a group, it sets each parameter's rate to the group's
-# `learning_rate` (1.0 if the group gives none) and its regularizer to the group's weight decay
-# (the optimizer's if the group gives none). AdamW is the exception for the regularizer: its
-# `weight_decay` is decoupled, so a `ParamAttr` regularizer neither replaces it nor is
-# overwritten by it; both apply. dltutor keeps a parameter's own settings in every group; the end
-# of this section shows what Paddle does with the example below.
+# In Paddle these rules hold only for a **flat** parameter list: **a Paddle parameter group
+# overwrites both** with the group's settings, while dltutor keeps a parameter's own settings in
+# every group (the details close this section, in Going deeper).
 #
-# So the optimizer (and group) sets the general rule and a parameter may override it. Below:
-# the fc group has lr 0.01 and weight decay 0.01; `fc1.weight` doubles its learning rate and
+# Below, the fc group has lr 0.01 and weight decay 0.01; `fc1.weight` doubles its learning rate and
 # uses an L1 penalty instead of the group's L2 decay.
 
 # %%
@@ -379,25 +349,8 @@ net.fc1.weight.regularizer = optim.L1Decay(0.001)
 opt = optim.SGD([{"params": [(n, p) for n, p in net.named_parameters() if "conv" in n]},
                  {"params": [(n, p) for n, p in net.named_parameters() if "conv" not in n],
                   "lr": 0.01}], lr=0.05, weight_decay=0.01)
-diagnose.explain_lr(opt, "fc1.weight")
-
-# %%
+print(diagnose.explain_lr(opt, "fc1.weight"))
 diagnose.explain_lr(opt, "fc1.bias")
-
-# %% [markdown] tags=["claim-paddle-paramattr-weight-attr"]
-# The same two settings in Paddle's spelling, given when the layer is made:
-# `weight_attr=nn.ParamAttr(learning_rate=2.0, regularizer=optim.L1Decay(0.001))`. dltutor's
-# `ParamAttr` is only a way to set `p.lr_mult`, `p.regularizer`, `p.need_clip` and
-# `requires_grad` (Paddle's `trainable`) at construction; `bias_attr=False` leaves the bias out,
-# as in Paddle.
-
-# %%
-fc_paddle_style = nn.Linear(4, 2, bias_attr=False, weight_attr=nn.ParamAttr(
-    learning_rate=2.0, regularizer=optim.L1Decay(0.001)))
-print("lr_mult:", fc_paddle_style.weight.lr_mult, "| regularizer:",
-      fc_paddle_style.weight.regularizer, "| bias:", fc_paddle_style.bias)
-assert fc_paddle_style.weight.lr_mult == 2.0 and fc_paddle_style.bias is None
-assert [name for name, _ in fc_paddle_style.named_parameters()] == ["weight"]
 
 # %% [markdown]
 # Now the proof, by hand. With SGD the regularizer's gradient is added to the loss gradient,
@@ -425,7 +378,36 @@ assert np.allclose(net.fc1.bias.numpy(), b_expected, atol=1e-7)
 wrong = w_old - 0.02 * (g_w + 0.001 * np.sign(w_old) + 0.01 * w_old)   # if both decays applied
 assert not np.allclose(net.fc1.weight.numpy(), wrong, atol=1e-7)
 
-# %% [markdown] tags=["claim-paddle-group-overwrites-paramattr", "claim-paddle-group-of-its-own-keeps-settings"]
+# %% [markdown] tags=["claim-paddle-paramattr-weight-attr", "claim-paddle-group-overwrites-paramattr", "claim-torch-no-lr-mult-own-group"]
+# ### Going deeper: the same settings in Paddle and in PyTorch
+#
+# Paddle's `ParamAttr`, how a Paddle group overwrites it (Paddle 3.3), and PyTorch's group of one.
+
+# %% [markdown] tags=["claim-paddle-paramattr-weight-attr"]
+# The same two settings in Paddle's spelling, given when the layer is made:
+# `weight_attr=nn.ParamAttr(learning_rate=2.0, regularizer=optim.L1Decay(0.001))`. dltutor's
+# `ParamAttr` is only a way to set `p.lr_mult`, `p.regularizer`, `p.need_clip` and
+# `requires_grad` (Paddle's `trainable`) at construction; `bias_attr=False` leaves the bias out,
+# as in Paddle.
+
+# %%
+fc_paddle_style = nn.Linear(4, 2, bias_attr=False, weight_attr=nn.ParamAttr(
+    learning_rate=2.0, regularizer=optim.L1Decay(0.001)))
+print("lr_mult:", fc_paddle_style.weight.lr_mult, "| regularizer:",
+      fc_paddle_style.weight.regularizer, "| bias:", fc_paddle_style.bias)
+assert fc_paddle_style.weight.lr_mult == 2.0 and fc_paddle_style.bias is None
+assert [name for name, _ in fc_paddle_style.named_parameters()] == ["weight"]
+
+# %% [markdown] tags=["claim-paddle-paramattr-flat-list-lr-and-regularizer", "claim-paddle-group-overwrites-paramattr", "claim-paddle-group-of-its-own-keeps-settings"]
+# In Paddle these rules hold only for a **flat** parameter list (`parameters=model.parameters()`):
+# there a parameter trains at the optimizer's lr x its `ParamAttr` learning rate, and a
+# `ParamAttr` regularizer replaces the optimizer's `weight_decay`. **A Paddle parameter group
+# overwrites both**: when Paddle 3.3 adds a group, it sets each parameter's rate to the group's
+# `learning_rate` (1.0 if the group gives none) and its regularizer to the group's weight decay
+# (the optimizer's if the group gives none). AdamW is the exception for the regularizer: its
+# `weight_decay` is decoupled, so a `ParamAttr` regularizer neither replaces it nor is
+# overwritten by it; both apply.
+#
 # **Paddle steps `fc1.weight` differently here.** Build the same thing in Paddle 3.3: `fc1.weight`
 # created with `ParamAttr(learning_rate=2.0, regularizer=L1Decay(0.001))`, the fc layers in a
 # group with `"learning_rate": 0.2` (0.2 x 0.05 = 0.01), `weight_decay=0.01` on the optimizer.
@@ -462,12 +444,12 @@ print("the same parameters after one step:", same)
 assert same and not np.allclose(with_mult.fc1.weight.numpy(), make_net().fc1.weight.numpy())
 
 
-# %% [markdown]
+# %% [markdown] tags=["claim-paddle-zero-l2-regularizer-turns-decay-off"]
 # ## Different weight decay for different parameters
 #
 # A common recipe: weight decay 0.01 for the weights, none for the biases (a bias only shifts a
-# unit's output; shrinking it toward zero does not make the model simpler). There are four ways
-# to say so.
+# unit's output; shrinking it toward zero does not make the model simpler). Three ways to say
+# so follow (a fourth, Paddle's, closes the section).
 #
 # **1. Two groups**, built from the names: biases end in `"bias"`.
 
@@ -512,9 +494,6 @@ net = make_net()
 opt = optim.AdamW(net.named_parameters(), lr=0.01, weight_decay=0.01,
                   apply_decay_param_fun=lambda name: not name.endswith("bias"))
 print({name: opt.decay_of(name).decoupled > 0 for name, _ in net.named_parameters()})
-diagnose.explain_lr(opt, "fc2.bias")
-
-# %%
 before = dict(zip([n for n, _ in net.named_parameters()], snapshot(net.parameters())))
 zero_grad_step(opt, net)            # Adam's own step is 0 for a zero gradient
 for name, p in net.named_parameters():
@@ -522,15 +501,18 @@ for name, p in net.named_parameters():
         assert np.array_equal(p.numpy(), before[name]), name
     else:
         assert np.allclose(p.numpy(), before[name] * (1 - 0.01 * 0.01), atol=1e-8), name
+diagnose.explain_lr(opt, "fc2.bias")
 
-# %% [markdown] tags=["claim-paddle-generated-param-names", "claim-paddle-adamw-apply-decay-param-fun"]
+# %% [markdown] tags=["claim-paddle-generated-param-names", "claim-paddle-adamw-apply-decay-param-fun", "claim-paddle-adamw-decay-by-name-set"]
 # **In Paddle the function sees other names.** Paddle's AdamW calls
 # `apply_decay_param_fun(param.name)`, and a Paddle parameter's `.name` is the name Paddle
-# *generated* when it created it: `conv2d_0.w_0`, `conv2d_0.b_0`, ..., `linear_1.b_0` (layer
-# type, a counter, then `w` or `b`), not the structured name `fc2.bias` that
-# `named_parameters()` gives. So the function above, copied to Paddle, returns True for every
-# parameter and **Paddle decays the biases too**, with no error. The names a fresh Paddle
-# process gives our LeNet's parameters, and what the function answers for them:
+# *generated* when it created it: `conv2d_0.w_0`, ..., `linear_1.b_0` (layer type, a counter,
+# then `w` or `b`), not `fc2.bias`. So the function above, copied to Paddle, returns True for
+# every parameter and **Paddle decays the biases too**, with no error. The portable fix decides
+# by the structured name once and hands Paddle the set of names it will see: `decay = {p.name
+# for n, p in model.named_parameters() if not n.endswith("bias")}`,
+# `apply_decay_param_fun=lambda name: name in decay`. Below, the names a fresh Paddle process
+# gives our LeNet, the function's answers, and the fix:
 
 # %%
 paddle_generated = {"conv1.weight": "conv2d_0.w_0", "conv1.bias": "conv2d_0.b_0",
@@ -539,14 +521,6 @@ paddle_generated = {"conv1.weight": "conv2d_0.w_0", "conv1.bias": "conv2d_0.b_0"
                     "fc2.weight": "linear_1.w_0", "fc2.bias": "linear_1.b_0"}
 by_suffix = lambda name: not name.endswith("bias")          # the function above
 print({paddle_name: by_suffix(paddle_name) for paddle_name in paddle_generated.values()})
-
-# %% [markdown] tags=["claim-paddle-adamw-decay-by-name-set"]
-# The portable fix decides by the structured name once, then hands Paddle a set of the names
-# it will see: `decay = {p.name for n, p in model.named_parameters() if not
-# n.endswith("bias")}` and `apply_decay_param_fun=lambda name: name in decay`. The same idea,
-# on the table above:
-
-# %%
 decay_names = {paddle_generated[n] for n, _ in net.named_parameters() if not n.endswith("bias")}
 by_set = lambda name: name in decay_names
 assert all(by_suffix(paddle_name) for paddle_name in paddle_generated.values())   # decays all
@@ -554,11 +528,40 @@ assert [by_set(paddle_generated[n]) for n, _ in net.named_parameters()] == \
        [opt.decay_of(n).decoupled > 0 for n, _ in net.named_parameters()]  # agrees with dltutor
 print(sorted(decay_names))
 
+# %% [markdown] tags=["claim-torch-no-decay-for-1d-params"]
+# **3. No decay for any 1-D parameter.** A normalization layer's weight (its learned scale) and
+# bias are vectors too, and pulling a scale toward 0 works against the normalization. So the
+# training code of transformers and ResNets decides by shape, not by name: a parameter with
+# fewer than two dimensions gets no decay (in PyTorch, `p.dim() < 2`; here `p.ndim < 2`). On a
+# network with a `LayerNorm`:
+
+# %%
+dt.manual_seed(0)
+normed = nn.Sequential(nn.Linear(8, 16), nn.LayerNorm(16), nn.ReLU(), nn.Linear(16, 4))
+no_decay = [(n, p) for n, p in normed.named_parameters() if p.ndim < 2]
+decay = [(n, p) for n, p in normed.named_parameters() if p.ndim >= 2]
+opt = optim.AdamW([{"params": decay, "weight_decay": 0.05},
+                   {"params": no_decay, "weight_decay": 0.0}], lr=0.01)
+print("no decay:", [n for n, _ in no_decay])
+before = dict(zip([n for n, _ in normed.named_parameters()], snapshot(normed.parameters())))
+zero_grad_step(opt, normed)          # only the decay can move anything
+for name, p in normed.named_parameters():
+    shrink = 1.0 if p.ndim < 2 else 1 - 0.01 * 0.05
+    assert np.allclose(p.numpy(), before[name] * shrink, atol=1e-8), name
+assert [n for n, _ in no_decay] == ["0.bias", "1.weight", "1.bias", "3.bias"]
+assert opt.decay_of("1.weight").decoupled == 0 and opt.decay_of("3.weight").decoupled == 0.05
+diagnose.explain_lr(opt, "1.weight")
+
+# %% [markdown] tags=["claim-paddle-zero-l2-regularizer-turns-decay-off"]
+# ### Going deeper: a fourth way, a regularizer on each bias
+#
+# Paddle's other answer: a zero-strength regularizer on the parameters that must not decay.
+
 # %% [markdown] tags=["claim-paddle-zero-l2-regularizer-turns-decay-off", "claim-paddle-group-overwrites-paramattr"]
-# **3. A regularizer on the parameter** (Paddle's other answer). A parameter's own regularizer
-# replaces the optimizer's weight decay (in Paddle: in a flat parameter list, and not in AdamW,
-# whose decay is decoupled; a Paddle group would overwrite it), so a zero-strength `L2Decay(0.0)` on each bias switches the decay off
-# for it while the optimizer keeps `weight_decay=0.01` for the rest:
+# A parameter's own regularizer replaces the optimizer's weight decay (in Paddle: in a flat
+# parameter list, and not in AdamW, whose decay is decoupled; a Paddle group would overwrite
+# it), so a zero-strength `L2Decay(0.0)` on each bias switches the decay off for it while the
+# optimizer keeps `weight_decay=0.01` for the rest:
 
 # %%
 net = make_net()
@@ -572,33 +575,6 @@ for name, p in net.named_parameters():
     expected = before[name] if name.endswith("bias") else before[name] * (1 - 0.05 * 0.01)
     assert np.allclose(p.numpy(), expected, atol=1e-8), name
 print(diagnose.explain_lr(opt, "conv1.bias").decay)
-
-# %% [markdown] tags=["claim-torch-no-decay-for-1d-params"]
-# **4. No decay for any 1-D parameter.** Biases are not the only parameters decay should leave
-# alone: a normalization layer's weight (its learned scale) and bias are vectors too, and
-# pulling a scale toward 0 works against the normalization. So the training code of
-# transformers and ResNets usually decides by shape, not by name: a parameter with fewer than
-# two dimensions gets no decay (in PyTorch, `p.dim() < 2`; here `p.ndim < 2`). On a network
-# with a `LayerNorm`:
-
-# %%
-dt.manual_seed(0)
-normed = nn.Sequential(nn.Linear(8, 16), nn.LayerNorm(16), nn.ReLU(), nn.Linear(16, 4))
-no_decay = [(n, p) for n, p in normed.named_parameters() if p.ndim < 2]
-decay = [(n, p) for n, p in normed.named_parameters() if p.ndim >= 2]
-opt = optim.AdamW([{"params": decay, "weight_decay": 0.05},
-                   {"params": no_decay, "weight_decay": 0.0}], lr=0.01)
-print("no decay:", [n for n, _ in no_decay])
-diagnose.explain_lr(opt, "1.weight")
-
-# %%
-before = dict(zip([n for n, _ in normed.named_parameters()], snapshot(normed.parameters())))
-zero_grad_step(opt, normed)          # only the decay can move anything
-for name, p in normed.named_parameters():
-    shrink = 1.0 if p.ndim < 2 else 1 - 0.01 * 0.05
-    assert np.allclose(p.numpy(), before[name] * shrink, atol=1e-8), name
-assert [n for n, _ in no_decay] == ["0.bias", "1.weight", "1.bias", "3.bias"]
-assert opt.decay_of("1.weight").decoupled == 0 and opt.decay_of("3.weight").decoupled == 0.05
 
 # %% [markdown]
 # ## A parameter in an optimizer twice
@@ -634,6 +610,11 @@ opt = optim.SGD([{"params": [(n, p) for n, p in net.named_parameters() if id(p) 
                  {"params": net.fc2.named_parameters(prefix="fc2"), "lr": 0.001}], lr=0.05)
 print([(len(g["params"]), g["lr"]) for g in opt.param_groups])
 assert [len(g["params"]) for g in opt.param_groups] == [6, 2]
+
+# %% [markdown] tags=["claim-torch-duplicate-in-one-group-warns-updates-twice", "claim-paddle-duplicate-in-one-group-unchecked", "claim-mge-duplicate-in-one-group-momentum-assertionerror", "claim-mge-duplicate-in-one-group-plain-sgd-twice"]
+# ### Going deeper: a duplicate in PyTorch, Paddle and MegEngine
+#
+# What the three frameworks do with a parameter listed twice, measured, with a model of the loop.
 
 # %% [markdown] tags=["claim-torch-duplicate-in-two-groups-valueerror", "claim-torch-duplicate-in-one-group-warns-updates-twice"]
 # **PyTorch is more lenient.** PyTorch 2.13 refuses a parameter in two groups (`ValueError`:
@@ -775,10 +756,9 @@ assert moves == [0.05, 0.095]
 #   moving; their gradients pile up.
 # * A parameter's **`lr_mult`** multiplies its group's lr; its **`regularizer`** replaces the
 #   optimizer's weight decay. Paddle's `ParamAttr` does the same in a flat parameter list only:
-#   a Paddle group overwrites both. Sparing the biases: two groups, AdamW's
-#   `apply_decay_param_fun`, or a zero regularizer on the biases; the usual recipe for
-#   transformers and ResNets spares every 1-D parameter (`p.ndim < 2`: biases and
-#   normalization weights). In Paddle, `apply_decay_param_fun` sees generated names.
+#   a Paddle group overwrites both.
+# * Sparing the biases: two groups or AdamW's `apply_decay_param_fun` (in Paddle it sees
+#   generated names); the usual recipe spares every 1-D parameter (`p.ndim < 2`).
 # * A parameter may be in an optimizer only once; dltutor raises, while PyTorch (after a
 #   warning) and Paddle update a parameter listed twice in one group twice per step.
 #
@@ -797,13 +777,14 @@ from dltutor.exercises import ____
 ex = exercises.chapter("06")
 
 # %% [markdown]
-# **1.** Set `net.conv1.weight.lr_mult = 0` and train one step. Does `conv1.weight` move
-# (`moves`)? Does it still get a gradient (`gets_gradient`)? `diagnose.why_not_updating(net,
-# opt, "conv1.weight")` tells why.
+# **1.** On a fresh `make_net()`, set `net.conv1.weight.lr_mult = 0` and take one SGD step (lr
+# 0.05) on the first batch of `make_loader()`. How far did `conv1.weight` move (`moved`: the
+# largest change of any element)? Does it still get a gradient (`grad_norm`: the norm of
+# `net.conv1.weight.grad`)? `diagnose.why_not_updating(net, opt, "conv1.weight")` tells why.
 
 # %%
-moves = ____
-gets_gradient = ____
+moved = ____
+grad_norm = ____
 ex.q1.check()
 
 # %% [markdown] tags=["claim-paddle-generated-param-names"]
@@ -836,5 +817,6 @@ ex.q4.check()
 # %% [markdown]
 # **5.** (Not checked: experiments.) Give the conv group a learning rate of 0.1 and the fc group
 # 0.001 and train 10 epochs: test accuracy up or down? Train with SGD for the convolutions and
-# Adam for the fc layers against Adam everywhere. Use `two_steps` with `w` listed three times
-# and momentum 0.9, working out both moves by hand first.
+# Adam for the fc layers against Adam everywhere. Use `two_steps` (in the Going deeper section
+# on duplicates) with `w` listed three times and momentum 0.9, working out both moves by hand
+# first.

@@ -2,10 +2,31 @@
 with the words the "not yet" message must contain (tests/exercises/test_chapters.py checks them)."""
 from __future__ import annotations
 
+import numpy as np
+
 from dltutor import optim
-from dltutor.examples import make_net
+from dltutor.examples import make_loader, make_net
+from dltutor.nn import functional as F
 
 PADDLE_WEIGHTS = {"conv2d_0.w_0", "conv2d_1.w_0", "linear_0.w_0", "linear_1.w_0"}
+
+
+def conv1_after_one_step(lr_mult):
+    """(largest change of conv1.weight, norm of its gradient) after one SGD step at lr 0.05 on
+    a fresh LeNet and the first batch, with conv1.weight's lr_mult set to ``lr_mult``."""
+    net = make_net()
+    net.conv1.weight.lr_mult = lr_mult
+    opt = optim.SGD(net.named_parameters(), lr=0.05)
+    before = net.conv1.weight.numpy().copy()
+    xb, yb = next(iter(make_loader()))
+    F.cross_entropy(net(xb), yb).backward()
+    opt.step()
+    grad = net.conv1.weight.grad.numpy()
+    return float(np.abs(before - net.conv1.weight.numpy()).max()), float(np.linalg.norm(grad))
+
+
+MOVED, GRAD_NORM = conv1_after_one_step(0.0)
+PLAIN_MOVE, _ = conv1_after_one_step(1.0)
 
 
 def fc2_optimizer(fc2_lr, other_lr, leave_out=()):
@@ -37,9 +58,13 @@ def decay_groups_without_the_rest(model, weight_decay):
 
 
 CASES = {
-    "06.1": ({"moves": False, "gets_gradient": True},
-             [({"moves": True, "gets_gradient": True}, ["does not move"]),
-              ({"moves": False, "gets_gradient": False}, ["still computes"])]),
+    "06.1": ({"moved": MOVED, "grad_norm": GRAD_NORM},
+             [({"moved": PLAIN_MOVE, "grad_norm": GRAD_NORM}, ["lr_mult 1"]),
+              ({"moved": 0.01, "grad_norm": GRAD_NORM}, ["does not move"]),
+              ({"moved": 0.0, "grad_norm": 0.0}, ["still computes"]),
+              ({"moved": 0.0, "grad_norm": 2 * GRAD_NORM}, ["twice"]),
+              ({"moved": 0.0, "grad_norm": 1.0}, ["np.linalg.norm"]),
+              ({"moved": False, "grad_norm": True}, ["two numbers"])]),
     "06.2": ({"decay_names": PADDLE_WEIGHTS},
              [({"decay_names": {"conv1.weight", "conv2.weight", "fc1.weight", "fc2.weight"}},
                ["generated names"]),
