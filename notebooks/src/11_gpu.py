@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Running on a GPU
 #
-# **About 35 minutes.** You will be able to:
+# **About 30 minutes.** You will be able to:
 #
 # * write one training loop that runs on a GPU where there is one, and on the CPU otherwise;
 # * tell from the error whether CuPy or the GPU is missing, and what to do about it;
@@ -16,10 +16,9 @@
 # twice), and what do I do when its memory, smaller than the computer's, runs out?
 #
 # dltutor computes with NumPy on the CPU and with [CuPy](https://cupy.dev), NumPy's twin for
-# NVIDIA GPUs, on the GPU. Everything else — tensors, layers, optimizers, this kit's chapters —
-# is the same code. This notebook runs on any machine: where there is no GPU (as on the machine
-# that tested it), it shows what you see then, and everything it proves about memory is
-# proved on the CPU, where the arithmetic is the same.
+# NVIDIA GPUs, on the GPU; everything else is the same code. This notebook runs on any machine:
+# without a GPU (as on the machine that tested it) it shows what you see then, and it proves
+# everything about memory on the CPU, where the arithmetic is the same.
 
 # %%
 import weakref
@@ -51,8 +50,6 @@ with dt.backend.use("cpu") as backend:
     t = dt.ones(2, 3)
     print("inside the with block:", backend, "| t.device:", t.device)
 print("after it:", dt.backend.current())
-
-# %%
 assert dt.backend.current() == "numpy" and dt.backend.current() == "cpu"
 assert t.device == "cpu"
 
@@ -79,8 +76,8 @@ assert t.device == "cpu"
 # device takes it: `model.to(device)`, `x.to(device)`, `dt.zeros(3, device=device)`,
 # `dt.load(path, map_location=device)`. One difference: a tensor's `.device` here is the name
 # (`"cpu"` or `"gpu"`), and a `dt.device` equals its name, where PyTorch's `t.device` is a
-# `torch.device`, which never equals a string. (This cell's output depends on your machine, so
-# the tests do not compare it: it is tagged `nbval-ignore-output`.)
+# `torch.device`, which never equals a string. (The next cell's output depends on your machine,
+# so the tests do not compare it.)
 
 # %% tags=["nbval-ignore-output"]
 device = dt.device("cuda" if dt.cuda.is_available() else "cpu")
@@ -150,9 +147,9 @@ assert all(losses[-1] < 0.9 * losses[0]                               # ...for o
 # error comes from all three ways of asking for the GPU, and a failed request changes nothing:
 # the backend stays the CPU, and a model whose move fails stays where it was, whole.
 #
-# The next cell asks for the GPU in the three ways and prints what happens. On a machine with a
-# GPU the requests succeed and it prints other lines, so its output is not compared by the tests
-# (`nbval-ignore-output`); the assert cell after it checks the claims on either kind of machine.
+# The next cell asks in the three ways. On a machine with a GPU they succeed and it prints
+# other lines, so the tests do not compare its output; the cell after it checks the claims on
+# either kind of machine.
 
 # %% tags=["nbval-ignore-output"]
 def gpu_error(attempt):
@@ -189,15 +186,23 @@ assert dt.backend.current() == "cpu", "a failed dt.backend.use('gpu') switched n
 # %% [markdown]
 # ### How busy is the GPU
 #
-# Watch it from a second terminal while your program trains. `nvidia-smi` shows each GPU's
-# memory in use and its `GPU-Util`; `nvidia-smi dmon` prints a line a second, whose `sm` column
-# is the same utilisation. NVIDIA's manual (`man nvidia-smi`) defines it as the percent of the
-# last sample period during which at least one kernel ran: it tells you the GPU was never idle,
-# not that it computed much. A small model shows low numbers for two reasons. Every operation is
-# one kernel that Python, on the *host* (the CPU), launches after the last; for 64 x 64 matrices a
-# kernel ends before the next launch, and the GPU waits for Python. And while the loop prepares
-# the next batch on the CPU the GPU has nothing to do: load batches in the background (chapter
-# 10's `num_workers`). Larger batches give each launch more work. Exercise 4 lets you see it.
+# Watch it from a second terminal while your program trains: `nvidia-smi` shows each GPU's
+# memory in use and its `GPU-Util`. A small model keeps that low, for two reasons. Every
+# operation is one kernel that Python, on the *host* (the CPU), launches after the last; for
+# 64 x 64 matrices a kernel ends before the next launch, and the GPU waits for Python. And while
+# the loop prepares the next batch on the CPU the GPU has nothing to do: load batches in the
+# background (chapter 10's `num_workers`). Larger batches give each launch more work. Exercise 4
+# lets you see it.
+
+# %% [markdown]
+# ### Going deeper: what GPU-Util measures
+#
+# What the utilisation number counts, and what it does not.
+
+# %% [markdown]
+# `nvidia-smi dmon` prints a line a second, whose `sm` column is the same utilisation. NVIDIA's
+# manual (`man nvidia-smi`) defines it as the percent of the last sample period during which at
+# least one kernel ran: it tells you the GPU was never idle, not that it computed much.
 
 # %% [markdown]
 # ## When the GPU runs out of memory
@@ -226,8 +231,6 @@ n_values = sum(p.numel() for p in mlp.parameters())
 param_bytes = sum(p.data.nbytes for p in mlp.parameters())
 MB = 1024 ** 2
 print(f"{n_values:,} parameter values x 4 bytes = {param_bytes / MB:.2f} MB")
-
-# %%
 assert param_bytes == 4 * n_values == 4 * ((784 * 512 + 512) + (512 * 512 + 512) + (512 * 10 + 10))
 assert all(p.dtype == np.float32 for p in mlp.parameters())
 
@@ -364,12 +367,9 @@ assert np.allclose(masked[1], unpadded[1], atol=1e-6), "...with the same gradien
 # Both halves are built in. `nn.Embedding(vocab, dim, padding_idx=0)` starts the padding row at
 # zero and never gives it a gradient, in dltutor, PyTorch and Paddle.
 # `F.cross_entropy(logits, labels, ignore_index=-100)` leaves out every place whose label is
-# -100 (the default); dltutor and PyTorch then average over the other places, as the mask does.
-# Paddle 3.3 does so only for an `ignore_index` of 0 or more: with its default -100 the ignored
-# places add 0 to the sum but still count in the mean, which shrinks the loss and every
-# gradient by real ids / places (9/15 here). There, label the padding with the number of
-# classes and pass that as `ignore_index`. In dltutor, as in PyTorch, label the padding places
-# -100 and the mask is done for you:
+# -100 (the default); dltutor and PyTorch then average over the other places, as the mask does
+# (Paddle differs: see Going deeper at the end of this part). In dltutor, as in PyTorch, label
+# the padding places -100 and the mask is done for you:
 
 # %%
 ignored = np.where(mask == 1, ids % CLASSES, -100).ravel()    # -100 where the padding is
@@ -477,32 +477,8 @@ for k in range(steps):                             # four micro-batches of 8
 accumulated = {name: p.grad.numpy().copy() for name, p in net.named_parameters()}
 for name in whole:
     print(f"{name:9s} the same up to rounding: {np.allclose(whole[name], accumulated[name], atol=1e-6)}")
-
-# %%
 for name in whole:
     assert np.allclose(whole[name], accumulated[name], atol=1e-6), name
-
-# %% [markdown]
-# The gradients agree up to float32 rounding (the sums are added in another order), so the step
-# the optimizer takes from them is the same step too:
-
-# %%
-def one_step(accumulate):
-    dt.manual_seed(1)
-    net = nn.Sequential(nn.Linear(10, 32), nn.Tanh(), nn.Linear(32, 3))
-    opt = optim.SGD(net.parameters(), lr=0.5, momentum=0.9)
-    opt.zero_grad()
-    if accumulate:
-        for k in range(steps):
-            part = slice(k * micro, (k + 1) * micro)
-            (F.cross_entropy(net(xb[part]), yb[part]) / steps).backward()
-    else:
-        F.cross_entropy(net(xb), yb).backward()
-    opt.step()                                     # one step, after all micro-batches
-    return [p.numpy().copy() for p in net.parameters()]
-
-
-assert all(np.allclose(a, b, atol=1e-6) for a, b in zip(one_step(False), one_step(True)))
 
 # %% [markdown]
 # One caution: this is exact for layers that treat samples independently. BatchNorm computes its
@@ -520,8 +496,6 @@ with dt.no_grad():
 recorded = net(xb)
 print("under no_grad:", evaluated.grad_fn, evaluated.requires_grad)
 print("without it:   ", recorded.grad_fn, recorded.requires_grad)
-
-# %%
 assert evaluated.grad_fn is None and not evaluated.requires_grad
 assert recorded.grad_fn is not None
 assert np.allclose(evaluated.numpy(), recorded.numpy()), "the same values, without the graph"
@@ -550,8 +524,6 @@ def activations_alive(keep):
 
 print("losses kept as tensors:", activations_alive(lambda loss: loss), "activations alive")
 print("losses kept as floats: ", activations_alive(lambda loss: loss.item()), "activations alive")
-
-# %%
 assert activations_alive(lambda loss: loss) == 10
 assert activations_alive(lambda loss: loss.item()) == 0
 
@@ -570,20 +542,72 @@ ref = weakref.ref(big)
 print(f"{big.data.nbytes / MB:.0f} MB alive:", ref() is not None)
 del big
 print("after del, alive:", ref() is not None)
-
-# %%
 assert ref() is None
 
 # %% [markdown]
-# On a GPU one more layer sits in between: CuPy keeps freed blocks in a *memory pool* to reuse
-# them quickly, so `nvidia-smi` still counts them as used. They are reused by your own program;
-# to hand them back to the driver (for another program), call
-# `cupy.get_default_memory_pool().free_all_blocks()`.
+# ### 6. Half precision, recomputation and the allocator
+#
+# Three more savings come from the framework, each at a price. **Mixed precision** computes in
+# 16-bit floats, halving the activations; small gradients then need the loss scaled.
+# **Activation checkpointing** keeps only some layers' outputs and recomputes the rest during
+# backward: far less memory for about a third more compute. The **allocator**'s settings help
+# when "out of memory" comes from a cache of freed memory cut into pieces. Going deeper, below,
+# shows each.
+
+# %% [markdown]
+# ### In short
+#
+# When a step does not fit: a smaller batch, with gradients accumulated to keep the batch you
+# wanted; evaluation under `no_grad`, numbers instead of tensors, `del`; mixed precision; then
+# activation checkpointing; the allocator's settings when the message shows much reserved but
+# unallocated memory; and last, a smaller model or a GPU with more memory.
+
+# %% [markdown]
+# ### Going deeper: the same step, not only the same gradients
+#
+# The accumulated gradients above give the optimizer's step of the whole batch, momentum included.
+
+# %% [markdown]
+# The gradients agree up to float32 rounding (the sums are added in another order), so the step
+# the optimizer takes from them is the same step too:
+
+# %%
+def one_step(accumulate):
+    dt.manual_seed(1)
+    net = nn.Sequential(nn.Linear(10, 32), nn.Tanh(), nn.Linear(32, 3))
+    opt = optim.SGD(net.parameters(), lr=0.5, momentum=0.9)
+    opt.zero_grad()
+    if accumulate:
+        for k in range(steps):
+            part = slice(k * micro, (k + 1) * micro)
+            (F.cross_entropy(net(xb[part]), yb[part]) / steps).backward()
+    else:
+        F.cross_entropy(net(xb), yb).backward()
+    opt.step()                                     # one step, after all micro-batches
+    return [p.numpy().copy() for p in net.parameters()]
+
+
+assert all(np.allclose(a, b, atol=1e-6) for a, b in zip(one_step(False), one_step(True)))
+
+# %% [markdown] tags=["claim-paddle-gpu-padding-idx-ignore-index"]
+# ### Going deeper: Paddle's ignore_index
+#
+# Where Paddle 3.3's cross-entropy counts the places it ignores, and the label to use there.
+
+# %% [markdown] tags=["claim-paddle-gpu-padding-idx-ignore-index"]
+# Paddle 3.3 averages over the places it keeps only for an `ignore_index` of 0 or more: with
+# its default -100 the ignored places add 0 to the sum but still count in the mean, which
+# shrinks the loss and every gradient by real ids / places (9/15 in the padded batch above).
+# There, label the padding with the number of classes and pass that as `ignore_index`.
+
+# %% [markdown]
+# ### Going deeper: mixed precision, activation checkpointing and the allocator
+#
+# How each of the three works, what the big frameworks call it, and the arithmetic measured here.
 
 # %% [markdown] tags=["claim-torch-amp-autocast", "claim-torch-amp-float16-limits", "claim-torch-amp-gradscaler", "claim-torch-amp-bfloat16-range", "claim-paddle-amp-auto-cast-gradscaler"]
-# ### 6. Half-precision activations: mixed precision
-#
-# A float16 (or bfloat16) value takes 2 bytes instead of 4, so computing the forward and
+# **Half-precision activations: mixed precision.** A float16 (or bfloat16) value takes 2 bytes
+# instead of 4, so computing the forward and
 # backward passes in half precision halves the activations. The big frameworks do it for you:
 # `with torch.autocast("cuda", dtype=torch.float16):` around the forward pass in PyTorch,
 # `with paddle.amp.auto_cast():` in Paddle (on a GPU: on the CPU, Paddle 3.3 warns that it has
@@ -610,16 +634,13 @@ scale = np.float32(2 ** 16)                   # the loss scale (GradScaler's sta
 survives = np.float16(small_grad * scale)     # the scaled gradient fits in float16
 print("float16 of the gradient:", np.float16(small_grad),
       "| scaled, stored in float16, unscaled in float32:", np.float32(survives) / scale)
-
-# %%
 assert x16.data.nbytes * 2 == x32.data.nbytes
 assert np.float16(small_grad) == 0                                 # lost without scaling
 assert np.isclose(np.float32(survives) / scale, small_grad, rtol=1e-2)   # kept with it
 
 # %% [markdown] tags=["claim-torch-gpu-activation-checkpoint", "claim-paddle-gpu-recompute"]
-# ### 7. Recompute instead of store: activation checkpointing
-#
-# Backward needs the forward pass's outputs. Instead of keeping all of them, keep only one in
+# **Recompute instead of store: activation checkpointing.** Backward needs the forward pass's outputs.
+# Instead of keeping all of them, keep only one in
 # every few layers (the *checkpoints*) and, during backward, run the forward pass of one
 # segment again to get its outputs back. Memory falls from every layer's output to the
 # checkpoints plus one segment; the price is one more forward pass (roughly a third more
@@ -637,15 +658,17 @@ checkpoints = sum(per_module[segment - 1::segment])
 one_segment = max(sum(per_module[i:i + segment]) for i in range(0, len(per_module), segment))
 print(f"keep everything: {sum(per_module) / MB:.2f} MB | checkpoints + one segment: "
       f"{(checkpoints + one_segment) / MB:.2f} MB")
-
-# %%
 assert len(per_module) == 16 and all(b == 128 * 512 * 4 for b in per_module)
 assert checkpoints + one_segment == sum(per_module) // 2        # 4 + 4 outputs instead of 16
 
-# %% [markdown] tags=["claim-torch-gpu-oom-reserved-unallocated", "claim-torch-gpu-alloc-conf-expandable-segments", "claim-torch-gpu-memory-summary", "claim-paddle-gpu-allocator-flags", "claim-torch-gpu-empty-cache-other-programs", "claim-torch-names-11", "claim-paddle-names-11", "claim-mge-names-11", "claim-torch-gpu-device-context", "claim-paddle-gpu-device-guard", "claim-mge-gpu-no-device-block", "claim-torch-gpu-set-default-device", "claim-mge-gpu-no-module-to", "claim-torch-gpu-missing-error", "claim-paddle-gpu-missing-error", "claim-mge-gpu-missing-error", "claim-mge-gpu-no-graph-outside-gm", "claim-torch-gpu-grad-accumulation", "claim-paddle-gpu-grad-accumulation", "claim-mge-gpu-grad-accumulation", "claim-mge-gpu-coalesce-free-memory"]
-# ### 8. The allocator
+# %% [markdown] tags=["claim-torch-gpu-oom-reserved-unallocated", "claim-torch-gpu-alloc-conf-expandable-segments", "claim-torch-gpu-memory-summary", "claim-paddle-gpu-allocator-flags", "claim-torch-gpu-empty-cache-other-programs"]
+# **The allocator.** When you free an array on a GPU, one more layer sits in between: CuPy
+# keeps freed blocks in a *memory pool* to reuse
+# them quickly, so `nvidia-smi` still counts them as used. They are reused by your own program;
+# to hand them back to the driver (for another program), call
+# `cupy.get_default_memory_pool().free_all_blocks()`.
 #
-# Frameworks keep freed GPU memory in a cache for reuse (CuPy's memory pool above). "Out of
+# Frameworks keep freed GPU memory in a cache for reuse (as CuPy's pool does). "Out of
 # memory" can then come from a cache cut into pieces too small for the next array
 # (*fragmentation*); PyTorch's out-of-memory message says how much memory is "reserved by
 # PyTorch but unallocated" and, if that is large, suggests the setting that follows. PyTorch:
@@ -657,13 +680,8 @@ assert checkpoints + one_segment == sum(per_module) // 2        # 4 + 4 outputs 
 # *other* programs; it gives your own program no more memory than it had (PyTorch's
 # documentation of `empty_cache` says so).
 #
-# ### In short
-#
-# When a step does not fit: a smaller batch, with gradients accumulated to keep the batch you
-# wanted; evaluation under `no_grad`, numbers instead of tensors, `del`; mixed precision; then
-# activation checkpointing; the allocator's settings when the message shows much reserved but
-# unallocated memory; and last, a smaller model or a GPU with more memory.
-#
+
+# %% [markdown] tags=["claim-torch-names-11", "claim-paddle-names-11", "claim-mge-names-11", "claim-torch-gpu-device-context", "claim-paddle-gpu-device-guard", "claim-mge-gpu-no-device-block", "claim-torch-gpu-set-default-device", "claim-mge-gpu-no-module-to", "claim-torch-gpu-missing-error", "claim-paddle-gpu-missing-error", "claim-mge-gpu-missing-error", "claim-mge-gpu-no-graph-outside-gm", "claim-torch-gpu-grad-accumulation", "claim-paddle-gpu-grad-accumulation", "claim-mge-gpu-grad-accumulation", "claim-mge-gpu-coalesce-free-memory"]
 # ## What the frameworks call it
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |

@@ -1,7 +1,7 @@
-# %% [markdown] en="07b30246"
+# %% [markdown] en="74e8891e"
 # # 训练中的学习率、步数计算与自己写优化器
 #
-# **约 40 分钟**。学完本章，你将能够：
+# **约 30 分钟**。学完本章，你将能够：
 #
 # * 在训练中途改变某个参数组（parameter group）的学习率（learning rate），并说出学习率为 0 时还有什么在继续运行；
 # * 手工或用调度器衰减学习率，并与参数的 `lr_mult` 结合起来；
@@ -9,29 +9,34 @@
 # * 预测优化器、每个参数和调度器各自的步数；
 # * 用一个 `update` 方法写出新的优化器，并分清耦合与解耦的权重衰减（weight decay）。
 #
-# 第 6 章给每个参数组各自的学习率，在整个训练中固定不变。真实的训练会一边走一边改变学习率：已经学够的部分停下来，每个学习率逐轮（epoch）缩小，预热（warmup）从很小的值开始。本章在同一个 LeNet 和手写数字上做这些事，把参数值和学习率与手算结果对照，以此证明每个结论，并说明 Paddle 的调度器和参数组学习率与 PyTorch（以及 dltutor）有什么不同。
+# 第 6 章给每个参数组各自的学习率，在整个训练中固定不变。真实的训练会一边走一边改变学习率：已经学够的部分停下来，每个学习率逐轮（epoch）缩小，预热（warmup）从很小的值开始。本章在同一个 LeNet 和手写数字上做这些事，并把每个结论都与手算的参数值和学习率对照。
 
 # %% [markdown] en="effd17a0"
 # 网络、数据和辅助函数都是第 6 章的，来自 `dltutor.examples`：`make_net()` 给出一个新的 LeNet（`conv1`、`conv2`、`fc1`、`fc2`），`make_loader()` 给出 1500 个训练数字、分成 24 个打乱的 64 样本批量，`train_epoch(net, opt, loader)` 训练一轮，`accuracy(net)` 在 297 个测试数字上计算准确率，`snapshot` / `unchanged` / `all_changed` 用来比较前后的参数值。下面大多数实验使用第 6 章的两个参数组：卷积层的学习率为 0.05，全连接层为 0.01。
 
-# %% [markdown] en="7d0483cd"
+# %% [markdown] en="1ae84951"
 # ## 在训练中改变参数组的学习率
 #
 # 优化器在每次 `step()` 时都重新读取 `group["lr"]`，所以你可以随时修改它。一个常见的用法：网络的某一部分已经学够了，就把它所在组的学习率设为 0，让其余部分继续。
 #
-# 我们训练四轮，动量（momentum）取 0.9，让损失下降得更快；在第二轮之后把全连接组的学习率设为 0。每轮之后打印 `fc2.bias` 的几个值，并保存两个组的快照。
+# 我们训练四轮，动量（momentum）取 0.9，在第二轮之后把全连接组的学习率设为 0；每轮都打印 `fc2.bias` 的几个值，并保存两个组的快照。
 
-# %% [markdown] en="d370c082"
-# 修改之前，`fc2.bias` 每轮都在移动；修改之后，打印出的值就不动了。断言单元格检查每个参数的每个元素：第 2 轮和第 3 轮之后的全连接参数等于第 1 轮之后的，而每个卷积参数都在继续变化。
+# %% [markdown] en="ba19f09c"
+# 修改之后，打印出的值就不动了。断言逐个元素地检查：第 2 轮和第 3 轮之后的全连接参数等于第 1 轮之后的；每个卷积参数都在继续变化。
 
 # %% [markdown] en="437cb7b3"
 # 学习率为 0 并不阻止反向传播（backpropagation），所以它们的梯度每一步仍在计算，动量缓冲区也仍有值；只是更新量被乘以了 0。（第 8 章的 `why_not_updating` 会用文字说出这个原因，以及参数不动的其他原因。）
 
-# %% [markdown] en="2ea8049b"
-# 在这里，任何 `>= 0` 的数都可以作为学习率，但 NaN 和无穷大不行：**dltutor 会拒绝它们，而 PyTorch 不会**。PyTorch 的 SGD 只检查 `lr < 0`，对 NaN 这个判断为 False；Adam、AdamW、Adagrad 和 RMSprop 在构造函数中会拒绝 NaN，但它们都接受无穷大，而且都不检查事后写进 `param_groups`、用 `add_param_group` 加入或从状态字典加载的 NaN。这样的学习率（来自公式中的笔误、调度器或检查点）会在下一步把所有权重都变成 NaN。dltutor 在构造函数、`add_param_group`、加载的状态字典中都检查学习率，你手工写进 `param_groups` 的值也在写入时就检查：这次写入被拒绝，什么都没有改变：
-
 # %% [markdown] en="ace533d4"
 # 同一次训练的图示：每一步每一层的更新量大小。我们挂上一个 `Recorder`（它通过优化器的钩子读取每一步）重新训练这四轮；在修改的那一刻，全连接层的曲线降到零，它们被冻结（freeze）的那些步用阴影标出。
+
+# %% [markdown] en="df187e0e"
+# ### 深入一步：NaN 和无穷大的学习率
+#
+# dltutor 在哪些地方检查学习率，其他框架又会放过哪些疏漏。
+
+# %% [markdown] en="2ea8049b"
+# 在这里，任何 `>= 0` 的数都可以作为学习率，但 NaN 和无穷大不行：**dltutor 会拒绝它们，而 PyTorch 不会**。PyTorch 的 SGD 只检查 `lr < 0`，对 NaN 这个判断为 False；Adam、AdamW、Adagrad 和 RMSprop 在构造函数中会拒绝 NaN，但它们都接受无穷大，而且都不检查事后写进 `param_groups`、用 `add_param_group` 加入或从状态字典加载的 NaN。这样的学习率（来自公式中的笔误、调度器或检查点）会在下一步把所有权重都变成 NaN。dltutor 在构造函数、`add_param_group`、加载的状态字典中都检查学习率，你手工写进 `param_groups` 的值也在写入时就检查：这次写入被拒绝，什么都没有改变：
 
 # %% [markdown] en="e757ed05"
 # ## 每轮衰减学习率
@@ -50,9 +55,6 @@
 #
 # 调度器替你管这笔账。它记住每个组的初始学习率（记为 `group["initial_lr"]`），每次你调用 `scheduler.step()` 时设置每个组的 `lr`，调用时机是在这一轮优化器的各步**之后**。`start_factor=1.0`、`end_factor=0.0`、共 10 步的 `LinearLR` 正好就是上面的线性衰减：
 
-# %% [markdown] en="457c49ae"
-# 同样的方案用在真实的训练中：在手写数字上训练几轮，每轮调用一次调度器。每轮使用的学习率在这一轮开始之前记录下来。
-
 # %% [markdown] en="14ecf9fb"
 # ### 常见的学习率曲线
 #
@@ -63,12 +65,12 @@
 # * `CosineAnnealingLR`：从初始学习率沿半个余弦降到 `eta_min`；
 # * `LinearWarmup`：从很小的值开始，在几轮内线性上升，然后交给另一个调度方案（这里是余弦）。新网络最初的几次更新可能很剧烈；预热让它们保持很小。
 
-# %% [markdown] en="7ee591df"
+# %% [markdown] en="1a29aa6c"
 # ### 用 SequentialLR 预热，以及损失停滞时降低学习率
 #
-# PyTorch 用 `SequentialLR` 写“预热 + 余弦”：在里程碑之前用一个调度，之后换成下一个，并让它从头开始。它的预热通常是一个从较小的 `start_factor` 开始的 `LinearLR`（这里是 0.01，所以第一轮就用学习率的 1%，而 `LinearWarmup` 从 0 开始）。dltutor 有同样的类，打印出与 PyTorch 相同的数。
+# PyTorch 用 `SequentialLR` 写“预热 + 余弦”：在里程碑之前用一个调度，之后换成下一个，并让它从头开始；它的预热通常是一个从较小的 `start_factor` 开始的 `LinearLR`（这里是 0.01：第一轮就用学习率的 1%，而 `LinearWarmup` 从 0 开始）。dltutor 有同样的类，给出与 PyTorch 相同的数。
 #
-# `ReduceLROnPlateau` 不按日程走。每轮结束后把验证损失交给它（`sched.step(val_loss)`）；连续超过 `patience` 轮没有改进，它就把学习率乘以 `factor`，然后重新计数。不知道训练要跑多久时，就用这个调度。下面画出了两条曲线：两种预热只在起点上不同；平台调度的学习率在最佳损失（0.69）之后的第三轮减半。
+# `ReduceLROnPlateau` 不按日程走：每轮结束后把验证损失交给它（`sched.step(val_loss)`），连续超过 `patience` 轮没有改进，它就把学习率乘以 `factor`，然后重新计数。不知道训练要跑多久时，就用它。下图中，两种预热只在起点上不同；平台调度的学习率在最佳损失（0.69）之后的第三轮减半。
 
 # %% [markdown] en="e91e3f1d"
 # ### 先预热，再交给 ReduceLROnPlateau
@@ -77,17 +79,25 @@
 #
 # 手算一下：初始学习率为 0.1，预热 3 轮，第 0 到 2 轮依次是 0、0.0333、0.0667，从第 3 轮起是 0.1。最佳损失 0.55 出现在第 5 轮之后；第 8 轮是连续第三个没有更好损失的轮，超过了 `patience=2`，于是它之后学习率减半为 0.05；第 12 轮之后再减半一次。
 
-# %% [markdown] en="76e7e91e"
+# %% [markdown] en="ca9d5ee4"
+# ### 深入一步：真实训练中的线性衰减
+#
+# 就是“使用学习率调度器”一节里的 `LinearLR` 衰减，在 LeNet 训练时每轮调用一次。
+
+# %% [markdown] en="457c49ae"
+# 同样的方案用在真实的训练中：在手写数字上训练几轮，每轮调用一次调度器。每轮使用的学习率在这一轮开始之前记录下来。
+
+# %% [markdown] en="8a68b07d"
 # ## 学习率调度器与逐参数的倍数
 #
-# 调度器改变的是参数组的学习率；参数的 `lr_mult`（第 6 章）乘以组在每一步的学习率。所以全连接组中 `lr_mult = 2` 的参数，开始时以 `0.01 x 2` 训练，在 `StepLR` 把组的学习率减半之后以 `0.005 x 2` 训练。`explain_lr` 会显示这两部分：
+# 调度器改变的是参数组的学习率；参数的 `lr_mult`（第 6 章）乘以组在每一步的学习率。所以全连接组中 `lr_mult = 2` 的参数，开始时以 `0.01 x 2` 训练，在 `StepLR` 把组的学习率减半之后以 `0.005 x 2` 训练。`explain_lr` 会显示这两部分，再用一步普通 SGD 来证明：`fc1.weight` 必须移动 (0.01 × 0.5 × 2) × 梯度。
 
-# %% [markdown] en="3504cc0f"
-# 用一步普通 SGD 来证明：`fc1.weight` 必须移动 (0.01 × 0.5 × 2) × 梯度。
-
-# %% [markdown] en="61a3b32d"
-# ### 在 Paddle 中调度器就是学习率
+# %% [markdown] en="929a8164"
+# ### 深入一步：在 Paddle 中调度器就是学习率
 #
+# Paddle 怎样传入调度方案，参数组的学习率和 `ParamAttr` 的学习率又对它有什么作用（练习 3 要用）。
+
+# %% [markdown] en="26d18669"
 # Paddle 的搭法正好反过来。你**先**用基础学习率创建调度器，再把它**作为**优化器的 `learning_rate` 传进去；这时参数组的 `"learning_rate"` 是这一个调度方案的**比例**，而不是它自己的学习率：
 #
 # ```python
@@ -114,16 +124,22 @@
 #
 # 一轮是 `len(loader)` 个批量，所以 `E` 轮之后计数是 `E * len(loader)`。（1500 个样本、每批 64 个，共 24 个批量：23 个完整批量和最后一个 28 个样本的批量。）
 
-# %% [markdown] en="f9c0c0fe"
-# 没有梯度的参数会被跳过，被跳过的参数**不**计数。在第三轮冻结 `fc1`：`step()` 又被调用了 24 次，但 `fc1` 自己的计数落在了后面。
-
 # %% [markdown] en="ec5878ed"
 # 调度器有自己的计数（`scheduler.last_epoch`）：每次 `scheduler.step()` 计一次。是每轮调用一次还是每个批量调用一次由你决定；只要让 `total_iters`、`step_size`、`T_max` 等与你调用它的单位一致即可。
 
-# %% [markdown] en="c894af6e"
-# **在静态图中计数方式相同**。在 Paddle 的静态图模式中，一个训练步就是一次 `exe.run(program, feed=batch)`：程序包含前向传播、反向传播和优化器的更新，每运行一次，优化器前进一步（在 Paddle 3.3 中，Adam 的 `beta1_pow` 累加器每运行一次就乘以一次 `beta1`）。所以 `E` 轮、每轮 `N` 个批量之后，计数是 `N x E`，和这里一样：一次 `exe.run` 相当于 `train_epoch` 循环体的一次执行。
-#
+# %% [markdown] en="d00301c3"
 # 只有 `step()` 的调用次数少于批量数，计数才会改变。**梯度累积**（gradient accumulation）就是这样：下面的循环把 4 个批量的梯度加起来再走一步，内存放不下一个大批量时，就用这个办法按大批量训练。于是 24 个批量的一轮只有 6 步：
+
+# %% [markdown] en="0f072ee0"
+# ### 深入一步：被跳过的参数与 Paddle 的静态图
+#
+# 计数的两个特殊情况：没有梯度的参数，以及静态图中的一步。
+
+# %% [markdown] en="f9c0c0fe"
+# 没有梯度的参数会被跳过，被跳过的参数**不**计数。在第三轮冻结 `fc1`：`step()` 又被调用了 24 次，但 `fc1` 自己的计数落在了后面。
+
+# %% [markdown] en="5f80521d"
+# **在静态图中计数方式相同**。在 Paddle 的静态图模式中，一个训练步就是一次 `exe.run(program, feed=batch)`：程序包含前向传播、反向传播和优化器的更新，每运行一次，优化器前进一步（在 Paddle 3.3 中，Adam 的 `beta1_pow` 累加器每运行一次就乘以一次 `beta1`）。所以 `E` 轮、每轮 `N` 个批量之后，计数是 `N x E`，和这里一样：一次 `exe.run` 相当于 `train_epoch` 循环体的一次执行。
 
 # %% [markdown] en="18a6d94b"
 # ## 自己写优化器
@@ -152,6 +168,11 @@
 
 # %% [markdown] en="7260f4bf"
 # 要让它变成 Lion 的做法，就不要把衰减交给基类（用一个基类不读取的自定义键，比如 `decoupled_wd`），并在 `update` 中、符号步之前缩小 `param.data`：见下面的练习 6。
+
+# %% [markdown] en="cf1c6252"
+# ### 深入一步：换一个起点，LionLite 照样能学
+#
+# 检查上面 LionLite 损失的下降并不是某一个种子碰巧的结果。
 
 # %% [markdown] en="258f954b"
 # ### 深入一步：同一个优化器在 PyTorch 和 Paddle 中
@@ -221,8 +242,8 @@
 # %% [markdown] en="5f7cb193"
 # **2.** 一个 `lr=0.1` 的 SGD，一个调用过一次的 `StepLR(opt, step_size=1, gamma=0.5)`，以及一个 `lr_mult = 3` 的参数：这个参数的有效学习率（`effective_lr`）是多少？用 `diagnose.explain_lr` 检查。
 
-# %% [markdown] en="75f0e444"
-# **3.** 在 Paddle 中，`sched = StepDecay(learning_rate=0.05, step_size=1, gamma=0.5)` 是优化器的 `learning_rate`，全连接组是 `{"params": fc_params, "learning_rate": 0.2}`，而 `fc1.weight`（`fc_params` 之一）是用 `ParamAttr(learning_rate=3.0)` 创建的。调用一次 `sched.step()` 之后，`fc1.weight` 以多大的学习率（`paddle_fc_lr`）训练？
+# %% [markdown] en="36fc0726"
+# **3.** Paddle 把调度器本身作为优化器的 `learning_rate` 传入，参数组的 `"learning_rate"` 是这一个调度方案的比例（`ParamAttr` 学习率会怎样，见上面关于 Paddle 调度器的“深入一步”一节）。设 `sched = StepDecay(learning_rate=0.05, step_size=1, gamma=0.5)` 是优化器的 `learning_rate`，全连接组是 `{"params": fc_params, "learning_rate": 0.2}`，而 `fc1.weight`（`fc_params` 之一）是用 `ParamAttr(learning_rate=3.0)` 创建的。调用一次 `sched.step()` 之后，`fc1.weight` 以多大的学习率（`paddle_fc_lr`）训练？
 
 # %% [markdown] en="e0dce8c1"
 # **4.** 第一节中的 `Recorder`（`rec`）记录了那次训练的每一步，在那次训练中，全连接组的学习率在第二轮之后被设为 0。fc1 的更新量在第几步（`first_frozen_step`，即 `rec.series("update_norm")` 的行号）第一次为零？
@@ -230,5 +251,5 @@
 # %% [markdown] en="380da6c1"
 # **5.** 写一个函数 `warmup_then_cosine(opt, warmup, total)`，为任何一次运行返回一个调度器：第一步使用优化器学习率的 1%，在 `warmup` 步内沿直线升到完整的学习率，然后按余弦降到第 `total` 步时的 0。检查时会在其他长度、其他学习率的运行中逐步推进它。
 
-# %% [markdown] en="a10d80df"
-# **6.** （不检查：实验。）把 `LinearLR` 换成 `CosineAnnealingLR(opt, T_max=EPOCHS)`，打印每一轮的学习率。把梯度累积的批量数从 4 改成 8：每轮有多少步，损失还会下降吗？给 `LionLite` 加上解耦的权重衰减（在符号步之前把 `param.data` 缩小为原来的 `1 - lr * wd` 倍），再运行梯度为零的那个单元格：参数应该按比例缩小，而不是移动整整一个学习率。
+# %% [markdown] en="79ff39f6"
+# **6.** （不检查：实验。）在真实训练的那次运行中（衰减一节里的“深入一步”），把 `LinearLR` 换成 `CosineAnnealingLR(opt, T_max=EPOCHS)`，打印每一轮的学习率。把梯度累积的批量数从 4 改成 8：每轮有多少步，损失还会下降吗？给 `LionLite` 加上解耦的权重衰减（在符号步之前把 `param.data` 缩小为原来的 `1 - lr * wd` 倍），再运行梯度为零的那个单元格：参数应该按比例缩小，而不是移动整整一个学习率。

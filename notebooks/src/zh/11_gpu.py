@@ -1,7 +1,7 @@
-# %% [markdown] en="30e7bd58"
+# %% [markdown] en="c386937a"
 # # 在 GPU 上运行
 #
-# **约 35 分钟**。学完本章，你将能够：
+# **约 30 分钟**。学完本章，你将能够：
 #
 # * 写出一个训练循环，有 GPU 时在 GPU 上运行，没有时在 CPU 上运行；
 # * 从报错看出缺的是 CuPy 还是 GPU，以及该怎么办；
@@ -11,7 +11,7 @@
 #
 # GPU 计算网络中的大型矩阵乘法比 CPU 快许多倍，但它带来了两个新问题：怎样把代码和模型放到 GPU 上（而不必把代码写两遍），以及它的内存（显存，比计算机的内存小）不够时怎么办？
 #
-# dltutor 在 CPU 上用 NumPy 计算，在 GPU 上用 [CuPy](https://cupy.dev)——NumPy 在 NVIDIA GPU 上的孪生兄弟——计算。其他一切——张量、层、优化器、本套件的各章——都是同一份代码。这个笔记本可以在任何机器上运行：在没有 GPU 的地方（比如测试它的那台机器），它展示的就是没有 GPU 时你会看到的情况，而它关于内存的所有证明都在 CPU 上完成，那里的算术是一样的。
+# dltutor 在 CPU 上用 NumPy 计算，在 GPU 上用 [CuPy](https://cupy.dev)——NumPy 在 NVIDIA GPU 上的孪生兄弟——计算；其余都是同一份代码。这个笔记本可以在任何机器上运行：没有 GPU 时（比如测试它的那台机器），它展示的就是你这时会看到的情况，而关于内存的一切都在 CPU 上证明，那里的算术是一样的。
 #
 # 手边没有 GPU 时，国内的学习者常用提供免费 GPU 额度的在线笔记本，例如百度的 AI Studio（[aistudio.baidu.com](https://aistudio.baidu.com)）：在那里先用 `nvidia-smi` 查看 CUDA 版本，再装上对应的 CuPy（`pip install cupy-cuda12x` 或 `cupy-cuda11x`），就能在真正的 GPU 上运行本章。
 
@@ -22,7 +22,7 @@
 #
 # 每个张量都保存着某个后端的数组：一个 NumPy 数组（`device == "cpu"`）或一个 CuPy 数组（`device == "gpu"`）。`dt.backend.current()` 是新张量所在的后端，`dt.backend.use(name)` 切换它，可以永久切换（直接调用），也可以只在一个代码块中切换（`with`）。`"cpu"` 和 `"numpy"` 指的是同一个后端，`"gpu"`、`"cuda"` 和 `"cupy"` 也一样。
 
-# %% [markdown] en="bda47afd"
+# %% [markdown] en="dc8271a7"
 # 有三个调用负责搬移数据：
 #
 # * `dt.backend.use("gpu")`：从现在起创建的张量（`dt.randn`、`dt.tensor`、`DataLoader` 给出的批量、`dt.load`）都创建在 GPU 上；
@@ -33,12 +33,12 @@
 #
 # ### 这里有 GPU 吗？
 #
-# `dt.backend.gpu_available()` 回答这个问题而不会报错：当 CuPy 能够导入并看到 GPU 时为 True。与设备无关的代码只问一次，然后处处使用这个答案。大多数 PyTorch 教程的第一行正是这样做的，把 `torch` 换成 `dt` 就能在这里运行：`dt.cuda.is_available()` 问的是同一个问题，`dt.device("cuda")` 指的是 GPU（`"cuda:0"` 和本套件自己的 `"gpu"` 也可以；dltutor 只用一块 GPU）。凡是接受设备的地方都接受它：`model.to(device)`、`x.to(device)`、`dt.zeros(3, device=device)`、`dt.load(path, map_location=device)`。有一点不同：这里张量的 `.device` 是设备名（`"cpu"` 或 `"gpu"`），`dt.device` 与它的名字相等；而 PyTorch 的 `t.device` 是一个 `torch.device`，永远不等于字符串。（这个单元格的输出取决于你的机器，所以测试不比较它：它带有 `nbval-ignore-output` 标签。）
+# `dt.backend.gpu_available()` 回答这个问题而不会报错：当 CuPy 能够导入并看到 GPU 时为 True。与设备无关的代码只问一次，然后处处使用这个答案。大多数 PyTorch 教程的第一行正是这样做的，把 `torch` 换成 `dt` 就能在这里运行：`dt.cuda.is_available()` 问的是同一个问题，`dt.device("cuda")` 指的是 GPU（`"cuda:0"` 和本套件自己的 `"gpu"` 也可以；dltutor 只用一块 GPU）。凡是接受设备的地方都接受它：`model.to(device)`、`x.to(device)`、`dt.zeros(3, device=device)`、`dt.load(path, map_location=device)`。有一点不同：这里张量的 `.device` 是设备名（`"cpu"` 或 `"gpu"`），`dt.device` 与它的名字相等；而 PyTorch 的 `t.device` 是一个 `torch.device`，永远不等于字符串。（下一个单元格的输出取决于你的机器，所以测试不比较它。）
 
 # %% [markdown] en="d27a3652"
 # 这样整个训练循环只需写一次。模型在创建优化器之前移动（PyTorch 也推荐这个顺序）：优化器的动量（momentum）和 Adam 的矩在之后创建，就在参数旁边，在同一个设备上。每个批量都用 `.to(device)` 移动，它已经在那里时什么也不做。
 
-# %% [markdown] en="9ad4a8a4"
+# %% [markdown] en="6bcbe8e5"
 # ### 缺少 CuPy 或 GPU 时
 #
 # 在无法使用 GPU 的地方请求 GPU，会抛出 `dt.backend.GPUUnavailableError`，报错信息会说明缺少什么以及该怎么做。有三种情况：
@@ -51,12 +51,20 @@
 #
 # 每条信息最后都建议用 `dt.backend.use('numpy')` 继续使用 CPU。三种请求 GPU 的方式都会给出同样的错误，而且失败的请求什么都不改变：后端仍是 CPU，移动失败的模型完整地留在原处。
 #
-# 下一个单元格用三种方式请求 GPU 并打印发生了什么。在有 GPU 的机器上请求会成功，打印的内容也不同，所以测试不比较它的输出（`nbval-ignore-output`）；它后面的断言单元格在两种机器上都会检查这些结论。
+# 下一个单元格用三种方式请求 GPU。在有 GPU 的机器上请求会成功，打印的内容也不同，所以测试不比较它的输出；它后面的单元格在两种机器上都会检查这些结论。
 
-# %% [markdown] en="ed24655f"
+# %% [markdown] en="4a5b5263"
 # ### GPU 有多忙
 #
-# 在程序训练时，从另一个终端观察它。`nvidia-smi` 显示每块 GPU 已用的显存和它的 `GPU-Util`；`nvidia-smi dmon` 每秒打印一行，其中 `sm` 一列就是这个利用率。NVIDIA 的手册（`man nvidia-smi`）把它定义为：在最近一个采样周期里，至少有一个内核（kernel）在运行的时间所占的百分比。所以它只说明 GPU 一直没闲着，并不说明它算了多少。小模型的利用率偏低，原因有两个。每个运算都是一个内核，由主机（即 CPU，host）上的 Python 一个接一个地启动；对 64×64 的矩阵来说，一个内核在下一个启动之前就已经算完，GPU 只好等着 Python。另外，主循环在 CPU 上准备下一个批量的时候，GPU 无事可做：让批量在后台加载（第 10 章的 `num_workers`）。更大的批量让每次启动多做一些计算。练习 4 让你亲眼看到这一点。
+# 在程序训练时，从另一个终端观察它：`nvidia-smi` 显示每块 GPU 已用的显存和它的 `GPU-Util`。小模型的这个数偏低，原因有两个。每个运算都是一个内核（kernel），由主机（即 CPU，host）上的 Python 一个接一个地启动；对 64×64 的矩阵来说，一个内核在下一个启动之前就已经算完，GPU 只好等着 Python。另外，主循环在 CPU 上准备下一个批量的时候，GPU 无事可做：让批量在后台加载（第 10 章的 `num_workers`）。更大的批量让每次启动多做一些计算。练习 4 让你亲眼看到这一点。
+
+# %% [markdown] en="3fbc2b20"
+# ### 深入一步：GPU-Util 量的是什么
+#
+# 这个利用率数字算的是什么，不算什么。
+
+# %% [markdown] en="bbe463e7"
+# `nvidia-smi dmon` 每秒打印一行，其中 `sm` 一列就是这个利用率。NVIDIA 的手册（`man nvidia-smi`）把它定义为：在最近一个采样周期里，至少有一个内核在运行的时间所占的百分比。所以它只说明 GPU 一直没闲着，并不说明它算了多少。
 
 # %% [markdown] en="27e3171b"
 # ## GPU 显存不够时
@@ -86,8 +94,8 @@
 # %% [markdown] en="cfc3b8f6"
 # 一个小模型给每个 id 打标签：一个 `Embedding`（每个 id 占一行的表）加一个 `Linear` 层，要学的标签是 id 除以 5 的余数。损失只能计入真实的 id：把每个位置的损失乘以掩码，加起来，再除以真实 id 的个数。如果在填充后的数组上直接取平均，填充也被平均了进去，反向传播还会去训练表中填充 id 的那一行。下面从同一个起点比较三种损失：带掩码的、直接取平均的，以及只用真实 id、完全不填充的。
 
-# %% [markdown] en="f0de8955"
-# 这两半都是现成的。`nn.Embedding(vocab, dim, padding_idx=0)` 让填充的那一行从零开始，而且永远得不到梯度，dltutor、PyTorch 和 Paddle 都是如此。`F.cross_entropy(logits, labels, ignore_index=-100)` 去掉标签为 -100（默认值）的位置；dltutor 和 PyTorch 接着只在其余位置上取平均，和掩码的做法一样。Paddle 3.3 只有在 `ignore_index` 不小于 0 时才这样做：用它的默认值 -100 时，被忽略的位置给总和加的是 0，却仍然算在平均的分母里，于是损失和每个梯度都缩小为“真实 id 数 / 位置数”倍（这里是 9/15）。在 Paddle 中，可以把填充的标签设为类别数，再把它作为 `ignore_index` 传进去。在 dltutor 中，和 PyTorch 一样，把填充位置的标签设为 -100，掩码就替你做好了：
+# %% [markdown] en="3aaa9566"
+# 这两半都是现成的。`nn.Embedding(vocab, dim, padding_idx=0)` 让填充的那一行从零开始，而且永远得不到梯度，dltutor、PyTorch 和 Paddle 都是如此。`F.cross_entropy(logits, labels, ignore_index=-100)` 去掉标签为 -100（默认值）的位置；dltutor 和 PyTorch 接着只在其余位置上取平均，和掩码的做法一样（Paddle 不同：见这一部分末尾的“深入一步”）。在 dltutor 中，和 PyTorch 一样，把填充位置的标签设为 -100，掩码就替你做好了：
 
 # %% [markdown] en="e616d0ad"
 # 现在来看显存。嵌入层（embedding layer）的输出有“批量 × 最长长度 × 宽度”个浮点数，这个激活值随填充一起增长，它后面的每一层也一样。真实数据的长度分布是偏斜的：这里有 120 条 5 到 20 个 id 的短序列和 8 条 100 到 191 个 id 的长序列，按固定的到达顺序排列，每批 16 条。下面是四种分批方式，每种都用嵌入层输出的字节数来测量：
@@ -111,9 +119,6 @@
 #
 # 在 `zero_grad()` 之前，多次调用 `backward()` 时梯度会相加。所以不用一个 32 的批量，而是运行四个 8 的微批量，对每个调用 `backward()`，然后只走一步。任何时刻都只有一个微批量的激活值活着。把每个损失乘以 1/4：损失是它那个批量上的平均值，而 32 个样本上的平均值就是四个 8 样本平均值的平均。
 
-# %% [markdown] en="9a8356ed"
-# 这些梯度在 float32 舍入误差范围内一致（各项相加的顺序不同），所以优化器据此走的那一步也相同：
-
 # %% [markdown] en="c5138fac"
 # 有一点要注意：这只对独立处理各个样本的层是精确的。BatchNorm 在它看到的批量上计算统计量，所以用微批量时它看到的是 8 个样本的批量，而不是 32 个。
 #
@@ -133,28 +138,49 @@
 #
 # 当指向一个数组的最后一个引用消失时，它就会被释放。被一个变量持有的大张量会一直存在，直到这个变量被重新赋值或删除；在笔记本中这可能是很长一段时间。
 
-# %% [markdown] en="69c9c764"
-# 在 GPU 上，中间还有一层：CuPy 把释放的内存块保留在一个内存池中以便快速复用，所以 `nvidia-smi` 仍把它们算作已使用。你自己的程序会复用它们；要把它们还给驱动（给别的程序用），调用 `cupy.get_default_memory_pool().free_all_blocks()`。
+# %% [markdown] en="dfa2bb5f"
+# ### 6. 半精度、重计算和内存分配器
+#
+# 还有三种节省要靠框架，每一种都有代价。**混合精度**用 16 位浮点数计算，激活值减半；这时小的梯度需要把损失放大才能保住。**激活值重计算**只保留部分层的输出，其余的在反向传播时重新计算：显存少得多，计算量大约多三分之一。当“内存不足”来自被切成碎块的空闲显存缓存时，**内存分配器**的设置能帮上忙。下面的“深入一步”逐一演示。
 
-# %% [markdown] en="b04eb72d"
-# ### 6. 半精度的激活值：混合精度
-#
-# 一个 float16（或 bfloat16）值只占 2 个字节而不是 4 个，所以用半精度计算前向和反向传播，激活值就减半了。大框架会替你做：在 PyTorch 中把前向传播包在 `with torch.autocast("cuda", dtype=torch.float16):` 中，在 Paddle 中用 `with paddle.amp.auto_cast():`（在 GPU 上；在 CPU 上 Paddle 3.3 会警告它不起作用）。有两个细节让它可行。权重保留一份 float32 的**主副本**用于更新（在 float16 中，一个小的更新加到一个大的权重上会消失：在那里 1024 + 0.1 等于 1024）；在 PyTorch 的 autocast 下，参数本身就一直是 float32，每个运算按需转换。而且 float16 存不下非常小的数：它最小的正数是 2^-24，约 `6e-8`，比它的一半还小的数都会变成 0，所以小的梯度会丢失。**损失缩放**（loss scaling）在反向传播之前把损失（从而每个梯度）乘以一个大因子，并在更新之前用 float32 除回去：`torch.amp.GradScaler`、`paddle.amp.GradScaler`。PyTorch 2.13 的 `GradScaler` 从 2^16 = 65536 开始；当缩放后的梯度溢出（inf 或 nan）时，它跳过这一步并把缩放因子减半，连续 2000 步没有溢出后再把它加倍（Paddle 3.3 的 `GradScaler` 默认值相同）。（bfloat16 的范围与 float32 相同，不需要缩放。）dltutor 没有 autocast，但这两个事实很容易看到：
-
-# %% [markdown] en="6595fded"
-# ### 7. 重算而不存储：激活值重计算
-#
-# 反向传播需要前向传播的输出。不必全部保留，每隔几层只保留一个（PyTorch 把它们叫作 checkpoints），在反向传播时再把一段的前向传播运行一遍，把它的输出找回来。显存从每一层的输出降到这些保留的输出加上一段；代价是多一次前向传播（大约多三分之一的计算量）。PyTorch：`torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=False)`（不写 `use_reentrant` 时 PyTorch 2.13 会发出警告）；Paddle：`paddle.distributed.fleet.utils.recompute(segment, x)`。两者得到的梯度都与全部保留时相同。下面在一个更深的 MLP（八对 Linear + ReLU，批量 128）实测的输出上算一算：
-
-# %% [markdown] en="e8694883"
-# ### 8. 内存分配器
-#
-# 各框架把释放的 GPU 显存保留在缓存中以便复用（就像上面 CuPy 的内存池）。这样，“内存不足”可能来自碎片化：缓存被切成了太多小块，放不下下一个数组；PyTorch 的显存不足报错信息会说明有多少显存“已由 PyTorch 保留但未分配”（reserved by PyTorch but unallocated），并在这部分很大时建议采用下面的设置。PyTorch：在程序启动之前设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`，让缓存块能够增长而不是被分割；`torch.cuda.memory_summary()` 会显示缓存。Paddle：`FLAGS_allocator_strategy=auto_growth`（它的默认值）按需分配显存，`FLAGS_fraction_of_gpu_memory_to_use` 设置旧策略一开始占用多少。CuPy：`cupy.get_default_memory_pool().set_limit(fraction=0.5)` 给内存池设上限。清空缓存（`torch.cuda.empty_cache()`、`free_all_blocks()`）把显存交还给其他程序；它不会让你自己的程序多出任何显存（PyTorch 关于 `empty_cache` 的文档就是这么说的）。
-#
+# %% [markdown] en="da214e21"
 # ### 简而言之
 #
 # 当一个训练步放不下时：用更小的批量，并累积梯度以保持你想要的批量；在 `no_grad` 中评估、保留数字而不是张量、`del`；混合精度；然后是激活值重计算；当报错信息显示大量已保留但未分配的显存时，调整内存分配器的设置；最后，换一个更小的模型或显存更大的 GPU。
+
+# %% [markdown] en="eeb3747e"
+# ### 深入一步：不只是梯度相同，这一步也相同
 #
+# 上面累积出的梯度给出的，正是整个批量的那一步优化，连动量也一样。
+
+# %% [markdown] en="9a8356ed"
+# 这些梯度在 float32 舍入误差范围内一致（各项相加的顺序不同），所以优化器据此走的那一步也相同：
+
+# %% [markdown] en="306d6c50"
+# ### 深入一步：Paddle 的 ignore_index
+#
+# Paddle 3.3 的交叉熵怎样计入被忽略的位置，以及在那里该用什么标签。
+
+# %% [markdown] en="b59a43c8"
+# Paddle 3.3 只有在 `ignore_index` 不小于 0 时，才只在保留的位置上取平均：用它的默认值 -100 时，被忽略的位置给总和加的是 0，却仍然算在平均的分母里，于是损失和每个梯度都缩小为“真实 id 数 / 位置数”倍（上面填充的那个批量是 9/15）。在 Paddle 中，可以把填充的标签设为类别数，再把它作为 `ignore_index` 传进去。
+
+# %% [markdown] en="336094a2"
+# ### 深入一步：混合精度、激活值重计算和内存分配器
+#
+# 这三样各自怎样工作，大框架怎样称呼它们，以及在这里实测的算术。
+
+# %% [markdown] en="2ba21957"
+# **半精度的激活值：混合精度。** 一个 float16（或 bfloat16）值只占 2 个字节而不是 4 个，所以用半精度计算前向和反向传播，激活值就减半了。大框架会替你做：在 PyTorch 中把前向传播包在 `with torch.autocast("cuda", dtype=torch.float16):` 中，在 Paddle 中用 `with paddle.amp.auto_cast():`（在 GPU 上；在 CPU 上 Paddle 3.3 会警告它不起作用）。有两个细节让它可行。权重保留一份 float32 的**主副本**用于更新（在 float16 中，一个小的更新加到一个大的权重上会消失：在那里 1024 + 0.1 等于 1024）；在 PyTorch 的 autocast 下，参数本身就一直是 float32，每个运算按需转换。而且 float16 存不下非常小的数：它最小的正数是 2^-24，约 `6e-8`，比它的一半还小的数都会变成 0，所以小的梯度会丢失。**损失缩放**（loss scaling）在反向传播之前把损失（从而每个梯度）乘以一个大因子，并在更新之前用 float32 除回去：`torch.amp.GradScaler`、`paddle.amp.GradScaler`。PyTorch 2.13 的 `GradScaler` 从 2^16 = 65536 开始；当缩放后的梯度溢出（inf 或 nan）时，它跳过这一步并把缩放因子减半，连续 2000 步没有溢出后再把它加倍（Paddle 3.3 的 `GradScaler` 默认值相同）。（bfloat16 的范围与 float32 相同，不需要缩放。）dltutor 没有 autocast，但这两个事实很容易看到：
+
+# %% [markdown] en="b82370ce"
+# **重算而不存储：激活值重计算。** 反向传播需要前向传播的输出。不必全部保留，每隔几层只保留一个（PyTorch 把它们叫作 checkpoints），在反向传播时再把一段的前向传播运行一遍，把它的输出找回来。显存从每一层的输出降到这些保留的输出加上一段；代价是多一次前向传播（大约多三分之一的计算量）。PyTorch：`torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=False)`（不写 `use_reentrant` 时 PyTorch 2.13 会发出警告）；Paddle：`paddle.distributed.fleet.utils.recompute(segment, x)`。两者得到的梯度都与全部保留时相同。下面在一个更深的 MLP（八对 Linear + ReLU，批量 128）实测的输出上算一算：
+
+# %% [markdown] en="9564769f"
+# **内存分配器。** 在 GPU 上释放数组时，中间还有一层：CuPy 把释放的内存块保留在一个内存池中以便快速复用，所以 `nvidia-smi` 仍把它们算作已使用。你自己的程序会复用它们；要把它们还给驱动（给别的程序用），调用 `cupy.get_default_memory_pool().free_all_blocks()`。
+#
+# 各框架把释放的 GPU 显存保留在缓存中以便复用（就像 CuPy 的内存池那样）。这样，“内存不足”可能来自碎片化：缓存被切成了太多小块，放不下下一个数组；PyTorch 的显存不足报错信息会说明有多少显存“已由 PyTorch 保留但未分配”（reserved by PyTorch but unallocated），并在这部分很大时建议采用下面的设置。PyTorch：在程序启动之前设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`，让缓存块能够增长而不是被分割；`torch.cuda.memory_summary()` 会显示缓存。Paddle：`FLAGS_allocator_strategy=auto_growth`（它的默认值）按需分配显存，`FLAGS_fraction_of_gpu_memory_to_use` 设置旧策略一开始占用多少。CuPy：`cupy.get_default_memory_pool().set_limit(fraction=0.5)` 给内存池设上限。清空缓存（`torch.cuda.empty_cache()`、`free_all_blocks()`）把显存交还给其他程序；它不会让你自己的程序多出任何显存（PyTorch 关于 `empty_cache` 的文档就是这么说的）。
+
+# %% [markdown] en="85bf313c"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
