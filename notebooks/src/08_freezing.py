@@ -1,31 +1,21 @@
 # %% [markdown]
 # # Freezing parameters
 #
-# **About 45 minutes.** You will be able to:
+# **About 30 minutes.** You will be able to:
 #
 # * stop a layer training in three ways, and say what each one leaves running;
 # * freeze BatchNorm's running statistics, some rows of one tensor, and pruned weights at zero;
 # * find out why a parameter does, or does not, move.
 #
-# Fine-tuning a pretrained network, training a new head on top of a fixed feature extractor,
-# warming up one part of a model before the rest: all of them need some parameters to **stop
-# changing** while the others train. There are several ways to ask for that, and they are not
-# the same. Some still compute a gradient you then throw away, some keep the optimizer's
-# momentum running in the background, and one leaves gradients piling up forever.
+# Fine-tuning a pretrained network, training a new head on a fixed feature extractor, warming up
+# one part of a model before the rest: all of them need some parameters to **stop changing**
+# while the others train. The ways to ask for that are not the same: some still compute a
+# gradient you then throw away, some keep the optimizer's momentum running in the background, and
+# one leaves gradients piling up forever.
 #
-# This chapter answers four questions:
-#
-# * What are the ways to stop a layer training, and how do they differ?
-# * How do I freeze a BatchNorm layer, whose running mean and variance are not parameters at
-#   all?
-# * Why does a parameter I "froze" still move, and how do I find out why a parameter is, or is
-#   not, updating?
-# * How do pruned weights stay at zero while the rest trains on?
-#
-# (Stopping the gradient at an intermediate output with `detach()` — "stage1 -> stage2 ->
-# stage3, stop at stage2" — is answered in
+# (Stopping the gradient at an intermediate output with `detach()` is answered in
 # [01 § Stopping the gradient at an intermediate output](01_tensors_autograd.ipynb#Stopping-the-gradient-at-an-intermediate-output);
-# it appears here only as one of the planted bugs at the end.)
+# here it is only one of the planted bugs.)
 
 # %%
 import matplotlib.pyplot as plt
@@ -83,44 +73,26 @@ for _ in range(5):
 print("net1[0].weight.grad:", net1[0].weight.grad)
 print("optimizer state for net1[0].weight:", opt1.state.get(net1[0].weight))
 print("step count of the trained layer:", opt1.state[net1[2].weight]["step"])
-
-# %% [markdown] tags=["claim-torch-freezing-requires-grad-false-skipped", "claim-paddle-freezing-stop-gradient-skipped", "claim-paddle-freezing-trainable-false-stop-gradient"]
-# The frozen weight never got a gradient (`.grad` is still None), so `step()` skipped it
-# entirely: the optimizer made no state for it (no momentum buffer, no step count) and applied no
-# weight decay. The other layer trained normally.
-#
-# PyTorch 2.13's `SGD` does the same with a parameter whose `.grad` is None: no state, no decay,
-# no move. Paddle 3.3 spells the switch `p.stop_gradient = True` (or `ParamAttr(trainable=False)`
-# when the layer is built): the parameter gets no gradient, and `paddle.optimizer.Momentum` makes
-# no velocity for it and does not move it, weight decay included.
-
-# %%
 assert net1[0].weight.grad is None and net1[0].bias.grad is None
 assert net1[0].weight not in opt1.state and net1[0].bias not in opt1.state   # no momentum, no step count
 assert np.array_equal(net1[0].weight.numpy(), w0_before)                      # decay did not touch it
 assert opt1.state[net1[2].weight]["step"] == 5                                  # the rest trained
 
-# %% [markdown] tags=["claim-torch-freezing-frozen-layer-output-no-graph", "claim-paddle-freezing-frozen-layer-output-stop-gradient"]
-# Backward also does less work. Our input `x` does not need a gradient either, so once the first
-# layer's parameters are frozen **nothing** in that layer needs one: its output is computed
-# without recording a graph (`grad_fn` is None), and backward stops at the `Tanh` instead of
-# computing gradients for its 32 numbers and throwing them away. PyTorch 2.13 records no graph
-# there either (`requires_grad` False, `grad_fn` None); in Paddle 3.3 the frozen layer's output
-# has `stop_gradient=True`.
-
-# %%
-hidden = net1[0](x)
-print("frozen layer's output:  requires_grad =", hidden.requires_grad, "| grad_fn =", hidden.grad_fn)
-print("trainable layer's output: grad_fn =", net1[2](net1[1](hidden)).grad_fn)
-assert hidden.grad_fn is None and not hidden.requires_grad     # no graph is recorded for it
-assert make_net()[0](x).grad_fn is not None                   # unfrozen, the same layer records one
+# %% [markdown]
+# The frozen weight never got a gradient (`.grad` is still None), so `step()` skipped it
+# entirely: the optimizer made no state for it (no momentum buffer, no step count) and applied no
+# weight decay. The other layer trained normally.
 
 # %% [markdown] tags=["claim-paddle-freezing-paramattr-learning-rate-zero"]
 # ### Way 2: a learning rate of 0
 #
-# The second way keeps `requires_grad=True` and makes the step size zero: set the layer's
-# group `lr` to 0, or (Paddle's `ParamAttr(learning_rate=0)`) its parameters' `lr_mult` to 0,
-# so that the effective lr `group lr x lr_mult` is 0. The weights do not move...
+# The second way keeps `requires_grad=True` and makes the step size zero: the layer's group `lr`,
+# or its parameters' `lr_mult` (Paddle's `ParamAttr(learning_rate=0)`), set to 0, so that the
+# effective lr `group lr x lr_mult` is 0. The weights do not move, but backward still computes
+# the gradient, and the optimizer counts the steps and accumulates the gradients into a growing
+# momentum buffer (weight decay is added too, times the zero lr). That stored momentum makes the
+# layer jump when you unfreeze it, unless you reset its state with `opt.state.pop(p)`: the Going
+# deeper part at the end of this section measures the jump.
 
 # %%
 net2 = make_net()
@@ -128,35 +100,83 @@ for p in net2[0].parameters():
     p.lr_mult = 0.0
 opt2 = optim.SGD(net2.named_parameters(), lr=0.05, momentum=0.9, weight_decay=0.01)
 w0_before = net2[0].weight.numpy().copy()
-
 buffer_norms = []
 for _ in range(5):
     train_step(net2, opt2)
     state = opt2.state[net2[0].weight]
     buffer_norms.append(float(np.linalg.norm(state["momentum_buffer"])))
-
 print("gradient of the 'frozen' weight:", net2[0].weight.grad is not None)
 print("its step count:", state["step"])
 print("norm of its momentum buffer after each step:", np.round(buffer_norms, 4))
-
-# %% [markdown] tags=["claim-torch-freezing-lr-zero-momentum-accumulates", "claim-paddle-freezing-lr-zero-momentum-accumulates"]
-# ...but everything else carries on: backward computes the gradient, the optimizer counts the
-# steps and keeps accumulating the gradients into the momentum buffer, which grows: after five
-# steps its norm is well above its first value. (Weight decay is added too, but multiplied by
-# the zero lr it changes nothing.) PyTorch 2.13 (a group with `lr=0`) and Paddle 3.3
-# (`ParamAttr(learning_rate=0)` with `Momentum`) behave the same: the weight stays put while its
-# momentum buffer grows.
-
-# %%
 assert np.array_equal(net2[0].weight.numpy(), w0_before)          # it did not move
 assert net2[0].weight.grad is not None                            # but it got a gradient
 assert opt2.state[net2[0].weight]["step"] == 5                    # and the optimizer counted it
 assert buffer_norms[-1] > 1.5 * buffer_norms[0]                   # momentum keeps accumulating
 
 # %% [markdown]
-# ### Unfreezing: the stored momentum makes the layer jump
+# ### Way 3: leaving the layer out of the optimizer
 #
-# The background momentum matters the moment you unfreeze. Below, two copies of the network are
+# The third way gives the optimizer only the parameters it should train. The layer keeps
+# `requires_grad=True`, so backward still computes its gradient; `opt.step()` never looks at it.
+# The trap is `opt.zero_grad()`: it clears only the optimizer's own parameters. We watch every
+# gradient that reaches the left-out weight with a hook.
+
+# %%
+net3 = make_net()
+opt3 = optim.SGD(net3[2].named_parameters(prefix="2"), lr=0.05, momentum=0.9)
+w0_before = net3[0].weight.numpy().copy()
+arrived = []
+net3[0].weight.register_hook(lambda grad: arrived.append(grad.numpy().copy()))
+
+grad_norms = []
+for _ in range(5):
+    train_step(net3, opt3)          # its zero_grad() clears net3[2] only
+    grad_norms.append(float(np.linalg.norm(net3[0].weight.grad.numpy())))
+print("norm of net3[0].weight.grad after each step:", np.round(grad_norms, 4))
+
+# %% [markdown]
+# The weight never moves, yet its `.grad` holds the **sum** of every gradient since training
+# began: after five steps it is several times the first gradient. Backward does the work for
+# nothing, and if you later add the layer to an optimizer (or use a `grad_clip` that counts it),
+# that stale sum is what it sees first. `net3.zero_grad()` (the module's, which clears every
+# parameter) avoids it. To unfreeze a left-out layer, clear its gradient and add it to the
+# optimizer as a new group:
+
+# %%
+assert np.array_equal(net3[0].weight.numpy(), w0_before)                 # never updated
+assert len(arrived) == 5                                                 # but a gradient every step
+assert np.allclose(net3[0].weight.grad.numpy(), np.sum(arrived, axis=0), atol=1e-6)  # summed
+assert grad_norms[-1] > 2 * grad_norms[0]                                 # and growing
+net3.zero_grad()
+assert net3[0].weight.grad is None
+opt3.add_param_group({"params": net3[0].named_parameters(prefix="0")})
+train_step(net3, opt3)
+assert not np.array_equal(net3[0].weight.numpy(), w0_before)             # now it trains
+assert opt3.state[net3[0].weight]["step"] == 1
+
+# %% [markdown]
+# ### The three ways side by side
+#
+# | | `requires_grad_(False)` | lr 0 (`lr_mult = 0` or group `lr = 0`) | left out of the optimizer |
+# | --- | --- | --- | --- |
+# | gradient computed by backward | no (`.grad` stays None; less work) | yes | yes |
+# | `.grad` between steps | None | fresh each step (`opt.zero_grad()` clears it) | **accumulates** (only `model.zero_grad()` clears it) |
+# | optimizer state (`step`, momentum) | none | **keeps advancing** | none |
+# | weight decay | not applied | applied, but times lr 0: no effect | not applied |
+# | moves while frozen | no | no | no |
+# | when unfrozen | momentum starts afresh | stored momentum makes it **jump** | must be added with `opt.add_param_group` |
+#
+# `requires_grad_(False)` is the one to reach for: the cheapest, and it leaves nothing behind.
+# A zero lr is handy for switching a layer off and on *during* training ([07 § Changing a group learning rate during training](07_learning_rates.ipynb#Changing-a-group-learning-rate-during-training),
+# and the live lab), but mind the momentum.
+
+# %% [markdown]
+# ### Going deeper: unfreezing after a zero lr, and the three ways in the frameworks
+#
+# The jump a zero lr leaves for the moment you unfreeze, what the frameworks do in each way, and the graph a frozen layer does not record.
+
+# %% [markdown]
+# **Unfreezing: the stored momentum makes the layer jump.** Below, two copies of the network are
 # trained for the same number of steps with the first layer frozen, one by `requires_grad_(False)`
 # (way 1) and one by `lr_mult = 0` (way 2), and then unfrozen. While frozen, the two copies are
 # identical: the first layer does not move in either, so the rest sees the same inputs and trains
@@ -216,72 +236,35 @@ for ax in axes:
     ax.axvline(frozen_steps - 0.5, color="0.3", ls=":", lw=1)
 plot.show()
 
-# %% [markdown]
+# %% [markdown] tags=["claim-torch-freezing-requires-grad-false-skipped", "claim-paddle-freezing-stop-gradient-skipped", "claim-paddle-freezing-trainable-false-stop-gradient", "claim-torch-freezing-lr-zero-momentum-accumulates", "claim-paddle-freezing-lr-zero-momentum-accumulates", "claim-torch-freezing-left-out-grad-accumulates", "claim-torch-freezing-frozen-layer-output-no-graph", "claim-paddle-freezing-frozen-layer-output-stop-gradient"]
 # The shaded steps are the frozen ones. On the left, the unfrozen layer starts gently and its
 # momentum builds up over a few steps. On the right it starts at full speed on the very first
 # step, pushed by momentum gathered from gradients of the frozen period — gradients of a network
 # that has changed since. If you must freeze with a zero lr, reset the state when you unfreeze
 # (`opt.state.pop(p)` for each parameter of the layer).
 #
-# ### Way 3: leaving the layer out of the optimizer
+# **In PyTorch and Paddle.** PyTorch 2.13's `SGD` skips a parameter whose `.grad` is None as
+# `step()` did above: no state, no decay, no move. Paddle 3.3 spells the switch
+# `p.stop_gradient = True` (or `ParamAttr(trainable=False)` when the layer is built): the
+# parameter gets no gradient, and `paddle.optimizer.Momentum` makes no velocity for it and does
+# not move it, weight decay included. A zero lr behaves the same in PyTorch 2.13 (a group with
+# `lr=0`) and Paddle 3.3 (`ParamAttr(learning_rate=0)` with `Momentum`): the weight stays put
+# while its momentum buffer grows. And PyTorch 2.13's `opt.zero_grad()` also clears only the
+# optimizer's parameters, while `model.zero_grad()` sets every `.grad` to None.
 #
-# The third way gives the optimizer only the parameters it should train. The layer keeps
-# `requires_grad=True`, so backward still computes its gradient; `opt.step()` never looks at it.
-# The trap is `opt.zero_grad()`: it clears only the optimizer's own parameters. We watch every
-# gradient that reaches the left-out weight with a hook.
+# **A frozen layer records no graph.** Backward also does less work in way 1. Our input `x` does
+# not need a gradient either, so once the first layer's parameters are frozen **nothing** in that
+# layer needs one: its output is computed without recording a graph (`grad_fn` is None), and
+# backward stops at the `Tanh` instead of computing gradients for its 32 numbers and throwing them
+# away. PyTorch 2.13 records no graph there either (`requires_grad` False, `grad_fn` None); in
+# Paddle 3.3 the frozen layer's output has `stop_gradient=True`.
 
 # %%
-net3 = make_net()
-opt3 = optim.SGD(net3[2].named_parameters(prefix="2"), lr=0.05, momentum=0.9)
-w0_before = net3[0].weight.numpy().copy()
-arrived = []
-net3[0].weight.register_hook(lambda grad: arrived.append(grad.numpy().copy()))
-
-grad_norms = []
-for _ in range(5):
-    train_step(net3, opt3)          # its zero_grad() clears net3[2] only
-    grad_norms.append(float(np.linalg.norm(net3[0].weight.grad.numpy())))
-print("norm of net3[0].weight.grad after each step:", np.round(grad_norms, 4))
-
-# %% [markdown] tags=["claim-torch-freezing-left-out-grad-accumulates"]
-# The weight never moves, yet its `.grad` holds the **sum** of every gradient since training
-# began, and grows with it: after five steps it is several times the first gradient. Nothing
-# goes wrong while the layer stays out of the optimizer, but backward does the work for
-# nothing, and if you later add the layer to an optimizer (or use a `grad_clip` that counts
-# it), that stale sum is what it sees first. `net3.zero_grad()` (the module's, which clears
-# every parameter) avoids it. PyTorch 2.13 behaves the same way: its `opt.zero_grad()` clears
-# only the optimizer's parameters, and `model.zero_grad()` sets every `.grad` to None.
-#
-# To unfreeze a left-out layer, add it to the optimizer as a new group after clearing its gradient
-# (as above):
-
-# %%
-assert np.array_equal(net3[0].weight.numpy(), w0_before)                 # never updated
-assert len(arrived) == 5                                                 # but a gradient every step
-assert np.allclose(net3[0].weight.grad.numpy(), np.sum(arrived, axis=0), atol=1e-6)  # summed
-assert grad_norms[-1] > 2 * grad_norms[0]                                 # and growing
-net3.zero_grad()
-assert net3[0].weight.grad is None
-opt3.add_param_group({"params": net3[0].named_parameters(prefix="0")})
-train_step(net3, opt3)
-assert not np.array_equal(net3[0].weight.numpy(), w0_before)             # now it trains
-assert opt3.state[net3[0].weight]["step"] == 1
-
-# %% [markdown]
-# ### The three ways side by side
-#
-# | | `requires_grad_(False)` | lr 0 (`lr_mult = 0` or group `lr = 0`) | left out of the optimizer |
-# | --- | --- | --- | --- |
-# | gradient computed by backward | no (`.grad` stays None; less work) | yes | yes |
-# | `.grad` between steps | None | fresh each step (`opt.zero_grad()` clears it) | **accumulates** (only `model.zero_grad()` clears it) |
-# | optimizer state (`step`, momentum) | none | **keeps advancing** | none |
-# | weight decay | not applied | applied, but times lr 0: no effect | not applied |
-# | moves while frozen | no | no | no |
-# | when unfrozen | momentum starts afresh | stored momentum makes it **jump** | must be added with `opt.add_param_group` |
-#
-# `requires_grad_(False)` is the one to reach for: it is the cheapest and leaves nothing behind.
-# A zero lr is handy for switching a layer off and on *during* training (see [07 § Changing a group learning rate during training](07_learning_rates.ipynb#Changing-a-group-learning-rate-during-training),
-# and the live lab) but mind the momentum.
+hidden = net1[0](x)
+print("frozen layer's output:  requires_grad =", hidden.requires_grad, "| grad_fn =", hidden.grad_fn)
+print("trainable layer's output: grad_fn =", net1[2](net1[1](hidden)).grad_fn)
+assert hidden.grad_fn is None and not hidden.requires_grad     # no graph is recorded for it
+assert make_net()[0](x).grad_fn is not None                   # unfrozen, the same layer records one
 
 # %% [markdown]
 # ## Freezing BatchNorm statistics
@@ -300,20 +283,6 @@ print("state dict:", list(bn.state_dict()))
 assert [n for n, _ in bn.named_parameters()] == ["weight", "bias"]
 assert {"running_mean", "running_var"} <= {n for n, _ in bn.named_buffers()}
 assert {"running_mean", "running_var"} <= set(bn.state_dict())     # saved with the model
-
-# %% [markdown] tags=["claim-torch-freezing-bn-eps-zero-refused-in-training"]
-# `eps`, the small number added to the variance before the square root, must be above 0 here:
-# dltutor refuses `eps=0` when the layer is made. PyTorch 2.13 builds `BatchNorm1d(3, eps=0.0)`
-# without complaint but refuses it at the first forward pass in training mode:
-# `ValueError: batch_norm eps must be positive during training, but got 0.0`.
-
-# %%
-try:
-    nn.BatchNorm1d(3, eps=0.0)
-except ValueError as err:
-    print(err)
-    eps_error = err
-assert "eps" in str(eps_error)
 
 # %% [markdown] tags=["claim-torch-freezing-bn-momentum-weight-of-batch", "claim-paddle-freezing-bn-momentum-weight-of-old"]
 # ### What momentum 0.1 means
@@ -379,7 +348,8 @@ y_eval = net(data[0])
 # `(h - running_mean) / sqrt(running_var + eps) * weight + bias`, with `h` the Linear layer's
 # output. The catch: most training loops call `model.train()` at the start of each epoch, which
 # switches the BatchNorm back to training mode, and the statistics you wanted to keep drift
-# away (the last lines below).
+# away (the last lines below). Call `bn.eval()` again after every `model.train()`, or build the
+# layer with `use_global_stats=True` (Going deeper, below).
 
 # %%
 assert np.array_equal(net[1].running_mean.numpy(), pretrained_mean)
@@ -396,14 +366,18 @@ net(data[0])
 print("after net.train() and one forward:", net[1].running_mean.numpy())
 assert not np.array_equal(net[1].running_mean.numpy(), pretrained_mean)
 
-# %% [markdown] tags=["claim-paddle-freezing-bn-use-global-stats", "claim-torch-freezing-bn-no-use-global-stats"]
-# ### use_global_stats=True keeps the statistics fixed in training mode too
+# %% [markdown]
+# ### Going deeper: statistics fixed in training mode, and what else freezes a BatchNorm
 #
-# Paddle's `use_global_stats=True` (dltutor has the same argument) makes a BatchNorm always
-# normalize with its running ("global") statistics and never update them, whatever
-# `train()`/`eval()` say. `None`, the default, follows the mode. (PyTorch 2.13's BatchNorm has no
-# such argument: there you call `bn.eval()` again after every `model.train()`.) We train a network
-# with a pretrained BatchNorm set this way, with `model.train()` called as a training loop would.
+# `use_global_stats=True`, which keeps the statistics fixed whatever `train()` says, the parameters it leaves learning, and a BatchNorm with `eps = 0`.
+
+# %% [markdown] tags=["claim-paddle-freezing-bn-use-global-stats", "claim-torch-freezing-bn-no-use-global-stats"]
+# **`use_global_stats=True` keeps the statistics fixed in training mode too.** Paddle's
+# `use_global_stats=True` (dltutor has the same argument) makes a BatchNorm always normalize with
+# its running ("global") statistics and never update them, whatever `train()`/`eval()` say.
+# `None`, the default, follows the mode. (PyTorch 2.13's BatchNorm has no such argument: there you
+# call `bn.eval()` again after every `model.train()`.) We train a network with a pretrained
+# BatchNorm set this way, with `model.train()` called as a training loop would.
 
 # %%
 net[1].running_mean.data[...] = pretrained_mean          # put the pretrained statistics back
@@ -449,19 +423,33 @@ check_bn = dt.diagnose.why_not_updating(net, opt, "1.running_mean")
 check_bn
 assert check_bn.cause == "bn_stats_frozen" and "use_global_stats=True" in check_bn.verdict
 
+# %% [markdown] tags=["claim-torch-freezing-bn-eps-zero-refused-in-training"]
+# `eps`, the small number added to the variance before the square root, must be above 0 here:
+# dltutor refuses `eps=0` when the layer is made. PyTorch 2.13 builds `BatchNorm1d(3, eps=0.0)`
+# without complaint but refuses it at the first forward pass in training mode:
+# `ValueError: batch_norm eps must be positive during training, but got 0.0`.
+
+# %%
+try:
+    nn.BatchNorm1d(3, eps=0.0)
+except ValueError as err:
+    print(err)
+    eps_error = err
+assert "eps" in str(eps_error)
+
 # %% [markdown] tags=["claim-torch-freezing-zero-grad-momentum-coasts", "claim-torch-freezing-zero-grad-adam-moves", "claim-torch-freezing-zero-grad-weight-decay-shrinks"]
 # ## Why a frozen parameter can still move
 #
 # "I froze it, but it still changes" usually means the parameter got a gradient of **zeros**
-# instead of **no** gradient. A zero gradient looks harmless, but `step()` does not skip the
-# parameter: it adds weight decay and applies the momentum stored from earlier steps. Only
-# `grad is None` makes the optimizer leave it alone. PyTorch 2.13's `SGD` and `Adam` behave the
-# same in each of the three cases below.
+# instead of **no** gradient. `step()` does not skip a zero gradient: it adds weight decay and
+# applies the momentum stored from earlier steps. Only `grad is None` makes the optimizer leave
+# a parameter alone. PyTorch 2.13's `SGD` and `Adam` behave the same in each of the three cases
+# below.
 #
 # ### Stale momentum
 #
-# We train a layer with momentum for a few steps, then "freeze" it by zeroing its gradient
-# with a hook (a gradient mask, as people write when they want to freeze part of a tensor).
+# We train a layer with momentum for a few steps, then "freeze" it by zeroing its gradient with a
+# hook (a gradient mask).
 
 # %%
 net = make_net()
@@ -476,25 +464,13 @@ train_step(net, opt)
 moved = net[0].weight.numpy() - before
 print("gradient is all zeros:", not net[0].weight.grad.numpy().any())
 print("yet the weight moved by", f"{np.linalg.norm(moved):.4f}")
-
-# %% [markdown]
-# With a zero gradient the momentum rule gives `buf = 0.9 * buf + 0`, and the step is
-# `-lr * buf`: the layer coasts on its old momentum, a little less each step. Adam does the
-# same with its first moment `exp_avg`:
-
-# %%
 assert not net[0].weight.grad.numpy().any()
 assert np.allclose(moved, -0.05 * 0.9 * buf, atol=1e-7)
 
-w = nn.Parameter([1.0, -2.0])
-adam = optim.Adam([w], lr=0.1)
-(w * w).sum().backward()
-adam.step()
-w.grad = dt.zeros(2)                      # a zero gradient, not None
-before = w.numpy().copy()
-adam.step()
-print("Adam with a zero gradient moved w by", w.numpy() - before)
-assert not np.allclose(w.numpy(), before)
+# %% [markdown]
+# With a zero gradient the momentum rule gives `buf = 0.9 * buf + 0`, and the step is
+# `-lr * buf`: the layer coasts on its old momentum, a little less each step. Adam coasts the
+# same way on its first moment `exp_avg` (Going deeper, at the end of this section).
 
 # %% [markdown]
 # ### Weight decay with a zero gradient
@@ -511,13 +487,11 @@ for _ in range(3):
 print("after 3 steps with zero gradients:", w.numpy())
 assert np.allclose(w.numpy(), np.array([1.0, -2.0, 3.0]) * (1 - 0.1 * 0.5) ** 3)
 
-# %% [markdown] tags=["claim-torch-freezing-zero-grad-set-to-none"]
+# %% [markdown]
 # ### The fix: no gradient rather than a zero one
 #
 # Freeze with `requires_grad_(False)` (and clear the old gradient with `zero_grad()`, as every
-# training loop does): the gradient is None, so neither momentum nor decay is applied. PyTorch
-# 2.x's `zero_grad()` also sets gradients to None by default (`set_to_none=True`), so the same fix
-# works there.
+# training loop does): the gradient is None, so neither momentum nor decay is applied.
 
 # %%
 handle.remove()
@@ -528,40 +502,15 @@ for _ in range(3):
 assert net[0].weight.grad is None
 assert np.array_equal(net[0].weight.numpy(), before)
 
-# %% [markdown] tags=["claim-torch-freezing-zero-grad-set-to-none", "claim-paddle-freezing-clear-grad-zeros"]
-# ### None or zeros: what clearing a gradient leaves
-#
-# `zero_grad()` leaves None, PyTorch's default since 2.0 (`set_to_none=True`). With
-# `zero_grad(set_to_none=False)` the gradient tensor stays and holds zeros, as PyTorch did
-# before 2.0. Paddle's `opt.clear_grad()` leaves zeros by default (`set_to_zero=True`;
-# `set_to_zero=False` leaves None). dltutor has both spellings, each with its framework's
-# default. The difference is the one above: a zero gradient still takes momentum and decay,
-# None does not, so a frozen parameter stays still only when its gradient is None.
-
-# %%
-w = nn.Parameter([1.0, 2.0])
-clearing = optim.SGD([w], lr=0.1)
-(w * w).sum().backward()
-kept = w.grad
-clearing.zero_grad(set_to_none=False)
-print("zero_grad(set_to_none=False):", w.grad, "(same tensor:", w.grad is kept, ")")
-clearing.zero_grad()
-print("zero_grad():                  ", w.grad)
-(w * w).sum().backward()
-clearing.clear_grad()
-print("clear_grad(), Paddle's default:", w.grad)
-
 # %% [markdown]
 # ### Asking why a parameter is or is not updating
 #
 # When a parameter does not behave, walk through a checklist: is it in the optimizer? does it
-# require grad? did backward give it a gradient, and does the loss reach it at all? what is its
-# effective lr? does clipping crush its gradient (chapter 09)? and, for a zero gradient, will
-# momentum or weight decay move it anyway? `dt.diagnose.why_not_updating(model, opt, name,
-# loss=...)` answers each question from the live objects.
-#
-# Here is a model with one mistake planted in each branch. Six small layers read the same
-# input in parallel and their outputs are added before a head.
+# require grad? does backward reach it? what is its effective lr? does clipping crush its
+# gradient (chapter 09)? will momentum or weight decay move it anyway?
+# `dt.diagnose.why_not_updating(model, opt, name, loss=...)` answers each question from the live
+# objects. Here is a model with one mistake planted in each of six branches, which read the same
+# input in parallel and are added before a head.
 
 # %%
 class Planted(nn.Module):
@@ -598,13 +547,8 @@ loss = F.mse_loss(model(xs), ys)
 loss.backward(retain_graph=True)     # keep the graph so the check can walk it from the loss
 
 # %% [markdown]
-# The full checklist for one of them. Rows in red are problems; the verdict names the first:
-
-# %%
-dt.diagnose.why_not_updating(model, opt, "mult_zero.weight", loss=loss)
-
-# %% [markdown]
-# And the verdict for the weight of every branch:
+# The verdict for the weight of every branch, checked by taking a step, and under it the full
+# checklist for one of them (rows in red are problems; the verdict names the first):
 
 # %%
 checks = {branch: dt.diagnose.why_not_updating(model, opt, f"{branch}.weight", loss=loss)
@@ -621,6 +565,48 @@ moved = {n.split(".")[0] for n, p in model.named_parameters()
          if np.abs(p.numpy() - before[n]).max() > 1e-5}
 print("moved:", sorted(moved))
 assert moved == {"healthy", "head"}
+checks["mult_zero"]           # the full checklist, as it stood before the step
+
+# %% [markdown]
+# ### Going deeper: Adam, None or zeros, a checklist by hand, and the parameter table
+#
+# Adam with a zero gradient, what clearing a gradient leaves, the checklist written by hand from names every framework has, the verdict on a zero gradient, and `dt.diagnose.summary`.
+
+# %% [markdown]
+# **Adam with a zero gradient** coasts on its first moment `exp_avg`, as SGD did on its momentum:
+
+# %%
+w = nn.Parameter([1.0, -2.0])
+adam = optim.Adam([w], lr=0.1)
+(w * w).sum().backward()
+adam.step()
+w.grad = dt.zeros(2)                      # a zero gradient, not None
+before = w.numpy().copy()
+adam.step()
+print("Adam with a zero gradient moved w by", w.numpy() - before)
+assert not np.allclose(w.numpy(), before)
+
+# %% [markdown] tags=["claim-torch-freezing-zero-grad-set-to-none", "claim-paddle-freezing-clear-grad-zeros"]
+# **None or zeros: what clearing a gradient leaves.** `zero_grad()` leaves None, PyTorch's
+# default since 2.0 (`set_to_none=True`). With `zero_grad(set_to_none=False)` the gradient tensor
+# stays and holds zeros, as PyTorch did before 2.0. Paddle's `opt.clear_grad()` leaves zeros by
+# default (`set_to_zero=True`; `set_to_zero=False` leaves None). dltutor has both spellings, each
+# with its framework's default. The difference is the one above: a zero gradient still takes
+# momentum and decay, None does not, so a frozen parameter stays still only when its gradient is
+# None.
+
+# %%
+w = nn.Parameter([1.0, 2.0])
+clearing = optim.SGD([w], lr=0.1)
+(w * w).sum().backward()
+kept = w.grad
+clearing.zero_grad(set_to_none=False)
+print("zero_grad(set_to_none=False):", w.grad, "(same tensor:", w.grad is kept, ")")
+clearing.zero_grad()
+print("zero_grad():                  ", w.grad)
+(w * w).sum().backward()
+clearing.clear_grad()
+print("clear_grad(), Paddle's default:", w.grad)
 
 # %% [markdown] tags=["claim-torch-freezing-why-not-moving-runs-in-torch", "claim-torch-freezing-no-lr-mult-need-clip"]
 # **In PyTorch** there is no `why_not_updating`, and no `lr_mult` or `need_clip` to ask about.
@@ -669,11 +655,10 @@ print(stale.verdict)
 assert stale.cause == "moves_by_momentum" and stale.will_move
 
 # %% [markdown]
-# ### The whole picture at once
-#
-# `dt.diagnose.summary(model, opt)` lists every parameter with what decides its fate: whether it
-# requires grad, its `lr_mult` and `need_clip`, its optimizer group and effective lr (`-` when the
-# optimizer does not hold it), and the totals of trainable, frozen and left-out numbers.
+# **The whole picture at once.** `dt.diagnose.summary(model, opt)` lists every parameter with
+# what decides its fate: whether it requires grad, its `lr_mult` and `need_clip`, its optimizer
+# group and effective lr (`-` when the optimizer does not hold it), and the totals of trainable,
+# frozen and left-out numbers.
 
 # %%
 report = dt.diagnose.summary(model, opt)
@@ -699,17 +684,15 @@ assert checks["detached"].cause == "not_reached"
 # ## Freezing part of a tensor
 #
 # `requires_grad` belongs to a whole tensor, so it cannot keep *some rows* of an embedding fixed
-# (say the pretrained vectors of words you trust) while the others learn. What can: a **gradient
-# mask**, a hook on the parameter that multiplies its gradient by 0 in the frozen rows and 1
-# elsewhere on its way into `.grad`. Everything after backward (the clip, the optimizer, a
-# Recorder) then sees the masked gradient, and no training loop can forget to apply it. Zeroing
-# those rows of `.grad` after each backward gives the optimizer the same zeros, but only where
-# the loop remembers to do it, and only after anything that ran in between saw the rows.
+# (say the pretrained vectors of words you trust) while the others learn. A **gradient mask**
+# can: a hook on the parameter that multiplies its gradient by 0 in the frozen rows and 1
+# elsewhere, so that everything after backward (the clip, the optimizer) sees the masked
+# gradient. Zeroing those rows of `.grad` after each backward does the same, where the loop
+# remembers to do it.
 #
-# Both are still the zero gradient of the section above, not "no gradient": whatever `step()`
-# adds to a zero gradient still moves the row. `rows_moved` trains a 6 x 3 embedding for six
-# steps with rows 0-2 masked from `mask_from_step` on (by the hook, or by zeroing `.grad`) and
-# reports how far the frozen rows moved since then.
+# Both still give a zero gradient, not "no gradient": whatever `step()` adds to it moves the row.
+# `rows_moved` trains a 6 x 3 embedding for six steps with rows 0-2 masked (by the hook, or by
+# zeroing `.grad`) from `mask_from_step` on, and reports how far the frozen rows moved since.
 
 # %%
 FROZEN = [0, 1, 2]                       # the rows to keep
@@ -763,17 +746,25 @@ for label, (make, start) in setups.items():
     print(f"{label:27s} {hook:7.4f} {zeroed:11.4f}")
 
 # %% [markdown]
-# From the first step, with momentum or Adam, the frozen rows stay exactly where they were:
-# their momentum (and Adam's averages) start at zero and only ever receive zeros. Two things
-# break that, in both spellings alike:
+# From the first step, with momentum or Adam, the frozen rows stay exactly where they were: their
+# momentum (and Adam's averages) start at zero and only ever receive zeros. Two things break that,
+# in both spellings alike (they give identical numbers):
 #
-# * **weight decay**: it is added to the gradient after the mask (`g = 0 + weight_decay * p`)
-#   or, in AdamW, shrinks the parameter directly, so the frozen rows decay towards zero;
+# * **weight decay**: it is added after the mask (`g = 0 + weight_decay * p`) or, in AdamW,
+#   shrinks the parameter directly, so the frozen rows decay towards zero;
 # * **masking late**: rows that trained before the mask carry momentum, and `step()` keeps
 #   applying it, as in "Stale momentum" above.
 #
-# The hook and the zeroed `.grad` give identical numbers (the same seed for both), and the
-# free rows train in every setup. Checked for five seeds:
+# So the recipe for a gradient mask: **mask from the first step**, put the masked tensor in a
+# parameter group **without weight decay**, and when you start masking a tensor that has already
+# trained, **zero its frozen rows in the optimizer's momentum** (`opt.momentum_state` names the
+# entries: `momentum_buffer` for SGD, `exp_avg` for Adam and AdamW). Or split the tensor, so that
+# the optimizer never holds the frozen rows (Going deeper, below).
+
+# %% [markdown]
+# ### Going deeper: the table for five seeds, each fix checked, and splitting the tensor
+#
+# The table checked for five seeds (the free rows train in every setup), each fix of the recipe in the setup it repairs, and the way that never leaks: a module that keeps the frozen rows as a buffer.
 
 # %%
 for seed in range(5):
@@ -785,11 +776,7 @@ for seed in range(5):
         assert (hook == 0) == stays, (seed, label, hook)
 
 # %% [markdown]
-# So the recipe for a gradient mask: **mask from the first step**, put the masked tensor in a
-# parameter group **without weight decay** (other parameters keep theirs), and when you start
-# masking a tensor that has already trained, **zero its frozen rows in the optimizer's momentum**
-# (`opt.momentum_state` names the entries: `momentum_buffer` for SGD, `exp_avg` for Adam and
-# AdamW). Each fix, in the setup it repairs:
+# Each fix, in the setup it repairs:
 
 # %%
 fixed = {
@@ -837,31 +824,25 @@ print("parameters the optimizer holds:", [name for name, _ in split.named_parame
 assert np.array_equal(split.frozen.numpy(), kept)
 assert np.abs(split.free.numpy() - free_before).max(axis=1).min() > 0   # every free row moved
 
-# %% [markdown] tags=["claim-torch-pruning-weight-orig-times-mask"]
+# %% [markdown]
 # ## Pruning freezes single entries at zero
 #
 # Model compression starts with **magnitude pruning**: set the weights smallest in size to 0
-# (half of them, say), keep training the rest, and store the model sparse. For parameter
-# management it is one more partial freeze: single entries of a tensor, frozen at zero, must
-# stay there through the optimizer's steps. A **mask** of the weight's shape marks them, 0 where
-# pruned and 1 where kept; `magnitude_mask` below makes one, and `get_submodule` picks the layer
-# to prune by the name `named_parameters()` shows for it (`"0"` here, `"encoder.0"` in a nested
-# model).
+# (half of them, say), keep training the rest, and store the model sparse. It is one more partial
+# freeze: single entries, frozen at zero, must stay there through the optimizer's steps. A
+# **mask** of the weight's shape marks them, 0 where pruned and 1 where kept; `magnitude_mask`
+# below makes one, and `get_submodule` picks the layer to prune by the name `named_parameters()`
+# shows for it (`"0"` here, `"encoder.0"` in a nested model).
 #
 # `pruned_entries` trains a network for three steps, prunes half of its first layer's weight,
 # and trains three steps more, keeping the zeros one of four ways:
 #
 # * **zeros once**: write the zeros into the weight, and nothing else;
-# * **mask the gradient**: the zeros, and a hook that multiplies the gradient by the mask (as in
-#   the section above);
+# * **mask the gradient**: the zeros, and a gradient hook as in the section above;
 # * **mask after each step**: the zeros, written again after every `opt.step()`;
-# * **weight_orig * mask**: the layer keeps the unpruned weight as a parameter `weight_orig` and
-#   the mask as a buffer `weight_mask`, and computes its weight as `weight_orig * weight_mask` in
-#   every forward pass. This is PyTorch's way: in PyTorch 2.13, after
-#   `from torch.nn.utils import prune`, `prune.l1_unstructured(layer, "weight", amount=0.5)`
-#   renames the parameter `weight` to `weight_orig` (the same tensor, so an optimizer made before
-#   keeps it and its state), adds the buffer `weight_mask`, and registers a forward pre-hook that
-#   recomputes `layer.weight` as their product before every forward.
+# * **weight_orig * mask**: the layer (`PrunedLinear` below) keeps the unpruned weight as a
+#   parameter `weight_orig` and the mask as a buffer `weight_mask`, and multiplies them in every
+#   forward pass.
 
 # %%
 def magnitude_mask(weight, amount=0.5):
@@ -928,22 +909,47 @@ print(f"{'':22s}" + "".join(f"{way:>22s}" for way in ways))
 for label, make in optimizers.items():
     print(f"{label:22s}" + "".join(f"{pruned_entries(make, way)[0]:22.4f}" for way in ways))
 
-# %% [markdown] tags=["claim-torch-pruning-leaks"]
+# %% [markdown]
 # Read it by column. **Zeros written once do not survive:** the next step gives every pruned
-# entry a gradient again, and `step()` moves it, whatever the optimizer. **Masking the gradient**
-# keeps them only where nothing but the gradient moves a weight: plain SGD, and weight decay,
-# which adds `weight_decay * p`, nothing for an entry that is exactly 0. With momentum or Adam it
-# fails: the network trained before it was pruned, so the momentum buffer (Adam's `exp_avg`)
-# holds a push for every entry, and `step()` applies it to the masked ones too (as in "Stale
-# momentum" above). The last two columns hold everywhere: writing the zeros again undoes what
-# the step did, and `weight_orig * mask` is 0 at a pruned entry whatever `weight_orig` holds.
-# PyTorch 2.13's `SGD` and `Adam` give the same pattern of zeros.
+# entry a gradient again, and `step()` moves it, whatever the optimizer. **Writing the zeros again
+# after every step** holds under every optimizer, momentum, weight decay and Adam included: it
+# undoes whatever the step did. So does `weight_orig * mask`, 0 at a pruned entry whatever
+# `weight_orig` holds. **Masking the gradient** leaks under momentum and Adam: the network trained
+# before it was pruned, so the momentum buffer holds a push for every entry (as in "Stale
+# momentum" above). To prune during training, make the mask once and keep the zeros one of the two
+# ways that hold.
+
+# %% [markdown]
+# ### Going deeper: why a gradient mask leaks, and pruning in the frameworks
 #
-# What `weight_orig * mask` keeps, exactly: the weight the forward pass uses, and the gradient of
-# `weight_orig` at the pruned entries (backward multiplies it by the mask: 0). The pruned entries
-# of `weight_orig` itself still move, pushed by the stored momentum, by weight decay (they still
-# hold their old values) and by Adam's averages; no forward pass sees them. Checked for five
-# seeds:
+# When a gradient mask is enough, what `weight_orig * mask` keeps exactly, a framework's own pruning tool, and the table checked for five seeds.
+
+# %% [markdown] tags=["claim-torch-pruning-weight-orig-times-mask", "claim-torch-pruning-leaks", "claim-torch-pruning-remove-unprotects", "claim-torch-pruning-is-pruned"]
+# **When a gradient mask is enough.** It keeps the zeros only where nothing but the gradient moves
+# a weight: plain SGD, and weight decay, which adds `weight_decay * p`, nothing for an entry that
+# is exactly 0. Under momentum or Adam the buffer (Adam's `exp_avg`) holds a push for every entry
+# from the steps before pruning, and `step()` applies it to the masked ones too. A gradient mask
+# alone is enough only where the optimizer has gathered nothing for the pruned entries: from the
+# very first step, or after clearing their momentum (the recipe of the section above).
+#
+# **What `weight_orig * mask` keeps, exactly:** the weight the forward pass uses, and the gradient
+# of `weight_orig` at the pruned entries (backward multiplies it by the mask: 0). The pruned
+# entries of `weight_orig` itself still move, pushed by the stored momentum, by weight decay (they
+# still hold their old values) and by Adam's averages; no forward pass sees them.
+#
+# **In PyTorch** it is the way of `torch.nn.utils.prune`: in PyTorch 2.13, after
+# `from torch.nn.utils import prune`, `prune.l1_unstructured(layer, "weight", amount=0.5)`
+# renames the parameter `weight` to `weight_orig` (the same tensor, so an optimizer made before
+# keeps it and its state), adds the buffer `weight_mask`, and registers a forward pre-hook that
+# recomputes `layer.weight` as their product before every forward. PyTorch 2.13's `SGD` and
+# `Adam` give the same pattern of zeros as the table above. `prune.is_pruned(model)` says whether
+# any layer of `model` carries such a mask, and `prune.remove(layer, "weight")` ends the pruning:
+# the parameter is called `weight` again (the same tensor, now holding `weight_orig * weight_mask`,
+# so the optimizer keeps its state), and the mask and the hook are gone. From then on nothing
+# protects the zeros: the next step moves them, as in the first column. Remove the pruning only to
+# save or ship the model, after the last step.
+#
+# The whole table, checked for five seeds:
 
 # %%
 leaks = {("zeros once", label) for label in optimizers} | {
@@ -956,19 +962,6 @@ for seed in range(5):
             if way == "weight_orig * mask":
                 assert grad == 0                                   # masked by backward itself
                 assert (param_moved > 0) == (label != "SGD"), (seed, label, param_moved)
-
-# %% [markdown] tags=["claim-torch-pruning-remove-unprotects", "claim-torch-pruning-is-pruned"]
-# So, to prune during training: make the mask once, and keep the zeros in the forward pass
-# (`weight_orig * mask`) or by writing them again after every `opt.step()`. A gradient mask alone
-# is enough only where the optimizer has gathered nothing for the pruned entries: from the very
-# first step, or after clearing their momentum (the recipe of the section above).
-#
-# In PyTorch 2.13, `prune.is_pruned(model)` says whether any layer of `model` carries such a
-# mask, and `prune.remove(layer, "weight")` ends the pruning: the parameter is called `weight`
-# again (the same tensor, now holding `weight_orig * weight_mask`, so the optimizer keeps its
-# state), and the mask and the hook are gone. From then on nothing protects the zeros: the next
-# step moves them, as in the first column. Remove the pruning only to save or ship the model,
-# after the last step.
 
 # %% [markdown] tags=["claim-torch-names-08", "claim-paddle-names-08", "claim-mge-names-08", "claim-torch-freezing-requires-grad-false-skipped", "claim-paddle-freezing-stop-gradient-skipped", "claim-paddle-freezing-trainable-false-stop-gradient", "claim-mge-freezing-not-attached-skipped", "claim-paddle-freezing-paramattr-learning-rate-zero", "claim-paddle-freezing-set-lr-whole-optimizer", "claim-torch-freezing-bn-no-use-global-stats", "claim-paddle-freezing-bn-use-global-stats", "claim-mge-freezing-bn-freeze", "claim-torch-freezing-bn-momentum-weight-of-batch", "claim-paddle-freezing-bn-momentum-weight-of-old", "claim-mge-freezing-bn-momentum-weight-of-old", "claim-torch-freezing-no-summary"]
 # ## What the frameworks call it
@@ -994,23 +987,20 @@ for seed in range(5):
 # what, from the live objects.
 #
 # * `requires_grad_(False)` is the clean freeze: no gradient, so `step()` skips the parameter
-#   entirely (no momentum, no weight decay, no step count), and backward does less work.
-# * A learning rate of 0 (`lr_mult = 0` or a group with `lr=0`) stops the movement but not the
-#   gradient or the optimizer's momentum, which makes the layer jump when it is unfrozen.
-# * Leaving a layer out of the optimizer stops updates, but its gradient keeps accumulating
-#   unless `model.zero_grad()` clears it.
+#   entirely (no momentum, no weight decay, no step count). A learning rate of 0 keeps the
+#   gradient and the momentum running, so the layer jumps when unfrozen; a layer left out of the
+#   optimizer piles up its gradient unless `model.zero_grad()` clears it.
 # * BatchNorm's running statistics are buffers, updated by the forward pass in training mode:
 #   `eval()` stops that until the next `train()`; `use_global_stats=True` stops it for good.
 #   Momentum 0.1 here (and in PyTorch) is the weight of the batch; Paddle's 0.9 is the weight of
 #   the old value.
 # * A zero gradient is not "no gradient": momentum and weight decay still move the parameter.
-#   `dt.diagnose.why_not_updating` and `dt.diagnose.summary` find the reason from the live objects.
+#   `dt.diagnose.why_not_updating` finds the reason from the live objects.
 # * Some rows of one tensor: a gradient mask (`p.register_hook`) keeps them only from the first
-#   step and without weight decay on that tensor (clear their momentum when masking late);
-#   keeping them as a buffer beside a parameter of the free rows never leaks.
-# * Pruned weights do not stay at zero by themselves: zeros written once, or a gradient mask
-#   under momentum or Adam, are undone by the next steps. Compute the weight as
-#   `weight_orig * mask` in forward, or write the zeros again after every step.
+#   step and without weight decay on that tensor (clear their momentum when masking late).
+# * Pruned weights do not stay at zero by themselves: zeros written once are undone by the next
+#   step. Write the zeros again after every step, or compute the weight as `weight_orig * mask`
+#   in forward.
 #
 # ## Exercises
 #
@@ -1077,6 +1067,6 @@ ex.q5.check()
 
 # %% [markdown]
 # **6.** (Not checked: an experiment.) Freeze `net[0]` with a group of `lr=0` instead of
-# `lr_mult = 0` in the unfreezing experiment and check that the jump is the same; then reset
-# the momentum when unfreezing (`opt.state.pop(p, None)` for each parameter of `net[0]`) and
-# show that the first update is a plain first step.
+# `lr_mult = 0` in the unfreezing experiment (Going deeper, first section) and check that the
+# jump is the same; then reset the momentum when unfreezing (`opt.state.pop(p, None)` for each
+# parameter of `net[0]`) and show that the first update is a plain first step.
