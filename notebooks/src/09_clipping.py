@@ -1,26 +1,18 @@
 # %% [markdown] tags=["claim-torch-clip-functions-not-optimizer", "claim-paddle-clip-optimizer-grad-clip"]
 # # Gradient clipping and numerical trouble
 #
-# **About 45 minutes.** You will be able to:
+# **About 30 minutes.** You will be able to:
 #
 # * clip gradients by value, by each tensor's norm or by the global norm, and keep some
 #   parameters out;
-# * find the op where a NaN started, and tell a cause from a victim;
+# * find the op where a NaN started;
 # * train with float16 layers and a loss scaler, clipping after `unscale_`;
 # * check, step by step, why a training run does not converge.
 #
 # Now and then a batch produces a gradient hundreds of times larger than usual, one step
 # throws the weights far away, and training never recovers — or the loss turns into `inf` and
 # then `nan`. **Gradient clipping** limits how large a gradient may be before the optimizer uses
-# it. This chapter shows
-#
-# * the three ways to clip (by value, by each tensor's norm, by the global norm), PyTorch's way
-#   with functions and Paddle's way with a clip object handed to the optimizer;
-# * what each does to the same gradients, and how to keep some parameters out of clipping;
-# * how to find the op where a NaN started;
-# * what to check when training does not converge, with traces of gradient norms and update
-#   sizes recorded during training;
-# * how mixed precision keeps small gradients alive with a loss scaler, and where clipping goes.
+# it: PyTorch's way with functions, Paddle's way with a clip object handed to the optimizer.
 
 # %%
 import matplotlib.pyplot as plt
@@ -40,7 +32,8 @@ print("quick mode:", dt.quick_mode())
 # ## Three ways to clip gradients
 #
 # A small network and one batch give us a set of gradients to clip. We keep a copy of them so
-# that every method starts from exactly the same numbers.
+# that every method starts from exactly the same numbers. The **global norm** is the norm of all
+# gradients joined into one vector: the square root of the sum of the squared per-tensor norms.
 
 # %%
 dt.manual_seed(0)
@@ -70,22 +63,15 @@ def norm(a):
 for n in names:
     print(f"{n:9s} norm {norm(original[n]):.4f}   largest |value| {np.abs(original[n]).max():.4f}")
 print(f"global norm (all parameters together): {norm(flat(original)):.4f}")
-
-# %% [markdown]
-# The **global norm** is the norm of all gradients joined into one vector: the square root of
-# the sum of the squared per-tensor norms.
-
-# %%
 assert np.isclose(norm(flat(original)), np.sqrt(sum(norm(original[n]) ** 2 for n in names)))
 
-# %% [markdown] tags=["claim-torch-clip-grad-value-clamps", "claim-torch-clip-grad-norm-formula", "claim-torch-clip-per-tensor-loop"]
+# %% [markdown] tags=["claim-torch-clip-grad-value-clamps", "claim-torch-clip-per-tensor-loop"]
 # ### PyTorch style: functions on .grad between backward and step
 #
 # * `optim.clip_grad_value_(params, v)` clamps every gradient value into `[-v, v]`;
 # * `optim.clip_grad_norm_(params, max_norm)` scales **all** gradients by one factor so that their
-#   global norm is at most `max_norm`, and returns the global norm before clipping (handy to log).
-#   It computes the factor as `max_norm / (total + 1e-6)`, PyTorch's formula, so the result lands a
-#   hair under `max_norm`;
+#   global norm is at most `max_norm` (a hair under it: Going deeper, below), and returns the
+#   global norm before clipping (handy to log);
 # * clipping each tensor on its own has no function of its own in PyTorch: call
 #   `clip_grad_norm_` once per parameter.
 #
@@ -112,35 +98,19 @@ assert all(np.abs(by_value[n]).max() <= 0.1 + 1e-7 for n in names)        # ever
 assert all(norm(by_tensor_norm[n]) <= 0.5 + 1e-6 for n in names)           # every tensor norm <= 0.5
 assert np.isclose(total.item(), norm(flat(original)), rtol=1e-5)            # returns the norm before
 assert norm(flat(by_global_norm)) <= 1.0                                    # the global norm is <= 1
-assert np.isclose(norm(flat(by_global_norm)), 1.0, rtol=1e-5)   # clipped to 1 (the hair: float64, below)
+assert np.isclose(norm(flat(by_global_norm)), 1.0, rtol=1e-5)   # clipped to 1 (the hair: Going deeper)
 
-# %% [markdown] tags=["claim-torch-clip-grad-norm-negative-or-zero"]
-# A threshold must be a number above 0. PyTorch 2.13 computes its factor
-# `max_norm / (total + 1e-6)` whatever `max_norm` is, so `max_norm=-1` quietly flips the sign of
-# every gradient (training then climbs the loss) and `max_norm=0` zeroes them; dltutor refuses
-# both before it touches a gradient.
-
-# %%
-before_refusal = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
-try:
-    optim.clip_grad_norm_(net.parameters(), max_norm=-1)
-except ValueError as err:
-    print(err)
-    threshold_error = err
-assert "max_norm" in str(threshold_error)
-assert all(np.array_equal(p.grad.numpy(), before_refusal[n]) for n, p in net.named_parameters())
-
-# %% [markdown] tags=["claim-paddle-clip-optimizer-grad-clip", "claim-paddle-clip-by-value-min-default", "claim-paddle-clip-by-norm-per-tensor", "claim-paddle-clip-grad-in-place"]
+# %% [markdown] tags=["claim-paddle-clip-optimizer-grad-clip", "claim-paddle-clip-by-value-min-default", "claim-paddle-clip-by-norm-per-tensor", "claim-paddle-clip-global-norm-no-epsilon"]
 # ### Paddle style: a clip object handed to the optimizer
 #
 # Paddle clips inside the optimizer: you make a clip object, `optim.ClipGradByValue(max)`
 # (every value into `[-max, max]`), `optim.ClipGradByNorm(clip_norm)` (each tensor on its own) or
 # `optim.ClipGradByGlobalNorm(clip_norm)`, and pass it as `grad_clip=`. Every `opt.step()` then
-# clips before updating. dltutor's optimizer clips **its own copy**: `p.grad` stays as backward
-# left it. (Paddle 3.3 does the same with `ClipGradByValue` and `ClipGradByNorm`, but its
-# `ClipGradByGlobalNorm` scales `p.grad` in place: after `step()` it holds the clipped gradient.)
-# dltutor's clip object also remembers what it did in the last step: `last_total_norm` (the
-# global norm before), `last_clipped_norm` (after) and `last_scale` (after / before).
+# clips before updating. dltutor's optimizer clips **its own copy**: the update uses the clipped
+# gradient, and `p.grad` stays as backward left it. The clip object also remembers what it did in
+# the last step: `last_total_norm` (the global norm before), `last_clipped_norm` (after) and
+# `last_scale` (after / before), which is `clip_norm / max(global_norm, clip_norm)`: Paddle's
+# formula, with no epsilon.
 
 # %%
 restore_grads()
@@ -151,11 +121,6 @@ opt.step()
 
 print(f"last_total_norm {clip.last_total_norm:.4f}  last_clipped_norm {clip.last_clipped_norm:.4f}"
       f"  last_scale {clip.last_scale:.4f}")
-
-# %% [markdown] tags=["claim-paddle-clip-global-norm-no-epsilon"]
-# The update used the clipped gradient (`lr x gradient x scale`) while `.grad` still holds the
-# unclipped one. Paddle's formula has no epsilon: the scale is `clip_norm / max(global_norm,
-# clip_norm)`, exactly `1 / 1.4647` here.
 
 # %%
 g_total = norm(flat(original))
@@ -171,8 +136,8 @@ for n, p in net.named_parameters():
 
 # %% [markdown] tags=["claim-torch-clip-styles-agree-up-to-epsilon"]
 # A clip object is also a plain function: called with the parameters and a list of gradient
-# arrays, it clips the arrays in place. That lets us check that the two styles agree (up to
-# PyTorch's epsilon).
+# arrays, it clips the arrays in place, so we can check that the two styles agree (up to
+# PyTorch's epsilon: Going deeper, below).
 
 # %%
 params = list(net.parameters())
@@ -184,14 +149,20 @@ objects = {
 clipped = {kind: dict(zip(names, obj(params, [original[n].copy() for n in names])))
            for kind, obj in objects.items()}
 
-# %%
 for n in names:
     assert np.array_equal(clipped["value"][n], by_value[n])
     assert np.allclose(clipped["tensor norm"][n], by_tensor_norm[n], rtol=1e-5, atol=1e-8)
     assert np.allclose(clipped["global norm"][n], by_global_norm[n], rtol=1e-5, atol=1e-8)
 
+# %% [markdown] tags=["claim-torch-clip-grad-norm-formula", "claim-torch-clip-grad-norm-negative-or-zero"]
+# ### Going deeper: PyTorch's epsilon, and a threshold of 0 or less
+#
+# Where the two styles differ by a hair, and what PyTorch does with a threshold that is not above 0.
+
 # %% [markdown] tags=["claim-torch-clip-grad-norm-formula", "claim-paddle-clip-global-norm-no-epsilon", "claim-torch-clip-styles-agree-up-to-epsilon"]
-# In float32 that epsilon hides in the rounding: it moves the norm by `1e-6 / (total + 1e-6)`,
+# `clip_grad_norm_` computes its factor as `max_norm / (total + 1e-6)`, PyTorch's formula, so it
+# lands a hair under `max_norm`; Paddle's formula has no epsilon. In float32 that epsilon hides
+# in the rounding: it moves the norm by `1e-6 / (total + 1e-6)`,
 # about `7e-7` here, as much as float32 rounds. In float64 it shows. The same gradients as
 # float64, clipped both ways: PyTorch's formula (`clip_grad_norm_`) lands `1e-6 / (total + 1e-6)`
 # under 1, Paddle's (`ClipGradByGlobalNorm`, no epsilon) lands on 1.
@@ -210,9 +181,24 @@ print(f"1 - norm after clipping: clip_grad_norm_ {1 - torch_style:.4g}, "
       f"ClipGradByGlobalNorm {paddle_gap}; 1e-6 / (total + 1e-6) = {1e-6 / (total64 + 1e-6):.4g}")
 restore_grads()
 
-# %%
 assert np.isclose(1 - torch_style, 1e-6 / (total64 + 1e-6), rtol=1e-6)   # exactly the epsilon's hair
 assert abs(1 - paddle_style) < 1e-12                                      # no epsilon at all
+
+# %% [markdown] tags=["claim-torch-clip-grad-norm-negative-or-zero"]
+# A threshold must be a number above 0. PyTorch 2.13 computes its factor
+# `max_norm / (total + 1e-6)` whatever `max_norm` is, so `max_norm=-1` quietly flips the sign of
+# every gradient (training then climbs the loss) and `max_norm=0` zeroes them; dltutor refuses
+# both before it touches a gradient.
+
+# %%
+before_refusal = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
+try:
+    optim.clip_grad_norm_(net.parameters(), max_norm=-1)
+except ValueError as err:
+    print(err)
+    threshold_error = err
+assert "max_norm" in str(threshold_error)
+assert all(np.array_equal(p.grad.numpy(), before_refusal[n]) for n, p in net.named_parameters())
 
 # %% [markdown]
 # ## How the clippings differ on the same gradients
@@ -238,8 +224,8 @@ print(f"{'cosine':9s}" + "".join(f"{cosine(flat(r), flat(original)):19.4f}" for 
 # * **Global norm** multiplies everything by one number (0.68 here): every tensor shrinks by the
 #   same factor, so the whole gradient keeps its direction. Only the step length changes.
 # * **Per-tensor norm** shrinks only the tensors above the threshold (the three weights), each
-#   by its own factor, and leaves the biases alone. Each tensor keeps its own direction, but their
-#   relative sizes change, so the direction of the whole gradient changes.
+#   by its own factor, and leaves the biases alone: each tensor keeps its direction, but the whole
+#   gradient turns.
 # * **Value clipping** clamps single numbers: within one tensor the large entries are cut and
 #   the small ones kept, so even a single tensor's direction changes.
 
@@ -257,44 +243,18 @@ assert cosine(flat(by_tensor_norm), flat(original)) < 0.99                     #
 assert cosine(by_value["4.weight"].ravel(), original["4.weight"].ravel()) < 0.99  # even one tensor turns
 assert cosine(flat(by_value), flat(original)) < 0.99
 
-# %% [markdown]
-# Two pictures of the same thing. On the left, one gradient with two entries, `(3, 0.5)`, clipped
-# by value to 1 and by norm to 1: value clipping turns it towards the diagonal. On the right, the
-# per-tensor norms of our network's gradients after each method.
-
-# %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.2, 4), layout="constrained",
-                               gridspec_kw={"width_ratios": [1, 1.45]})
-g2 = np.array([3.0, 0.5])
-arrows = {"original": g2, "by value (1)": np.clip(g2, -1, 1), "by norm (1)": g2 / norm(g2)}
-for (label, v), color in zip(arrows.items(), ["0.4", "tab:orange", "tab:blue"]):
-    ax1.annotate("", xy=v, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, lw=2))
-    ax1.plot([], [], color=color, lw=2, label=label)
-ax1.add_patch(plt.Circle((0, 0), 1, fill=False, ls=":", color="tab:blue"))
-ax1.add_patch(plt.Rectangle((-1, -1), 2, 2, fill=False, ls=":", color="tab:orange"))
-ax1.set(xlim=(-1.2, 3.2), ylim=(-1.2, 1.5), aspect="equal", title="one gradient, two entries")
-ax1.legend(fontsize="small", loc="lower right")
-
-width = 0.2
-positions = np.arange(len(names))
-for k, (label, r) in enumerate(results.items()):
-    ax2.bar(positions + (k - 1.5) * width, [norm(r[n]) for n in names], width, label=label)
-ax2.axhline(0.5, color="tab:green", ls=":", lw=1)
-ax2.set_xticks(positions, names)
-ax2.set(ylabel="gradient norm of the tensor", title="per-tensor norms after each method")
-ax2.legend(fontsize="small")
-plot.show()
-
-# %% [markdown] tags=["claim-paddle-clip-need-clip-paramattr"]
-# Which one to use? Global-norm clipping is the usual choice (it is what "gradient clipping"
-# means in most papers and code): it keeps the direction and only limits the step length.
+# %% [markdown] tags=["claim-paddle-clip-need-clip-paramattr", "claim-torch-clip-subset-not-passed"]
+# Which one to use? Global-norm clipping is the usual choice (what most papers and code mean by
+# "gradient clipping"): it keeps the direction and only limits the step length.
 # Per-tensor clipping limits each layer separately, and value clipping is the bluntest tool.
 #
 # ### Keeping parameters out of clipping
 #
 # Every parameter has `need_clip` (Paddle's `ParamAttr(need_clip=...)`). A clip object handed to
 # the optimizer skips parameters with `need_clip=False`: their gradients are neither counted in
-# the global norm nor scaled. Here we keep all biases out.
+# the global norm nor scaled. Here we keep all biases out. The PyTorch-style functions clip
+# whatever you pass them, so there you leave parameters out by not passing them (the second cell
+# below checks that this gives the same gradients).
 
 # %%
 for n, p in net.named_parameters():
@@ -321,21 +281,46 @@ for n, p in net.named_parameters():                                     # undo, 
     p.set_value(before[n])
     p.need_clip = True
 
-# %% [markdown] tags=["claim-torch-clip-subset-not-passed"]
-# `need_clip` belongs to the clip objects. The PyTorch-style functions clip whatever you pass
-# them, so there you leave parameters out by not passing them:
-# `optim.clip_grad_norm_([p for n, p in net.named_parameters() if not n.endswith("bias")], 1.0)`.
-# The same gradients as with `need_clip`:
-
-# %%
+# the PyTorch way: pass only the parameters to clip
 restore_grads()
 optim.clip_grad_norm_([p for n, p in net.named_parameters() if not n.endswith("bias")], 1.0)
 assert all(np.allclose(p.grad.numpy(), used[n], atol=1e-5) for n, p in net.named_parameters())
 
 # %% [markdown]
-# ### A clip that stops training
+# ### Going deeper: the clippings in a picture, and a clip that stops training
 #
-# A threshold typed as `1e-5` where `1e5` was meant scales every gradient down to a norm of
+# Value and norm clipping drawn for one small gradient and for our network, and a threshold typed as `1e-5` where `1e5` was meant.
+
+# %% [markdown]
+# **Two pictures of the same thing.** On the left, one gradient with two entries, `(3, 0.5)`, clipped
+# by value to 1 and by norm to 1: value clipping turns it towards the diagonal. On the right, the
+# per-tensor norms of our network's gradients after each method.
+
+# %%
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.2, 4), layout="constrained",
+                               gridspec_kw={"width_ratios": [1, 1.45]})
+g2 = np.array([3.0, 0.5])
+arrows = {"original": g2, "by value (1)": np.clip(g2, -1, 1), "by norm (1)": g2 / norm(g2)}
+for (label, v), color in zip(arrows.items(), ["0.4", "tab:orange", "tab:blue"]):
+    ax1.annotate("", xy=v, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=color, lw=2))
+    ax1.plot([], [], color=color, lw=2, label=label)
+ax1.add_patch(plt.Circle((0, 0), 1, fill=False, ls=":", color="tab:blue"))
+ax1.add_patch(plt.Rectangle((-1, -1), 2, 2, fill=False, ls=":", color="tab:orange"))
+ax1.set(xlim=(-1.2, 3.2), ylim=(-1.2, 1.5), aspect="equal", title="one gradient, two entries")
+ax1.legend(fontsize="small", loc="lower right")
+
+width = 0.2
+positions = np.arange(len(names))
+for k, (label, r) in enumerate(results.items()):
+    ax2.bar(positions + (k - 1.5) * width, [norm(r[n]) for n in names], width, label=label)
+ax2.axhline(0.5, color="tab:green", ls=":", lw=1)
+ax2.set_xticks(positions, names)
+ax2.set(ylabel="gradient norm of the tensor", title="per-tensor norms after each method")
+ax2.legend(fontsize="small")
+plot.show()
+
+# %% [markdown]
+# **A clip that stops training.** A threshold typed as `1e-5` where `1e5` was meant scales every gradient down to a norm of
 # 0.00001: the parameters barely move, and nothing fails. Chapter 08's
 # `dt.diagnose.why_not_updating` knows this cause too. It works out the scale the clip will
 # apply to each gradient and calls anything below a millionth "clipped to nearly zero":
@@ -357,18 +342,16 @@ assert 0 < step_size <= 0.1 * 1e-5 * (1 + 1e-4)            # at most lr x clip_n
 # ## Where did my NaN loss start
 #
 # A NaN ("not a number") never comes from nowhere: some op produced an `inf` or a `nan` from
-# finite inputs, and every op after it passed it on. By the time you see `loss = nan`, the
-# weights are usually NaN too. Common first ops: the log of 0, a division by 0, `exp` of a large
-# number, and numbers that grew too large for float32 (about `3.4e38`) because the learning rate
-# was too large.
+# finite inputs, and every op after it passed it on. Common first ops: the log of 0, a division
+# by 0, `exp` of a large number, and numbers that grew too large for float32 (about `3.4e38`)
+# because the learning rate was too large.
 #
 # ### A log of a probability that underflowed to 0
 #
 # A classifier on features that were never standardized (values up to 40), trained with a
-# cross-entropy written by hand as `-log(softmax(logits)[label])`. (NumPy also prints warnings
-# deep inside the engine when this happens; we silence them with `np.errstate` to keep the
-# output readable. And the optimizer gets `nonfinite="apply"`, so that it takes a step with a
-# NaN gradient as PyTorch's does; dltutor's default refuses it, as a later section shows.)
+# cross-entropy written by hand as `-log(softmax(logits)[label])`. (`np.errstate` silences NumPy's
+# warnings; `nonfinite="apply"` makes the optimizer take a step with a NaN gradient, as PyTorch's
+# does, where dltutor's default refuses it.)
 
 # %%
 rng = np.random.default_rng(0)
@@ -402,11 +385,10 @@ print("losses:", [f"{v:.3f}" for v in losses])
 print("weights finite:", {n: bool(np.isfinite(p.numpy()).all()) for n, p in model.named_parameters()})
 
 # %% [markdown]
-# The first step is fine, the second loss is `inf`, and from then on everything is `nan`,
-# weights included. Inside `dt.detect_anomaly()` every op checks its output, in the forward and
-# in the backward pass, and the first one that produces a NaN or an Inf raises `dt.AnomalyError`
-# naming itself, its input shapes and whether its inputs were already bad. We catch the error to
-# print it (it would stop the notebook otherwise).
+# The second loss is `inf`, and from then on everything is `nan`, weights included. Inside
+# `dt.detect_anomaly()` every op checks its output, in the forward and in the backward pass, and
+# the first one that produces a NaN or an Inf raises `dt.AnomalyError` naming itself and its
+# inputs. We catch the error to print it.
 
 # %%
 try:
@@ -416,17 +398,11 @@ except dt.AnomalyError as error:
     caught = error
     print(error)
 
-# %% [markdown] tags=["claim-torch-detect-anomaly-naive-cross-entropy", "claim-torch-detect-anomaly-nan-backward-only", "claim-paddle-check-nan-inf-forward-backward"]
+# %% [markdown]
 # The culprit is `log`, with finite inputs: the probability it was given was exactly 0. After
 # the first step the logits grew so far apart that `exp` of the difference underflowed to 0 in
-# float32, and `log(0) = -inf`.
-#
-# PyTorch's `torch.autograd.detect_anomaly()` would not stop there. In PyTorch 2.13 it checks
-# only what each backward function returns, and only for NaN: the `-inf` of `log` passes the
-# forward pass, and the same naive cross-entropy stops one op later in the backward pass with
-# `Function 'SoftmaxBackward0' returned nan values in its 0th output.` (softmax's backward
-# multiplies the `inf` gradient by 0). Paddle 3.3's `paddle.set_flags({"FLAGS_check_nan_inf": 1})`
-# checks every op's output for NaN and Inf, forward and backward, as `dt.detect_anomaly()` does.
+# float32, and `log(0) = -inf`. (Other frameworks' checks, and an op that is only a victim:
+# Going deeper, at the end of this section.)
 
 # %%
 model_1, _ = train_classifier(naive_cross_entropy, xc, steps=1)       # the weights after one step
@@ -441,7 +417,9 @@ assert np.isinf(losses[1]) and np.isnan(losses[2])
 # %% [markdown]
 # The fix is to never take the log of a softmax: `F.log_softmax` computes the same numbers as
 # `log(softmax(z))` with the largest logit subtracted first, so nothing underflows, and
-# `F.cross_entropy` uses it. Where the naive formula is finite both agree.
+# `F.cross_entropy` uses it. Where the naive formula is finite both agree. With `F.cross_entropy`
+# the run stays finite, though its second loss is still large: the real problem is the scale of
+# the inputs, and standardizing the features fixes that too.
 
 # %%
 logits = dt.tensor([[2.0, 1.0, -1.0], [200.0, 0.0, -50.0]])
@@ -452,11 +430,6 @@ print("log_softmax: ", F.log_softmax(logits, dim=1))
 assert np.allclose(naive_value.numpy()[0], F.log_softmax(logits, dim=1).numpy()[0], atol=1e-6)
 assert np.isinf(naive_value.numpy()[1]).any() and np.isfinite(F.log_softmax(logits, dim=1).numpy()).all()
 
-# %% [markdown]
-# With `F.cross_entropy` the run stays finite (its second loss is still large: the real problem
-# is the scale of the inputs). Standardizing the features fixes that too.
-
-# %%
 _, safe_losses = train_classifier(F.cross_entropy, xc)
 standardized = dt.tensor((features - features.mean(axis=0)) / features.std(axis=0))
 _, std_losses = train_classifier(F.cross_entropy, standardized)
@@ -466,10 +439,13 @@ assert np.isfinite(safe_losses).all()
 assert safe_losses[1] > safe_losses[0]                             # still a jump: the inputs' scale
 assert all(b < a for a, b in zip(std_losses, std_losses[1:]))      # smooth descent
 
-# %% [markdown]
-# ### Weights that overflow because the learning rate is too large
+# %% [markdown] tags=["claim-torch-detect-anomaly-nan-backward-only", "claim-paddle-check-nan-inf-forward-backward"]
+# ### Going deeper: an op that is only a victim, and more NaN checks
 #
-# Not every NaN starts at the op that is to blame. A linear regression with a learning rate
+# Weights that overflow under too large a learning rate, PyTorch's and Paddle's checks, and `error_if_nonfinite`.
+
+# %% [markdown]
+# **Weights that overflow because the learning rate is too large.** Not every NaN starts at the op that is to blame. A linear regression with a learning rate
 # that is too large: each step overshoots the minimum by more than the last, the weights grow
 # geometrically, and after a few dozen steps the squared error no longer fits in float32.
 # A `Recorder` (the next section uses it more) follows the parameter norm.
@@ -507,7 +483,6 @@ plot.traces(rec_reg, "param_norm", names="weight", ax=axes[0], log=True)
 plot.update_ratio(rec_reg, names="weight", ax=axes[1])
 plot.show()
 
-# %%
 norms = rec_reg.series("param_norm", "weight")
 growth = norms[6:] / norms[5:-1]
 print(f"growth factor of the weight norm per step: {growth.min():.2f} .. {growth.max():.2f}")
@@ -515,8 +490,15 @@ assert overflow.args[0].startswith("mse_loss produced inf in its forward pass")
 assert growth.min() > 2.0                                            # geometric blow-up
 assert (rec_reg.series("update_ratio", "weight")[5:] > 1).all()      # steps larger than the weights
 
-# %% [markdown] tags=["claim-torch-clip-norm-error-if-nonfinite"]
-# Two more tools for hunting NaNs: `np.isfinite(p.numpy()).all()` for each parameter finds the
+# %% [markdown] tags=["claim-torch-detect-anomaly-naive-cross-entropy", "claim-torch-detect-anomaly-nan-backward-only", "claim-paddle-check-nan-inf-forward-backward", "claim-torch-clip-norm-error-if-nonfinite"]
+# PyTorch's `torch.autograd.detect_anomaly()` would not have stopped at `log`. In PyTorch 2.13 it checks
+# only what each backward function returns, and only for NaN: the `-inf` of `log` passes the
+# forward pass, and the same naive cross-entropy stops one op later in the backward pass with
+# `Function 'SoftmaxBackward0' returned nan values in its 0th output.` (softmax's backward
+# multiplies the `inf` gradient by 0). Paddle 3.3's `paddle.set_flags({"FLAGS_check_nan_inf": 1})`
+# checks every op's output for NaN and Inf, forward and backward, as `dt.detect_anomaly()` does.
+#
+# Two more tools: `np.isfinite(p.numpy()).all()` for each parameter finds the
 # first one that went bad, and `optim.clip_grad_norm_(params, max_norm, error_if_nonfinite=True)`
 # raises as soon as a gradient holds a NaN or an Inf (PyTorch's `clip_grad_norm_` has the same
 # switch, off by default: its `RuntimeError` says the total norm "is non-finite"). Anomaly
@@ -536,30 +518,28 @@ assert "nan" in str(nonfinite_error)
 # %% [markdown]
 # ## When training does not converge
 #
-# There are many reasons a network does not learn. Two habits make every check below work:
+# Two habits make every check below work:
 #
-# * **Start from a baseline that works**: a setup known to train (a published recipe, the same
-#   model on an easier problem, or the one-small-batch test below), with its loss curve
-#   recorded. Without one you cannot tell "broken" from "slow".
-# * **Change one thing at a time** and compare with the baseline. Two changes at once can
-#   cancel each other or hide each other, and you learn nothing about either.
+# * **Start from a baseline that works** (a published recipe, the same model on an easier
+#   problem, or the one-small-batch test below), with its loss curve recorded. Without one you
+#   cannot tell "broken" from "slow".
+# * **Change one thing at a time** and compare with the baseline: two changes at once can cancel
+#   or hide each other.
 #
 # The **batch size** is one of those things, and it is tied to the learning rate: a smaller
-# batch gives more steps per epoch and noisier gradients (the cell after the list measures how
-# much noisier), so a learning rate that worked may now be too large. Halve the batch, and try
-# a smaller lr before blaming the model.
+# batch gives noisier gradients, so a learning rate that worked may now be too large. Halve the
+# batch, and try a smaller lr before blaming the model.
 #
-# Then check, roughly in this order, cheapest first:
+# Then check, cheapest first:
 #
-# 1. **Data and labels.** Look at a few samples with their labels. Are the labels right and
-#    matched to the inputs (a shuffled `X` with an unshuffled `y` learns nothing)? Are the
-#    features on a sensible scale (standardized), as the NaN example above showed?
+# 1. **Data and labels.** Are the labels right and matched to the inputs (a shuffled `X` with an
+#    unshuffled `y` learns nothing)? Are the features standardized, as the NaN example showed?
 # 2. **Can the model overfit one small batch?** With a handful of examples the loss should go
 #    to nearly 0. If it cannot, the model, the loss or the training loop is broken.
 # 3. **The learning rate.** Too large: the loss jumps around or explodes. Too small: it barely
 #    moves. Try values a factor of 10 apart.
 # 4. **The initialization scale.** Activations and gradients should keep roughly the same size
-#    from layer to layer (chapter 03 shows `plot.layer_statistics`).
+#    from layer to layer (chapter 03's `plot.layer_statistics`).
 # 5. **Gradient norms.** Spikes, steady growth, NaN, or layers whose gradient is nearly 0.
 # 6. **The update / parameter ratio.** `||update|| / ||parameter||` per step is about `1e-3` in
 #    healthy training; near 1 the weights are rewritten every step, far below they hardly move.
@@ -583,43 +563,19 @@ for _ in range(300):
 print(f"loss on 8 points: {one_batch[0]:.4f} at the start, {one_batch[-1]:.4f} after 300 steps")
 assert one_batch[-1] < 0.01 * one_batch[0]          # it can learn: below 1% of where it started
 
-# %% [markdown]
-# And the batch size: the gradient of a batch is an average over its examples, so its spread
-# from batch to batch shrinks like `1 / sqrt(batch size)`. Forty random batches of 8 and of 64
-# from the 200 sine points, the spread of the first layer's weight gradient:
-
-# %%
-def gradient_spread(batch_size, draws=40):
-    """Std, over random batches, of the first layer's weight gradient (averaged over weights)."""
-    rng = np.random.default_rng(0)
-    grads = []
-    for _ in range(draws):
-        rows = rng.choice(len(X_sine), batch_size, replace=False)
-        small.zero_grad()
-        F.mse_loss(small(xs[rows]), ys[rows]).backward()
-        grads.append(small[0].weight.grad.numpy().ravel().copy())
-    return float(np.std(grads, axis=0).mean())
-
-
-spread = {b: gradient_spread(b) for b in (8, 64)}
-print("batches of 8 spread more than twice as much as batches of 64:", spread[8] > 2 * spread[64])
-assert spread[8] > 2 * spread[64]            # sqrt(64 / 8) = 2.8 expected
-assert spread[8] < 5 * spread[64]
-
 # %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad"]
 # ### Exploding gradients in a deep network
 #
 # Now a network that does not train at all: six ReLU layers whose weights are drawn twice as
-# large as Kaiming's rule says (standard deviation `2 * sqrt(2 / fan_in)`; chapter 03 explains
-# the rule), classifying the two moons with SGD and momentum on the whole set at every step.
-# A `Recorder` hooks into the optimizer and records, at every step, each layer's gradient
-# norm, update norm and parameter norm (`by="layer"` adds up a layer's weight and bias;
-# `log_loss` hands it the loss). The loop stops when the loss is no longer a number, as a
-# training script should.
+# large as Kaiming's rule says (chapter 03), classifying the two moons with SGD and momentum on
+# the whole set at every step.
+# A `Recorder` records, at every step, each layer's gradient norm, update norm and parameter
+# norm (`by="layer"` adds up a layer's weight and bias; `log_loss` hands it the loss). The loop
+# stops when the loss is no longer a number, as a training script should.
 #
-# One setting needs a word: `nonfinite="apply"`. By default a dltutor optimizer refuses a step
-# whose gradient holds NaN or Inf (more on that below). PyTorch takes such a step, so to watch
-# the explosion as PyTorch would show it we ask for PyTorch's behaviour.
+# `nonfinite="apply"` takes a step even when the gradient holds NaN or Inf, as PyTorch does, so
+# that we watch the explosion (dltutor's default refuses that step: Going deeper, at the end of
+# this section).
 
 # %%
 X_moons, y_moons = make_moons(n=256, noise=0.15, seed=0)
@@ -676,14 +632,57 @@ plot.show()
 # %% [markdown]
 # What the traces say:
 #
-# * the **gradient norm** is in the hundreds from the very first step: the signal doubled at
-#   each of six layers on the way forward, and the gradient grows the same way on the way
-#   back. A healthy network of this size starts around 1;
-# * the **update ratio** `||update|| / ||parameter||` is about 1 at once, a thousand times the
-#   `1e-3` rule of thumb: every step rewrites the weights entirely;
-# * so the **parameter norms** grow step after step, which makes the next gradient larger
-#   still. Exploding gradients feed on themselves: the **loss** grows by many orders of
-#   magnitude and after a handful of steps it is `nan`.
+# * the **gradient norm** is in the hundreds from the very first step (a healthy network of this
+#   size starts around 1): the signal doubled at each of six layers on the way forward, and the
+#   gradient grows the same way on the way back;
+# * the **update ratio** is about 1 at once, a thousand times the `1e-3` rule of thumb: every
+#   step rewrites the weights;
+# * so the **parameter norms** grow, which makes the next gradient larger still. Exploding
+#   gradients feed on themselves: the **loss** grows by many orders of magnitude and after a
+#   handful of steps it is `nan`.
+
+# %% [markdown]
+# ### The same network with global-norm clipping
+#
+# We hand `optim.ClipGradByGlobalNorm(1.0)` to the optimizer and train again from the same
+# initial weights. No single step can now be longer than `lr x 1` (about ten times that with
+# momentum 0.9).
+
+# %%
+model_clip, rec_clip = train_deep(grad_clip=optim.ClipGradByGlobalNorm(1.0))
+clipped_global = np.sqrt(np.nansum(rec_clip.series("clipped_grad_norm") ** 2, axis=1))
+print(rec_clip)
+print(f"global norm before clipping at the first step {rec_clip.series('global_grad_norm')[0]:.3g}"
+      f", after clipping at most {clipped_global.max():.4f}")
+
+fig, axes = plt.subplots(3, 1, figsize=(7.2, 9.6), layout="constrained")
+plot.loss(rec_plain, ax=axes[0], log=True)
+axes[0].lines[-1].set(color="tab:red", label="no clipping (stopped)")
+plot.loss(rec_clip, ax=axes[0], log=True)
+axes[0].lines[-1].set(label="ClipGradByGlobalNorm(1.0)")
+axes[0].legend(fontsize="small")
+plot.grad_norm_clipping(rec_clip, ax=axes[1], log=True)
+plot.update_ratio(rec_clip, names=["0", "6", "12"], ax=axes[2])
+plot.show()
+
+# %% [markdown]
+# The gradient after clipping (dashed) never exceeds 1 while the gradient before it starts in
+# the hundreds; as the network settles, its gradients fall below the threshold and clipping
+# stops acting. The loss falls by orders of magnitude, the network learns the moons, and the
+# hidden layers' update ratios stay below `1e-2`. Clipping treats the symptom: the cure here
+# would be a sensible initialization (chapter 03; try `gain=1.0`). It is the safety net that
+# keeps a rare bad batch from undoing the work of many good ones. (Your curves may part from the
+# stored ones after a few dozen steps: another CPU rounds the last bits of each matrix product
+# differently. The five-seed checks in Going deeper, below, hold on every machine.)
+
+# %% [markdown]
+# ### Going deeper: five seeds, noisier small batches, and the step dltutor refuses
+#
+# The runs above checked for five seeds, the batch size's noise measured, and what dltutor does with a NaN gradient by default.
+
+# %% [markdown]
+# **Five seeds.** The blow-up without clipping and the rescue with it are not luck of the seed:
+# both are checked here for seeds 0 to 4.
 
 # %%
 def blows_up(rec):
@@ -697,10 +696,49 @@ def blows_up(rec):
 assert blows_up(rec_plain)
 assert all(blows_up(train_deep(seed=seed)[1]) for seed in range(1, 5))   # not luck: 5 seeds
 
+# %%
+def clipping_rescues(model, rec):
+    clipped = np.sqrt(np.nansum(rec.series("clipped_grad_norm") ** 2, axis=1))
+    with dt.no_grad():
+        accuracy = (model(xm).numpy().argmax(axis=1) == y_moons).mean()
+    losses = rec.series("loss")
+    return (rec.count == STEPS                                         # no blow-up
+            and (clipped <= 1.0 + 1e-6).all()                         # never above the threshold
+            and (rec.series("clip_scale")[:20] < 1).all()             # the first steps are cut
+            and losses[-10:].mean() < 0.01 * losses[0]                # the loss falls far
+            and accuracy > 0.95                                       # it learns the moons
+            and np.nanmax(rec.series("update_ratio")[:, :-1]) < 1e-2)  # hidden layers: calm
+
+
+assert clipping_rescues(model_clip, rec_clip)
+assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=seed))
+           for seed in range(1, 5))
+
+# %% [markdown]
+# **Smaller batches, noisier gradients.** The gradient of a batch is an average over its examples, so its spread
+# from batch to batch shrinks like `1 / sqrt(batch size)`. Forty random batches of 8 and of 64
+# from the 200 sine points, the spread of the first layer's weight gradient:
+
+# %%
+def gradient_spread(batch_size, draws=40):
+    """Std, over random batches, of the first layer's weight gradient (averaged over weights)."""
+    rng = np.random.default_rng(0)
+    grads = []
+    for _ in range(draws):
+        rows = rng.choice(len(X_sine), batch_size, replace=False)
+        small.zero_grad()
+        F.mse_loss(small(xs[rows]), ys[rows]).backward()
+        grads.append(small[0].weight.grad.numpy().ravel().copy())
+    return float(np.std(grads, axis=0).mean())
+
+
+spread = {b: gradient_spread(b) for b in (8, 64)}
+print("batches of 8 spread more than twice as much as batches of 64:", spread[8] > 2 * spread[64])
+assert spread[8] > 2 * spread[64]            # sqrt(64 / 8) = 2.8 expected
+assert spread[8] < 5 * spread[64]
+
 # %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad", "claim-torch-clip-norm-nan-inf-spread", "claim-torch-gradscaler-skips-nonfinite-step", "claim-torch-nan-value-written-kept"]
-# ### What dltutor does by default: refuse the poisoned step
-#
-# In PyTorch one `nan` in one gradient goes straight into the weights (every optimizer but Rprop
+# **What dltutor does by default: refuse the poisoned step.** In PyTorch one `nan` in one gradient goes straight into the weights (every optimizer but Rprop
 # takes the step), and with global-norm clipping into *every* weight: the global norm is `nan`,
 # and so is every scaled gradient. (One `inf` makes the global norm `inf` and the factor 0: that gradient
 # becomes `nan`, every other one 0.) dltutor's optimizers look at the gradients before they
@@ -760,111 +798,20 @@ print(w.numpy(), "|", type(nan_refusal).__name__, "naming", nan_refusal.names)
 assert np.isnan(w.numpy()[0]) and w.numpy()[1] == 1.0 and nan_refusal.names == ["w"]
 
 # %% [markdown]
-# ### The same network with global-norm clipping
-#
-# We hand `optim.ClipGradByGlobalNorm(1.0)` to the optimizer and train again from the same
-# initial weights. No single step can now be longer than `lr x 1` (about ten times that with
-# momentum 0.9).
-
-# %%
-model_clip, rec_clip = train_deep(grad_clip=optim.ClipGradByGlobalNorm(1.0))
-clipped_global = np.sqrt(np.nansum(rec_clip.series("clipped_grad_norm") ** 2, axis=1))
-print(rec_clip)
-print(f"global norm before clipping at the first step {rec_clip.series('global_grad_norm')[0]:.3g}"
-      f", after clipping at most {clipped_global.max():.4f}")
-
-# %%
-fig, axes = plt.subplots(3, 1, figsize=(7.2, 9.6), layout="constrained")
-plot.loss(rec_plain, ax=axes[0], log=True)
-axes[0].lines[-1].set(color="tab:red", label="no clipping (stopped)")
-plot.loss(rec_clip, ax=axes[0], log=True)
-axes[0].lines[-1].set(label="ClipGradByGlobalNorm(1.0)")
-axes[0].legend(fontsize="small")
-plot.grad_norm_clipping(rec_clip, ax=axes[1], log=True)
-plot.update_ratio(rec_clip, names=["0", "6", "12"], ax=axes[2])
-plot.show()
-
-# %% [markdown]
-# The gradient after clipping (dashed) never exceeds 1 while the gradient before it starts in
-# the hundreds, so the first steps are cut a hundredfold; as the network settles, its
-# gradients fall below the threshold and clipping stops acting. The loss falls by orders of
-# magnitude instead of exploding, and the network learns the moons. The hidden layers' update
-# ratios stay inside the typical range, below `1e-2`; only the output layer `12` moves faster.
-# Clipping treats the symptom, though: the cure here would be a sensible initialization
-# (chapter 03; try `gain=1.0`). Clipping is the safety net that keeps a rare bad batch from
-# undoing the work of many good ones. The next cell checks all this for five seeds. (After the
-# first few dozen steps your curves may wiggle differently from the ones stored here: training
-# this fast amplifies the last bits of each matrix product, which another CPU rounds
-# differently. What the next cell checks holds on every machine.)
-
-# %%
-def clipping_rescues(model, rec):
-    clipped = np.sqrt(np.nansum(rec.series("clipped_grad_norm") ** 2, axis=1))
-    with dt.no_grad():
-        accuracy = (model(xm).numpy().argmax(axis=1) == y_moons).mean()
-    losses = rec.series("loss")
-    return (rec.count == STEPS                                         # no blow-up
-            and (clipped <= 1.0 + 1e-6).all()                         # never above the threshold
-            and (rec.series("clip_scale")[:20] < 1).all()             # the first steps are cut
-            and losses[-10:].mean() < 0.01 * losses[0]                # the loss falls far
-            and accuracy > 0.95                                       # it learns the moons
-            and np.nanmax(rec.series("update_ratio")[:, :-1]) < 1e-2)  # hidden layers: calm
-
-
-assert clipping_rescues(model_clip, rec_clip)
-assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=seed))
-           for seed in range(1, 5))
-
-# %% [markdown] tags=["claim-torch-autocast-half-linear-float-loss"]
 # ## Mixed precision: a loss scaler, and where clipping goes
 #
 # float16 halves the memory of an array and, on a GPU, multiplies matrices several times
-# faster, but it holds only about three significant digits, up to 65504 and down to about 6e-5
-# (6e-8 with the last, imprecise "subnormal" numbers). Gradients are often smaller than that:
-# computed in float16 they become exactly 0, and the weights stop learning without any error.
-# So mixed precision keeps the parameters (the *master weights*) and their gradients in float32
-# and computes the layers in float16. Here that is done by hand: the activations and weights
-# are cast with `.to(dt.float16)`, and the output back with `.float()` before the loss. PyTorch's
-# `torch.autocast` makes the same choice op by op: inside `torch.autocast("cpu",
-# dtype=torch.float16)` a Linear's output is float16, `mse_loss`'s is float32, and the weight's
-# gradient float32, as in these cells.
+# faster, but it holds only about three significant digits, up to 65504 and down to about 6e-8.
+# Gradients are often smaller than that: computed in float16 they become exactly 0, and the
+# weights stop learning without any error. So mixed precision keeps the parameters (the *master
+# weights*) and their gradients in float32 and computes the layers in float16. Here that is done
+# by hand: the activations and weights are cast with `.to(dt.float16)`, and the output back with
+# `.float()` before the loss.
 #
-# A loss made tiny on purpose (times 1e-8) shows the trouble, and the cure: multiply the loss
-# by a large number S before `backward()` (every gradient is then S times larger, which lifts it
-# into float16's range), and divide the gradients by S afterwards, in float32.
-
-# %%
-TINY = 1e-8
-
-
-def weight_gradient(dtype, seed=0, loss_scale=1.0):
-    """The gradient of a Linear(16, 1) layer's weight for a tiny loss, computed in `dtype`
-    (float16: mixed precision), with the loss multiplied by `loss_scale` and the gradient
-    divided by it again."""
-    dt.manual_seed(seed)
-    layer = nn.Linear(16, 1)                     # float32 master weights
-    x, y = dt.randn(8, 16), dt.randn(8, 1)
-    out = F.linear(x.to(dtype), layer.weight.to(dtype), layer.bias.to(dtype))
-    loss = TINY * F.mse_loss(out.float(), y)     # the loss in float32
-    (loss * loss_scale).backward()
-    return layer.weight.grad.numpy() / loss_scale
-
-
-def first_four(gradient):
-    return (gradient[0, :4] / 1e-9).round(3)      # in units of 1e-9
-
-
-print("in units of 1e-9:")
-print("float32 throughout:       ", first_four(weight_gradient(dt.float32)))
-print("float16 layer:            ", first_four(weight_gradient(dt.float16)))
-print("float16, loss times 65536:", first_four(weight_gradient(dt.float16, loss_scale=65536.0)))
-
-# %%
-for seed in range(5):                            # every seed: all lost, then all recovered
-    exact = weight_gradient(dt.float32, seed)
-    assert (weight_gradient(dt.float16, seed) == 0).all()
-    scaled = weight_gradient(dt.float16, seed, loss_scale=65536.0)
-    assert np.abs(scaled - exact).max() < 1e-2 * np.abs(exact).max()
+# The cure: multiply the loss by a large number S before `backward()` (every gradient is then S
+# times larger, which lifts it into float16's range), and divide the gradients by S afterwards,
+# in float32. (A loss made tiny on purpose shows both the trouble and the cure: Going deeper,
+# below.)
 
 # %% [markdown] tags=["claim-torch-gradscaler-unscale-before-clip"]
 # `optim.GradScaler` does this every step, with PyTorch's semantics: `scaler.scale(loss)`
@@ -911,7 +858,49 @@ for seed in range(1, 6):                        # the same on five more setups
     assert abs(norm_early - 1024 * norm32) < 1e-2 * 1024 * norm32       # S times too large
     assert moved_early < 2 * moved32 / 1024                              # a step S times too small
 
-# %% [markdown] tags=["claim-torch-gradscaler-backoff-and-growth", "claim-torch-gradscaler-unscale-twice-raises", "claim-torch-gradscaler-refuses-fp16-grads", "claim-torch-gradscaler-state-dict-keys"]
+# %% [markdown] tags=["claim-torch-gradscaler-backoff-and-growth"]
+# ### Going deeper: gradients that float16 loses, and how the loss scaler chooses its scale
+#
+# The loss scale at work on a tiny loss, how S backs off after an overflow and grows again, and what else `GradScaler` shares with PyTorch's.
+
+# %% [markdown]
+# **Gradients that float16 loses.** A loss made tiny on purpose (times 1e-8): computed in a
+# float16 layer its gradient becomes exactly 0, and the loss scale brings it back.
+
+# %%
+TINY = 1e-8
+
+
+def weight_gradient(dtype, seed=0, loss_scale=1.0):
+    """The gradient of a Linear(16, 1) layer's weight for a tiny loss, computed in `dtype`
+    (float16: mixed precision), with the loss multiplied by `loss_scale` and the gradient
+    divided by it again."""
+    dt.manual_seed(seed)
+    layer = nn.Linear(16, 1)                     # float32 master weights
+    x, y = dt.randn(8, 16), dt.randn(8, 1)
+    out = F.linear(x.to(dtype), layer.weight.to(dtype), layer.bias.to(dtype))
+    loss = TINY * F.mse_loss(out.float(), y)     # the loss in float32
+    (loss * loss_scale).backward()
+    return layer.weight.grad.numpy() / loss_scale
+
+
+def first_four(gradient):
+    return (gradient[0, :4] / 1e-9).round(3)      # in units of 1e-9
+
+
+print("in units of 1e-9:")
+print("float32 throughout:       ", first_four(weight_gradient(dt.float32)))
+print("float16 layer:            ", first_four(weight_gradient(dt.float16)))
+print("float16, loss times 65536:", first_four(weight_gradient(dt.float16, loss_scale=65536.0)))
+
+# %%
+for seed in range(5):                            # every seed: all lost, then all recovered
+    exact = weight_gradient(dt.float32, seed)
+    assert (weight_gradient(dt.float16, seed) == 0).all()
+    scaled = weight_gradient(dt.float16, seed, loss_scale=65536.0)
+    assert np.abs(scaled - exact).max() < 1e-2 * np.abs(exact).max()
+
+# %% [markdown] tags=["claim-torch-gradscaler-backoff-and-growth", "claim-torch-gradscaler-unscale-twice-raises", "claim-torch-gradscaler-refuses-fp16-grads", "claim-torch-gradscaler-state-dict-keys", "claim-torch-autocast-half-linear-float-loss"]
 # **How S chooses itself.** Too large a scale overflows instead: some gradient passes 65504 in
 # the float16 backward pass and becomes inf. Then `scaler.step` skips `opt.step()` (the weights
 # stay as they were) and `scaler.update()` halves S; after `growth_interval` clean steps in a
@@ -924,7 +913,10 @@ for seed in range(1, 6):                        # the same on five more setups
 #
 # Where this differs from mixed precision on a GPU: there is no autocast here (you choose where
 # to cast), and NumPy computes float16 on the CPU without special hardware, so here it saves no
-# time. What it shows are the numerics, which are the same.
+# time. What it shows are the numerics, which are the same. PyTorch's `torch.autocast` makes the
+# same choice of casts op by op: inside `torch.autocast("cpu", dtype=torch.float16)` a Linear's
+# output is float16, `mse_loss`'s is float32, and the weight's gradient float32, as in the cells
+# above.
 
 # %%
 def scale_history(seed=0, iterations=30):
@@ -986,11 +978,10 @@ for seed in range(5):
 # | scale the loss for float16 | `optim.GradScaler()` | `torch.amp.GradScaler()` | `paddle.amp.GradScaler()` | `megengine.amp.GradScaler()`, `scaler.backward(gm, loss)` (starts at 16) |
 # | record training traces | `dltutor.trace.Recorder(model, opt)` | — (hooks, TensorBoard) | — (VisualDL) | — |
 #
-# `torch.autograd.detect_anomaly()` checks less than the other two. PyTorch 2.13 raises only when
-# a backward function returns NaN; an Inf passes silently, in the forward pass (the `-inf` of
-# `log(0)`) and in the backward pass (the `inf` gradient of `sqrt` at 0). To catch those in
-# PyTorch, test `torch.isfinite(t).all()` yourself: on the outputs you suspect, and on gradients
-# in a hook, `t.register_hook(fn)`. Paddle's flag checks every op's output for NaN and Inf.
+# `torch.autograd.detect_anomaly()` checks less than the other two: PyTorch 2.13 raises only when
+# a backward function returns NaN, so an Inf passes silently. To catch one in PyTorch, test
+# `torch.isfinite(t).all()` yourself, on outputs and, in a hook (`t.register_hook(fn)`), on
+# gradients. Paddle's flag checks every op's output for NaN and Inf.
 #
 # ## Summary
 #
@@ -1000,20 +991,18 @@ for seed in range(5):
 #
 # * Clip after `backward()` and before `step()` with `clip_grad_value_` / `clip_grad_norm_`
 #   (they change `.grad`), or hand `ClipGradByValue` / `ClipGradByNorm` / `ClipGradByGlobalNorm`
-#   to the optimizer as `grad_clip=` (dltutor's optimizer clips its own copy and `.grad` stays,
-#   while Paddle's `ClipGradByGlobalNorm` scales `.grad` in place; dltutor's clip object records
-#   `last_total_norm` and `last_scale`).
+#   to the optimizer as `grad_clip=` (it clips its own copy: `.grad` stays, while Paddle's
+#   `ClipGradByGlobalNorm` scales `.grad` in place).
 # * Global-norm clipping scales all gradients by one factor and keeps their direction;
 #   per-tensor clipping changes the tensors' relative sizes; value clipping changes directions
 #   even within a tensor. `need_clip=False` keeps a parameter out of the clip objects.
-# * A NaN starts at one op with finite inputs. `dt.detect_anomaly()` names it; the traces tell
-#   whether that op is the cause (a log of 0: use `log_softmax` / `cross_entropy`) or a victim
-#   (weights that grew geometrically: the learning rate).
+# * A NaN starts at one op with finite inputs. `dt.detect_anomaly()` names it (a log of 0: use
+#   `log_softmax` / `cross_entropy`); when that op is only a victim, the traces show the cause.
 # * When training does not converge, check the data, overfit one batch, then look at the
 #   learning rate, the initialization, the gradient norms and the update ratio.
 # * Mixed precision computes in float16 but keeps float32 master weights; a loss scaler
-#   (`optim.GradScaler`) keeps small gradients from turning into 0, skips the steps that
-#   overflow and finds its own scale. Clip after `scaler.unscale_(opt)`.
+#   (`optim.GradScaler`) keeps small gradients from turning into 0. Clip after
+#   `scaler.unscale_(opt)`.
 #
 # ## Exercises
 #
