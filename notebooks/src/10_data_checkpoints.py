@@ -1,7 +1,7 @@
 # %% [markdown] tags=["claim-torch-data-loader-shape"]
 # # Data, checkpoints and resuming
 #
-# **About 45 minutes.** You will be able to:
+# **About 30 minutes.** You will be able to:
 #
 # * batch and shuffle a data set reproducibly, without a Python loop per sample, even one larger
 #   than memory;
@@ -10,14 +10,10 @@
 # * explain why a pickled checkpoint can run code and a safetensors file cannot;
 # * load a pretrained backbone under a new head, and check that the load filled what it should.
 #
-# Two chores surround every training run, and both decide whether the run is worth anything.
-#
-# * **Feeding the model.** A large data set has to reach the model in shuffled mini-batches,
-#   fast enough that the model never waits. How do you batch and shuffle without a slow Python
-#   loop, load the next batch while the model trains, and use all the cores of your CPU?
-# * **Stopping and starting again.** A long run gets interrupted: the laptop sleeps, the
-#   classroom session ends. How do you save *everything* the run needs and resume so exactly that
-#   the result is the same, bit for bit, as if you had never stopped?
+# Two chores surround every training run. **Feeding the model**: a large data set must reach it
+# in shuffled mini-batches, fast enough that it never waits. **Stopping and starting again**: a
+# long run gets interrupted (the laptop sleeps, the class ends) and must resume as if it had
+# never stopped, bit for bit.
 #
 # This chapter answers both with `dltutor.data` (a `Dataset` and a `DataLoader` shaped like
 # PyTorch's) and `dt.save` / `dt.load` (checkpoints as safetensors files).
@@ -66,30 +62,6 @@ xb, yb = next(iter(loader))
 print("first batch:", xb.shape, xb.dtype, "|", yb.shape, yb.dtype)
 
 # %% [markdown]
-# To *see* how the loader reads the data, give it an array that counts how often it is indexed
-# (a NumPy subclass with a counting `__getitem__`). One epoch of 200 samples in batches of 64 is
-# 4 batches, and the array is indexed 4 times: once per batch, not once per sample.
-
-# %%
-class CountingArray(np.ndarray):
-    """A NumPy array that counts how often it is indexed."""
-    lookups = 0
-
-    def __getitem__(self, index):
-        CountingArray.lookups += 1
-        return super().__getitem__(index)
-
-
-spy = TensorDataset(X.view(CountingArray), y)
-batches = list(DataLoader(spy, batch_size=64, shuffle=True, seed=42))
-print("batches:", len(batches), "| times the feature array was indexed:", CountingArray.lookups)
-
-# %%
-assert len(batches) == 4 and CountingArray.lookups == 4, "one fancy index per batch"
-first_indices = DataLoader(dataset, batch_size=64, shuffle=True, seed=42).order(0)[:64]
-assert np.array_equal(batches[0][0].numpy(), X[first_indices]), "a batch is X[indices]"
-
-# %% [markdown]
 # ### Shuffling that you can reproduce
 #
 # With `shuffle=True` every epoch visits the samples in a new order. The order of epoch `e` comes
@@ -136,8 +108,6 @@ for e in range(2):
     epoch_batches = one_epoch(dropping)
     dropped.append(sorted(set(range(10)) - {i for batch in epoch_batches for i in batch}))
     print(f"epoch {e} with drop_last: {epoch_batches}, left out: {dropped[-1]}")
-
-# %%
 assert len(a) == 3 and len(dropping) == 2
 assert [len(batch) for batch in epoch_batches] == [4, 4]
 for e in range(2):   # what is left out is that epoch's partial batch (same seed, same order)
@@ -145,26 +115,6 @@ for e in range(2):   # what is left out is that epoch's partial batch (same seed
 later = [sorted(set(range(10)) - {i for batch in one_epoch(dropping) for i in batch})
          for _ in range(8)]
 assert len({tuple(d) for d in dropped + later}) > 1, "other samples are left out in other epochs"
-
-# %% [markdown] tags=["claim-torch-dataloader-drop-last-not-bool", "claim-torch-dataloader-shuffle-truth-value", "claim-paddle-dataloader-bool-flags"]
-# **Stricter than PyTorch.** `shuffle` and `drop_last` must be `True` or `False`; the usual
-# offender is the string `"False"` read from a config file. PyTorch 2.13's `DataLoader` refuses
-# `drop_last="False"` (a `ValueError`: "drop_last should be a boolean value") but takes the truth
-# value of `shuffle`, and a non-empty string is true: `shuffle="False"` quietly *shuffles*.
-# Paddle 3.3 refuses both (an `AssertionError`). dltutor refuses both and says why.
-
-# %%
-strict_errors = {}
-for flag in ("shuffle", "drop_last"):
-    try:
-        DataLoader(ids, batch_size=4, **{flag: "False"})
-    except TypeError as err:
-        print(err)
-        strict_errors[flag] = str(err)
-
-# %%
-assert all(flag in strict_errors[flag] and "'False'" in strict_errors[flag]
-           for flag in ("shuffle", "drop_last"))
 
 # %% [markdown]
 # ### A data set larger than memory
@@ -180,8 +130,6 @@ from_disk = [xb.numpy() for xb, _ in DataLoader(TensorDataset(X_on_disk, y), bat
                                                 shuffle=True, seed=3)]
 from_memory = [xb.numpy() for xb, _ in DataLoader(dataset, batch_size=64, shuffle=True, seed=3)]
 print("memory-mapped:", type(X_on_disk).__name__, "| batches:", len(from_disk))
-
-# %%
 assert all(np.array_equal(d, m) for d, m in zip(from_disk, from_memory))
 del X_on_disk, from_disk                       # close the file before the folder is removed
 
@@ -189,13 +137,12 @@ del X_on_disk, from_disk                       # close the file before the folde
 # ### Loading in the background: `num_workers`
 #
 # When reading a sample is slow (a file to open, an image to decode, augmentation to compute),
-# a plain loop alternates: load a batch, train on it, load the next, train on it... With
-# `num_workers=2`, two background threads prepare the *next* batches while the model trains on
-# the current one.
+# a plain loop alternates: load a batch, train on it, load the next... With `num_workers=2`, two
+# background threads prepare the *next* batches while the model trains on the current one.
 #
-# Here is a data set that is deliberately slow: each sample takes a millisecond, as if it were
-# read from disk. It also notes *which thread* loaded each sample, and raises a flag when the
-# first sample of the second batch (sample 16) has been loaded.
+# Here is a deliberately slow data set: each sample takes a millisecond, as if read from disk.
+# It notes *which thread* loaded each sample, and raises a flag once sample 16, the first of the
+# second batch, is loaded.
 
 # %%
 class SlowDataset(Dataset):
@@ -235,9 +182,9 @@ assert slow.threads == {"dltutor-loader-0", "dltutor-loader-1"}, "read in backgr
 
 # %% [markdown]
 # The workers change *who* reads the samples, never *what* the batches hold. Now the point of
-# them: take the first batch, and while "training" on it, wait (at most a second) for the flag
-# that says sample 16 — the first sample of the *second* batch — has been read. Without workers
-# nothing reads ahead, so the flag never comes; with workers it is already there.
+# them: take the first batch and, while "training" on it, wait (at most a second) for the flag of
+# sample 16. Without workers nothing reads ahead, so the flag never comes; with workers it is
+# already there.
 
 # %%
 def read_ahead(num_workers):
@@ -253,33 +200,18 @@ def read_ahead(num_workers):
 ahead = {workers: read_ahead(workers) for workers in (0, 2)}
 for workers, prepared in ahead.items():
     print(f"num_workers={workers}: next batch read during the step? {prepared}")
-
-# %%
 assert ahead == {0: False, 2: True}
 
-# %% [markdown] tags=["claim-torch-dataloader-workers-processes", "claim-paddle-dataloader-workers-processes"]
+# %% [markdown]
 # **When do threads help?** Python runs one thread's Python code at a time (the GIL, the global
-# interpreter lock). A thread that waits for a file, sleeps, copies or computes inside NumPy (or
-# BLAS, or a GPU kernel) *lets go of* the GIL, so the other threads run meanwhile. Reading and
-# decoding files, NumPy preprocessing and a training step that is mostly matrix products all
-# release it, so loading and training overlap. A `__getitem__` that is a long **pure-Python**
-# loop holds the GIL all the time: the workers then just take turns with the training loop and
-# gain little. The cure is to move that work into NumPy (vectorize it), or to precompute it once
-# and save the result.
+# interpreter lock). A thread that waits for a file, sleeps, or computes inside NumPy, BLAS or a
+# GPU kernel *lets go of* the GIL, so loading and training overlap. A `__getitem__` that is a
+# long **pure-Python** loop holds the GIL, and the workers gain little: move that work into NumPy
+# (vectorize it), or precompute it once.
 #
-# dltutor uses threads because they start instantly, work in Jupyter and share everything with
-# the training loop, the data set object included. PyTorch and Paddle start *processes* instead
-# (`num_workers` in both), which sidesteps the GIL. The batches do not go through a pipe byte by
-# byte: a worker builds each batch in shared memory, which the main process maps (in PyTorch
-# 2.13 a batch from a worker says `is_shared()`; in Paddle 3.3 `use_shared_memory=True` is the
-# `DataLoader`'s default). The price is elsewhere: processes take a while to start, and each
-# worker reads from its own copy of the data set object, so whatever a worker's `__getitem__`
-# writes into it (as `SlowDataset` notes its threads) never reaches the main process.
-#
-# The next cell times one epoch with and without workers. Timings change from run to run and
-# from machine to machine, so **the tests do not check its output** (the cell is tagged
-# `nbval-ignore-output`) and the stored notebook keeps none (tag `timing`): run it to see your
-# numbers. They will differ from anyone else's; the pattern should not.
+# The next cell times one epoch with and without workers. Timings vary between runs and
+# machines, so **the tests do not check its output** (tag `nbval-ignore-output`) and the stored
+# notebook keeps none (tag `timing`): run it to see yours.
 
 # %% tags=["nbval-ignore-output", "timing"]
 def epoch_seconds(dataset, num_workers, step_seconds=0.016):
@@ -298,20 +230,81 @@ print(f"slow reads, num_workers=2: {epoch_seconds(SlowDataset(128), 2):.3f} s")
 #
 # Three things make training on a multi-core CPU faster, in order of effect:
 #
-# 1. **Let BLAS use the cores.** The matrix products that dominate a training step are done by a
-#    BLAS library (OpenBLAS or MKL) that NumPy ships with, and it already splits each product over
-#    several threads. The environment variable `OMP_NUM_THREADS` (or `OPENBLAS_NUM_THREADS`,
-#    `MKL_NUM_THREADS`) sets how many; it is read when NumPy is imported, so set it *before*
-#    `import numpy`. Inside a running notebook, `threadpoolctl` (it comes with scikit-learn)
-#    shows the libraries and their threads (`threadpool_info()`) and limits them
-#    (`threadpool_limits`).
-# 2. **Use larger batches.** Each step costs the same Python work whatever the batch size (one
-#    call per layer); a larger batch hands more of the work to BLAS, which is what scales with the
-#    cores, and needs fewer steps per epoch. (It changes the training too: you may have to adjust
-#    the learning rate.)
-# 3. **Load in the background** (`num_workers`) when reading the data is slow, as above. Keep
-#    workers plus BLAS threads at about the number of cores: more threads than cores just take
-#    turns.
+# 1. **Let BLAS use the cores.** The matrix products that dominate a step run in the BLAS library
+#    NumPy ships with (OpenBLAS or MKL), which already splits each product over several threads.
+#    `OMP_NUM_THREADS` (or `OPENBLAS_NUM_THREADS`, `MKL_NUM_THREADS`) sets how many; NumPy reads
+#    it when imported, so set it *before* `import numpy`.
+# 2. **Use larger batches.** A step costs the same Python work whatever the batch size; a larger
+#    batch hands more work to BLAS, which scales with the cores (you may have to adjust the
+#    learning rate).
+# 3. **Load in the background** (`num_workers`) when reading is slow. Keep workers plus BLAS
+#    threads at about the number of cores: more threads than cores just take turns.
+
+# %% [markdown]
+# ### Going deeper: inside the loader
+#
+# The loader's lookups counted, its strict flags, other frameworks' worker processes, and BLAS
+# threads from a running notebook.
+
+# %% [markdown]
+# **One index per batch, counted.** To *see* how the loader reads the data, give it an array
+# that counts how often it is indexed (a NumPy subclass with a counting `__getitem__`). One epoch
+# of 200 samples in batches of 64 is 4 batches, and the array is indexed 4 times: once per batch,
+# not once per sample.
+
+# %%
+class CountingArray(np.ndarray):
+    """A NumPy array that counts how often it is indexed."""
+    lookups = 0
+
+    def __getitem__(self, index):
+        CountingArray.lookups += 1
+        return super().__getitem__(index)
+
+
+spy = TensorDataset(X.view(CountingArray), y)
+batches = list(DataLoader(spy, batch_size=64, shuffle=True, seed=42))
+print("batches:", len(batches), "| times the feature array was indexed:", CountingArray.lookups)
+
+# %%
+assert len(batches) == 4 and CountingArray.lookups == 4, "one fancy index per batch"
+first_indices = DataLoader(dataset, batch_size=64, shuffle=True, seed=42).order(0)[:64]
+assert np.array_equal(batches[0][0].numpy(), X[first_indices]), "a batch is X[indices]"
+
+# %% [markdown] tags=["claim-torch-dataloader-drop-last-not-bool", "claim-torch-dataloader-shuffle-truth-value", "claim-paddle-dataloader-bool-flags"]
+# **Stricter than PyTorch.** `shuffle` and `drop_last` must be `True` or `False`; the usual
+# offender is the string `"False"` read from a config file. PyTorch 2.13's `DataLoader` refuses
+# `drop_last="False"` (a `ValueError`: "drop_last should be a boolean value") but takes the truth
+# value of `shuffle`, and a non-empty string is true: `shuffle="False"` quietly *shuffles*.
+# Paddle 3.3 refuses both (an `AssertionError`). dltutor refuses both and says why.
+
+# %%
+strict_errors = {}
+for flag in ("shuffle", "drop_last"):
+    try:
+        DataLoader(ids, batch_size=4, **{flag: "False"})
+    except TypeError as err:
+        print(err)
+        strict_errors[flag] = str(err)
+
+# %%
+assert all(flag in strict_errors[flag] and "'False'" in strict_errors[flag]
+           for flag in ("shuffle", "drop_last"))
+
+# %% [markdown] tags=["claim-torch-dataloader-workers-processes", "claim-paddle-dataloader-workers-processes"]
+# **Processes in PyTorch and Paddle.** dltutor uses threads because they start instantly, work in
+# Jupyter and share everything with the training loop, the data set object included. PyTorch and
+# Paddle start *processes* instead (`num_workers` in both), which sidesteps the GIL. The batches
+# do not go through a pipe byte by byte: a worker builds each batch in shared memory, which the
+# main process maps (in PyTorch 2.13 a batch from a worker says `is_shared()`; in Paddle 3.3
+# `use_shared_memory=True` is the `DataLoader`'s default). The price is elsewhere: processes take
+# a while to start, and each worker reads from its own copy of the data set object, so whatever
+# a worker's `__getitem__` writes into it (as `SlowDataset` notes its threads) never reaches the
+# main process.
+#
+# **BLAS threads from inside a notebook.** `OMP_NUM_THREADS` is read when NumPy is imported;
+# inside a running notebook, `threadpoolctl` (it comes with scikit-learn) shows the libraries and
+# their threads (`threadpool_info()`) and limits them (`threadpool_limits`).
 
 # %%
 from threadpoolctl import threadpool_info, threadpool_limits
@@ -344,10 +337,9 @@ assert [len(DataLoader(dataset, batch_size=bs)) for bs in (8, 32, 128)] == [25, 
 # | where the data stream is: which epoch, hence which shuffle order | `loader.epoch` | the model sees the samples in other orders |
 #
 # Put all of it in one dict and `dt.save` it. To resume, build brand-new objects exactly as at
-# the start and load each part into them.
-#
-# The experiment: train for some epochs in one go; then train the same setup for half the epochs,
-# save, throw everything away, rebuild, load, and train the other half. Compare the final weights.
+# the start and load each part into them. The experiment: train some epochs in one go; then
+# train half of them, save, throw everything away, rebuild, load, train the other half, and
+# compare the final weights.
 
 # %%
 epochs = 4 if dt.quick_mode() else 12
@@ -404,13 +396,13 @@ del model, opt, sched, loader                  # the session ends: everything is
 
 # %% [markdown]
 # A new session: build everything as at the start, then load. The order matters for the
-# scheduler: build the optimizer and the scheduler first (the scheduler's constructor sets the
-# lr to its starting value), *then* load the optimizer's state (which brings back the lr of the
-# saved epoch) and the scheduler's.
+# scheduler: build the optimizer and the scheduler first (the scheduler's constructor sets the lr
+# to its starting value), *then* load the optimizer's state (which brings back the saved lr) and
+# the scheduler's.
 #
-# `opt.load_state_dict` returns a report of the hyperparameters the loaded values replaced:
-# here the lr, which the schedule had lowered before the checkpoint. Read it: if you *meant*
-# to change a hyperparameter on resuming, set it after loading, or the checkpoint wins.
+# `opt.load_state_dict` returns a report of the hyperparameters the loaded values replaced: here
+# the lr, which the schedule had lowered. If you *meant* to change a hyperparameter on resuming,
+# set it after loading, or the checkpoint wins.
 
 # %%
 model, opt, sched, loader = build()
@@ -436,8 +428,12 @@ assert all(np.array_equal(resumed[name], straight[name]) for name in straight), 
 print("resumed run == uninterrupted run, bit for bit")
 
 # %% [markdown]
-# ### Why the optimizer's state matters
+# ### Going deeper: leaving one part out
 #
+# Resume without the optimizer's, the scheduler's or the loader's state, and see where the run
+# goes.
+
+# %% [markdown]
 # Adam keeps, for every parameter, two running averages (of the gradient and of its square) and
 # a step count; SGD with momentum keeps a velocity. They are as much a part of the run as the
 # weights. Resume with the weights alone — a fresh optimizer, fresh averages — and the next
@@ -503,29 +499,10 @@ plot.show()
 # %% [markdown]
 # ## What a checkpoint file is
 #
-# `dt.save` writes a [safetensors](https://huggingface.co/docs/safetensors) file: an 8-byte number
-# (the length of the header), a JSON header saying where each array starts and its dtype and
-# shape, then the raw bytes of the arrays. Nothing else. Any safetensors reader can open it: with
-# `safetensors.numpy.load_file` you get a flat dict of NumPy arrays whose names are the paths in
-# the checkpoint dict. The rest of the structure (the epoch, the lr, which key is a list...) is
-# a JSON document in the header's metadata.
-
-# %%
-raw = load_file(checkpoint_path)
-for name in list(raw)[:6]:
-    print(f"{name:40s} {str(raw[name].dtype):8s} {raw[name].shape}")
-print("...", len(raw), "arrays in all")
-
-with open(checkpoint_path, "rb") as f:
-    header_length = int.from_bytes(f.read(8), "little")
-    header = json.loads(f.read(header_length))
-print("header entry of model/0.weight:", header["model/0.weight"])
-print("plain values:", {k: checkpoint[k] for k in ("epoch", "loader_epoch")})
-
-# %%
-assert np.array_equal(raw["model/0.weight"], checkpoint["model"]["0.weight"].numpy())
-assert header["model/0.weight"]["shape"] == [16, 2]
-assert "dltutor" in header["__metadata__"]    # the structure, as JSON
+# `dt.save` writes a [safetensors](https://huggingface.co/docs/safetensors) file: a JSON header
+# saying where each array starts, its dtype and shape, then the raw bytes of the arrays. Nothing
+# else. Plain values (the epoch, the lr) and the checkpoint's structure are a JSON document in
+# the header's metadata. Any safetensors reader can open the file.
 
 # %% [markdown] tags=["claim-torch-save-tensor-list-dict", "claim-torch-load-weights-only-map-location"]
 # ### Saving a tensor, a list, a dict
@@ -549,31 +526,9 @@ mydict = {"x": x, "y": y}
 dt.save(mydict, os.path.join(folder, "mydict"))
 mydict2 = dt.load(os.path.join(folder, "mydict"))
 print(x2, (x3, y3), mydict2, sep="\n")
-
-# %%
 assert x2.tolist() == [0, 1, 2, 3] and x2.dtype == dt.int64       # the dtype survives
 assert x3.tolist() == x.tolist() and y3.tolist() == [0.0] * 4
 assert list(mydict2) == ["x", "y"] and mydict2["y"].dtype == dt.float32
-
-# %% [markdown]
-# Asking for a pickle, `weights_only=False`, is refused with the reason; so is saving a whole
-# model, with what to save instead:
-
-# %%
-try:
-    dt.save(nn.Linear(2, 1), os.path.join(folder, "model-file"))
-except TypeError as err:
-    print("TypeError:", err, end="\n\n")
-    model_error = str(err)
-try:
-    dt.load(os.path.join(folder, "x-file"), weights_only=False)
-except ValueError as err:
-    print("ValueError:", err)
-    unpickle_error = str(err)
-
-# %%
-assert "model.state_dict()" in model_error and "pickle" in unpickle_error
-assert not os.path.exists(os.path.join(folder, "model-file"))      # nothing was written
 
 # %% [markdown] tags=["claim-torch-save-zip-pickle", "claim-torch-load-weights-only-default", "claim-paddle-save-load-pickle", "claim-mge-save-load-pickle"]
 # ### Why never pickle
@@ -599,8 +554,7 @@ restored = pickle.loads(blob)                # the print runs here, during loadi
 # %% [markdown]
 # A safetensors file can only ever give you arrays, so loading one is safe from any source.
 # `dt.load` refuses a pickle outright, with a `dt.CheckpointError` that names the file and says
-# what it found (its `problem` is the explanation; the full message starts with the file's path,
-# which we do not print here).
+# what it found (we print its `problem`; the full message starts with the file's path).
 
 # %%
 pickle_path = os.path.join(folder, "weights.pkl")
@@ -611,15 +565,60 @@ try:
 except dt.CheckpointError as err:
     print(err.problem)
     pickle_error = err
-
-# %%
 assert pickle_error.path == pickle_path and pickle_path in str(pickle_error)
 assert "pickle" in pickle_error.problem
 
 # %% [markdown]
-# ### A damaged file
+# ### Going deeper: inside the file, and what it refuses
 #
-# A checkpoint can be cut short: the disk filled up, the copy was interrupted. `dt.load` checks
+# The file's bytes, the saves and loads `dt.save` and `dt.load` refuse, damaged files and deep
+# nesting.
+
+# %% [markdown]
+# **The bytes.** The file starts with an 8-byte number (the length of the header), then the JSON
+# header, then the arrays. With `safetensors.numpy.load_file` you get a flat dict of NumPy arrays
+# whose names are the paths in the checkpoint dict; the rest of the structure (the epoch, the lr,
+# which key is a list...) is in the header's metadata.
+
+# %%
+raw = load_file(checkpoint_path)
+for name in list(raw)[:6]:
+    print(f"{name:40s} {str(raw[name].dtype):8s} {raw[name].shape}")
+print("...", len(raw), "arrays in all")
+
+with open(checkpoint_path, "rb") as f:
+    header_length = int.from_bytes(f.read(8), "little")
+    header = json.loads(f.read(header_length))
+print("header entry of model/0.weight:", header["model/0.weight"])
+print("plain values:", {k: checkpoint[k] for k in ("epoch", "loader_epoch")})
+
+# %%
+assert np.array_equal(raw["model/0.weight"], checkpoint["model"]["0.weight"].numpy())
+assert header["model/0.weight"]["shape"] == [16, 2]
+assert "dltutor" in header["__metadata__"]    # the structure, as JSON
+
+# %% [markdown]
+# Asking for a pickle, `weights_only=False`, is refused with the reason; so is saving a whole
+# model, with what to save instead:
+
+# %%
+try:
+    dt.save(nn.Linear(2, 1), os.path.join(folder, "model-file"))
+except TypeError as err:
+    print("TypeError:", err, end="\n\n")
+    model_error = str(err)
+try:
+    dt.load(os.path.join(folder, "x-file"), weights_only=False)
+except ValueError as err:
+    print("ValueError:", err)
+    unpickle_error = str(err)
+
+# %%
+assert "model.state_dict()" in model_error and "pickle" in unpickle_error
+assert not os.path.exists(os.path.join(folder, "model-file"))      # nothing was written
+
+# %% [markdown]
+# **A damaged file.** A checkpoint can be cut short: the disk filled up, the copy was interrupted. `dt.load` checks
 # the whole file before it returns anything, so a damaged file never gives you half a model:
 # it raises a `dt.CheckpointError` naming the file and the problem.
 
@@ -642,9 +641,8 @@ assert broken_error.problem.startswith("truncated")
 
 # %% [markdown]
 # `dt.save` itself never leaves such a file behind: it writes to a temporary file and renames it
-# onto the target only once everything is on disk, so a save that fails leaves the previous
-# checkpoint whole. One failure you will meet: saving the model object instead of its state dict.
-# Save values, not objects.
+# onto the target only once everything is on disk, so a save that fails (here: the model object
+# instead of its state dict) leaves the previous checkpoint whole.
 
 # %%
 try:
@@ -681,11 +679,11 @@ assert dt.load(checkpoint_path)["epoch"] == epochs // 2, "still the old checkpoi
 # %% [markdown]
 # ## Exporting one layer
 #
-# The same two functions export a single layer: save that layer's `state_dict()` (here the last
-# layer of the model: its weight and bias), inspect the file with any safetensors reader, and
-# load it into another layer of the same shape. Inside the layer's own state dict the names
-# have no prefix (`weight`, not `4.weight` as in the whole model's), which is why the file loads
-# straight into any `nn.Linear(16, 3)`.
+# The same two functions export a single layer: save its `state_dict()` (here the model's last
+# layer: its weight and bias), inspect the file with any safetensors reader, and load it into
+# another layer of the same shape. Inside the layer's own state dict the names have no prefix
+# (`weight`, not `4.weight` as in the whole model's), so the file loads straight into any
+# `nn.Linear(16, 3)`.
 
 # %%
 last = model[4]                                # the last Linear layer of the resumed model
@@ -697,8 +695,6 @@ print({name: (str(a.dtype), a.shape) for name, a in sorted(arrays.items())})
 
 other = nn.Linear(16, 3)                       # a new layer, with its own random values
 print(other.load_state_dict(dt.load(layer_path)))
-
-# %%
 assert sorted(arrays) == ["bias", "weight"]
 assert np.array_equal(arrays["weight"], model.state_dict()["4.weight"].numpy())
 assert np.array_equal(other.weight.numpy(), last.weight.numpy())
@@ -708,9 +704,9 @@ assert other.weight is not last.weight, "copied values, not a shared parameter"
 # %% [markdown]
 # ## Loading a pretrained backbone under a new head
 #
-# The most common load in practice is not "resume exactly" but "reuse": take a network trained
-# on one task, keep its feature layers (the *backbone*) and put a new last layer (the *head*) on
-# top for your own classes. The two state dicts then differ where the heads differ, and
+# The most common load in practice is not "resume exactly" but "reuse": keep the feature layers
+# (the *backbone*) of a network trained on another task and put a new last layer (the *head*) on
+# top for your own classes. The state dicts then differ where the heads differ, and
 # `load_state_dict` has to be told what to skip. Here the pretrained model knows 10 classes and
 # ours 3:
 
@@ -754,12 +750,11 @@ assert np.array_equal(model.features[0].weight.numpy(), pretrained.features[0].w
 assert not np.array_equal(model.head.weight.numpy()[:3], pretrained.head.weight.numpy()[:3])
 
 # %% [markdown] tags=["claim-torch-strict-false-loads-nothing-under-other-names"]
-# **Names must match, and `strict=False` will not tell you loudly when they do not.** Suppose
-# the pretrained file came from a version of the model whose feature block was called `body`.
-# Loaded as it is, every key is unexpected and every parameter missing, so *nothing* is loaded,
-# without an error, in PyTorch as here. The check that catches it is one line: after a
-# `strict=False` load, only the keys you meant to skip may be missing, and nothing may be
-# unexpected. Renaming the keys (a dictionary comprehension) makes the load fit:
+# **Names must match, and `strict=False` does not say so loudly.** Suppose the pretrained file
+# came from a version of the model whose feature block was called `body`. Loaded as it is, every
+# key is unexpected and every parameter missing: *nothing* is loaded, without an error, in
+# PyTorch as here. The check is one line: after a `strict=False` load, only the keys you meant to
+# skip may be missing, and nothing may be unexpected. Renaming the keys makes the load fit:
 
 # %%
 from_old_version = {name.replace("features.", "body.", 1): value
