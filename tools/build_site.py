@@ -380,13 +380,23 @@ def fold_deeper_sections(page_html: str) -> str:
     <div class="jp-Cell jp-MarkdownCell">
     <h2>Next</h2>
     </div>
+
+    Two sections in a row fold into two boxes:
+
+    >>> page = "".join(cell.format("Markdown", f"<h3>Going deeper: {topic}</h3>")
+    ...                + cell.format("Code", topic) for topic in ("a", "b"))
+    >>> fold_deeper_sections(page).count('<details class="deeper">')
+    2
     """
     cells = _top_level_cells(page_html)
-    inside = deeper.in_deeper_section(_as_markdown(page_html[a:b]) for a, b in cells)
+    kinds = [_as_markdown(page_html[a:b]) for a, b in cells]
+    inside = deeper.in_deeper_section(kinds)
+    # Two sections in a row are two boxes: each heading cell opens its own.
+    heads = [deeper.opens_deeper_section(*kind) for kind in kinds] + [True]
     pieces, done = [], 0
     for index, ((start, end), folded) in enumerate(zip(cells, inside)):
-        opens = folded and (index == 0 or not inside[index - 1])
-        closes = folded and (index + 1 == len(cells) or not inside[index + 1])
+        opens = heads[index]
+        closes = folded and (index + 1 == len(cells) or not inside[index + 1] or heads[index + 1])
         pieces.append(page_html[done:start])
         cell = page_html[start:end]
         pieces.append(f'<details class="deeper"><summary>{cell}</summary>' if opens else cell)

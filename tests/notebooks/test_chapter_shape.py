@@ -26,6 +26,9 @@ BOTH_EDITIONS = [("en", p) for p in ENGLISH] + [("zh", p) for p in CHINESE]
 WORDS_PER_MINUTE = 180
 MINUTES_PER_CODE_CELL = 0.5
 MAX_CELLS = 90
+#: No chapter's core path (what is left when its "Going deeper" sections are folded) is longer
+#: than one sitting of half an hour (issue 49): what does not fit is not core.
+MAX_CORE_MINUTES = 30
 
 # The opener, right under the title: "**About 45 minutes.** You will be able to:" and 2-5 bullets.
 OPENER = {
@@ -110,6 +113,16 @@ def test_a_chapter_summary_starts_with_a_two_sentence_recap(language, source):
     assert size <= RECAP_LIMIT[language], (
         f"{source.name}: the recap is {size} {'words' if language == 'en' else 'characters'}; "
         f"two lines are at most {RECAP_LIMIT[language]}")
+
+
+@pytest.mark.parametrize("source", ENGLISH, ids=lambda p: p.stem)
+def test_a_chapter_core_path_fits_half_an_hour(source):
+    core, folded = estimated_minutes(source), estimated_minutes(source, "deeper")
+    assert core <= MAX_CORE_MINUTES, (
+        f"{source.stem}: its core path measures {core:.1f} minutes ({folded:.1f} more are in "
+        f"Going deeper sections); at most {MAX_CORE_MINUTES}: move framework internals, version "
+        "notes, long proofs and second demonstrations of a point into a Going deeper section "
+        "(notebooks/AUTHORING.md), or tighten the prose")
 
 
 @pytest.mark.parametrize("source", ENGLISH, ids=lambda p: p.stem)
