@@ -87,8 +87,9 @@ test: $(TEST_STAMP) $(FW_STAMP) $(if $(shell command -v npm 2>/dev/null),$(CHP))
 
 # Every claim a chapter makes about PyTorch or Paddle, run in PyTorch and Paddle themselves
 # (tests/frameworks; the register of claims is checked by tests/notebooks/test_claims.py).
+# --dist loadfile: a file's tests share a worker, so test_twins.py runs each chapter's twins once.
 test-frameworks: $(FW_STAMP)
-	$(FW_BIN)/python -m pytest tests/frameworks -n 2 -p no:cacheprovider -o addopts="-ra --doctest-modules"
+	$(FW_BIN)/python -m pytest tests/frameworks -n 2 --dist loadfile -p no:cacheprovider -o addopts="-ra --doctest-modules"
 
 # The notebooks and doctests again under other OpenBLAS kernels, NumPy's baseline SIMD loops
 # and the rounding probe (part of `make test` too; see notebooks/AUTHORING.md).
@@ -98,7 +99,7 @@ test-cpus: $(TEST_STAMP)
 
 # Rebuild notebooks/NN_name.ipynb from notebooks/src/NN_name.py and execute them (NAMES=01 02
 # rebuilds only those). The committed outputs come from this command.
-notebooks: $(TEST_STAMP)
+notebooks: $(TEST_STAMP) $(FW_STAMP)
 	$(BIN)/python tools/build_notebooks.py $(NAMES)
 
 bench: $(LAB_STAMP)

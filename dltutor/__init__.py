@@ -7,7 +7,7 @@
 >>> w.grad
 tensor([2., 4.])
 """
-from . import autodiff, backend, cuda, data, diagnose, nn, optim, stats, trace, utils
+from . import autodiff, backend, cuda, data, diagnose, nn, optim, stats, trace, twins, utils
 from .devices import device
 from .autograd import *  # noqa: F401,F403  (the tensor API: dt.tensor, dt.exp, dt.no_grad, ...)
 from .autograd import __all__ as _autograd_all
@@ -18,6 +18,10 @@ __all__ = ["autodiff", "backend", "cuda", "data", "device", "diagnose", "nn", "o
            "utils", "quick_mode", "save", "load", "CheckpointError", "set_language",
            "get_language", *_autograd_all]
 __version__ = "0.1.0"
+
+# In a notebook, a PyTorch or Paddle twin run where that framework is missing prints one line
+# on how to install it, not a traceback (twins.py; outside IPython this does nothing).
+twins.explain_missing_frameworks()
 
 
 def quick_mode() -> bool:

@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "dltutor"
 
 #: Each top-level part of dltutor and its layer: a module imports from its layer or lower ones.
 LAYERS = {
-    "backend": 0, "errors": 0, "checks": 0, "hooks": 0, "i18n": 0, "devices": 0, "cuda": 0,
+    "backend": 0, "errors": 0, "checks": 0, "hooks": 0, "i18n": 0, "twins": 0, "devices": 0, "cuda": 0,
     "notebook_copy": 0,                        # the standard library only: a hub runs it alone
     "autograd": 1,
     "nn": 2, "autodiff": 2,

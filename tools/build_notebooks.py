@@ -17,6 +17,13 @@ with its outputs, normalised so that a rebuild on the same machine changes nothi
 
 Notebooks seed their own random numbers with ``dt.manual_seed``.
 
+**Twins.** A code cell tagged ``twin-torch`` or ``twin-paddle`` is the lesson's code in PyTorch
+or Paddle (see ``tools/twins.py``). The build runs the kit's cells in the kit's kernel and then
+each framework's twins, in order, in a kernel of the frameworks environment (``.venv-frameworks``,
+which ``make notebooks`` creates; PyTorch's and Paddle's in two), so each twin stores what the real framework printed; it gives
+each twin its first line (``# In PyTorch``) and folds it. The Chinese notebook takes the English
+twins' outputs.
+
 **The Chinese edition.** When ``notebooks/src/zh/NN_name.py`` exists (the chapter's prose in
 Chinese, see ``tools/translations.py``), the same command also builds
 ``notebooks/zh/NN_name.zh.ipynb``: the English notebook's code cells, the Chinese prose cells in
@@ -29,13 +36,17 @@ still gets its line on stdout (cells, seconds).
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import jupytext
 import nbformat
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from tqdm import tqdm
@@ -43,6 +54,7 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import deeper  # noqa: E402 - tools/deeper.py, beside this file
 import translations  # noqa: E402 - tools/translations.py, beside this file
+import twins  # noqa: E402 - tools/twins.py, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "notebooks" / "src"
@@ -55,6 +67,10 @@ LANGUAGE_CELL = ('import dltutor as dt\n\n'
 #: before it compares).
 JOIN_STREAMS = CoalesceStreamsPreprocessor()
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+#: The Python of the frameworks environment (PyTorch, Paddle) that runs the twins; ``make
+#: notebooks`` creates it. ``DLTUTOR_FRAMEWORKS_PYTHON`` names another.
+FRAMEWORKS_PYTHON = Path(os.environ.get("DLTUTOR_FRAMEWORKS_PYTHON",
+                                        ROOT / ".venv-frameworks" / "bin" / "python"))
 
 
 def notebook_from_source(source: Path) -> nbformat.NotebookNode:
@@ -73,16 +89,83 @@ def notebook_from_source(source: Path) -> nbformat.NotebookNode:
     return nb
 
 
-def execute(nb: nbformat.NotebookNode, folder: Path = OUTPUT, timeout: int = 600) -> None:
+def execute(nb: nbformat.NotebookNode, folder: Path = OUTPUT, timeout: int = 600,
+            python: Path | None = None) -> None:
     """Run every cell in a fresh kernel started in ``folder`` with DLTUTOR_QUICK=1, no
-    progress file, and figure texts checked for a translation (as under the tests)."""
+    progress file, and figure texts checked for a translation (as under the tests). The
+    kernel is the kit's ``python3``, or one of the interpreter ``python`` (the twins')."""
     os.environ["DLTUTOR_QUICK"] = "1"
     os.environ["DLTUTOR_PROGRESS"] = "off"
     os.environ["DLTUTOR_CHECK_FIGURE_WORDS"] = "1"
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(folder)}},
-                            record_timing=False, store_widget_state=False)
-    client.execute()
+    options = dict(timeout=timeout, resources={"metadata": {"path": str(folder)}},
+                   record_timing=False, store_widget_state=False)
+    if python is None:
+        NotebookClient(nb, kernel_name="python3", **options).execute()
+        return
+    os.environ.update(twins.KERNEL_ENV)
+    with tempfile.TemporaryDirectory() as kernels:
+        NotebookClient(nb, km=kernel_of(python, Path(kernels)), **options).execute()
+
+
+def kernel_of(python: Path, kernels: Path) -> KernelManager:
+    """A kernel manager for an ipykernel run by ``python`` (its spec written under ``kernels``)."""
+    spec = kernels / "twins"
+    spec.mkdir()
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "frameworks", "language": "python"}), encoding="utf-8")
+    return KernelManager(kernel_name="twins",
+                         kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]))
+
+
+def only(nb: nbformat.NotebookNode, framework: str | None) -> nbformat.NotebookNode:
+    """The notebook with only the twins of ``framework`` (None: only the kit's cells): the
+    same cell objects, so what a kernel stores in them lands in ``nb``."""
+    kept = [c for c in nb.cells if twins.twin_framework(c) == framework]
+    return nbformat.NotebookNode({**nb, "cells": kept})
+
+
+def execute_twins(nb: nbformat.NotebookNode, folder: Path) -> None:
+    """Run the chapter's PyTorch twins, in order, in a kernel of the frameworks environment,
+    and its Paddle twins in another (a PyTorch learner's code and a Paddle learner's)."""
+    for framework in twins.TWIN_TAGS.values():
+        twin_cells = only(nb, framework)
+        if not twin_cells.cells:
+            continue
+        if not FRAMEWORKS_PYTHON.exists():
+            raise SystemExit(f"{FRAMEWORKS_PYTHON} is missing: the chapter's PyTorch and "
+                             "Paddle twins run in the frameworks environment. Create it with "
+                             "`make notebooks` (or `make test-frameworks`), or name another "
+                             "with DLTUTOR_FRAMEWORKS_PYTHON.")
+        execute(twin_cells, folder, python=FRAMEWORKS_PYTHON)
+
+
+def mark_twins(nb: nbformat.NotebookNode, language: str) -> None:
+    """Give each twin its first line (``# In PyTorch``), hide its code and output until a click
+    opens them (JupyterLab shows the first line), and keep nbval away from it (the kit's
+    environment has no PyTorch; tests/frameworks/test_twins.py runs it)."""
+    for cell in nb.cells:
+        framework = twins.twin_framework(cell)
+        if framework is None:
+            continue
+        cell.source = f"{twins.heading(framework, language)}\n{cell.source}"
+        cell.metadata["tags"] = twins.tags_of(cell) + ["nbval-skip"]
+        cell.metadata["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
+
+
+def copy_twin_outputs(nb: nbformat.NotebookNode, english: Path) -> None:
+    """Give the Chinese notebook's twins the outputs the English build stored (same code,
+    same framework: run once). Stops when the English notebook is not built from this code."""
+    stored = [c for c in nbformat.read(english, as_version=4).cells if twins.twin_framework(c)]
+    ours = [c for c in nb.cells if twins.twin_framework(c)]
+    same = len(stored) == len(ours) and all(
+        twins.without_heading(a.source) == twins.without_heading(b.source)
+        for a, b in zip(stored, ours))
+    if not same:
+        raise SystemExit(f"{english.relative_to(ROOT)} does not hold this chapter's twins: "
+                         "build the English edition first (drop --lang zh)")
+    for cell, twin in zip(ours, stored):
+        cell.outputs, cell.execution_count = twin.outputs, twin.execution_count
 
 
 def chinese_notebook(source: Path) -> nbformat.NotebookNode:
@@ -147,9 +230,14 @@ def build(source: Path, language: str = "en") -> Path:
     else:
         nb, folder, name = notebook_from_source(source), OUTPUT, f"{source.stem}.ipynb"
     fold_deeper_sections(nb)
+    mark_twins(nb, language)
     folder.mkdir(exist_ok=True)
     started = time.perf_counter()
-    execute(nb, folder)
+    execute(only(nb, None), folder)
+    if language == "zh":
+        copy_twin_outputs(nb, OUTPUT / f"{source.stem}.ipynb")
+    else:
+        execute_twins(nb, folder)
     normalise(nb)
     target = folder / name
     nbformat.write(nb, target)

@@ -77,6 +77,11 @@ TEXT = {
                      "Press Ctrl-C here to stop it."),
     "launch.stopping": "Stopping JupyterLab ...",
 
+    # -- a PyTorch/Paddle twin run without its framework (dltutor.twins) ---------------------
+    "twins.missing": ("This cell shows the lesson in {framework}: it needs {module}, which is not "
+                      "installed here (the kit itself never needs it). To run it, run this in a "
+                      "cell: {command}"),
+
     # -- the live lab (dltutor.lab) ------------------------------------------------------------
     "lab.play": "play",
     "lab.play.tip": "train continuously",

@@ -65,6 +65,9 @@ TEXT = {
     "launch.ready": "\nJupyterLab 已就绪。请在浏览器中打开这个地址：\n\n    {url}\n\n在这里按 Ctrl-C 可停止它。",
     "launch.stopping": "正在停止 JupyterLab ……",
 
+    # -- 没有装框架时运行 PyTorch/Paddle 对照版（dltutor.twins） --------------------------------
+    "twins.missing": "这个单元格展示本课在 {framework} 中的写法：它需要 {module}，而这里没有安装（本套件本身从不需要它）。要运行它，请在一个单元格中执行：{command}",
+
     # -- 实时实验室（dltutor.lab） ----------------------------------------------------------------
     "lab.play": "播放",
     "lab.play.tip": "连续训练",

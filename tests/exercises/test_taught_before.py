@@ -6,7 +6,8 @@ the chapters in order: each appears in a code cell of an earlier chapter, in a c
 exercise's own chapter at or before the exercise's cell, or in the exercise's own text (the
 markdown between the previous exercise and this one, in both editions), which then teaches it.
 Code in a "Going deeper" section (tools/deeper.py) does not count: a learner who reads only the
-core path still meets every exercise's prerequisites (notebooks/AUTHORING.md).
+core path still meets every exercise's prerequisites (notebooks/AUTHORING.md). Nor does a
+PyTorch or Paddle twin (tools/twins.py): it shows another framework's spelling.
 
 What counts as a name the solution uses, read from its syntax tree:
 
@@ -39,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import deeper  # noqa: E402 - tools/deeper.py
+import twins  # noqa: E402 - tools/twins.py
 import translations  # noqa: E402
 
 SOURCES = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
@@ -219,7 +221,9 @@ def places() -> Iterator[tuple[str, Place]]:
                 own_text.append(cell.source)
                 prose_cells += 1
                 continue
-            if not in_deeper:        # a going-deeper section is not the core a learner must read
+            # A going-deeper section is not the core a learner must read, and a PyTorch or
+            # Paddle twin teaches that framework, not the kit.
+            if not in_deeper and twins.twin_framework(cell) is None:
                 chapter_code.append(shown_by(cell.source))
             checked = _checks(cell.source)
             for q in sorted(checked):

@@ -18,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import deeper  # noqa: E402 - tools/deeper.py
+import twins  # noqa: E402 - tools/twins.py
 ENGLISH = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
 CHINESE = sorted((ROOT / "notebooks" / "src" / "zh").glob("[0-9][0-9]_*.py"))
 
@@ -53,13 +54,19 @@ OVER_BUDGET: set[str] = set()
 def estimated_minutes(source: Path, part: str = "core") -> float:
     """The reading-and-running time of the chapter's core path (``part="core"``), or of its
     "Going deeper" sections (``part="deeper"``, folded when the notebook opens: see
-    tools/deeper.py), from its English source."""
-    cells = jupytext.read(source).cells
+    tools/deeper.py), from its English source. PyTorch and Paddle twins are folded for a
+    learner who opens them (tools/twins.py): they count in neither."""
+    cells = lesson_cells(source)
     folded = deeper.in_deeper_section((c.cell_type, c.source) for c in cells)
     cells = [c for c, inside in zip(cells, folded) if inside == (part == "deeper")]
     words = sum(len(re.findall(r"\w+", c.source)) for c in cells if c.cell_type == "markdown")
     code_cells = sum(c.cell_type == "code" for c in cells)
     return words / WORDS_PER_MINUTE + code_cells * MINUTES_PER_CODE_CELL
+
+
+def lesson_cells(source: Path) -> list:
+    """The chapter's cells without its PyTorch and Paddle twins."""
+    return [c for c in jupytext.read(source).cells if twins.twin_framework(c) is None]
 
 
 def prose(source: Path) -> list[str]:
@@ -127,7 +134,7 @@ def test_a_chapter_core_path_fits_half_an_hour(source):
 
 @pytest.mark.parametrize("source", ENGLISH, ids=lambda p: p.stem)
 def test_a_chapter_fits_one_sitting(source):
-    count = len(jupytext.read(source).cells)
+    count = len(lesson_cells(source))
     if source.stem in OVER_BUDGET:
         assert count > MAX_CELLS, f"{source.stem} has {count} cells now: take it off OVER_BUDGET"
         pytest.skip(f"{source.stem}: {count} cells, over the budget of {MAX_CELLS} (issue 29)")
