@@ -9,7 +9,8 @@ stop there, short of the rest of the lesson. Inside a notebook (an IPython kerne
 ``import dltutor`` therefore registers an input transformer: a twin cell whose framework is not
 installed runs as one line, in the learner's language (``dt.set_language``), that says what the
 cell is and the command that installs the framework. The cell succeeds, so Run All goes on.
-With the framework installed, the twin runs as written.
+With the framework installed, the twin runs as written, in a namespace of its framework's
+twins: a PyTorch twin's ``net`` or ``nn`` never replaces the lesson's.
 
 >>> print(note_for("Paddle"))
 This cell shows the lesson in Paddle: it needs paddle, which is not installed here (the kit
@@ -19,13 +20,15 @@ itself never needs it). To run it, run this in a cell: %pip install paddlepaddle
 """
 from __future__ import annotations
 
+import ast
 import importlib.util
+import linecache
 import sys
 
 from . import i18n
 
 __all__ = ["FRAMEWORKS", "HEADINGS", "explain_missing_frameworks", "heading", "note_for",
-           "twin_heading_framework"]
+           "run_twin", "twin_heading_framework"]
 
 #: Each framework a twin runs: (the module it imports, the command that installs it).
 #: ``%pip`` installs into the Python the kernel runs, wherever that is; a plain ``pip`` in a
@@ -68,17 +71,50 @@ def note_for(framework: str) -> str:
     return i18n.text("twins.missing", framework=framework, module=module, command=command)
 
 
+#: The names each framework's twins have defined in this kernel, apart from the lesson's.
+_namespaces: dict[str, dict] = {}
+
+
+def run_twin(framework: str, code: str) -> None:
+    """Run a twin's ``code`` in the namespace of ``framework``'s twins, as a cell runs: the
+    value of a last bare expression is shown. The lesson's names (``net``, ``nn``, ``opt``)
+    are the kit's; a PyTorch twin's ``net`` must not replace them, nor a Paddle twin's.
+
+    >>> run_twin("PyTorch", "seen = 41")
+    >>> run_twin("PyTorch", "print(seen + 1)")
+    42
+    >>> "seen" in globals()
+    False
+    """
+    namespace = _namespaces.setdefault(framework, {"__name__": "__main__"})
+    # Tracebacks through a twin show its lines, as they do for a cell.
+    filename = f"<{framework} twin {len(linecache.cache)}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    tree = ast.parse(code, filename)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - the learner's own cell
+    if last is not None:
+        value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)  # noqa: S307
+        if value is not None:
+            sys.displayhook(value)
+
+
 def run_or_explain(lines: list[str]) -> list[str]:
-    """IPython's input transformer: a twin cell whose framework is missing becomes a print of
-    its note (on stderr, which notebooks show as "did not run"); every other cell is unchanged.
+    """IPython's input transformer for a twin cell (its first line names its framework): with
+    the framework installed it runs in that framework's own namespace (:func:`run_twin`);
+    without, it prints its note (on stderr, which notebooks show as "did not run"). Every
+    other cell is unchanged.
 
     >>> run_or_explain(["x = 1\\n"])
     ['x = 1\\n']
     """
     framework = twin_heading_framework(lines[0]) if lines else None
-    if framework is None or importlib.util.find_spec(FRAMEWORKS[framework][0]) is not None:
+    if framework is None:
         return lines
-    return [f"print({note_for(framework)!r}, file=__import__('sys').stderr)\n"]
+    if importlib.util.find_spec(FRAMEWORKS[framework][0]) is None:
+        return [f"print({note_for(framework)!r}, file=__import__('sys').stderr)\n"]
+    code = "".join(lines[1:])
+    return [f"__import__('dltutor').twins.run_twin({framework!r}, {code!r})\n"]
 
 
 def explain_missing_frameworks() -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,9 @@ import numpy as np
 import dltutor as dt
 from dltutor import exercises
 from dltutor.exercises import ____
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import twins  # noqa: E402 - tools/twins.py
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,7 +47,8 @@ def run_chapter_with_solutions(number: str) -> list[str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         for cell in jupytext.read(chapter_source(number)).cells:
-            if cell.cell_type != "code":
+            # A PyTorch or Paddle twin runs in the frameworks environment, not the kit's.
+            if cell.cell_type != "code" or twins.twin_framework(cell) is not None:
                 continue
             code = cell.source
             for line in code.splitlines():

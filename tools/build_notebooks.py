@@ -140,17 +140,24 @@ def execute_twins(nb: nbformat.NotebookNode, folder: Path) -> None:
         execute(twin_cells, folder, python=FRAMEWORKS_PYTHON)
 
 
-def mark_twins(nb: nbformat.NotebookNode, language: str) -> None:
-    """Give each twin its first line (``# In PyTorch``), hide its code and output until a click
-    opens them (JupyterLab shows the first line), and keep nbval away from it (the kit's
-    environment has no PyTorch; tests/frameworks/test_twins.py runs it)."""
+def fold_twins(nb: nbformat.NotebookNode) -> None:
+    """Hide each twin's code and output until a click opens them (JupyterLab shows the first
+    line), and keep nbval away from it (the kit's environment has no PyTorch;
+    tests/frameworks/test_twins.py runs it)."""
+    for cell in nb.cells:
+        if twins.twin_framework(cell) is not None:
+            cell.metadata["tags"] = twins.tags_of(cell) + ["nbval-skip"]
+            cell.metadata["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
+
+
+def name_twins(nb: nbformat.NotebookNode, language: str) -> None:
+    """Give each twin its first line (``# In PyTorch``), after it ran: in a learner's kernel
+    that line runs the twin apart from the lesson's names (dltutor/twins.py), which the
+    twins' own kernel must not do."""
     for cell in nb.cells:
         framework = twins.twin_framework(cell)
-        if framework is None:
-            continue
-        cell.source = f"{twins.heading(framework, language)}\n{cell.source}"
-        cell.metadata["tags"] = twins.tags_of(cell) + ["nbval-skip"]
-        cell.metadata["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
+        if framework is not None:
+            cell.source = f"{twins.heading(framework, language)}\n{cell.source}"
 
 
 def copy_twin_outputs(nb: nbformat.NotebookNode, english: Path) -> None:
@@ -230,7 +237,7 @@ def build(source: Path, language: str = "en") -> Path:
     else:
         nb, folder, name = notebook_from_source(source), OUTPUT, f"{source.stem}.ipynb"
     fold_deeper_sections(nb)
-    mark_twins(nb, language)
+    fold_twins(nb)
     folder.mkdir(exist_ok=True)
     started = time.perf_counter()
     execute(only(nb, None), folder)
@@ -238,6 +245,7 @@ def build(source: Path, language: str = "en") -> Path:
         copy_twin_outputs(nb, OUTPUT / f"{source.stem}.ipynb")
     else:
         execute_twins(nb, folder)
+    name_twins(nb, language)
     normalise(nb)
     target = folder / name
     nbformat.write(nb, target)

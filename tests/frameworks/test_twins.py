@@ -88,7 +88,10 @@ def run_twins(notebook: Path) -> tuple[list, list]:
     for framework in twins.TWIN_TAGS.values():
         mine = [c for c in stored if twins.twin_framework(c) == framework]
         nb = nbformat.v4.new_notebook()
-        nb.cells = [nbformat.v4.new_code_cell(c.source, metadata={"tags": twins.tags_of(c)})
+        # Without the first line the build wrote: that line makes a learner's kernel run the
+        # twin apart from the lesson (dltutor/twins.py); here the kernel is the twins' own.
+        nb.cells = [nbformat.v4.new_code_cell(twins.without_heading(c.source),
+                                              metadata={"tags": twins.tags_of(c)})
                     for c in mine]
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("DLTUTOR_QUICK", "1")
@@ -143,3 +146,22 @@ def test_a_twin_tagged_same_numbers_prints_the_kit_cells_numbers(notebook):
 def test_numbers_are_read_as_printed():
     out = [{"output_type": "stream", "name": "stdout", "text": "fc1.weight 0.25 [-1. 2e-05]\n"}]
     assert printed_numbers(out) == [0.25, -1.0, 2e-05]
+
+
+def test_a_learner_with_pytorch_runs_twins_apart_from_the_lesson(tmp_path):
+    """In a learner's kernel that has the frameworks (dltutor/twins.py), a twin's names never
+    replace the lesson's, nor another framework's twins'; a twin's last expression is shown."""
+    cells = ["import dltutor as dt\nnet = 'the lesson net'",
+             "# In PyTorch\nimport torch\nnet = torch.nn.Linear(2, 1)\ntype(net).__name__",
+             "# In Paddle\nprint(net if 'net' in globals() else 'no net here')",
+             "# In PyTorch\nprint(type(net).__module__)",
+             "print(net)"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in twins.KERNEL_ENV.items():
+            patch.setenv(name, value)
+        NotebookClient(nb, timeout=300, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+    seen = [text for cell in nb.cells[1:] for _, text in shown(cell.outputs)]
+    assert seen == ["'Linear'", "no net here\n", "torch.nn.modules.linear\n",
+                     "the lesson net\n"]

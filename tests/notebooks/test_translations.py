@@ -21,12 +21,15 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import build_notebooks  # noqa: E402
 import translations  # noqa: E402
+import twins  # noqa: E402
 
 CHINESE = sorted((ROOT / "notebooks" / "src" / "zh").glob("*.py"))
 
 
 def cells(nb, kind: str) -> list[str]:
-    return [c.source.strip() for c in nb.cells if c.cell_type == kind]
+    """The sources of the cells of ``kind``; a twin's without the first line the build gives it
+    in each edition (tools/twins.py)."""
+    return [twins.without_heading(c.source).strip() for c in nb.cells if c.cell_type == kind]
 
 
 def test_every_chapter_and_the_lab_page_have_a_chinese_edition():
