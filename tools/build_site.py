@@ -44,6 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import deeper  # noqa: E402 - tools/deeper.py, beside this file
+from twins import TWIN_TAGS, without_heading  # noqa: E402 - tools/twins.py: twin-torch -> PyTorch
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -77,6 +78,11 @@ STYLE = """\
 details.deeper {
   border-left: 3px solid var(--md-default-fg-color--lightest);
   margin: 0.5em 0;
+}
+/* Material pads a details block on both sides; a plot inside keeps the column's width. */
+.md-typeset details.deeper {
+  padding-left: 0;
+  padding-right: 0;
 }
 details.deeper > summary {
   cursor: pointer;
@@ -163,6 +169,12 @@ def _home(language: str, folder: Path) -> str:
     return "\n".join(lines)
 
 
+#: Issue 50: a kit code cell may be followed by its twins, the same lesson in PyTorch or Paddle
+#: (code cells tagged so: ``TWIN_TAGS``, tools/twins.py). On a page the kit's cell and its twins
+#: are one set of tabs, the kit's open: its own tab first, then one a twin, named after its
+#: framework (the same names on the Chinese pages).
+KIT_TAB = "dltutor"
+
 #: Cells with this tag are left out of the pages: the Chinese chapters' language cell, which only
 #: switches the kit's language.
 SKIPPED_TAG = "language"
@@ -172,12 +184,28 @@ def _stage_notebook(source: Path, target: Path, text: str) -> None:
     """Copy the notebook ``source`` to ``target`` for the site: without the cells tagged
     ``SKIPPED_TAG``, without any cell's tags (mkdocs-jupyter shows a code cell's tags above it,
     and the tags are the tests' and the authors' business: ``nbval-ignore-output``,
-    ``raises-exception``, ``claim-torch-...``), and with a markdown cell holding ``text`` after
-    the first text cell (the chapter's title and introduction)."""
+    ``raises-exception``, ``claim-torch-...``) but a twin's (``TWIN_TAGS``: ``make_twin_tabs``
+    finds the twins by it, and removes its label), and with a markdown cell holding ``text``
+    after the first text cell (the chapter's title and introduction)."""
     nb = json.loads(source.read_text(encoding="utf-8"))
     nb["cells"] = [c for c in nb["cells"] if SKIPPED_TAG not in c["metadata"].get("tags", [])]
+    count = None
     for cell in nb["cells"]:
-        cell["metadata"].pop("tags", None)
+        # a twin keeps its tag: the page's cell gets a class from it (``celltag_twin-torch``),
+        # which is how ``make_twin_tabs`` finds it
+        twin = [tag for tag in cell["metadata"].pop("tags", []) if tag in TWIN_TAGS]
+        if twin:
+            cell["metadata"]["tags"] = twin
+            # Its tab names the framework: no "# In PyTorch" line above the code; and it is the
+            # same step of the lesson as the kit's cell beside it, so it shows that cell's
+            # number, not the count of the twins' own kernel.
+            cell["source"] = without_heading("".join(cell["source"]))
+            cell["execution_count"] = count
+            for output in cell["outputs"]:
+                if "execution_count" in output:
+                    output["execution_count"] = count
+        elif cell["cell_type"] == "code":
+            count = cell.get("execution_count")
     title = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "markdown")
     nb["cells"].insert(title + 1, {"cell_type": "markdown", "id": "site-run", "metadata": {},
                                    "source": text})
@@ -406,10 +434,127 @@ def fold_deeper_sections(page_html: str) -> str:
     return "".join(pieces)
 
 
+#: A twin cell's tag, as nbconvert writes it into the cell's classes.
+TWIN_CLASS = re.compile(r"\bcelltag_(twin-[a-z]+)\b")
+#: The tag labels mkdocs-jupyter puts above a tagged cell's code.
+CELL_TOOLBAR = re.compile(r'<div class="celltoolbar">')
+
+
+def _twin_tag(cell_html: str) -> str | None:
+    """The twin tag (``twin-torch``) of a rendered cell, from its opening tag, or None."""
+    match = TWIN_CLASS.search(cell_html[:cell_html.index(">")])
+    return match.group(1) if match and match.group(1) in TWIN_TAGS else None
+
+
+def _without_toolbar(cell_html: str) -> str:
+    """A twin cell without the label that shows its tag: its tab names it."""
+    match = CELL_TOOLBAR.search(cell_html)
+    if match is None:
+        return cell_html
+    return cell_html[:match.start()] + cell_html[_element_end(cell_html, match.start()):]
+
+
+def _tab_set(number: int, cells: list[tuple[str, str]]) -> str:
+    """Material's content tabs (the markup of ``pymdownx.tabbed``'s alternate style, which the
+    theme's style sheet and script know) for ``cells``, ``(label, HTML)`` pairs: the first tab
+    open. ``number`` makes the radio buttons' ids unique on the page."""
+    ids = [f"__twins_{number}_{index}" for index in range(1, len(cells) + 1)]
+    inputs = "".join(f'<input {"checked " if index == 0 else ""}id="{id_}" '
+                     f'name="__twins_{number}" type="radio">' for index, id_ in enumerate(ids))
+    labels = "".join(f'<label for="{id_}">{label}</label>' for id_, (label, _) in zip(ids, cells))
+    blocks = "".join(f'<div class="tabbed-block">{cell}</div>' for _, cell in cells)
+    return (f'<div class="tabbed-set tabbed-alternate twins" data-tabs="{number}:{len(cells)}">'
+            f'{inputs}<div class="tabbed-labels">{labels}</div>'
+            f'<div class="tabbed-content">{blocks}</div></div>')
+
+
+def make_twin_tabs(page_html: str) -> str:
+    """Put each kit code cell that its twins follow, and those twins, into one set of tabs
+    (``dltutor | PyTorch | Paddle``), the kit's open, each tab the cell's code and outputs.
+
+    >>> cell = '<div class="jp-Cell jp-CodeCell{}">{}</div>'
+    >>> page = "".join([cell.format("", "kit = 1"), cell.format(" celltag_twin-torch", "t = 1"),
+    ...                 cell.format(" celltag_twin-paddle", "p = 1"), cell.format("", "x = 2")])
+    >>> print(make_twin_tabs(page).replace("><", ">\\n<"))
+    <div class="tabbed-set tabbed-alternate twins" data-tabs="1:3">
+    <input checked id="__twins_1_1" name="__twins_1" type="radio">
+    <input id="__twins_1_2" name="__twins_1" type="radio">
+    <input id="__twins_1_3" name="__twins_1" type="radio">
+    <div class="tabbed-labels">
+    <label for="__twins_1_1">dltutor</label>
+    <label for="__twins_1_2">PyTorch</label>
+    <label for="__twins_1_3">Paddle</label>
+    </div>
+    <div class="tabbed-content">
+    <div class="tabbed-block">
+    <div class="jp-Cell jp-CodeCell">kit = 1</div>
+    </div>
+    <div class="tabbed-block">
+    <div class="jp-Cell jp-CodeCell celltag_twin-torch">t = 1</div>
+    </div>
+    <div class="tabbed-block">
+    <div class="jp-Cell jp-CodeCell celltag_twin-paddle">p = 1</div>
+    </div>
+    </div>
+    </div>
+    <div class="jp-Cell jp-CodeCell">x = 2</div>
+
+    Two twins of one framework share its tab:
+
+    >>> two = cell.format("", "kit = 1") + cell.format(" celltag_twin-torch", "import torch") * 2
+    >>> make_twin_tabs(two).count("<label"), make_twin_tabs(two).count("import torch")
+    (2, 2)
+
+    A page without twins is left as it was:
+
+    >>> make_twin_tabs(cell.format("", "kit = 1")) == cell.format("", "kit = 1")
+    True
+    """
+    cells = _top_level_cells(page_html)
+    tags = [_twin_tag(page_html[a:b]) for a, b in cells]
+    pieces, done, number = [], 0, 0
+    for first, last in _twin_runs(page_html, cells, tags):
+        kit = page_html[slice(*cells[first])]
+        pieces.append(page_html[done:cells[first][0]])
+        if last > first:
+            number += 1
+            tabs = [(KIT_TAB, kit)]
+            for i in range(first + 1, last + 1):
+                label, twin = TWIN_TAGS[tags[i]], _without_toolbar(page_html[slice(*cells[i])])
+                if tabs[-1][0] == label:       # two PyTorch twins of one cell: one tab
+                    tabs[-1] = (label, tabs[-1][1] + twin)
+                else:
+                    tabs.append((label, twin))
+            pieces.append(_tab_set(number, tabs))
+        else:                  # a lone cell; a twin with no kit cell above loses its tag label
+            pieces.append(_without_toolbar(kit) if tags[first] else kit)
+        done = cells[last][1]
+    pieces.append(page_html[done:])
+    return "".join(pieces)
+
+
+def _twin_runs(page_html: str, cells: list[tuple[int, int]],
+               tags: list[str | None]) -> list[tuple[int, int]]:
+    """The page's ``cells`` as runs ``(first, last)`` (indexes into ``cells``): a kit code cell
+    with the twins right after it (``tags``: each cell's twin tag or None; nothing but space
+    between them), or a cell on its own (``first == last``)."""
+    runs, first = [], 0
+    while first < len(cells):
+        last = first
+        if tags[first] is None and "jp-CodeCell" in page_html[cells[first][0]:].split(">", 1)[0]:
+            while (last + 1 < len(cells) and tags[last + 1]
+                   and not page_html[cells[last][1]:cells[last + 1][0]].strip()):
+                last += 1
+        runs.append((first, last))
+        first = last + 1
+    return runs
+
+
 def fix_pages(site: Path, with_formulas: set[str]) -> None:
     """Give the chapter headings JupyterLab's anchors (and the page's table of contents links
-    to match), point JupyterLab-style chapter, FAQ and glossary links at the pages, point the language menu at
-    the same page in the other language, and give the pages in ``with_formulas``
+    to match), fold the "Going deeper" sections, make each kit cell and its twins one set of
+    tabs, point JupyterLab-style chapter, FAQ and glossary links at the pages, point the
+    language menu at the same page in the other language, and give the pages in ``with_formulas``
     (``"03_initialization/index.html"``) the site's MathJax in place of the empty loader
     mkdocs-jupyter leaves behind (other pages lose it)."""
     pages = {page.relative_to(site).as_posix() for page in site.rglob("*.html")
@@ -422,7 +567,8 @@ def fix_pages(site: Path, with_formulas: set[str]) -> None:
                                       f'href="#{html.escape(anchor(m.group(3)))}">', text)
         if fixed != text:            # a notebook page: its table of contents follows suit
             fixed = TOC_LINK.sub(functools.partial(_toc_entry, _headings_by_label(fixed)), fixed)
-            fixed = fold_deeper_sections(fixed)
+            # tabs after folding: a tab set is then made inside its section's <details>
+            fixed = make_twin_tabs(fold_deeper_sections(fixed))
         # a chapter page is NAME/index.html: its sibling chapters are one level up
         fixed = NOTEBOOK_LINK.sub(lambda m: f'href="../{m.group(1) or ""}{m.group(2)}/'
                                             f'{m.group(3) or ""}"', fixed)
@@ -474,7 +620,10 @@ def config(language: str, docs: Path, site: Path) -> dict:
                                 {"name": "中文", "link": "#dltutor-zh", "lang": "zh"}]},
         "plugins": [{"search": {"lang": language}}, {"mkdocs-jupyter": {
             "include_requirejs": False, "ignore_h1_titles": True,
-            "cache_dir": str(STAGE.parent / "mkdocs-jupyter-cache")}}],   # not in the clone's root
+            # beside the staged pages, not in the clone's root, one a language and a staging
+            # folder: after a build mkdocs-jupyter deletes the cached pages that build did not
+            # use, so builds sharing a cache (English and Chinese, two at once) emptied it
+            "cache_dir": str(docs.parent / f"mkdocs-jupyter-cache-{language}")}}],
         "hooks": [str(Path(__file__).resolve())],        # on_page_content etc., at the end
         "nav": [{home: "index.md"},
                 {chapters: [{f"{name[:2]} {title}": name}

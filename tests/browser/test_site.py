@@ -10,7 +10,8 @@ page. Nothing leaves the machine, formulas (MathJax) and search (its worker) inc
 search index holds the code cells' code, not their prompts ("In [6]:") or copy buttons
 ("Copied!"). Every chapter says how to get the kit (it is not on PyPI) and run it, no page shows the
 cells' tags, and plots get the text's whole width. A screenshot of a chapter in each language
-goes to ``test-artifacts/``.
+goes to ``test-artifacts/``. A kit cell and its PyTorch and Paddle twins (issue 50) are
+one set of tabs (tested on a one-chapter site with known twins).
 """
 from __future__ import annotations
 
@@ -55,12 +56,24 @@ def site(tmp_path_factory):
     # Its own staging folder: with pytest -n 2 two workers may build at once.
     scratch = tmp_path_factory.mktemp("site")
     folder = build_site.build(scratch / "site", repo="someone/dltutor", staging=scratch / "stage")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-    handler.log_message = lambda *args: None
+    server, url = serve(folder)
+    yield url
+    server.shutdown()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves files without a log line a request (hundreds a test)."""
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def serve(folder: Path):
+    """Serve ``folder`` on 127.0.0.1 in a thread; returns the server and its base URL."""
+    handler = functools.partial(QuietHandler, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 def pages() -> list[str]:
@@ -421,3 +434,182 @@ def test_a_going_deeper_section_is_folded_until_the_reader_opens_it(site, browse
     block.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / f"site_deeper_{path.split('/')[0]}.png"))
     page.close()
+
+
+# ---- Issue 50: a kit cell and its PyTorch and Paddle twins are tabs on the page. ----
+
+#: The chapter the twin tests copy, and the kit cells (by their code's first lines) that get twins
+#: there: one on the core path, one inside the "Going deeper: NaN ..." section.
+TWIN_CHAPTER = "07_learning_rates"
+KIT_CELLS = {"main": "net = make_net()\nopt = two_groups(net, momentum=0.9)\nconv_group",
+             "deeper": "kept = snapshot(net.parameters())"}
+#: What the twins print, stored as a built notebook stores a twin's real output.
+TWIN_OUTPUT = {"twin-torch": "tensor([0.1000, 0.0000])  # from torch\n",
+               "twin-paddle": "Tensor(shape=[2], [0.1000, 0.    ])  # from paddle\n"}
+
+
+def shown_text(locator) -> str:
+    """The text of every element ``locator`` holds, hidden tabs included."""
+    return locator.evaluate("e => e.textContent")
+
+
+def twin_cell(tag: str, heading: str, where: str) -> dict:
+    """A twin cell as tools/build_notebooks.py writes it (issue 50's contract): the heading
+    line first, the twin tag and ``nbval-skip``, collapsed in JupyterLab, its stored output."""
+    return {"cell_type": "code", "execution_count": 1, "id": f"{tag}-{where}",
+            "metadata": {"tags": [tag, "nbval-skip"],
+                         "jupyter": {"source_hidden": True, "outputs_hidden": True}},
+            "source": f"{heading}\nimport {tag[5:]}  # the {where} twin\n",
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": TWIN_OUTPUT[tag]}]}
+
+
+def with_twins(source: Path, target: Path, language: str) -> None:
+    """Copy the notebook ``source`` to ``target`` with a PyTorch and a Paddle twin after each
+    of ``KIT_CELLS``, their first lines in ``language``, and none of its own twins."""
+    import twins
+
+    nb = json.loads(source.read_text(encoding="utf-8"))
+    nb["cells"] = [c for c in nb["cells"] if twins.twin_framework(c) is None]
+    for where, first_lines in KIT_CELLS.items():
+        kit = next(i for i, c in enumerate(nb["cells"])
+                   if "".join(c["source"]).startswith(first_lines))
+        nb["cells"][kit + 1:kit + 1] = [twin_cell(tag, twins.heading(framework, language), where)
+                                        for tag, framework in twins.TWIN_TAGS.items()]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def twin_site(tmp_path_factory):
+    """A site of one chapter (ch07, both languages) with known twins (``with_twins``), built
+    by the real build from a temporary copy of the notebooks, in seconds; yields its base
+    URL."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_site
+
+    scratch = tmp_path_factory.mktemp("twin-site")
+    notebooks = scratch / "notebooks"
+    with_twins(ROOT / "notebooks" / f"{TWIN_CHAPTER}.ipynb",
+               notebooks / f"{TWIN_CHAPTER}.ipynb", "en")
+    with_twins(ROOT / "notebooks" / "zh" / f"{TWIN_CHAPTER}.zh.ipynb",
+               notebooks / "zh" / f"{TWIN_CHAPTER}.zh.ipynb", "zh")
+    for name in ("FAQ.md", "GLOSSARY.md", "lab.ipynb", "zh/FAQ.md", "zh/lab.zh.ipynb"):
+        (notebooks / name).write_bytes((ROOT / "notebooks" / name).read_bytes())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(build_site, "NOTEBOOKS", notebooks)
+        patch.setattr(build_site, "LANGUAGES", {"en": (notebooks, ""),
+                                                "zh": (notebooks / "zh", "zh/")})
+        folder = build_site.build(scratch / "site", staging=scratch / "stage")
+    server, url = serve(folder)
+    yield url
+    server.shutdown()
+
+
+def settled(page) -> None:
+    """Wait until the page's transitions end (the tab's underline slides to the open tab), so a
+    screenshot shows where it stops."""
+    page.evaluate("() => Promise.allSettled(document.getAnimations().map(a => a.finished))")
+
+
+@pytest.mark.parametrize("path", [f"{TWIN_CHAPTER}/", f"zh/{TWIN_CHAPTER}/"])
+def test_a_kit_cell_and_its_twins_are_tabs_with_the_kits_open(twin_site, browser, path):
+    """Issue 50: on the page a kit cell and its twins are one set of tabs, dltutor | PyTorch |
+    Paddle (the same names in Chinese), the kit's open; a click on PyTorch shows the twin's
+    code and what PyTorch printed, and hides the kit's. The twin's tags show nowhere."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(twin_site + path, wait_until="networkidle")
+    tabs = page.locator("article .tabbed-set").filter(has_text="the main twin")
+    assert page.locator("article .tabbed-set").count() == 2 and tabs.count() == 1
+    labels = tabs.locator(".tabbed-labels > label")
+    assert labels.all_inner_texts() == ["dltutor", "PyTorch", "Paddle"]
+    kit = tabs.locator("pre", has_text="conv_group")
+    torch_code = tabs.locator("pre", has_text="import torch")
+    torch_output = tabs.get_by_text("from torch")
+    assert kit.first.is_visible() and not torch_code.is_visible()
+    assert not torch_output.is_visible()
+    assert not tabs.locator("pre", has_text="import paddle").is_visible()
+    tabs.scroll_into_view_if_needed()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"site_twins_kit_{path.split('/')[0]}.png"))
+    labels.nth(1).click()
+    assert torch_code.is_visible() and torch_output.is_visible()
+    assert not kit.first.is_visible()
+    # The tab names the framework: the notebook's first line ("# In PyTorch") is left out,
+    # and the twin shows the kit cell's number, not its own kernel's count.
+    assert "# In PyTorch" not in torch_code.inner_text() and "在 PyTorch 中" not in shown_text(tabs)
+    prompts = tabs.locator(".jp-InputPrompt").all_inner_texts()
+    assert len(set(prompts)) == 1, prompts
+    settled(page)
+    page.screenshot(path=str(ARTIFACTS / f"site_twins_torch_{path.split('/')[0]}.png"))
+    shown = page.locator("article").inner_text()
+    assert "twin-torch" not in shown and "twin-paddle" not in shown and "nbval-skip" not in shown
+    page.close()
+
+
+@pytest.mark.parametrize("path", [f"{TWIN_CHAPTER}/", f"zh/{TWIN_CHAPTER}/"])
+def test_twins_in_a_going_deeper_section_are_tabs_inside_its_fold(twin_site, browser, path):
+    """A kit cell with twins inside a folded "Going deeper" section: the tabs sit inside the
+    section's <details> (hidden until it opens), and they work once it is open."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(twin_site + path, wait_until="networkidle")
+    section = page.locator("details.deeper").filter(has_text="the deeper twin")
+    assert section.count() == 1 and not section.evaluate("d => d.open")
+    tabs = section.locator(".tabbed-set")
+    assert tabs.count() == 1 and not tabs.is_visible()
+    section.locator("summary").click()
+    assert tabs.locator("pre", has_text="kept = snapshot").is_visible()
+    tabs.locator(".tabbed-labels > label").nth(2).click()
+    assert tabs.locator("pre", has_text="import paddle").is_visible()
+    assert tabs.get_by_text("from paddle").is_visible()
+    assert not tabs.locator("pre", has_text="kept = snapshot").is_visible()
+    tabs.scroll_into_view_if_needed()
+    settled(page)
+    page.screenshot(path=str(ARTIFACTS / f"site_twins_deeper_{path.split('/')[0]}.png"))
+    page.close()
+
+
+def nesting_errors(page_html: str) -> list[str]:
+    """The places where ``page_html``'s <div>, <details> and <summary> elements do not nest (an
+    end tag that closes an element other than the last one opened, or one never closed).
+
+    >>> nesting_errors("<details><div></div></details>"), nesting_errors("<details><div></details>")
+    ([], ['</details> closes <div>', 'left open: <details>'])
+    """
+    opened, errors = [], []
+    for tag in re.finditer(r"<(/?)(div|details|summary)\b", page_html):
+        if not tag.group(1):
+            opened.append(tag.group(2))
+        else:
+            last = opened.pop() if opened else "nothing"
+            if last != tag.group(2):
+                errors.append(f"</{tag.group(2)}> closes <{last}>")
+    return errors + [f"left open: <{name}>" for name in opened]
+
+
+def test_twin_tabs_nest_inside_a_folded_going_deeper_section(tmp_path):
+    """The build (``fix_pages``) folds the "Going deeper" sections, then makes the tabs: a kit
+    cell with twins at the end of a section becomes a tab set inside the section's <details>,
+    and every element still nests. (Tabs made first were split by the fold: its </details>
+    landed inside the tab set.) The twin's tag label is gone: its tab names it."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_site
+
+    heading = '<{0} id="{1}">{1}<a class="anchor-link" href="#{1}">¶</a></{0}>'
+    cell = '<div class="jp-Cell jp-{}Cell{}"><div class="inner">{}</div></div>\n'
+    page = "".join([cell.format("Markdown", "", heading.format("h3", "Going deeper: why")),
+                    cell.format("Code", "", "kit = 1"),
+                    cell.format("Code", " celltag_twin-torch",
+                                '<div class="celltoolbar"><span>twin-torch</span></div>t = 1'),
+                    cell.format("Markdown", "", heading.format("h2", "Next"))])
+    (tmp_path / "07_x").mkdir()
+    (tmp_path / "07_x" / "index.html").write_text(page, encoding="utf-8")
+    build_site.fix_pages(tmp_path, set())
+    built = (tmp_path / "07_x" / "index.html").read_text(encoding="utf-8")
+    assert nesting_errors(built) == [], built
+    section = built[built.index('<details class="deeper">'):built.index("</details>")]
+    assert "tabbed-set" in section and "kit = 1" in section and "t = 1" in section, built
+    assert "celltoolbar" not in built, built
