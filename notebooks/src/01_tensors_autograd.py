@@ -55,6 +55,24 @@ assert b.dtype == dt.float32
 assert c.dtype == dt.float32 and np.allclose(c.numpy(), pixels)
 assert labels.dtype == dt.int64
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+import numpy as np
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+np.set_printoptions(precision=4, suppress=True)
+torch.set_printoptions(precision=4)
+
+pixels = np.linspace(0.0, 1.0, 6).reshape(2, 3)      # a NumPy array, float64
+a = torch.tensor(pixels)                              # keeps float64
+b = torch.tensor([[0.0, 0.2, 0.4], [0.6, 0.8, 1.0]])  # Python floats -> float32
+c = torch.tensor(pixels, dtype=torch.float32)         # ask for float32
+labels = torch.tensor(np.array([3, 1, 4]))            # integers -> int64
+
+for name, t in [("a", a), ("b", b), ("c", c), ("labels", labels)]:
+    print(f"{name:6s} shape={tuple(t.shape)}  dtype={t.dtype}")
+
 # %% [markdown]
 # `dt.tensor` **copies**: changing the NumPy array afterwards does not change the tensor.
 # (`t.numpy()` goes the other way and, on the CPU, shares memory with the tensor.)
@@ -63,6 +81,10 @@ assert labels.dtype == dt.int64
 pixels[0, 0] = 99.0
 print("array:", pixels[0, 0], "| tensor:", a[0, 0].item())
 assert a[0, 0].item() == 0.0, "the tensor kept its own copy"
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+pixels[0, 0] = 99.0                  # torch.tensor copied; torch.from_numpy would share
+print("array:", pixels[0, 0], "| tensor:", a[0, 0].item())
 
 # %% [markdown]
 # Random tensors come from one generator that `dt.manual_seed(seed)` resets. The same seed gives
@@ -87,6 +109,16 @@ assert np.array_equal(u.numpy(), u_again.numpy()) and np.array_equal(n.numpy(), 
 assert not np.array_equal(u.numpy(), u_other.numpy())
 assert k.dtype == dt.int64 and k.min().item() >= 0 and k.max().item() < 10
 
+# %% tags=["twin-torch"]
+torch.manual_seed(42)                # PyTorch's own generator: other numbers than dltutor's
+u = torch.rand(2, 3)
+n = torch.randn(2, 3)
+k = torch.randint(0, 10, (2, 3))
+print(u, n, k, sep="\n")
+
+torch.manual_seed(42)                # the same seed again: the same numbers
+print("same seed, same numbers:", torch.equal(u, torch.rand(2, 3)))
+
 # %% [markdown] tags=["claim-torch-tensors-shape-forms-and-normal"]
 # Shapes can be given the ways PyTorch takes them: `dt.zeros(2, 3)`, `dt.zeros((2, 3))` and
 # `dt.zeros(size=(2, 3))` are the same. `dt.normal(mean, std, size)` draws normal numbers with
@@ -99,6 +131,12 @@ b = dt.zeros(1, requires_grad=True)
 print(w.shape, w.requires_grad, b)
 assert dt.zeros(2, 3).shape == dt.zeros((2, 3)).shape == dt.zeros(size=(2, 3)).shape == (2, 3)
 assert w.shape == (2, 1) and w.requires_grad and abs(w.numpy()).max() < 0.05   # 5 std
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+torch.manual_seed(0)
+w = torch.normal(0, 0.01, size=(2, 1), requires_grad=True)
+b = torch.zeros(1, requires_grad=True)
+print(tuple(w.shape), w.requires_grad, b)
 
 # %% [markdown] tags=["claim-torch-differs-float64-input-refused"]
 # ### Going deeper: a float64 input in a float32 layer
@@ -113,6 +151,15 @@ print("float64 input ->", layer(a).dtype)
 print("float32 input ->", layer(c).dtype)
 assert layer.weight.dtype == dt.float32
 assert layer(a).dtype == dt.float64 and layer(c).dtype == dt.float32
+
+# %% tags=["twin-torch"]
+# PyTorch refuses what dltutor promotes: a float64 input in a float32 layer is an error.
+layer = nn.Linear(3, 2)
+try:
+    layer(a)
+except RuntimeError as err:
+    print("float64 input -> RuntimeError:", err)
+print("float32 input ->", layer(c).dtype)
 
 # %% [markdown]
 # ### Going deeper: rand and randn on 100,000 samples
@@ -134,6 +181,12 @@ for ax in axes:
     ax.set_xlabel("value")
 axes[0].set_ylabel("count")
 plot.show()
+
+# %% tags=["twin-torch"]
+torch.manual_seed(0)                 # histograms: plt.hist(many_u.numpy(), bins=50)
+many_u, many_n = torch.rand(100_000), torch.randn(100_000)
+print(f"rand : all in [0, 1): {bool(many_u.min() >= 0 and many_u.max() < 1)}  mean {many_u.mean():.3f}")
+print(f"randn: mean {many_n.mean():.3f}  std {many_n.std():.3f}")
 
 # %%
 assert 0.0 <= many_u.min() and many_u.max() < 1.0
@@ -160,6 +213,14 @@ assert values.tolist() == [2.0, 3.0] and indices.tolist() == [1, 0]
 assert predicted.tolist() == [1, 0] and predicted.dtype == dt.int64
 assert scores.max().item() == 3.0 and scores.argmax(dim=1).tolist() == [1, 0]
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+scores = torch.tensor([[0.1, 2.0, -1.0],
+                       [3.0, 0.5, 0.2]])       # 2 examples, 3 classes
+values, indices = scores.max(dim=1)
+_, predicted = torch.max(scores, 1)
+print(values, indices, predicted, sep="\n")
+print("whole tensor:", scores.max(), "| values only, over several dims:", scores.amax(dim=(0, 1)))
+
 # %% [markdown] tags=["claim-torch-tensors-max-grad-ties"]
 # ### Going deeper: where max sends its gradient when values tie
 #
@@ -170,6 +231,14 @@ assert scores.max().item() == 3.0 and scores.argmax(dim=1).tolist() == [1, 0]
 x = dt.tensor([[2.0, 2.0, 1.0]], requires_grad=True)
 x.max(dim=1).values.sum().backward()
 max_dim_grad = x.grad.tolist()
+print("max(dim) :", x.grad, "| index picked:", x.max(dim=1).indices.tolist())
+x.grad = None
+x.amax(dim=1).sum().backward()
+print("amax(dim):", x.grad)
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+x = torch.tensor([[2.0, 2.0, 1.0]], requires_grad=True)
+x.max(dim=1).values.sum().backward()
 print("max(dim) :", x.grad, "| index picked:", x.max(dim=1).indices.tolist())
 x.grad = None
 x.amax(dim=1).sum().backward()
@@ -210,6 +279,17 @@ print(conv(x1).shape)
 assert conv(x1).shape == (8, 6, 24, 24)
 assert np.array_equal(np.expand_dims(images.numpy(), 1), x1.numpy())
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+torch.manual_seed(0)
+images = torch.rand(8, 28, 28)       # 8 fake grayscale images
+x1 = images.unsqueeze(1)
+x2 = images.reshape(8, 1, 28, 28)
+x3 = images[:, None]
+print(tuple(images.shape), "->", tuple(x1.shape), tuple(x2.shape), tuple(x3.shape))
+
+conv = nn.Conv2d(1, 6, kernel_size=5)   # one input channel
+print(tuple(conv(x1).shape))
+
 # %% [markdown]
 # **`expand` is for a different job**: repeating an axis of size 1 without copying it, for
 # example to feed grayscale images to a network built for 3-channel colour images
@@ -233,6 +313,16 @@ print("gradient shape:", gray.grad.shape, "| values:", np.unique(gray.grad.numpy
 assert gray.grad.shape == gray.shape
 assert np.all(gray.grad.numpy() == 3.0)
 
+# %% tags=["twin-torch"]
+try:
+    torch.rand(8, 2, 28, 28).expand(-1, 3, -1, -1)
+except RuntimeError as err:          # PyTorch raises a RuntimeError here
+    print("RuntimeError:", err)
+
+gray = torch.rand(8, 1, 28, 28, requires_grad=True)
+gray.expand(-1, 3, -1, -1).sum().backward()
+print("gradient shape:", tuple(gray.grad.shape), "| values:", gray.grad.unique())
+
 # %% [markdown]
 # ### Going deeper: expand makes a view, not a copy
 #
@@ -242,6 +332,13 @@ assert np.all(gray.grad.numpy() == 3.0)
 rgb = x1.expand(-1, 3, -1, -1)       # -1 keeps a dimension's size
 print(rgb.shape, "strides (bytes):", rgb.data.strides)
 print("shares memory with the images:", np.shares_memory(rgb.data, images.data))
+
+# %% tags=["twin-torch"]
+# PyTorch counts strides in elements (dltutor's .data.strides, NumPy's, count bytes).
+rgb = x1.expand(-1, 3, -1, -1)
+print(tuple(rgb.shape), "strides (elements):", rgb.stride())
+same_memory = rgb.untyped_storage().data_ptr() == images.untyped_storage().data_ptr()
+print("shares memory with the images:", same_memory)
 
 # %%
 assert rgb.shape == (8, 3, 28, 28)
@@ -264,6 +361,13 @@ print(a.shape, "@", b.shape, "->", out.shape)
 assert out.shape == (2, 3, 5)
 for i in range(2):
     assert np.allclose(out[i].numpy(), a[i].numpy() @ b.numpy(), atol=1e-6)
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+torch.manual_seed(1)
+a = torch.randn(2, 3, 4)
+b = torch.randn(4, 5)
+out = a @ b
+print(tuple(a.shape), "@", tuple(b.shape), "->", tuple(out.shape))
 
 # %% [markdown] tags=["claim-paddle1-tensors-fluid-layers-mul", "claim-paddle-tensors-mul-flattens"]
 # **Flatten, then multiply.** Paddle 1.x's `fluid.layers.mul(x, y, x_num_col_dims=1,
@@ -295,6 +399,25 @@ for name, attempt in [("a @ W", lambda: a @ W), ("mul(a, b)", lambda: mul(a, b))
     except ValueError as err:
         print(f"{name}: ValueError: {err}")
 
+# %% tags=["twin-torch"]
+def mul(x, y, x_num_col_dims=1, y_num_col_dims=1):
+    """Paddle 1.x's flatten-then-multiply, built from reshape and one 2-D matmul."""
+    rows, cols = x.shape[:x_num_col_dims], x.shape[x_num_col_dims:]
+    y_rows, y_cols = y.shape[:y_num_col_dims], y.shape[y_num_col_dims:]
+    x2, y2 = x.reshape(rows.numel(), cols.numel()), y.reshape(y_rows.numel(), y_cols.numel())
+    return (x2 @ y2).reshape(*rows, *y_cols)
+
+
+flat = mul(a, b, x_num_col_dims=2)
+W = torch.randn(12, 5)
+summed = mul(a, W)
+print("mul(a, b, x_num_col_dims=2):", tuple(flat.shape), "   mul(a, W):", tuple(summed.shape))
+for name, attempt in [("a @ W", lambda: a @ W), ("mul(a, b)", lambda: mul(a, b))]:
+    try:
+        attempt()
+    except RuntimeError as err:      # PyTorch's shape errors are RuntimeErrors
+        print(f"{name}: RuntimeError: {err}")
+
 # %% [markdown]
 # ### Going deeper: when both operands are batched
 #
@@ -306,6 +429,12 @@ a2 = dt.randn(2, 1, 3, 4)
 b2 = dt.randn(5, 4, 2)
 out2 = a2 @ b2                  # batch axes (2, 1) and (5,) broadcast to (2, 5)
 print(a2.shape, "@", b2.shape, "->", out2.shape)
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+a2 = torch.randn(2, 1, 3, 4)
+b2 = torch.randn(5, 4, 2)
+out2 = a2 @ b2                  # batch axes (2, 1) and (5,) broadcast to (2, 5)
+print(tuple(a2.shape), "@", tuple(b2.shape), "->", tuple(out2.shape))
 
 # %%
 assert out2.shape == (2, 5, 3, 2)
@@ -334,6 +463,26 @@ lin = nn.Linear(4, 5)               # a Linear layer on a 3-D input: rows first,
 rows_first = (a.reshape(6, 4) @ lin.weight.T + lin.bias).reshape(2, 3, 5)
 assert np.allclose(lin(a).numpy(), rows_first.numpy(), atol=1e-6)
 
+# %% tags=["twin-torch"]
+print("mul(a, b, x_num_col_dims=2) is a @ b:", torch.allclose(flat, out, atol=1e-6))
+lin = nn.Linear(4, 5)               # a Linear layer on a 3-D input: rows first, the same idea
+rows_first = (a.reshape(6, 4) @ lin.weight.T + lin.bias).reshape(2, 3, 5)
+print("Linear on a 3-D input is rows first:", torch.allclose(lin(a), rows_first, atol=1e-6))
+
+# %% tags=["twin-paddle"]
+import numpy as np
+import paddle
+from paddle import nn
+
+np.set_printoptions(precision=4, suppress=True)
+paddle.seed(1)
+mul = paddle._legacy_C_ops.mul      # the operator behind 1.x's fluid.layers.mul, still in 3.3
+a, b, W = paddle.randn([2, 3, 4]), paddle.randn([4, 5]), paddle.randn([12, 5])
+flat = mul(a, b, "x_num_col_dims", 2, "y_num_col_dims", 1)
+summed = mul(a, W)                  # the defaults 1, 1: (2, 12) @ (12, 5)
+print("mul(a, b, x_num_col_dims=2):", flat.shape, "   mul(a, W):", summed.shape)
+print("the same as a @ b:", bool(paddle.allclose(flat, a @ b, atol=1e-5)))
+
 # %% [markdown]
 # ## Reading an error message
 #
@@ -345,6 +494,11 @@ assert np.allclose(lin(a).numpy(), rows_first.numpy(), atol=1e-6)
 # %% tags=["raises-exception"]
 features = dt.randn(16, 3, 4)        # 16 samples of 3 x 4
 weights = dt.randn(12, 5)            # meant for flattened samples of 12
+features @ weights
+
+# %% tags=["twin-torch", "raises-exception"]
+features = torch.randn(16, 3, 4)     # 16 samples of 3 x 4
+weights = torch.randn(12, 5)         # meant for flattened samples of 12
 features @ weights
 
 # %% [markdown]
@@ -368,6 +522,14 @@ except TypeError as err:
     complex_error = err
 assert "complex" in str(complex_error)
 
+# %% tags=["twin-torch"]
+# PyTorch has complex tensors, so it keeps complex data; strings it refuses too.
+print(torch.tensor([1.0 + 2.0j]))
+try:
+    torch.tensor(["one"])
+except ValueError as err:
+    print("ValueError:", err)
+
 # %% [markdown]
 # ## Gradients accumulate until you clear them
 #
@@ -382,6 +544,13 @@ loss.backward()
 print("after one backward:", w.grad)
 assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+w = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+print("before:", w.grad)
+loss = (w * w).sum()                 # d loss / d w = 2 w
+loss.backward()
+print("after one backward:", w.grad)
+
 # %% [markdown]
 # A second backward does not replace the gradient, it adds to it. This is on purpose (it lets
 # you sum gradients over several small batches before one update), and it is why a training loop
@@ -395,6 +564,12 @@ loss.backward(retain_graph=True)     # a second backward, keeping the graph for 
 loss.backward()                      # a third, on the same graph
 print("after three backwards:", w.grad)
 assert np.allclose(w.grad.numpy(), 3 * first)
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+loss = (w * w).sum()                 # a fresh forward pass
+loss.backward(retain_graph=True)     # a second backward, keeping the graph for one more
+loss.backward()                      # a third, on the same graph
+print("after three backwards:", w.grad)
 
 # %% [markdown]
 # Clearing means setting the gradient to `None` (`w.grad = None`, `module.zero_grad()` or
@@ -411,6 +586,14 @@ net.zero_grad()
 print("w.grad:", w.grad, "| net grads:", [p.grad for p in net.parameters()])
 assert np.allclose(w.grad.numpy(), 2 * w.numpy())
 assert all(p.grad is None for p in net.parameters())
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+w.grad = None
+(w * w).sum().backward()
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+net(torch.randn(5, 3)).sum().backward()
+net.zero_grad()                      # sets every .grad to None (PyTorch 2's default)
+print("w.grad:", w.grad, "| net grads:", [p.grad for p in net.parameters()])
 
 # %% [markdown] tags=["claim-mge-gradmanager-attach-backward", "claim-paddle-to-tensor-stops-gradient"]
 # ### Going deeper: choosing which tensors get a gradient
@@ -446,6 +629,27 @@ with gm:
 print("attached:", [p.grad is not None for p in net[2].parameters()],
       "| not attached:", [p.grad is not None for p in net[0].parameters()])
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+# PyTorch has no GradManager: backward(inputs=...) names who gets a gradient.
+a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+(a * b * 3).sum().backward(inputs=[a])
+print("backward(inputs=[a]):", a.grad, b.grad)
+
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+loss = net(torch.ones(5, 3)).sum()
+loss.backward(inputs=list(net[2].parameters()))     # only the last layer
+print("attached:", [p.grad is not None for p in net[2].parameters()],
+      "| not attached:", [p.grad is not None for p in net[0].parameters()])
+
+# %% tags=["twin-paddle"]
+# Paddle asks the other way round: stop_gradient, True for a plain tensor, not for a weight.
+a = paddle.to_tensor([1.0, 1.0], stop_gradient=False)
+b = paddle.to_tensor([1.0, 1.0])    # stop_gradient=True: it gets no gradient
+(a * b * 3).sum().backward()
+print("a.grad:", a.grad.numpy(), "| b.grad:", b.grad, "| b.stop_gradient:", b.stop_gradient)
+layer = nn.Linear(3, 4)
+print("a layer's weight: stop_gradient =", layer.weight.stop_gradient)
+
 # %%
 assert a.grad.tolist() == [3.0, 3.0] and b.grad is None
 assert all(p.grad is not None for p in net[2].parameters())
@@ -469,6 +673,16 @@ print("inside no_grad:", evaluated.requires_grad, evaluated.grad_fn)
 print("outside       :", recorded.requires_grad, recorded.grad_fn)
 print("w after the step:", w)
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+w_before = w
+with torch.no_grad():
+    evaluated = (w * 2).sum()
+    w[...] = w - 0.1 * w.grad        # a hand-made gradient step, written into w, not recorded
+recorded = (w * 2).sum()
+print("inside no_grad:", evaluated.requires_grad, evaluated.grad_fn)
+print("outside       :", recorded.requires_grad, type(recorded.grad_fn).__name__)
+print("w after the step:", w)
+
 # %%
 assert not evaluated.requires_grad and evaluated.grad_fn is None
 assert recorded.requires_grad and recorded.grad_fn is not None
@@ -480,6 +694,12 @@ except RuntimeError as err:
     refused = True
     print("RuntimeError:", err)
 assert refused
+
+# %% tags=["twin-torch"]
+try:
+    w[...] = 0.0                     # outside no_grad: refused
+except RuntimeError as err:
+    print("RuntimeError:", err)
 
 # %% [markdown]
 # ## Broadcast gradients have the shape of the tensor
@@ -495,6 +715,12 @@ batch = dt.ones(4, 3)
 print("bias.grad:", bias.grad, "shape", bias.grad.shape)
 assert bias.grad.shape == bias.shape
 assert np.allclose(bias.grad.numpy(), 4.0)
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+bias = torch.zeros(3, requires_grad=True)
+batch = torch.ones(4, 3)
+(batch + bias).sum().backward()
+print("bias.grad:", bias.grad, "shape", tuple(bias.grad.shape))
 
 # %% [markdown] tags=["claim-paddle-tensors-stop-gradient-intermediate", "claim-torch-tensors-detach-cuts"]
 # ## Stopping the gradient at an intermediate output
@@ -545,6 +771,48 @@ for name in cut:
     show = lambda g: "None" if g is None else f"{g:.4f}"
     print(f"{name:13s} without detach: {show(full[name]):>7s}   with detach: {show(cut[name])}")
 
+# %% tags=["twin-torch"]
+torch.manual_seed(0)                 # PyTorch's own start weights: other norms than dltutor's
+stage1, stage2, stage3 = nn.Linear(4, 8), nn.Linear(8, 8), nn.Linear(8, 1)
+stages = {"stage1": stage1, "stage2": stage2, "stage3": stage3}
+x, y = torch.randn(16, 4), torch.randn(16, 1)
+
+def forward(cut=False):
+    h = stage2(stage1(x).relu()).relu()
+    if cut:
+        h = h.detach()               # stop the gradient at stage2's output
+    return nn.functional.mse_loss(stage3(h), y), h
+
+def grads():                         # each gradient's norm, or None where none arrived
+    return {f"{s}.{n}": None if p.grad is None else p.grad.norm().item()
+            for s, m in stages.items() for n, p in m.named_parameters()}
+
+def clear():
+    for m in stages.values():
+        m.zero_grad()
+
+forward(cut=False)[0].backward()
+full = grads()
+clear()
+forward(cut=True)[0].backward()
+cut = grads()
+show = lambda g: "None" if g is None else f"{g:.4f}"
+for name in cut:
+    print(f"{name:13s} without detach: {show(full[name]):>7s}   with detach: {show(cut[name])}")
+
+# %% tags=["twin-paddle"]
+# Paddle's FAQ way: set stop_gradient = True on stage2's output (h.detach() works too).
+import paddle.nn.functional as F
+
+paddle.seed(0)
+stage1, stage2, stage3 = nn.Linear(4, 8), nn.Linear(8, 8), nn.Linear(8, 1)
+x, y = paddle.randn([16, 4]), paddle.randn([16, 1])
+h = F.relu(stage2(F.relu(stage1(x))))
+h.stop_gradient = True               # stop the gradient at stage2's output
+F.mse_loss(stage3(h), y).backward()
+for name, layer in [("stage1", stage1), ("stage2", stage2), ("stage3", stage3)]:
+    print(f"{name}.weight.grad is None: {layer.weight.grad is None}")
+
 # %%
 assert all(g is not None for g in full.values()), "without detach every stage gets a gradient"
 for s in ("stage1", "stage2"):
@@ -571,6 +839,14 @@ assert all(p.requires_grad for p in list(stage1.parameters()) + list(stage2.para
 assert np.array_equal(h_cut.numpy(), forward(cut=False)[1].numpy()), "same values, no graph"
 assert stage1.weight.grad is not None and stage2.weight.grad is None
 
+# %% tags=["twin-torch"]
+clear()
+loss, _ = forward(cut=True)
+extra = stage1(x).relu().mean()      # another path to stage1, not through the cut
+(loss + extra).backward()
+print("stage1.weight.grad is None:", stage1.weight.grad is None)
+print("stage2.weight.grad is None:", stage2.weight.grad is None)
+
 # %% [markdown]
 # Compare with **freezing only stage2** (`stage2.requires_grad_(False)`): stage2 gets no
 # gradient, but the gradient still flows *through* stage2's arithmetic to its input, so stage1
@@ -588,6 +864,15 @@ for name, g in frozen2.items():
     print(f"{name:13s} stage2 frozen: {'None' if g is None else f'{g:.4f}'}")
 assert frozen2["stage2.weight"] is None and frozen2["stage2.bias"] is None
 assert frozen2["stage1.weight"] is not None, "gradient flows through a frozen layer"
+
+# %% tags=["twin-torch"]
+clear()
+stage2.requires_grad_(False)
+forward(cut=False)[0].backward()
+frozen2 = grads()
+stage2.requires_grad_(True)
+for name, g in frozen2.items():
+    print(f"{name:13s} stage2 frozen: {'None' if g is None else f'{g:.4f}'}")
 
 # %% [markdown]
 # The picture: one bar per parameter and per setup, the gradient's norm; a cross marks a gradient
@@ -613,6 +898,14 @@ ax.set_title("Which parameters get a gradient (x = None)")
 ax.legend(fontsize="small")
 plot.show()
 
+# %% tags=["twin-torch"]
+# The bars' heights (draw them with ax.bar as above): one column per setup, x = None.
+setups = {"no cut": full, "detach": cut, "stage2 frozen": frozen2}
+print(f"{'':13s}" + "".join(f"{label:>15s}" for label in setups))
+for name in full:
+    print(f"{name:13s}" + "".join(f"{'x' if r[name] is None else f'{r[name]:.4f}':>15s}"
+                                  for r in setups.values()))
+
 # %% [markdown]
 # ### Going deeper: one training step with the cut
 #
@@ -629,6 +922,16 @@ opt.step()
 moved = {s: not np.array_equal(before[s], m.weight.numpy()) for s, m in stages.items()}
 print(moved)
 assert moved == {"stage1": False, "stage2": False, "stage3": True}
+
+# %% tags=["twin-torch"]
+opt = torch.optim.SGD([p for m in stages.values() for p in m.parameters()], lr=0.1)
+before = {s: m.weight.detach().clone() for s, m in stages.items()}
+opt.zero_grad()
+loss, _ = forward(cut=True)
+loss.backward()
+opt.step()                           # skips the parameters whose .grad is None
+moved = {s: not torch.equal(before[s], m.weight) for s, m in stages.items()}
+print(moved)
 
 # %% [markdown] tags=["claim-torch-names-01", "claim-paddle-names-01", "claim-mge-names-01", "claim-paddle1-names-01", "claim-torch-tensors-max-dim-pair", "claim-paddle-tensors-max-values-only", "claim-mge-tensors-max-values-only"]
 # ## What the frameworks call it
