@@ -42,6 +42,41 @@ X = dt.rand(2, 4)
 print(net)
 print(net(X))
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+import os
+import tempfile
+
+import numpy as np
+import torch
+from torch import nn
+
+import dltutor as dt              # here only to hand over the lesson's start weights and X
+
+np.set_printoptions(precision=4, suppress=True)
+torch.set_printoptions(precision=4)
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+dt.manual_seed(0)                 # the lesson's random start, copied in: the same numbers
+lesson = dt.nn.Sequential(dt.nn.Linear(4, 8), dt.nn.ReLU(), dt.nn.Linear(8, 1))
+net.load_state_dict({k: torch.from_numpy(v.numpy()) for k, v in lesson.state_dict().items()})
+X = torch.from_numpy(dt.rand(2, 4).numpy())
+print(net)
+print(net(X))
+
+# %% tags=["twin-paddle"]
+import os
+import tempfile
+
+import numpy as np
+import paddle
+from paddle import nn
+
+np.set_printoptions(precision=4, suppress=True)
+paddle.seed(0)
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+X = paddle.rand([2, 4])
+print(net)
+print(net(X).shape)
+
 # %% [markdown]
 # ## Parameters of one layer in a Sequential
 #
@@ -52,6 +87,15 @@ print(net(X))
 # %%
 print(net[2])
 print(net[2].state_dict())
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+print(net[2])
+print(net[2].state_dict())
+
+# %% tags=["twin-paddle"]
+# Paddle stores a Linear's weight as (in, out): (8, 1) here, the transpose of PyTorch's (1, 8).
+print(net[2])
+print({name: value.shape for name, value in net[2].state_dict().items()})
 
 # %% [markdown] tags=["claim-torch-access-linear-weight-out-in", "claim-paddle-access-linear-weight-in-out"]
 # The weight of a `Linear(8, 1)` has shape (1, 8), that is (out_features, in_features), as in
@@ -89,6 +133,14 @@ print("requires_grad:", bias.requires_grad, "| lr_mult:", bias.lr_mult,
 assert isinstance(bias, nn.Parameter) and isinstance(bias, dt.Tensor)
 assert bias.requires_grad
 
+# %% tags=["twin-torch"]
+# PyTorch's Parameter has no lr_mult or need_clip: a learning rate per parameter is an
+# optimizer's parameter group (chapter 06), clipping a call in the training loop (chapter 09).
+bias = net[2].bias
+print(type(bias))
+print(bias)
+print("requires_grad:", bias.requires_grad)
+
 # %% [markdown]
 # To work with the numbers themselves, ask for the value explicitly:
 #
@@ -102,6 +154,12 @@ print(bias.numpy(), f"{bias.item():.4f}")
 assert isinstance(bias.data, np.ndarray)
 assert np.array_equal(bias.data, bias.numpy()) and bias.numpy()[0] == np.float32(bias.item())
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+# In PyTorch p.data is a tensor (without autograd), and numpy() on a parameter is refused
+# ("Can't call numpy() on Tensor that requires grad"): detach() first.
+print(type(bias.data).__name__, bias.data)
+print(bias.detach().numpy(), f"{bias.item():.4f}")
+
 # %% [markdown]
 # Besides its value, a parameter has a gradient, `p.grad`. No `backward()` has run yet, so the
 # gradient is `None`: not zero ("the loss does not change with this parameter") but "nobody has
@@ -110,6 +168,9 @@ assert np.array_equal(bias.data, bias.numpy()) and bias.numpy()[0] == np.float32
 # %%
 print("net[2].weight.grad:", net[2].weight.grad)
 assert all(p.grad is None for p in net.parameters())
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+print("net[2].weight.grad:", net[2].weight.grad)
 
 # %% [markdown]
 # After a backward pass every parameter has a gradient, a tensor of **exactly its own shape**:
@@ -122,6 +183,12 @@ for name, p in net.named_parameters():
     print(f"{name:9s} value {str(p.shape):7s} grad {p.grad.shape}")
 for name, p in net.named_parameters():
     assert p.grad is not None and p.grad.shape == p.shape, name
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+loss = net(X).sum()
+loss.backward()
+for name, p in net.named_parameters():
+    print(f"{name:9s} value {str(tuple(p.shape)):7s} grad {tuple(p.grad.shape)}")
 
 # %% [markdown]
 # ### Going deeper: the gradient checked by hand, and pictured
@@ -138,6 +205,11 @@ print("h summed over the batch:", h.sum(axis=0).numpy())
 print("net[2].weight.grad     :", net[2].weight.grad.numpy()[0])
 assert np.allclose(net[2].bias.grad.numpy(), [2.0])
 assert np.allclose(net[2].weight.grad.numpy()[0], h.sum(axis=0).numpy(), atol=1e-6)
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+h = net[1](net[0](X))
+print("h summed over the batch:", h.sum(dim=0).detach().numpy())
+print("net[2].weight.grad     :", net[2].weight.grad.numpy()[0])
 
 # %% [markdown]
 # A picture of the first layer: its weight (8 hidden units x 4 inputs) and its gradient side by
@@ -157,11 +229,21 @@ for ax, values, title in [(axes[0], weight, "net[0].weight"), (axes[1], grad, "n
     fig.colorbar(image, ax=ax, shrink=0.8)
 plot.show()
 
+# %% tags=["twin-torch"]
+# The figure's two arrays, described instead of drawn (plt.imshow takes them as they are).
+weight, grad = net[0].weight.detach().numpy(), net[0].weight.grad.numpy()
+for title, values in [("net[0].weight", weight), ("net[0].weight.grad", grad)]:
+    print(f"{title:18s} shape {values.shape}, largest |value| {np.abs(values).max():.4f}")
+
 # %%
 switched_off = (h.numpy() == 0).all(axis=0)
 print("hidden units off for both examples:", np.flatnonzero(switched_off))
 assert grad.shape == weight.shape
 assert np.all(grad[switched_off] == 0)
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+switched_off = (h.detach().numpy() == 0).all(axis=0)
+print("hidden units off for both examples:", np.flatnonzero(switched_off))
 
 # %% [markdown]
 # ## All parameters with names and shapes
@@ -176,6 +258,10 @@ print(*[(name, p.shape) for name, p in net.named_parameters()])
 assert [n for n, _ in net[0].named_parameters()] == ["weight", "bias"]
 assert [n for n, _ in net.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+print(*[(name, tuple(p.shape)) for name, p in net[0].named_parameters()])
+print(*[(name, tuple(p.shape)) for name, p in net.named_parameters()])
+
 # %% [markdown]
 # The network's state dict uses the same names, so `net.state_dict()['2.bias']` is the output
 # layer's bias. `net.get_parameter('2.bias')` returns the Parameter object itself.
@@ -184,6 +270,10 @@ assert [n for n, _ in net.named_parameters()] == ["0.weight", "0.bias", "2.weigh
 print(net.state_dict()["2.bias"])
 assert np.array_equal(net.state_dict()["2.bias"].numpy(), net[2].bias.numpy())
 assert net.get_parameter("2.bias") is net[2].bias
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+print(net.state_dict()["2.bias"])
+print(net.get_parameter("2.bias") is net[2].bias)
 
 # %% [markdown]
 # `dt.diagnose.summary(net)` puts it all in one table: every name with its shape, number of
@@ -195,6 +285,15 @@ report = dt.diagnose.summary(net)
 assert [row["name"] for row in report.rows] == [n for n, _ in net.named_parameters()]
 assert report.totals["total"] == sum(p.numel() for p in net.parameters()) == 4 * 8 + 8 + 8 + 1
 report
+
+# %% tags=["twin-torch"]
+# PyTorch has no summary table (the torchinfo package adds one): count from parameters().
+count = sum(p.numel() for p in net.parameters())
+print(f"total: {count} parameters in {len(list(net.parameters()))} tensor(s)")
+
+# %% tags=["twin-paddle"]
+# paddle.summary runs the network on an input of the size given and prints a row per layer.
+info = paddle.summary(net=net, input_size=(2, 4))
 
 # %% [markdown] tags=["claim-torch-access-no-summary", "claim-torch-access-parameter-table-runs"]
 # ### Going deeper: the same table in PyTorch
@@ -222,6 +321,19 @@ assert [(name, shape) for name, shape, _, _ in table] == \
     [(row["name"], tuple(row["shape"])) for row in report.rows]
 assert sum(row[2] for row in table) == report.totals["total"]
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+def parameter_table(model):
+    """Name, shape, number of values and trainability of every parameter, then the total."""
+    rows = [(name, tuple(p.shape), p.numel(), p.requires_grad)
+            for name, p in model.named_parameters()]
+    for name, shape, count, trained in rows:
+        print(f"{name:10s} {str(shape):10s} {count:6d}  {'trained' if trained else 'frozen'}")
+    print(f"{'total':10s} {'':10s} {sum(row[2] for row in rows):6d}")
+    return rows
+
+
+table = parameter_table(net)
+
 # %% [markdown]
 # ## Parameters of nested blocks
 #
@@ -248,6 +360,23 @@ rgnet = nn.Sequential(block2(), nn.Linear(4, 1))
 print(rgnet(X))
 print(rgnet)
 
+# %% tags=["twin-torch"]
+def block1():
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4), nn.ReLU())
+
+
+def block2():
+    net = nn.Sequential()
+    for i in range(4):
+        net.add_module(f"block {i}", block1())       # nest here
+    return net
+
+
+torch.manual_seed(1)              # PyTorch's own random start: other numbers than the lesson's
+rgnet = nn.Sequential(block2(), nn.Linear(4, 1))
+print(rgnet(X))
+print(rgnet)
+
 # %% [markdown]
 # A parameter's full name is the path of names from the top, joined with dots: the first
 # layer's bias in `block 0` is `0.block 0.0.bias`. Every block the factory made has its own
@@ -260,6 +389,11 @@ print(*names[:6], sep="\n")
 assert names[:2] == ["0.block 0.0.weight", "0.block 0.0.bias"]
 assert len(names) == 4 * 4 + 2
 assert rgnet[0][0][0].weight is not rgnet[0][1][0].weight, "each call of block1 made new layers"
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+names = [name for name, _ in rgnet.named_parameters()]
+print(len(names), "parameters; the first six:")
+print(*names[:6], sep="\n")
 
 # %% [markdown]
 # You can walk down the tree by position, like nested lists: `rgnet[0][1]` is the big block's
@@ -277,6 +411,14 @@ assert np.array_equal(by_position.numpy(), by_name.numpy())
 assert np.array_equal(rgnet[0][0][0].bias.numpy(), rgnet[0].state_dict()["block 0.0.bias"].numpy())
 assert not np.array_equal(by_position.numpy(), rgnet[0].state_dict()["block 0.0.bias"].numpy())
 assert rgnet.get_parameter("0.block 1.0.bias") is by_position
+
+# %% tags=["twin-torch"]
+by_position = rgnet[0][1][0].bias
+by_name = rgnet[0].state_dict()["block 1.0.bias"]
+print("rgnet[0][1][0].bias                   :", by_position.detach().numpy())
+print("rgnet[0].state_dict()['block 1.0.bias']:", by_name.numpy())
+print("rgnet[0].state_dict()['block 0.0.bias']:", rgnet[0].state_dict()["block 0.0.bias"].numpy())
+print(rgnet.get_parameter("0.block 1.0.bias") is by_position)
 
 # %% [markdown] tags=["claim-torch-custom-mylinear-runs", "claim-torch-custom-register-none"]
 # ## Custom layers
@@ -315,6 +457,28 @@ assert no_bias.bias is None and list(no_bias.state_dict()) == ["weight"]
 expected = X.numpy() @ mine.weight.numpy().T + mine.bias.numpy()
 assert np.allclose(mine(X).numpy(), expected, atol=1e-6)
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+class MyLinear(nn.Module):
+    """y = x @ weight.T + bias, with the parameters made here."""
+
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(out_features, in_features) / in_features ** 0.5)
+        if bias:
+            self.bias = nn.Parameter(torch.zeros(out_features))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        y = x @ self.weight.T
+        return y if self.bias is None else y + self.bias
+
+
+torch.manual_seed(2)
+mine, no_bias = MyLinear(4, 3), MyLinear(4, 3, bias=False)
+print("mine:   ", [(name, tuple(p.shape)) for name, p in mine.named_parameters()])
+print("no_bias:", list(no_bias.state_dict()), "| no_bias.bias:", no_bias.bias)
+
 # %% [markdown] tags=["claim-torch-custom-plain-list-invisible"]
 # **The plain-list mistake.** A module looks for parameters among its attributes, but not
 # inside a Python list. `ScaleShift` keeps its two parameters in a list; with a plain list,
@@ -352,6 +516,35 @@ def shift_after_one_step(plain_list):
 assert np.array_equal(shift_after_one_step(plain_list=True), [0, 0, 0])   # never moved
 assert np.allclose(shift_after_one_step(plain_list=False), [-0.2, -0.2, -0.2])
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+class ScaleShift(nn.Module):
+    """x * scale + shift per feature, the two parameters kept in a list."""
+
+    def __init__(self, n, plain_list=False):
+        super().__init__()
+        params = [nn.Parameter(torch.ones(n)), nn.Parameter(torch.zeros(n))]
+        self.params = params if plain_list else nn.ParameterList(params)
+
+    def forward(self, x):
+        scale, shift = self.params
+        return x * scale + shift
+
+
+def shift_after_one_step(plain_list):
+    """One SGD step of MyLinear + ScaleShift; prints what the optimizer saw, returns shift."""
+    torch.manual_seed(3)
+    model = nn.Sequential(MyLinear(4, 3), ScaleShift(3, plain_list))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(X).sum().backward()
+    opt.step()
+    shift = model[1].params[1]
+    print(f"plain_list={plain_list}: {[name for name, _ in model.named_parameters()]}")
+    print(f"  shift.grad {shift.grad.numpy()}, shift after the step {shift.detach().numpy()}")
+
+
+shift_after_one_step(plain_list=True)
+shift_after_one_step(plain_list=False)
+
 # %% [markdown] tags=["claim-torch-custom-parameter-containers"]
 # A `ParameterList` is a module that names its parameters by position (`1.params.0` above),
 # saves them and moves them with `.to`; `nn.ParameterDict` names them by key. A tensor given to
@@ -368,6 +561,15 @@ for name, p in holder.named_parameters():
 assert list(holder.state_dict()) == ["scales.0", "scales.1", "heads.log_std", "heads.mean",
                                      "heads.gain"]
 assert all(isinstance(p, nn.Parameter) and p.dtype == np.float64 for p in holder.parameters())
+
+# %% tags=["twin-torch"]
+holder = nn.Module()
+holder.scales = nn.ParameterList([torch.ones(2), torch.ones(3)])
+holder.heads = nn.ParameterDict({"mean": torch.zeros(3), "log_std": torch.zeros(3)})
+holder.heads["gain"] = torch.ones(1)
+holder.to(torch.float64)
+for name, p in holder.named_parameters():
+    print(f"{name:13s} {type(p).__name__} {p.dtype}")
 
 # %% [markdown]
 # **A layer with nothing to learn.** A `forward` alone makes a layer: `Centered` subtracts each
@@ -399,6 +601,23 @@ assert np.allclose(custom[1](X).numpy().mean(axis=1), 0, atol=1e-6)
 assert list(custom.parameters(recurse=False)) == []
 assert len(list(custom[0].parameters(recurse=False))) == 2
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+class Centered(nn.Module):
+    """Subtracts each example's mean: a layer without parameters."""
+
+    def forward(self, x):
+        return x - x.mean(dim=1, keepdim=True)
+
+
+torch.manual_seed(4)
+custom = nn.Sequential(MyLinear(4, 8), Centered(), nn.ReLU(), MyLinear(8, 1))
+print("output shape:", tuple(custom(X).shape))
+print("parameters:", [name for name, _ in custom.named_parameters()])
+print("children of rgnet[0]:", [name for name, _ in rgnet[0].named_children()])
+print("modules of rgnet:", [name for name, _ in rgnet.named_modules()][:4], "...")
+print("own parameters: custom", len(list(custom.parameters(recurse=False))),
+      "| custom[0]", len(list(custom[0].parameters(recurse=False))))
+
 # %% [markdown]
 # ## Exporting the weights of one layer
 #
@@ -410,6 +629,24 @@ assert len(list(custom[0].parameters(recurse=False))) == 2
 folder = tempfile.TemporaryDirectory()
 path = os.path.join(folder.name, "last_layer.safetensors")
 dt.save(net[2].state_dict(), path)
+
+# %% tags=["twin-torch"]
+# torch.save writes a pickle (a zip file), not safetensors.
+folder = tempfile.TemporaryDirectory()
+path = os.path.join(folder.name, "last_layer.pt")
+torch.save(net[2].state_dict(), path)
+print("saved:", list(net[2].state_dict()))
+
+# %% tags=["twin-paddle"]
+# Paddle saves with paddle.save (a pickle) and loads into a layer with set_state_dict.
+folder = tempfile.TemporaryDirectory()
+path = os.path.join(folder.name, "last_layer.pdparams")
+paddle.save(net[2].state_dict(), path)
+new_layer = nn.Linear(8, 1)
+missing, unexpected = new_layer.set_state_dict(paddle.load(path))
+print("missing:", missing, "| unexpected:", unexpected)
+print(np.array_equal(new_layer.weight.numpy(), net[2].weight.numpy()))
+folder.cleanup()
 
 # %% [markdown]
 # To use the weights, make a layer of the same shape and copy them in with
@@ -435,12 +672,23 @@ loaded = other[2].load_state_dict(dt.load(path))
 assert np.array_equal(other[2].weight.numpy(), net[2].weight.numpy())
 assert np.array_equal(other[0].weight.numpy(), first_layer_before)
 
+# %% tags=["twin-torch"]
+torch.manual_seed(123)
+new_layer = nn.Linear(8, 1)
+print("before:", new_layer.bias.detach().numpy())
+result = new_layer.load_state_dict(torch.load(path))
+print(result)
+print("after: ", new_layer.bias.detach().numpy())
+
 # %% [markdown]
 # When the shapes do not fit, loading fails with a message that names every mismatched key with
 # both shapes. (This cell is meant to fail.)
 
 # %% tags=["raises-exception"]
 nn.Linear(8, 2).load_state_dict(dt.load(path))
+
+# %% tags=["twin-torch", "raises-exception"]
+nn.Linear(8, 2).load_state_dict(torch.load(path))
 
 # %% [markdown] tags=["claim-torch-access-load-half-applied"]
 # ### Going deeper: a refused load changes nothing, and the file inside
@@ -460,6 +708,15 @@ except nn.StateDictError as err:
     print(err)
 assert np.array_equal(small.bias.numpy(), bias_before)
 
+# %% tags=["twin-torch"]
+# PyTorch copies each entry that fits before it raises: small.bias is already the file's.
+small = nn.Linear(4, 1)
+bias_before = small.bias.detach().numpy().copy()
+try:
+    small.load_state_dict(torch.load(path))
+except RuntimeError as err:
+    print(err)
+
 # %% [markdown] tags=["claim-torch-access-save-pickle", "claim-torch-differs-load-may-unpickle"]
 # A safetensors file holds arrays and a small JSON header; loading one can only ever produce
 # arrays, unlike a pickle (what `torch.save` writes), which can run code when it is loaded
@@ -473,6 +730,12 @@ for key, array in sorted(stored.items()):
     print(f"{key:6s} shape {array.shape}  dtype {array.dtype}")
 assert sorted(stored) == ["bias", "weight"]
 assert np.array_equal(stored["weight"], net[2].weight.numpy())
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+# torch.load (weights_only=True by default since 2.6) unpickles only tensors and plain data.
+stored = torch.load(path)
+for key, array in sorted(stored.items()):
+    print(f"{key:6s} shape {tuple(array.shape)}  dtype {array.dtype}")
 
 # %% [markdown] tags=["claim-torch-access-load-half-applied"]
 # **Here dltutor differs from PyTorch.** PyTorch's `load_state_dict` copies each entry that fits
@@ -490,9 +753,18 @@ print("bias in the file:", stored["bias"], "| small.bias:", small.bias.numpy(),
 assert not np.array_equal(stored["bias"], bias_before)          # the file's bias would fit ...
 assert np.array_equal(small.bias.numpy(), bias_before)          # ... but dltutor changed nothing
 
+# %% tags=["twin-torch"]
+# Here PyTorch differs: after the refused load, small.bias holds the file's value.
+print("bias in the file:", stored["bias"].numpy(), "| small.bias:", small.bias.detach().numpy(),
+      "| before the load:", bias_before)
+
 # %%
 folder.cleanup()                                                 # remove the temporary folder
 assert not os.path.exists(path)
+
+# %% tags=["twin-torch"]
+folder.cleanup()                                                 # remove the temporary folder
+print(os.path.exists(path))
 
 # %% [markdown] tags=["claim-torch-buffers-saved-moved-never-optimized"]
 # ## Buffers: state that is not a parameter
@@ -529,6 +801,30 @@ print("parameters:", [name for name, _ in model.named_parameters()])
 print("buffers:   ", [name for name, _ in model.named_buffers()])
 print("state dict:", sorted(model.state_dict()))
 
+# %% tags=["twin-torch"]
+class Standardize(nn.Module):
+    """(x - mean) / std * scale, then a Linear: mean and std are measured, not learned."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+        self.register_buffer("mean", torch.zeros(3))
+        self.register_buffer("std", torch.ones(3))
+        self.register_buffer("last_input", torch.zeros(3), persistent=False)
+        self.scale = torch.ones(3)                   # a plain attribute: not registered
+
+    def forward(self, x):
+        self.last_input = x[-1].detach()             # kept for inspection, never saved
+        return self.fc((x - self.mean) / self.std * self.scale)
+
+
+model = Standardize()
+data = torch.randn(100, 3) * 5 + 2
+model.mean, model.std = data.mean(dim=0), data.std(dim=0)   # measured once, on the data
+print("parameters:", [name for name, _ in model.named_parameters()])
+print("buffers:   ", [name for name, _ in model.named_buffers()])
+print("state dict:", sorted(model.state_dict()))
+
 # %% [markdown]
 # The state dict holds the parameters and the persistent buffers; `parameters()`, what an
 # optimizer is given, only the parameters. After a training step the buffers have no gradient
@@ -543,6 +839,13 @@ model(data[:8]).sum().backward()
 opt.step()
 assert model.mean.grad is None and np.array_equal(model.mean.numpy(), mean_before)
 
+# %% tags=["twin-torch"]
+mean_before = model.mean.clone()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+model(data[:8]).sum().backward()
+opt.step()
+print("mean.grad:", model.mean.grad, "| mean unchanged:", torch.equal(model.mean, mean_before))
+
 # %% [markdown]
 # `model.to(...)` takes every parameter and buffer along, persistent or not; the plain attribute
 # stays behind, which is the bug to look for when a loaded model behaves differently from the
@@ -555,6 +858,12 @@ print({name: str(t.dtype) for name, t in [("fc.weight", model.fc.weight), ("mean
                                            ("scale (plain)", model.scale)]})
 assert {model.fc.weight.dtype, model.mean.dtype, model.last_input.dtype} == {np.dtype("float64")}
 assert model.scale.dtype == np.float32 and "scale" not in model.state_dict()
+
+# %% tags=["twin-torch"]
+model.to(torch.float64)
+print({name: str(t.dtype) for name, t in [("fc.weight", model.fc.weight), ("mean", model.mean),
+                                           ("last_input", model.last_input),
+                                           ("scale (plain)", model.scale)]})
 
 # %% [markdown] tags=["claim-torch-names-02", "claim-paddle-names-02", "claim-mge-names-02", "claim-paddle1-names-02", "claim-torch-access-no-summary", "claim-paddle-access-summary", "claim-mge-access-module-stats", "claim-torch-access-save-pickle"]
 # ## What the frameworks call it
