@@ -57,6 +57,24 @@ print(f"weight: min {w.min():+.4f}  max {w.max():+.4f}  std {w.std():.4f}")
 print(f"bias:   min {b.min():+.4f}  max {b.max():+.4f}")
 print(f"std of U(-bound, bound) = bound / sqrt(3) = {bound / math.sqrt(3):.4f}")
 
+# %% tags=["twin-torch"]
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+np.set_printoptions(precision=4, suppress=True)
+torch.set_printoptions(precision=4)
+torch.manual_seed(0)
+wide = nn.Linear(1000, 500)
+bound = 1 / math.sqrt(1000)
+w, b = wide.weight.detach().numpy(), wide.bias.detach().numpy()
+print(f"bound 1/sqrt(fan_in) = {bound:.4f}")
+print(f"weight: min {w.min():+.4f}  max {w.max():+.4f}  std {w.std():.4f}")
+print(f"bias:   min {b.min():+.4f}  max {b.max():+.4f}")
+print(f"std of U(-bound, bound) = bound / sqrt(3) = {bound / math.sqrt(3):.4f}")
+
 # %%
 assert np.abs(w).max() <= bound and np.abs(b).max() <= bound   # nothing outside the range
 assert np.abs(w).max() > 0.999 * bound                          # and the range is used up to its edge
@@ -102,6 +120,24 @@ ax.legend(fontsize="small")
 ax.grid(True, alpha=0.3)
 plot.show()
 
+# %% tags=["twin-torch"]
+# The same measurement; the figure is left out, its numbers are printed.
+widths = [4, 16, 64, 256, 1024, 4096]
+default_std, fixed_std = [], []
+for n in widths:
+    torch.manual_seed(1)
+    x = torch.randn(512, n)                   # inputs with std 1
+    layer = nn.Linear(n, 64)                  # default init
+    with torch.no_grad():                     # measuring: no graph needed
+        default_std.append(layer(x).std(correction=0).item())
+        nn.init.uniform_(layer.weight, -0.1, 0.1)    # the same layer with a fixed range
+        nn.init.uniform_(layer.bias, -0.1, 0.1)
+        fixed_std.append(layer(x).std(correction=0).item())
+
+print(" fan_in   output std (default)   output std (U(-0.1, 0.1))")
+for n, d, f in zip(widths, default_std, fixed_std):
+    print(f"{n:7d}   {d:20.4f}   {f:24.4f}")
+
 # %%
 # variance 1/3 from the weights plus 1/(3 fan_in) from the bias: ~0.58 at every width
 assert all(abs(s / math.sqrt((1 + 1 / n) / 3) - 1) < 0.05 for n, s in zip(widths, default_std))
@@ -133,11 +169,29 @@ net.apply(init_normal)
 print("first row of the weight:", np.array2string(net[0].weight.numpy()[0], precision=5))
 print("bias:", net[0].bias.numpy())
 
+# %% tags=["twin-torch"]
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+
+def init_normal(m):
+    if isinstance(m, nn.Linear):
+        nn.init.normal_(m.weight, mean=0.0, std=0.01)
+        nn.init.zeros_(m.bias)
+
+net.apply(init_normal)
+print("first row of the weight:", np.array2string(net[0].weight.detach().numpy()[0], precision=5))
+print("bias:", net[0].bias.detach().numpy())
+
 # %%
 weights = np.concatenate([net[0].weight.numpy().ravel(), net[2].weight.numpy().ravel()])
 print(f"{weights.size} weights: std {weights.std():.4f}, largest |w| {np.abs(weights).max():.4f}")
 assert (net[0].bias.numpy() == 0).all() and (net[2].bias.numpy() == 0).all()
 assert 0.005 < weights.std() < 0.015 and np.abs(weights).max() < 0.05   # small, around 0.01
+
+# %% tags=["twin-torch"]
+weights = torch.cat([net[0].weight.flatten(), net[2].weight.flatten()]).detach()
+print(f"{weights.numel()} weights: std {weights.std(correction=0).item():.4f}, "
+      f"largest |w| {weights.abs().max().item():.4f}")
 
 # %% [markdown]
 # `apply` visits the children first and the module itself last, so `fn` sees every layer,
@@ -148,6 +202,11 @@ visited = []
 net.apply(lambda m: visited.append(type(m).__name__))
 print(visited)
 assert visited == ["Linear", "ReLU", "Linear", "Sequential"]
+
+# %% tags=["twin-torch"]
+visited = []
+net.apply(lambda m: visited.append(type(m).__name__))   # children first, then the module
+print(visited)
 
 # %% [markdown]
 # Every weight equal to one constant works the same way:
@@ -160,6 +219,15 @@ def init_constant(m):
 
 net.apply(init_constant)
 print(net[0].weight.numpy()[0], net[0].bias.numpy()[0])
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+def init_constant(m):
+    if isinstance(m, nn.Linear):
+        nn.init.constant_(m.weight, 1.0)
+        nn.init.zeros_(m.bias)
+
+net.apply(init_constant)
+print(net[0].weight.detach().numpy()[0], net[0].bias.detach().numpy()[0])
 
 # %%
 assert (net[0].weight.numpy() == 1).all() and (net[2].weight.numpy() == 1).all()
@@ -184,6 +252,19 @@ for _ in range(50):
     nn.functional.mse_loss(symmetric(xs_sym), ys_sym).backward()
     sym_opt.step()
 rows = symmetric[0].weight.numpy()
+print("the 8 rows moved away from 1:", not np.allclose(rows, 1.0))
+print("and are still equal:", np.allclose(rows, rows[0], rtol=1e-5, atol=1e-6))
+
+# %% tags=["twin-torch"]
+symmetric = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1)).apply(init_constant)
+sym_opt = torch.optim.SGD(symmetric.parameters(), lr=0.05)
+torch.manual_seed(0)
+xs_sym, ys_sym = torch.randn(64, 4), torch.randn(64, 1)
+for _ in range(50):
+    sym_opt.zero_grad()
+    nn.functional.mse_loss(symmetric(xs_sym), ys_sym).backward()
+    sym_opt.step()
+rows = symmetric[0].weight.detach().numpy()
 print("the 8 rows moved away from 1:", not np.allclose(rows, 1.0))
 print("and are still equal:", np.allclose(rows, rows[0], rtol=1e-5, atol=1e-6))
 
@@ -220,6 +301,12 @@ except AttributeError as err:
     pytorch_line_error = err
     print("AttributeError:", err)
 
+# %% tags=["twin-torch"]
+# In PyTorch .data is a tensor that autograd does not watch, so D2L's line works there;
+# PyTorch's documentation recommends the no_grad form of the next cell instead.
+net[0].weight.data.normal_(0, 0.01)
+print(type(net[0].weight.data).__name__, "| requires_grad:", net[0].weight.data.requires_grad)
+
 # %%
 dt.manual_seed(0)
 with dt.no_grad():
@@ -230,6 +317,13 @@ assert isinstance(pytorch_line_error, AttributeError)                 # the PyTo
 assert "object has no attribute 'normal_'" in str(pytorch_line_error)   # ... for want of normal_
 assert isinstance(net[0].weight.data, np.ndarray)
 assert (net[0].bias.numpy() == 0).all() and np.abs(net[0].weight.numpy()).max() < 0.05
+
+# %% tags=["twin-torch"]
+torch.manual_seed(0)
+with torch.no_grad():
+    net[0].weight.normal_(0, 0.01)           # the tensor method
+    net[0].bias.fill_(0)
+print(type(net[0].weight.data).__name__, "| largest |w|:", round(net[0].weight.abs().max().item(), 4))
 
 # %% [markdown]
 # ## Different initializers for different blocks
@@ -252,6 +346,21 @@ net[2].apply(init_42)
 print(net[0].weight.numpy()[0])
 print(net[2].weight.numpy())
 
+# %% tags=["twin-torch"]
+def xavier(m):
+    if isinstance(m, nn.Linear):
+        nn.init.xavier_uniform_(m.weight)
+
+def init_42(m):
+    if isinstance(m, nn.Linear):
+        nn.init.constant_(m.weight, 42.0)
+
+torch.manual_seed(0)
+net[0].apply(xavier)
+net[2].apply(init_42)
+print(net[0].weight.detach().numpy()[0])
+print(net[2].weight.detach().numpy())
+
 # %% [markdown]
 # Xavier uniform draws from $U(-a, a)$ with $a = \text{gain}\cdot\sqrt{6/(\text{fan}_\text{in} +
 # \text{fan}_\text{out})}$; for the first layer (4 inputs, 8 outputs) $a = \sqrt{6/12} \approx 0.707$.
@@ -268,6 +377,13 @@ assert (net[2].weight.numpy() == 42).all()
 
 # %%
 big = init.xavier_uniform_(nn.Parameter(dt.zeros(400, 800)))
+a_big = math.sqrt(6 / (800 + 400))
+values = big.numpy().astype(np.float64)
+print(f"bound {a_big:.4f}, largest |w| {np.abs(values).max():.4f}, "
+      f"std {values.std():.4f} (formula {a_big / math.sqrt(3):.4f})")
+
+# %% tags=["twin-torch"]
+big = nn.init.xavier_uniform_(torch.empty(400, 800))   # any tensor, not only a layer's
 a_big = math.sqrt(6 / (800 + 400))
 values = big.numpy().astype(np.float64)
 print(f"bound {a_big:.4f}, largest |w| {np.abs(values).max():.4f}, "
@@ -290,12 +406,23 @@ for name, p in net.named_parameters():
 print([f"{name}: {tuple(p.shape)}" for name, p in net.named_parameters()])
 assert all((p.numpy() == 0).all() for name, p in net.named_parameters() if name.endswith("bias"))
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+for name, p in net.named_parameters():
+    if name.endswith("weight"):
+        nn.init.xavier_uniform_(p)
+    else:                                     # "0.bias", "2.bias"
+        nn.init.zeros_(p)
+print([f"{name}: {tuple(p.shape)}" for name, p in net.named_parameters()])
+
 # %% [markdown]
 # Xavier and Kaiming compute their range from the fans of a **matrix**, so they refuse a 1-D
 # bias — with a message that says what to use instead:
 
 # %% tags=["raises-exception"]
 init.xavier_uniform_(net[0].bias)
+
+# %% tags=["twin-torch", "raises-exception"]
+nn.init.xavier_uniform_(net[0].bias)
 
 # %% [markdown]
 # ## A custom initializer
@@ -323,6 +450,18 @@ dt.manual_seed(0)
 net.apply(my_init)
 print(net[0].weight.numpy()[:2])
 
+# %% tags=["twin-torch"]
+def my_init(m):
+    if isinstance(m, nn.Linear):
+        print("Init", [(name, tuple(p.shape)) for name, p in m.named_parameters()][0])
+        nn.init.uniform_(m.weight, -10, 10)
+        with torch.no_grad():
+            m.weight[m.weight.abs() < 5] = 0      # a boolean mask picks the small ones
+
+torch.manual_seed(0)
+net.apply(my_init)
+print(net[0].weight.detach().numpy()[:2])
+
 # %%
 for layer in (net[0], net[2]):
     w = layer.weight.numpy()
@@ -349,6 +488,15 @@ ax.set_ylabel("count (log scale)")
 ax.set_title("The custom initializer on a 200 x 200 weight")
 plot.show()
 
+# %% tags=["twin-torch"]
+# The histogram is left out; its three shares are printed.
+torch.manual_seed(0)
+big = nn.Linear(200, 200)
+my_init(big)
+w = big.weight.detach().numpy().ravel()
+print(f"share of zeros: {(w == 0).mean():.3f}   on [5, 10]: {(w >= 5).mean():.3f}   "
+      f"on [-10, -5]: {(w <= -5).mean():.3f}")
+
 # %%
 assert abs((w == 0).mean() - 0.5) < 0.02
 assert abs((w >= 5).mean() - 0.25) < 0.02 and abs((w <= -5).mean() - 0.25) < 0.02
@@ -363,6 +511,31 @@ values = rng.uniform(-10, 10, size=(8, 4))
 values[np.abs(values) < 5] = 0
 init.assign_(net[0].weight, values)
 assert np.allclose(net[0].weight.numpy(), values)
+
+# %% tags=["twin-torch"]
+# PyTorch has no assign_ initializer: copy_ the NumPy values into the weight under no_grad.
+rng = np.random.default_rng(0)
+values = rng.uniform(-10, 10, size=(8, 4))
+values[np.abs(values) < 5] = 0
+with torch.no_grad():
+    net[0].weight.copy_(torch.from_numpy(values))    # float64 in, kept float32
+print(net[0].weight.detach().numpy()[:2])
+
+# %% tags=["twin-paddle"]
+import math
+
+import numpy as np
+import paddle
+from paddle import nn
+
+np.set_printoptions(precision=4, suppress=True)
+rng = np.random.default_rng(0)
+values = rng.uniform(-10, 10, size=(8, 4))
+values[np.abs(values) < 5] = 0
+paddle.seed(0)
+layer = nn.Linear(4, 8)                               # Paddle's weight is (in, out): (4, 8)
+nn.initializer.Assign(values.T)(layer.weight)         # the Assign object, called on it
+print(layer.weight.numpy().T[:2])
 
 # %% [markdown] tags=["claim-paddle-init-d2l-code-typeerror"]
 # ### Going deeper: the Paddle edition of D2L
@@ -401,6 +574,35 @@ with dt.no_grad():
 w_now = layer.weight.numpy()
 print("now every weight is 0 or has |w| >= 5:", bool(np.all((w_now == 0) | (np.abs(w_now) >= 5))))
 
+# %% tags=["twin-torch"]
+# PyTorch has no initializer objects: nn.init's functions act at once. The copy trap is the same.
+layer = nn.Linear(4, 8)
+original = layer.weight.detach().clone()
+copy = layer.weight.detach().clone()
+copy *= copy.abs() >= 0.25                            # a copy, masked
+print("weight unchanged by masking a copy:", torch.equal(layer.weight, original))
+
+nn.init.uniform_(layer.weight, -10.0, 10.0)           # a function: applied to the parameter
+with torch.no_grad():
+    layer.weight[layer.weight.abs() < 5] = 0          # the parameter itself, in place
+w_now = layer.weight.detach().numpy()
+print("now every weight is 0 or has |w| >= 5:", bool(np.all((w_now == 0) | (np.abs(w_now) >= 5))))
+
+# %% tags=["twin-paddle"]
+paddle.seed(0)
+layer = nn.Linear(4, 8)
+original = layer.weight.numpy().copy()
+nn.initializer.Normal(mean=0.0, std=0.01)             # made and thrown away
+copy = layer.weight.clone()                           # a copy, as D2L's paddle.to_tensor(m.weight)
+copy *= (copy.abs() >= 0.25).astype("float32")        # a copy, masked
+print("weight unchanged after both:", np.array_equal(layer.weight.numpy(), original))
+
+nn.initializer.Uniform(-10.0, 10.0)(layer.weight)     # called on the parameter: applied
+w = layer.weight
+w.set_value(w * (w.abs() >= 5).astype("float32"))     # the parameter itself, in place
+w_now = layer.weight.numpy()
+print("now every weight is 0 or has |w| >= 5:", bool(np.all((w_now == 0) | (np.abs(w_now) >= 5))))
+
 # %%
 assert not np.array_equal(copy, original)             # the copy did change ...
 assert np.abs(w_now).max() > 1                        # the Uniform(-10, 10) was applied
@@ -412,6 +614,11 @@ except TypeError as err:
     refused = str(err)
 print(refused)
 assert refused is not None and "called on the parameter" in refused
+
+# %% tags=["twin-paddle"]
+made = nn.initializer.XavierUniform(layer.weight, -10, 10)   # the weight passed as fan_in
+print(type(made).__name__, "made without a complaint; the weight unchanged:",
+      np.array_equal(layer.weight.numpy(), w_now))
 
 # %% [markdown] tags=["claim-torch-init-calculate-gain-table"]
 # ## Why initialization matters
@@ -437,6 +644,14 @@ print(f"{'nonlinearity':22s} gain")
 for name, param in gains:
     label = name if param is None else f"{name} (slope {param})"
     print(f"{label:22s} {init.calculate_gain(name, param):.4f}")
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+gains = [("linear", None), ("sigmoid", None), ("tanh", None), ("relu", None),
+         ("leaky_relu", None), ("leaky_relu", 0.2), ("selu", None)]
+print(f"{'nonlinearity':22s} gain")
+for name, param in gains:
+    label = name if param is None else f"{name} (slope {param})"
+    print(f"{label:22s} {nn.init.calculate_gain(name, param):.4f}")
 
 # %%
 assert init.calculate_gain("linear") == 1 and init.calculate_gain("sigmoid") == 1
@@ -531,7 +746,82 @@ axes = axes.reshape(2, 2)
 act_std, grad_std, saturated = measure(0, axes)
 plot.show()
 
+# %% tags=["twin-torch"]
+class Dense(nn.Module):
+    """One block: a Linear layer followed by an activation."""
+
+    def __init__(self, width, activation):
+        super().__init__()
+        self.linear = nn.Linear(width, width)
+        self.act = activation()
+
+    def forward(self, x):
+        return self.act(self.linear(x))
+
+
+DEPTH, WIDTH = 15, 64
+
+def deep_net(activation, weight_init=None, seed=1):
+    """15 Dense blocks in float64; weight_init(w) replaces the default weights (biases 0)."""
+    torch.manual_seed(seed)
+    net = nn.Sequential(*[Dense(WIDTH, activation) for _ in range(DEPTH)])
+    for m in net.modules() if weight_init else []:
+        if isinstance(m, nn.Linear):
+            weight_init(m.weight)
+            nn.init.zeros_(m.bias)
+    return net.double()
+
+print(deep_net(nn.Tanh)[0], next(deep_net(nn.Tanh).parameters()).dtype)
+
+# %% tags=["twin-torch"]
+tanh_inits = {"normal, std 1": lambda w: nn.init.normal_(w, 0.0, 1.0),
+              "normal, std 0.01": lambda w: nn.init.normal_(w, 0.0, 0.01),
+              "default (U(±1/sqrt(fan_in)))": None,
+              "Xavier, gain 5/3": lambda w: nn.init.xavier_normal_(w, gain=nn.init.calculate_gain("tanh"))}
+relu_inits = {"normal, std 1": lambda w: nn.init.normal_(w, 0.0, 1.0),
+              "normal, std 0.01": lambda w: nn.init.normal_(w, 0.0, 0.01),
+              "Xavier, gain 1": lambda w: nn.init.xavier_normal_(w),
+              "Kaiming, gain sqrt(2)": lambda w: nn.init.kaiming_normal_(w, nonlinearity="relu")}
+
+def keeper(outs):
+    """A forward hook that keeps each block's output, and its gradient after backward."""
+    def hook(module, inputs, out):
+        out.retain_grad()
+        outs.append(out)                              # returns None: the output stays as it is
+    return hook
+
+print(len(tanh_inits) + len(relu_inits), "initializers to compare")
+
+# %% tags=["twin-torch"]
+def measure(seed):
+    """Per (network, initializer): std of each block's output and of its gradient (forward
+    hooks keep the outputs), and the share of saturated outputs of the last block."""
+    torch.manual_seed(seed)
+    x, direction = torch.randn(128, WIDTH, dtype=torch.float64), torch.randn(128, WIDTH, dtype=torch.float64)
+    act_std, grad_std, saturated = {}, {}, {}
+    for activation, inits in [(nn.Tanh, tanh_inits), (nn.ReLU, relu_inits)]:
+        for label, weight_init in inits.items():
+            net, outs, key = deep_net(activation, weight_init, seed=seed + 1), [], (activation.__name__, label)
+            for block in net:
+                block.register_forward_hook(keeper(outs))
+            y = net(x)
+            (y * direction).sum().backward()         # the gradient at the output is `direction`
+            act_std[key] = np.array([o.std(correction=0).item() for o in outs])
+            grad_std[key] = np.array([o.grad.std(correction=0).item() for o in outs])
+            saturated[key] = (y.abs() > 0.99).double().mean().item()
+    return act_std, grad_std, saturated
+
+act_std, grad_std, saturated = measure(0)             # the figure is left out
+print(len(act_std), "networks measured, block by block")
+
 # %%
+print(f"{'network':6s} {'initializer':30s} {'activation std: block 0':>24s} {'block 14':>9s}   "
+      f"{'gradient std: block 0':>22s} {'block 14':>9s}")
+for key in act_std:
+    print(f"{key[0]:6s} {key[1]:30s} {act_std[key][0]:24.3g} {act_std[key][-1]:9.3g}   "
+          f"{grad_std[key][0]:22.3g} {grad_std[key][-1]:9.3g}")
+
+# %% tags=["twin-torch"]
 print(f"{'network':6s} {'initializer':30s} {'activation std: block 0':>24s} {'block 14':>9s}   "
       f"{'gradient std: block 0':>22s} {'block 14':>9s}")
 for key in act_std:
@@ -582,6 +872,26 @@ def claims_hold(act_std, grad_std, saturated):
 
 assert claims_hold(act_std, grad_std, saturated)
 
+# %% tags=["twin-torch"]
+# The kit's claims, checked on PyTorch's networks (the same code: only dicts of NumPy arrays).
+def spread(values):
+    return values.max() / values.min()
+
+def claims_hold(act_std, grad_std, saturated):
+    for net_kind in ("Tanh", "ReLU"):                 # std 0.01: vanishing
+        key = (net_kind, "normal, std 0.01")
+        assert act_std[key][-1] < 1e-3 * act_std[key][0] and grad_std[key][0] < 1e-3 * grad_std[key][-1]
+    tanh1, relu1 = ("Tanh", "normal, std 1"), ("ReLU", "normal, std 1")
+    assert saturated[tanh1] > 0.5 and act_std[relu1][-1] > 1e6 * act_std[relu1][0]
+    assert grad_std[tanh1][0] > 1e3 * grad_std[tanh1][-1]
+    for key in [("Tanh", "Xavier, gain 5/3"), ("ReLU", "Kaiming, gain sqrt(2)")]:
+        assert spread(act_std[key]) < 10 and spread(grad_std[key]) < 10, key
+    assert act_std[("ReLU", "Xavier, gain 1")][-1] < 0.1 * act_std[("ReLU", "Xavier, gain 1")][0]
+    assert spread(grad_std[("Tanh", "default (U(±1/sqrt(fan_in)))")]) > 100
+    return True
+
+print("the claims hold in PyTorch:", claims_hold(act_std, grad_std, saturated))
+
 # %% [markdown]
 # Two closing remarks. First, these are statements about the **start** of training; normalization
 # layers (BatchNorm, LayerNorm) and residual connections make deep networks much less sensitive
@@ -619,6 +929,11 @@ for seed in tqdm(range(1, 5), desc="seeds", disable=dt.quick_mode()):
     plt.close(fig)
 print("the claims hold for seeds 0 to 4")
 
+# %% tags=["twin-torch"]
+for seed in range(1, 5):
+    assert claims_hold(*measure(seed)), seed
+print("the claims hold for seeds 0 to 4")
+
 # %% [markdown] tags=["claim-torch-forward-hook-output-stds"]
 # ### Going deeper: the same measurement in PyTorch
 # The forward hooks behind `plot.layer_statistics`, in lines that run unchanged in PyTorch.
@@ -647,6 +962,25 @@ net = deep_net(nn.Tanh, tanh_inits["Xavier, gain 5/3"])
 x = dt.randn(128, WIDTH, dtype=dt.float64)
 by_hooks = output_stds(net, x)
 by_kit = [std for _, _, std in dt.stats.activation_stats(net, x)]
+print("blocks 0, 7, 14:", np.round([by_hooks[i] for i in (0, 7, 14)], 3))
+
+# %% tags=["twin-torch"]
+def output_stds(model, x):
+    """The std of each block's output in one forward pass, found with forward hooks."""
+    stds = []
+    handles = [block.register_forward_hook(
+                   lambda module, inputs, out: stds.append(out.std(correction=0).item()))
+               for block in model]
+    with torch.no_grad():
+        model(x)
+    for handle in handles:
+        handle.remove()
+    return stds
+
+
+net = deep_net(nn.Tanh, tanh_inits["Xavier, gain 5/3"])
+x = torch.randn(128, WIDTH, dtype=torch.float64)
+by_hooks = output_stds(net, x)
 print("blocks 0, 7, 14:", np.round([by_hooks[i] for i in (0, 7, 14)], 3))
 
 # %%
@@ -679,6 +1013,15 @@ print(f"sqrt(3) * gain / sqrt(1000) = {math.sqrt(3) * gain / math.sqrt(1000):.6f
 dt.manual_seed(0)
 by_hand = nn.Parameter(dt.zeros(500, 1000))
 _ = init.kaiming_uniform_(by_hand, a=math.sqrt(5))   # the layer draws its weight first, then its bias
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+gain = nn.init.calculate_gain("leaky_relu", math.sqrt(5))
+print(f"gain for a = sqrt(5): {gain:.6f}   1/sqrt(3) = {1 / math.sqrt(3):.6f}")
+print(f"sqrt(3) * gain / sqrt(1000) = {math.sqrt(3) * gain / math.sqrt(1000):.6f}")
+
+torch.manual_seed(0)
+by_hand = nn.init.kaiming_uniform_(torch.empty(500, 1000), a=math.sqrt(5))
+print("the same as the weights of the layer wide, bit for bit:", torch.equal(by_hand, wide.weight))
 
 # %%
 assert math.isclose(gain, 1 / math.sqrt(3))
@@ -716,6 +1059,25 @@ fc = nn.Linear(4, 8, weight_init=init.Normal(0.0, 0.02), bias_init=init.Constant
 print(init.Normal(0.0, 0.02), "| weight std:", round(float(fc.weight.numpy().std()), 4),
       "| bias:", fc.bias.numpy()[:3])
 
+# %% tags=["twin-torch"]
+# PyTorch has no weight_init= argument: make the layer, then initialize its tensors in place.
+torch.manual_seed(0)
+fc = nn.Linear(4, 8)
+nn.init.normal_(fc.weight, 0.0, 0.02)
+nn.init.constant_(fc.bias, 0.0)
+print("nn.init.normal_(fc.weight, 0.0, 0.02) | weight std:",
+      round(fc.weight.std(correction=0).item(), 4), "| bias:", fc.bias.detach().numpy()[:3])
+
+# %% tags=["twin-paddle"]
+from paddle import ParamAttr
+from paddle.nn.initializer import Constant, Normal, XavierUniform
+
+paddle.seed(0)
+fc = nn.Linear(4, 8, weight_attr=ParamAttr(initializer=Normal(0.0, 0.02)),
+               bias_attr=ParamAttr(initializer=Constant(0.0)))
+print("ParamAttr(initializer=Normal(0.0, 0.02)) | weight std:",
+      round(float(fc.weight.numpy().std()), 4), "| bias:", fc.bias.numpy()[:3])
+
 # %%
 dt.manual_seed(1)
 by_object = init.XavierUniform()(nn.Parameter(dt.zeros(8, 4)))
@@ -723,6 +1085,12 @@ dt.manual_seed(1)
 by_function = init.xavier_uniform_(nn.Parameter(dt.zeros(8, 4)))
 assert np.array_equal(by_object.numpy(), by_function.numpy())      # one implementation
 assert (fc.bias.numpy() == 0).all() and 0.01 < fc.weight.numpy().std() < 0.03
+
+# %% tags=["twin-paddle"]
+paddle.seed(1)
+weight = nn.Linear(4, 8).weight                       # Paddle's layout: (in, out) = (4, 8)
+XavierUniform()(weight)                               # the object, called on a parameter
+print(f"largest |w| {float(weight.abs().max()):.4f} <= bound sqrt(6 / 12) = {math.sqrt(0.5):.4f}")
 
 # %% [markdown]
 # ## Summary
