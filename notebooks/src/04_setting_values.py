@@ -47,6 +47,39 @@ with dt.no_grad():
     w[0, 0] = 42                      # set one entry
 print(w.numpy()[0])
 
+# %% tags=["twin-torch"]
+import numpy as np
+import torch
+from torch import nn
+
+np.set_printoptions(precision=4, suppress=True)
+torch.set_printoptions(precision=4)
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+w = net[0].weight
+start = w.detach().numpy().copy()
+
+with torch.no_grad():
+    w[...] = w + 1                    # add 1 to every entry
+    w[0, 0] = 42                      # set one entry
+print(w.detach().numpy()[0])
+
+# %% tags=["twin-paddle"]
+import numpy as np
+import paddle
+from paddle import nn
+
+np.set_printoptions(precision=4, suppress=True)
+paddle.seed(0)
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+w = net[0].weight                     # Paddle stores it as (in, out): (4, 8)
+start = w.numpy().copy()
+
+with paddle.no_grad():
+    w[...] = w + 1                    # add 1 to every entry
+    w[0, 0] = 42                      # set one entry
+print(w.numpy()[0])
+
 # %%
 expected = start + 1
 expected[0, 0] = 42
@@ -64,11 +97,28 @@ expected = expected + 1
 expected[0, 0] = 42
 assert np.allclose(w.numpy(), expected)
 
+# %% tags=["twin-torch"]
+# PyTorch has no set_value: copy_ under no_grad writes a whole new value in place.
+value = w.detach().numpy() + 1
+value[0, 0] = 42
+with torch.no_grad():
+    w.copy_(torch.from_numpy(value))
+print(w.detach().numpy()[0])
+
+# %% tags=["twin-paddle"]
+value = w.numpy() + 1
+value[0, 0] = 42
+w.set_value(value)
+print(w.numpy()[0])
+
 # %% [markdown]
 # Outside `no_grad()` the assignment is refused: writing into a tensor that autograd may still
 # need would silently corrupt the gradients.
 
 # %% tags=["raises-exception"]
+w[0, 0] = 42
+
+# %% tags=["twin-torch", "raises-exception"]
 w[0, 0] = 42
 
 # %% [markdown]
@@ -87,11 +137,34 @@ net(dt.randn(2, 4)).sum().backward()
 opt.step()
 assert (net[0].weight.numpy() != 0.5).any()          # ... that the optimizer updates
 
+# %% tags=["twin-torch"]
+# PyTorch has no set_value: copy_ under no_grad writes into the same parameter object.
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+before = net[0].weight
+with torch.no_grad():
+    net[0].weight.copy_(torch.full((8, 4), 0.5))
+print("the very same object:", net[0].weight is before)
+net(torch.randn(2, 4)).sum().backward()
+opt.step()
+print("moved by the optimizer:", bool((net[0].weight != 0.5).any()))
+
+# %% tags=["twin-paddle"]
+opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+before = net[0].weight
+net[0].weight.set_value(np.full((4, 8), 0.5, dtype="float32"))    # Paddle: (in, out)
+print("the very same object:", net[0].weight is before)
+net(paddle.randn([2, 4])).sum().backward()
+opt.step()
+print("moved by the optimizer:", bool((net[0].weight != 0.5).any()))
+
 # %% [markdown]
 # Assigning a *new* value to the attribute would break that link. dltutor refuses a plain tensor
 # there (a parameter must stay a `Parameter`):
 
 # %% tags=["raises-exception"]
+net[0].weight = net[0].weight + 1
+
+# %% tags=["twin-torch", "raises-exception"]
 net[0].weight = net[0].weight + 1
 
 # %% [markdown]
@@ -108,6 +181,14 @@ opt.step()
 print("gradient:", net[0].weight.grad is not None, "| values after the step:",
       np.unique(net[0].weight.numpy()))
 assert net[0].weight.grad is not None and (net[0].weight.numpy() == 1).all()
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+net[0].weight = nn.Parameter(torch.ones(8, 4))
+opt.zero_grad()
+net(torch.randn(2, 4)).sum().backward()
+opt.step()
+print("gradient:", net[0].weight.grad is not None, "| values after the step:",
+      np.unique(net[0].weight.detach().numpy()))
 
 # %% [markdown]
 # ## Loading pretrained word vectors into an embedding
@@ -134,6 +215,25 @@ vectors = np.array(rows, dtype=np.float32)        # float32, like the rest of th
 word_id = {word: i for i, word in enumerate(vocab)}
 print(vocab, vectors.shape)
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+import io
+
+glove_text = """\
+the 0.418 0.24968 -0.41242 0.1217
+cat 0.45281 -0.50108 -0.53714 -0.015697
+sat -0.3206 0.44036 0.16925 -0.38004
+on 0.30045 0.25006 -0.16692 0.1923
+mat -0.41213 0.12021 0.63024 0.07133
+"""
+vocab, rows = [], []
+for line in io.StringIO(glove_text):
+    word, *numbers = line.split()
+    vocab.append(word)
+    rows.append([float(v) for v in numbers])
+vectors = torch.tensor(rows)                      # Python floats -> float32
+word_id = {word: i for i, word in enumerate(vocab)}
+print(vocab, tuple(vectors.shape))
+
 # %% [markdown] tags=["claim-torch-embedding-from-pretrained-frozen"]
 # **A new layer from the array:** `nn.Embedding.from_pretrained(array)`. As in PyTorch, the
 # table is **frozen** by default (`requires_grad=False`): pretrained vectors are often kept fixed
@@ -144,6 +244,13 @@ emb = nn.Embedding.from_pretrained(vectors)
 sentence = dt.tensor([word_id[w] for w in ["the", "cat", "sat", "on", "the", "mat"]])
 looked_up = emb(sentence)
 print(emb.weight.requires_grad, looked_up.shape)
+print(looked_up[:2])
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+emb = nn.Embedding.from_pretrained(vectors)       # frozen by default
+sentence = torch.tensor([word_id[w] for w in ["the", "cat", "sat", "on", "the", "mat"]])
+looked_up = emb(sentence)
+print(emb.weight.requires_grad, tuple(looked_up.shape))
 print(looked_up[:2])
 
 # %%
@@ -158,6 +265,11 @@ assert nn.Embedding.from_pretrained(vectors, freeze=False).weight.requires_grad
 head = nn.Linear(4, 2)
 head(emb(sentence)).sum().backward()
 assert emb.weight.grad is None and head.weight.grad is not None
+
+# %% tags=["twin-torch"]
+head = nn.Linear(4, 2)
+head(emb(sentence)).sum().backward()
+print("embedding grad:", emb.weight.grad, "| head grad is None:", head.weight.grad is None)
 
 # %% [markdown] tags=["claim-paddle-init-assign-initializer"]
 # **Into an existing embedding** — say it sits inside a model you already built — copy the array
@@ -179,6 +291,23 @@ model.embedding.weight.set_value(vectors)        # or: init.assign_(model.embedd
 assert np.array_equal(model.embedding(sentence).numpy(), vectors[sentence.numpy()])
 assert model.embedding.weight.requires_grad
 
+# %% tags=["twin-torch"]
+# PyTorch has no set_value: copy_ the array in under no_grad; the layer keeps its parameter.
+class Classifier(nn.Module):
+    def __init__(self, num_words, dim):
+        super().__init__()
+        self.embedding = nn.Embedding(num_words, dim)
+        self.out = nn.Linear(dim, 2)
+
+    def forward(self, words):
+        return self.out(self.embedding(words).mean(dim=0))
+
+model = Classifier(len(vocab), 4)
+with torch.no_grad():
+    model.embedding.weight.copy_(vectors)
+print("rows are the vectors:", torch.equal(model.embedding(sentence), vectors[sentence]),
+      "| trainable:", model.embedding.weight.requires_grad)
+
 # %% [markdown]
 # Often your vocabulary has words the file does not know. Start from the layer's random rows
 # and overwrite only the rows of known words:
@@ -193,6 +322,15 @@ with dt.no_grad():
     table.weight[known] = vectors[[word_id[my_vocab[i]] for i in known]]
 print("rows taken from the file:", [my_vocab[i] for i in known])
 
+# %% tags=["twin-torch"]
+my_vocab = ["<unk>", "the", "dog", "sat", "on", "mat"]
+torch.manual_seed(0)
+table = nn.Embedding(len(my_vocab), 4)
+known = [i for i, word in enumerate(my_vocab) if word in word_id]
+with torch.no_grad():
+    table.weight[known] = vectors[[word_id[my_vocab[i]] for i in known]]
+print("rows taken from the file:", [my_vocab[i] for i in known])
+
 # %%
 for i, word in enumerate(my_vocab):
     expected = vectors[word_id[word]] if word in word_id else random_rows[i]
@@ -204,6 +342,10 @@ for i, word in enumerate(my_vocab):
 
 # %% tags=["raises-exception"]
 init.assign_(nn.Embedding(len(vocab), 3).weight, vectors)
+
+# %% tags=["twin-torch", "raises-exception"]
+with torch.no_grad():
+    nn.Embedding(len(vocab), 3).weight.copy_(vectors)
 
 # %% [markdown] tags=["claim-paddle-paramattr-fields", "claim-paddle-paramattr-lr-flat-list", "claim-paddle-paramattr-group-overrides", "claim-paddle-paramattr-regularizer-l2", "claim-paddle-paramattr-need-clip", "claim-paddle-paramattr-trainable", "claim-paddle-init-object-acts-only-when-called", "claim-paddle-init-assign-initializer"]
 # ## Changing the weight and bias of a fully connected layer
@@ -240,6 +382,28 @@ init.normal_(fc.weight, mean=0.0, std=0.02)     # the initializer
 init.zeros_(fc.bias)
 print(f"weight std {fc.weight.numpy().std():.4f}, bias {fc.bias.numpy()}")
 
+# %% tags=["twin-torch"]
+# PyTorch has no ParamAttr: nn.init after making the layer (a layer's own lr: chapter 06).
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+fc = net[2]
+nn.init.normal_(fc.weight, mean=0.0, std=0.02)     # the initializer
+nn.init.zeros_(fc.bias)
+print(f"weight std {fc.weight.detach().numpy().std():.4f}, bias {fc.bias.detach().numpy()}")
+
+# %% tags=["twin-paddle"]
+# Paddle gives all of it when it makes the layer, in a ParamAttr.
+paddle.seed(0)
+weight_attr = paddle.ParamAttr(
+    initializer=nn.initializer.Normal(0.0, 0.02), learning_rate=2.0,
+    regularizer=paddle.regularizer.L2Decay(1e-4), need_clip=False)
+bias_attr = paddle.ParamAttr(initializer=nn.initializer.Constant(0.0))
+net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4, weight_attr, bias_attr))
+fc = net[2]
+print(f"weight std {fc.weight.numpy().std():.4f}, bias {fc.bias.numpy()}")
+print(fc.weight.optimize_attr, fc.weight.regularizer, "| need_clip:", fc.weight.need_clip,
+      "| trainable:", fc.weight.trainable)
+
 # %%
 assert 0.015 < fc.weight.numpy().std() < 0.025 and (fc.bias.numpy() == 0).all()
 
@@ -254,8 +418,28 @@ rng = np.random.default_rng(0)
 paddle_weight = rng.normal(0, 0.02, size=(16, 4)).astype(np.float32)   # Paddle layout: (in, out)
 paddle_bias = np.full(4, 0.5, dtype=np.float32)
 
+# %% tags=["twin-torch"]
+rng = np.random.default_rng(0)
+paddle_weight = rng.normal(0, 0.02, size=(16, 4)).astype(np.float32)   # (in, out)
+paddle_bias = np.full(4, 0.5, dtype=np.float32)
+print("from Paddle:", paddle_weight.shape, "| PyTorch's fc.weight:", tuple(fc.weight.shape))
+
+# %% tags=["twin-paddle"]
+rng = np.random.default_rng(0)
+paddle_weight = rng.normal(0, 0.02, size=(16, 4)).astype(np.float32)   # (in, out)
+paddle_bias = np.full(4, 0.5, dtype=np.float32)
+print("from Paddle:", paddle_weight.shape, "| Paddle's fc.weight:", tuple(fc.weight.shape))
+
 # %% tags=["raises-exception"]
 fc.weight.set_value(paddle_weight)
+
+# %% tags=["twin-torch", "raises-exception"]
+with torch.no_grad():
+    fc.weight.copy_(torch.from_numpy(paddle_weight))
+
+# %% tags=["twin-paddle"]
+fc.weight.set_value(paddle_weight)   # Paddle's own layout: it fits as it is
+print("fc.weight:", tuple(fc.weight.shape))
 
 # %%
 weight_object = fc.weight
@@ -264,6 +448,22 @@ fc.bias.set_value(paddle_bias)
 h = dt.randn(5, 16)
 assert np.allclose(fc(h).numpy(), h.numpy() @ paddle_weight + paddle_bias, atol=1e-6)
 assert fc.weight is weight_object      # set_value changed the values, not the object
+
+# %% tags=["twin-torch"]
+weight_object = fc.weight
+with torch.no_grad():
+    fc.weight.copy_(torch.from_numpy(paddle_weight.T))    # transposed to (out, in)
+    fc.bias.copy_(torch.from_numpy(paddle_bias))
+h = torch.randn(5, 16)
+paddle_out = h @ torch.from_numpy(paddle_weight) + torch.from_numpy(paddle_bias)
+print("computes x @ W + b:", torch.allclose(fc(h), paddle_out, atol=1e-6),
+      "| the same object:", fc.weight is weight_object)
+
+# %% tags=["twin-paddle"]
+fc.bias.set_value(paddle_bias)
+h = paddle.randn([5, 16])
+paddle_out = h @ paddle.to_tensor(paddle_weight) + paddle.to_tensor(paddle_bias)
+print("computes x @ W + b:", bool(paddle.allclose(fc(h), paddle_out, atol=1e-6)))
 
 # %% [markdown] tags=["claim-torch-lazy-linear-becomes-linear"]
 # ## Lazy initialization: let the first batch decide the input size
@@ -282,6 +482,12 @@ lazy_net = nn.Sequential(nn.LazyLinear(256), nn.ReLU(), nn.LazyLinear(10))
 print(lazy_net)
 print(lazy_net[0].weight)
 
+# %% tags=["twin-torch"]
+torch.manual_seed(0)
+lazy_net = nn.Sequential(nn.LazyLinear(256), nn.ReLU(), nn.LazyLinear(10))
+print(lazy_net)
+print(lazy_net[0].weight)
+
 # %% [markdown]
 # Until then, anything that needs the parameter's values or shape is refused with a message
 # that says what to do: reading the shape, counting the parameters, an initializer, saving.
@@ -292,11 +498,23 @@ try:
 except nn.UninitializedParameterError as err:
     print("UninitializedParameterError:", err)
 
+# %% tags=["twin-torch"]
+try:
+    sum(p.numel() for p in lazy_net.parameters())
+except ValueError as err:            # PyTorch raises a ValueError
+    print("ValueError:", err)
+
 # %%
 X = dt.rand(2, 20)                              # one batch: 20 features
 print(lazy_net(X).shape)
 print(lazy_net)
 print([(name, p.shape) for name, p in lazy_net.named_parameters()])
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+X = torch.rand(2, 20)                           # one batch: 20 features
+print(tuple(lazy_net(X).shape))
+print(lazy_net)
+print([(name, tuple(p.shape)) for name, p in lazy_net.named_parameters()])
 
 # %%
 assert [p.shape for p in lazy_net.parameters()] == [(256, 20), (256,), (10, 256), (10,)]
@@ -329,6 +547,18 @@ print([p.shape for p in fresh.parameters()])
 assert np.array_equal(fresh(X).numpy(), full(X).numpy())
 assert 0.005 < lazy_net[0].weight.numpy().std() < 0.015
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+def init_normal(m):
+    if isinstance(m, nn.Linear):
+        nn.init.normal_(m.weight, mean=0.0, std=0.01)
+        nn.init.zeros_(m.bias)
+
+lazy_net.apply(init_normal)
+full = nn.Sequential(nn.Linear(20, 256), nn.ReLU(), nn.Linear(256, 10))
+fresh = nn.Sequential(nn.LazyLinear(256), nn.ReLU(), nn.LazyLinear(10))
+fresh.load_state_dict(full.state_dict())
+print([tuple(p.shape) for p in fresh.parameters()])
+
 # %% [markdown] tags=["claim-torch-names-04", "claim-paddle-names-04", "claim-mge-names-04", "claim-torch-init-copy-array-in-no-grad", "claim-paddle-set-value-shape-checked", "claim-mge-init-functions-reset", "claim-torch-embedding-from-pretrained-frozen", "claim-mge-embedding-from-pretrained-frozen", "claim-paddle-init-assign-initializer", "claim-torch-param-group-own-lr", "claim-paddle-paramattr-lr-flat-list", "claim-mge-param-group-own-lr", "claim-torch-linear-weight-layout-out-in", "claim-paddle-linear-weight-layout-in-out", "claim-mge-linear-weight-layout-out-in", "claim-torch-lazy-linear-becomes-linear", "claim-paddle-no-lazy-layers", "claim-mge-no-lazy-layers"]
 # ## What the frameworks call it
 #
@@ -350,6 +580,18 @@ vectors = np.arange(12, dtype=np.float32).reshape(6, 2)
 emb = nn.Embedding(6, 2, weight_init=init.Assign(vectors))
 print("row 5:", emb.weight.numpy()[5])
 assert np.array_equal(emb.weight.numpy(), vectors) and emb.weight.requires_grad
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+# PyTorch has no weight_init: Embedding.from_pretrained(vectors, freeze=False) does it.
+vectors = torch.arange(12, dtype=torch.float32).reshape(6, 2)
+emb = nn.Embedding.from_pretrained(vectors, freeze=False)
+print("row 5:", emb.weight.detach().numpy()[5])
+
+# %% tags=["twin-paddle", "twin-same-numbers"]
+vectors = np.arange(12, dtype=np.float32).reshape(6, 2)
+attr = paddle.ParamAttr(initializer=nn.initializer.Assign(vectors))
+emb = nn.Embedding(6, 2, weight_attr=attr)
+print("row 5:", emb.weight.numpy()[5])
 
 # %% [markdown] tags=["claim-paddle-paramattr-fields"]
 # ## Summary
