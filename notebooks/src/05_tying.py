@@ -51,11 +51,52 @@ net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(),
 print(net)
 print(net(X))
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+import os
+import tempfile
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+import dltutor as dt              # here only to hand over the lesson's start values and data
+
+np.set_printoptions(precision=4, suppress=True)
+torch.set_printoptions(precision=4)
+
+
+def tied_net(nn):
+    """The lesson's network, its 8 x 8 layer used twice; nn is torch.nn or the kit's dt.nn."""
+    shared = nn.Linear(8, 8)
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), shared, nn.ReLU(), shared, nn.ReLU(),
+                         nn.Linear(8, 1))
+
+
+def with_lesson_values(model, lesson):
+    """model, given the values of the kit's model of the same build: the lesson's numbers."""
+    model.load_state_dict({k: torch.from_numpy(v.numpy().copy())
+                           for k, v in lesson.state_dict().items()})
+    return model
+
+
+dt.manual_seed(0)
+X = torch.from_numpy(dt.rand(2, 4).numpy())
+net = with_lesson_values(tied_net(nn), tied_net(dt.nn))
+shared = net[2]
+print(net)
+print(net(X))
+
 # %% [markdown]
 # `net[2]` and `net[4]` are not two layers with equal values: they are **one** layer reached
 # twice. Python's `is` checks that two names refer to the same object:
 
 # %%
+print("same layer:  ", net[2] is net[4])
+print("same weight: ", net[2].weight is net[4].weight)
+print("equal values:", bool((net[2].weight == net[4].weight).all()))
+
+# %% tags=["twin-torch"]
 print("same layer:  ", net[2] is net[4])
 print("same weight: ", net[2].weight is net[4].weight)
 print("equal values:", bool((net[2].weight == net[4].weight).all()))
@@ -72,6 +113,11 @@ with dt.no_grad():
 print(net[4].weight[0, 0].item())
 assert net[4].weight[0, 0].item() == 100.0
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+with torch.no_grad():
+    net[2].weight[0, 0] = 100.0
+print(net[4].weight[0, 0].item())
+
 # %% [markdown]
 # Equal values are not enough. A copy made with `load_state_dict` starts equal but lives its
 # own life:
@@ -87,6 +133,15 @@ print("equal after the copy:", equal_at_first, "| after changing the shared laye
 assert equal_at_first and copy.weight is not shared.weight
 assert copy.weight[0, 0].item() == 100.0 and shared.weight[0, 0].item() == -1.0
 
+# %% tags=["twin-torch"]
+copy = nn.Linear(8, 8)
+copy.load_state_dict(shared.state_dict())
+equal_at_first = torch.equal(copy.weight, shared.weight)
+with torch.no_grad():
+    shared.weight[0, 0] = -1.0
+print("equal after the copy:", equal_at_first, "| after changing the shared layer:",
+      torch.equal(copy.weight, shared.weight))
+
 # %% [markdown]
 # You can also tie a single **parameter** of two different layers by assigning it. Below,
 # `b` uses `a`'s weight but keeps its own bias. (This is how the tied embeddings of the last
@@ -97,6 +152,22 @@ a, b = nn.Linear(3, 3), nn.Linear(3, 3)
 b.weight = a.weight                      # one weight, two layers; two separate biases
 assert b.weight is a.weight and b.bias is not a.bias
 dt.diagnose.ties(nn.Sequential(a, b))
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+# PyTorch has no diagnose.ties: named_parameters(remove_duplicate=False) lists every name of
+# each parameter object, so grouping its names by object finds the ties.
+def ties(model):
+    """(names joined by =, shape, count) of every parameter reached under several names."""
+    groups = {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        groups.setdefault(id(p), (p, []))[1].append(name)
+    return [(" = ".join(names), tuple(p.shape), p.numel())
+            for p, names in groups.values() if len(names) > 1]
+
+
+a, b = nn.Linear(3, 3), nn.Linear(3, 3)
+b.weight = a.weight                      # one weight, two layers; two separate biases
+ties(nn.Sequential(a, b))
 
 # %% [markdown]
 # ## What happens to the gradient of a shared parameter
@@ -128,6 +199,28 @@ print("tied: gradient of the shared weight, row 0:  ", tied[2].weight.grad.numpy
 print("untied: layer 2's + layer 4's gradient, row 0:",
       untied[2].weight.grad.numpy()[0] + untied[4].weight.grad.numpy()[0])
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+def untied_net(nn):
+    """The same architecture with two separate 8 x 8 layers."""
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.ReLU(),
+                         nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1))
+
+
+dt.manual_seed(0)                 # the lesson's start values and data: the same numbers
+tied = with_lesson_values(tied_net(nn), tied_net(dt.nn))
+untied = with_lesson_values(untied_net(nn), untied_net(dt.nn))
+untied.load_state_dict(tied.state_dict())
+print(list(tied.state_dict()))
+
+X, target = (torch.from_numpy(dt.randn(*shape).numpy()) for shape in [(16, 4), (16, 1)])
+for model in (tied, untied):
+    F.mse_loss(model(X), target).backward()
+
+print("tied:   same output?", torch.allclose(tied(X), untied(X)))
+print("tied: gradient of the shared weight, row 0:  ", tied[2].weight.grad.numpy()[0])
+print("untied: layer 2's + layer 4's gradient, row 0:",
+      untied[2].weight.grad.numpy()[0] + untied[4].weight.grad.numpy()[0])
+
 # %%
 assert untied[2].weight is not untied[4].weight
 assert np.allclose(tied(X).numpy(), untied(X).numpy())            # the same function
@@ -153,6 +246,14 @@ for name in ("weight", "bias"):
 # %%
 calls = []
 handle = tied[2].weight.register_hook(lambda grad: calls.append(grad.numpy().copy()))
+tied.zero_grad()
+F.mse_loss(tied(X), target).backward()
+handle.remove()
+print(f"the hook ran {len(calls)} time(s)")
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+calls = []
+handle = tied[2].weight.register_hook(lambda grad: calls.append(grad.clone()))
 tied.zero_grad()
 F.mse_loss(tied(X), target).backward()
 handle.remove()
@@ -193,6 +294,30 @@ print("parameters:", [(name, tuple(p.shape)) for name, p in model.named_paramete
 print("gradient of the table:")
 print(model.users.weight.grad.numpy())
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+class FriendScore(nn.Module):
+    """How likely are two users to be friends? The dot product of their vectors."""
+
+    def __init__(self, num_users, dim):
+        super().__init__()
+        self.users = nn.Embedding(num_users, dim)      # ONE table
+
+    def forward(self, user_id, friend_id):
+        u = self.users(user_id)        # column "user id"
+        f = self.users(friend_id)      # column "friend id": the same table
+        return (u * f).sum(dim=1)
+
+
+model = FriendScore(num_users=5, dim=3)
+dt.manual_seed(0)                      # the lesson's start table, for the same numbers
+with torch.no_grad():
+    model.users.weight.copy_(torch.from_numpy(dt.nn.Embedding(5, 3).weight.numpy()))
+user_id, friend_id = torch.tensor([0, 1, 2]), torch.tensor([1, 3, 0])
+model(user_id, friend_id).sum().backward()
+print("parameters:", [(name, tuple(p.shape)) for name, p in model.named_parameters()])
+print("gradient of the table:")
+print(model.users.weight.grad.numpy())
+
 # %% [markdown]
 # Users 0 and 1 appear in both columns, so their rows collect a contribution from each column;
 # user 4 appears nowhere and its row gets zero. As before, compare with two separate tables
@@ -203,6 +328,14 @@ user_table = nn.Embedding.from_pretrained(model.users.weight.numpy(), freeze=Fal
 friend_table = nn.Embedding.from_pretrained(model.users.weight.numpy(), freeze=False)
 (user_table(user_id) * friend_table(friend_id)).sum(axis=1).sum().backward()
 summed = user_table.weight.grad.numpy() + friend_table.weight.grad.numpy()
+
+# %% tags=["twin-torch"]
+start = model.users.weight.detach()
+user_table = nn.Embedding.from_pretrained(start.clone(), freeze=False)
+friend_table = nn.Embedding.from_pretrained(start.clone(), freeze=False)
+(user_table(user_id) * friend_table(friend_id)).sum(dim=1).sum().backward()
+summed = user_table.weight.grad + friend_table.weight.grad
+print("the shared table's gradient is the sum:", torch.allclose(model.users.weight.grad, summed))
 
 # %%
 assert len(list(model.parameters())) == 1                           # one table
@@ -224,6 +357,20 @@ user_emb, friend_emb = nn.Embedding(5, 3), nn.Embedding(5, 3)
 friend_emb.weight = user_emb.weight
 assert friend_emb.weight is user_emb.weight
 dt.diagnose.ties(nn.ModuleDict({"user": user_emb, "friend": friend_emb}))
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+user_emb, friend_emb = nn.Embedding(5, 3), nn.Embedding(5, 3)
+friend_emb.weight = user_emb.weight
+ties(nn.ModuleDict({"user": user_emb, "friend": friend_emb}))
+
+# %% tags=["twin-paddle"]
+import paddle
+from paddle import nn
+
+user_emb, friend_emb = nn.Embedding(5, 3), nn.Embedding(5, 3)
+friend_emb.weight = user_emb.weight              # dynamic graph: the same object, as in PyTorch
+both = nn.LayerDict({"user": user_emb, "friend": friend_emb})
+print(friend_emb.weight is user_emb.weight, [name for name, _ in both.named_parameters()])
 
 # %% [markdown] tags=["claim-paddle-tying-static-paramattr-name-shares", "claim-paddle-tying-dynamic-same-name-valueerror"]
 # ### Going deeper: Paddle's names, side by side
@@ -257,6 +404,24 @@ assert right.weight is left.weight and right.bias is not left.bias
 right.bias = left.bias                            # now the whole layer is shared
 assert len(list(nn.ModuleDict({"left": left, "right": right}).parameters())) == 2
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+left, right = nn.Linear(3, 3), nn.Linear(3, 3)
+right.weight = left.weight                        # the weight only
+print(ties(nn.ModuleDict({"left": left, "right": right})))
+right.bias = left.bias                            # now the whole layer is shared
+
+# %% tags=["twin-paddle"]
+left, right = nn.Linear(3, 3), nn.Linear(3, 3)
+right.weight = left.weight                        # the weight only: two biases remain
+print("weight shared:", right.weight is left.weight, "| bias shared:", right.bias is left.bias)
+right.bias = left.bias                            # now the whole layer is shared
+print(len(nn.LayerDict({"left": left, "right": right}).parameters()), "parameters")
+try:                                              # sharing by name, a static graph's way,
+    for column in ("user", "friend"):             # is refused in the dynamic graph
+        nn.Embedding(5, 3, weight_attr=paddle.ParamAttr(name="shared_emb"))
+except ValueError as err:
+    print("ValueError:", str(err).split("Please")[0])
+
 # %% [markdown] tags=["claim-torch-tying-named-parameters-once", "claim-torch-tying-state-dict-every-alias"]
 # ## How shared parameters are listed and stored
 #
@@ -278,6 +443,12 @@ print("named_parameters():", [name for name, _ in tied.named_parameters()])
 print("remove_duplicate=False:", [name for name, _ in tied.named_parameters(remove_duplicate=False)])
 print("state_dict():", list(tied.state_dict()))
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+print("parameters():", len(list(tied.parameters())), "tensors")
+print("named_parameters():", [name for name, _ in tied.named_parameters()])
+print("remove_duplicate=False:", [name for name, _ in tied.named_parameters(remove_duplicate=False)])
+print("state_dict():", list(tied.state_dict()))
+
 # %%
 assert len(list(tied.parameters())) == 6
 assert [n for n, _ in tied.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias",
@@ -293,9 +464,19 @@ assert {"2.weight", "4.weight", "2.bias", "4.bias"} <= set(tied.state_dict())
 report = dt.diagnose.ties(tied)
 report
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+report = ties(tied)
+report
+
 # %%
 assert report.groups == [["2.weight", "4.weight"], ["2.bias", "4.bias"]]
 dt.diagnose.summary(tied)
+
+# %% tags=["twin-torch"]
+# PyTorch has no summary table: count each parameter once, as parameters() lists it.
+once = sum(p.numel() for p in tied.parameters())
+every_name = sum(p.numel() for _, p in tied.named_parameters(remove_duplicate=False))
+print(f"total: {once} parameters (counted under every name: {every_name})")
 
 # %% [markdown]
 # **In a file.** `dt.save(net.state_dict(), path)` writes a safetensors file. Any safetensors
@@ -309,6 +490,17 @@ dt.save(tied.state_dict(), path)
 raw = load_file(path)                     # plain safetensors, no dltutor involved
 print(sorted(raw))
 print("2.weight and 4.weight equal in the file:", np.array_equal(raw["2.weight"], raw["4.weight"]))
+
+# %% tags=["twin-torch"]
+# torch.save writes a zip holding a pickle: the shared tensor's storage is stored once.
+folder = tempfile.TemporaryDirectory()
+path = os.path.join(folder.name, "tied.pt")
+torch.save(tied.state_dict(), path)
+raw = torch.load(path)
+print(sorted(raw))
+print("2.weight and 4.weight equal in the file:", torch.equal(raw["2.weight"], raw["4.weight"]))
+print("and one storage:", raw["2.weight"].untyped_storage().data_ptr()
+      == raw["4.weight"].untyped_storage().data_ptr())
 
 # %%
 assert "2.weight" in raw and "4.weight" in raw
@@ -332,6 +524,17 @@ fresh.load_state_dict(dt.load(path))
 print("still one object:", fresh[2].weight is fresh[4].weight)
 print("same output as the saved network:", np.allclose(fresh(X).numpy(), tied(X).numpy()))
 
+# %% tags=["twin-torch"]
+def make_tied(seed):
+    torch.manual_seed(seed)
+    return tied_net(nn)
+
+
+fresh = make_tied(seed=123)
+fresh.load_state_dict(torch.load(path))
+print("still one object:", fresh[2].weight is fresh[4].weight)
+print("same output as the saved network:", torch.allclose(fresh(X), tied(X)))
+
 # %%
 assert fresh[2].weight is fresh[4].weight
 assert np.array_equal(fresh[2].weight.numpy(), tied[2].weight.numpy())
@@ -351,6 +554,17 @@ F.mse_loss(loose(X), target).backward()
 opt.step()
 print("equal before the step:", equal_before, "| after:",
       np.array_equal(loose[2].weight.numpy(), loose[4].weight.numpy()))
+
+# %% tags=["twin-torch"]
+loose = untied_net(nn)
+loose.load_state_dict(torch.load(path))
+equal_before = torch.equal(loose[2].weight, loose[4].weight)
+opt = torch.optim.SGD(loose.parameters(), lr=0.1)
+F.mse_loss(loose(X), target).backward()
+opt.step()
+print("equal before the step:", equal_before, "| after:",
+      torch.equal(loose[2].weight, loose[4].weight))
+folder.cleanup()
 
 # %%
 assert equal_before and loose[2].weight is not loose[4].weight
@@ -376,6 +590,15 @@ try:
 except nn.StateDictError as err:
     print(err)
 assert np.array_equal(fresh[2].weight.numpy(), kept)              # dltutor: nothing changed
+
+# %% tags=["twin-torch"]
+# Here PyTorch differs: it loads the disagreeing dict without a word, and the name the
+# network reaches last, 4.weight, wins.
+disagreeing = {name: value.clone() for name, value in tied.state_dict().items()}
+disagreeing["4.weight"] = disagreeing["2.weight"] + 1.0          # the two names now disagree
+print(fresh.load_state_dict(disagreeing))
+print("the shared weight holds 4.weight's value:",
+      torch.equal(fresh[2].weight, disagreeing["4.weight"]))
 
 # %% [markdown] tags=["claim-torch-tying-load-disagreeing-aliases-last-module-wins"]
 # PyTorch 2.13 loads the same dict without a word. Its `load_state_dict` walks the network
@@ -426,6 +649,39 @@ losses = recorder.series("loss")
 print(f"{steps} steps: loss {losses[0]:.4f} -> {losses[-1]:.4f}, accuracy {accuracy:.1%}")
 print("layers recorded:", recorder.names)
 
+# %% tags=["twin-torch"]
+# PyTorch has no Recorder: the loop keeps the loss and each layer's norms itself.
+from dltutor.data import make_moons
+
+X_moons, y_moons = make_moons(n=200, noise=0.15, seed=0)
+xb, yb = torch.from_numpy(X_moons), torch.from_numpy(y_moons)
+norm = nn.utils.get_total_norm
+
+
+def train_tied_mlp(seed=0):
+    torch.manual_seed(seed)
+    hidden = nn.Linear(16, 16)
+    mlp = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), hidden, nn.Tanh(), hidden, nn.Tanh(),
+                        nn.Linear(16, 2))
+    opt = torch.optim.SGD(mlp.parameters(), lr=0.3, momentum=0.9)
+    losses, param_norms, grad_norms = [], [], []
+    for step in range(steps):
+        opt.zero_grad()
+        loss = F.cross_entropy(mlp(xb), yb)
+        loss.backward()
+        losses.append(loss.item())
+        param_norms.append([norm(list(mlp[i].parameters())).item() for i in (0, 2, 6)])
+        grad_norms.append([norm([p.grad for p in mlp[i].parameters()]).item() for i in (0, 2, 6)])
+        opt.step()
+    accuracy = (mlp(xb).argmax(dim=1) == yb).float().mean().item()
+    return mlp, losses, param_norms, grad_norms, accuracy
+
+
+steps = 200 if dt.quick_mode() else 300
+mlp, losses, param_norms, grad_norms, accuracy = train_tied_mlp()
+print(f"{steps} steps: loss {losses[0]:.4f} -> below 0.05: {losses[-1] < 0.05}, "
+      f"accuracy above 95%: {accuracy > 0.95}")
+
 # %%
 def tied_mlp_learns(mlp, recorder, accuracy):
     losses = recorder.series("loss")
@@ -451,6 +707,19 @@ axes[1].set_title("Gradient norm per layer")
 plot.show()
 
 
+# %% tags=["twin-torch"]
+# No plot.traces in PyTorch: matplotlib draws the norms the loop kept.
+import matplotlib.pyplot as plt
+
+fig, axes = plt.subplots(2, 1, figsize=(7.2, 6.4), layout="constrained")
+for ax, series, title in [(axes[0], param_norms, "Parameter norm per layer (layer 2 = the shared one)"),
+                          (axes[1], grad_norms, "Gradient norm per layer")]:
+    ax.plot(np.array(series), label=["0", "2", "6"])
+    ax.set_title(title)
+    ax.set_xlabel("step")
+    ax.legend()
+plt.show()
+
 # %% [markdown]
 # **Why share at all?**
 #
@@ -461,6 +730,16 @@ plot.show()
 # %%
 def count(model):
     return sum(p.numel() for p in model.parameters())
+
+untied_mlp = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(),
+                           nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 2))
+print(f"tied: {count(mlp)} parameters   untied: {count(untied_mlp)} parameters   "
+      f"saved: {count(untied_mlp) - count(mlp)}")
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+def count(model):
+    return sum(p.numel() for p in model.parameters())
+
 
 untied_mlp = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(),
                            nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 2))
@@ -501,6 +780,28 @@ print("parameters:", count(lm), "| without the tie it would be", count(lm) + voc
 logits = lm(dt.tensor([3, 14, 15]))
 print("logits:", logits.shape)
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+vocab_size, dim = 1000, 32
+
+
+class TinyLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, dim)
+        self.mix = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, vocab_size, bias=False)
+        self.head.weight = self.embed.weight          # tie: (vocab, dim) both
+
+    def forward(self, tokens):
+        return self.head(torch.tanh(self.mix(self.embed(tokens))))
+
+
+lm = TinyLM()
+print(ties(lm))
+print("parameters:", count(lm), "| without the tie it would be", count(lm) + vocab_size * dim)
+logits = lm(torch.tensor([3, 14, 15]))
+print("logits:", tuple(logits.shape))
+
 # %%
 assert lm.head.weight is lm.embed.weight and logits.shape == (3, vocab_size)
 assert count(lm) == vocab_size * dim + dim * dim + dim
@@ -535,6 +836,27 @@ class NormTrace:
                                  for (_, p), old in zip(self.named, self.before)])
 
 
+# %% tags=["twin-torch"]
+class NormTrace:
+    """Per step: the gradient norm and the update norm of every parameter."""
+
+    def __init__(self, model, opt):
+        self.named = list(model.named_parameters())
+        self.grad_norm, self.update_norm = [], []
+        opt.register_step_pre_hook(self.before_step)
+        opt.register_step_post_hook(self.after_step)
+
+    def before_step(self, opt, args, kwargs):
+        self.before = [p.detach().clone() for _, p in self.named]
+        self.grad_norm.append([p.grad.norm().item() for _, p in self.named])
+
+    def after_step(self, opt, args, kwargs):
+        self.update_norm.append([(p.detach() - old).norm().item()
+                                 for (_, p), old in zip(self.named, self.before)])
+
+
+print("the hooks it uses:", [name for name in dir(torch.optim.SGD) if name.startswith("register_step")])
+
 # %% [markdown]
 # Attach it and a `Recorder` (one column per parameter) to a fresh tied network and train a few
 # steps: both see the same numbers.
@@ -551,6 +873,20 @@ for step in range(5):
     F.cross_entropy(traced(xb), yb).backward()
     opt.step()
 print("parameters traced:", [name for name, _ in mine.named])
+
+# %% tags=["twin-torch"]
+torch.manual_seed(0)
+hidden = nn.Linear(16, 16)
+traced = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), hidden, nn.Tanh(), hidden, nn.Tanh(),
+                       nn.Linear(16, 2))
+opt = torch.optim.SGD(traced.parameters(), lr=0.3, momentum=0.9)
+mine = NormTrace(traced, opt)
+for step in range(5):
+    opt.zero_grad()
+    F.cross_entropy(traced(xb), yb).backward()
+    opt.step()
+print("parameters traced:", [name for name, _ in mine.named])
+print("steps traced:", len(mine.grad_norm), "| values per step:", len(mine.update_norm[0]))
 
 # %%
 assert [name for name, _ in mine.named] == kits.names       # the shared weight once
