@@ -33,6 +33,21 @@ np.set_printoptions(precision=4, suppress=True)
 EPOCHS = 3 if dt.quick_mode() else 10      # the longer training runs; short under the tests
 print("quick mode:", dt.quick_mode(), "| epochs for the longer runs:", EPOCHS)
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+import os
+import warnings
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+np.set_printoptions(precision=4, suppress=True)
+torch.set_printoptions(precision=4)
+QUICK = os.environ.get("DLTUTOR_QUICK") == "1"      # the kit's quick mode, read directly
+EPOCHS = 3 if QUICK else 10
+print("quick mode:", QUICK, "| epochs for the longer runs:", EPOCHS)
+
 # %% [markdown]
 # ## The network and the data
 #
@@ -43,6 +58,60 @@ print("quick mode:", dt.quick_mode(), "| epochs for the longer runs:", EPOCHS)
 
 # %%
 print(inspect.getsource(LeNet))
+
+
+# %% tags=["twin-torch"]
+class LeNet(nn.Module):
+    """conv 6@3x3 (pad 1), relu, maxpool 2, conv 16@3x3, relu, fc 64->32, relu, fc 32->10"""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, kernel_size=3, padding=1)   # 1x8x8 -> 6x8x8
+        self.pool = nn.MaxPool2d(2)                              # 6x8x8 -> 6x4x4
+        self.conv2 = nn.Conv2d(6, 16, kernel_size=3)             # 6x4x4 -> 16x2x2
+        self.fc1 = nn.Linear(16 * 2 * 2, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x)))
+        x = F.relu(self.conv2(x)).flatten(1)
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+print(LeNet())
+
+# %% tags=["twin-paddle"]
+import logging
+import warnings
+
+import numpy as np
+import paddle
+from paddle import nn
+from paddle.nn import functional as F
+from paddle.regularizer import L1Decay, L2Decay
+
+np.set_printoptions(precision=4, suppress=True)
+logging.getLogger().setLevel(logging.WARNING)   # Paddle's INFO notes carry a timestamp
+
+
+class LeNet(nn.Layer):
+    """The same layers in Paddle (Conv2D, MaxPool2D; a Linear weight is stored (in, out))."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2D(1, 6, kernel_size=3, padding=1)
+        self.pool = nn.MaxPool2D(2)
+        self.conv2 = nn.Conv2D(6, 16, kernel_size=3)
+        self.fc1 = nn.Linear(16 * 2 * 2, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x)))
+        x = F.relu(self.conv2(x)).flatten(1)
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+print(LeNet())
 
 # %% [markdown]
 # Its layers are attributes named `conv1`, `conv2`, `fc1` and `fc2`, so every parameter name
@@ -56,12 +125,63 @@ net = make_net(seed=0)        # dt.manual_seed(0), then LeNet()
 for name, param in net.named_parameters():
     print(f"{name:13s} {tuple(param.shape)}")
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+from dltutor.examples import digits, make_net as kit_net    # the kit's digits and start values
+
+train_set, X_test, y_test = digits()                         # NumPy arrays, as in the kit
+X_train, y_train = train_set.arrays
+train_data = torch.utils.data.TensorDataset(torch.from_numpy(X_train), torch.from_numpy(y_train))
+X_test, y_test = torch.from_numpy(X_test), torch.from_numpy(y_test)
+print("train", len(train_data), "| test images", tuple(X_test.shape), X_test.dtype,
+      "| labels", y_test.dtype)
+
+
+def make_net(seed=0):
+    """A LeNet holding the kit's start values for ``seed``, so that the numbers compare
+    (PyTorch's own start, torch.manual_seed(seed); LeNet(), draws other random numbers)."""
+    net = LeNet()
+    net.load_state_dict({n: torch.from_numpy(p.numpy().copy())
+                         for n, p in kit_net(seed).named_parameters()})
+    return net
+
+
+net = make_net(seed=0)
+for name, param in net.named_parameters():
+    print(f"{name:13s} {tuple(param.shape)}")
+
 # %% [markdown]
 # Eight parameter tensors: a weight and a bias per layer. `dltutor.examples` also holds the few
 # helpers every experiment below repeats. The training loop is the one to know:
 
 # %%
 print(inspect.getsource(train_epoch))
+
+
+# %% tags=["twin-torch"]
+def train_epoch(net, opt, loader):
+    """One pass over ``loader`` (zero_grad, backward, step for each batch); the mean loss."""
+    total = 0.0
+    for xb, yb in loader:
+        loss = F.cross_entropy(net(xb), yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    return total / len(loader)
+
+
+def accuracy(net):
+    """The fraction of the 297 test digits that ``net`` classifies right."""
+    with torch.no_grad():
+        return (net(X_test).argmax(dim=1) == y_test).float().mean().item()
+
+
+def snapshot(params):
+    """Copies of the parameters' values as NumPy arrays."""
+    return [p.detach().numpy().copy() for p in params]
+
+
+print(f"the untrained net gets {accuracy(net):.3f} of the test digits right")
 
 # %% [markdown]
 # The others: `make_net(seed)` builds a fresh network from a fixed seed, `make_loader()` the
@@ -73,6 +193,31 @@ print(inspect.getsource(train_epoch))
 print("batches per epoch:", len(make_loader()))
 assert len(make_loader()) == int(np.ceil(1500 / 64)) == 24
 assert np.array_equal(make_net(0).fc2.weight.numpy(), net.fc2.weight.numpy())   # same seed
+
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+class KitOrder(torch.utils.data.Sampler):
+    """The kit's shuffle (epoch e's order from NumPy's generator seeded with (seed, e)), so that
+    both see the same batches; PyTorch's own is shuffle=True, generator=torch.Generator()."""
+
+    def __init__(self, n, seed=0):
+        self.n, self.seed, self.epoch = n, seed, 0
+
+    def __len__(self):
+        return self.n
+
+    def __iter__(self):
+        order = np.random.default_rng([self.seed, self.epoch]).permutation(self.n)
+        self.epoch += 1
+        return iter(order.tolist())
+
+
+def make_loader(seed=0):
+    return torch.utils.data.DataLoader(train_data, batch_size=64,
+                                       sampler=KitOrder(len(train_data), seed))
+
+
+print("batches per epoch:", len(make_loader()))
 
 # %% [markdown] tags=["claim-torch-crossentropyloss-reduction-modes"]
 # ### Going deeper: the loss as a module
@@ -97,6 +242,15 @@ assert np.allclose(per_example.numpy().mean(), loss_fn(logits, labels).item(), r
 assert np.allclose(nn.CrossEntropyLoss(reduction="sum")(logits, labels).item(),
                    per_example.numpy().sum(), rtol=1e-5)
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+loss_fn = nn.CrossEntropyLoss()
+with torch.no_grad():
+    logits, labels = net(X_test[:8]), y_test[:8]
+    per_example = nn.CrossEntropyLoss(reduction="none")(logits, labels)
+    print("per example:", np.round(per_example.numpy(), 3))
+    mean, functional = loss_fn(logits, labels), F.cross_entropy(logits, labels)
+    print(f"mean {mean:.4f} = F.cross_entropy {functional:.4f}")
+
 # %% [markdown]
 # ## Different learning rates with parameter groups
 #
@@ -118,6 +272,19 @@ opt = optim.SGD([{"params": conv_params},                 # no "lr": uses the de
                 lr=0.05)
 diagnose.summary(net, opt)
 
+# %% tags=["twin-torch"]
+# PyTorch has no diagnose.summary: print each group's parameter names and lr yourself.
+net = make_net()
+conv_params = [(name, p) for name, p in net.named_parameters() if "conv" in name]
+other_params = [(name, p) for name, p in net.named_parameters() if "conv" not in name]
+
+opt = torch.optim.SGD([{"params": conv_params},                 # (name, parameter) pairs:
+                       {"params": other_params, "lr": 0.01}],   # PyTorch 2.6+ keeps the names
+                      lr=0.05)
+for i, group in enumerate(opt.param_groups):
+    for name in group["param_names"]:
+        print(f"{name:13s} group {i}  lr {group['lr']}")
+
 # %% [markdown] tags=["claim-torch-optim-groups-from-plain-lists"]
 # We passed `(name, parameter)` pairs, so the optimizer knows each parameter's name (it uses
 # them in messages, checkpoints and the diagnostics below). Plain lists of parameters, as in
@@ -129,6 +296,15 @@ plain = optim.SGD([{"params": [p for _, p in conv_params]},
 for g_named, g_plain in zip(opt.param_groups, plain.param_groups):
     assert g_named["lr"] == g_plain["lr"]
     assert all(a is b for a, b in zip(g_named["params"], g_plain["params"]))
+
+# %% tags=["twin-torch"]
+plain = torch.optim.SGD([{"params": [p for _, p in conv_params]},
+                         {"params": [p for _, p in other_params], "lr": 0.01}], lr=0.05)
+for g_named, g_plain in zip(opt.param_groups, plain.param_groups):
+    assert g_named["lr"] == g_plain["lr"]
+    assert all(a is b for a, b in zip(g_named["params"], g_plain["params"]))
+print("lrs:", [g["lr"] for g in plain.param_groups],
+      "| names kept:", "param_names" in plain.param_groups[0])
 
 # %% [markdown]
 # The proof is one training step. With plain SGD a parameter moves by exactly
@@ -146,6 +322,19 @@ opt.step()
 for (name, p), old in zip(net.named_parameters(), before):
     lr_used = opt.param_groups[0 if "conv" in name else 1]["lr"]
     assert np.allclose(old - p.numpy(), lr_used * p.grad.numpy(), atol=1e-7), name
+    print(f"{name:13s} moved by lr x grad with lr = {lr_used}")
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+loader = make_loader()
+xb, yb = next(iter(loader))
+before = snapshot(net.parameters())
+opt.zero_grad()
+F.cross_entropy(net(xb), yb).backward()
+opt.step()
+
+for (name, p), old in zip(net.named_parameters(), before):
+    lr_used = opt.param_groups[0 if "conv" in name else 1]["lr"]
+    assert np.allclose(old - p.detach().numpy(), lr_used * p.grad.numpy(), atol=1e-7), name
     print(f"{name:13s} moved by lr x grad with lr = {lr_used}")
 
 # %% [markdown]
@@ -169,6 +358,13 @@ assert opt.param_groups[0]["param_names"] == ["conv1.weight", "conv1.bias",
                                               "conv2.weight", "conv2.bias"]
 assert opt.param_groups[0]["momentum"] == 0.0    # inherited from SGD's default
 
+# %% tags=["twin-torch"]
+for i, group in enumerate(opt.param_groups):
+    print(f"group {i}: {len(group['params'])} parameters, lr {group['lr']}")
+print(sorted(k for k in opt.param_groups[1] if k not in ("params", "param_names")))
+print(opt)
+print(opt.param_groups[0]["param_names"])
+
 # %% [markdown]
 # ## Different optimizers for different parameters
 #
@@ -183,6 +379,16 @@ sgd = optim.SGD([(n, p) for n, p in net.named_parameters() if "conv" in n], lr=0
 adam = optim.Adam([(n, p) for n, p in net.named_parameters() if "conv" not in n], lr=0.01)
 both = optim.MultiOptimizer(sgd, adam)
 diagnose.summary(net, both)
+
+# %% tags=["twin-torch"]
+# PyTorch has no MultiOptimizer: make the two optimizers and call each one in the loop.
+net = make_net()
+sgd = torch.optim.SGD([(n, p) for n, p in net.named_parameters() if "conv" in n], lr=0.05)
+adam = torch.optim.Adam([(n, p) for n, p in net.named_parameters() if "conv" not in n], lr=0.01)
+optimizers = [sgd, adam]
+for one in optimizers:
+    for group in one.param_groups:
+        print(type(one).__name__, "lr", group["lr"], group["param_names"])
 
 # %% [markdown]
 # **What Adam does.** Adam keeps two running averages for every element, of the gradient (its
@@ -208,6 +414,25 @@ for name, p in net.named_parameters():
         assert np.allclose(np.abs(delta[live]), 0.01, rtol=1e-3), name
     print(f"{name:13s} largest change {np.abs(delta).max():.5f}")
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+loader = make_loader()
+xb, yb = next(iter(loader))
+before = dict(zip([n for n, _ in net.named_parameters()], snapshot(net.parameters())))
+for one in optimizers:
+    one.zero_grad()
+F.cross_entropy(net(xb), yb).backward()
+for one in optimizers:
+    one.step()
+
+for name, p in net.named_parameters():
+    delta, grad = before[name] - p.detach().numpy(), p.grad.numpy()
+    if "conv" in name:
+        assert np.allclose(delta, 0.05 * grad, atol=1e-7), name
+    else:
+        live = np.abs(grad) > 1e-4           # elements whose gradient is not tiny
+        assert np.allclose(np.abs(delta[live]), 0.01, rtol=1e-3), name
+    print(f"{name:13s} largest change {np.abs(delta).max():.5f}")
+
 # %%
 both.zero_grad()                              # one call clears the parameters of both
 assert all(p.grad is None for p in net.parameters())
@@ -221,6 +446,15 @@ except ValueError as err:
 print(refused)
 assert refused is not None and "'conv1.bias'" in refused
 
+# %% tags=["twin-torch"]
+# PyTorch has no MultiOptimizer: clear each one; nothing stops two sharing a parameter.
+for one in optimizers:
+    one.zero_grad()                           # PyTorch sets .grad to None
+assert all(p.grad is None for p in net.parameters())
+print("all gradients cleared:", all(p.grad is None for p in net.parameters()))
+shared = torch.optim.Adam([net.fc2.bias, net.conv1.bias])      # conv1.bias is in sgd too
+print("accepted: conv1.bias in two optimizers, and each would step it")
+
 # %% [markdown]
 # Training goes on with the same loop as before:
 
@@ -230,6 +464,19 @@ assert refused is not None and "'conv1.bias'" in refused
 for epoch in trange(EPOCHS, desc="epochs", disable=dt.quick_mode()):
     loss = train_epoch(net, both, loader)
     print(f"epoch {epoch}: loss {loss:.4f}  test accuracy {accuracy(net):.3f}")
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+for epoch in range(EPOCHS):
+    total = 0.0
+    for xb, yb in loader:
+        loss = F.cross_entropy(net(xb), yb)
+        for one in optimizers:
+            one.zero_grad()
+        loss.backward()
+        for one in optimizers:
+            one.step()
+        total += loss.item()
+    print(f"epoch {epoch}: loss {total / len(loader):.4f}  test accuracy {accuracy(net):.3f}")
 
 # %% [markdown]
 # If the optimizers do *not* step at the same moments (one every batch, one every 10 batches),
@@ -260,6 +507,13 @@ except ValueError as err:
     eps_refusal = str(err)
 assert "eps must be a number > 0" in eps_refusal    # refused; PyTorch steps to 0/0 = NaN
 
+# %% tags=["twin-torch"]
+# PyTorch takes eps=0: an entry whose gradient has always been 0 steps by 0/0 = NaN.
+w = nn.Parameter(torch.tensor([1.0, 2.0]))
+adam_eps0 = torch.optim.Adam([w], lr=0.01, eps=0.0)
+w.grad = torch.tensor([0.5, 0.0])             # the second entry has no gradient yet
+adam_eps0.step()
+print(w.detach())
 
 # %% [markdown]
 # ## Training only some parameters
@@ -274,6 +528,22 @@ opt = optim.SGD([p for n, p in net.named_parameters() if "conv" in n], lr=0.05)
 xb, yb = next(iter(make_loader()))
 each_pass = []        # what each backward pass alone sends to fc2.bias (a hook sees it)
 conv_pass = []        # the same for conv1.bias, which the optimizer holds
+handles = [net.fc2.bias.register_hook(lambda grad: each_pass.append(grad.numpy().copy())),
+           net.conv1.bias.register_hook(lambda grad: conv_pass.append(grad.numpy().copy()))]
+for step in range(2):
+    opt.zero_grad()                               # clears the conv gradients only
+    F.cross_entropy(net(xb), yb).backward()
+    opt.step()
+for handle in handles:
+    handle.remove()
+print("one pass:     ", np.round(each_pass[0][:4], 4), "...")
+print("fc2.bias.grad:", np.round(net.fc2.bias.grad.numpy()[:4], 4), "... after 2 steps")
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+net = make_net()
+opt = torch.optim.SGD([p for n, p in net.named_parameters() if "conv" in n], lr=0.05)
+xb, yb = next(iter(make_loader()))
+each_pass, conv_pass = [], []
 handles = [net.fc2.bias.register_hook(lambda grad: each_pass.append(grad.numpy().copy())),
            net.conv1.bias.register_hook(lambda grad: conv_pass.append(grad.numpy().copy()))]
 for step in range(2):
@@ -323,6 +593,17 @@ for (name, p), old in zip(net.named_parameters(), before):
     else:
         assert p.grad is None and np.array_equal(old, p.numpy()), name
 
+# %% tags=["twin-torch"]
+net = make_net()
+net.fc1.requires_grad_(False)
+net.fc2.requires_grad_(False)
+trainable = [(n, p) for n, p in net.named_parameters() if p.requires_grad]
+opt = torch.optim.SGD(trainable, lr=0.05, momentum=0.9)
+print("trainable:", [n for n, _ in trainable])
+
+train_epoch(net, opt, make_loader())        # one epoch
+for name, p in net.named_parameters():
+    print(f"{name:13s}", "grad None" if p.grad is None else "has a gradient")
 
 # %% [markdown] tags=["claim-paddle-paramattr-flat-list-lr-and-regularizer", "claim-paddle-group-overwrites-paramattr"]
 # ## Optimizer settings vs parameter settings
@@ -352,6 +633,33 @@ opt = optim.SGD([{"params": [(n, p) for n, p in net.named_parameters() if "conv"
 print(diagnose.explain_lr(opt, "fc1.weight"))
 diagnose.explain_lr(opt, "fc1.bias")
 
+# %% tags=["twin-torch"]
+# PyTorch has no lr_mult or regularizer: fc1.weight gets its own group, its L1 goes in the loss.
+net = make_net()
+named = dict(net.named_parameters())
+opt = torch.optim.SGD([
+    {"params": [(n, p) for n, p in named.items() if "conv" in n]},
+    {"params": [("fc1.weight", named["fc1.weight"])], "lr": 0.01 * 2.0, "weight_decay": 0.0},
+    {"params": [(n, p) for n, p in named.items() if "fc" in n and n != "fc1.weight"], "lr": 0.01},
+], lr=0.05, weight_decay=0.01)
+for i, group in enumerate(opt.param_groups):
+    print(f"group {i}: lr {group['lr']}, weight_decay {group['weight_decay']},",
+          group["param_names"])
+
+# %% tags=["twin-paddle"]
+# Paddle: a group overwrites ParamAttr, so fc1.weight gets its own group (0.4 x 0.05 = 0.02).
+pnet = LeNet()
+pnamed = dict(pnet.named_parameters())
+popt = paddle.optimizer.SGD(learning_rate=0.05, weight_decay=0.01, parameters=[
+    {"params": [p for n, p in pnamed.items() if "conv" in n]},
+    {"params": [pnamed["fc1.weight"]], "learning_rate": 0.4, "weight_decay": L1Decay(0.001)},
+    {"params": [p for n, p in pnamed.items() if "fc" in n and n != "fc1.weight"],
+     "learning_rate": 0.2},                                  # a scale: 0.2 x 0.05 = 0.01
+])
+for name in ("conv1.weight", "fc1.weight", "fc1.bias"):
+    p = pnamed[name]
+    print(f"{name:13s} lr 0.05 x {p.optimize_attr['learning_rate']}, regularizer {p.regularizer}")
+
 # %% [markdown]
 # Now the proof, by hand. With SGD the regularizer's gradient is added to the loss gradient,
 # then the step is taken with the effective lr:
@@ -378,6 +686,38 @@ assert np.allclose(net.fc1.bias.numpy(), b_expected, atol=1e-7)
 wrong = w_old - 0.02 * (g_w + 0.001 * np.sign(w_old) + 0.01 * w_old)   # if both decays applied
 assert not np.allclose(net.fc1.weight.numpy(), wrong, atol=1e-7)
 
+# %% tags=["twin-torch"]
+xb, yb = next(iter(make_loader()))
+w_old, b_old = (named[n].detach().numpy().copy() for n in ("fc1.weight", "fc1.bias"))
+loss = F.cross_entropy(net(xb), yb)
+g_w, g_b = (g.numpy() for g in torch.autograd.grad(loss, [named["fc1.weight"], named["fc1.bias"]],
+                                                  retain_graph=True))   # the loss's own gradients
+opt.zero_grad()
+(loss + 0.001 * named["fc1.weight"].abs().sum()).backward()     # fc1.weight's L1, in the loss
+opt.step()
+
+w_expected = w_old - (0.01 * 2.0) * (g_w + 0.001 * np.sign(w_old))
+b_expected = b_old - 0.01 * (g_b + 0.01 * b_old)
+for name, expected in (("fc1.weight", w_expected), ("fc1.bias", b_expected)):
+    took = np.allclose(named[name].detach().numpy(), expected, atol=1e-7)
+    print(f"{name:10s} takes the hand step: {took}")
+
+# %% tags=["twin-paddle"]
+from dltutor.examples import make_loader
+
+xb, yb = (paddle.to_tensor(t.numpy()) for t in next(iter(make_loader())))   # the kit's first batch
+w_old, b_old = pnamed["fc1.weight"].numpy().copy(), pnamed["fc1.bias"].numpy().copy()
+popt.clear_grad()
+F.cross_entropy(pnet(xb), yb).backward()
+g_w, g_b = pnamed["fc1.weight"].grad.numpy().copy(), pnamed["fc1.bias"].grad.numpy().copy()
+popt.step()
+
+w_expected = w_old - (0.01 * 2.0) * (g_w + 0.001 * np.sign(w_old))
+b_expected = b_old - 0.01 * (g_b + 0.01 * b_old)
+for name, expected in (("fc1.weight", w_expected), ("fc1.bias", b_expected)):
+    took = np.allclose(pnamed[name].numpy(), expected, atol=1e-7)
+    print(f"{name:10s} takes the hand step: {took}")
+
 # %% [markdown] tags=["claim-paddle-paramattr-weight-attr", "claim-paddle-group-overwrites-paramattr", "claim-torch-no-lr-mult-own-group"]
 # ### Going deeper: the same settings in Paddle and in PyTorch
 #
@@ -397,6 +737,17 @@ print("lr_mult:", fc_paddle_style.weight.lr_mult, "| regularizer:",
       fc_paddle_style.weight.regularizer, "| bias:", fc_paddle_style.bias)
 assert fc_paddle_style.weight.lr_mult == 2.0 and fc_paddle_style.bias is None
 assert [name for name, _ in fc_paddle_style.named_parameters()] == ["weight"]
+
+# %% tags=["twin-torch"]
+# PyTorch has no ParamAttr: only bias=False; lr and penalty go to the optimizer and the loss.
+fc_torch = nn.Linear(4, 2, bias=False)
+print("bias:", fc_torch.bias, "| parameters:", [name for name, _ in fc_torch.named_parameters()])
+
+# %% tags=["twin-paddle", "twin-same-numbers"]
+fc_paddle_style = nn.Linear(4, 2, bias_attr=False, weight_attr=paddle.ParamAttr(
+    learning_rate=2.0, regularizer=L1Decay(0.001)))
+print("lr_mult:", fc_paddle_style.weight.optimize_attr["learning_rate"], "| regularizer:",
+      fc_paddle_style.weight.regularizer, "| bias:", fc_paddle_style.bias)
 
 # %% [markdown] tags=["claim-paddle-paramattr-flat-list-lr-and-regularizer", "claim-paddle-group-overwrites-paramattr", "claim-paddle-group-of-its-own-keeps-settings"]
 # In Paddle these rules hold only for a **flat** parameter list (`parameters=model.parameters()`):
@@ -443,6 +794,33 @@ same = all(np.allclose(a.numpy(), b.numpy(), atol=1e-7)
 print("the same parameters after one step:", same)
 assert same and not np.allclose(with_mult.fc1.weight.numpy(), make_net().fc1.weight.numpy())
 
+# %% tags=["twin-torch"]
+# PyTorch has no lr_mult: a group of its own is the way; check each step is lr x grad.
+with_group = make_net()
+by_group = torch.optim.SGD([
+    {"params": [p for n, p in with_group.named_parameters() if "conv" in n]},
+    {"params": [with_group.fc1.weight], "lr": 0.01 * 2.0},                 # PyTorch's way
+    {"params": [p for n, p in with_group.named_parameters()
+                if "conv" not in n and n != "fc1.weight"], "lr": 0.01}], lr=0.05)
+before = snapshot(with_group.parameters())
+by_group.zero_grad()
+F.cross_entropy(with_group(xb), yb).backward()
+by_group.step()
+lr_of = lambda n: 0.05 if "conv" in n else 0.02 if n == "fc1.weight" else 0.01
+same = all(np.allclose(old - p.detach().numpy(), lr_of(n) * p.grad.numpy(), atol=1e-7)
+           for (n, p), old in zip(with_group.named_parameters(), before))
+print("every parameter moved by its lr x grad:", same)
+
+# %% tags=["twin-paddle"]
+# Paddle: ParamAttr's settings hold in a flat list; adding the layer in a group overwrites them.
+make = lambda: nn.Linear(4, 2, weight_attr=paddle.ParamAttr(learning_rate=2.0,
+                                                            regularizer=L1Decay(0.001)))
+flat, grouped = make(), make()
+paddle.optimizer.SGD(learning_rate=0.01, weight_decay=0.01, parameters=flat.parameters())
+paddle.optimizer.SGD(learning_rate=0.05, weight_decay=0.01,
+                     parameters=[{"params": grouped.parameters(), "learning_rate": 0.2}])
+for how, layer in (("flat list:", flat), ("in a group:", grouped)):
+    print(how, layer.weight.optimize_attr, "|", layer.weight.regularizer)
 
 # %% [markdown] tags=["claim-paddle-zero-l2-regularizer-turns-decay-off"]
 # ## Different weight decay for different parameters
@@ -459,6 +837,14 @@ decay = [(n, p) for n, p in net.named_parameters() if not n.endswith("bias")]
 no_decay = [(n, p) for n, p in net.named_parameters() if n.endswith("bias")]
 opt = optim.SGD([{"params": decay, "weight_decay": 0.01},
                  {"params": no_decay, "weight_decay": 0.0}], lr=0.05)
+print([(len(g["params"]), g["weight_decay"]) for g in opt.param_groups])
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+net = make_net()
+decay = [(n, p) for n, p in net.named_parameters() if not n.endswith("bias")]
+no_decay = [(n, p) for n, p in net.named_parameters() if n.endswith("bias")]
+opt = torch.optim.SGD([{"params": decay, "weight_decay": 0.01},
+                       {"params": no_decay, "weight_decay": 0.0}], lr=0.05)
 print([(len(g["params"]), g["weight_decay"]) for g in opt.param_groups])
 
 # %% [markdown]
@@ -483,6 +869,24 @@ for name, p in net.named_parameters():
         assert np.allclose(p.numpy(), before[name] * (1 - 0.05 * 0.01), atol=1e-8), name
 print("weights shrank by the factor", 1 - 0.05 * 0.01, "; biases unchanged")
 
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+def zero_grad_step(opt, net):
+    """One step with all gradients set to zero: only weight decay moves parameters."""
+    for p in net.parameters():
+        p.grad = torch.zeros_like(p)
+    opt.step()
+
+
+before = dict(zip([n for n, _ in net.named_parameters()], snapshot(net.parameters())))
+zero_grad_step(opt, net)
+for name, p in net.named_parameters():
+    if name.endswith("bias"):
+        assert np.array_equal(p.detach().numpy(), before[name]), name
+    else:
+        assert np.allclose(p.detach().numpy(), before[name] * (1 - 0.05 * 0.01), atol=1e-8), name
+print("weights shrank by the factor", 1 - 0.05 * 0.01, "; biases unchanged")
+
 # %% [markdown] tags=["claim-paddle-adamw-apply-decay-param-fun"]
 # **2. AdamW with `apply_decay_param_fun`** (Paddle's idea). AdamW's decay is *decoupled*: before
 # its Adam step it shrinks a parameter directly, `p *= 1 - lr * weight_decay`. The function you
@@ -502,6 +906,40 @@ for name, p in net.named_parameters():
     else:
         assert np.allclose(p.numpy(), before[name] * (1 - 0.01 * 0.01), atol=1e-8), name
 diagnose.explain_lr(opt, "fc2.bias")
+
+# %% tags=["twin-torch"]
+# PyTorch's AdamW has no apply_decay_param_fun: two groups, weight_decay 0.0 for the biases.
+net = make_net()
+decay = [(n, p) for n, p in net.named_parameters() if not n.endswith("bias")]
+no_decay = [(n, p) for n, p in net.named_parameters() if n.endswith("bias")]
+opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
+                         {"params": no_decay, "weight_decay": 0.0}], lr=0.01)
+decays = {n: group["weight_decay"] > 0 for group in opt.param_groups for n in group["param_names"]}
+print({n: decays[n] for n, _ in net.named_parameters()})
+before = dict(zip([n for n, _ in net.named_parameters()], snapshot(net.parameters())))
+zero_grad_step(opt, net)            # Adam's own step is 0 for a zero gradient
+for name, p in net.named_parameters():
+    shrink = 1.0 if name.endswith("bias") else 1 - 0.01 * 0.01
+    assert np.allclose(p.detach().numpy(), before[name] * shrink, atol=1e-8), name
+
+# %% tags=["twin-paddle"]
+# Paddle calls the function with each parameter's generated name, so no name ends with "bias".
+with paddle.utils.unique_name.guard():             # the names a fresh Paddle process gives
+    pnet = LeNet()
+seen = {}
+
+
+def by_suffix(name):
+    seen[name] = not name.endswith("bias")
+    return seen[name]
+
+
+popt = paddle.optimizer.AdamW(learning_rate=0.01, weight_decay=0.01, parameters=pnet.parameters(),
+                              apply_decay_param_fun=by_suffix)
+for p in pnet.parameters():
+    p.grad = paddle.zeros_like(p)   # a zero gradient: only the decay can move anything
+popt.step()
+print(seen)
 
 # %% [markdown] tags=["claim-paddle-generated-param-names", "claim-paddle-adamw-apply-decay-param-fun", "claim-paddle-adamw-decay-by-name-set"]
 # **In Paddle the function sees other names.** Paddle's AdamW calls
@@ -528,6 +966,23 @@ assert [by_set(paddle_generated[n]) for n, _ in net.named_parameters()] == \
        [opt.decay_of(n).decoupled > 0 for n, _ in net.named_parameters()]  # agrees with dltutor
 print(sorted(decay_names))
 
+# %% tags=["twin-paddle"]
+paddle_generated = {n: p.name for n, p in pnet.named_parameters()}
+print({paddle_name: by_suffix(paddle_name) for paddle_name in paddle_generated.values()})
+decay_names = {paddle_generated[n] for n in paddle_generated if not n.endswith("bias")}
+popt = paddle.optimizer.AdamW(learning_rate=0.01, weight_decay=0.01, parameters=pnet.parameters(),
+                              apply_decay_param_fun=lambda name: name in decay_names)
+for n, p in pnet.named_parameters():
+    if n.endswith("bias"):                         # Paddle starts biases at 0: make decay visible
+        p.set_value(np.full(p.shape, 0.5, dtype="float32"))
+before = {n: p.numpy().copy() for n, p in pnet.named_parameters()}
+for p in pnet.parameters():
+    p.grad = paddle.zeros_like(p)
+popt.step()
+print("decayed:", [n for n, p in pnet.named_parameters()
+                   if not np.array_equal(p.numpy(), before[n])])
+print(sorted(decay_names))
+
 # %% [markdown] tags=["claim-torch-no-decay-for-1d-params"]
 # **3. No decay for any 1-D parameter.** A normalization layer's weight (its learned scale) and
 # bias are vectors too, and pulling a scale toward 0 works against the normalization. So the
@@ -551,6 +1006,22 @@ for name, p in normed.named_parameters():
 assert [n for n, _ in no_decay] == ["0.bias", "1.weight", "1.bias", "3.bias"]
 assert opt.decay_of("1.weight").decoupled == 0 and opt.decay_of("3.weight").decoupled == 0.05
 diagnose.explain_lr(opt, "1.weight")
+
+# %% tags=["twin-torch"]
+torch.manual_seed(0)
+normed = nn.Sequential(nn.Linear(8, 16), nn.LayerNorm(16), nn.ReLU(), nn.Linear(16, 4))
+no_decay = [(n, p) for n, p in normed.named_parameters() if p.dim() < 2]
+decay = [(n, p) for n, p in normed.named_parameters() if p.dim() >= 2]
+opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05},
+                         {"params": no_decay, "weight_decay": 0.0}], lr=0.01)
+print("no decay:", [n for n, _ in no_decay])
+before = dict(zip([n for n, _ in normed.named_parameters()], snapshot(normed.parameters())))
+zero_grad_step(opt, normed)          # only the decay can move anything
+for name, p in normed.named_parameters():
+    shrink = 1.0 if p.dim() < 2 else 1 - 0.01 * 0.05
+    assert np.allclose(p.detach().numpy(), before[name] * shrink, atol=1e-8), name
+print("decayed by 0.05:",
+      [n for group in opt.param_groups if group["weight_decay"] for n in group["param_names"]])
 
 # %% [markdown] tags=["claim-paddle-zero-l2-regularizer-turns-decay-off"]
 # ### Going deeper: a fourth way, a regularizer on each bias
@@ -576,6 +1047,38 @@ for name, p in net.named_parameters():
     assert np.allclose(p.numpy(), expected, atol=1e-8), name
 print(diagnose.explain_lr(opt, "conv1.bias").decay)
 
+# %% tags=["twin-torch"]
+# PyTorch has no regularizer on a parameter: a group with weight_decay=0.0 spares the biases.
+net = make_net()
+biases = [(n, p) for n, p in net.named_parameters() if n.endswith("bias")]
+weights = [(n, p) for n, p in net.named_parameters() if not n.endswith("bias")]
+opt = torch.optim.SGD([{"params": weights}, {"params": biases, "weight_decay": 0.0}],
+                      lr=0.05, weight_decay=0.01)
+before = dict(zip([n for n, _ in net.named_parameters()], snapshot(net.parameters())))
+zero_grad_step(opt, net)
+for name, p in net.named_parameters():
+    expected = before[name] if name.endswith("bias") else before[name] * (1 - 0.05 * 0.01)
+    assert np.allclose(p.detach().numpy(), expected, atol=1e-8), name
+print("weights shrank by the factor", 1 - 0.05 * 0.01, "; biases unchanged")
+
+# %% tags=["twin-paddle"]
+# Paddle: the same attribute (ParamAttr sets it when a layer is made); in a flat list only.
+pnet = LeNet()
+for name, p in pnet.named_parameters():
+    if name.endswith("bias"):
+        p.regularizer = L2Decay(0.0)      # what ParamAttr(regularizer=L2Decay(0.0)) sets
+        p.set_value(np.full(p.shape, 0.5, dtype="float32"))   # Paddle starts biases at 0
+popt = paddle.optimizer.SGD(learning_rate=0.05, weight_decay=0.01, parameters=pnet.parameters())
+before = {n: p.numpy().copy() for n, p in pnet.named_parameters()}
+for p in pnet.parameters():
+    p.grad = paddle.zeros_like(p)
+popt.step()
+for name, p in pnet.named_parameters():
+    expected = before[name] if name.endswith("bias") else before[name] * (1 - 0.05 * 0.01)
+    assert np.allclose(p.numpy(), expected, atol=1e-8), name
+print("weights shrank by the factor", 1 - 0.05 * 0.01,
+      "; biases unchanged, regularizer", pnet.conv1.bias.regularizer)
+
 # %% [markdown]
 # ## A parameter in an optimizer twice
 #
@@ -593,11 +1096,42 @@ except ValueError as err:
     print(message)
 assert "'fc2.weight' appears twice" in message
 
+# %% tags=["twin-torch"]
+net = make_net()
+try:
+    torch.optim.SGD([{"params": net.named_parameters()},
+                     {"params": net.fc2.named_parameters(prefix="fc2"), "lr": 0.001}], lr=0.05)
+except ValueError as err:
+    print(err)
+
+# %% tags=["twin-paddle"]
+pnet = LeNet()
+try:
+    paddle.optimizer.SGD(learning_rate=0.05, parameters=[
+        {"params": pnet.parameters()}, {"params": pnet.fc2.parameters(), "learning_rate": 0.02}])
+except ValueError as err:
+    print(err)
+
 # %% [markdown]
 # The same holds for one group that lists a parameter twice:
 
 # %% tags=["raises-exception"]
 optim.SGD([net.conv1.weight, net.conv1.bias, net.conv1.weight], lr=0.05)
+
+# %% tags=["twin-torch"]
+# PyTorch does not refuse a parameter twice in one group: it warns, then updates it twice per step.
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    torch.optim.SGD([net.conv1.weight, net.conv1.bias, net.conv1.weight], lr=0.05)
+print(f"{caught[0].category.__name__}: {caught[0].message}")
+
+# %% tags=["twin-paddle"]
+# Paddle does not check a parameter twice in one group: no error, no warning.
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    paddle.optimizer.SGD(learning_rate=0.05,
+                         parameters=[pnet.conv1.weight, pnet.conv1.bias, pnet.conv1.weight])
+print("accepted, with", len(caught), "warnings")
 
 # %% [markdown]
 # A parameter without a name is called by its place in the list, counting from 0: `#2` is the
@@ -610,6 +1144,13 @@ opt = optim.SGD([{"params": [(n, p) for n, p in net.named_parameters() if id(p) 
                  {"params": net.fc2.named_parameters(prefix="fc2"), "lr": 0.001}], lr=0.05)
 print([(len(g["params"]), g["lr"]) for g in opt.param_groups])
 assert [len(g["params"]) for g in opt.param_groups] == [6, 2]
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+special = {id(p) for p in net.fc2.parameters()}
+rest = [(n, p) for n, p in net.named_parameters() if id(p) not in special]
+opt = torch.optim.SGD([{"params": rest},
+                       {"params": net.fc2.named_parameters(prefix="fc2"), "lr": 0.001}], lr=0.05)
+print([(len(g["params"]), g["lr"]) for g in opt.param_groups])
 
 # %% [markdown] tags=["claim-torch-duplicate-in-one-group-warns-updates-twice", "claim-paddle-duplicate-in-one-group-unchecked", "claim-mge-duplicate-in-one-group-momentum-assertionerror", "claim-mge-duplicate-in-one-group-plain-sgd-twice"]
 # ### Going deeper: a duplicate in PyTorch, Paddle and MegEngine
@@ -674,6 +1215,51 @@ for momentum in (0.0, 0.9):
     twice = two_steps([w, w], momentum)
     print(f"momentum {momentum}: moves per step, listed once {once}, listed twice {twice}")
     assert (once, twice) == measured_in_torch[momentum]      # the model gives PyTorch's numbers
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+# The real PyTorch instead of a model of its loop: w = 1.0, gradient 0.5, SGD with lr 0.1.
+def two_steps(params_list, momentum):
+    w = params_list[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                # the duplicate warning, seen above
+        opt = torch.optim.SGD(params_list, lr=0.1, momentum=momentum)
+    moves = []
+    for _ in range(2):
+        old = w.item()
+        opt.zero_grad()
+        (w * 0.5).sum().backward()
+        opt.step()
+        moves.append(round(old - w.item(), 4))
+    return moves
+
+
+for momentum in (0.0, 0.9):
+    once = two_steps([nn.Parameter(torch.tensor([1.0]))], momentum)
+    w = nn.Parameter(torch.tensor([1.0]))
+    twice = two_steps([w, w], momentum)
+    print(f"momentum {momentum}: moves per step, listed once {once}, listed twice {twice}")
+
+# %% tags=["twin-paddle"]
+# Paddle, plain SGD only (the chapter measured no momentum there): w listed twice moves twice.
+def two_steps(params_list):
+    w = params_list[0]
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=params_list)
+    moves = []
+    for _ in range(2):
+        old = float(w.numpy()[0])
+        opt.clear_grad()
+        (w * 0.5).sum().backward()
+        opt.step()
+        moves.append(round(old - float(w.numpy()[0]), 4))
+    return moves
+
+
+one = lambda: paddle.create_parameter([1], "float32",
+                                      default_initializer=nn.initializer.Constant(1.0))
+once = two_steps([one()])
+w = one()
+twice = two_steps([w, w])                 # no error, no warning
+print(f"momentum 0.0: moves per step, listed once {once}, listed twice {twice}")
 
 # %% [markdown]
 # By hand, with momentum 0.9. Listed once, the buffer is `0.5`, then `0.9 * 0.5 + 0.5 = 0.95`,
