@@ -29,6 +29,18 @@ from dltutor.trace import Recorder
 np.set_printoptions(precision=4, suppress=True)
 print("quick mode:", dt.quick_mode())
 
+# %% tags=["twin-torch"]
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+import dltutor as dt      # only for the lesson's data and start weights, so the numbers compare
+
+np.set_printoptions(precision=4, suppress=True)
+torch.set_printoptions(precision=4)
+print("quick mode:", dt.quick_mode())
+
 # %% [markdown]
 # ## Three ways to stop a layer training
 #
@@ -54,6 +66,72 @@ def train_step(net, opt):
     opt.step()
     return loss.item()
 
+# %% tags=["twin-torch"]
+def from_kit(kit_module, module):
+    """Copy a kit module's start weights into the same PyTorch module (same numbers)."""
+    with torch.no_grad():
+        for p, q in zip(module.parameters(), kit_module.parameters()):
+            p.copy_(torch.from_numpy(q.numpy()))
+    return module
+
+
+def make_net():
+    dt.manual_seed(0)
+    kit = dt.nn.Sequential(dt.nn.Linear(3, 8), dt.nn.Tanh(), dt.nn.Linear(8, 1))
+    return from_kit(kit, nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1)))
+
+
+dt.manual_seed(1)
+x, y = (torch.from_numpy(t.numpy()) for t in (dt.randn(32, 3), dt.randn(32, 1)))
+
+
+def train_step(net, opt):
+    """One ordinary training step; returns the loss."""
+    opt.zero_grad()
+    loss = F.mse_loss(net(x), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+print(make_net())
+
+# %% tags=["twin-paddle"]
+import numpy as np
+import paddle
+from paddle import nn
+from paddle.nn import functional as F
+
+import dltutor as dt      # only for the lesson's data and start weights
+
+np.set_printoptions(precision=4, suppress=True)
+
+
+def make_net(**first_layer):
+    """The lesson's network; a Paddle Linear stores its weight (in, out): the kit's, transposed."""
+    dt.manual_seed(0)
+    kit = dt.nn.Sequential(dt.nn.Linear(3, 8), dt.nn.Tanh(), dt.nn.Linear(8, 1))
+    net = nn.Sequential(nn.Linear(3, 8, **first_layer), nn.Tanh(), nn.Linear(8, 1))
+    for i in (0, 2):
+        net[i].weight.set_value(kit[i].weight.numpy().T)
+        net[i].bias.set_value(kit[i].bias.numpy())
+    return net
+
+
+dt.manual_seed(1)
+x, y = (paddle.to_tensor(t.numpy()) for t in (dt.randn(32, 3), dt.randn(32, 1)))
+
+
+def train_step(net, opt):
+    opt.clear_grad()
+    loss = F.mse_loss(net(x), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+print(make_net())
+
 # %% [markdown]
 # ### Way 1: no gradient at all with requires_grad_(False)
 #
@@ -77,6 +155,40 @@ assert net1[0].weight.grad is None and net1[0].bias.grad is None
 assert net1[0].weight not in opt1.state and net1[0].bias not in opt1.state   # no momentum, no step count
 assert np.array_equal(net1[0].weight.numpy(), w0_before)                      # decay did not touch it
 assert opt1.state[net1[2].weight]["step"] == 5                                  # the rest trained
+
+# %% tags=["twin-torch"]
+net1 = make_net()
+net1[0].requires_grad_(False)
+opt1 = torch.optim.SGD(net1.parameters(), lr=0.05, momentum=0.9, weight_decay=0.01)
+w0_before = net1[0].weight.detach().clone()
+
+for _ in range(5):
+    train_step(net1, opt1)
+
+print("net1[0].weight.grad:", net1[0].weight.grad)
+print("optimizer state for net1[0].weight:", opt1.state.get(net1[0].weight))
+print("state of the trained layer:", list(opt1.state[net1[2].weight]), "(SGD counts no steps)")
+print("frozen weight unchanged:", torch.equal(net1[0].weight, w0_before))
+
+# %% tags=["twin-paddle"]
+net1 = make_net()
+for p in net1[0].parameters():
+    p.stop_gradient = True            # Paddle's requires_grad_(False)
+opt1 = paddle.optimizer.Momentum(learning_rate=0.05, momentum=0.9,
+                                 parameters=net1.parameters(), weight_decay=0.01)
+w0_before = net1[0].weight.numpy().copy()
+
+for _ in range(5):
+    train_step(net1, opt1)
+
+accumulators = list(opt1.state_dict())
+print("net1[0].weight.grad:", net1[0].weight.grad)
+with_velocity = [n for n, p in net1.named_parameters()
+                 if any(k.startswith(p.name + "_velocity") for k in accumulators)]
+print("parameters with a velocity:", with_velocity)
+print("frozen weight unchanged:", np.array_equal(net1[0].weight.numpy(), w0_before))
+built_frozen = nn.Linear(3, 8, weight_attr=paddle.ParamAttr(trainable=False))   # when built
+print("ParamAttr(trainable=False) gives stop_gradient:", built_frozen.weight.stop_gradient)
 
 # %% [markdown]
 # The frozen weight never got a gradient (`.grad` is still None), so `step()` skipped it
@@ -113,6 +225,39 @@ assert net2[0].weight.grad is not None                            # but it got a
 assert opt2.state[net2[0].weight]["step"] == 5                    # and the optimizer counted it
 assert buffer_norms[-1] > 1.5 * buffer_norms[0]                   # momentum keeps accumulating
 
+# %% tags=["twin-torch"]
+# PyTorch has no lr_mult: the layer to freeze gets a parameter group of its own with lr=0.
+net2 = make_net()
+opt2 = torch.optim.SGD([{"params": net2[0].parameters(), "lr": 0.0},
+                        {"params": net2[2].parameters()}],
+                       lr=0.05, momentum=0.9, weight_decay=0.01)
+w0_before = net2[0].weight.detach().clone()
+buffer_norms = []
+for _ in range(5):
+    train_step(net2, opt2)
+    state = opt2.state[net2[0].weight]
+    buffer_norms.append(state["momentum_buffer"].norm().item())
+print("gradient of the 'frozen' weight:", net2[0].weight.grad is not None)
+print("its optimizer state:", list(state), "(SGD counts no steps)")
+print("norm of its momentum buffer after each step:", np.round(buffer_norms, 4))
+print("it did not move:", torch.equal(net2[0].weight, w0_before))
+
+# %% tags=["twin-paddle"]
+# Paddle's lr_mult = 0 is ParamAttr(learning_rate=0.0), given when the layer is built.
+net2 = make_net(weight_attr=paddle.ParamAttr(learning_rate=0.0),
+                bias_attr=paddle.ParamAttr(learning_rate=0.0))
+opt2 = paddle.optimizer.Momentum(learning_rate=0.05, momentum=0.9,
+                                 parameters=net2.parameters(), weight_decay=0.01)
+w0_before = net2[0].weight.numpy().copy()
+buffer_norms = []
+for _ in range(5):
+    train_step(net2, opt2)
+    velocity = opt2.state_dict()[net2[0].weight.name + "_velocity_0"]
+    buffer_norms.append(float(np.linalg.norm(velocity.numpy())))
+print("gradient of the 'frozen' weight:", net2[0].weight.grad is not None)
+print("norm of its velocity after each step:", np.round(buffer_norms, 4))
+print("it did not move:", np.array_equal(net2[0].weight.numpy(), w0_before))
+
 # %% [markdown]
 # ### Way 3: leaving the layer out of the optimizer
 #
@@ -134,6 +279,19 @@ for _ in range(5):
     grad_norms.append(float(np.linalg.norm(net3[0].weight.grad.numpy())))
 print("norm of net3[0].weight.grad after each step:", np.round(grad_norms, 4))
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+net3 = make_net()
+opt3 = torch.optim.SGD(net3[2].parameters(), lr=0.05, momentum=0.9)
+w0_before = net3[0].weight.detach().clone()
+arrived = []
+net3[0].weight.register_hook(lambda grad: arrived.append(grad.clone()))
+
+grad_norms = []
+for _ in range(5):
+    train_step(net3, opt3)          # its zero_grad() clears net3[2] only
+    grad_norms.append(net3[0].weight.grad.norm().item())
+print("norm of net3[0].weight.grad after each step:", np.round(grad_norms, 4))
+
 # %% [markdown]
 # The weight never moves, yet its `.grad` holds the **sum** of every gradient since training
 # began: after five steps it is several times the first gradient. Backward does the work for
@@ -153,6 +311,14 @@ opt3.add_param_group({"params": net3[0].named_parameters(prefix="0")})
 train_step(net3, opt3)
 assert not np.array_equal(net3[0].weight.numpy(), w0_before)             # now it trains
 assert opt3.state[net3[0].weight]["step"] == 1
+
+# %% tags=["twin-torch"]
+print("the sum of every gradient:", torch.allclose(net3[0].weight.grad, sum(arrived), atol=1e-6))
+net3.zero_grad()                     # the module's zero_grad clears every parameter
+print("after net3.zero_grad():", net3[0].weight.grad)
+opt3.add_param_group({"params": net3[0].parameters()})
+train_step(net3, opt3)
+print("now it trains:", not torch.equal(net3[0].weight, w0_before))
 
 # %% [markdown]
 # ### The three ways side by side
@@ -213,6 +379,37 @@ first_b = rec_b.series("update_norm", "0.weight")[frozen_steps]
 print(f"first update of 0.weight after unfreezing: requires_grad way {first_a:.4f}, "
       f"lr_mult way {first_b:.4f} ({first_b / first_a:.1f}x larger)")
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+# PyTorch has no lr_mult (a group with lr 0 instead) and no Recorder: we measure each update.
+frozen_steps = 20
+after_steps = 10
+
+
+def run(way):
+    """Freeze net[0] `way`, unfreeze it after frozen_steps; the size of each update of 0.weight."""
+    net = make_net()
+    opt = torch.optim.SGD([{"params": net[0].parameters()}, {"params": net[2].parameters()}],
+                          lr=0.05, momentum=0.9)
+    if way == "requires_grad":
+        net[0].requires_grad_(False)
+    else:
+        opt.param_groups[0]["lr"] = 0.0
+    norms = []
+    for step in range(frozen_steps + after_steps):
+        if step == frozen_steps:                  # unfreeze, both ways
+            net[0].requires_grad_(True)
+            opt.param_groups[0]["lr"] = 0.05
+        before = net[0].weight.detach().clone()
+        train_step(net, opt)
+        norms.append((net[0].weight - before).norm().item())
+    return norms
+
+
+norms_a, norms_b = run("requires_grad"), run("zero lr")
+first_a, first_b = norms_a[frozen_steps], norms_b[frozen_steps]
+print(f"first update of 0.weight after unfreezing: requires_grad way {first_a:.4f}, "
+      f"zero-lr way {first_b:.4f} ({first_b / first_a:.1f}x larger)")
+
 # %% [markdown]
 # The `requires_grad` copy starts its momentum afresh when unfrozen: its first update is a plain
 # first SGD step, `lr x gradient`. The `lr_mult` copy applies, on top of that gradient, the
@@ -235,6 +432,11 @@ axes[1].set_title("frozen with lr_mult = 0")
 for ax in axes:
     ax.axvline(frozen_steps - 0.5, color="0.3", ls=":", lw=1)
 plot.show()
+
+# %% tags=["twin-torch"]
+# No figure: the numbers it draws, the update size of 0.weight at steps 18 to 25 (unfrozen at 20).
+print("requires_grad way:", np.round(norms_a[18:26], 4))
+print("zero-lr way:      ", np.round(norms_b[18:26], 4))
 
 # %% [markdown] tags=["claim-torch-freezing-requires-grad-false-skipped", "claim-paddle-freezing-stop-gradient-skipped", "claim-paddle-freezing-trainable-false-stop-gradient", "claim-torch-freezing-lr-zero-momentum-accumulates", "claim-paddle-freezing-lr-zero-momentum-accumulates", "claim-torch-freezing-left-out-grad-accumulates", "claim-torch-freezing-frozen-layer-output-no-graph", "claim-paddle-freezing-frozen-layer-output-stop-gradient"]
 # The shaded steps are the frozen ones. On the left, the unfrozen layer starts gently and its
@@ -266,6 +468,17 @@ print("trainable layer's output: grad_fn =", net1[2](net1[1](hidden)).grad_fn)
 assert hidden.grad_fn is None and not hidden.requires_grad     # no graph is recorded for it
 assert make_net()[0](x).grad_fn is not None                   # unfrozen, the same layer records one
 
+# %% tags=["twin-torch"]
+hidden = net1[0](x)
+print("frozen layer's output:  requires_grad =", hidden.requires_grad,
+      "| grad_fn =", hidden.grad_fn)
+print("trainable layer's output: grad_fn =", net1[2](net1[1](hidden)).grad_fn.name())
+
+# %% tags=["twin-paddle"]
+hidden = net1[0](x)
+print("frozen layer's output:   stop_gradient =", hidden.stop_gradient)
+print("trainable layer's output: stop_gradient =", net1[2](net1[1](hidden)).stop_gradient)
+
 # %% [markdown]
 # ## Freezing BatchNorm statistics
 #
@@ -283,6 +496,13 @@ print("state dict:", list(bn.state_dict()))
 assert [n for n, _ in bn.named_parameters()] == ["weight", "bias"]
 assert {"running_mean", "running_var"} <= {n for n, _ in bn.named_buffers()}
 assert {"running_mean", "running_var"} <= set(bn.state_dict())     # saved with the model
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+bn = nn.BatchNorm1d(3)
+print(bn)
+print("parameters:", [n for n, _ in bn.named_parameters()])
+print("buffers:   ", [n for n, _ in bn.named_buffers()])
+print("state dict:", list(bn.state_dict()))
 
 # %% [markdown] tags=["claim-torch-freezing-bn-momentum-weight-of-batch", "claim-paddle-freezing-bn-momentum-weight-of-old"]
 # ### What momentum 0.1 means
@@ -320,6 +540,24 @@ assert not np.allclose(bn.running_mean.numpy(), paddle_running_update(old_mean, 
 # in training mode the output is normalized with the BATCH statistics, not the running ones
 assert np.allclose(out.numpy().mean(axis=0), 0, atol=1e-5)
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+dt.manual_seed(2)
+xb = torch.from_numpy((dt.randn(16, 3) * 2.0 + 1.0).numpy())   # the lesson's batch
+out = bn(xb)
+print("running_mean:", bn.running_mean.numpy(), " batch mean:", xb.mean(dim=0).numpy())
+
+# %% tags=["twin-paddle", "twin-same-numbers"]
+# Paddle's momentum is the weight of the OLD value: its default 0.9 is PyTorch's 0.1.
+import warnings
+
+# Paddle 3.3 warns at every BatchNorm forward in training mode that it tracks the statistics.
+warnings.filterwarnings("ignore", message="When training, we now always track")
+bn = nn.BatchNorm1D(3)
+dt.manual_seed(2)
+xb = paddle.to_tensor((dt.randn(16, 3) * 2.0 + 1.0).numpy())   # the lesson's batch
+out = bn(xb)
+print("running_mean:", bn._mean.numpy(), " batch mean:", xb.numpy().mean(axis=0))
+
 # %% [markdown] tags=["claim-torch-freezing-bn-eval-uses-running-stats", "claim-paddle-freezing-bn-eval-uses-running-stats"]
 # ### train() and eval()
 #
@@ -341,6 +579,38 @@ print("pretrained running_mean:", pretrained_mean, " running_var:", pretrained_v
 
 net.eval()
 print("training flags after eval():", [m.training for m in net.modules()])
+y_eval = net(data[0])
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+dt.manual_seed(3)                     # the lesson's start weights and batches
+kit_linear = dt.nn.Linear(4, 3)
+data = [torch.from_numpy((dt.randn(16, 4) * 3.0 + 2.0).numpy()) for _ in range(20)]
+net = nn.Sequential(from_kit(kit_linear, nn.Linear(4, 3)), nn.BatchNorm1d(3))
+for batch in data:
+    net(batch)                                   # "pretraining": the statistics settle
+pretrained_mean = net[1].running_mean.clone()
+pretrained_var = net[1].running_var.clone()
+print("pretrained running_mean:", pretrained_mean.numpy(), " running_var:", pretrained_var.numpy())
+
+net.eval()
+print("training flags after eval():", [m.training for m in net.modules()])
+y_eval = net(data[0])
+
+# %% tags=["twin-paddle"]
+dt.manual_seed(3)                     # the lesson's start weights and batches
+kit_linear = dt.nn.Linear(4, 3)
+data = [paddle.to_tensor((dt.randn(16, 4) * 3.0 + 2.0).numpy()) for _ in range(20)]
+net = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1D(3))
+net[0].weight.set_value(kit_linear.weight.numpy().T)
+net[0].bias.set_value(kit_linear.bias.numpy())
+for batch in data:
+    net(batch)                                   # "pretraining": the statistics settle
+pretrained_mean = net[1]._mean.numpy().copy()
+pretrained_var = net[1]._variance.numpy().copy()  # Paddle's follows the biased batch variance
+print("pretrained running_mean:", pretrained_mean, " running_var:", pretrained_var)
+
+net.eval()
+print("training flags after eval():", [m.training for m in net.sublayers(include_self=True)])
 y_eval = net(data[0])
 
 # %% [markdown]
@@ -365,6 +635,26 @@ net.train()
 net(data[0])
 print("after net.train() and one forward:", net[1].running_mean.numpy())
 assert not np.array_equal(net[1].running_mean.numpy(), pretrained_mean)
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+h = net[0](data[0])
+expected = ((h - pretrained_mean) / torch.sqrt(pretrained_var + net[1].eps)
+            * net[1].weight + net[1].bias)
+print("eval output uses the running statistics:", torch.allclose(y_eval, expected, atol=1e-5))
+
+net.train()
+net(data[0])
+print("after net.train() and one forward:", net[1].running_mean.numpy())
+
+# %% tags=["twin-paddle", "twin-same-numbers"]
+h = net[0](data[0]).numpy()
+expected = ((h - pretrained_mean) / np.sqrt(pretrained_var + net[1]._epsilon)
+            * net[1].weight.numpy() + net[1].bias.numpy())
+print("eval output uses the running statistics:", np.allclose(y_eval.numpy(), expected, atol=1e-5))
+
+net.train()
+net(data[0])
+print("after net.train() and one forward:", net[1]._mean.numpy())
 
 # %% [markdown]
 # ### Going deeper: statistics fixed in training mode, and what else freezes a BatchNorm
@@ -400,6 +690,39 @@ expected = ((h.numpy() - pretrained_mean) / np.sqrt(pretrained_var + net[1].eps)
             * net[1].weight.numpy() + net[1].bias.numpy())
 assert np.allclose(net[1](h).numpy(), expected, atol=1e-5)                 # and they are used
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+# PyTorch's BatchNorm has no use_global_stats: call bn.eval() again after every model.train().
+with torch.no_grad():
+    net[1].running_mean.copy_(pretrained_mean)     # put the pretrained statistics back
+    net[1].running_var.copy_(pretrained_var)
+print(net[1])
+
+opt = torch.optim.SGD(net.parameters(), lr=0.01)
+for batch in data[:5]:
+    net.train()                                    # as a training loop does, each epoch ...
+    net[1].eval()                                  # ... and the BatchNorm back to eval
+    opt.zero_grad()
+    net(batch).pow(2).mean().backward()
+    opt.step()
+print("running_mean after 5 training steps:", net[1].running_mean.numpy())
+
+# %% tags=["twin-paddle"]
+bn = nn.BatchNorm1D(3, use_global_stats=True)     # fixed statistics, in training mode too
+bn.set_state_dict(net[1].state_dict())             # its weight and bias, and ...
+bn._mean.set_value(pretrained_mean)                # ... the pretrained statistics put back
+bn._variance.set_value(pretrained_var)
+net = nn.Sequential(net[0], bn)
+print(bn)
+
+opt = paddle.optimizer.SGD(learning_rate=0.01, parameters=net.parameters())
+net.train()
+for batch in data[:5]:
+    opt.clear_grad()
+    net(batch).pow(2).mean().backward()
+    opt.step()
+print("in training mode:", bn.training, "| running_mean after 5 steps:", bn._mean.numpy())
+print("unchanged:", np.array_equal(bn._mean.numpy(), pretrained_mean))
+
 # %% [markdown] tags=["claim-torch-freezing-bn-requires-grad-false-stats-move", "claim-paddle-freezing-bn-stop-gradient-stats-move"]
 # The statistics are frozen, but BatchNorm's `weight` and `bias` still learn. Freezing the layer
 # completely takes both: `use_global_stats=True` for the buffers and `requires_grad_(False)` for
@@ -423,6 +746,31 @@ check_bn = dt.diagnose.why_not_updating(net, opt, "1.running_mean")
 check_bn
 assert check_bn.cause == "bn_stats_frozen" and "use_global_stats=True" in check_bn.verdict
 
+# %% tags=["twin-torch"]
+torch.manual_seed(0)
+only_params = nn.BatchNorm1d(3).requires_grad_(False)
+only_params(torch.randn(16, 3) + 5.0)
+print("requires_grad_(False) only:", only_params.running_mean.numpy())
+
+# No use_global_stats in PyTorch: eval() keeps the statistics, requires_grad_(False) the rest.
+fully = nn.BatchNorm1d(3).requires_grad_(False).eval()
+fully(torch.randn(16, 3) + 5.0)
+print("eval() and requires_grad_(False):", fully.running_mean.numpy())
+
+# %% tags=["twin-paddle"]
+paddle.seed(0)
+only_params = nn.BatchNorm1D(3)
+for p in only_params.parameters():
+    p.stop_gradient = True
+only_params(paddle.randn([16, 3]) + 5.0)
+print("stop_gradient only:", only_params._mean.numpy())
+
+fully = nn.BatchNorm1D(3, use_global_stats=True)
+for p in fully.parameters():
+    p.stop_gradient = True
+fully(paddle.randn([16, 3]) + 5.0)
+print("use_global_stats=True and stop_gradient:", fully._mean.numpy())
+
 # %% [markdown] tags=["claim-torch-freezing-bn-eps-zero-refused-in-training"]
 # `eps`, the small number added to the variance before the square root, must be above 0 here:
 # dltutor refuses `eps=0` when the layer is made. PyTorch 2.13 builds `BatchNorm1d(3, eps=0.0)`
@@ -436,6 +784,13 @@ except ValueError as err:
     print(err)
     eps_error = err
 assert "eps" in str(eps_error)
+
+# %% tags=["twin-torch"]
+strict = nn.BatchNorm1d(3, eps=0.0)           # PyTorch builds it ...
+try:
+    strict(torch.randn(16, 3))                 # ... and refuses it at a forward in training mode
+except ValueError as err:
+    print(err)
 
 # %% [markdown] tags=["claim-torch-freezing-zero-grad-momentum-coasts", "claim-torch-freezing-zero-grad-adam-moves", "claim-torch-freezing-zero-grad-weight-decay-shrinks"]
 # ## Why a frozen parameter can still move
@@ -467,6 +822,19 @@ print("yet the weight moved by", f"{np.linalg.norm(moved):.4f}")
 assert not net[0].weight.grad.numpy().any()
 assert np.allclose(moved, -0.05 * 0.9 * buf, atol=1e-7)
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+net = make_net()
+opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+for _ in range(3):
+    train_step(net, opt)
+
+handle = net[0].weight.register_hook(lambda grad: grad * 0)     # "freeze" with a zero gradient
+before = net[0].weight.detach().clone()
+train_step(net, opt)
+moved = net[0].weight.detach() - before
+print("gradient is all zeros:", not net[0].weight.grad.any().item())
+print("yet the weight moved by", f"{moved.norm().item():.4f}")
+
 # %% [markdown]
 # With a zero gradient the momentum rule gives `buf = 0.9 * buf + 0`, and the step is
 # `-lr * buf`: the layer coasts on its old momentum, a little less each step. Adam coasts the
@@ -487,6 +855,14 @@ for _ in range(3):
 print("after 3 steps with zero gradients:", w.numpy())
 assert np.allclose(w.numpy(), np.array([1.0, -2.0, 3.0]) * (1 - 0.1 * 0.5) ** 3)
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+w = nn.Parameter(torch.tensor([1.0, -2.0, 3.0]))
+sgd = torch.optim.SGD([w], lr=0.1, weight_decay=0.5)
+for _ in range(3):
+    w.grad = torch.zeros(3)
+    sgd.step()
+print("after 3 steps with zero gradients:", w.detach().numpy())
+
 # %% [markdown]
 # ### The fix: no gradient rather than a zero one
 #
@@ -501,6 +877,14 @@ for _ in range(3):
     train_step(net, opt)                 # opt.zero_grad() sets the old gradient to None
 assert net[0].weight.grad is None
 assert np.array_equal(net[0].weight.numpy(), before)
+
+# %% tags=["twin-torch"]
+handle.remove()
+net[0].requires_grad_(False)
+before = net[0].weight.detach().clone()
+for _ in range(3):
+    train_step(net, opt)                 # opt.zero_grad() sets the old gradient to None
+print("gradient:", net[0].weight.grad, "| moved:", not torch.equal(net[0].weight, before))
 
 # %% [markdown]
 # ### Asking why a parameter is or is not updating
@@ -546,6 +930,38 @@ xs, ys = dt.randn(16, 4), dt.randn(16, 1)
 loss = F.mse_loss(model(xs), ys)
 loss.backward(retain_graph=True)     # keep the graph so the check can walk it from the loss
 
+# %% tags=["twin-torch"]
+# PyTorch has no lr_mult: the mult_zero branch becomes a group of its own with lr=0.
+class Planted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        for branch in ("healthy", "left_out", "frozen", "detached", "lr_zero", "mult_zero"):
+            setattr(self, branch, nn.Linear(4, 4))    # the lesson's six branches
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = (self.healthy(x) + self.left_out(x) + self.frozen(x) + self.detached(x).detach()
+             + self.lr_zero(x) + self.mult_zero(x))
+        return self.head(h.tanh())
+
+
+torch.manual_seed(4)
+model = Planted()
+model.frozen.requires_grad_(False)
+
+
+def params_of(*branches):
+    """The parameters of the named branches."""
+    return [p for n, p in model.named_parameters() if n.split(".")[0] in branches]
+
+
+opt = torch.optim.SGD([{"params": params_of("healthy", "frozen", "detached", "head")},
+                       {"params": params_of("lr_zero"), "lr": 0.0},
+                       {"params": params_of("mult_zero"), "lr": 0.0}], lr=0.1)
+loss = F.mse_loss(model(torch.randn(16, 4)), torch.randn(16, 1))
+loss.backward()
+print("the groups' learning rates:", [group["lr"] for group in opt.param_groups])
+
 # %% [markdown]
 # The verdict for the weight of every branch, checked by taking a step, and under it the full
 # checklist for one of them (rows in red are problems; the verdict names the first):
@@ -567,6 +983,15 @@ print("moved:", sorted(moved))
 assert moved == {"healthy", "head"}
 checks["mult_zero"]           # the full checklist, as it stood before the step
 
+# %% tags=["twin-torch"]
+# PyTorch has no why_not_updating: a step shows what moves (a checklist by hand comes below).
+branches = ["healthy", "left_out", "frozen", "detached", "lr_zero", "mult_zero"]
+before = {n: p.detach().clone() for n, p in model.named_parameters()}
+opt.step()
+moved = {n.split(".")[0] for n, p in model.named_parameters()
+         if (p - before[n]).abs().max().item() > 1e-5}
+print("moved:", sorted(moved))
+
 # %% [markdown]
 # ### Going deeper: Adam, None or zeros, a checklist by hand, and the parameter table
 #
@@ -585,6 +1010,16 @@ before = w.numpy().copy()
 adam.step()
 print("Adam with a zero gradient moved w by", w.numpy() - before)
 assert not np.allclose(w.numpy(), before)
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+w = nn.Parameter(torch.tensor([1.0, -2.0]))
+adam = torch.optim.Adam([w], lr=0.1)
+(w * w).sum().backward()
+adam.step()
+w.grad = torch.zeros(2)                   # a zero gradient, not None
+before = w.detach().clone()
+adam.step()
+print("Adam with a zero gradient moved w by", (w.detach() - before).numpy())
 
 # %% [markdown] tags=["claim-torch-freezing-zero-grad-set-to-none", "claim-paddle-freezing-clear-grad-zeros"]
 # **None or zeros: what clearing a gradient leaves.** `zero_grad()` leaves None, PyTorch's
@@ -607,6 +1042,27 @@ print("zero_grad():                  ", w.grad)
 (w * w).sum().backward()
 clearing.clear_grad()
 print("clear_grad(), Paddle's default:", w.grad)
+
+# %% tags=["twin-torch"]
+w = nn.Parameter(torch.tensor([1.0, 2.0]))
+clearing = torch.optim.SGD([w], lr=0.1)
+(w * w).sum().backward()
+kept = w.grad
+clearing.zero_grad(set_to_none=False)
+print("zero_grad(set_to_none=False):", w.grad, "(same tensor:", w.grad is kept, ")")
+clearing.zero_grad()
+print("zero_grad():                  ", w.grad)
+
+# %% tags=["twin-paddle"]
+w = paddle.create_parameter([2], "float32")
+w.set_value(paddle.to_tensor([1.0, 2.0]))
+clearing = paddle.optimizer.SGD(learning_rate=0.1, parameters=[w])
+(w * w).sum().backward()
+clearing.clear_grad()
+print("clear_grad():                  ", w.grad.numpy())
+(w * w).sum().backward()
+clearing.clear_grad(set_to_zero=False)
+print("clear_grad(set_to_zero=False):", w.grad)
 
 # %% [markdown] tags=["claim-torch-freezing-why-not-moving-runs-in-torch", "claim-torch-freezing-no-lr-mult-need-clip"]
 # **In PyTorch** there is no `why_not_updating`, and no `lr_mult` or `need_clip` to ask about.
@@ -640,6 +1096,27 @@ assert {b: why_not_moving(model, opt, f"{b}.weight") for b in checks} == {
     "detached": "no gradient: the loss does not reach it", "lr_zero": "its group's lr is 0",
     "mult_zero": None}
 
+# %% tags=["twin-torch"]
+def why_not_moving(model, opt, name):
+    """The first reason, among those PyTorch has, why parameter `name` will not move."""
+    param = dict(model.named_parameters())[name]
+    groups = [g for g in opt.param_groups if any(p is param for p in g["params"])]
+    if not groups:
+        return "not in the optimizer"
+    if not param.requires_grad:
+        return "requires_grad is False"
+    if param.grad is None:
+        return "no gradient: the loss does not reach it"
+    if groups[0]["lr"] == 0:
+        return "its group's lr is 0"
+    if param.grad.abs().max().item() == 0:
+        return "its gradient is all zero"
+    return None
+
+
+for branch in branches:                  # mult_zero is a group with lr 0 here
+    print(f"{branch:10s} {why_not_moving(model, opt, branch + '.weight')}")
+
 # %% [markdown]
 # The zero-gradient cases from above are recognised too: the verdict says the parameter *will*
 # move although its gradient is zero, and why.
@@ -653,6 +1130,17 @@ opt_m.zero_grad()
 stale = dt.diagnose.why_not_updating(net, opt_m, "0.weight")
 print(stale.verdict)
 assert stale.cause == "moves_by_momentum" and stale.will_move
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+# PyTorch has no why_not_updating: we read the momentum buffer that will move the parameter.
+net = make_net()
+opt_m = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+train_step(net, opt_m)
+opt_m.zero_grad()
+(net(x) * 0).sum().backward()                    # an all-zero gradient
+buffer = opt_m.state[net[0].weight]["momentum_buffer"]
+print("will still move although its gradient is zero: momentum buffer non-zero "
+      f"(largest |momentum_buffer| {buffer.abs().max().item():.4g})")
 
 # %% [markdown]
 # **The whole picture at once.** `dt.diagnose.summary(model, opt)` lists every parameter with
@@ -670,6 +1158,14 @@ assert rows["lr_zero.weight"]["effective_lr"] == 0.0 and rows["lr_zero.weight"][
 assert rows["mult_zero.weight"]["effective_lr"] == 0.0 and rows["mult_zero.weight"]["lr_mult"] == 0.0
 assert report.totals["frozen"] == 4 * 4 + 4
 assert report.totals["not_in_optimizer"] == 4 * 4 + 4
+
+# %% tags=["twin-torch"]
+# PyTorch has no parameter table (torchinfo is third party): a few lines read the live objects.
+group_of = {id(p): i for i, g in enumerate(opt.param_groups) for p in g["params"]}
+for name, p in model.named_parameters():
+    group = group_of.get(id(p))
+    lr = "-" if group is None else opt.param_groups[group]["lr"]
+    print(f"{name:17s} requires_grad={p.requires_grad!s:5s}  group={group!s:4s}  lr={lr}")
 
 # %% [markdown]
 # The table cannot show everything: the `detached` branch looks perfectly ordinary in it, because
@@ -727,6 +1223,39 @@ def rows_moved(make_optimizer, mask_from_step=0, how="hook", clear_momentum=Fals
     moved = np.abs(emb.weight.numpy() - start).max(axis=1)
     return moved[FROZEN].max(), moved[3:].min()
 
+# %% tags=["twin-torch"]
+FROZEN = [0, 1, 2]                       # the rows to keep
+mask = torch.ones(6, 1)
+mask[FROZEN] = 0.0                       # 0 for a frozen row, 1 for a free one
+
+
+def rows_moved(make_optimizer, mask_from_step=0, how="hook", clear_momentum=False, seed=0):
+    """The lesson's experiment, from the kit's seeded table (so the numbers compare)."""
+    dt.manual_seed(seed)
+    emb = nn.Embedding(6, 3)
+    with torch.no_grad():
+        emb.weight.copy_(torch.from_numpy(dt.nn.Embedding(6, 3).weight.numpy()))
+    opt = make_optimizer(emb.parameters())
+    ids = torch.tensor([0, 1, 2, 3, 4, 5, 3])
+    for step in range(6):
+        if step == mask_from_step:
+            start = emb.weight.detach().clone()
+            if how == "hook":
+                emb.weight.register_hook(lambda grad: grad * mask)
+            for key in ("momentum_buffer", "exp_avg") if clear_momentum else ():
+                if key in opt.state[emb.weight]:           # SGD's momentum, Adam's first moment
+                    opt.state[emb.weight][key][FROZEN] = 0.0
+        opt.zero_grad()
+        (emb(ids) ** 2).sum().backward()
+        if how == "zero .grad" and step >= mask_from_step:
+            emb.weight.grad[FROZEN] = 0.0
+        opt.step()
+    moved = (emb.weight.detach() - start).abs().amax(dim=1)
+    return moved[FROZEN].max().item(), moved[3:].min().item()
+
+
+print("mask:", mask.flatten())
+
 # %% [markdown]
 # Six setups, each masked both ways (the largest move of a frozen row; 0 means it stayed put):
 
@@ -739,6 +1268,21 @@ setups = {
     "AdamW, weight_decay 0.01":   (lambda ps: optim.AdamW(ps, lr=0.1, weight_decay=0.01), 0),
     "SGD momentum, masked late":  (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), 3),
     "Adam, masked late":          (lambda ps: optim.Adam(ps, lr=0.1), 3),
+}
+print(f"{'':27s} {'hook':>7s} {'zero .grad':>11s}")
+for label, (make, start) in setups.items():
+    hook, zeroed = (rows_moved(make, start, how)[0] for how in ("hook", "zero .grad"))
+    print(f"{label:27s} {hook:7.4f} {zeroed:11.4f}")
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+setups = {
+    "SGD, momentum 0.9":          (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), 0),
+    "Adam":                       (lambda ps: torch.optim.Adam(ps, lr=0.1), 0),
+    "SGD, weight_decay 0.1":      (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9,
+                                                              weight_decay=0.1), 0),
+    "AdamW, weight_decay 0.01":   (lambda ps: torch.optim.AdamW(ps, lr=0.1, weight_decay=0.01), 0),
+    "SGD momentum, masked late":  (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), 3),
+    "Adam, masked late":          (lambda ps: torch.optim.Adam(ps, lr=0.1), 3),
 }
 print(f"{'':27s} {'hook':>7s} {'zero .grad':>11s}")
 for label, (make, start) in setups.items():
@@ -793,6 +1337,23 @@ for label, (make, start, clear) in fixed.items():
     print(f"{label:30s} frozen rows moved {frozen:.4f}, every free row at least {free:.4f}")
     assert frozen == 0 and free > 0
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+def no_decay(params):
+    """One parameter group without weight decay."""
+    return [{"params": params, "weight_decay": 0.0}]
+
+
+fixed = {
+    "SGD, no decay for the table":  (lambda ps: torch.optim.SGD(no_decay(ps), lr=0.1, momentum=0.9,
+                                                               weight_decay=0.1), 0, False),
+    "AdamW, no decay for the table": (lambda ps: torch.optim.AdamW(no_decay(ps), lr=0.1), 0, False),
+    "SGD late, momentum cleared":   (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), 3, True),
+    "Adam late, momentum cleared":  (lambda ps: torch.optim.Adam(ps, lr=0.1), 3, True),
+}
+for label, (make, start, clear) in fixed.items():
+    frozen, free = rows_moved(make, start, clear_momentum=clear)
+    print(f"{label:30s} frozen rows moved {frozen:.4f}, every free row at least {free:.4f}")
+
 # %% [markdown] tags=["claim-torch-partial-freeze-split"]
 # **The way that never leaks: split the tensor.** Keep the frozen rows as a buffer and only the
 # free rows as a parameter, and join them in `forward`. The optimizer never holds the frozen
@@ -823,6 +1384,30 @@ for _ in range(6):
 print("parameters the optimizer holds:", [name for name, _ in split.named_parameters()])
 assert np.array_equal(split.frozen.numpy(), kept)
 assert np.abs(split.free.numpy() - free_before).max(axis=1).min() > 0   # every free row moved
+
+# %% tags=["twin-torch"]
+class PartlyFrozenEmbedding(nn.Module):
+    """An embedding whose first rows are fixed (a buffer) and whose other rows train."""
+
+    def __init__(self, frozen_rows, num_free, dim):
+        super().__init__()
+        self.register_buffer("frozen", frozen_rows)
+        self.free = nn.Parameter(torch.randn(num_free, dim))
+
+    def forward(self, ids):
+        return F.embedding(ids, torch.cat([self.frozen, self.free]))
+
+
+torch.manual_seed(0)
+split = PartlyFrozenEmbedding(torch.randn(3, 3), num_free=3, dim=3)
+kept = split.frozen.clone()
+adamw = torch.optim.AdamW(split.parameters(), lr=0.1, weight_decay=0.1)
+for _ in range(6):
+    adamw.zero_grad()
+    (split(torch.tensor([0, 1, 2, 3, 4, 5, 3])) ** 2).sum().backward()
+    adamw.step()
+print("parameters the optimizer holds:", [name for name, _ in split.named_parameters()])
+print("frozen rows kept:", torch.equal(split.frozen, kept))
 
 # %% [markdown]
 # ## Pruning freezes single entries at zero
@@ -908,6 +1493,49 @@ print("largest |pruned entry| after three more steps")
 print(f"{'':22s}" + "".join(f"{way:>22s}" for way in ways))
 for label, make in optimizers.items():
     print(f"{label:22s}" + "".join(f"{pruned_entries(make, way)[0]:22.4f}" for way in ways))
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+# PyTorch's weight_orig * mask is torch.nn.utils.prune (a forward pre-hook makes layer.weight);
+# prune.remove writes the zeros into the weight for good and ends the pruning.
+from torch.nn.utils import prune
+
+
+def pruned_entries(make_optimizer, way, seed=0, steps=3):
+    """The lesson's experiment, from the kit's seeded weights: the largest |pruned entry| used."""
+    dt.manual_seed(seed)
+    kit = dt.nn.Sequential(dt.nn.Linear(3, 8), dt.nn.Tanh(), dt.nn.Linear(8, 1))
+    net = from_kit(kit, nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1)))
+    opt = make_optimizer(net.parameters())
+    for _ in range(steps):
+        train_step(net, opt)
+    layer = net.get_submodule("0")
+    prune.l1_unstructured(layer, "weight", amount=0.5)   # weight_orig, weight_mask, the hook
+    mask = layer.weight_mask
+    if way != "weight_orig * mask":
+        prune.remove(layer, "weight")                    # the zeros in the same tensor, no hook
+    param = layer.weight_orig if way == "weight_orig * mask" else layer.weight
+    if way == "mask the gradient":
+        param.register_hook(lambda grad: grad * mask)
+    for _ in range(steps):
+        train_step(net, opt)
+        if way == "mask after each step":
+            with torch.no_grad():
+                param.mul_(mask)
+    used = param.detach() * mask if way == "weight_orig * mask" else param.detach()
+    return used[mask == 0].abs().max().item()
+
+
+optimizers = {
+    "SGD":                   lambda ps: torch.optim.SGD(ps, lr=0.1),
+    "SGD, momentum 0.9":     lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9),
+    "SGD, weight_decay 0.1": lambda ps: torch.optim.SGD(ps, lr=0.1, weight_decay=0.1),
+    "Adam":                  lambda ps: torch.optim.Adam(ps, lr=0.1),
+}
+ways = ("zeros once", "mask the gradient", "mask after each step", "weight_orig * mask")
+print("largest |pruned entry| after three more steps")
+print(f"{'':22s}" + "".join(f"{way:>22s}" for way in ways))
+for label, make in optimizers.items():
+    print(f"{label:22s}" + "".join(f"{pruned_entries(make, way):22.4f}" for way in ways))
 
 # %% [markdown]
 # Read it by column. **Zeros written once do not survive:** the next step gives every pruned
