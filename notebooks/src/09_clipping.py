@@ -65,6 +65,88 @@ for n in names:
 print(f"global norm (all parameters together): {norm(flat(original)):.4f}")
 assert np.isclose(norm(flat(original)), np.sqrt(sum(norm(original[n]) ** 2 for n in names)))
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import dltutor as dt          # only to start from the kit's data and weights: the same numbers
+
+np.set_printoptions(precision=4, suppress=True)
+torch.set_printoptions(precision=4)
+torch.set_num_threads(1)      # networks this small run fastest on one thread
+
+
+def kit_start(model, kit_model):
+    """`model` with the kit model's start weights copied in (same names, same shapes)."""
+    weights = {n: torch.from_numpy(p.numpy().copy()) for n, p in kit_model.named_parameters()}
+    model.load_state_dict(weights)
+    return model
+
+
+dt.manual_seed(0)
+kit_net = dt.nn.Sequential(dt.nn.Linear(4, 16), dt.nn.Tanh(), dt.nn.Linear(16, 16),
+                           dt.nn.Tanh(), dt.nn.Linear(16, 1))
+x, y = torch.from_numpy(dt.randn(32, 4).numpy()), torch.from_numpy((dt.randn(32, 1) * 3).numpy())
+net = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 1))
+kit_start(net, kit_net)
+F.mse_loss(net(x), y).backward()
+
+names = [n for n, _ in net.named_parameters()]
+original = {n: p.grad.clone() for n, p in net.named_parameters()}
+
+
+def restore_grads():
+    for n, p in net.named_parameters():
+        p.grad = original[n].clone()
+
+
+def global_norm(grads):
+    return torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads])).item()
+
+
+for n in names:
+    print(f"{n:9s} norm {original[n].norm():.4f}   largest |value| {original[n].abs().max():.4f}")
+print(f"global norm (all parameters together): {global_norm(original.values()):.4f}")
+
+# %% tags=["twin-paddle", "twin-same-numbers"]
+import numpy as np
+import paddle
+import paddle.nn.functional as F
+from paddle import nn
+
+import dltutor as dt          # only to start from the kit's data and weights: the same numbers
+
+np.set_printoptions(precision=4, suppress=True)
+dt.manual_seed(0)
+kit_net = dt.nn.Sequential(dt.nn.Linear(4, 16), dt.nn.Tanh(), dt.nn.Linear(16, 16),
+                           dt.nn.Tanh(), dt.nn.Linear(16, 1))
+x, y = paddle.to_tensor(dt.randn(32, 4).numpy()), paddle.to_tensor((dt.randn(32, 1) * 3).numpy())
+net = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 1))
+net.set_state_dict({n: p.numpy().T.copy() if n.endswith("weight") else p.numpy()
+                    for n, p in kit_net.named_parameters()})    # Paddle's weights are (in, out)
+F.mse_loss(net(x), y).backward()
+
+names = [n for n, _ in net.named_parameters()]
+original = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}   # Paddle's layout
+
+
+def restore_grads():
+    """Paddle's .grad cannot be assigned: clear it and run the same backward pass again."""
+    net.clear_gradients(set_to_zero=False)
+    F.mse_loss(net(x), y).backward()
+
+
+def global_norm(grads):
+    return float(np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads)))
+
+
+for n in names:
+    g = original[n]
+    print(f"{n:9s} norm {np.linalg.norm(g):.4f}   largest |value| {np.abs(g).max():.4f}")
+print(f"global norm (all parameters together): {global_norm(original.values()):.4f}")
+
 # %% [markdown] tags=["claim-torch-clip-grad-value-clamps", "claim-torch-clip-per-tensor-loop"]
 # ### PyTorch style: functions on .grad between backward and step
 #
@@ -92,6 +174,22 @@ total = optim.clip_grad_norm_(net.parameters(), max_norm=1.0)
 by_global_norm = {n: p.grad.numpy().copy() for n, p in net.named_parameters()}
 print(f"clip_grad_norm_ returned the norm before clipping: {total.item():.4f}")
 print(f"global norm after: {norm(flat(by_global_norm)):.6f}")
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+restore_grads()
+nn.utils.clip_grad_value_(net.parameters(), 0.1)
+by_value = {n: p.grad.clone() for n, p in net.named_parameters()}
+
+restore_grads()
+for p in net.parameters():
+    nn.utils.clip_grad_norm_(p, max_norm=0.5)       # one tensor at a time
+by_tensor_norm = {n: p.grad.clone() for n, p in net.named_parameters()}
+
+restore_grads()
+total = nn.utils.clip_grad_norm_(net.parameters(), max_norm=1.0)
+by_global_norm = {n: p.grad.clone() for n, p in net.named_parameters()}
+print(f"clip_grad_norm_ returned the norm before clipping: {total.item():.4f}")
+print(f"global norm after: {global_norm(by_global_norm.values()):.6f}")
 
 # %%
 assert all(np.abs(by_value[n]).max() <= 0.1 + 1e-7 for n in names)        # every value in [-0.1, 0.1]
@@ -122,6 +220,32 @@ opt.step()
 print(f"last_total_norm {clip.last_total_norm:.4f}  last_clipped_norm {clip.last_clipped_norm:.4f}"
       f"  last_scale {clip.last_scale:.4f}")
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+# PyTorch's optimizers take no grad_clip=: clip_grad_norm_ goes in the loop, between
+# backward() and step(), and it clips .grad itself (the kit's clip object clips a copy).
+restore_grads()
+before = {n: p.detach().clone() for n, p in net.named_parameters()}
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+total = nn.utils.clip_grad_norm_(net.parameters(), max_norm=1.0).item()
+clipped = global_norm(p.grad for p in net.parameters())
+opt.step()
+print(f"norm before {total:.4f}  after {clipped:.4f}  scale {clipped / total:.4f}")
+with torch.no_grad():                               # undo the step
+    for n, p in net.named_parameters():
+        p.copy_(before[n])
+
+# %% tags=["twin-paddle", "twin-same-numbers"]
+restore_grads()
+# Paddle's clip objects report nothing back: the norm before is computed here, and the norm
+# after read from .grad, which Paddle's ClipGradByGlobalNorm scales in place.
+before = {n: p.numpy().copy() for n, p in net.named_parameters()}
+clip = nn.ClipGradByGlobalNorm(clip_norm=1.0)
+opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=net.parameters(), grad_clip=clip)
+opt.step()
+total = global_norm(original.values())
+clipped = global_norm(p.grad.numpy() for p in net.parameters())
+print(f"norm before {total:.4f}  after {clipped:.4f}  scale {clipped / total:.4f}")
+
 # %%
 g_total = norm(flat(original))
 assert np.isclose(clip.last_total_norm, g_total, rtol=1e-5)
@@ -133,6 +257,14 @@ for n, p in net.named_parameters():
     step_taken = before[n] - p.numpy()
     assert np.allclose(step_taken, 0.1 * original[n] * clip.last_scale, atol=1e-6)   # clipped update
     p.set_value(before[n])                                                   # undo the step
+
+# %% tags=["twin-paddle"]
+# Unlike the kit's clip object, which clips its own copy, Paddle's left .grad clipped:
+scaled = [np.allclose(p.grad.numpy(), original[n] * clipped / total, atol=1e-7)
+          for n, p in net.named_parameters()]
+print(".grad holds the clipped gradient:", all(scaled))
+for n, p in net.named_parameters():
+    p.set_value(before[n])                                     # undo the step
 
 # %% [markdown] tags=["claim-torch-clip-styles-agree-up-to-epsilon"]
 # A clip object is also a plain function: called with the parameters and a list of gradient
@@ -153,6 +285,27 @@ for n in names:
     assert np.array_equal(clipped["value"][n], by_value[n])
     assert np.allclose(clipped["tensor norm"][n], by_tensor_norm[n], rtol=1e-5, atol=1e-8)
     assert np.allclose(clipped["global norm"][n], by_global_norm[n], rtol=1e-5, atol=1e-8)
+
+# %% tags=["twin-paddle"]
+# A Paddle clip object is callable too, on (parameter, gradient) pairs; paddle.nn.utils has
+# PyTorch's functions, which clip .grad: both ways agree (up to the functions' epsilon).
+def pairs():
+    return [(p, paddle.to_tensor(original[n])) for n, p in net.named_parameters()]
+
+
+objects = {"value": nn.ClipGradByValue(0.1), "tensor norm": nn.ClipGradByNorm(0.5),
+           "global norm": nn.ClipGradByGlobalNorm(1.0)}
+functions = {"value": lambda ps: [paddle.nn.utils.clip_grad_value_(ps, 0.1)],
+             "tensor norm": lambda ps: [paddle.nn.utils.clip_grad_norm_(p, 0.5) for p in ps],
+             "global norm": lambda ps: [paddle.nn.utils.clip_grad_norm_(ps, 1.0)]}
+for kind, obj in objects.items():
+    by_object = [g.numpy() for _, g in obj(pairs())]
+    restore_grads()
+    functions[kind](net.parameters())
+    agree = all(np.allclose(g, p.grad.numpy(), rtol=1e-5, atol=1e-8)
+                for g, p in zip(by_object, net.parameters()))
+    print(f"{kind:12s} clip object and function agree: {agree}")
+restore_grads()
 
 # %% [markdown] tags=["claim-torch-clip-grad-norm-formula", "claim-torch-clip-grad-norm-negative-or-zero"]
 # ### Going deeper: PyTorch's epsilon, and a threshold of 0 or less
@@ -184,6 +337,26 @@ restore_grads()
 assert np.isclose(1 - torch_style, 1e-6 / (total64 + 1e-6), rtol=1e-6)   # exactly the epsilon's hair
 assert abs(1 - paddle_style) < 1e-12                                      # no epsilon at all
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+grads64 = [original[n].double() for n in names]
+params64 = [torch.zeros_like(g, requires_grad=True) for g in grads64]   # float64 stand-ins
+for p, g in zip(params64, grads64):
+    p.grad = g.clone()
+total64 = nn.utils.clip_grad_norm_(params64, max_norm=1.0).item()
+torch_style = global_norm(p.grad for p in params64)
+# Paddle's formula by hand: clip_norm / max(total, clip_norm), no epsilon
+paddle_style = global_norm(g * (1.0 / max(total64, 1.0)) for g in grads64)
+paddle_gap = "below 1e-12" if abs(1 - paddle_style) < 1e-12 else f"{1 - paddle_style:.4g}"
+print(f"1 - norm after clipping: clip_grad_norm_ {1 - torch_style:.4g}, "
+      f"Paddle's formula {paddle_gap}; 1e-6 / (total + 1e-6) = {1e-6 / (total64 + 1e-6):.4g}")
+
+# %% tags=["twin-paddle"]
+# ClipGradByGlobalNorm has no epsilon: on float64 gradients it lands on 1 (to float64 rounding).
+grads64 = [paddle.to_tensor(original[n].astype(np.float64)) for n in names]
+clipped64 = nn.ClipGradByGlobalNorm(1.0)(list(zip(net.parameters(), grads64)))
+gap = 1 - global_norm(g.numpy() for _, g in clipped64)
+print("1 - norm after ClipGradByGlobalNorm:", "below 1e-12" if abs(gap) < 1e-12 else f"{gap:.4g}")
+
 # %% [markdown] tags=["claim-torch-clip-grad-norm-negative-or-zero"]
 # A threshold must be a number above 0. PyTorch 2.13 computes its factor
 # `max_norm / (total + 1e-6)` whatever `max_norm` is, so `max_norm=-1` quietly flips the sign of
@@ -199,6 +372,15 @@ except ValueError as err:
     threshold_error = err
 assert "max_norm" in str(threshold_error)
 assert all(np.array_equal(p.grad.numpy(), before_refusal[n]) for n, p in net.named_parameters())
+
+# %% tags=["twin-torch"]
+# PyTorch refuses no threshold: max_norm=-1 makes the factor -1 / (total + 1e-6), which
+# flips the sign of every gradient (the kit raises before it touches one).
+restore_grads()
+nn.utils.clip_grad_norm_(net.parameters(), max_norm=-1)
+flipped = all((p.grad * original[n] <= 0).all() for n, p in net.named_parameters())
+print("max_norm=-1 accepted; every gradient's sign flipped:", flipped)
+restore_grads()
 
 # %% [markdown]
 # ## How the clippings differ on the same gradients
@@ -219,6 +401,21 @@ for n in names:
     print(f"{n:9s}" + "".join(f"{norm(r[n]):19.4f}" for r in results.values()))
 print(f"{'global':9s}" + "".join(f"{norm(flat(r)):19.4f}" for r in results.values()))
 print(f"{'cosine':9s}" + "".join(f"{cosine(flat(r), flat(original)):19.4f}" for r in results.values()))
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+def cosine(a, b):
+    a, b = torch.cat([g.flatten() for g in a]), torch.cat([g.flatten() for g in b])
+    return (a @ b / (a.norm() * b.norm())).item()
+
+
+results = {"original": original, "value (0.1)": by_value, "tensor norm (0.5)": by_tensor_norm,
+           "global norm (1.0)": by_global_norm}
+print(f"{'':9s}" + "".join(f"{k:>19s}" for k in results))
+for n in names:
+    print(f"{n:9s}" + "".join(f"{r[n].norm():19.4f}" for r in results.values()))
+print(f"{'global':9s}" + "".join(f"{global_norm(r.values()):19.4f}" for r in results.values()))
+print(f"{'cosine':9s}" + "".join(f"{cosine(r.values(), original.values()):19.4f}"
+                                  for r in results.values()))
 
 # %% [markdown]
 # * **Global norm** multiplies everything by one number (0.68 here): every tensor shrinks by the
@@ -270,6 +467,34 @@ weights_norm = np.sqrt(sum(norm(original[n]) ** 2 for n in names if n.endswith("
 print(f"last_total_norm {clip.last_total_norm:.4f} (the weights only: {weights_norm:.4f}; "
       f"all parameters: {g_total:.4f})")
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+# PyTorch has no need_clip: pass clip_grad_norm_ only the parameters to clip (here the
+# weights); it returns their norm, and the biases' gradients keep their size.
+restore_grads()
+weights = [p for n, p in net.named_parameters() if n.endswith("weight")]
+total_weights = nn.utils.clip_grad_norm_(weights, max_norm=1.0).item()
+weights_norm = global_norm(original[n] for n in names if n.endswith("weight"))
+print(f"clip_grad_norm_ returned {total_weights:.4f} (the weights only: {weights_norm:.4f}; "
+      f"all parameters: {global_norm(original.values()):.4f})")
+restore_grads()
+
+# %% tags=["twin-paddle"]
+# Paddle keeps a parameter out of clipping with the ParamAttr its layer is made with:
+# here every bias, in a copy of net (same weights, same gradients).
+no_clip = paddle.ParamAttr(need_clip=False)
+net_nc = nn.Sequential(nn.Linear(4, 16, bias_attr=no_clip), nn.Tanh(),
+                       nn.Linear(16, 16, bias_attr=no_clip), nn.Tanh(),
+                       nn.Linear(16, 1, bias_attr=no_clip))
+net_nc.set_state_dict(net.state_dict())
+F.mse_loss(net_nc(x), y).backward()
+paddle.optimizer.SGD(learning_rate=0.1, parameters=net_nc.parameters(),
+                     grad_clip=nn.ClipGradByGlobalNorm(1.0)).step()   # scales .grad in place
+factor = {n: np.linalg.norm(p.grad.numpy()) / np.linalg.norm(original[n])
+          for n, p in net_nc.named_parameters()}
+weights_norm = global_norm(original[n] for n in names if n.endswith("weight"))
+print(f"weights scaled by {factor['0.weight']:.4f} = 1 / {weights_norm:.4f} (the weights' norm);"
+      f" biases by {factor['0.bias']:.4f}")
+
 # %%
 assert np.isclose(clip.last_total_norm, weights_norm, rtol=1e-5)       # biases not counted
 for n in names:
@@ -319,6 +544,13 @@ ax2.set(ylabel="gradient norm of the tensor", title="per-tensor norms after each
 ax2.legend(fontsize="small")
 plot.show()
 
+# %% tags=["twin-torch"]
+# The left picture's numbers (the right one's are in the table above):
+g2 = torch.tensor([3.0, 0.5])
+print("original     ", g2)
+print("by value (1) ", g2.clamp(-1, 1))
+print("by norm (1)  ", g2 / g2.norm())
+
 # %% [markdown]
 # **A clip that stops training.** A threshold typed as `1e-5` where `1e5` was meant scales every gradient down to a norm of
 # 0.00001: the parameters barely move, and nothing fails. Chapter 08's
@@ -337,6 +569,30 @@ step_size = np.abs(weight.numpy() - before).max()
 weight.set_value(before)                                   # undo the step
 assert crushed.cause == "clipped_to_zero"
 assert 0 < step_size <= 0.1 * 1e-5 * (1 + 1e-4)            # at most lr x clip_norm: it moved, barely
+
+# %% tags=["twin-torch"]
+# PyTorch has no why_not_updating: a clip's factor far below 1 leaves the step near zero, silently.
+restore_grads()
+weight = net.get_parameter(names[0])
+before = weight.detach().clone()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for p in net.parameters():
+    nn.utils.clip_grad_norm_(p, max_norm=1e-5)      # 1e5 was meant
+opt.step()
+print(f"largest change of {names[0]}: {(weight - before).abs().max():.2g}")
+with torch.no_grad():
+    weight.copy_(before)
+
+# %% tags=["twin-paddle"]
+# Paddle has no why_not_updating: a clip_norm of 1e-5 trains nothing, and nothing says so.
+restore_grads()
+weight = net[0].weight
+before = weight.numpy().copy()
+typo = paddle.optimizer.SGD(learning_rate=0.1, parameters=net.parameters(),
+                            grad_clip=nn.ClipGradByNorm(1e-5))       # 1e5?
+typo.step()
+print(f"largest change of {names[0]}: {np.abs(weight.numpy() - before).max():.2g}")
+weight.set_value(before)                                   # undo the step
 
 # %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad"]
 # ## Where did my NaN loss start
@@ -384,6 +640,37 @@ with np.errstate(all="ignore"):
 print("losses:", [f"{v:.3f}" for v in losses])
 print("weights finite:", {n: bool(np.isfinite(p.numpy()).all()) for n, p in model.named_parameters()})
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+rng = np.random.default_rng(0)
+features = rng.random((64, 16)).astype(np.float32) * 40       # not standardized
+labels = ((features / 40 - 0.5) @ rng.normal(size=(16, 3))).argmax(axis=1)
+xc, yc = torch.from_numpy(features), torch.from_numpy(labels)
+
+
+def naive_cross_entropy(logits, target):
+    probs = F.softmax(logits, dim=1)
+    return -torch.log(probs[torch.arange(len(target)), target]).mean()
+
+
+def train_classifier(loss_fn, inputs, steps=6):
+    dt.manual_seed(0)                                          # the kit's start weights
+    kit_model = dt.nn.Sequential(dt.nn.Linear(16, 32), dt.nn.ReLU(), dt.nn.Linear(32, 3))
+    model = kit_start(nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 3)), kit_model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)         # steps with NaN gradients too
+    losses = []
+    for step in range(steps):
+        opt.zero_grad()
+        loss = loss_fn(model(inputs), yc)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return model, losses
+
+
+model, losses = train_classifier(naive_cross_entropy, xc)
+print("losses:", [f"{v:.3f}" for v in losses])
+print("weights finite:", {n: bool(p.isfinite().all()) for n, p in model.named_parameters()})
+
 # %% [markdown]
 # The second loss is `inf`, and from then on everything is `nan`, weights included. Inside
 # `dt.detect_anomaly()` every op checks its output, in the forward and in the backward pass, and
@@ -397,6 +684,19 @@ try:
 except dt.AnomalyError as error:
     caught = error
     print(error)
+
+# %% tags=["twin-torch"]
+# torch.autograd.detect_anomaly checks only what backward functions return, for NaN: it
+# passes log's -inf and stops one op later, in softmax's backward pass.
+import warnings
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")          # its notes: "enabled", and the forward traceback
+    try:
+        with torch.autograd.detect_anomaly():
+            train_classifier(naive_cross_entropy, xc)
+    except RuntimeError as error:
+        print(error)
 
 # %% [markdown]
 # The culprit is `log`, with finite inputs: the probability it was given was exactly 0. After
@@ -413,6 +713,13 @@ assert np.exp(np.float32(-gap)) == 0                  # exp underflows to exactl
 assert caught.args[0].startswith("log produced -inf in its forward pass")
 assert "this op is where it started" in str(caught)
 assert np.isinf(losses[1]) and np.isnan(losses[2])
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+model_1, _ = train_classifier(naive_cross_entropy, xc, steps=1)      # the weights after one step
+with torch.no_grad():
+    z = model_1(xc).numpy()
+gap = (z.max(axis=1) - z[np.arange(len(labels)), labels]).max()
+print(f"largest gap between the top logit and the true class's logit after one step: {gap:.1f}")
 
 # %% [markdown]
 # The fix is to never take the log of a softmax: `F.log_softmax` computes the same numbers as
@@ -438,6 +745,17 @@ print("cross_entropy, standardized:", [f"{v:.3f}" for v in std_losses])
 assert np.isfinite(safe_losses).all()
 assert safe_losses[1] > safe_losses[0]                             # still a jump: the inputs' scale
 assert all(b < a for a, b in zip(std_losses, std_losses[1:]))      # smooth descent
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+logits = torch.tensor([[2.0, 1.0, -1.0], [200.0, 0.0, -50.0]])
+print("log(softmax):", torch.log(F.softmax(logits, dim=1)))
+print("log_softmax: ", F.log_softmax(logits, dim=1))
+
+_, safe_losses = train_classifier(F.cross_entropy, xc)
+standardized = (xc - xc.mean(dim=0)) / xc.std(dim=0, correction=0)    # NumPy's std
+_, std_losses = train_classifier(F.cross_entropy, standardized)
+print("cross_entropy:              ", [f"{v:.3f}" for v in safe_losses])
+print("cross_entropy, standardized:", [f"{v:.3f}" for v in std_losses])
 
 # %% [markdown] tags=["claim-torch-detect-anomaly-nan-backward-only", "claim-paddle-check-nan-inf-forward-backward"]
 # ### Going deeper: an op that is only a victim, and more NaN checks
@@ -471,6 +789,25 @@ except dt.AnomalyError as error:
     overflow = error
     print(f"step {failed_at}:", error)
 
+# %% tags=["twin-torch"]
+# PyTorch has no Recorder, and detect_anomaly misses an inf in the forward pass:
+# test the loss with torch.isfinite yourself, and keep the weight norms in a list.
+torch.manual_seed(0)
+xr = torch.randn(64, 8)
+yr = xr @ torch.randn(8, 1) + 0.1 * torch.randn(64, 1)
+reg = nn.Linear(8, 1)
+opt = torch.optim.SGD(reg.parameters(), lr=1.5)
+weight_norms = []
+for step in range(200):
+    opt.zero_grad()
+    loss = F.mse_loss(reg(xr), yr)
+    if not torch.isfinite(loss):
+        print(f"step {step}: the loss is {loss.item()}")
+        break
+    loss.backward()
+    opt.step()
+    weight_norms.append(reg.weight.norm().item())
+
 # %% [markdown]
 # The anomaly check points at the loss (`mse_loss`), where the first `inf` appeared, but that op
 # is a victim. The traces tell the real story: the weight norm grows by the same factor every
@@ -489,6 +826,11 @@ print(f"growth factor of the weight norm per step: {growth.min():.2f} .. {growth
 assert overflow.args[0].startswith("mse_loss produced inf in its forward pass")
 assert growth.min() > 2.0                                            # geometric blow-up
 assert (rec_reg.series("update_ratio", "weight")[5:] > 1).all()      # steps larger than the weights
+
+# %% tags=["twin-torch"]
+norms = np.array(weight_norms)
+growth = norms[6:] / norms[5:-1]
+print(f"growth factor of the weight norm per step: {growth.min():.2f} .. {growth.max():.2f}")
 
 # %% [markdown] tags=["claim-torch-detect-anomaly-naive-cross-entropy", "claim-torch-detect-anomaly-nan-backward-only", "claim-paddle-check-nan-inf-forward-backward", "claim-torch-clip-norm-error-if-nonfinite"]
 # PyTorch's `torch.autograd.detect_anomaly()` would not have stopped at `log`. In PyTorch 2.13 it checks
@@ -514,6 +856,14 @@ except RuntimeError as error:
     print(error)
     nonfinite_error = error
 assert "nan" in str(nonfinite_error)
+
+# %% tags=["twin-torch"]
+bad = nn.Parameter(torch.tensor([1.0, 2.0]))
+bad.grad = torch.tensor([float("nan"), 1.0])
+try:
+    nn.utils.clip_grad_norm_([bad], 1.0, error_if_nonfinite=True)
+except RuntimeError as error:
+    print(error)
 
 # %% [markdown]
 # ## When training does not converge
@@ -562,6 +912,25 @@ for _ in range(300):
     one_batch.append(loss.item())
 print(f"loss on 8 points: {one_batch[0]:.4f} at the start, {one_batch[-1]:.4f} after 300 steps")
 assert one_batch[-1] < 0.01 * one_batch[0]          # it can learn: below 1% of where it started
+
+# %% tags=["twin-torch"]
+from dltutor.data import make_moons, make_sine
+
+X_sine, Y_sine = make_sine(n=200, seed=0)
+xs, ys = torch.from_numpy(X_sine), torch.from_numpy(Y_sine)
+
+torch.manual_seed(0)
+small = nn.Sequential(nn.Linear(1, 32), nn.Tanh(), nn.Linear(32, 1))
+opt = torch.optim.Adam(small.parameters(), lr=0.05)
+one_batch = []
+for _ in range(300):
+    opt.zero_grad()
+    loss = F.mse_loss(small(xs[:8]), ys[:8])
+    loss.backward()
+    opt.step()
+    one_batch.append(loss.item())
+print(f"loss on 8 points: {one_batch[0]:.4f} at the start; below 1% of that after 300 steps: "
+      f"{one_batch[-1] < 0.01 * one_batch[0]}")
 
 # %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad"]
 # ### Exploding gradients in a deep network
@@ -620,6 +989,49 @@ print(f"global gradient norm at the first step: {rec_plain.series('global_grad_n
 print(f"loss: {loss_plain[0]:.2f} at the start; {int(np.log10(loss_plain[-1] / loss_plain[0]))} "
       f"orders of magnitude larger {rec_plain.count - 1} steps later; then not a number")
 
+# %% tags=["twin-torch"]
+# PyTorch has no Recorder: clip_grad_norm_ with max_norm=inf clips nothing and returns the
+# global gradient norm, which we log ourselves with the loss.
+X_moons, y_moons = make_moons(n=256, noise=0.15, seed=0)
+xm, ym = torch.from_numpy(X_moons), torch.from_numpy(y_moons)
+STEPS = 300
+
+
+def too_large_relu_net(seed=0, gain=2.0, depth=6, width=32):
+    torch.manual_seed(seed)
+    layers, fan_in = [], 2
+    for _ in range(depth):
+        layer = nn.Linear(fan_in, width)
+        nn.init.normal_(layer.weight, std=gain * np.sqrt(2 / fan_in))   # Kaiming's std, x gain
+        nn.init.zeros_(layer.bias)
+        layers += [layer, nn.ReLU()]
+        fan_in = width
+    layers.append(nn.Linear(fan_in, 2))
+    return nn.Sequential(*layers)
+
+
+def train_deep(max_norm=float("inf"), seed=0):
+    """Losses and global gradient norms (before clipping) until the loss is not a number."""
+    model = too_large_relu_net(seed)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    losses, grad_norms = [], []
+    for _ in range(STEPS):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(xm), ym)
+        if not torch.isfinite(loss):
+            break
+        loss.backward()
+        grad_norms.append(nn.utils.clip_grad_norm_(model.parameters(), max_norm).item())
+        losses.append(loss.item())
+        opt.step()
+    return model, np.array(losses), np.array(grad_norms)
+
+
+model_plain, loss_plain, grad_plain = train_deep()
+print(f"global gradient norm at the first step: {grad_plain[0]:.3g}")
+print(f"loss: {loss_plain[0]:.2f} at the start; {int(np.log10(loss_plain[-1] / loss_plain[0]))} "
+      f"orders of magnitude larger {len(loss_plain) - 1} steps later; then not a number")
+
 # %%
 fig, axes = plt.subplots(4, 1, figsize=(7.2, 11), layout="constrained")
 axes = axes.reshape(2, 2)
@@ -628,6 +1040,11 @@ plot.traces(rec_plain, "grad_norm", ax=axes[0, 1], log=True)
 plot.update_ratio(rec_plain, ax=axes[1, 0])
 plot.traces(rec_plain, "param_norm", ax=axes[1, 1], log=True)
 plot.show()
+
+# %% tags=["twin-torch"]
+# The figure's numbers: loss and global gradient norm at each step before the blow-up.
+print("loss:          ", loss_plain)
+print("gradient norm: ", grad_plain)
 
 # %% [markdown]
 # What the traces say:
@@ -665,6 +1082,16 @@ plot.grad_norm_clipping(rec_clip, ax=axes[1], log=True)
 plot.update_ratio(rec_clip, names=["0", "6", "12"], ax=axes[2])
 plot.show()
 
+# %% tags=["twin-torch"]
+# PyTorch's optimizer takes no grad_clip=: clip_grad_norm_(params, 1.0) goes between
+# backward() and step() (train_deep above calls it with the max_norm we pass).
+model_clip, loss_clip, grad_clip = train_deep(max_norm=1.0)
+with torch.no_grad():
+    accuracy = (model_clip(xm).argmax(dim=1) == ym).float().mean().item()
+print(f"{len(loss_clip)} steps; global norm before clipping at the first step {grad_clip[0]:.3g}")
+print(f"loss {loss_clip[0]:.2f} at the start; below 1% of that at the end: "
+      f"{loss_clip[-10:].mean() < 0.01 * loss_clip[0]}; accuracy above 95%: {accuracy > 0.95}")
+
 # %% [markdown]
 # The gradient after clipping (dashed) never exceeds 1 while the gradient before it starts in
 # the hundreds; as the network settles, its gradients fall below the threshold and clipping
@@ -696,6 +1123,14 @@ def blows_up(rec):
 assert blows_up(rec_plain)
 assert all(blows_up(train_deep(seed=seed)[1]) for seed in range(1, 5))   # not luck: 5 seeds
 
+# %% tags=["twin-torch"]
+def blows_up(losses, grad_norms):
+    """Stopped by a non-finite loss within 10 steps, with a large first gradient."""
+    return len(losses) < 10 and losses[-1] > 1e6 * losses[0] and grad_norms[0] > 50
+
+
+print("blows up for seeds 0-4:", all(blows_up(*train_deep(seed=s)[1:]) for s in range(5)))
+
 # %%
 def clipping_rescues(model, rec):
     clipped = np.sqrt(np.nansum(rec.series("clipped_grad_norm") ** 2, axis=1))
@@ -713,6 +1148,16 @@ def clipping_rescues(model, rec):
 assert clipping_rescues(model_clip, rec_clip)
 assert all(clipping_rescues(*train_deep(optim.ClipGradByGlobalNorm(1.0), seed=seed))
            for seed in range(1, 5))
+
+# %% tags=["twin-torch"]
+def clipping_rescues(model, losses):
+    with torch.no_grad():
+        accuracy = (model(xm).argmax(dim=1) == ym).float().mean().item()
+    return len(losses) == STEPS and losses[-10:].mean() < 0.05 * losses[0] and accuracy > 0.95
+
+
+print("clipping rescues seeds 0-4:",
+      all(clipping_rescues(*train_deep(max_norm=1.0, seed=s)[:2]) for s in range(5)))
 
 # %% [markdown]
 # **Smaller batches, noisier gradients.** The gradient of a batch is an average over its examples, so its spread
@@ -736,6 +1181,22 @@ spread = {b: gradient_spread(b) for b in (8, 64)}
 print("batches of 8 spread more than twice as much as batches of 64:", spread[8] > 2 * spread[64])
 assert spread[8] > 2 * spread[64]            # sqrt(64 / 8) = 2.8 expected
 assert spread[8] < 5 * spread[64]
+
+# %% tags=["twin-torch"]
+def gradient_spread(batch_size, draws=40):
+    """Std, over random batches, of the first layer's weight gradient (averaged over weights)."""
+    rng = np.random.default_rng(0)
+    grads = []
+    for _ in range(draws):
+        rows = torch.from_numpy(rng.choice(len(X_sine), batch_size, replace=False))
+        small.zero_grad()
+        F.mse_loss(small(xs[rows]), ys[rows]).backward()
+        grads.append(small[0].weight.grad.flatten().clone())
+    return torch.stack(grads).std(dim=0).mean().item()
+
+
+spread = {b: gradient_spread(b) for b in (8, 64)}
+print("batches of 8 spread more than twice as much as batches of 64:", spread[8] > 2 * spread[64])
 
 # %% [markdown] tags=["claim-torch-sgd-steps-with-nan-grad", "claim-torch-clip-norm-nan-inf-spread", "claim-torch-gradscaler-skips-nonfinite-step", "claim-torch-nan-value-written-kept"]
 # **What dltutor does by default: refuse the poisoned step.** In PyTorch one `nan` in one gradient goes straight into the weights (every optimizer but Rprop
@@ -776,6 +1237,26 @@ print(type(refusal).__name__, "after", refusal.step, "good steps, naming",
       len(refusal.names), "of", len(list(model_refused.parameters())), "parameters")
 
 
+# %% tags=["twin-torch"]
+# PyTorch's optimizers take the step whatever the gradients hold (the kit refuses a NaN or an
+# Inf): check them yourself before step(), and stop.
+def train_until_nonfinite(seed=0):
+    model = too_large_relu_net(seed)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    for step in range(STEPS):
+        opt.zero_grad()
+        F.cross_entropy(model(xm), ym).backward()
+        bad = [n for n, p in model.named_parameters() if not p.grad.isfinite().all()]
+        if bad:
+            return model, step, bad
+        opt.step()
+    return model, STEPS, []
+
+
+model_stopped, good_steps, bad = train_until_nonfinite()
+print("stopped after", good_steps, "good steps, naming", len(bad), "of",
+      len(list(model_stopped.parameters())), "parameters")
+
 # %%
 def refused_cleanly(model, error):
     """The step was refused, and every weight is still a finite number."""
@@ -796,6 +1277,17 @@ except optim.NonFiniteGradientError as error:
     nan_refusal = error
 print(w.numpy(), "|", type(nan_refusal).__name__, "naming", nan_refusal.names)
 assert np.isnan(w.numpy()[0]) and w.numpy()[1] == 1.0 and nan_refusal.names == ["w"]
+
+# %% tags=["twin-torch"]
+# A NaN written by hand is kept, as in the kit; then PyTorch's step takes the NaN gradient.
+w = nn.Parameter(torch.ones(2))
+with torch.no_grad():
+    w.copy_(torch.tensor([float("nan"), 1.0]))     # kept, as written
+opt_w = torch.optim.SGD([w], lr=0.1)
+(w * w).sum().backward()
+print("gradient:", w.grad, "| finite:", bool(w.grad.isfinite().all()))
+opt_w.step()
+print("after the step:", w.detach())
 
 # %% [markdown]
 # ## Mixed precision: a loss scaler, and where clipping goes
@@ -858,6 +1350,31 @@ for seed in range(1, 6):                        # the same on five more setups
     assert abs(norm_early - 1024 * norm32) < 1e-2 * 1024 * norm32       # S times too large
     assert moved_early < 2 * moved32 / 1024                              # a step S times too small
 
+# %% tags=["twin-torch"]
+# torch.autocast chooses the float16 casts op by op (the kit casts by hand); GradScaler is
+# torch.amp.GradScaler("cpu") here, "cuda" on a GPU.
+def clipped_step(order, loss_scale=1024.0, seed=1):
+    torch.manual_seed(seed)
+    layer = nn.Linear(16, 1)
+    x, y = torch.randn(8, 16), torch.randn(8, 1)
+    before = layer.weight.detach().clone()
+    opt = torch.optim.SGD(layer.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=loss_scale, enabled=order != "float32")
+    with torch.autocast("cpu", dtype=torch.float16, enabled=order != "float32"):
+        loss = F.mse_loss(layer(x), y)
+    scaler.scale(loss).backward()
+    if order == "unscale_, then clip":
+        scaler.unscale_(opt)
+    norm = nn.utils.clip_grad_norm_(layer.parameters(), max_norm=1.0)
+    scaler.step(opt)
+    scaler.update()
+    return norm.item(), (layer.weight - before).abs().max().item()
+
+
+for order in ("float32", "unscale_, then clip", "clip first"):
+    norm, moved = clipped_step(order)
+    print(f"{order:20s} the clip saw a norm of {norm:7.4g}; the largest weight moved {moved:.3g}")
+
 # %% [markdown] tags=["claim-torch-gradscaler-backoff-and-growth"]
 # ### Going deeper: gradients that float16 loses, and how the loss scaler chooses its scale
 #
@@ -892,6 +1409,31 @@ print("in units of 1e-9:")
 print("float32 throughout:       ", first_four(weight_gradient(dt.float32)))
 print("float16 layer:            ", first_four(weight_gradient(dt.float16)))
 print("float16, loss times 65536:", first_four(weight_gradient(dt.float16, loss_scale=65536.0)))
+
+# %% tags=["twin-torch"]
+TINY = 1e-8
+
+
+def weight_gradient(dtype, seed=0, loss_scale=1.0):
+    """The weight's gradient for a tiny loss, the layer computed in `dtype` under autocast."""
+    torch.manual_seed(seed)
+    layer = nn.Linear(16, 1)                     # float32 master weights
+    x, y = torch.randn(8, 16), torch.randn(8, 1)
+    with torch.autocast("cpu", dtype=torch.float16, enabled=dtype == torch.float16):
+        out = layer(x)                           # float16 under autocast
+    loss = TINY * F.mse_loss(out.float(), y)     # the loss in float32
+    (loss * loss_scale).backward()
+    return layer.weight.grad.numpy() / loss_scale
+
+
+def first_four(gradient):
+    return (gradient[0, :4] / 1e-9).round(3)      # in units of 1e-9
+
+
+print("in units of 1e-9:")
+print("float32 throughout:       ", first_four(weight_gradient(torch.float32)))
+print("float16 layer:            ", first_four(weight_gradient(torch.float16)))
+print("float16, loss times 65536:", first_four(weight_gradient(torch.float16, loss_scale=65536.0)))
 
 # %%
 for seed in range(5):                            # every seed: all lost, then all recovered
@@ -949,6 +1491,28 @@ ax.set_ylabel("log2 S")
 ax.legend()
 plot.show()
 print("log2 S after each update:", log_scale.astype(int).tolist())
+
+# %% tags=["twin-torch"]
+def scale_history(seed=0, iterations=30):
+    """log2 of S after each update, from S = 2^24 (growth_interval 3, as in the kit's cell)."""
+    torch.manual_seed(seed)
+    layer = nn.Linear(16, 1)
+    x, y = torch.randn(8, 16), torch.randn(8, 1)
+    opt = torch.optim.SGD(layer.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 24, growth_interval=3)
+    scales = []
+    for _ in range(iterations):
+        opt.zero_grad()
+        with torch.autocast("cpu", dtype=torch.float16):
+            loss = F.mse_loss(layer(x).float(), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        scales.append(int(np.log2(scaler.get_scale())))
+    return scales
+
+
+print("log2 S after each update:", scale_history())
 
 # %%
 for seed in range(5):
