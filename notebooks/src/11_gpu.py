@@ -53,6 +53,28 @@ print("after it:", dt.backend.current())
 assert dt.backend.current() == "numpy" and dt.backend.current() == "cpu"
 assert t.device == "cpu"
 
+# %% tags=["twin-torch"]
+# PyTorch has no backend switch: torch.set_default_device for good, `with torch.device(...)`
+# for one block.
+import weakref
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+import dltutor as dt                               # for the same data, and its quick mode
+from dltutor.data import make_spirals
+
+np.set_printoptions(precision=4, suppress=True)
+torch.set_printoptions(precision=4)
+print("current:", torch.get_default_device())
+with torch.device("cpu"):
+    t = torch.ones(2, 3)
+    print("inside the with block: t.device:", t.device)
+print("after it:", torch.get_default_device())
+
 # %% [markdown] tags=["claim-torch-gpu-device-line"]
 # Three calls move things:
 #
@@ -82,6 +104,11 @@ assert t.device == "cpu"
 # %% tags=["nbval-ignore-output"]
 device = dt.device("cuda" if dt.cuda.is_available() else "cpu")
 print("GPU available:", dt.cuda.is_available(), "-> this notebook computes on:", device)
+
+# %% tags=["twin-torch"]
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+print("GPU available:", torch.cuda.is_available(), "-> this notebook computes on:", device)
+print("torch.ones(1).device == 'cpu':", torch.ones(1).device == "cpu")   # a torch.device, not a str
 
 # %% [markdown] tags=["claim-torch-gpu-move-model-before-optimizer"]
 # The whole training loop is then written once. The model moves *before* the optimizer is made
@@ -119,6 +146,36 @@ model, epoch_losses = train_on(device)
 print(f"mean loss of an epoch: epoch 1 {epoch_losses[0]:.2f} -> epoch {epochs} "
       f"{epoch_losses[-1]:.2f}")
 
+# %% tags=["twin-torch"]
+X, y = make_spirals(n=300, seed=0)
+epochs = 5 if dt.quick_mode() else 60
+
+
+def train_on(device, seed=0):
+    """Train a small MLP on the spirals on `device`; the model and each epoch's mean loss."""
+    loader = DataLoader(TensorDataset(torch.from_numpy(X), torch.from_numpy(y)), batch_size=64,
+                        shuffle=True, generator=torch.Generator().manual_seed(seed))
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(2, 64), nn.ReLU(), nn.Linear(64, 3)).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=0.02)   # made after the move
+    epoch_losses = []
+    for epoch in range(epochs):
+        total = 0.0
+        for xb, yb in loader:
+            xb, yb = xb.to(device), yb.to(device)
+            opt.zero_grad()
+            loss = F.cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(yb)
+        epoch_losses.append(total / len(X))
+    return model, epoch_losses
+
+
+model, epoch_losses = train_on(device)
+print(f"mean loss of an epoch: epoch 1 {epoch_losses[0]:.2f} -> epoch {epochs} "
+      f"{epoch_losses[-1]:.2f}")
+
 # %%
 xb = dt.tensor(X[:8]).to(device)
 layer = nn.Linear(2, 3)
@@ -130,6 +187,14 @@ assert all(a is b for a, b in zip(layer.to(device).parameters(), params_before))
 assert epoch_losses[-1] < 0.9 * epoch_losses[0]                      # it learns...
 assert all(losses[-1] < 0.9 * losses[0]                               # ...for other seeds too
            for _, losses in (train_on(device, seed) for seed in range(1, 5)))
+
+# %% tags=["twin-torch"]
+xb = torch.from_numpy(X[:8]).to(device)
+layer = nn.Linear(2, 3)
+params_before = list(layer.parameters())
+print("a tensor already on the device is not copied:", xb.to(device) is xb)
+print("model.to keeps the Parameters:",
+      all(a is b for a, b in zip(layer.to(device).parameters(), params_before)))
 
 # %% [markdown]
 # ### When CuPy or the GPU is missing
@@ -172,6 +237,25 @@ print(message if message is not None else "the GPU backend is available")
 for what, error in messages.items():
     print(f"{what:22s} -> {'GPUUnavailableError' if error else 'worked'}")
 print("backend afterwards:", dt.backend.current(), "| layer on:", layer.weight.device)
+
+# %% tags=["twin-torch"]
+# PyTorch has no GPUUnavailableError: a CPU-only build says so with an AssertionError.
+def gpu_error(attempt):
+    """The error `attempt()` raises (its name and first line), or None if it worked."""
+    try:
+        attempt()
+    except (AssertionError, RuntimeError) as err:
+        return f"{type(err).__name__}: {str(err).splitlines()[0]}"
+    return None
+
+
+layer = nn.Linear(3, 2)
+attempts = {"torch.ones(2).to('cuda')": lambda: torch.ones(2).to("cuda"),
+            "torch.zeros(2, device='cuda')": lambda: torch.zeros(2, device="cuda"),
+            "layer.to('cuda')": lambda: layer.to("cuda")}
+for what, attempt in attempts.items():
+    print(f"{what:30s} -> {gpu_error(attempt) or 'worked'}")
+print("layer on:", layer.weight.device)
 
 # %%
 if dt.backend.gpu_available():                   # a GPU machine: every request worked
@@ -234,6 +318,15 @@ print(f"{n_values:,} parameter values x 4 bytes = {param_bytes / MB:.2f} MB")
 assert param_bytes == 4 * n_values == 4 * ((784 * 512 + 512) + (512 * 512 + 512) + (512 * 10 + 10))
 assert all(p.dtype == np.float32 for p in mlp.parameters())
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+torch.manual_seed(0)
+mlp = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                    nn.Linear(512, 10))
+n_values = sum(p.numel() for p in mlp.parameters())
+param_bytes = sum(p.nbytes for p in mlp.parameters())    # numel() * element_size()
+MB = 1024 ** 2
+print(f"{n_values:,} parameter values x 4 bytes = {param_bytes / MB:.2f} MB")
+
 # %% [markdown]
 # Now measure the other three parts on a real step with Adam. The gradients take as much room as
 # the parameters; Adam's state, twice as much. For the activations, a forward hook on each layer
@@ -269,6 +362,29 @@ print(f"Adam state  {state_bytes / MB:6.2f} MB")
 for b, nbytes in act.items():
     print(f"activations {nbytes / MB:6.2f} MB at batch size {b}")
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+def layer_output_bytes(model, x):
+    """Bytes of each layer's output in one forward pass of x (about what backward keeps)."""
+    sizes = []
+    handles = [m.register_forward_hook(lambda m, inputs, out: sizes.append(out.nbytes))
+               for m in model]
+    model(x)
+    for h in handles:
+        h.remove()
+    return sizes
+
+
+adam = torch.optim.Adam(mlp.parameters(), lr=1e-3)
+F.cross_entropy(mlp(torch.randn(32, 784)), torch.randint(0, 10, (32,))).backward()
+adam.step()
+grad_bytes = sum(p.grad.nbytes for p in mlp.parameters())
+state_bytes = sum(s[k].nbytes for s in adam.state.values() for k in ("exp_avg", "exp_avg_sq"))
+act = {b: sum(layer_output_bytes(mlp, torch.randn(b, 784))) for b in (32, 128)}
+for part, nbytes in [("parameters", param_bytes), ("gradients", grad_bytes), ("Adam state", state_bytes)]:
+    print(f"{part:11s} {nbytes / MB:6.2f} MB")
+for b, nbytes in act.items():
+    print(f"activations {nbytes / MB:6.2f} MB at batch size {b}")
+
 # %%
 assert grad_bytes == param_bytes, "one gradient per parameter, the same size"
 assert state_bytes == 2 * param_bytes, "Adam keeps two arrays per parameter"
@@ -297,6 +413,13 @@ ax.set_title("Where the memory goes: the 784-512-512-10 MLP with Adam")
 ax.legend()
 plot.show()
 
+# %% tags=["twin-torch"]
+# The stacked bars are left out; their heights are printed.
+fixed = (param_bytes + grad_bytes + state_bytes) / MB
+for b in [32, 256, 1024, 4096]:
+    print(f"batch size {b:4d}: parameters, gradients, Adam state {fixed:.2f} MB "
+          f"+ activations {act[32] / 32 * b / MB:6.2f} MB")
+
 # %% [markdown]
 # ### Variable-length ids with masks and buckets
 #
@@ -320,6 +443,22 @@ def pad_batch(sequences, length=None):
 
 ids, mask = pad_batch([[5, 3, 8], [7], [2, 9, 4, 6, 1]])
 print(f"ids:\n{ids}\nmask:\n{mask}")
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+PAD = 0                                            # the id reserved for padding
+
+
+def pad_batch(sequences, length=None):
+    """Pad lists of ids with PAD to `length` (default: the longest): the ids and the 0/1 mask."""
+    ids = nn.utils.rnn.pad_sequence([torch.tensor(seq) for seq in sequences],
+                                    batch_first=True, padding_value=PAD)
+    if length is not None:
+        ids = F.pad(ids, (0, length - ids.shape[1]), value=PAD)
+    return ids, (ids != PAD).float()
+
+
+ids, mask = pad_batch([[5, 3, 8], [7], [2, 9, 4, 6, 1]])
+print(f"ids:\n{ids.numpy()}\nmask:\n{mask.numpy()}")
 
 # %% [markdown]
 # A small model labels every id: an `Embedding` (a table with one row per id) and a `Linear`
@@ -357,6 +496,33 @@ print(f"loss: masked {masked[0]:.4f} | no padding {unpadded[0]:.4f} | plain mean
 print(f"largest gradient in the padding row: masked {np.abs(masked[1][PAD]).max():.4f} | "
       f"plain mean {np.abs(plain[1][PAD]).max():.4f}")
 
+# %% tags=["twin-torch"]
+VOCAB, CLASSES = 20, 5
+
+
+def per_id_loss(model, ids):
+    """The cross-entropy of every place of `ids` (padding included), as one flat tensor."""
+    logits = model(ids).reshape(-1, CLASSES)
+    return F.cross_entropy(logits, (ids % CLASSES).reshape(-1), reduction="none")
+
+
+def loss_and_table_grad(loss_of):
+    """Backward through a fresh model: the loss and the gradient of the embedding table."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(VOCAB, 8), nn.Linear(8, CLASSES))
+    loss = loss_of(model)
+    loss.backward()
+    return loss.item(), model[0].weight.grad.clone()
+
+
+real_ids = ids[mask == 1][None, :]                 # every real id, one row, no padding
+masked = loss_and_table_grad(lambda m: (per_id_loss(m, ids) * mask.flatten()).sum() / mask.sum())
+plain = loss_and_table_grad(lambda m: per_id_loss(m, ids).mean())
+unpadded = loss_and_table_grad(lambda m: per_id_loss(m, real_ids).mean())
+print(f"loss: masked {masked[0]:.4f} | no padding {unpadded[0]:.4f} | plain mean {plain[0]:.4f}")
+print(f"largest gradient in the padding row: masked {masked[1][PAD].abs().max():.4f} | "
+      f"plain mean {plain[1][PAD].abs().max():.4f}")
+
 # %%
 assert np.all(masked[1][PAD] == 0), "masked: the padding row gets exactly zero gradient"
 assert np.abs(plain[1][PAD]).max() > 0.01, "a plain mean trains the padding row"
@@ -378,6 +544,33 @@ builtin = loss_and_table_grad(lambda m: F.cross_entropy(
 print(f"ignore_index=-100: loss {builtin[0]:.4f}, the masked gradients: "
       f"{np.allclose(builtin[1], masked[1], atol=1e-6)}")
 assert abs(builtin[0] - masked[0]) < 1e-5 and np.allclose(builtin[1], masked[1], atol=1e-6)
+
+# %% tags=["twin-torch"]
+ignored = torch.where(mask == 1, ids % CLASSES, -100).flatten()    # -100 where the padding is
+builtin = loss_and_table_grad(lambda m: F.cross_entropy(
+    m(ids).reshape(-1, CLASSES), ignored, ignore_index=-100))
+print(f"ignore_index=-100: loss {builtin[0]:.4f}, the masked gradients: "
+      f"{torch.allclose(builtin[1], masked[1], atol=1e-6)}")
+
+# %% tags=["twin-paddle"]
+# Paddle 3.3 averages over the kept places only for an ignore_index >= 0 (Going deeper below).
+import numpy as np
+import paddle
+import paddle.nn.functional as F
+from paddle import nn
+
+np.set_printoptions(precision=4, suppress=True)
+CLASSES = 5
+ids = paddle.to_tensor([[5, 3, 8, 0, 0], [7, 0, 0, 0, 0], [2, 9, 4, 6, 1]])   # 0 pads
+real = (ids != 0).flatten()
+paddle.seed(0)
+model = nn.Sequential(nn.Embedding(20, 8), nn.Linear(8, CLASSES))
+logits, labels = model(ids).reshape([-1, CLASSES]), (ids % CLASSES).flatten()
+wanted = F.cross_entropy(logits[real], labels[real])          # the real ids alone
+for pad_label in (-100, CLASSES):                             # the default, and a label >= 0
+    padded = paddle.where(real, labels, paddle.full_like(labels, pad_label))
+    loss = F.cross_entropy(logits, padded, ignore_index=pad_label)
+    print(f"ignore_index={pad_label}: loss / loss of the real ids = {float(loss / wanted):.4f}")
 
 # %% [markdown]
 # Now the memory. The embedding's output, batch x longest x width floats, is the activation
@@ -424,6 +617,49 @@ plans = {"padded to the longest of all": step_bytes(in_batches(sequences), max(l
          "each batch to its longest": step_bytes(in_batches(sequences)),
          "sorted into buckets": step_bytes(in_batches(sorted(sequences, key=len))),
          "buckets, 320 ids a step": step_bytes(budget_batches(sequences, 320))}
+for plan, steps in plans.items():
+    print(f"{plan:29s} {len(steps):3d} steps, {sum(steps) / KB:5.0f} KB in all, "
+          f"{1 - useful / sum(steps):4.0%} padding, largest step {max(steps) / KB:4.0f} KB")
+
+# %% tags=["twin-torch"]
+# PyTorch batches by length with a batch_sampler (lists of indices); collate_fn pads.
+lengths = [5 + (7 * i) % 16 for i in range(120)] + [100 + 13 * i for i in range(8)]
+sequences = [[1 + (i + j) % (VOCAB - 1) for j in range(n)] for i, n in enumerate(lengths)]
+sequences = [sequences[(37 * i) % len(sequences)] for i in range(len(sequences))]  # arrival
+
+
+def budget_batches(lengths, budget):
+    """Indices sorted by length; a new batch whenever one more would pass `budget` ids."""
+    batches = [[]]
+    for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        if batches[-1] and (len(batches[-1]) + 1) * lengths[i] > budget:
+            batches.append([])
+        batches[-1].append(i)
+    return batches
+
+
+loader = DataLoader(sequences, batch_sampler=budget_batches([len(s) for s in sequences], 320),
+                    collate_fn=lambda batch: pad_batch(batch)[0])
+shapes = [tuple(batch.shape) for batch in loader]
+print(len(shapes), "steps, shapes from", shapes[0], "to", shapes[-1])
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+table = nn.Embedding(VOCAB, 64)
+in_batches = lambda seqs, size=16: [seqs[i:i + size] for i in range(0, len(seqs), size)]
+
+
+def step_bytes(batches, pad_to=None):
+    """Bytes of the embedding's output at each step (padded to `pad_to` when given)."""
+    with torch.no_grad():
+        return [table(pad_batch(batch, pad_to)[0]).nbytes for batch in batches]
+
+
+KB, useful = 1024, sum(lengths) * 64 * 4            # the real ids' bytes
+plans = {"padded to the longest of all": step_bytes(in_batches(sequences), max(lengths)),
+         "each batch to its longest": step_bytes(in_batches(sequences)),
+         "sorted into buckets": step_bytes(in_batches(sorted(sequences, key=len))),
+         "buckets, 320 ids a step": step_bytes([[sequences[i] for i in batch]
+                                                for batch in loader.batch_sampler])}
 for plan, steps in plans.items():
     print(f"{plan:29s} {len(steps):3d} steps, {sum(steps) / KB:5.0f} KB in all, "
           f"{1 - useful / sum(steps):4.0%} padding, largest step {max(steps) / KB:4.0f} KB")
@@ -480,6 +716,25 @@ for name in whole:
 for name in whole:
     assert np.allclose(whole[name], accumulated[name], atol=1e-6), name
 
+# %% tags=["twin-torch"]
+torch.manual_seed(1)
+net = nn.Sequential(nn.Linear(10, 32), nn.Tanh(), nn.Linear(32, 3))
+xb, yb = torch.randn(32, 10), torch.randint(0, 3, (32,))
+
+net.zero_grad()
+F.cross_entropy(net(xb), yb).backward()            # one batch of 32
+whole = {name: p.grad.clone() for name, p in net.named_parameters()}
+
+net.zero_grad()
+micro, steps = 8, 4
+for k in range(steps):                             # four micro-batches of 8
+    part = slice(k * micro, (k + 1) * micro)
+    loss = F.cross_entropy(net(xb[part]), yb[part]) / steps
+    loss.backward()                                # adds into p.grad
+accumulated = {name: p.grad.clone() for name, p in net.named_parameters()}
+for name in whole:
+    print(f"{name:9s} the same up to rounding: {torch.allclose(whole[name], accumulated[name], atol=1e-6)}")
+
 # %% [markdown]
 # One caution: this is exact for layers that treat samples independently. BatchNorm computes its
 # statistics over the batch it sees, so with micro-batches it sees batches of 8, not 32.
@@ -499,6 +754,13 @@ print("without it:   ", recorded.grad_fn, recorded.requires_grad)
 assert evaluated.grad_fn is None and not evaluated.requires_grad
 assert recorded.grad_fn is not None
 assert np.allclose(evaluated.numpy(), recorded.numpy()), "the same values, without the graph"
+
+# %% tags=["twin-torch"]
+with torch.no_grad():
+    evaluated = net(xb)
+recorded = net(xb)
+print("under no_grad:", evaluated.grad_fn, evaluated.requires_grad)
+print("without it:   ", type(recorded.grad_fn).__name__, recorded.requires_grad)
 
 # %% [markdown]
 # ### 4. Keep numbers, not tensors
@@ -527,6 +789,23 @@ print("losses kept as floats: ", activations_alive(lambda loss: loss.item()), "a
 assert activations_alive(lambda loss: loss) == 10
 assert activations_alive(lambda loss: loss.item()) == 0
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+def activations_alive(keep):
+    """Run 10 batches (no backward, as in evaluation) and count the hidden outputs still alive."""
+    refs = []
+    handle = net[1].register_forward_hook(lambda m, inputs, out: refs.append(weakref.ref(out)))
+    kept = []
+    for _ in range(10):
+        loss = F.cross_entropy(net(torch.randn(32, 10)), torch.randint(0, 3, (32,)))
+        kept.append(keep(loss))
+    del loss
+    handle.remove()
+    return sum(r() is not None for r in refs)
+
+
+print("losses kept as tensors:", activations_alive(lambda loss: loss), "activations alive")
+print("losses kept as floats: ", activations_alive(lambda loss: loss.item()), "activations alive")
+
 # %% [markdown]
 # The same goes for `total = total + loss` in a loop (the total drags every step's graph along)
 # and for lists of model outputs kept "for later": keep `.item()`, `.numpy()` or `.detach()`.
@@ -543,6 +822,13 @@ print(f"{big.data.nbytes / MB:.0f} MB alive:", ref() is not None)
 del big
 print("after del, alive:", ref() is not None)
 assert ref() is None
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+big = torch.zeros(1024, 1024)                      # 4 MB
+ref = weakref.ref(big)
+print(f"{big.nbytes / MB:.0f} MB alive:", ref() is not None)
+del big
+print("after del, alive:", ref() is not None)
 
 # %% [markdown]
 # ### 6. Half precision, recomputation and the allocator
@@ -588,6 +874,25 @@ def one_step(accumulate):
 
 
 assert all(np.allclose(a, b, atol=1e-6) for a, b in zip(one_step(False), one_step(True)))
+
+# %% tags=["twin-torch"]
+def one_step(accumulate):
+    torch.manual_seed(1)
+    net = nn.Sequential(nn.Linear(10, 32), nn.Tanh(), nn.Linear(32, 3))
+    opt = torch.optim.SGD(net.parameters(), lr=0.5, momentum=0.9)
+    opt.zero_grad()
+    if accumulate:
+        for k in range(steps):
+            part = slice(k * micro, (k + 1) * micro)
+            (F.cross_entropy(net(xb[part]), yb[part]) / steps).backward()
+    else:
+        F.cross_entropy(net(xb), yb).backward()
+    opt.step()                                     # one step, after all micro-batches
+    return [p.detach().clone() for p in net.parameters()]
+
+
+print("the same step:", all(torch.allclose(a, b, atol=1e-6)
+                            for a, b in zip(one_step(False), one_step(True))))
 
 # %% [markdown] tags=["claim-paddle-gpu-padding-idx-ignore-index"]
 # ### Going deeper: Paddle's ignore_index
@@ -638,6 +943,18 @@ assert x16.data.nbytes * 2 == x32.data.nbytes
 assert np.float16(small_grad) == 0                                 # lost without scaling
 assert np.isclose(np.float32(survives) / scale, small_grad, rtol=1e-2)   # kept with it
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+x32 = torch.randn(128, 512)
+x16 = x32.half()
+print(f"a batch of activations: {x32.nbytes // 1024} KB in float32, "
+      f"{x16.nbytes // 1024} KB in float16")
+
+small_grad = torch.tensor(1e-8)                    # a real, small gradient (float32)
+scale = torch.amp.GradScaler("cpu").get_scale()   # the loss scale it starts with: 2 ** 16
+survives = (small_grad * scale).half()             # the scaled gradient fits in float16
+print("float16 of the gradient:", small_grad.half().item(),
+      f"| scaled, stored in float16, unscaled in float32: {(survives.float() / scale).item():.6e}")
+
 # %% [markdown] tags=["claim-torch-gpu-activation-checkpoint", "claim-paddle-gpu-recompute"]
 # **Recompute instead of store: activation checkpointing.** Backward needs the forward pass's outputs.
 # Instead of keeping all of them, keep only one in
@@ -660,6 +977,23 @@ print(f"keep everything: {sum(per_module) / MB:.2f} MB | checkpoints + one segme
       f"{(checkpoints + one_segment) / MB:.2f} MB")
 assert len(per_module) == 16 and all(b == 128 * 512 * 4 for b in per_module)
 assert checkpoints + one_segment == sum(per_module) // 2        # 4 + 4 outputs instead of 16
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+from torch.utils.checkpoint import checkpoint_sequential
+
+deep = nn.Sequential(*[module for _ in range(8) for module in (nn.Linear(512, 512), nn.ReLU())])
+per_module = layer_output_bytes(deep, torch.randn(128, 512))
+segment = 4                                         # a checkpoint after every 4 modules
+checkpoints = sum(per_module[segment - 1::segment])
+one_segment = max(sum(per_module[i:i + segment]) for i in range(0, len(per_module), segment))
+print(f"keep everything: {sum(per_module) / MB:.2f} MB | checkpoints + one segment: "
+      f"{(checkpoints + one_segment) / MB:.2f} MB")
+
+x = torch.randn(128, 512, requires_grad=True)       # and the real thing gives the same gradients:
+deep(x).sum().backward()
+kept_all, x.grad = x.grad, None
+checkpoint_sequential(deep, len(deep) // segment, x, use_reentrant=False).sum().backward()
+print("checkpointed gradients equal:", torch.allclose(x.grad, kept_all))
 
 # %% [markdown] tags=["claim-torch-gpu-oom-reserved-unallocated", "claim-torch-gpu-alloc-conf-expandable-segments", "claim-torch-gpu-memory-summary", "claim-paddle-gpu-allocator-flags", "claim-torch-gpu-empty-cache-other-programs"]
 # **The allocator.** When you free an array on a GPU, one more layer sits in between: CuPy
