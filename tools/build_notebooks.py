@@ -102,7 +102,6 @@ def execute(nb: nbformat.NotebookNode, folder: Path = OUTPUT, timeout: int = 600
     if python is None:
         NotebookClient(nb, kernel_name="python3", **options).execute()
         return
-    os.environ.update(twins.KERNEL_ENV)
     with tempfile.TemporaryDirectory() as kernels:
         NotebookClient(nb, km=kernel_of(python, Path(kernels)), **options).execute()
 
@@ -113,7 +112,8 @@ def kernel_of(python: Path, kernels: Path) -> KernelManager:
     spec.mkdir()
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "frameworks", "language": "python"}), encoding="utf-8")
+        "display_name": "frameworks", "language": "python", "env": twins.KERNEL_ENV}),
+        encoding="utf-8")
     return KernelManager(kernel_name="twins",
                          kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]))
 

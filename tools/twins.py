@@ -34,8 +34,10 @@ TWIN_TAGS = {"twin-torch": "PyTorch", "twin-paddle": "Paddle"}
 #: The extra tag of a twin that prints the same numbers as the kit's cell it follows.
 SAME_NUMBERS = "twin-same-numbers"
 #: Set in the twins' kernels: Paddle's start-up notes (glog, and a warning about a compiler
-#: cache that names this machine's paths) are not what the lesson prints.
-KERNEL_ENV = {"GLOG_minloglevel": "2", "PYTHONWARNINGS": "ignore:No ccache found"}
+#: cache that names this machine's paths) are not what the lesson prints; and one thread, as
+#: the lessons' networks are small (more threads only wait on each other on a busy machine).
+KERNEL_ENV = {"GLOG_minloglevel": "2", "PYTHONWARNINGS": "ignore:No ccache found",
+              "OMP_NUM_THREADS": "1"}
 
 
 def tags_of(cell: Mapping) -> list[str]:

@@ -19,6 +19,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from claims import claim
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import twins  # noqa: E402 - tools/twins.py
@@ -113,6 +115,7 @@ def kit_cell_before(cells: list, index: int):
     raise AssertionError(f"twin at cell {index} follows no kit cell")
 
 
+@claim("torch-readme-twins", "paddle-readme-twins")
 @pytest.mark.parametrize("notebook", WITH_TWINS, ids=lambda p: p.stem)
 def test_every_twin_prints_what_the_notebook_stores(notebook):
     stored, fresh = run_twins(notebook)
