@@ -32,6 +32,67 @@ np.set_printoptions(precision=4, suppress=True)
 EPOCHS = 3 if dt.quick_mode() else 10      # the longer training runs; short under the tests
 print("quick mode:", dt.quick_mode(), "| epochs for the longer runs:", EPOCHS)
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+import os
+import warnings
+from collections import OrderedDict
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+np.set_printoptions(precision=4, suppress=True)
+torch.set_printoptions(precision=4)
+QUICK = os.environ.get("DLTUTOR_QUICK") == "1"      # the kit's quick mode, read directly
+EPOCHS = 3 if QUICK else 10
+print("quick mode:", QUICK, "| epochs for the longer runs:", EPOCHS)
+
+# %% tags=["twin-torch"]
+from dltutor.examples import digits, make_net as kit_net    # the kit's digits and start values
+
+train_set, X_test, y_test = digits()
+X_train, y_train = map(torch.from_numpy, train_set.arrays)
+X_test, y_test = torch.from_numpy(X_test), torch.from_numpy(y_test)
+
+
+def make_net(seed=0):
+    """Chapter 06's LeNet as a Sequential (same names), holding the kit's start values."""
+    net = nn.Sequential(OrderedDict(
+        conv1=nn.Conv2d(1, 6, 3, padding=1), relu1=nn.ReLU(), pool=nn.MaxPool2d(2),
+        conv2=nn.Conv2d(6, 16, 3), relu2=nn.ReLU(), flatten=nn.Flatten(),
+        fc1=nn.Linear(64, 32), relu3=nn.ReLU(), fc2=nn.Linear(32, 10)))
+    net.load_state_dict({n: torch.from_numpy(p.numpy().copy())
+                         for n, p in kit_net(seed).named_parameters()})
+    return net
+
+
+def make_loader(seed=0):
+    """The training digits in shuffled batches of 64 (PyTorch's shuffle, not the kit's order)."""
+    return DataLoader(TensorDataset(X_train, y_train), batch_size=64, shuffle=True,
+                      generator=torch.Generator().manual_seed(seed))
+
+
+def train_epoch(net, opt, loader):
+    total = 0.0
+    for xb, yb in loader:
+        loss = F.cross_entropy(net(xb), yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    return total / len(loader)
+
+
+def accuracy(net):
+    with torch.no_grad():
+        return (net(X_test).argmax(dim=1) == y_test).float().mean().item()
+
+
+print("batches per epoch:", len(make_loader()),
+      "| untrained accuracy:", round(accuracy(make_net()), 3))
+
 # %% [markdown]
 # The network, the data and the helpers are chapter 06's, from `dltutor.examples`: `make_net()`
 # a fresh LeNet (`conv1`, `conv2`, `fc1`, `fc2`), `make_loader()` the 1,500 training digits in
@@ -50,6 +111,17 @@ def two_groups(net, momentum=0.0):
 
 print(two_groups(make_net()))
 assert [g["lr"] for g in two_groups(make_net()).param_groups] == [0.05, 0.01]
+
+# %% tags=["twin-torch"]
+def two_groups(net, momentum=0.0):
+    """SGD with the conv parameters at lr 0.05 and the fc parameters at lr 0.01."""
+    conv = [p for n, p in net.named_parameters() if "conv" in n]
+    fc = [p for n, p in net.named_parameters() if "conv" not in n]
+    return torch.optim.SGD([{"params": conv}, {"params": fc, "lr": 0.01}], lr=0.05,
+                           momentum=momentum)
+
+
+print(two_groups(make_net()))
 
 # %% [markdown]
 # ## Changing a group learning rate during training
@@ -77,6 +149,18 @@ for epoch in range(4):
         opt.param_groups[1]["lr"] = 0.0
         print("        -> lr of the fc group set to 0")
 
+# %% tags=["twin-torch"]
+net = make_net()
+opt = two_groups(net, momentum=0.9)
+loader = make_loader()
+print("start   fc2.bias[:5] =", net.fc2.bias.detach().numpy()[:5])
+for epoch in range(4):
+    loss = train_epoch(net, opt, loader)
+    print(f"epoch {epoch} fc2.bias[:5] = {net.fc2.bias.detach().numpy()[:5]}  loss {loss:.4f}")
+    if epoch == 1:
+        opt.param_groups[1]["lr"] = 0.0
+        print("        -> lr of the fc group set to 0")
+
 # %% [markdown]
 # After the change the printed values stay put. The asserts check every element: the fc
 # parameters after epochs 2 and 3 equal those after epoch 1; every conv parameter keeps changing.
@@ -100,6 +184,11 @@ print("fc1.weight has a gradient:", net.fc1.weight.grad is not None,
 assert net.fc1.weight.grad is not None
 assert np.abs(buffer).max() > 0
 
+# %% tags=["twin-torch"]
+buffer = opt.state[net.fc1.weight]["momentum_buffer"]
+print("fc1.weight has a gradient:", net.fc1.weight.grad is not None,
+      "| its momentum buffer is not all zero:", bool(buffer.abs().max() > 0))
+
 # %% [markdown]
 # A picture of the same run: the size of each layer's update per step. We rerun the four
 # epochs with a `Recorder` attached (it reads every step through the optimizer's hooks); the fc
@@ -120,6 +209,39 @@ plot.traces(rec, "update_norm", ax=ax)
 ax.axvline(2 * len(loader), color="0.3", ls=":")
 ax.set_title("Update size per layer: the fc group's lr is set to 0 after epoch 2")
 plot.show()
+
+# %% tags=["twin-torch"]
+# PyTorch has no Recorder: optimizer step hooks measure each layer's update (printed, not drawn).
+net, loader = make_net(), make_loader()
+opt = two_groups(net, momentum=0.9)
+layers, before, update = ["conv1", "conv2", "fc1", "fc2"], {}, []    # update: steps x layers
+
+
+def keep(opt, args, kwargs):
+    before.update({n: p.detach().clone() for n, p in net.named_parameters()})
+
+
+def step_length(layer):
+    """How far the parameters of `layer` (weight and bias together) moved in this step."""
+    return sum(((p.detach() - before[n]) ** 2).sum().item()
+               for n, p in net.named_parameters() if n.startswith(layer + ".")) ** 0.5
+
+
+def measure(opt, args, kwargs):
+    update.append([step_length(layer) for layer in layers])
+
+
+hooks = [opt.register_step_pre_hook(keep), opt.register_step_post_hook(measure)]
+for epoch in range(4):
+    train_epoch(net, opt, loader)
+    if epoch == 1:
+        opt.param_groups[1]["lr"] = 0.0
+for hook in hooks:
+    hook.remove()
+update, after = np.array(update), 2 * len(loader)
+print("steps:", len(update),
+      "| fc1, fc2 updates after the change all 0:", bool((update[after:, 2:] == 0).all()),
+      "| conv1's all > 0:", bool((update[after:, 0] > 0).all()))
 
 # %%
 update = rec.series("update_norm")                   # steps x layers
@@ -154,6 +276,16 @@ except ValueError as err:
 assert "param_groups[1]['lr']" in str(nan_lr_error)
 assert opt.param_groups[1]["lr"] == 0.0 and unchanged(kept, net.parameters()), "nothing changed"
 
+# %% tags=["twin-torch"]
+# PyTorch accepts a NaN written into param_groups; the next step turns the weights into NaN.
+opt.param_groups[1]["lr"] = float("nan")
+xb, yb = next(iter(loader))
+opt.zero_grad()
+F.cross_entropy(net(xb), yb).backward()
+opt.step()
+print("accepted: lr =", opt.param_groups[1]["lr"],
+      "| fc1.weight all NaN after one step:", bool(net.fc1.weight.isnan().all()))
+
 # %% [markdown]
 # ## Decaying the learning rate each epoch
 #
@@ -184,6 +316,21 @@ assert np.allclose(by_hand[0], [0.05, 0.01])
 assert np.allclose(by_hand[5], [0.025, 0.005])       # half way: half the lr
 assert np.allclose(by_hand[9], [0.005, 0.001])       # last epoch: a tenth
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+total_epochs = 10
+net = make_net()
+opt = two_groups(net)
+base_lrs = [group["lr"] for group in opt.param_groups]     # 0.05 and 0.01
+
+by_hand = []
+for epoch in range(total_epochs):
+    for group, base in zip(opt.param_groups, base_lrs):
+        group["lr"] = base * (1 - epoch / total_epochs)
+    by_hand.append([group["lr"] for group in opt.param_groups])
+    # ... here: one epoch of training with these lrs
+for epoch in (0, 5, 9):
+    print(f"epoch {epoch}: lrs", np.round(by_hand[epoch], 4))
+
 # %% [markdown]
 # A tempting shortcut writes *one* starting lr into every group
 # (`group["lr"] = 0.05 * (1 - epoch / E)`). It silently throws away the per-group rates:
@@ -194,6 +341,11 @@ for group in opt.param_groups:                 # the shortcut, at epoch 0
     group["lr"] = 0.05 * (1 - 0 / total_epochs)
 print([group["lr"] for group in opt.param_groups])
 assert opt.param_groups[1]["lr"] == 0.05       # the 0.01 of the fc group is gone
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+for group in opt.param_groups:                 # the shortcut, at epoch 0
+    group["lr"] = 0.05 * (1 - 0 / total_epochs)
+print([group["lr"] for group in opt.param_groups])
 
 # %% [markdown]
 # ### With a scheduler
@@ -217,6 +369,20 @@ print("epoch 5: lrs", np.round(with_scheduler[5], 4), "| initial lrs:", sched.ba
 assert np.allclose(with_scheduler, by_hand)
 assert sched.base_lrs == [0.05, 0.01]
 assert np.isclose(opt.param_groups[0]["lr"], 0.0)     # after 10 steps: the end factor, 0
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+from torch.optim import lr_scheduler
+
+net = make_net()
+opt = two_groups(net)
+sched = lr_scheduler.LinearLR(opt, start_factor=1.0, end_factor=0.0, total_iters=total_epochs)
+
+with_scheduler = []
+for epoch in range(total_epochs):
+    with_scheduler.append([group["lr"] for group in opt.param_groups])
+    opt.step()                  # one epoch of training here (no gradients yet: nothing moves)
+    sched.step()                # once per epoch, after the optimizer steps
+print("epoch 5: lrs", np.round(with_scheduler[5], 4), "| initial lrs:", sched.base_lrs)
 
 # %% [markdown]
 # ### What the common schedules look like
@@ -250,6 +416,33 @@ for label, make in schedules.items():
 ax.set_xlabel("epoch (one scheduler.step() per epoch)")
 plot.show()
 
+# %% tags=["twin-torch"]
+# PyTorch has no preview and no LinearWarmup: a throwaway optimizer records the lrs, and the
+# warmup is a LambdaLR (lr x e / 5) followed by the cosine in a SequentialLR.
+def preview(make_scheduler, steps, lr):
+    """The lr of each of `steps` epochs under the scheduler that `make_scheduler(opt)` builds."""
+    opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=lr)
+    sched, lrs = make_scheduler(opt), []
+    for _ in range(steps):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    return np.array(lrs)
+
+
+steps = 30
+schedules = {
+    "LinearLR": lambda o: lr_scheduler.LinearLR(o, 1.0, 0.0, total_iters=steps),
+    "StepLR": lambda o: lr_scheduler.StepLR(o, step_size=10, gamma=0.5),
+    "CosineAnnealingLR": lambda o: lr_scheduler.CosineAnnealingLR(o, T_max=steps),
+    "LinearWarmup + cosine": lambda o: lr_scheduler.SequentialLR(o, [
+        lr_scheduler.LambdaLR(o, lambda e: e / 5),
+        lr_scheduler.CosineAnnealingLR(o, T_max=steps - 5)], milestones=[5]),
+}
+curves = {label: preview(make, steps, lr=0.05) for label, make in schedules.items()}
+for label, curve in curves.items():              # the figure's lines, as numbers
+    print(f"{label:22s} epochs 0, 5, 10, 15, 29:", curve[[0, 5, 10, 15, 29]].round(4))
+
 # %%
 linear, stair = curves["LinearLR"], curves["StepLR"]
 cosine, warm = curves["CosineAnnealingLR"], curves["LinearWarmup + cosine"]
@@ -258,6 +451,9 @@ assert np.allclose(stair[[0, 9, 10, 20]], [0.05, 0.05, 0.025, 0.0125])
 assert np.isclose(cosine[15], 0.025)                               # half way: half the lr
 assert np.allclose(warm[:6], [0.0, 0.01, 0.02, 0.03, 0.04, 0.05])  # ramp, then the cosine
 print("LinearLR at epochs 0, 15, 24:", linear[[0, 15, 24]].round(4))
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+print("LinearLR at epochs 0, 15, 24:", curves["LinearLR"][[0, 15, 24]].round(4))
 
 # %% [markdown] tags=["claim-torch-sequentiallr-warmup-cosine", "claim-torch-plateau-reduces-after-patience"]
 # ### Warmup with SequentialLR, and lowering the lr when the loss stalls
@@ -305,6 +501,22 @@ losses_axis.plot(np.arange(len(val_losses)) + 0.5, val_losses, "o:", color="gray
 losses_axis.set_ylabel("validation loss (dots)")
 plot.show()
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+warmup_cosine = preview(lambda o: lr_scheduler.SequentialLR(
+    o, [lr_scheduler.LinearLR(o, start_factor=0.01, total_iters=5),
+        lr_scheduler.CosineAnnealingLR(o, T_max=steps - 5)], milestones=[5]), steps, lr=0.05)
+print("SequentialLR, epochs 0-7:", warmup_cosine[:8].round(4))
+
+w = torch.zeros(1, requires_grad=True)
+stalling = torch.optim.SGD([w], lr=0.1)
+plateau = lr_scheduler.ReduceLROnPlateau(stalling, factor=0.5, patience=2)
+val_losses = [1.0, 0.8, 0.7, 0.7, 0.71, 0.69, 0.7, 0.7, 0.7, 0.65]
+plateau_lrs = []
+for val_loss in val_losses:
+    plateau.step(val_loss)
+    plateau_lrs.append(stalling.param_groups[0]["lr"])
+print("ReduceLROnPlateau:", plateau_lrs)
+
 # %%
 assert np.allclose(warmup_cosine[:6], [0.0005, 0.0104, 0.0203, 0.0302, 0.0401, 0.05])
 assert np.isclose(warmup_cosine[5:].max(), 0.05)                   # the cosine starts afresh
@@ -350,6 +562,22 @@ losses_axis.plot(np.arange(len(epoch_losses)) + 0.5, epoch_losses, "o:", color="
 losses_axis.set_ylabel("validation loss (dots)")
 plot.show()
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+# SequentialLR refuses a ReduceLROnPlateau: warm up with a LambdaLR, then step the plateau by hand.
+epoch_losses = [1.0, 0.8, 0.5, 0.65, 0.62, 0.55, 0.56, 0.55, 0.57, 0.5, 0.52, 0.51, 0.53, 0.45]
+warm_opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+warmup = lr_scheduler.LambdaLR(warm_opt, lambda e: e / 3)
+plateau = lr_scheduler.ReduceLROnPlateau(warm_opt, factor=0.5, patience=2)
+warm_lrs = []
+for epoch, val_loss in enumerate(epoch_losses):
+    warm_lrs.append(warm_opt.param_groups[0]["lr"])    # the lr this epoch trains with
+    warm_opt.step()                                     # ... train one epoch, validate ...
+    if epoch < 3:
+        warmup.step()
+    else:
+        plateau.step(val_loss)
+print("lr per epoch:", np.round(warm_lrs, 4))
+
 # %%
 by_hand = [0.1 * e / 3 for e in range(3)] + [0.1] * 6 + [0.05] * 4 + [0.025]
 assert np.allclose(warm_lrs, by_hand)       # ramp; full lr; halved after epochs 8 and 12
@@ -359,6 +587,16 @@ except TypeError as error:
     print(error)
 else:
     raise AssertionError("a step without the loss was accepted")
+
+# %% tags=["twin-torch"]
+# In the loop by hand there is no warmup object to refuse: the plateau's own step() needs the
+# loss, and Python says so.
+print("lrs as computed by hand:", np.allclose(warm_lrs, [0.1 * e / 3 for e in range(3)]
+                                               + [0.1] * 6 + [0.05] * 4 + [0.025]))
+try:
+    plateau.step()                               # the loss forgotten after the hand-over
+except TypeError as error:
+    print(error)
 
 # %% [markdown]
 # ### Going deeper: the linear decay in a real training run
@@ -381,6 +619,18 @@ for epoch in trange(EPOCHS, desc="epochs", disable=dt.quick_mode()):   # no bar 
     sched.step()
     print(f"epoch {epoch}: conv lr {used[-1]:.4f}  loss {loss:.4f}  test accuracy {accuracy(net):.3f}")
 assert np.allclose(used, [0.05 * (1 - e / EPOCHS) for e in range(EPOCHS)])
+
+# %% tags=["twin-torch"]
+net = make_net()
+opt = two_groups(net, momentum=0.9)
+sched = lr_scheduler.LinearLR(opt, start_factor=1.0, end_factor=0.0, total_iters=EPOCHS)
+loader = make_loader()
+used = []
+for epoch in range(EPOCHS):
+    used.append(opt.param_groups[0]["lr"])
+    loss = train_epoch(net, opt, loader)
+    sched.step()
+    print(f"epoch {epoch}: conv lr {used[-1]:.4f}  loss {loss:.4f}  test accuracy {accuracy(net):.3f}")
 
 # %% [markdown]
 # ## Schedulers and per-parameter multipliers
@@ -408,6 +658,27 @@ opt.step()
 assert np.isclose(report.effective_lr, 0.01 * 0.5 * 2.0)
 assert np.allclose(before - net.fc1.weight.numpy(), 0.01 * 0.5 * 2.0 * net.fc1.weight.grad.numpy(),
                    atol=1e-7)
+
+# %% tags=["twin-torch"]
+# PyTorch has no lr_mult and no explain_lr: fc1.weight gets a group of its own at 2 x 0.01,
+# which StepLR halves like every group's own lr.
+net = make_net()
+fc_rest = [p for n, p in net.named_parameters() if n.startswith("fc") and n != "fc1.weight"]
+opt = torch.optim.SGD([{"params": [p for n, p in net.named_parameters() if "conv" in n]},
+                       {"params": fc_rest, "lr": 0.01},
+                       {"params": [net.fc1.weight], "lr": 0.01 * 2.0}], lr=0.05)
+sched = lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+opt.step()
+sched.step()
+print("fc1.weight trains at", opt.param_groups[2]["lr"], "=", 0.01, "x 0.5 x", 2.0)
+
+before = net.fc1.weight.detach().clone()
+xb, yb = next(iter(make_loader()))
+opt.zero_grad()
+F.cross_entropy(net(xb), yb).backward()
+opt.step()
+moved = before - net.fc1.weight.detach()
+print("moved by 0.01 x gradient:", torch.allclose(moved, 0.01 * net.fc1.weight.grad, atol=1e-7))
 
 # %% [markdown] tags=["claim-paddle-scheduler-is-the-optimizer-lr", "claim-paddle-schedule-times-paramattr-flat-group-overwrites"]
 # ### Going deeper: in Paddle the scheduler is the learning rate
@@ -451,6 +722,33 @@ for step in range(6):
 print(np.round(np.array(ours), 5))
 assert np.allclose(ours, paddle_lrs)
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+opt = two_groups(make_net())                                 # groups at 0.05 and 0.01
+sched = lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)     # scales each group's own lr
+ours = []
+for step in range(6):
+    ours.append([group["lr"] for group in opt.param_groups])
+    opt.step()
+    sched.step()
+print(np.round(np.array(ours), 5))
+
+# %% tags=["twin-paddle", "twin-same-numbers"]
+import numpy as np
+import paddle
+
+np.set_printoptions(precision=4, suppress=True)
+conv_w = paddle.create_parameter([1], "float32")             # stand-ins for the two groups
+fc_w = paddle.create_parameter([1], "float32")
+sched = paddle.optimizer.lr.StepDecay(learning_rate=0.05, step_size=2, gamma=0.5)
+opt = paddle.optimizer.SGD(learning_rate=sched, parameters=[
+    {"params": [conv_w]},                                   # 1.0 x the schedule
+    {"params": [fc_w], "learning_rate": 0.2}])              # 0.2 x the schedule
+lrs = []
+for step in range(6):                                       # the schedule x each group's scale
+    lrs.append([opt.get_lr() * p.optimize_attr["learning_rate"] for p in (conv_w, fc_w)])
+    sched.step()
+print(np.round(np.array(lrs), 5))
+
 # %% [markdown] tags=["claim-paddle-schedule-times-paramattr-flat-group-overwrites"]
 # A Paddle `ParamAttr(learning_rate=m)` multiplies once more, like `lr_mult` here, **but only in
 # a flat parameter list**: there a parameter trains at schedule x `ParamAttr` learning rate. In
@@ -486,6 +784,20 @@ assert len(loader) == int(np.ceil(1500 / 64)) == 24
 assert counts == [len(loader), 2 * len(loader)]
 assert all(opt.state[p]["step"] == 2 * len(loader) for p in net.parameters())
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+# PyTorch has no step_count: a step post-hook counts the calls; Adam keeps state[p]["step"].
+net = make_net()
+opt = torch.optim.Adam(net.parameters(), lr=0.01)
+calls = []
+opt.register_step_post_hook(lambda opt, args, kwargs: calls.append(1))
+loader = make_loader()
+counts = []
+for epoch in range(2):
+    train_epoch(net, opt, loader)
+    counts.append(len(calls))
+print("batches per epoch:", len(loader), "| step_count after each epoch:", counts)
+print("conv1.weight state['step']:", int(opt.state[net.conv1.weight]["step"]))
+
 # %% [markdown]
 # A scheduler keeps its own count (`scheduler.last_epoch`): one per `scheduler.step()`. Whether
 # that is one per epoch or one per batch is up to you; just give `total_iters`, `step_size`,
@@ -510,6 +822,17 @@ print("batches:", len(make_loader()), "| steps:", acc_opt.step_count)
 assert acc_opt.step_count == len(make_loader()) // accumulate == 6
 assert all(acc_opt.state[p]["step"] == 6 for p in acc_net.parameters())
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+acc_net = make_net()
+acc_opt = torch.optim.Adam(acc_net.parameters(), lr=0.01)
+accumulate = 4
+for i, (xb, yb) in enumerate(make_loader()):
+    (F.cross_entropy(acc_net(xb), yb) / accumulate).backward()  # gradients add up over 4 batches
+    if (i + 1) % accumulate == 0:
+        acc_opt.step()
+        acc_opt.zero_grad()
+print("batches:", len(make_loader()), "| steps:", int(acc_opt.state[acc_net.fc2.bias]["step"]))
+
 # %% [markdown] tags=["claim-paddle-static-graph-one-step-per-run"]
 # ### Going deeper: skipped parameters and Paddle's static graph
 #
@@ -528,6 +851,13 @@ print("step_count:", opt.step_count,
 assert opt.step_count == 3 * len(loader)
 assert opt.state[net.conv1.weight]["step"] == 3 * len(loader)
 assert opt.state[net.fc1.weight]["step"] == 2 * len(loader)
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+net.fc1.requires_grad_(False)          # zero_grad() sets its old gradients to None
+train_epoch(net, opt, loader)
+print("step_count:", len(calls),
+      "| conv1.weight:", int(opt.state[net.conv1.weight]["step"]),
+      "| fc1.weight:", int(opt.state[net.fc1.weight]["step"]))
 
 # %% [markdown] tags=["claim-paddle-static-graph-one-step-per-run"]
 # **In a static graph the count is the same.** In Paddle's static-graph mode one training step
@@ -580,6 +910,28 @@ class LionLite(optim.Optimizer):
         m *= beta2
         m += (1 - beta2) * grad
 
+# %% tags=["twin-torch"]
+class LionLite(torch.optim.Optimizer):
+    """PyTorch's base class does nothing for you: step() loops, skips and decays by hand."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.99), weight_decay=0.0):
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = p.grad.add(p, alpha=group["weight_decay"])   # coupled L2, as the kit's
+                m = self.state[p].setdefault("exp_avg", torch.zeros_like(p))
+                p.add_(torch.sign(beta1 * m + (1 - beta1) * grad), alpha=-group["lr"])
+                m.mul_(beta2).add_(grad, alpha=1 - beta2)
+
+
+print(LionLite([torch.zeros(1, requires_grad=True)]))
+
 # %% [markdown]
 # It trains the LeNet, with parameter groups, straight away:
 
@@ -601,6 +953,22 @@ for epoch in trange(EPOCHS, desc="epochs", disable=dt.quick_mode()):
 assert losses[-1] < losses[0]
 print("fc group lr:", opt.param_groups[1]["lr"], "| state of fc1.weight:", sorted(opt.state[net.fc1.weight]))
 
+# %% tags=["twin-torch"]
+def lion_for(net):
+    """LionLite with two groups: the conv layers at lr 0.003, the rest at 0.001."""
+    return LionLite([{"params": [p for n, p in net.named_parameters() if "conv" in n]},
+                     {"params": [p for n, p in net.named_parameters() if "conv" not in n],
+                      "lr": 0.001}], lr=0.003)
+
+
+net = make_net()
+opt = lion_for(net)
+loader = make_loader()
+for epoch in range(EPOCHS):
+    loss = train_epoch(net, opt, loader)
+    print(f"epoch {epoch}: loss {loss:.4f}  test accuracy {accuracy(net):.3f}")
+print("fc group lr:", opt.param_groups[1]["lr"], "| state of fc1.weight:", sorted(opt.state[net.fc1.weight]))
+
 # %% [markdown]
 # What we did not write comes for free. `lr_mult`: two parameters with the same gradient, one
 # with `lr_mult = 0.5`, must move by `lr` and `lr / 2` per element (Lion moves every element by
@@ -620,6 +988,18 @@ saved = lion.state_dict()
 print(sorted(saved["state"]), sorted(saved["state"]["b"]))
 assert sorted(saved["state"]) == ["a", "b"] and "exp_avg" in saved["state"]["b"]
 
+# %% tags=["twin-torch"]
+# PyTorch has no lr_mult: b goes into a group of its own at half the lr. Its state_dict keys
+# the state by position (0, 1), not by name.
+a = torch.ones(3, requires_grad=True)
+b = torch.ones(3, requires_grad=True)
+lion = LionLite([{"params": [a]}, {"params": [b], "lr": 0.1 * 0.5}], lr=0.1)
+((a + b) * torch.tensor([1.0, -2.0, 3.0])).sum().backward()   # both get the gradient [1, -2, 3]
+lion.step()
+print("a:", a.detach().numpy(), " b:", b.detach().numpy())
+saved = lion.state_dict()
+print(sorted(saved["state"]), sorted(saved["state"][1]))
+
 # %% [markdown]
 # **LionLite's `weight_decay` is not Lion's.** LionLite accepts `weight_decay` and hands it to
 # the base class, which treats it as it does for SGD: it adds `weight_decay * p` to the
@@ -637,6 +1017,14 @@ lion_paper = np.array([2.0, -3.0]) * (1 - 0.1 * 0.01)    # decoupled: shrink by 
 print("LionLite:", p.numpy(), "| Lion (decoupled):", lion_paper)
 assert np.allclose(p.numpy(), [1.9, -2.9])                # a full lr step towards zero
 assert not np.allclose(p.numpy(), lion_paper, atol=1e-2)  # not the tiny decoupled shrink
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+p = torch.tensor([2.0, -3.0], requires_grad=True)
+coupled = LionLite([p], lr=0.1, weight_decay=0.01)
+p.grad = torch.zeros_like(p)
+coupled.step()
+lion_paper = np.array([2.0, -3.0]) * (1 - 0.1 * 0.01)    # decoupled: shrink by lr * wd only
+print("LionLite:", p.detach().numpy(), "| Lion (decoupled):", lion_paper)
 
 # %% [markdown]
 # To make it Lion's, keep the decay out of the base class (a key of your own, say
@@ -658,6 +1046,17 @@ def lion_learns(seed):
 
 
 assert all(lion_learns(seed) for seed in range(1, 5))             # not luck: other seeds too
+
+# %% tags=["twin-torch"]
+def lion_learns(seed):
+    """LionLite lowers the loss of a LeNet started from `seed` over the epochs."""
+    other = make_net(seed)
+    other_opt, other_loader = lion_for(other), make_loader()
+    epoch_losses = [train_epoch(other, other_opt, other_loader) for _ in range(EPOCHS)]
+    return epoch_losses[-1] < epoch_losses[0]
+
+
+print("the loss falls from seeds 1-4:", [lion_learns(seed) for seed in range(1, 5)])
 
 # %% [markdown] tags=["claim-torch-custom-optimizer-writes-step", "claim-paddle-custom-optimizer-append-optimize-op"]
 # ### Going deeper: the same optimizer in PyTorch and in Paddle
