@@ -41,6 +41,29 @@ workdir = tempfile.TemporaryDirectory()   # every file of this chapter goes here
 folder = workdir.name
 print("quick mode:", dt.quick_mode())
 
+# %% tags=["twin-torch"]
+import multiprocessing
+import os
+import pickle
+import tempfile
+import threading
+import time
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, TensorDataset
+
+from dltutor.data import make_spirals          # the kit's data, as NumPy arrays
+
+np.set_printoptions(precision=4, suppress=True)
+torch.set_printoptions(precision=4)
+QUICK = os.environ.get("DLTUTOR_QUICK") == "1"      # the kit's quick mode, read directly
+workdir = tempfile.TemporaryDirectory()
+folder = workdir.name
+print("quick mode:", QUICK)
+
 # %% [markdown]
 # ## Reading a large data set efficiently
 #
@@ -60,6 +83,16 @@ print(loader)
 
 xb, yb = next(iter(loader))
 print("first batch:", xb.shape, xb.dtype, "|", yb.shape, yb.dtype)
+
+# %% tags=["twin-torch"]
+X, y = make_spirals(n=200, seed=0)
+dataset = TensorDataset(torch.from_numpy(X), torch.from_numpy(y))
+loader = DataLoader(dataset, batch_size=64, shuffle=True,
+                    generator=torch.Generator().manual_seed(42))
+print(len(dataset), "samples |", len(loader), "batches")    # their reprs show only an address
+
+xb, yb = next(iter(loader))
+print("first batch:", tuple(xb.shape), xb.dtype, "|", tuple(yb.shape), yb.dtype)
 
 # %% [markdown]
 # ### Shuffling that you can reproduce
@@ -85,6 +118,25 @@ epochs_b = [one_epoch(b) for _ in range(3)]
 for e, epoch_batches in enumerate(epochs_a):
     print(f"epoch {e}: {epoch_batches}")
 print("next epoch of loader a:", a.epoch)
+
+# %% tags=["twin-torch"]
+# PyTorch's loader keeps no epoch number: each epoch draws its order from `generator`, so the
+# same seed gives the same sequence of orders (other orders than the kit's).
+ids = TensorDataset(torch.arange(10))
+
+
+def one_epoch(loader):
+    """The sample ids of one epoch, batch by batch."""
+    return [batch.tolist() for (batch,) in loader]
+
+
+a = DataLoader(ids, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(7))
+b = DataLoader(ids, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(7))
+epochs_a = [one_epoch(a) for _ in range(3)]
+epochs_b = [one_epoch(b) for _ in range(3)]
+for e, epoch_batches in enumerate(epochs_a):
+    print(f"epoch {e}: {epoch_batches}")
+print("the same orders from the same seed:", epochs_a == epochs_b)
 
 # %%
 assert epochs_a == epochs_b, "the same seed gives the same order, epoch after epoch"
@@ -116,6 +168,15 @@ later = [sorted(set(range(10)) - {i for batch in one_epoch(dropping) for i in ba
          for _ in range(8)]
 assert len({tuple(d) for d in dropped + later}) > 1, "other samples are left out in other epochs"
 
+# %% tags=["twin-torch"]
+dropping = DataLoader(ids, batch_size=4, shuffle=True, drop_last=True,
+                      generator=torch.Generator().manual_seed(7))
+print("len without drop_last:", len(a), "| with drop_last:", len(dropping))
+for e in range(2):
+    epoch_batches = one_epoch(dropping)
+    left_out = sorted(set(range(10)) - {i for batch in epoch_batches for i in batch})
+    print(f"epoch {e} with drop_last: {epoch_batches}, left out: {left_out}")
+
 # %% [markdown]
 # ### A data set larger than memory
 #
@@ -132,6 +193,28 @@ from_memory = [xb.numpy() for xb, _ in DataLoader(dataset, batch_size=64, shuffl
 print("memory-mapped:", type(X_on_disk).__name__, "| batches:", len(from_disk))
 assert all(np.array_equal(d, m) for d, m in zip(from_disk, from_memory))
 del X_on_disk, from_disk                       # close the file before the folder is removed
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+# A TensorDataset holds tensors in memory: a memory-mapped array goes into a Dataset of your
+# own, whose __getitem__ reads one row from disk.
+class MemmapDataset(Dataset):
+    def __init__(self, path, labels):
+        self.X, self.y = np.load(path, mmap_mode="r"), labels
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        return torch.from_numpy(np.array(self.X[i])), self.y[i]    # np.array: read, copy
+
+
+np.save(os.path.join(folder, "features.npy"), X)
+on_disk = MemmapDataset(os.path.join(folder, "features.npy"), torch.from_numpy(y))
+seeded = lambda: dict(batch_size=64, shuffle=True, generator=torch.Generator().manual_seed(3))
+from_disk = [xb for xb, _ in DataLoader(on_disk, **seeded())]
+from_memory = [xb for xb, _ in DataLoader(dataset, **seeded())]
+print("memory-mapped:", type(on_disk.X).__name__, "| batches:", len(from_disk))
+print("the same batches:", all(torch.equal(d, m) for d, m in zip(from_disk, from_memory)))
 
 # %% [markdown]
 # ### Loading in the background: `num_workers`
@@ -174,6 +257,42 @@ threaded = [(xb.numpy(), yb.numpy())
             for xb, yb in DataLoader(slow, batch_size=16, shuffle=True, seed=5, num_workers=2)]
 print("read by:", sorted(slow.threads))
 
+# %% tags=["twin-torch"]
+# PyTorch's workers are processes, each with its own copy of the data set: what a worker writes
+# into it (the thread names) never reaches this process. A multiprocessing.Event is shared.
+class SlowDataset(Dataset):
+    """Sample i is ([i, i, i], i % 2); reading each one takes 1 ms, like a small file."""
+
+    def __init__(self, n, watch=None):
+        self.n, self.watch = n, watch
+        self.seen = multiprocessing.Event()    # shared with the worker processes
+        self.threads = set()
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        time.sleep(0.001)
+        self.threads.add(threading.current_thread().name)
+        if i == self.watch:
+            self.seen.set()
+        return np.full(3, i, dtype=np.float32), i % 2
+
+
+def batches_of(slow, **options):
+    return list(DataLoader(slow, batch_size=16, shuffle=True,
+                           generator=torch.Generator().manual_seed(5), **options))
+
+
+slow = SlowDataset(64)
+plain = batches_of(slow)
+print("read by:", sorted(slow.threads))
+slow = SlowDataset(64)
+workers = batches_of(slow, num_workers=2)
+print("read by (as this process sees it):", sorted(slow.threads))
+print("the same batches:", all(torch.equal(p[0], w[0]) and torch.equal(p[1], w[1])
+                               for p, w in zip(plain, workers)))
+
 # %%
 assert len(plain) == len(threaded) == 4
 assert all(np.array_equal(p[0], t[0]) and np.array_equal(p[1], t[1])
@@ -201,6 +320,20 @@ ahead = {workers: read_ahead(workers) for workers in (0, 2)}
 for workers, prepared in ahead.items():
     print(f"num_workers={workers}: next batch read during the step? {prepared}")
 assert ahead == {0: False, 2: True}
+
+# %% tags=["twin-torch"]
+def read_ahead(num_workers):
+    """True when batch 1 was being prepared while the loop still held batch 0."""
+    slow = SlowDataset(64, watch=16)
+    batches = iter(DataLoader(slow, batch_size=16, num_workers=num_workers))
+    first = next(batches)                      # ... a training step on `first` would run here
+    prepared = slow.seen.wait(timeout=1.0)
+    del batches                                # stops the worker processes
+    return prepared
+
+
+for workers in (0, 2):
+    print(f"num_workers={workers}: next batch read during the step? {read_ahead(workers)}")
 
 # %% [markdown]
 # **When do threads help?** Python runs one thread's Python code at a time (the GIL, the global
@@ -266,6 +399,25 @@ spy = TensorDataset(X.view(CountingArray), y)
 batches = list(DataLoader(spy, batch_size=64, shuffle=True, seed=42))
 print("batches:", len(batches), "| times the feature array was indexed:", CountingArray.lookups)
 
+# %% tags=["twin-torch"]
+# PyTorch's DataLoader asks the data set for one sample at a time and stacks them; a
+# BatchSampler as the sampler (batch_size=None) hands it a whole batch of indices at once.
+class CountingDataset(TensorDataset):
+    lookups = 0
+
+    def __getitem__(self, index):
+        CountingDataset.lookups += 1
+        return super().__getitem__(index)
+
+
+spy = CountingDataset(torch.from_numpy(X), torch.from_numpy(y))
+batches = list(DataLoader(spy, batch_size=64, shuffle=True))
+print("per sample: batches:", len(batches), "| lookups:", CountingDataset.lookups)
+CountingDataset.lookups = 0
+by_batch = BatchSampler(RandomSampler(spy), batch_size=64, drop_last=False)
+batches = list(DataLoader(spy, batch_size=None, sampler=by_batch))
+print("by batch:   batches:", len(batches), "| lookups:", CountingDataset.lookups)
+
 # %%
 assert len(batches) == 4 and CountingArray.lookups == 4, "one fancy index per batch"
 first_indices = DataLoader(dataset, batch_size=64, shuffle=True, seed=42).order(0)[:64]
@@ -286,6 +438,17 @@ for flag in ("shuffle", "drop_last"):
     except TypeError as err:
         print(err)
         strict_errors[flag] = str(err)
+
+# %% tags=["twin-torch"]
+# PyTorch checks drop_last, but takes the truth value of shuffle: "False" is a non-empty
+# string, so it shuffles.
+try:
+    DataLoader(ids, batch_size=4, drop_last="False")
+except ValueError as err:
+    print(err)
+quietly = DataLoader(ids, batch_size=4, shuffle="False",
+                     generator=torch.Generator().manual_seed(0))
+print("shuffle='False' accepted; first epoch:", one_epoch(quietly))
 
 # %%
 assert all(flag in strict_errors[flag] and "'False'" in strict_errors[flag]
@@ -316,6 +479,17 @@ with threadpool_limits(limits=1, user_api="blas"):
     single = A @ A
 print("inside threadpool_limits(limits=1) every BLAS uses 1 thread:",
       all(n == 1 for n in threads_inside))
+print("steps per epoch of 200 samples:",
+      {bs: len(DataLoader(dataset, batch_size=bs)) for bs in (8, 32, 128)})
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+# PyTorch sets its own threads: torch.set_num_threads(n) (OMP_NUM_THREADS gives the start value).
+threads_before = torch.get_num_threads()
+torch.set_num_threads(1)
+A = torch.from_numpy(np.random.default_rng(0).normal(size=(256, 256)))
+single = A @ A
+print("inside set_num_threads(1) every op uses 1 thread:", torch.get_num_threads() == 1)
+torch.set_num_threads(threads_before)
 print("steps per epoch of 200 samples:",
       {bs: len(DataLoader(dataset, batch_size=bs)) for bs in (8, 32, 128)})
 
@@ -381,6 +555,99 @@ straight_losses = train(model, opt, sched, loader, epochs)
 straight = weights(model)
 print(f"{epochs} epochs in one go: final loss {straight_losses[-1]:.4f}")
 
+# %% tags=["twin-torch"]
+# PyTorch's loader counts no epochs: its shuffle draws from `generator`, whose state is the
+# position in the data stream (checkpoint it with generator.get_state()).
+epochs = 4 if QUICK else 12
+X, y = make_spirals(n=256, seed=1)
+spirals = TensorDataset(torch.from_numpy(X), torch.from_numpy(y))
+
+
+def build():
+    """A fresh model, optimizer, scheduler and loader, the same way every time."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(),
+                          nn.Linear(16, 3))
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
+    loader = DataLoader(spirals, batch_size=32, shuffle=True,
+                        generator=torch.Generator().manual_seed(0))
+    return model, opt, sched, loader
+
+
+def train(model, opt, sched, loader, n_epochs):
+    """Train for n_epochs; returns the loss of every step (as Python floats)."""
+    losses = []
+    for _ in range(n_epochs):
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss = F.cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        sched.step()
+    return losses
+
+
+def weights(model):
+    return {name: p.detach().clone() for name, p in model.named_parameters()}
+
+
+model, opt, sched, loader = build()
+straight_losses = train(model, opt, sched, loader, epochs)
+straight = weights(model)
+print(f"{epochs} epochs in one go: final loss {straight_losses[-1]:.4f}")
+
+# %% tags=["twin-paddle"]
+import os
+import tempfile
+
+import numpy as np
+import paddle
+from paddle import nn
+from paddle.nn import functional as F
+
+from dltutor.data import make_spirals
+
+np.set_printoptions(precision=4, suppress=True)
+epochs = 4 if os.environ.get("DLTUTOR_QUICK") == "1" else 12
+workdir = tempfile.TemporaryDirectory()
+folder = workdir.name
+X, y = make_spirals(n=256, seed=1)
+
+
+def build():
+    """A fresh model, optimizer and scheduler (passed as the optimizer's learning rate)."""
+    paddle.seed(0)
+    model = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(),
+                          nn.Linear(16, 3))
+    sched = paddle.optimizer.lr.CosineAnnealingDecay(learning_rate=0.05, T_max=epochs)
+    return model, paddle.optimizer.Adam(learning_rate=sched, parameters=model.parameters()), sched
+
+
+def train(model, opt, sched, first_epoch, n_epochs):
+    """Epoch e's order comes from (0, e), so the data position is the epoch number."""
+    losses = []
+    for epoch in range(first_epoch, first_epoch + n_epochs):
+        order = np.random.default_rng([0, epoch]).permutation(len(X))
+        for batch in np.array_split(order, np.arange(32, len(X), 32)):
+            loss = F.cross_entropy(model(paddle.to_tensor(X[batch])), paddle.to_tensor(y[batch]))
+            opt.clear_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        sched.step()
+    return losses
+
+
+# Paddle keys the optimizer's state by generated names (linear_0.w_0_moment1_0): each run goes
+# in a unique_name.guard(), which starts the names afresh, so a rebuilt run finds its state.
+with paddle.utils.unique_name.guard():
+    model, opt, sched = build()
+    straight_losses = train(model, opt, sched, 0, epochs)
+straight = {name: p.numpy().copy() for name, p in model.named_parameters()}
+print(f"{epochs} epochs in one go: final loss {straight_losses[-1]:.4f}")
+
 # %% [markdown]
 # Now the interrupted run. The first half, then the checkpoint:
 
@@ -393,6 +660,28 @@ dt.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
          "scheduler": sched.state_dict(), "epoch": epochs // 2,
          "loader_epoch": loader.epoch}, checkpoint_path)
 del model, opt, sched, loader                  # the session ends: everything is gone
+
+# %% tags=["twin-torch"]
+model, opt, sched, loader = build()
+first_half = train(model, opt, sched, loader, epochs // 2)
+
+checkpoint_path = os.path.join(folder, "checkpoint.pt")
+torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+            "scheduler": sched.state_dict(), "epoch": epochs // 2,
+            "loader_rng": loader.generator.get_state()}, checkpoint_path)
+del model, opt, sched, loader                  # the session ends: everything is gone
+print("saved:", os.path.basename(checkpoint_path))
+
+# %% tags=["twin-paddle"]
+# Paddle's habit: the weights in a .pdparams file, the optimizer's state in a .pdopt file (the
+# scheduler's position travels in it, under "LR_Scheduler").
+with paddle.utils.unique_name.guard():
+    model, opt, sched = build()
+    first_half = train(model, opt, sched, 0, epochs // 2)
+paddle.save(model.state_dict(), os.path.join(folder, "checkpoint.pdparams"))
+paddle.save(opt.state_dict(), os.path.join(folder, "checkpoint.pdopt"))
+print("saved:", sorted(os.listdir(folder)), "| scheduler:", opt.state_dict()["LR_Scheduler"])
+del model, opt, sched
 
 # %% [markdown]
 # A new session: build everything as at the start, then load. The order matters for the
@@ -419,6 +708,34 @@ print(f"resuming at epoch {checkpoint['epoch']} | lr {opt.param_groups[0]['lr']:
 
 second_half = train(model, opt, sched, loader, epochs - checkpoint["epoch"])
 resumed = weights(model)
+
+# %% tags=["twin-torch"]
+model, opt, sched, loader = build()
+checkpoint = torch.load(checkpoint_path)        # weights_only=True: the default since 2.6
+print("checkpoint holds:", list(checkpoint))
+
+print(model.load_state_dict(checkpoint["model"]))
+opt.load_state_dict(checkpoint["optimizer"])    # returns None: it replaces the lr silently
+sched.load_state_dict(checkpoint["scheduler"])
+loader.generator.set_state(checkpoint["loader_rng"])
+print(f"resuming at epoch {checkpoint['epoch']} | lr {opt.param_groups[0]['lr']:.4f} | "
+      f"scheduler steps taken: {sched.last_epoch}")
+
+second_half = train(model, opt, sched, loader, epochs - checkpoint["epoch"])
+resumed = weights(model)
+print("resumed run == uninterrupted run, bit for bit:", first_half + second_half == straight_losses
+      and all(torch.equal(resumed[name], straight[name]) for name in straight))
+
+# %% tags=["twin-paddle"]
+with paddle.utils.unique_name.guard():
+    model, opt, sched = build()
+    model.set_state_dict(paddle.load(os.path.join(folder, "checkpoint.pdparams")))
+    opt.set_state_dict(paddle.load(os.path.join(folder, "checkpoint.pdopt")))  # the scheduler too
+    epoch = sched.last_epoch                    # stepped once per epoch: the epochs done
+    print(f"resuming at epoch {epoch} | lr {sched():.4f}")
+    second_half = train(model, opt, sched, epoch, epochs - epoch)
+print("resumed run == uninterrupted run, bit for bit:", first_half + second_half == straight_losses
+      and all(np.array_equal(p.numpy(), straight[name]) for name, p in model.named_parameters()))
 
 # %%
 assert list(report.changed) == ["group 0 lr"], "loading replaced the lr set in code"
@@ -468,6 +785,31 @@ for label, (w, _) in variants.items():
     print(f"resumed with {label:20s} largest weight difference to the straight run: "
           f"{max_difference(w):.1e}")
 
+# %% tags=["twin-torch"]
+def resume(load_optimizer=True, load_scheduler=True, load_loader=True):
+    """Resume from the checkpoint, optionally leaving a part out; return the final weights."""
+    model, opt, sched, loader = build()
+    checkpoint = torch.load(checkpoint_path)
+    model.load_state_dict(checkpoint["model"])
+    if load_optimizer:
+        opt.load_state_dict(checkpoint["optimizer"])
+    if load_scheduler:
+        sched.load_state_dict(checkpoint["scheduler"])
+    if load_loader:
+        loader.generator.set_state(checkpoint["loader_rng"])
+    losses = train(model, opt, sched, loader, epochs - checkpoint["epoch"])
+    return weights(model), losses
+
+
+variants = {"everything": resume(),
+            "no optimizer state": resume(load_optimizer=False),
+            "no scheduler state": resume(load_scheduler=False),
+            "no loader state": resume(load_loader=False)}
+for label, (w, _) in variants.items():
+    difference = max((w[name] - straight[name]).abs().max().item() for name in straight)
+    print(f"resumed with {label:20s} largest weight difference to the straight run: "
+          f"{difference:.1e}")
+
 # %%
 assert max_difference(variants["everything"][0]) == 0.0
 for label in ("no optimizer state", "no scheduler state", "no loader epoch"):
@@ -495,6 +837,14 @@ ax.set_ylabel("loss of the mini-batch")
 ax.set_title("Resuming exactly, and with a fresh optimizer")
 ax.legend()
 plot.show()
+
+# %% tags=["twin-torch"]
+n_first = len(first_half)
+print("loss of the first three steps after the checkpoint (the figure's start, as numbers):")
+for label, losses in [("uninterrupted", straight_losses[n_first:]),
+                      ("resumed with everything", variants["everything"][1]),
+                      ("without the optimizer state", variants["no optimizer state"][1])]:
+    print(f"  {label:28s}", np.round(losses[:3], 3))
 
 # %% [markdown]
 # ## What a checkpoint file is
@@ -530,6 +880,20 @@ assert x2.tolist() == [0, 1, 2, 3] and x2.dtype == dt.int64       # the dtype su
 assert x3.tolist() == x.tolist() and y3.tolist() == [0.0] * 4
 assert list(mydict2) == ["x", "y"] and mydict2["y"].dtype == dt.float32
 
+# %% tags=["twin-torch", "twin-same-numbers"]
+x = torch.arange(4)
+torch.save(x, os.path.join(folder, "x-file"))
+x2 = torch.load(os.path.join(folder, "x-file"))
+
+y = torch.zeros(4)
+torch.save([x, y], os.path.join(folder, "x-files"))
+x3, y3 = torch.load(os.path.join(folder, "x-files"), weights_only=True, map_location="cpu")
+
+mydict = {"x": x, "y": y}
+torch.save(mydict, os.path.join(folder, "mydict"))
+mydict2 = torch.load(os.path.join(folder, "mydict"))
+print(x2, (x3, y3), mydict2, sep="\n")
+
 # %% [markdown] tags=["claim-torch-save-zip-pickle", "claim-torch-load-weights-only-default", "claim-paddle-save-load-pickle", "claim-mge-save-load-pickle"]
 # ### Why never pickle
 #
@@ -551,6 +915,28 @@ class Surprise:
 blob = pickle.dumps({"weight": Surprise()})
 restored = pickle.loads(blob)                # the print runs here, during loading
 
+# %% tags=["twin-torch"]
+# torch.save pickles too: with weights_only=False, torch.load runs the file's program.
+class Surprise:
+    def __reduce__(self):                      # tells pickle how to "rebuild" the object
+        return (print, ("this line was run by torch.load: loading a pickle runs code",))
+
+
+surprise_path = os.path.join(folder, "surprise.pt")
+torch.save({"weight": Surprise()}, surprise_path)
+restored = torch.load(surprise_path, weights_only=False)    # the print runs here
+
+# %% tags=["twin-paddle"]
+# paddle.save pickles, and paddle.load has no weights_only: it runs whatever the file holds.
+class Surprise:
+    def __reduce__(self):                      # tells pickle how to "rebuild" the object
+        return (print, ("this line was run by paddle.load: loading a pickle runs code",))
+
+
+surprise_path = os.path.join(folder, "surprise.pdparams")
+paddle.save({"weight": Surprise()}, surprise_path)
+restored = paddle.load(surprise_path)          # the print runs here
+
 # %% [markdown]
 # A safetensors file can only ever give you arrays, so loading one is safe from any source.
 # `dt.load` refuses a pickle outright, with a `dt.CheckpointError` that names the file and says
@@ -567,6 +953,20 @@ except dt.CheckpointError as err:
     pickle_error = err
 assert pickle_error.path == pickle_path and pickle_path in str(pickle_error)
 assert "pickle" in pickle_error.problem
+
+# %% tags=["twin-torch"]
+# torch.load's default, weights_only=True (PyTorch 2.6 on), rebuilds only tensors, containers
+# and plain values, and refuses the rest.
+def refusal(err):
+    """The line of torch.load's long message that names what it refused."""
+    line = next(line for line in str(err).splitlines() if "Unsupported global" in line)
+    return line.strip().split(". Please")[0]
+
+
+try:
+    torch.load(surprise_path)
+except pickle.UnpicklingError as err:
+    print(refusal(err))
 
 # %% [markdown]
 # ### Going deeper: inside the file, and what it refuses
@@ -592,6 +992,23 @@ with open(checkpoint_path, "rb") as f:
 print("header entry of model/0.weight:", header["model/0.weight"])
 print("plain values:", {k: checkpoint[k] for k in ("epoch", "loader_epoch")})
 
+# %% tags=["twin-torch"]
+# torch.save writes a zip archive: data.pkl (the pickled structure) and the tensors' bytes.
+# safetensors.torch writes the kit's kind of file from PyTorch tensors.
+import zipfile
+
+from safetensors.torch import load_file, save_file
+
+with zipfile.ZipFile(checkpoint_path) as archive:
+    names = archive.namelist()
+print(len(names), "files in the zip, among them:",
+      [name for name in names if name.endswith(("data.pkl", "data/0"))])
+
+save_file(model.state_dict(), os.path.join(folder, "model.safetensors"))
+raw = load_file(os.path.join(folder, "model.safetensors"))
+for name in list(raw)[:3]:
+    print(f"{name:10s} {str(raw[name].dtype):14s} {tuple(raw[name].shape)}")
+
 # %%
 assert np.array_equal(raw["model/0.weight"], checkpoint["model"]["0.weight"].numpy())
 assert header["model/0.weight"]["shape"] == [16, 2]
@@ -612,6 +1029,14 @@ try:
 except ValueError as err:
     print("ValueError:", err)
     unpickle_error = str(err)
+
+# %% tags=["twin-torch"]
+# torch.save takes a whole model (it pickles the object); torch.load's default refuses it.
+torch.save(nn.Linear(2, 1), os.path.join(folder, "model-file"))
+try:
+    torch.load(os.path.join(folder, "model-file"))
+except pickle.UnpicklingError as err:
+    print(refusal(err))
 
 # %%
 assert "model.state_dict()" in model_error and "pickle" in unpickle_error
@@ -635,6 +1060,18 @@ except dt.CheckpointError as err:
     print(err.problem)
     broken_error = err
 
+# %% tags=["twin-torch"]
+with open(checkpoint_path, "rb") as f:
+    data = f.read()
+broken_path = os.path.join(folder, "broken.pt")
+with open(broken_path, "wb") as f:
+    f.write(data[: len(data) // 2])            # only the first half arrived
+
+try:
+    torch.load(broken_path)      # the zip reader fails where the bytes stop: no file name given
+except (RuntimeError, OSError) as err:
+    print(type(err).__name__ + ":", str(err).split(". ")[0])
+
 # %%
 assert broken_error.path == broken_path and broken_path in str(broken_error)
 assert broken_error.problem.startswith("truncated")
@@ -649,6 +1086,25 @@ try:
     dt.save({"model": model, "epoch": 99}, checkpoint_path)
 except TypeError as err:
     print(err)
+
+# %% tags=["twin-torch"]
+# torch.save writes straight into the target: a save that fails half-way has already destroyed
+# the previous checkpoint. Write a temporary file and os.replace it onto the target instead.
+def save_atomically(obj, path):
+    torch.save(obj, path + ".partial")
+    os.replace(path + ".partial", path)        # only once the whole file is written
+
+
+for label, save in (("torch.save", torch.save), ("save_atomically", save_atomically)):
+    try:
+        save({"epoch": 99, "hook": lambda: 0}, checkpoint_path)   # a lambda cannot be pickled
+    except pickle.PicklingError:
+        pass
+    try:
+        print(f"after a failed {label}: epoch", torch.load(checkpoint_path)["epoch"])
+    except (RuntimeError, OSError) as err:
+        print(f"after a failed {label}:", type(err).__name__, str(err).split(":")[0])
+    torch.save(checkpoint, checkpoint_path)    # the checkpoint back, for the next round
 
 # %%
 assert dt.load(checkpoint_path)["epoch"] == epochs // 2, "the old checkpoint is intact"
@@ -671,6 +1127,20 @@ try:
 except ValueError as err:
     print(err)
     deep_error = err
+
+# %% tags=["twin-torch"]
+# torch.save sets no limit of its own: Python's recursion limit stops it near 490 levels.
+nested = {}
+leaf = nested
+for _ in range(150):                           # {"x": {"x": {"x": ...}}}
+    leaf["x"] = {}
+    leaf = leaf["x"]
+leaf["w"] = torch.zeros(2)
+torch.save(nested, os.path.join(folder, "nested.pt"))
+depth, node = 0, torch.load(os.path.join(folder, "nested.pt"))
+while "x" in node:
+    depth, node = depth + 1, node["x"]
+print("levels saved and loaded back:", depth)
 
 # %%
 assert "100 levels" in str(deep_error)
@@ -700,6 +1170,18 @@ assert np.array_equal(arrays["weight"], model.state_dict()["4.weight"].numpy())
 assert np.array_equal(other.weight.numpy(), last.weight.numpy())
 assert np.array_equal(other.bias.numpy(), last.bias.numpy())
 assert other.weight is not last.weight, "copied values, not a shared parameter"
+
+# %% tags=["twin-torch", "twin-same-numbers"]
+last = model[4]                                # the last Linear layer of the resumed model
+layer_path = os.path.join(folder, "last_layer.pt")
+torch.save(last.state_dict(), layer_path)
+
+arrays = torch.load(layer_path)
+print({name: (str(t.dtype).removeprefix("torch."), tuple(t.shape))
+       for name, t in sorted(arrays.items())})
+
+other = nn.Linear(16, 3)                       # a new layer, with its own random values
+print(other.load_state_dict(arrays))
 
 # %% [markdown]
 # ## Loading a pretrained backbone under a new head
@@ -733,6 +1215,53 @@ except nn.StateDictError as error:
     print(error)
 assert np.array_equal(model.head.weight.numpy(), head_before)    # a refused load changes nothing
 
+# %% tags=["twin-torch"]
+# PyTorch's refused load is not all-or-nothing: the keys that fit are copied before it raises.
+class Classifier(nn.Module):
+    """A feature block (the backbone) and a Linear head for ``classes`` classes."""
+
+    def __init__(self, classes):
+        super().__init__()
+        self.features = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+        self.head = nn.Linear(8, classes)
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+torch.manual_seed(1)
+pretrained = Classifier(10)     # stands for a trained model loaded from a file
+model = Classifier(3)
+try:
+    model.load_state_dict(pretrained.state_dict())
+except RuntimeError as error:
+    print(error)
+print("backbone copied all the same:",
+      torch.equal(model.features[0].weight, pretrained.features[0].weight))
+
+# %% tags=["twin-paddle"]
+# Paddle's set_state_dict skips a key whose shape differs, with a warning, and loads the rest.
+import warnings
+
+
+class Classifier(nn.Layer):
+    def __init__(self, classes):
+        super().__init__()
+        self.features = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+        self.head = nn.Linear(8, classes)
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+paddle.seed(1)
+pretrained, model = Classifier(10), Classifier(3)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    print(model.set_state_dict(pretrained.state_dict()))     # (missing, unexpected) keys
+for warning in caught:
+    print(type(warning.message).__name__ + ":", warning.message)
+
 # %% [markdown] tags=["claim-torch-strict-false-still-refuses-shapes", "claim-paddle-set-state-dict-skips-shape-mismatch"]
 # `strict=False` would not help: it forgives keys that are *missing* or *unexpected*, never a
 # key whose shape differs, in PyTorch as here. (Paddle's `set_state_dict` is the exception: it
@@ -748,6 +1277,12 @@ print(result)
 assert result.missing_keys == ["head.weight", "head.bias"] and result.unexpected_keys == []
 assert np.array_equal(model.features[0].weight.numpy(), pretrained.features[0].weight.numpy())
 assert not np.array_equal(model.head.weight.numpy()[:3], pretrained.head.weight.numpy()[:3])
+
+# %% tags=["twin-torch"]
+backbone = {name: value for name, value in pretrained.state_dict().items()
+            if not name.startswith("head.")}
+result = model.load_state_dict(backbone, strict=False)
+print(result)
 
 # %% [markdown] tags=["claim-torch-strict-false-loads-nothing-under-other-names"]
 # **Names must match, and `strict=False` does not say so loudly.** Suppose the pretrained file
@@ -778,6 +1313,26 @@ def load_backbone(model, state, skip=("head.",)):
 renamed = {name.replace("body.", "features.", 1): value for name, value in from_old_version.items()}
 print(load_backbone(fresh, renamed))
 assert np.array_equal(fresh.features[0].bias.numpy(), pretrained.features[0].bias.numpy())
+
+# %% tags=["twin-torch"]
+from_old_version = {name.replace("features.", "body.", 1): value
+                    for name, value in backbone.items()}
+fresh = Classifier(3)
+print(fresh.load_state_dict(from_old_version, strict=False))      # nothing was loaded
+
+
+def load_backbone(model, state, skip=("head.",)):
+    """Load ``state`` into ``model`` except the keys starting with ``skip``; refuse a load
+    that leaves anything else empty or brings keys the model does not have."""
+    kept = {name: value for name, value in state.items() if not name.startswith(skip)}
+    result = model.load_state_dict(kept, strict=False)
+    not_loaded = [name for name in result.missing_keys if not name.startswith(skip)]
+    assert not not_loaded and not result.unexpected_keys, (not_loaded, result.unexpected_keys)
+    return result
+
+
+renamed = {name.replace("body.", "features.", 1): value for name, value in from_old_version.items()}
+print(load_backbone(fresh, renamed))
 
 # %% [markdown] tags=["claim-torch-names-10", "claim-paddle-names-10", "claim-mge-names-10", "claim-torch-dataloader-generator-order", "claim-torch-dataloader-workers-processes", "claim-paddle-dataloader-workers-processes", "claim-mge-dataloader-workers-processes", "claim-torch-distributed-sampler-set-epoch", "claim-paddle-distributed-batch-sampler-set-epoch", "claim-mge-data-sampler-no-set-epoch", "claim-torch-set-num-threads", "claim-torch-save-zip-pickle", "claim-paddle-save-load-pickle", "claim-mge-save-load-pickle", "claim-paddle-load-no-map-location", "claim-mge-load-map-location", "claim-torch-load-weights-only-map-location"]
 # ## What the frameworks call it
