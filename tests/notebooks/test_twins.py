@@ -8,6 +8,7 @@ and the Chinese notebook holds the English twins' code and outputs.
 """
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 
@@ -84,3 +85,49 @@ def test_the_checks_see_a_misplaced_unfolded_twin():
     prose = nbformat.v4.new_markdown_cell("text")
     bare = nbformat.v4.new_code_cell("import torch", metadata={"tags": ["twin-torch"]})
     assert len(problems_of_twin(bare, prose, "en")) == 5
+
+
+#: The chapters whose lessons have a PyTorch twin (00 welcomes, 12 is the live lab), and the
+#: share of their lesson code cells that must have one (issue 50).
+CHAPTERS_WITH_TWINS = [p for p in SOURCES if "01" <= p.name[:2] <= "11"]
+MIN_SHARE = 0.8
+
+
+def lesson_code_cells(cells) -> list[int]:
+    """The indexes of a chapter's lesson code cells: its code cells but the first (imports and
+    seeds), the twins, the cells that only assert, and the exercises (from the cell that loads
+    them on)."""
+    found, first = [], True
+    for index, cell in enumerate(cells):
+        if cell.cell_type != "code" or twins.twin_framework(cell):
+            continue
+        if "exercises.chapter(" in cell.source or "from dltutor import exercises" in cell.source:
+            break
+        if first:
+            first = False
+            continue
+        body = ast.parse(cell.source).body
+        if body and not all(isinstance(statement, ast.Assert) for statement in body):
+            found.append(index)
+    return found
+
+
+def has_pytorch_twin(cells, index: int) -> bool:
+    """Whether a PyTorch twin is among the twins right after cell ``index``."""
+    after = index + 1
+    while after < len(cells) and twins.twin_framework(cells[after]):
+        if twins.twin_framework(cells[after]) == "PyTorch":
+            return True
+        after += 1
+    return False
+
+
+@pytest.mark.parametrize("source", CHAPTERS_WITH_TWINS, ids=lambda p: p.stem)
+def test_most_lesson_cells_have_a_pytorch_twin(source):
+    cells = jupytext.read(source).cells
+    lesson = lesson_code_cells(cells)
+    without = [i for i in lesson if not has_pytorch_twin(cells, i)]
+    share = 1 - len(without) / len(lesson)
+    assert share >= MIN_SHARE, (
+        f"{source.stem}: {share:.0%} of its {len(lesson)} lesson code cells have a PyTorch twin "
+        f"(at least {MIN_SHARE:.0%}); cells without one: {without}")
