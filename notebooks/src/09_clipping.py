@@ -1042,9 +1042,11 @@ plot.traces(rec_plain, "param_norm", ax=axes[1, 1], log=True)
 plot.show()
 
 # %% tags=["twin-torch"]
-# The figure's numbers: loss and global gradient norm at each step before the blow-up.
-print("loss:          ", loss_plain)
-print("gradient norm: ", grad_plain)
+# The figure's numbers: loss and global gradient norm at each step before the blow-up, to two
+# digits (growing this fast, the later digits differ from CPU to CPU).
+with np.printoptions(precision=1):
+    print("loss:          ", loss_plain)
+    print("gradient norm: ", grad_plain)
 
 # %% [markdown]
 # What the traces say:

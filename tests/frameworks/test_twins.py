@@ -80,11 +80,16 @@ def printed_numbers(outputs: list) -> list[float]:
     return [float(n) for n in NUMBER.findall(text)]
 
 
+#: PyTorch's CPU kernels as this machine picks them (""), and its plain ones ("default"), as
+#: a CPU without AVX runs them: a twin prints nothing whose digits depend on the CPU.
+CPU_KERNELS = ["", "default"]
+
+
 @functools.lru_cache(maxsize=None)
-def run_twins(notebook: Path) -> tuple[list, list]:
+def run_twins(notebook: Path, cpu_kernels: str = "") -> tuple[list, list]:
     """The notebook's twins as stored, and the same cells run afresh here: PyTorch's in order
-    in one kernel, Paddle's in another, as the build runs them (once per chapter: both tests
-    read the one run)."""
+    in one kernel, Paddle's in another, as the build runs them (once per chapter and kernel
+    choice: the tests read the one run). ``cpu_kernels`` names PyTorch's (ATEN_CPU_CAPABILITY)."""
     stored = [c for c in nbformat.read(notebook, as_version=4).cells if twins.twin_framework(c)]
     fresh = {}
     for framework in twins.TWIN_TAGS.values():
@@ -100,6 +105,8 @@ def run_twins(notebook: Path) -> tuple[list, list]:
             patch.setenv("DLTUTOR_PROGRESS", "off")
             for name, value in twins.KERNEL_ENV.items():
                 patch.setenv(name, value)
+            if cpu_kernels:
+                patch.setenv("ATEN_CPU_CAPABILITY", cpu_kernels)
             if nb.cells:
                 NotebookClient(nb, timeout=600, kernel_name="python3",
                                resources={"metadata": {"path": str(notebook.parent)}}).execute()
@@ -116,9 +123,10 @@ def kit_cell_before(cells: list, index: int):
 
 
 @claim("torch-readme-twins", "paddle-readme-twins")
+@pytest.mark.parametrize("cpu_kernels", CPU_KERNELS, ids=["this-cpu", "plain-kernels"])
 @pytest.mark.parametrize("notebook", WITH_TWINS, ids=lambda p: p.stem)
-def test_every_twin_prints_what_the_notebook_stores(notebook):
-    stored, fresh = run_twins(notebook)
+def test_every_twin_prints_what_the_notebook_stores(notebook, cpu_kernels):
+    stored, fresh = run_twins(notebook, cpu_kernels)
     differ = [f"twin {i + 1} ({twins.twin_framework(a)}):\n  stored {shown(a.outputs)}\n"
               f"  now    {shown(b.outputs)}"
               for i, (a, b) in enumerate(zip(stored, fresh))
