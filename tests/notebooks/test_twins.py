@@ -49,6 +49,10 @@ def problems_of_twin(cell, previous, language: str) -> list[str]:
         found.append("does not open folded (jupyter.source_hidden / outputs_hidden)")
     if not cell.outputs:
         found.append(f"stores no output: a twin shows what {framework} printed")
+    if any("image/png" in output.get("data", {}) for output in cell.outputs):
+        # The Chinese notebook shows the English twin's outputs: a figure would speak English
+        # there (tests/plot/test_figure_words.py); print the numbers it would draw.
+        found.append("draws a figure: print the numbers it would draw")
     return found
 
 
