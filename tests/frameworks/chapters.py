@@ -15,9 +15,12 @@ SOURCES = Path(__file__).resolve().parents[2] / "notebooks" / "src"
 
 
 def chapter_cell(chapter: str, starts_with: str) -> str:
-    """The source of chapter ``chapter``'s one code cell that starts with ``starts_with``."""
+    """The source of chapter ``chapter``'s one code cell that starts with ``starts_with``; a
+    PyTorch or Paddle twin (tagged ``twin-...``: tools/twins.py) is not the chapter's own code."""
     text = (SOURCES / f"{chapter}.py").read_text(encoding="utf-8")
-    cells = [c.strip() for c in re.split(r"^# %%.*$", text, flags=re.M)]
+    parts = re.split(r"^(# %%.*)$", text, flags=re.M)       # text, header, body, header, ...
+    cells = [body.strip() for header, body in zip(parts[1::2], parts[2::2])
+             if "twin-" not in header]
     found = [c for c in cells if c.startswith(starts_with)]
     assert len(found) == 1, f"{chapter}: {len(found)} code cells start with {starts_with!r}"
     return found[0]
