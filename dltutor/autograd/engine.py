@@ -2,7 +2,9 @@
 
 ``loss.backward()`` calls :func:`backward`. It runs each recorded op's ``backward`` once every
 op that used the op's output has passed its gradient back (newest op first), without
-recursion, so a chain of any length works. Three rules keep it easy to trust:
+recursion, so a chain of any length works, and frees what each op saved as soon as its
+backward has run (the contract between ops and this engine is written once, at the top of
+function.py). Three rules keep it easy to trust:
 
 * Broadcast gradients are reduced to each input's shape by ONE function,
   :func:`reduce_to_shape`, which also checks every gradient against its tensor's shape. The

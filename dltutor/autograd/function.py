@@ -5,6 +5,26 @@ new Tensor. When gradients are being recorded and an input requires one, the new
 linked to the Function (``t.grad_fn``), which keeps its inputs (``fn.inputs``):
 ``engine.backward`` later follows those links from the loss back to the leaves.
 
+**The contract between an op and the engine** (engine.py keeps the engine's side of it):
+
+* ``forward(*arrays)`` gets its inputs' arrays and returns one array. What its backward will
+  need (arrays, numbers, shapes) it saves on ``self`` as ordinary attributes, which live in
+  the instance ``__dict__``; the input tensors are already in ``self.inputs``.
+* ``backward(grad)`` returns one gradient per input, or None for an input that needs none
+  (``self.inputs[i].requires_grad`` tells). Neither pass writes into an array it was handed:
+  ``a + b`` gives one gradient array to both inputs, and a hook may keep ``grad``.
+* The shape rule: a gradient only has to broadcast to its input's shape. The engine sums it
+  down to that shape and checks it in ONE place (``engine.reduce_to_shape``); an op never
+  reduces a broadcast itself. An op whose gradients have its inputs' shapes by construction
+  says so with ``grad_shapes_exact = True``, and the engine skips that step for it.
+* When the engine frees: right after an op's ``backward`` returns (unless
+  ``retain_graph=True``) it sets ``self.inputs = None`` and clears ``self.__dict__``, so
+  everything the op saved is gone and a second backward through it is an error. The engine
+  reads ``grad_shapes_exact`` before that, since an op may set it on itself in forward.
+* Scratch arrays an op borrowed from :mod:`~dltutor.autograd.workspace` (the convolution's
+  patch matrix) are listed in ``self.borrowed``; when the engine frees the op it gives them
+  back to the pool for the next step, so the op must not hand them to anyone else.
+
 Two global switches change what a call does. ``no_grad()`` stops the recording (evaluation,
 changing parameters by hand); ``detect_anomaly()`` checks every result for NaN and Inf and
 names the first op that made one.
@@ -17,6 +37,12 @@ names the first op that made one.
 >>> with dt.no_grad():
 ...     (x * 3).grad_fn is None
 True
+>>> mul = y.grad_fn
+>>> sorted(vars(mul))                   # what Mul saved for its backward
+['a', 'b']
+>>> y.sum().backward()
+>>> vars(mul), mul.inputs               # freed by the engine once its backward ran
+({}, None)
 """
 from __future__ import annotations
 
@@ -261,14 +287,9 @@ _next_seq = itertools.count().__next__
 class Function:
     """One differentiable operation, with its forward and backward on raw backend arrays.
 
-    Subclasses implement
-
-    * ``forward(*arrays) -> array``: compute the result; store what backward needs on ``self``.
-    * ``backward(grad) -> tuple``: one gradient per input, each an array broadcastable to that
-      input's shape (the engine reduces it), or None where no gradient is needed.
-      ``self.inputs[i].requires_grad`` tells whether input ``i`` needs one.
-
-    Calling the instance on tensors runs forward and records the graph:
+    Subclasses implement ``forward(*arrays) -> array`` and ``backward(grad) -> tuple``, under
+    the contract at the top of this module (what to save, when the engine frees it, the shape
+    rule). Calling the instance on tensors runs forward and records the graph:
 
     >>> import dltutor as dt
     >>> class Double(Function):
