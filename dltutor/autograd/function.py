@@ -243,17 +243,13 @@ def is_tensor(value: Any) -> bool:
 
 def init_tensor(t: Any, data: Any, requires_grad: bool = False,
                 fn: "Function | None" = None) -> None:
-    """Give ``t`` every field a Tensor has: the one list of them (make_tensor and
-    Function.apply repeat it inline, because they run for every op; a test checks that all
-    three set every slot of Tensor)."""
+    """Give ``t`` every field a Tensor has (``Tensor()``, ``Parameter`` and :func:`make_tensor`
+    come here; ``Function.apply`` writes the same list out, as every op runs it)."""
     t.data = data
     t.grad = None
     t.requires_grad = requires_grad
     t._fn = fn
     t._hooks = None
-
-
-_new = object.__new__
 
 
 def make_tensor(data: Any, requires_grad: bool = False, fn: "Function | None" = None) -> Any:
@@ -265,11 +261,8 @@ def make_tensor(data: Any, requires_grad: bool = False, fn: "Function | None" = 
     >>> t, t.requires_grad
     (tensor([1., 1.], dtype=float64), False)
     """
-    t = _new(_tensor_class)       # init_tensor(t, ...), inlined: a call costs as much as the rest
-    t.data = data
-    t.grad = t._hooks = None
-    t.requires_grad = requires_grad
-    t._fn = fn
+    t = object.__new__(_tensor_class)       # skips Tensor.__init__, which copies and checks
+    init_tensor(t, data, requires_grad, fn)
     return t
 
 
@@ -340,10 +333,9 @@ class Function:
 
     def apply(self, *inputs: Any) -> Any:
         """Run the op on ``inputs`` (Tensors) and record it: ``Double().apply(x)``, or just
-        ``Double()(x)``, which is the same method. The kit's own ops write ``.apply``: Python
-        reaches a method faster than an object's ``__call__`` (about 0.1 µs of every op)."""
-        # Unpacked by hand for one to three inputs (linear has three): this line runs for
-        # every op of every step.
+        ``Double()(x)``, which is the same method."""
+        # Unpacked by count for one to three inputs (linear has three), not with a list: this
+        # line runs for every op of every step (benchmarks/RESULTS.md, issue 51).
         try:
             n = len(inputs)
             if n == 2:
@@ -365,12 +357,14 @@ class Function:
             out = _as_array(out, inputs)
         if _anomaly_enabled and not is_finite(out):
             raise anomaly_error(self, "forward", out, inputs)
-        result = _new(_tensor_class)  # make_tensor(out), inlined: this runs for every op
+        # make_tensor(out), written out because every op runs it; init_tensor lists the same
+        # fields, and tests/autograd/test_tensor_api.py checks that both set every one.
+        result = object.__new__(_tensor_class)
         result.data = out
         result.grad = result._hooks = None
         if _grad_enabled:
             for t in inputs:
-                if t.requires_grad:
+                if t.requires_grad:     # record: backward will need this op and its inputs
                     self.inputs = inputs
                     self.seq = _next_seq()
                     self.pending = self.hooks = self.retained = None

@@ -488,8 +488,7 @@ class Tensor:
 
     # -- arithmetic -----------------------------------------------------------------------------
     def __add__(self, other: Any) -> "Tensor":
-        # The hot path of every training loop: two tensors of one dtype need no promotion.
-        # (Built-in dtypes are singletons, so ``is`` is a cheap first test; ``add`` does the rest.)
+        # Two tensors of one dtype (every training loop's case) need no promote(): skip it.
         if isinstance(other, Tensor) and other.data.dtype is self.data.dtype:
             return Add().apply(self, other)
         return ops.add(self, other)

@@ -179,10 +179,10 @@ def test_format_spec_on_a_loss():
 
 
 
-# --- the three places a Tensor's fields are set --------------------------------------------------
+# --- the two places a Tensor's fields are set ----------------------------------------------------
 def test_every_way_of_making_a_tensor_sets_every_field():
-    """``init_tensor`` lists a Tensor's fields; ``make_tensor`` and ``Function.apply`` repeat
-    the list inline (they run for every op): each must set every slot, with the same defaults."""
+    """``init_tensor`` lists a Tensor's fields and ``Function.apply`` writes the list out (every
+    op runs it): each way of making a tensor must set every slot, with the same defaults."""
     from dltutor.autograd.function import make_tensor
     from dltutor.autograd.tensor import Tensor
 

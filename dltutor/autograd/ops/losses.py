@@ -68,8 +68,8 @@ class CrossEntropy(Function):
             picked *= self.valid
         if self.reduction == "none":
             return -picked
-        # Arithmetic on the sum, a NumPy scalar, is cheap (on a 0-d array it costs 2 µs);
-        # asarray makes the result the 0-d array an op returns, in the logits' dtype.
+        # The arithmetic is done on the sum, a NumPy scalar; asarray makes the result the 0-d
+        # array an op returns, in the logits' dtype.
         if self.reduction == "sum":
             return xp.asarray(-picked.sum(), dtype=logits.dtype)
         # A Python int: dividing a float32 sum by a NumPy int64 scalar would give float64.
