@@ -1,5 +1,5 @@
-"""Adam and AdamW (PyTorch's rules): Adam adds weight decay to the gradient, AdamW shrinks the
-parameter directly (decoupled decay)."""
+"""Adam and AdamW (PyTorch's rules), the whole rule in :meth:`Adam.update_param`: Adam adds
+weight decay to the gradient, AdamW shrinks the parameter directly (decoupled decay)."""
 from __future__ import annotations
 
 import math
@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 from .. import backend as B
 from .. import checks
-from ..autograd import Tensor
-from .optimizer import Optimizer
+from .decay import add_weight_decay
+from .optimizer import Optimizer, ParamStep
 from .settings import check_eps
 from .regularizer import Regularizer
 
@@ -52,18 +52,29 @@ class Adam(Optimizer):
     def state_entries(self, group: dict[str, Any]) -> tuple[str, ...]:
         return ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
 
-    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
-               lr: float) -> Any:
-        """Adam's step, at step ``t = state["step"]``::
+    def update_param(self, p: ParamStep, state: dict[str, Any]) -> Any:
+        """Adam's (and AdamW's) step for one parameter ``p``, at step ``t = state["step"]``, as
+        PyTorch's ``_single_tensor_adam``::
 
+            g = g + weight_decay * param         # Adam's coupled weight decay
+            param *= 1 - lr * weight_decay       # AdamW's decoupled one, instead
             m = beta1 * m + (1 - beta1) * g
             v = beta2 * v + (1 - beta2) * g**2
             v_max = maximum(v_max, v)            # amsgrad only: then v_max replaces v below
             return m / (sqrt(v) / sqrt(1 - beta2**t) + eps) * (lr / (1 - beta1**t))
+
+        ``p.lr`` is this parameter's lr (the group's times its ``lr_mult``). Paddle's precedence
+        (decay.py) chose ``p.weight_decay``, the coupled decay: the parameter's own regularizer,
+        else Adam's ``weight_decay``; ``p.decoupled_decay`` is AdamW's (0.0 where
+        ``apply_decay_param_fun`` says no).
         """
+        param, group, grad = p.param, p.group, p.grad
+        if p.weight_decay is not None:   # in place: the base gave the rule its own copy of g
+            grad = add_weight_decay(grad, param.data, p.weight_decay, self.scratch(param))
+        if p.decoupled_decay:
+            param.data *= 1 - p.lr * p.decoupled_decay
         # In place, into the moments and one scratch array: written as the formula above, NumPy
-        # allocates new arrays, and the Adam row of benchmarks/optimizer_bench.py took 13-16%
-        # longer.
+        # allocates new arrays for every line (benchmarks/RESULTS.md has the cost).
         xp = B.get_array_module(param.data)
         beta1, beta2 = group["betas"]
         if "exp_avg" not in state:
@@ -86,7 +97,7 @@ class Adam(Optimizer):
         tmp /= math.sqrt(1 - beta2 ** t)
         tmp += group["eps"]
         xp.divide(m, tmp, out=tmp)           # the step
-        tmp *= lr / (1 - beta1 ** t)
+        tmp *= p.lr / (1 - beta1 ** t)
         return tmp
 
 
@@ -107,7 +118,7 @@ class AdamW(Adam):
     (0.5, True)
     """
 
-    coupled_weight_decay = False    # the base shrinks the parameter before Adam's step
+    coupled_weight_decay = False    # a number weight_decay shrinks the parameter (decay.py)
 
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2,

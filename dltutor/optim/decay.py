@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from .. import backend as B
 from ..autograd import Tensor
 from .regularizer import Regularizer
 
@@ -101,3 +102,24 @@ def describe_decay(optimizer: Any, name: str, param: Tensor, group: dict[str, An
                  replaced=group_decay if own is not None and group_coupled else None,
                  decoupled=decoupled,
                  excluded=bool(group_decay) and not group_coupled and not decoupled)
+
+
+def add_weight_decay(grad: Any, param: Any, decay: Regularizer | float, scratch: Any) -> Any:
+    """Coupled weight decay, into ``grad`` in place: ``grad += decay * param`` for a number
+    (L2, as PyTorch's ``weight_decay``), or the regularizer's gradient (``decay`` is what
+    :func:`decay_parts` chose). ``scratch`` is an array shaped like ``param`` for the product;
+    ``grad`` must be the optimizer's own copy, never ``p.grad``'s array. Returns ``grad``.
+
+    >>> import numpy as np
+    >>> from dltutor import optim
+    >>> grad, param = np.array([1.0, 1.0]), np.array([2.0, -2.0])
+    >>> add_weight_decay(grad, param, 0.5, np.empty(2))
+    array([2., 0.])
+    >>> add_weight_decay(grad, param, optim.L1Decay(0.5), np.empty(2))
+    array([ 2.5, -0.5])
+    """
+    if isinstance(decay, Regularizer):
+        decay.add_to(param, grad, scratch)
+    else:
+        grad += B.get_array_module(grad).multiply(param, decay, out=scratch)
+    return grad

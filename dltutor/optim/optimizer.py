@@ -1,22 +1,22 @@
 """The optimizer base class: parameter groups, per-parameter settings, clipping, state, hooks.
 
-Every optimizer in dltutor is this class plus one method, :meth:`Optimizer.update`: the rule
-that turns one parameter's (clipped, regularized) gradient into its step. The base class does
-the bookkeeping around it, in six stages, on every ``step()``:
+Every optimizer in dltutor is this class plus its rule for one parameter. The base class does
+what all rules share, in four stages, on every ``step()``:
 
 1. ``_select``: the parameters whose ``.grad`` is not None (the others are frozen, or not
-   reached by the loss), with their effective lr (the group's ``lr`` times ``lr_mult``) and
-   their weight decay. A gradient that a later stage changes is copied first: ``p.grad``
-   stays as backward left it;
+   reached by the loss), each as a :class:`ParamStep`: its gradient, its effective lr (the
+   group's ``lr`` times ``lr_mult``) and its weight decay, chosen by Paddle's precedence
+   (``decay_parts`` in decay.py). A gradient that clipping, decay or ``maximize`` will change
+   is copied first: ``p.grad`` stays as backward left it;
 2. ``_check_finite``: a gradient with NaN or Inf stops the step before anything changes
    (the ``nonfinite`` option: raise, the default; skip; or apply, as PyTorch does; see
    nonfinite.py);
 3. ``_clip``: ``grad_clip`` over those gradients (it leaves out ``need_clip=False``);
-4. ``_regularize``: the parameter's own ``regularizer`` if it has one, else the group's
-   ``weight_decay``, added to the gradient; or, for AdamW, ``p *= 1 - lr * weight_decay``
-   (decay.py holds these rules; ``opt.decay_of(p)`` says which decay ``p`` gets);
-5. ``_update``: count the parameter's step, and apply ``update(param, grad, state, group, lr)``;
-6. ``_report``: with ``record_steps`` on, measure what the step did (report.py).
+4. ``_update``: count each parameter's step, and apply the rule, ``update_param(p, state)``:
+   SGD's (sgd.py) and Adam's (adam.py) are whole in their files, weight decay included, as in
+   PyTorch's ``_single_tensor_sgd``; a rule written as ``update(param, grad, state, group,
+   lr)`` gets the weight decay from the base's ``update_param``. With ``record_steps`` on,
+   the step is then measured (report.py).
 
 Reading what you pass as ``params`` is param_groups.py's job; checking a state dict before
 loading it is checkpoint.py's.
@@ -32,7 +32,7 @@ loading it is checkpoint.py's.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 from .. import backend as B
 from .. import checks
@@ -41,7 +41,7 @@ from ..errors import MessageKeyError
 from ..hooks import HookHandle
 from .checkpoint import (OptimizerLoadResult, OptimizerStateError, load_fitting_state,
                          state_dict_of, state_problems)
-from .decay import Decay, decay_parts, describe_decay
+from .decay import Decay, add_weight_decay, decay_parts, describe_decay
 from .nonfinite import NonFiniteGradientError, check_mode, nonfinite_names
 from ..nn.utils.grads import zero_grads
 from ..nn.utils.norms import sums_of_squares
@@ -66,24 +66,45 @@ def display_name(name: str | None, index: int) -> str:
     return name if name is not None else f"#{index}"
 
 
+class ParamStep(NamedTuple):
+    """One parameter in one ``step()``, as the base hands it to the rule (``update_param``).
+
+    ``grad`` is the array to read: clipped, and the optimizer's own copy of ``p.grad`` when
+    something writes into it (clipping, coupled decay, ``maximize``), else ``p.grad``'s array,
+    which the rule must not change. ``lr`` is the group's lr times the parameter's ``lr_mult``.
+    ``weight_decay`` is the coupled decay Paddle's precedence chose (``decay_parts``): the
+    parameter's own regularizer, else the group's ``weight_decay`` (None for none);
+    ``decoupled_decay`` is AdamW's (0.0 for none). ``name`` is None for a parameter passed
+    without one, ``index`` its position in the optimizer.
+
+    >>> from dltutor import nn
+    >>> p = ParamStep(nn.Parameter([1.0]), None, {"lr": 0.1}, 0.05, 0.01, 0.0, "w", 0)
+    >>> p.lr, p.weight_decay
+    (0.05, 0.01)
+    """
+
+    param: Tensor
+    grad: Any
+    group: dict[str, Any]
+    lr: float
+    weight_decay: Regularizer | float | None
+    decoupled_decay: float
+    name: str | None
+    index: int
+
+
 class _Step:
-    """The parameters one ``step()`` updates, one row each, beside their gradients (the arrays
-    the stages change in place), and the measurement a recorded step keeps (None when
-    ``record_steps`` is off: then nothing is measured) with ``steps``, what each rule returned.
+    """The parameters one ``step()`` updates, one :class:`ParamStep` each, beside their
+    gradients (the list the clip changes in place), and the measurement a recorded step keeps
+    (None when ``record_steps`` is off: then nothing is measured) with ``steps``, what each
+    rule returned."""
 
-    A row is the tuple ``(name, index, param, group, lr, coupled, decoupled)``: ``name`` None
-    for a parameter passed without one, ``index`` its position in the optimizer, ``lr`` its
-    effective lr, ``coupled`` and ``decoupled`` its decay (decay.py). (A plain tuple: a
-    NamedTuple's constructor is Python code, and this is made for every parameter, every
-    step.)"""
-
-    __slots__ = ("rows", "grads", "decays", "steps", "grad_sq", "measure")
+    __slots__ = ("params", "grads", "steps", "grad_sq", "measure")
 
     def __init__(self, recording: bool):
-        self.rows: list[tuple] = []
+        self.params: list[ParamStep] = []
         self.grads: list[Any] = []
         self.steps: list[Any] = []
-        self.decays = False                        # True when some parameter gets a decay
         self.grad_sq: list[float] | None = None   # each gradient's sum of squares, once taken
         self.measure = StepMeasurement() if recording else None
 
@@ -91,11 +112,11 @@ class _Step:
     def names(self) -> list[str]:
         """Each parameter's name, ``"#index"`` (its position in the optimizer) when it has none:
         made only when asked (for an error or a report), not on every step."""
-        return [display_name(name, index) for name, index, *_ in self.rows]
+        return [display_name(p.name, p.index) for p in self.params]
 
     @property
-    def params(self) -> list[Tensor]:
-        return [row[2] for row in self.rows]
+    def tensors(self) -> list[Tensor]:
+        return [p.param for p in self.params]
 
 
 class Optimizer:
@@ -315,9 +336,26 @@ class Optimizer:
         return array
 
     # -- one step --------------------------------------------------------------------------------
+    def update_param(self, p: ParamStep, state: dict[str, Any]) -> Any:
+        """The rule for one parameter ``p`` (a :class:`ParamStep`), with its ``state`` dict
+        (``state["step"]`` already counted: 1 on the first step). Return the array to subtract
+        from ``p.param`` (the base subtracts it), or change ``p.param.data`` yourself and return
+        None (then set ``returns_update = False`` on the class).
+
+        SGD and Adam override it with their whole rule. This one serves rules written as the
+        shorter :meth:`update`: it applies the weight decay for them (coupled into the
+        gradient, decoupled onto the parameter), then asks ``update`` for the step."""
+        grad = p.grad
+        if p.weight_decay is not None:       # g += weight_decay * p, or a regularizer's gradient
+            add_weight_decay(grad, p.param.data, p.weight_decay, self.scratch(p.param))
+        if p.decoupled_decay:                 # p *= 1 - lr * decoupled (AdamW's kind)
+            p.param.data *= 1 - p.lr * p.decoupled_decay
+        return self.update(p.param, grad, state, p.group, p.lr)
+
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> Any:
-        """The rule: one parameter's step. Override this to write an optimizer.
+        """The short way to write a rule: override this (the base's ``update_param`` calls it
+        after applying the weight decay).
 
         ``grad`` is a backend array, already clipped and regularized. Read it, never change it:
         when nothing needed clipping or decay it is ``p.grad``'s own array, which a step must
@@ -371,7 +409,6 @@ class Optimizer:
             todo = self._select()
             if self._check_finite(todo):
                 self._clip(todo)
-                self._regularize(todo)
                 self._update(todo)
                 self.step_count += 1
                 self.last_step = self._report(todo)
@@ -384,15 +421,16 @@ class Optimizer:
         return loss
 
     def _select(self) -> _Step:
-        """Stage 1: the parameters with a gradient, their lr and decay; copy a gradient that
-        clipping, coupled decay or ``maximize`` will change (``p.grad`` must stay as it is).
+        """Stage 1: the parameters with a gradient, each as a :class:`ParamStep` with its lr
+        and its decay (Paddle's precedence: ``decay_parts``); copy a gradient that clipping,
+        coupled decay or ``maximize`` will change (``p.grad`` must stay as it is).
         A write into a group is checked as it happens (settings.ParamGroup); an lr that got
         past that (a group replaced by a plain dict) is still refused here if it is NaN,
         infinite or < 0, before anything changes.
         (What a whole group shares is read once per group: this runs on every step.)"""
         todo = _Step(self.record_steps)
         clip = self.grad_clip
-        rows, grads = todo.rows, todo.grads
+        selected, grads = todo.params, todo.grads
         index = -1
         for group_index, group in enumerate(self.param_groups):
             lr = group["lr"]
@@ -419,10 +457,11 @@ class Optimizer:
                     copy = self._grad_copy(param)
                     copy[...] = grad
                     grad = copy
-                if coupled is not None or decoupled:
-                    todo.decays = True
-                rows.append((name, index, param, group, self.effective_lr(param, group),
-                             coupled, decoupled))
+                # (tuple.__new__: ParamStep's own constructor is Python code, and this runs for
+                # every parameter on every step)
+                selected.append(tuple.__new__(ParamStep, (
+                    param, grad, group, self.effective_lr(param, group), coupled, decoupled,
+                    name, index)))
                 grads.append(grad)
         return todo
 
@@ -452,42 +491,27 @@ class Optimizer:
     def _clip(self, todo: _Step) -> None:
         """Stage 3: ``grad_clip`` changes the selected gradients in place. A recorded step
         measures them now, before decay changes them again."""
-        if self.grad_clip is None or not todo.rows:
+        if self.grad_clip is None or not todo.params:
             return
-        self.grad_clip(todo.params, todo.grads, todo.grad_sq)
+        self.grad_clip(todo.tensors, todo.grads, todo.grad_sq)
         if todo.measure is not None:
             todo.measure.clipped(todo.grads)
 
-    def _regularize(self, todo: _Step) -> None:
-        """Stage 4: coupled decay joins the gradient (``g += c * p``, or a regularizer's
-        gradient); decoupled decay shrinks the parameter (``p *= 1 - lr * decoupled``)."""
-        if not todo.decays:
-            return
-        for i, ((_, _, param, _, lr, coupled, decoupled), grad) in enumerate(
-                zip(todo.rows, todo.grads)):
-            if isinstance(coupled, Regularizer):
-                coupled.add_to(param.data, grad, self.scratch(param))
-            elif coupled is not None:
-                scratch = self.scratch(param)
-                B.get_array_module(grad).multiply(param.data, coupled, out=scratch)
-                grad += scratch
-            if decoupled:
-                if todo.measure is not None:     # the measured update includes the shrink
-                    todo.measure.keep_old_values(i, param)
-                param.data *= 1 - lr * decoupled
-
     def _update(self, todo: _Step) -> None:
-        """Stage 5: count each parameter's step, then take the rule's step."""
+        """Stage 4: count each parameter's step, then take the rule's step. A recorded step
+        keeps the old values of a parameter the rule changes itself (decoupled decay, or a
+        rule that returns no step) to measure the update."""
         recording = todo.measure is not None
-        copy_first = recording and not self.returns_update
-        for i, ((_, _, param, group, lr, _, _), grad) in enumerate(zip(todo.rows, todo.grads)):
+        copy_all = recording and not self.returns_update
+        for i, p in enumerate(todo.params):
+            param = p.param
             state = self.state.get(param)
             if state is None:
                 state = self.state[param] = {"step": 0}
             state["step"] += 1
-            if copy_first:                           # the rule changes param.data itself
+            if recording and (copy_all or p.decoupled_decay):
                 todo.measure.keep_old_values(i, param)
-            step = self.update(param, grad, state, group, lr)
+            step = self.update_param(p, state)
             if step is not None:
                 param.data -= step
             elif self.returns_update:
@@ -498,10 +522,11 @@ class Optimizer:
                 todo.steps.append(step)
 
     def _report(self, todo: _Step) -> StepReport:
-        """Stage 6: the report of a recorded step (an empty one when nothing was recorded)."""
+        """Stage 4's end: the report of a recorded step (an empty one when nothing was
+        recorded)."""
         if todo.measure is None:
             return StepReport.empty()
-        return todo.measure.report(todo.names, todo.params, [row[4] for row in todo.rows],
+        return todo.measure.report(todo.names, todo.tensors, [p.lr for p in todo.params],
                                    todo.steps, todo.grad_sq)
 
     # -- hooks -----------------------------------------------------------------------------------

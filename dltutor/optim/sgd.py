@@ -1,11 +1,12 @@
-"""SGD: stochastic gradient descent with PyTorch's momentum, dampening and Nesterov."""
+"""SGD: stochastic gradient descent with PyTorch's momentum, dampening, Nesterov and coupled
+weight decay, the whole rule in :meth:`SGD.update_param`."""
 from __future__ import annotations
 
 from typing import Any
 
 from .. import checks
-from ..autograd import Tensor
-from .optimizer import Optimizer
+from .decay import add_weight_decay
+from .optimizer import Optimizer, ParamStep
 
 
 class SGD(Optimizer):
@@ -43,16 +44,22 @@ class SGD(Optimizer):
             raise ValueError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0, got "
                              f"momentum={group['momentum']}, dampening={group['dampening']}")
 
-    def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
-               lr: float) -> Any:
-        """SGD's step, written as NumPy below (the in-place form saved only about 2% of the
-        benchmark's SGD optimizer row)::
+    def update_param(self, p: ParamStep, state: dict[str, Any]) -> Any:
+        """SGD's step for one parameter ``p``, as PyTorch's ``_single_tensor_sgd``::
 
+            g = g + weight_decay * param                  # coupled weight decay
             buf = g                                       # momentum > 0: on the first step
             buf = momentum * buf + (1 - dampening) * g    # momentum > 0: on later steps
             g = g + momentum * buf if nesterov else buf   # momentum > 0
-            return lr * g
+            return lr * g                                 # the base subtracts it from param
+
+        ``p.lr`` is this parameter's lr (the group's times its ``lr_mult``); ``p.weight_decay``
+        the decay Paddle's precedence chose for it (decay.py): its own regularizer, else the
+        group's ``weight_decay``. ``p.grad`` is already clipped (and negated for ``maximize``).
         """
+        group, grad = p.group, p.grad
+        if p.weight_decay is not None:   # in place: the base gave the rule its own copy of g
+            grad = add_weight_decay(grad, p.param.data, p.weight_decay, self.scratch(p.param))
         momentum, dampening = group["momentum"], group["dampening"]
         if momentum:
             buf = state.get("momentum_buffer")
@@ -62,4 +69,4 @@ class SGD(Optimizer):
                 buf *= momentum
                 buf += (1 - dampening) * grad if dampening else grad  # no copy of g for 1 * g
             grad = grad + momentum * buf if group["nesterov"] else buf
-        return lr * grad
+        return p.lr * grad
