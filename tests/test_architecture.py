@@ -234,3 +234,43 @@ def test_the_import_reader_sees_imports_inside_functions(tmp_path):
     finally:
         del MODULES[name]
     assert taken == [("dltutor.nn.init", None, 2)]
+
+
+# -- each optimizer rule whole in its file ------------------------------------------------------
+#: Each built-in rule's file, its class, and what its ``update_param`` must mention: the whole
+#: rule, weight decay and this parameter's lr included, not spread over the base's stages.
+RULES = {
+    "optim/sgd.py": ("SGD", {"weight_decay", "momentum", "dampening", "nesterov", "lr"}),
+    "optim/adam.py": ("Adam", {"weight_decay", "decoupled_decay", "betas", "eps", "amsgrad",
+                               "lr"}),
+}
+
+
+def words_of_rule(source: str, class_name: str) -> set[str]:
+    """The names and string keys ``class_name.update_param`` uses in ``source`` (its docstring
+    aside: a formula in a docstring is not the code that runs)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "update_param":
+                    body = item.body[1:] if ast.get_docstring(item) else item.body
+                    return {word for statement in body for sub in ast.walk(statement)
+                            for word in (getattr(sub, "id", None), getattr(sub, "attr", None),
+                                         getattr(sub, "value", None))
+                            if isinstance(word, str)}
+    return set()
+
+
+def test_each_optimizer_rule_holds_its_whole_update():
+    missing = {file: sorted(words - words_of_rule((PACKAGE / file).read_text(encoding="utf-8"),
+                                                   class_name))
+               for file, (class_name, words) in RULES.items()}
+    missing = {file: words for file, words in missing.items() if words}
+    assert not missing, ("a rule's update_param does not show its whole update (the base only "
+                         f"selects, checks and clips): {missing}")
+
+
+def test_the_rule_reader_sees_what_a_rule_leaves_to_the_base():
+    source = ("class Rule:\n    def update_param(self, p, state):\n"
+              "        '''g = g + weight_decay * param'''\n        return p.lr * p.grad\n")
+    assert words_of_rule(source, "Rule") == {"p", "lr", "grad"}
