@@ -7,8 +7,7 @@ from typing import Any, Callable
 
 from .. import backend as B
 from .. import checks
-from .decay import add_weight_decay
-from .optimizer import Optimizer, ParamStep
+from .optimizer import Optimizer, ParamStep, add_weight_decay
 from .settings import check_eps
 from .regularizer import Regularizer
 
@@ -63,10 +62,10 @@ class Adam(Optimizer):
             v_max = maximum(v_max, v)            # amsgrad only: then v_max replaces v below
             return m / (sqrt(v) / sqrt(1 - beta2**t) + eps) * (lr / (1 - beta1**t))
 
-        ``p.lr`` is this parameter's lr (the group's times its ``lr_mult``). Paddle's precedence
-        (decay.py) chose ``p.weight_decay``, the coupled decay: the parameter's own regularizer,
-        else Adam's ``weight_decay``; ``p.decoupled_decay`` is AdamW's (0.0 where
-        ``apply_decay_param_fun`` says no).
+        ``p.lr`` is this parameter's lr (the group's times its ``lr_mult``). Paddle's
+        precedence (``decay_parts``) chose ``p.weight_decay``, the coupled decay: the
+        parameter's own regularizer, else Adam's ``weight_decay``; ``p.decoupled_decay`` is
+        AdamW's (0.0 where ``apply_decay_param_fun`` says no).
         """
         param, group, grad = p.param, p.group, p.grad
         if p.weight_decay is not None:   # in place: the base gave the rule its own copy of g
@@ -118,7 +117,7 @@ class AdamW(Adam):
     (0.5, True)
     """
 
-    coupled_weight_decay = False    # a number weight_decay shrinks the parameter (decay.py)
+    coupled_weight_decay = False    # a number weight_decay shrinks the parameter (decay_parts)
 
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2,

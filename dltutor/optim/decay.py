@@ -12,7 +12,7 @@ The precedence (Paddle's, with PyTorch's two kinds of decay):
   ``apply_decay_param_fun(name)`` (if given) says True.
 
 ``Optimizer.decay_of(param)`` answers with a :class:`Decay`; ``step()`` applies
-:func:`decay_parts` of the same rules.
+``Optimizer.decay_parts``, the one function that holds these rules (optimizer.py).
 
 >>> from dltutor import nn, optim
 >>> w = nn.Parameter([1.0], regularizer=optim.L2Decay(0.1))
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .. import backend as B
 from ..autograd import Tensor
 from .regularizer import Regularizer
 
@@ -51,40 +50,8 @@ class Decay(NamedTuple):
     excluded: bool
 
 
-def decay_parts(optimizer: Any, name: str, param: Tensor,
-                group: dict[str, Any]) -> tuple[Regularizer | float | None, float]:
-    """``(coupled, decoupled)`` for a parameter called ``name`` in ``group`` of ``optimizer``:
-    what ``step()`` applies (see the module docstring), worked out on every step, so cheaply.
-
-    >>> from dltutor import nn, optim
-    >>> w = nn.Parameter([1.0])
-    >>> opt = optim.SGD([w], lr=0.1, weight_decay=0.01)
-    >>> decay_parts(opt, "#0", w, opt.param_groups[0])
-    (0.01, 0.0)
-    """
-    own = getattr(param, "_regularizer", None)   # Parameter.regularizer's checked value
-    group_decay = group.get("weight_decay", 0)
-    if not group_decay:
-        return own, 0.0
-    if is_coupled(optimizer, group_decay):       # the parameter's own one replaces it
-        return (own if own is not None else group_decay), 0.0
-    return own, float(group_decay) if optimizer.decoupled_decay_applies(name) else 0.0
-
-
-def is_coupled(optimizer: Any, group_decay: Any) -> bool:
-    """Whether a group's non-zero ``weight_decay`` is added to the gradient: a regularizer
-    always is, a number unless ``optimizer`` decouples it (``coupled_weight_decay = False``).
-
-    >>> from dltutor import nn, optim
-    >>> opt = optim.AdamW([nn.Parameter([1.0])])
-    >>> is_coupled(opt, 0.01), is_coupled(opt, optim.L2Decay(0.01))
-    (False, True)
-    """
-    return isinstance(group_decay, Regularizer) or optimizer.coupled_weight_decay
-
-
 def describe_decay(optimizer: Any, name: str, param: Tensor, group: dict[str, Any]) -> Decay:
-    """:func:`decay_parts` with where each part comes from, as a :class:`Decay`.
+    """``optimizer.decay_parts`` with where each part comes from, as a :class:`Decay`.
 
     >>> from dltutor import nn, optim
     >>> w = nn.Parameter([1.0])
@@ -92,10 +59,10 @@ def describe_decay(optimizer: Any, name: str, param: Tensor, group: dict[str, An
     >>> describe_decay(opt, "w", w, opt.param_groups[0]).excluded
     True
     """
-    coupled, decoupled = decay_parts(optimizer, name, param, group)
+    coupled, decoupled = optimizer.decay_parts(name, param, group)
     own = getattr(param, "regularizer", None)
     group_decay = group.get("weight_decay", 0)
-    group_coupled = bool(group_decay) and is_coupled(optimizer, group_decay)
+    group_coupled = bool(group_decay) and optimizer.is_coupled(group_decay)
     return Decay(coupled=coupled,
                  source="parameter" if own is not None else
                  "group" if coupled is not None else None,
@@ -103,23 +70,3 @@ def describe_decay(optimizer: Any, name: str, param: Tensor, group: dict[str, An
                  decoupled=decoupled,
                  excluded=bool(group_decay) and not group_coupled and not decoupled)
 
-
-def add_weight_decay(grad: Any, param: Any, decay: Regularizer | float, scratch: Any) -> Any:
-    """Coupled weight decay, into ``grad`` in place: ``grad += decay * param`` for a number
-    (L2, as PyTorch's ``weight_decay``), or the regularizer's gradient (``decay`` is what
-    :func:`decay_parts` chose). ``scratch`` is an array shaped like ``param`` for the product;
-    ``grad`` must be the optimizer's own copy, never ``p.grad``'s array. Returns ``grad``.
-
-    >>> import numpy as np
-    >>> from dltutor import optim
-    >>> grad, param = np.array([1.0, 1.0]), np.array([2.0, -2.0])
-    >>> add_weight_decay(grad, param, 0.5, np.empty(2))
-    array([2., 0.])
-    >>> add_weight_decay(grad, param, optim.L1Decay(0.5), np.empty(2))
-    array([ 2.5, -0.5])
-    """
-    if isinstance(decay, Regularizer):
-        decay.add_to(param, grad, scratch)
-    else:
-        grad += B.get_array_module(grad).multiply(param, decay, out=scratch)
-    return grad

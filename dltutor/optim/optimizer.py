@@ -6,7 +6,7 @@ what all rules share, in four stages, on every ``step()``:
 1. ``_select``: the parameters whose ``.grad`` is not None (the others are frozen, or not
    reached by the loss), each as a :class:`ParamStep`: its gradient, its effective lr (the
    group's ``lr`` times ``lr_mult``) and its weight decay, chosen by Paddle's precedence
-   (``decay_parts`` in decay.py). A gradient that clipping, decay or ``maximize`` will change
+   (``decay_parts``). A gradient that clipping, decay or ``maximize`` will change
    is copied first: ``p.grad`` stays as backward left it;
 2. ``_check_finite``: a gradient with NaN or Inf stops the step before anything changes
    (the ``nonfinite`` option: raise, the default; skip; or apply, as PyTorch does; see
@@ -41,7 +41,7 @@ from ..errors import MessageKeyError
 from ..hooks import HookHandle
 from .checkpoint import (OptimizerLoadResult, OptimizerStateError, load_fitting_state,
                          state_dict_of, state_problems)
-from .decay import Decay, add_weight_decay, decay_parts, describe_decay
+from .decay import Decay, describe_decay
 from .nonfinite import NonFiniteGradientError, check_mode, nonfinite_names
 from ..nn.utils.grads import zero_grads
 from ..nn.utils.norms import sums_of_squares
@@ -91,6 +91,28 @@ class ParamStep(NamedTuple):
     decoupled_decay: float
     name: str | None
     index: int
+
+
+def add_weight_decay(grad: Any, param: Any, decay: Regularizer | float, scratch: Any) -> Any:
+    """Coupled weight decay, into ``grad`` in place: ``grad += decay * param`` for a number
+    (L2, as PyTorch's ``weight_decay``), or the regularizer's gradient (``decay`` is what
+    :meth:`Optimizer.decay_parts` chose). ``scratch`` is an array shaped like ``param`` for the
+    product; ``grad`` must be the optimizer's own copy, never ``p.grad``'s array. Returns
+    ``grad``.
+
+    >>> import numpy as np
+    >>> from dltutor import optim
+    >>> grad, param = np.array([1.0, 1.0]), np.array([2.0, -2.0])
+    >>> add_weight_decay(grad, param, 0.5, np.empty(2))
+    array([2., 0.])
+    >>> add_weight_decay(grad, param, optim.L1Decay(0.5), np.empty(2))
+    array([ 2.5, -0.5])
+    """
+    if isinstance(decay, Regularizer):
+        decay.add_to(param, grad, scratch)
+    else:
+        grad += B.get_array_module(grad).multiply(param, decay, out=scratch)
+    return grad
 
 
 class _Step:
@@ -308,6 +330,37 @@ class Optimizer:
         raise MessageKeyError(f"{type(self).__name__} has no parameter {param!r}; its parameters "
                               "are " + ", ".join(name for name, _, _ in self.param_entries()))
 
+    def decay_parts(self, name: str, param: Tensor,
+                    group: dict[str, Any]) -> tuple[Regularizer | float | None, float]:
+        """Paddle's precedence, the one function that decides a parameter's weight decay:
+        ``(coupled, decoupled)`` for a parameter called ``name`` in ``group``, what ``step()``
+        applies (decay.py's docstring states the rules), worked out on every step, so cheaply.
+
+        >>> from dltutor import nn, optim
+        >>> w = nn.Parameter([1.0])
+        >>> opt = optim.SGD([w], lr=0.1, weight_decay=0.01)
+        >>> opt.decay_parts("#0", w, opt.param_groups[0])
+        (0.01, 0.0)
+        """
+        own = getattr(param, "_regularizer", None)   # Parameter.regularizer's checked value
+        group_decay = group.get("weight_decay", 0)
+        if not group_decay:
+            return own, 0.0
+        if self.is_coupled(group_decay):           # the parameter's own one replaces it
+            return (own if own is not None else group_decay), 0.0
+        return own, float(group_decay) if self.decoupled_decay_applies(name) else 0.0
+
+    def is_coupled(self, group_decay: Any) -> bool:
+        """Whether a group's non-zero ``weight_decay`` is added to the gradient: a regularizer
+        always is, a number unless this optimizer decouples it (``coupled_weight_decay = False``).
+
+        >>> from dltutor import nn, optim
+        >>> opt = optim.AdamW([nn.Parameter([1.0])])
+        >>> opt.is_coupled(0.01), opt.is_coupled(optim.L2Decay(0.01))
+        (False, True)
+        """
+        return isinstance(group_decay, Regularizer) or self.coupled_weight_decay
+
     def scratch(self, param: Tensor) -> Any:
         """An array shaped like ``param`` for an update's temporaries, reused every step (its
         values are whatever was left in it).
@@ -447,8 +500,8 @@ class Optimizer:
                 if grad.shape != param.data.shape:
                     raise self._grad_shape_error(name, index, param)
                 if group_decay or getattr(param, "_regularizer", None) is not None:
-                    coupled, decoupled = decay_parts(     # (only a decay rule asks for a name)
-                        self, display_name(name, index) if group_decay else name, param, group)
+                    coupled, decoupled = self.decay_parts(  # (only a decay rule asks for a name)
+                        display_name(name, index) if group_decay else name, param, group)
                 else:       # no decay in the group and none on the parameter: nothing to ask
                     coupled, decoupled = None, 0.0
                 if negate:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import checks
-from .decay import add_weight_decay
-from .optimizer import Optimizer, ParamStep
+from .optimizer import Optimizer, ParamStep, add_weight_decay
 
 
 class SGD(Optimizer):
@@ -54,7 +53,7 @@ class SGD(Optimizer):
             return lr * g                                 # the base subtracts it from param
 
         ``p.lr`` is this parameter's lr (the group's times its ``lr_mult``); ``p.weight_decay``
-        the decay Paddle's precedence chose for it (decay.py): its own regularizer, else the
+        the decay Paddle's precedence chose for it (``decay_parts``): its own regularizer, else the
         group's ``weight_decay``. ``p.grad`` is already clipped (and negated for ``maximize``).
         """
         group, grad = p.group, p.grad
