@@ -75,7 +75,7 @@ class ParamStep(NamedTuple):
     ``weight_decay`` is the coupled decay Paddle's precedence chose (``decay_parts``): the
     parameter's own regularizer, else the group's ``weight_decay`` (None for none);
     ``decoupled_decay`` is AdamW's (0.0 for none). ``name`` is None for a parameter passed
-    without one, ``index`` its position in the optimizer.
+    without one, ``position`` its place in the optimizer (counted across groups).
 
     >>> from dltutor import nn
     >>> p = ParamStep(nn.Parameter([1.0]), None, {"lr": 0.1}, 0.05, 0.01, 0.0, "w", 0)
@@ -90,7 +90,7 @@ class ParamStep(NamedTuple):
     weight_decay: Regularizer | float | None
     decoupled_decay: float
     name: str | None
-    index: int
+    position: int
 
 
 def add_weight_decay(grad: Any, param: Any, decay: Regularizer | float, scratch: Any) -> Any:
@@ -134,7 +134,7 @@ class _Step:
     def names(self) -> list[str]:
         """Each parameter's name, ``"#index"`` (its position in the optimizer) when it has none:
         made only when asked (for an error or a report), not on every step."""
-        return [display_name(p.name, p.index) for p in self.params]
+        return [display_name(p.name, p.position) for p in self.params]
 
     @property
     def tensors(self) -> list[Tensor]:
@@ -554,7 +554,8 @@ class Optimizer:
         """Stage 4: count each parameter's step, then take the rule's step. A recorded step
         keeps the old values of a parameter the rule changes itself (decoupled decay, or a
         rule that returns no step) to measure the update."""
-        recording = todo.measure is not None
+        measure = todo.measure
+        recording = measure is not None
         copy_all = recording and not self.returns_update
         for i, p in enumerate(todo.params):
             param = p.param
@@ -562,8 +563,8 @@ class Optimizer:
             if state is None:
                 state = self.state[param] = {"step": 0}
             state["step"] += 1
-            if recording and (copy_all or p.decoupled_decay):
-                todo.measure.keep_old_values(i, param)
+            if measure is not None and (copy_all or p.decoupled_decay):
+                measure.keep_old_values(i, param)
             step = self.update_param(p, state)
             if step is not None:
                 param.data -= step
