@@ -18,6 +18,7 @@ fault these rules exist to catch. ``from X import a`` counts as an import of the
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "dltutor"
@@ -216,6 +217,80 @@ def test_every_file_fits_the_line_budget():
     assert not stale, f"LONG_FILES names files that no longer need it: {stale}"
 
 
+# -- where each module's tests are -------------------------------------------------------------
+#: From a module to its tests: ``grep optim/decay.py tests/TESTMAP``.
+TESTMAP = PACKAGE.parent / "tests" / "TESTMAP"
+ROOT = PACKAGE.parent
+
+
+def read_testmap(text: str) -> dict[str, list[str]]:
+    """TESTMAP's lines ``dltutor/PATH.py: tests/PATH.py ...`` as module path -> its test files."""
+    entries = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            module, _, tests = line.partition(":")
+            entries[module.strip()] = tests.split()
+    return entries
+
+
+def public_names(name: str) -> set[str]:
+    """The names module ``name`` defines at its top level (a package: the names it gathers)."""
+    path = MODULES[name]
+    found = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update(target.id for target in targets if isinstance(target, ast.Name))
+        elif (isinstance(node, ast.ImportFrom) and path.name == "__init__.py"
+              and node.module != "__future__"):
+            found.update(alias.asname or alias.name for alias in node.names)
+    return {word for word in found if not word.startswith("_")}
+
+
+def words_of(name: str, edges: dict[str, set[str]]) -> set[str]:
+    """What a test of module ``name`` mentions: the module's name, a name it defines, or a name
+    of a module that imports it (a helper is tested through the function that calls it; a
+    package's ``__init__`` gathers too much to count)."""
+    callers = [other for other, targets in edges.items()
+               if name in targets and MODULES[other].name != "__init__.py"]
+    words = {name, name.rsplit(".", 1)[-1], *public_names(name)}
+    return words.union(*({caller.rsplit(".", 1)[-1], *public_names(caller)} for caller in callers))
+
+
+def mistakes_in_testmap(entries: dict[str, list[str]]) -> list[str]:
+    """What is wrong with the map: a module missing or gone, a test file missing or one that
+    never mentions the module it is listed for."""
+    paths = {path.relative_to(ROOT).as_posix(): name for name, path in MODULES.items()}
+    problems = [f"{path}: not in tests/TESTMAP" for path in sorted(set(paths) - set(entries))]
+    problems += [f"{path}: in tests/TESTMAP but no longer in dltutor/"
+                 for path in sorted(set(entries) - set(paths))]
+    edges = graph()
+    for path, tests in sorted(entries.items()):
+        if path not in paths:
+            continue
+        if not tests:
+            problems.append(f"{path}: no test file named")
+        pattern = re.compile(r"(?<!\w)(" + "|".join(
+            re.escape(word) for word in sorted(words_of(paths[path], edges))) + r")(?!\w)")
+        for test in tests:
+            file = ROOT / test
+            if not file.is_file():
+                problems.append(f"{path}: {test} does not exist")
+            elif not pattern.search(file.read_text(encoding="utf-8")):
+                problems.append(f"{path}: {test} mentions neither the module nor a name it "
+                                f"defines (nor one of a module that imports it)")
+    return problems
+
+
+def test_every_module_names_its_tests_in_the_testmap():
+    problems = mistakes_in_testmap(read_testmap(TESTMAP.read_text(encoding="utf-8")))
+    assert not problems, "fix tests/TESTMAP (one line a module: its path, a colon, its test " \
+        "files, the most direct first):\n" + "\n".join(problems)
+
+
 # -- the rules can fail ------------------------------------------------------------------------
 def test_the_cycle_finder_finds_a_cycle_through_three_modules():
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
@@ -274,3 +349,14 @@ def test_the_rule_reader_sees_what_a_rule_leaves_to_the_base():
     source = ("class Rule:\n    def update_param(self, p, state):\n"
               "        '''g = g + weight_decay * param'''\n        return p.lr * p.grad\n")
     assert words_of_rule(source, "Rule") == {"p", "lr", "grad"}
+
+
+def test_the_testmap_check_catches_a_missing_module_and_a_wrong_test_file():
+    entries = read_testmap(TESTMAP.read_text(encoding="utf-8"))
+    del entries["dltutor/optim/sgd.py"]
+    entries["dltutor/optim/adam.py"] = ["tests/data/test_loader.py", "tests/optim/test_gone.py"]
+    assert mistakes_in_testmap(entries) == [
+        "dltutor/optim/sgd.py: not in tests/TESTMAP",
+        "dltutor/optim/adam.py: tests/data/test_loader.py mentions neither the module nor a "
+        "name it defines (nor one of a module that imports it)",
+        "dltutor/optim/adam.py: tests/optim/test_gone.py does not exist"]

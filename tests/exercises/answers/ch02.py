@@ -1,5 +1,6 @@
 """Chapter 02's exercises: the right values of the variables each reads, and typical wrong ones
-with the words the "not yet" message must contain (tests/exercises/test_chapters.py checks them)."""
+with the words the "not yet" message must contain (tests/exercises/test_chapters.py checks them
+against dltutor/exercises/ch02.py)."""
 from __future__ import annotations
 
 import dltutor as dt
