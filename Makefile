@@ -23,12 +23,13 @@ TORCH ?= torch==2.13.0
 # The JupyterHub proxy (npm), for the class hub's tests and `make classroom-test`.
 CHP := build/node/node_modules/.bin/configurable-http-proxy
 
-.PHONY: lab lab-zh test test-frameworks test-cpus notebooks bench wheel site classroom-test clean help
+.PHONY: lab lab-zh test test-suite test-fast test-frameworks test-cpus notebooks bench wheel site classroom-test clean help
 
 help:
 	@echo "make lab    - install the kit in .venv and open JupyterLab on notebooks/"
 	@echo "make lab-zh - the same, on the Chinese edition (notebooks/zh/)"
 	@echo "make test   - install the test extras in .venv and run the whole suite"
+	@echo "make test-fast - the unit tests and doctests only (a few minutes; no chapters, browser, frameworks)"
 	@echo "make test-frameworks - only the claims about PyTorch and Paddle, checked by them"
 	@echo "make test-cpus - rerun the notebooks and doctests under other CPUs' rounding only"
 	@echo "make notebooks - rebuild every chapter from notebooks/src and store its outputs"
@@ -81,9 +82,27 @@ lab-zh:
 # worker (--dist loadscope), so the slow CPU-variant module runs beside everything else.
 # Where npm is found, the class hub's proxy comes too (tests/delivery/test_class_hub.py runs a
 # real hub with real accounts; without npm or root that test is skipped and says why).
-test: $(TEST_STAMP) $(FW_STAMP) $(if $(shell command -v npm 2>/dev/null),$(CHP))
-	$(BIN)/python -m pytest -n auto --dist loadscope
+# The frameworks' environment (PyTorch and Paddle) installs beside the suite (make -j2), not
+# before it: a failing test shows without waiting for torch. tests/frameworks runs after both.
+test: $(TEST_STAMP)
+	@$(MAKE) --no-print-directory -j2 test-suite $(FW_STAMP)
 	$(MAKE) --no-print-directory test-frameworks
+
+# `make test` without tests/frameworks.
+test-suite: $(TEST_STAMP) $(if $(shell command -v npm 2>/dev/null),$(CHP))
+	$(BIN)/python -m pytest -n auto --dist loadscope
+
+# The quick check while editing dltutor/: its unit tests and every doctest, in parallel (2 cores:
+# about 2 minutes). Left out, for `make test`: nbval and the chapters' own checks (tests/notebooks,
+# each chapter's exercise solutions, the lab demos' training runs, the chapters' imports), the
+# browser, anything that starts a server or a kernel (launch, delivery, the twins' kernels) and
+# tests/frameworks. A module's tests: grep its path in tests/TESTMAP.
+FAST_SKIPS := tests/frameworks tests/browser tests/delivery tests/launch tests/notebooks \
+	tests/exercises/test_chapters.py tests/lab/test_demos.py tests/test_dependencies.py \
+	tests/test_twins_missing.py
+test-fast: $(TEST_STAMP)
+	$(BIN)/python -m pytest -n auto dltutor tools tests $(addprefix --ignore=,$(FAST_SKIPS)) \
+	  -o addopts="-ra --doctest-modules -p no:cacheprovider"
 
 # Every claim a chapter makes about PyTorch or Paddle, run in PyTorch and Paddle themselves
 # (tests/frameworks; the register of claims is checked by tests/notebooks/test_claims.py).
