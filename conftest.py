@@ -29,18 +29,16 @@ NO_CHINESE_FONT = ("no installed font draws Chinese, so the Chinese notebooks' f
                    "fonts-noto-cjk; .ci/run does)")
 
 
-@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups
+# nbval runs a notebook's cells in order in one kernel, so under pytest-xdist (-n) they must stay
+# on one worker. pyproject.toml's addopts choose ``--dist loadscope`` for every run: it sends each
+# scope (a node id up to its last ``::``) to one worker, and every cell of a notebook is
+# ``path.ipynb::Cell N``, so a notebook is one scope (and so is each test module).
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark each notebook's cells with one xdist_group, the notebook's path: nbval runs them in
-    order in one kernel, so they must stay on one worker. ``make test`` runs ``-n auto --dist
-    loadscope``, which ignores the mark: it keeps the cells together because it sends each
-    scope (a node id up to its last ``::``) to one worker, and every cell of a notebook is
-    ``path.ipynb::Cell N``. The mark is what keeps them together under ``--dist loadgroup``
-    (there unmarked tests are spread one by one, as with ``--dist load``)."""
+    """Skip the Chinese notebooks where no installed font draws Chinese (``NO_CHINESE_FONT``)."""
     without_chinese_font = None
     for item in items:
-        if str(item.fspath).endswith(".ipynb"):
-            item.add_marker(pytest.mark.xdist_group(str(item.fspath)))
         if str(item.fspath).endswith(".zh.ipynb"):
             if without_chinese_font is None:
                 from dltutor.plot.language import find_cjk_font
