@@ -29,7 +29,7 @@ help:
 	@echo "make lab    - install the kit in .venv and open JupyterLab on notebooks/"
 	@echo "make lab-zh - the same, on the Chinese edition (notebooks/zh/)"
 	@echo "make test   - install the test extras in .venv and run the whole suite"
-	@echo "make test-fast - the unit tests and doctests only (a minute or two; no notebooks, browser, frameworks)"
+	@echo "make test-fast - only the unit tests and doctests (a minute or two)"
 	@echo "make test-frameworks - only the claims about PyTorch and Paddle, checked by them"
 	@echo "make test-cpus - rerun the notebooks and doctests under other CPUs' rounding only"
 	@echo "make notebooks - rebuild every chapter from notebooks/src and store its outputs"
@@ -92,11 +92,11 @@ test: $(TEST_STAMP)
 test-suite: $(TEST_STAMP) $(if $(shell command -v npm 2>/dev/null),$(CHP))
 	$(BIN)/python -m pytest -n auto --dist loadscope
 
-# The quick check while editing dltutor/: its unit tests and every doctest, in parallel (2 cores: one
-# to two minutes). Left out, for `make test`: nbval and the chapters' own checks (tests/notebooks,
-# each chapter's exercise solutions, the lab demos' training runs, the chapters' imports), the
-# browser, anything that starts a server or a kernel (launch, delivery, the twins' kernels) and
-# tests/frameworks. A module's tests: grep its path in tests/TESTMAP.
+# The quick check while editing dltutor/: its unit tests and every doctest, in parallel (on 2
+# cores, one to two minutes). Left out, for `make test`: nbval and the chapters' own checks
+# (tests/notebooks, each chapter's exercise solutions, the lab demos' training runs, the
+# chapters' imports), the browser, anything that starts a server or a kernel (launch, delivery,
+# the twins' kernels) and tests/frameworks. A module's tests: grep its path in tests/TESTMAP.
 FAST_SKIPS := tests/frameworks tests/browser tests/delivery tests/launch tests/notebooks \
 	tests/exercises/test_chapters.py tests/lab/test_demos.py tests/test_dependencies.py \
 	tests/test_twins_missing.py

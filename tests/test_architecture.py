@@ -14,6 +14,8 @@ fault these rules exist to catch. ``from X import a`` counts as an import of the
 * **Private names stay in their file**: no ``from x import _name`` and no ``module._name``
   between files (a helper two files share gets a public name in its module).
 * **Line budget**: no file over 400 lines, unless ``LONG_FILES`` says why in one line.
+* **Tests a contributor finds**: ``tests/TESTMAP`` names each module's test files, and each
+  one mentions the module, a name it defines or a name of a module that imports it.
 """
 from __future__ import annotations
 
