@@ -53,8 +53,7 @@ class Adagrad(Optimizer):
             return g / (sqrt(sum) + eps) * (lr / (1 + (t - 1) * lr_decay))
         """
         # In place, into the sum and one scratch array: written as the formula above, NumPy
-        # allocates new arrays, and the step took about 25% longer (in
-        # benchmarks/optimizer_bench.py's configuration).
+        # would allocate new arrays for every term at every step (benchmarks/RESULTS.md).
         xp = B.get_array_module(param.data)
         if "sum" not in state:
             state["sum"] = xp.full(param.shape, group["initial_accumulator_value"],

@@ -51,11 +51,6 @@ from .report import StepMeasurement, StepReport
 from .settings import ParamGroup, check_group
 
 
-# One ``no_grad()`` for every step of every optimizer (it keeps a stack, so nesting is safe);
-# making a new one each step cost 0.4% of the 4-8-1 benchmark step's instructions.
-_NOT_RECORDING = no_grad()
-
-
 def display_name(name: str | None, index: int) -> str:
     """A parameter's name in messages and reports: its own, or ``"#index"`` (its position in
     the optimizer, counted across groups) when it was passed without one.
@@ -294,7 +289,7 @@ class Optimizer:
         0.05
         """
         # ``_lr_mult`` is what the property ``Parameter.lr_mult`` checked and stored; read
-        # directly, as a property costs about 0.1 us a read (every parameter, every step).
+        # directly, as this runs for every parameter at every step (benchmarks/RESULTS.md).
         return group["lr"] * getattr(param, "_lr_mult", 1.0)
 
     def decoupled_decay_applies(self, name: str) -> bool:
@@ -458,7 +453,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with _NOT_RECORDING:
+        with no_grad():
             todo = self._select()
             if self._check_finite(todo):
                 self._clip(todo)

@@ -54,8 +54,7 @@ class RMSprop(Optimizer):
             return step * lr
         """
         # In place, into the averages and one scratch array: written as the formula above,
-        # NumPy allocates new arrays, and the step took about 10% longer (in
-        # benchmarks/optimizer_bench.py's configuration).
+        # NumPy would allocate new arrays for every term at every step (benchmarks/RESULTS.md).
         xp = B.get_array_module(param.data)
         alpha, momentum = group["alpha"], group["momentum"]
         if "square_avg" not in state:
