@@ -24,7 +24,7 @@ from ..autograd.placement import to_targets
 from ..autograd.function import make_tensor
 from ..errors import MessageKeyError
 from ..hooks import HookHandle
-from .paddle_names import new_parameter
+from .paddle_module import PaddleModuleNames
 from .parameter import Parameter, is_uninitialized
 from .state_dict import LoadResult, check_state_dict
 from .utils.grads import zero_grads
@@ -56,8 +56,9 @@ def _check_name(kind: str, name: Any, owner: "Module", store: str) -> None:
                               f"replace it. Choose another name, or `del module.{name}` first")
 
 
-class Module:
-    """Base class of every layer and network.
+class Module(PaddleModuleNames):
+    """Base class of every layer and network (Paddle's spellings of its methods, such as
+    ``clear_gradients``, come from :class:`~dltutor.nn.paddle_module.PaddleModuleNames`).
 
     Subclass it, create parameters and submodules in ``__init__`` (after
     ``super().__init__()``), and compute the output in ``forward``:
@@ -219,39 +220,6 @@ class Module:
             raise TypeError(f"add_module({name!r}) needs a Module, got {type(module).__name__}")
         self._forget(name, keep="_modules")
         self._modules[name] = module
-
-    def add_sublayer(self, name: str, sublayer: "Module") -> "Module":
-        """Paddle's name for :meth:`add_module`; returns ``sublayer``, as Paddle does.
-
-        >>> from dltutor import nn
-        >>> net = nn.Layer()
-        >>> fc = nn.Linear(2, 2)
-        >>> net.add_sublayer("fc", fc) is fc, net.fc is fc
-        (True, True)
-        """
-        self.add_module(name, sublayer)
-        return sublayer
-
-    def create_parameter(self, shape: Any, attr: Any = None, dtype: Any = None,
-                         is_bias: bool = False, default_initializer: Any = None) -> Parameter:
-        """Paddle's ``Layer.create_parameter``, in Paddle's argument order: a NEW Parameter of
-        ``shape``, described by ``attr`` (an :class:`~dltutor.nn.ParamAttr`) and filled by its
-        initializer, else ``default_initializer``, else Paddle's default: ``XavierUniform``
-        for a weight, zeros for a bias (``is_bias=True``). ``dtype`` defaults to float32.
-
-        As in Paddle it is NOT registered: assign it (``self.w = ...``) to make it part of
-        the module.
-
-        >>> from dltutor import nn
-        >>> m = nn.Layer()
-        >>> w = m.create_parameter([3, 4])
-        >>> list(m.parameters()), w.shape
-        ([], (3, 4))
-        >>> m.w = w; [name for name, _ in m.named_parameters()]
-        ['w']
-        """
-        return new_parameter(type(self).__name__, shape, attr, dtype, is_bias,
-                             default_initializer)
 
     # -- walking the tree -----------------------------------------------------------------------
     def named_children(self) -> Iterator[tuple[str, "Module"]]:
@@ -430,25 +398,6 @@ class Module:
                     target.data[...] = B.backend_of(target.data).asarray(value, dtype=target.dtype)
         return LoadResult(missing, unexpected)
 
-    def set_state_dict(self, state_dict: dict[str, Any],
-                       use_structured_name: bool = True) -> tuple[list[str], list[str]]:
-        """Paddle's name for ``load_state_dict(state_dict, strict=False)``: Paddle loads the
-        keys that match and returns ``(missing_keys, unexpected_keys)``, a tuple of two lists
-        (not a LoadResult). Paddle skips a value of the wrong shape with a warning; here a
-        shape mismatch is refused and nothing changes, as in ``load_state_dict``.
-
-        >>> from dltutor import nn
-        >>> a, b = nn.Linear(2, 3), nn.Linear(2, 3, bias=False)
-        >>> a.set_state_dict(b.state_dict())
-        (['bias'], [])
-        """
-        if use_structured_name is not True:
-            raise ValueError(f"{type(self).__name__}.set_state_dict: use_structured_name="
-                             f"{use_structured_name!r} is not supported: dltutor parameters have "
-                             "only structured names ('fc.weight'); leave it True")
-        result = self.load_state_dict(state_dict, strict=False)
-        return list(result.missing_keys), list(result.unexpected_keys)
-
     # -- modes and bulk changes ----------------------------------------------------------------
     def apply(self, fn: Callable[["Module"], Any]) -> "Module":
         """Call ``fn`` on every submodule (children first) and then on this one.
@@ -490,20 +439,6 @@ class Module:
         True
         """
         zero_grads(self.parameters(), set_to_none)
-
-    def clear_gradients(self, set_to_zero: bool = True) -> None:
-        """Paddle's name for :meth:`zero_grad`, with Paddle's default: zeros, not None.
-
-        >>> import dltutor as dt
-        >>> from dltutor import nn
-        >>> layer = nn.Linear(2, 1); layer(dt.ones(1, 2)).sum().backward()
-        >>> layer.clear_gradients(); layer.bias.grad
-        tensor([0.])
-        """
-        if not isinstance(set_to_zero, bool):
-            raise TypeError(f"{type(self).__name__}.clear_gradients: set_to_zero must be True "
-                            f"or False, got {set_to_zero!r}")
-        self.zero_grad(set_to_none=not set_to_zero)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
         """Switch gradients of every parameter on or off (False freezes the module).
