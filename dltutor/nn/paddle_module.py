@@ -14,11 +14,12 @@ True
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
 from .paddle_names import new_parameter
 from .parameter import Parameter
 from .state_dict import LoadResult
+from .utils.grads import clear_grads
 
 #: Whatever module ``add_sublayer`` is given, it returns (module.py imports this file, so
 #: naming Module here would make a cycle).
@@ -35,7 +36,7 @@ class PaddleModuleNames:
         def load_state_dict(self, state_dict: dict[str, Any],
                             strict: bool = True) -> LoadResult: ...
 
-        def zero_grad(self, set_to_none: bool = True) -> None: ...
+        def parameters(self, recurse: bool = True) -> Iterator[Parameter]: ...
 
     def add_sublayer(self, name: str, sublayer: Sublayer) -> Sublayer:
         """Paddle's name for :meth:`add_module`; returns ``sublayer``, as Paddle does.
@@ -98,7 +99,4 @@ class PaddleModuleNames:
         >>> layer.clear_gradients(); layer.bias.grad
         tensor([0.])
         """
-        if not isinstance(set_to_zero, bool):
-            raise TypeError(f"{type(self).__name__}.clear_gradients: set_to_zero must be True "
-                            f"or False, got {set_to_zero!r}")
-        self.zero_grad(set_to_none=not set_to_zero)
+        clear_grads(self.parameters(), set_to_zero, f"{type(self).__name__}.clear_gradients")

@@ -51,7 +51,10 @@ class Decay(NamedTuple):
 
 
 def describe_decay(optimizer: Any, name: str, param: Tensor, group: dict[str, Any]) -> Decay:
-    """``optimizer.decay_parts`` with where each part comes from, as a :class:`Decay`.
+    """``optimizer.decay_parts`` with where each part comes from, as a :class:`Decay`. The
+    rules are decay_parts' alone: asked again without the parameter (``param=None``), it says
+    what the group by itself gives, and the difference is what the parameter's own
+    regularizer did.
 
     >>> from dltutor import nn, optim
     >>> w = nn.Parameter([1.0])
@@ -60,13 +63,15 @@ def describe_decay(optimizer: Any, name: str, param: Tensor, group: dict[str, An
     True
     """
     coupled, decoupled = optimizer.decay_parts(name, param, group)
+    group_coupled, _ = optimizer.decay_parts(name, None, group)
     own = getattr(param, "regularizer", None)
-    group_decay = group.get("weight_decay", 0)
-    group_coupled = bool(group_decay) and optimizer.is_coupled(group_decay)
+    # The group has a decay, decay_parts did not couple it, and this parameter got none of
+    # it: apply_decay_param_fun left the parameter out.
+    excluded = bool(group.get("weight_decay")) and group_coupled is None and not decoupled
     return Decay(coupled=coupled,
                  source="parameter" if own is not None else
                  "group" if coupled is not None else None,
-                 replaced=group_decay if own is not None and group_coupled else None,
+                 replaced=group_coupled if own is not None else None,
                  decoupled=decoupled,
-                 excluded=bool(group_decay) and not group_coupled and not decoupled)
+                 excluded=excluded)
 

@@ -43,7 +43,7 @@ from .checkpoint import (OptimizerLoadResult, OptimizerStateError, load_fitting_
                          state_dict_of, state_problems)
 from .decay import Decay, describe_decay
 from .nonfinite import NonFiniteGradientError, check_mode, nonfinite_names
-from ..nn.utils.grads import zero_grads
+from ..nn.utils.grads import clear_grads, zero_grads
 from ..nn.utils.norms import sums_of_squares
 from .param_groups import as_groups, make_group
 from .regularizer import Regularizer
@@ -273,10 +273,8 @@ class Optimizer:
         >>> optim.SGD([w], lr=0.1).clear_grad(); w.grad
         tensor([0.])
         """
-        if not isinstance(set_to_zero, bool):
-            raise TypeError(f"{type(self).__name__}.clear_grad: set_to_zero must be True or "
-                            f"False, got {set_to_zero!r}")
-        self.zero_grad(set_to_none=not set_to_zero)
+        clear_grads((param for _, param, _ in self.param_entries()), set_to_zero,
+                    f"{type(self).__name__}.clear_grad")
 
     # -- what applies to one parameter ----------------------------------------------------------
     def effective_lr(self, param: Tensor, group: dict[str, Any]) -> float:
@@ -325,11 +323,13 @@ class Optimizer:
         raise MessageKeyError(f"{type(self).__name__} has no parameter {param!r}; its parameters "
                               "are " + ", ".join(name for name, _, _ in self.param_entries()))
 
-    def decay_parts(self, name: str, param: Tensor,
+    def decay_parts(self, name: str, param: Tensor | None,
                     group: dict[str, Any]) -> tuple[Regularizer | float | None, float]:
         """Paddle's precedence, the one function that decides a parameter's weight decay:
         ``(coupled, decoupled)`` for a parameter called ``name`` in ``group``, what ``step()``
         applies (decay.py's docstring states the rules), worked out on every step, so cheaply.
+        ``param=None`` asks what the group gives a parameter with no regularizer of its own
+        (``decay_of`` compares the two).
 
         >>> from dltutor import nn, optim
         >>> w = nn.Parameter([1.0])

@@ -37,11 +37,12 @@ class SGD(Optimizer):
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
-        checks.non_negative("SGD", "momentum", group["momentum"])
-        checks.non_negative("SGD", "dampening", group["dampening"])
+        name = type(self).__name__           # a subclass's errors name the subclass
+        checks.non_negative(name, "momentum", group["momentum"])
+        checks.non_negative(name, "dampening", group["dampening"])
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
-            raise ValueError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0, got "
-                             f"momentum={group['momentum']}, dampening={group['dampening']}")
+            raise ValueError(f"{name}: Nesterov momentum needs momentum > 0 and dampening = 0, "
+                             f"got momentum={group['momentum']}, dampening={group['dampening']}")
 
     def update_param(self, p: ParamStep, state: dict[str, Any]) -> Any:
         """SGD's step for one parameter ``p``, as PyTorch's ``_single_tensor_sgd``::

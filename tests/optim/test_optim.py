@@ -660,6 +660,30 @@ def test_zero_grad_set_to_none_false_zeros_without_touching_a_shared_array():
     assert b.grad.tolist() == [1.0, 1.0]
 
 
+def test_sgds_setting_errors_name_the_subclass_the_learner_made():
+    """A subclass of SGD is checked by SGD's rules, and its errors say its own name (as Adam's
+    do), so the learner knows which optimizer was given the bad setting."""
+    class MomentumSGD(optim.SGD):
+        pass
+    w = nn.Parameter([1.0])
+    with pytest.raises(ValueError, match="^MomentumSGD: momentum must be a number >= 0"):
+        MomentumSGD([w], lr=0.1, momentum=-0.9)
+    with pytest.raises(ValueError, match="^MomentumSGD: Nesterov momentum needs"):
+        MomentumSGD([w], lr=0.1, nesterov=True)
+
+
+def test_paddles_clear_grad_refuses_a_flag_that_is_not_a_bool_on_optimizer_and_module():
+    """``clear_grad(0)`` is a slip (0 is falsy: it would mean None); both spellings refuse it
+    before any gradient changes, naming the method."""
+    layer = nn.Linear(2, 1)
+    layer(dt.ones(1, 2)).sum().backward()
+    with pytest.raises(TypeError, match=r"^SGD\.clear_grad: set_to_zero must be True or False"):
+        optim.SGD(layer.parameters(), lr=0.1).clear_grad(0)
+    with pytest.raises(TypeError, match=r"^Linear\.clear_gradients: set_to_zero must be True"):
+        layer.clear_gradients("yes")
+    assert layer.bias.grad.tolist() == [1.0]
+
+
 def test_step_with_a_closure_returns_its_loss_and_takes_the_step():
     """PyTorch's step(closure): the closure runs first, with gradients recorded even inside
     no_grad, and step returns its loss; the update is the usual one (w -= lr * 2w)."""
