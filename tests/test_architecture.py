@@ -14,6 +14,8 @@ fault these rules exist to catch. ``from X import a`` counts as an import of the
 * **Private names stay in their file**: no ``from x import _name`` and no ``module._name``
   between files (a helper two files share gets a public name in its module).
 * **Line budget**: no file over 400 lines, unless ``LONG_FILES`` says why in one line.
+* **A built-in type subclassed only with a reason**: an ``int`` that can be called or a
+  ``dict`` that checks its writes surprises a reader; ``BUILTIN_SUBCLASSES`` says why each stays.
 * **Tests a contributor finds**: ``tests/TESTMAP`` names each module's test files, and each
   one mentions the module, a name it defines or a name of a module that imports it.
 """
@@ -43,7 +45,7 @@ MAX_LINES = 400
 #: Files allowed to be longer than MAX_LINES, each with its reason.
 LONG_FILES: dict[str, str] = {
     "autograd/tensor.py": "Tensor is one class; DESIGN keeps its operators in it, a short method each",
-    "nn/module.py": "Module is one class with PyTorch's API; Paddle's names and state-dict checks are apart",
+    "nn/module.py": "Module is one class, PyTorch's API; Paddle's names, state-dict checks apart",
     "optim/optimizer.py": "step() in its named stages, read top to bottom; each rule has its own file",
     "i18n/zh.py": "a table of text, one entry a line, with en.py's keys",
     "i18n/en.py": "a table of text, one entry a line; zh.py has the same keys",
@@ -219,6 +221,34 @@ def test_every_file_fits_the_line_budget():
     assert not stale, f"LONG_FILES names files that no longer need it: {stale}"
 
 
+# -- built-in types subclassed -------------------------------------------------------------------
+BUILTINS = {"int", "float", "complex", "bool", "str", "bytes", "tuple", "list", "dict", "set",
+            "frozenset"}
+#: Each class that subclasses a built-in type (``file:Class``), and why a plain one will not do.
+BUILTIN_SUBCLASSES: dict[str, str] = {
+    "autograd/tensor.py:ElementCount": "t.size is NumPy's and Paddle's count and t.size() "
+                                       "PyTorch's shape: one int that can be called is both",
+    "optim/settings.py:ParamGroup": "param_groups are PyTorch's dicts, and a write of a bad lr "
+                                    "must be refused when it is made, not at the next step",
+}
+
+
+def builtin_subclasses(source: str, file: str) -> set[str]:
+    """``file:Class`` for each class in ``source`` with a built-in type among its bases."""
+    return {f"{file}:{node.name}" for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ClassDef)
+            and any(isinstance(base, ast.Name) and base.id in BUILTINS for base in node.bases)}
+
+
+def test_every_subclass_of_a_builtin_type_says_why_it_is_one():
+    found = set().union(*(builtin_subclasses(path.read_text(encoding="utf-8"),
+                                             path.relative_to(PACKAGE).as_posix())
+                          for path in MODULES.values()))
+    assert found == set(BUILTIN_SUBCLASSES), (
+        f"unargued: {sorted(found - set(BUILTIN_SUBCLASSES))} (use the plain type, or say why "
+        f"in BUILTIN_SUBCLASSES); argued but gone: {sorted(set(BUILTIN_SUBCLASSES) - found)}")
+
+
 # -- where each module's tests are -------------------------------------------------------------
 #: From a module to its tests: ``grep optim/decay.py tests/TESTMAP``.
 TESTMAP = PACKAGE.parent / "tests" / "TESTMAP"
@@ -351,6 +381,12 @@ def test_the_rule_reader_sees_what_a_rule_leaves_to_the_base():
     source = ("class Rule:\n    def update_param(self, p, state):\n"
               "        '''g = g + weight_decay * param'''\n        return p.lr * p.grad\n")
     assert words_of_rule(source, "Rule") == {"p", "lr", "grad"}
+
+
+def test_the_builtin_subclass_finder_sees_a_dict_and_skips_a_plain_class():
+    source = ("class Count(int):\n    pass\nclass Table(dict, Mixin):\n    pass\n"
+              "class Plain:\n    pass\n")
+    assert builtin_subclasses(source, "x.py") == {"x.py:Count", "x.py:Table"}
 
 
 def test_the_testmap_check_catches_a_missing_module_and_a_wrong_test_file():
