@@ -15,16 +15,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-import numpy as np
-
 from .. import backend as B
-from .. import devices
 from ..autograd import Tensor, no_grad
-from ..autograd.placement import to_targets
 from ..autograd.function import make_tensor
 from ..errors import MessageKeyError
 from ..hooks import HookHandle
 from .paddle_module import PaddleModuleNames
+from .placement import ModulePlacement
 from .parameter import Parameter, is_uninitialized
 from .state_dict import LoadResult, check_state_dict
 from .utils.grads import zero_grads
@@ -56,9 +53,10 @@ def _check_name(kind: str, name: Any, owner: "Module", store: str) -> None:
                               f"replace it. Choose another name, or `del module.{name}` first")
 
 
-class Module(PaddleModuleNames):
-    """Base class of every layer and network (Paddle's spellings of its methods, such as
-    ``clear_gradients``, come from :class:`~dltutor.nn.paddle_module.PaddleModuleNames`).
+class Module(ModulePlacement, PaddleModuleNames):
+    """Base class of every layer and network. Moving it (``to``, ``double``, ``float``) is
+    in placement.py, Paddle's spellings of its methods (``clear_gradients``...) in
+    paddle_module.py: Module inherits both.
 
     Subclass it, create parameters and submodules in ``__init__`` (after
     ``super().__init__()``), and compute the output in ``forward``:
@@ -450,64 +448,6 @@ class Module(PaddleModuleNames):
         """
         for param in self.parameters():
             param.requires_grad_(requires_grad)
-        return self
-
-    def to(self, *targets: Any, device: Any = None, dtype: Any = None) -> "Module":
-        """Move every parameter and buffer to a device, cast the floating-point ones to a
-        dtype, or both, in place, as PyTorch's ``module.to(device)``, ``module.to(dt.float64)``,
-        ``module.to(device, dtype)``. Plain tensor attributes (not registered) stay behind.
-
-        The Parameter objects stay the same, so an optimizer made before the move still sees
-        them. Returns the module.
-
-        >>> from dltutor import nn
-        >>> import dltutor as dt
-        >>> nn.Linear(2, 2).to("cpu").weight.device
-        'cpu'
-        >>> nn.Linear(2, 2).to(dt.float64).weight.dtype
-        dtype('float64')
-        """
-        device, dtype = to_targets(targets, device, dtype)
-        if dtype is not None and dtype.kind != "f":       # checked before anything moves
-            raise TypeError(f"{type(self).__name__}.to: a module casts its floating-point "
-                            f"parameters and buffers, so the dtype must be a float, got {dtype}")
-        if device is not None:
-            target = devices.backend_for(device)
-            for tensor in list(self.parameters()) + list(self.buffers()):
-                tensor.data = target.asarray(tensor.data)
-                if tensor.grad is not None:
-                    tensor.grad.data = target.asarray(tensor.grad.data)
-        if dtype is not None:
-            self._cast_floats(dtype)
-        return self
-
-    def double(self) -> "Module":
-        """Cast every floating-point parameter and buffer to float64, in place.
-
-        The Parameter objects stay the same (optimizers and ties keep working). Computing in
-        float64 makes results that float32 rounding would blur reproducible to many digits.
-
-        >>> from dltutor import nn
-        >>> nn.Linear(2, 2).double().weight.dtype
-        dtype('float64')
-        """
-        return self._cast_floats(np.float64)
-
-    def float(self) -> "Module":
-        """Cast every floating-point parameter and buffer to float32, in place (the default).
-
-        >>> from dltutor import nn
-        >>> nn.Linear(2, 2).double().float().weight.dtype
-        dtype('float32')
-        """
-        return self._cast_floats(np.float32)
-
-    def _cast_floats(self, dtype: Any) -> "Module":
-        for tensor in list(self.parameters()) + list(self.buffers()):
-            if tensor.data.dtype.kind == "f":
-                tensor.data = tensor.data.astype(dtype)
-                if tensor.grad is not None:
-                    tensor.grad.data = tensor.grad.data.astype(dtype)
         return self
 
     # -- printing --------------------------------------------------------------------------------
