@@ -15,15 +15,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-from .. import backend as B
-from ..autograd import Tensor, no_grad
+from ..autograd import Tensor
 from ..autograd.function import make_tensor
 from ..errors import MessageKeyError
 from ..hooks import HookHandle
 from .paddle_module import PaddleModuleNames
 from .placement import ModulePlacement
 from .parameter import Parameter, is_uninitialized
-from .state_dict import LoadResult, check_state_dict
+from .state_dict import StateDictLoading
 from .utils.grads import zero_grads
 
 
@@ -53,10 +52,11 @@ def _check_name(kind: str, name: Any, owner: "Module", store: str) -> None:
                               f"replace it. Choose another name, or `del module.{name}` first")
 
 
-class Module(ModulePlacement, PaddleModuleNames):
-    """Base class of every layer and network. Moving it (``to``, ``double``, ``float``) is
-    in placement.py, Paddle's spellings of its methods (``clear_gradients``...) in
-    paddle_module.py: Module inherits both.
+class Module(ModulePlacement, StateDictLoading, PaddleModuleNames):
+    """Base class of every layer and network. Three pieces of it have their own files, and
+    Module inherits them: moving it (``to``, ``double``, ``float``) is placement.py, loading
+    a state dict state_dict.py, Paddle's spellings of its methods (``clear_gradients``...)
+    paddle_module.py.
 
     Subclass it, create parameters and submodules in ``__init__`` (after
     ``super().__init__()``), and compute the output in ``forward``:
@@ -366,35 +366,6 @@ class Module(ModulePlacement, PaddleModuleNames):
                 if buffer is not None and name not in module._non_persistent:
                     state[dot + name] = buffer if keep_vars else make_tensor(buffer.data)
         return state
-
-    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> LoadResult:
-        """Copy values into the parameters and buffers, in place (so ties and optimizers keep
-        working). Everything is checked first: missing keys, unexpected keys, shape mismatches
-        and values the target's dtype cannot hold (1e300 into float32, NaN into an int buffer:
-        see :mod:`dltutor.nn.state_dict`) are reported together; on any error nothing changes.
-
-        ``strict=False`` loads the keys that match and returns the ones that did not;
-        a shape mismatch is an error either way, and so are two names of one tied parameter
-        with different values (one would silently overwrite the other).
-
-        >>> from dltutor import nn
-        >>> a, b = nn.Linear(2, 3), nn.Linear(2, 3)
-        >>> b.load_state_dict(a.state_dict())
-        LoadResult(missing_keys=[], unexpected_keys=[])
-        >>> bool((a.weight == b.weight).all())
-        True
-        """
-        own = self.state_dict(keep_vars=True)
-        missing, unexpected = check_state_dict(type(self).__name__, own, state_dict, strict)
-        with no_grad():
-            for key, target in own.items():
-                if key in state_dict:
-                    value = state_dict[key]
-                    value = value.data if isinstance(value, Tensor) else value
-                    if is_uninitialized(target):      # a lazy layer takes the loaded shape
-                        target.materialize(tuple(value.shape))
-                    target.data[...] = B.backend_of(target.data).asarray(value, dtype=target.dtype)
-        return LoadResult(missing, unexpected)
 
     # -- modes and bulk changes ----------------------------------------------------------------
     def apply(self, fn: Callable[["Module"], Any]) -> "Module":

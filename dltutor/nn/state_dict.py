@@ -1,7 +1,8 @@
-"""Checking a state dict against a module before anything is loaded into it.
+"""Loading a state dict into a module: everything is checked before anything is copied.
 
-``Module.load_state_dict`` calls :func:`check_state_dict` first; only when everything fits does
-it copy a single value, so a failing load changes nothing.
+``Module.load_state_dict`` (:class:`StateDictLoading`, which Module inherits) calls
+:func:`check_state_dict` first; only when everything fits does it copy a single value, so a
+failing load changes nothing.
 
 Loading converts each value to the dtype of the parameter or buffer it goes into. A conversion
 that only rounds is allowed, as PyTorch's ``copy_`` does it: float64 weights into a float32
@@ -22,12 +23,12 @@ all of these without a word (NaN into an int64 counter becomes -9223372036854775
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from .. import backend as B
-from ..autograd import Tensor
+from ..autograd import Tensor, no_grad
 from ..autograd.dtypes import cast_problem
 from ..errors import MessageKeyError
 from .parameter import is_uninitialized
@@ -42,6 +43,43 @@ class LoadResult(NamedTuple):
 
 class StateDictError(MessageKeyError):
     """``load_state_dict`` found keys or shapes that do not fit; nothing was changed."""
+
+
+class StateDictLoading:
+    """Module's ``load_state_dict`` (a mixin: :class:`~dltutor.nn.Module` inherits it,
+    nothing else does)."""
+
+    if TYPE_CHECKING:                    # what the method below uses of Module
+        def state_dict(self, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]: ...
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> LoadResult:
+        """Copy values into the parameters and buffers, in place (so ties and optimizers keep
+        working). Everything is checked first: missing keys, unexpected keys, shape mismatches
+        and values the target's dtype cannot hold (1e300 into float32, NaN into an int buffer:
+        see :mod:`dltutor.nn.state_dict`) are reported together; on any error nothing changes.
+
+        ``strict=False`` loads the keys that match and returns the ones that did not;
+        a shape mismatch is an error either way, and so are two names of one tied parameter
+        with different values (one would silently overwrite the other).
+
+        >>> from dltutor import nn
+        >>> a, b = nn.Linear(2, 3), nn.Linear(2, 3)
+        >>> b.load_state_dict(a.state_dict())
+        LoadResult(missing_keys=[], unexpected_keys=[])
+        >>> bool((a.weight == b.weight).all())
+        True
+        """
+        own = self.state_dict(keep_vars=True)
+        missing, unexpected = check_state_dict(type(self).__name__, own, state_dict, strict)
+        with no_grad():
+            for key, target in own.items():
+                if key in state_dict:
+                    value = state_dict[key]
+                    value = value.data if isinstance(value, Tensor) else value
+                    if is_uninitialized(target):      # a lazy layer takes the loaded shape
+                        target.materialize(tuple(value.shape))
+                    target.data[...] = B.backend_of(target.data).asarray(value, dtype=target.dtype)
+        return LoadResult(missing, unexpected)
 
 
 def check_state_dict(owner: str, own: dict[str, Any], state_dict: Any,
