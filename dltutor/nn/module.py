@@ -20,8 +20,8 @@ from ..autograd.function import make_tensor
 from ..errors import MessageKeyError
 from ..hooks import HookHandle
 from .paddle_module import PaddleModuleNames
-from .placement import ModulePlacement
 from .parameter import Parameter, is_uninitialized
+from .placement import ModulePlacement
 from .state_dict import StateDictLoading
 from .utils.grads import zero_grads
 
