@@ -49,8 +49,8 @@ VERY_LONG, MOST_VERY_LONG = 450, 3
 LONG_FILES: dict[str, str] = {
     "autograd/tensor.py": "Tensor is one class; DESIGN keeps its operators in it, a short method each",
     "nn/module.py": "Module is one class; to(), loading, Paddle's names are mixins beside it",
-    "optim/optimizer.py": ("step()'s stages and all they ask (lr, decay): with the rule's and "
-                           "clip's file, a step reads in three files"),
+    "optim/optimizer.py": ("step()'s stages and what they ask of each parameter (its lr, "
+                           "Paddle's decay, scratch) in one file; each rule has its own"),
     "i18n/zh.py": "a table of text, one entry a line, with en.py's keys",
     "i18n/en.py": "a table of text, one entry a line; zh.py has the same keys",
 }
