@@ -11,6 +11,7 @@ from . import autodiff, backend, cuda, data, diagnose, nn, optim, stats, trace, 
 from .devices import device
 from .autograd import *  # noqa: F401,F403  (the tensor API: dt.tensor, dt.exp, dt.no_grad, ...)
 from .autograd import __all__ as _autograd_all
+from .autograd import bool_, float16, float32, float64, int32, int64  # named: aliased below
 from .i18n import get_language, set_language
 from .io import CheckpointError, load, save
 

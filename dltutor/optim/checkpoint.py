@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+import numpy as np  # noqa: F401  (the doctests below use np)
 
 from .. import backend as B
 from ..autograd import Tensor

@@ -43,7 +43,7 @@ Typical use, after training with a :class:`~dltutor.trace.Recorder` attached:
 >>> lines = plot.update_ratio(rec, ax=axes[1])
 >>> plt.close(fig)
 """
-from .common import LOG_DECADES
+from .common import LOG_DECADES as LOG_DECADES  # re-exported: a setting, not a drawing
 from .decision_boundary import decision_boundary
 from .example import example_recorder
 from .histograms import histograms

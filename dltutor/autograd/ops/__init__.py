@@ -49,3 +49,28 @@ from .shape import (BroadcastTo, Concat, Permute, Reshape, Stack, broadcast_to, 
                     expand, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze)
 from .softmax import LogSoftmax, Softmax, log_softmax, softmax
 from .variance import Std, Var, std, var
+
+# Everything above is the package's index, re-exported: autograd/__init__.py and the tests
+# import these names from here.
+__all__ = [
+    "Add", "Div", "Maximum", "Minimum", "Mul", "Neg", "Pow", "PowConst", "Sub", "Where", "add",
+    "compare", "div", "maximum", "minimum", "mul", "neg", "pow", "sub", "where",
+    "AvgPool2d", "Conv2d", "MaxPool2d", "as_pair", "avg_pool2d", "conv2d", "max_pool2d",
+    "Cast", "Clone", "ToBackend", "cast", "clone", "to_backend",
+    "Abs", "Clip", "Dropout", "Erf", "Exp", "LeakyRelu", "Log", "Relu", "Sigmoid", "Sqrt", "Tanh",
+    "abs", "clamp", "clip", "dropout", "erf", "exp", "leaky_relu", "log", "relu", "sigmoid",
+    "sqrt", "tanh",
+    "Gelu", "gelu",
+    "Embedding", "GetItem", "argmax", "argmin", "embedding", "getitem", "index_arrays",
+    "Linear", "Matmul", "linear", "matmul",
+    "BCEWithLogits", "CrossEntropy", "MSELoss", "binary_cross_entropy_with_logits",
+    "check_reduction", "cross_entropy", "l1_loss", "mse_loss",
+    "BatchNorm", "batch_norm", "layer_norm",
+    "as_tensor",
+    "LogSumExp", "Max", "Mean", "Min", "Norm", "Sum", "TakeAlong", "ValuesIndices", "amax", "amin",
+    "logsumexp", "max", "mean", "min", "norm", "sum",
+    "BroadcastTo", "Concat", "Permute", "Reshape", "Stack", "broadcast_to", "cat", "concat",
+    "expand", "flatten", "permute", "reshape", "squeeze", "stack", "transpose", "unsqueeze",
+    "LogSoftmax", "Softmax", "log_softmax", "softmax",
+    "Std", "Var", "std", "var",
+]

@@ -299,7 +299,7 @@ def where(condition: Any, a: Any, b: Any) -> Any:
     tensor([0., 2.])
     """
     cond = condition.data if is_tensor(condition) else condition
-    if getattr(cond, "dtype", None) != bool:
+    if getattr(cond, "dtype", None) != bool:  # noqa: E721  (a NumPy dtype equals bool, is not it)
         # PyTorch refuses too: a float mask where 0.5 counts as True is a bug waiting to happen
         raise TypeError(f"where: the condition must be a bool tensor (such as x > 0), got "
                         f"{getattr(cond, 'dtype', type(cond).__name__)}; compare it with "
