@@ -251,7 +251,7 @@ def _load_cupy() -> Backend:
                             to_numpy=cupy.asnumpy, from_numpy=cupy.asarray, erf=cupy_erf))
 
 
-def get(name: str) -> Backend:
+def get(name: str | Backend) -> Backend:
     """The backend called ``name`` ("numpy", "cupy") or serving a device ("cpu", "gpu", "cuda").
 
     >>> get("cpu").name
@@ -285,7 +285,7 @@ class _Restore:
         _current = self.previous
 
 
-def use(name: str) -> _Restore:
+def use(name: str | Backend) -> _Restore:
     """Switch the backend that new tensors are made on. Works as a call or a ``with`` block.
 
     >>> use("numpy")            # doctest: +ELLIPSIS

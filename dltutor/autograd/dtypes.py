@@ -26,8 +26,8 @@ bool_ = np.dtype("bool")
 default_float = float32
 
 # PyTorch's short names, as in ``t.double()`` or ``dtype="long"``.
-_NAMES = {"float": float32, "double": float64, "long": int64, "int": int32, "half": float16,
-          "bool": bool_}
+_NAMES: dict[str, np.dtype] = {"float": float32, "double": float64, "long": int64, "int": int32,
+                              "half": float16, "bool": bool_}
 
 
 def as_dtype(dtype: Any) -> np.dtype | None:
@@ -95,7 +95,7 @@ def to_array(data: Any, dtype: Any = None, caller: str = "dt.tensor") -> Any:
         data = data.data
     owner = B.backend_of(data)
     # Lists, scalars and NumPy arrays go to the current backend; a GPU array stays where it is.
-    backend = owner if owner not in (None, B.NUMPY) else B.current()
+    backend = B.current() if owner is None or owner is B.NUMPY else owner
     if owner is None:
         probe = _numbers_only(data, caller)
         if dtype is None and probe.dtype == np.float64 and not isinstance(data, np.generic):

@@ -109,11 +109,12 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
     # time an op runs, every op that used its output has passed its gradient back.
     # In a chain, the one op that becomes pending is also the newest, so it skips the heap.
     ready: list = []
-    fn = root_fn
+    fn: Function | None = root_fn
     while fn is not None:
         g = fn.pending
         fn.pending = None
         inputs = fn.inputs
+        assert inputs is not None   # (a pending op's graph is never freed yet)
         if fn.hooks:
             g = _run_hooks(fn.hooks, g, g.shape)
         if fn.retained is not None:
@@ -206,7 +207,7 @@ def _root_gradient(root: Any, grad: Any) -> Any:
         seed = B.get_array_module(data).empty(data.shape, dtype=data.dtype)
         seed.fill(1)        # (not ones(), which is Python code over these two C calls)
         return seed
-    data = grad.data if is_tensor(grad) else B.backend_of(root.data).asarray(grad)
+    data = grad.data if is_tensor(grad) else (B.backend_of(root.data) or B.NUMPY).asarray(grad)
     if data.shape != root.shape:
         raise RuntimeError(f"backward(grad=...): grad has shape {tuple(data.shape)} but the tensor "
                            f"has shape {tuple(root.shape)}")

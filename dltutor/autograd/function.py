@@ -261,7 +261,7 @@ def make_tensor(data: Any, requires_grad: bool = False, fn: "Function | None" = 
     >>> t, t.requires_grad
     (tensor([1., 1.], dtype=float64), False)
     """
-    t = object.__new__(_tensor_class)       # skips Tensor.__init__, which copies and checks
+    t: Any = object.__new__(_tensor_class)  # skips Tensor.__init__, which copies and checks
     init_tensor(t, data, requires_grad, fn)
     return t
 
@@ -305,6 +305,11 @@ class Function:
     #   retained  weakref to the output when retain_grad() was called
     # What an op saves for its backward goes in the instance dict, as ordinary attributes.
     __slots__ = ("inputs", "seq", "pending", "hooks", "retained", "__dict__")
+    inputs: tuple[Any, ...] | None     # (the slots' types, for mypy)
+    seq: int
+    pending: Any
+    hooks: list[Any] | None
+    retained: Any                      # a weakref.ref, or None
 
     #: The name learners call the op by, when it is not the class name in snake_case.
     name: str | None = None
@@ -359,7 +364,7 @@ class Function:
             raise anomaly_error(self, "forward", out, inputs)
         # make_tensor(out), written out because every op runs it; init_tensor lists the same
         # fields, and tests/autograd/test_tensor_api.py checks that both set every one.
-        result = object.__new__(_tensor_class)
+        result: Any = object.__new__(_tensor_class)
         result.data = out
         result.grad = result._hooks = None
         if _grad_enabled:

@@ -102,7 +102,7 @@ def _nested(values: np.ndarray, indent: int, summarize: bool, fmt: EntryFormat) 
         return fmt.entry(values.item())
     if values.ndim == 1:
         return _vector(values, indent, summarize, fmt)
-    rows = range(values.shape[0])
+    rows: Sequence[int | None] = range(values.shape[0])
     if summarize and values.shape[0] > 2 * EDGE_ITEMS:
         rows = [*range(EDGE_ITEMS), None, *range(values.shape[0] - EDGE_ITEMS, values.shape[0])]
     parts = ["..." if i is None else _nested(values[i], indent + 1, summarize, fmt) for i in rows]

@@ -17,6 +17,7 @@ tensor([2., 4., 6.])
 """
 from __future__ import annotations
 
+import builtins  # (inside class Tensor, `float` is the method t.float())
 import operator
 import weakref
 from numbers import Real
@@ -49,6 +50,8 @@ class ElementCount(int):
     (6, (2, 3), 3)
     """
 
+    shape: tuple[int, ...]
+
     def __new__(cls, count: int, shape: tuple[int, ...]):
         obj = super().__new__(cls, count)
         obj.shape = shape
@@ -71,6 +74,12 @@ class Tensor:
     """
 
     __slots__ = ("data", "grad", "requires_grad", "_fn", "_hooks", "__weakref__")
+    # The slots' types, for mypy (init_tensor in function.py fills them; no class attribute here)
+    data: Any                        # the backend array: NumPy's or CuPy's
+    grad: Tensor | None
+    requires_grad: bool
+    _fn: Function | None             # the op that made this tensor, None for a leaf
+    _hooks: list[Any] | None
     __array_priority__ = 1000  # so ``ndarray + Tensor`` defers to Tensor.__radd__
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False):
@@ -451,7 +460,8 @@ class Tensor:
             raise _write_error("t.copy_(src)", self.data, values) from None
         return self
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> "Tensor":
+    def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *,
+                generator: Any = None) -> "Tensor":
         """Fill with normal random numbers, in place: the same as
         ``nn.init.normal_(t, mean, std)`` (which the chapters use for parameters).
 
@@ -463,7 +473,8 @@ class Tensor:
         self._check_in_place("normal_")
         return fills.normal_fill(self, mean, std, generator)
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> "Tensor":
+    def uniform_(self, a: builtins.float = 0.0, b: builtins.float = 1.0, *,
+                 generator: Any = None) -> "Tensor":
         """Fill with uniform random numbers from ``[a, b)``, in place: the same as
         ``nn.init.uniform_(t, a, b)``.
 
@@ -527,7 +538,8 @@ class Tensor:
     __abs__ = ops.abs
 
     # ``t += x`` and friends change ``t.data`` in place (same object, as in PyTorch).
-    def _in_place(op: str, compute: Callable) -> Callable:  # noqa: N805 - builds the methods below
+    def _in_place(op: str,  # type: ignore[misc]  # noqa: N805 (no self: makes the methods below)
+                  compute: Callable) -> Callable:
         def method(self: "Tensor", other: Any) -> "Tensor":
             records = is_grad_enabled() and (
                 self.requires_grad or (isinstance(other, Tensor) and other.requires_grad))

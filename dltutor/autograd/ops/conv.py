@@ -45,7 +45,8 @@ def as_pair(value: Any, name: str, minimum: int = 1) -> tuple[int, int]:
 
 def _output_size(op: str, size: tuple[int, int], kernel: tuple[int, int],
                  stride: tuple[int, int], padding: tuple[int, int]) -> tuple[int, int]:
-    out = tuple((size[i] + 2 * padding[i] - kernel[i]) // stride[i] + 1 for i in range(2))
+    out = ((size[0] + 2 * padding[0] - kernel[0]) // stride[0] + 1,
+           (size[1] + 2 * padding[1] - kernel[1]) // stride[1] + 1)
     if out[0] < 1 or out[1] < 1:
         raise ValueError(f"{op}: a {kernel[0]}x{kernel[1]} kernel does not fit an input of "
                          f"{size[0]}x{size[1]} pixels with padding {padding}")

@@ -361,6 +361,6 @@ def dropout(x: Any, p: float = 0.5, training: bool = True) -> Any:
         return x
     keep = generator().random(tuple(x.shape)) >= p
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    backend = B.backend_of(x.data)
+    backend = B.backend_of(x.data) or B.NUMPY
     mask = backend.asarray(keep * scale, dtype=x.data.dtype)
     return Dropout(mask).apply(x)
