@@ -7,6 +7,8 @@
 >>> w.grad
 tensor([2., 4.])
 """
+import builtins
+
 from . import autodiff, backend, cuda, data, diagnose, nn, optim, stats, trace, twins, utils
 from .devices import device
 from .autograd import *  # noqa: F401,F403  (the tensor API: dt.tensor, dt.exp, dt.no_grad, ...)
@@ -25,7 +27,7 @@ __version__ = "0.1.0"
 twins.explain_missing_frameworks()
 
 
-def quick_mode() -> bool:
+def quick_mode() -> builtins.bool:  # (below, dltutor's bool is a dtype)
     """True when the environment variable ``DLTUTOR_QUICK`` is ``1``.
 
     The tests and ``make notebooks`` set it, so notebooks can run shorter training loops there

@@ -44,6 +44,8 @@ class device:  # noqa: N801 - PyTorch's name: torch.device
     """
 
     __slots__ = ("type", "index")
+    type: str                   # (the slots' types, for mypy)
+    index: int | None
 
     def __init__(self, type: Any, index: int | None = None):  # noqa: A002 - PyTorch's name
         if isinstance(type, device):

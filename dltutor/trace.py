@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 import operator
 import struct
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -114,7 +114,7 @@ class Recorder:
         self._recording = False
         self._handles = []
         if adapter.framework != "dltutor":    # PyTorch, Paddle: measured around their step
-            self._optimizers = []
+            self._optimizers: list[Any] = []
             self._handles.append(FrameworkSteps(adapter, self._params, optimizer, every,
                                                 self._write_framework_step))
             return
@@ -148,8 +148,8 @@ class Recorder:
                 and all(map(operator.is_, report.params, self._params))):
             # The usual case: one optimizer updated every parameter, in the model's order, so
             # its report's fields are the row as they are (see _STORED).
-            values = (*report.grad_sq, *report.update_sq, *report.param_sq, *report.clipped_sq,
-                      *report.lrs)
+            values: Sequence[float] = (*report.grad_sq, *report.update_sq, *report.param_sq,
+                                       *report.clipped_sq, *report.lrs)
         else:
             values = self._row()
         self._pack(step, self._last_clip_scale(), values)
@@ -161,8 +161,8 @@ class Recorder:
 
     def _pack(self, step: int, clip_scale: float, values: Any) -> None:
         offset = self._row_packer.size * (self.count % self.capacity)   # in bytes
-        self._row_packer.pack_into(self._records, offset, step, self._pending_loss, clip_scale,
-                                   *values)
+        self._row_packer.pack_into(self._records,  # type: ignore[arg-type]  # ndarray: a buffer
+                                   offset, step, self._pending_loss, clip_scale, *values)
         self._pending_loss = math.nan
         self.count += 1
         if self.histograms_every and (self.count - 1) % self.histograms_every == 0:
@@ -178,7 +178,7 @@ class Recorder:
         for report in (opt.last_step for opt in self._optimizers):
             for index, param in enumerate(report.params):
                 entries[id(param)] = (report, index)
-        per_param = []
+        per_param: list[tuple[tuple[float, ...], float]] = []
         idle_lrs = None                                # made once, if a parameter needs it
         for param in self._params:
             found = entries.get(id(param))

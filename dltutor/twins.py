@@ -93,7 +93,7 @@ def run_twin(framework: str, code: str) -> None:
     tree = ast.parse(code, filename)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - the learner's own cell
-    if last is not None:
+    if isinstance(last, ast.Expr):
         value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)  # noqa: S307
         if value is not None:
             sys.displayhook(value)

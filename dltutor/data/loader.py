@@ -235,7 +235,8 @@ class DataLoader:
         if not self.shuffle:
             return np.arange(n)
         epoch = self._epoch if epoch is None else _count("epoch", epoch, 0)
-        return np.random.default_rng([self.seed, epoch]).permutation(n)
+        seed: int = self.seed  # type: ignore[assignment]  # shuffle: __init__ drew one
+        return np.random.default_rng([seed, epoch]).permutation(n)
 
     def _batches(self, order: np.ndarray) -> list:
         bs = self.batch_size

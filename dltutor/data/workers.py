@@ -94,7 +94,7 @@ class WorkerPool:
 
     def __init__(self, fetch: _Fetch, batches: list, num_workers: int, prefetch: int):
         self.stop = threading.Event()
-        self.queues = [queue.Queue(maxsize=prefetch) for _ in range(num_workers)]
+        self.queues: list[queue.Queue] = [queue.Queue(maxsize=prefetch) for _ in range(num_workers)]
         self.threads = [
             threading.Thread(target=_worker_loop, name=f"dltutor-loader-{w}", daemon=True,
                              args=(w, num_workers, fetch, batches, self.queues[w], self.stop))

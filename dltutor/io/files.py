@@ -275,8 +275,8 @@ def _unique_keys(pairs: list) -> dict:
     """A JSON object as a dict, refusing a key given twice (which one would a reader take?)."""
     out = dict(pairs)
     if len(out) != len(pairs):
-        seen: set = set()
-        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        keys = [k for k, _ in pairs]
+        twice = next(k for i, k in enumerate(keys) if k in keys[:i])
         raise ValueError(f"the key {twice!r} appears twice in one object")
     return out
 
