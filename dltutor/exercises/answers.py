@@ -122,7 +122,7 @@ def whole_numbers(value: Any) -> tuple[int, ...] | None:
     numbers = [number(v) for v in value]
     if any(n is None or n != int(n) for n in numbers):
         return None
-    return tuple(int(n) for n in numbers)
+    return tuple(int(n) for n in numbers if n is not None)   # (none is None, checked above)
 
 
 def called(name: str, function: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:

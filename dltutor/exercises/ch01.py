@@ -134,11 +134,13 @@ def _backward_twice(retain: bool) -> tuple[BaseException | None, np.ndarray]:
     x = Tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
     loss = (x ** 2).sum()
     loss.backward(retain_graph=retain)
+    error = None
     try:
         loss.backward()
     except RuntimeError as err:
-        return err, x.grad.numpy()
-    return None, x.grad.numpy()
+        error = err
+    grad: Any = x.grad                # (a Tensor: the first backward gave x its gradient)
+    return error, grad.numpy()
 
 
 def _second_backward(second_backward_error: Any, grad_after_two: Any) -> CheckResult:

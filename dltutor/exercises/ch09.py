@@ -50,7 +50,7 @@ _THRESHOLDS = (2.0, 0.5)
 
 
 def _predicted_scales(predicted_scales: Any, original: Any) -> CheckResult:
-    got = [number(value) for value in predicted_scales]
+    got: list[Any] = [number(value) for value in predicted_scales]   # (floats, once checked)
     if len(got) != len(_THRESHOLDS) or None in got:
         return ("Give two numbers: the scale of ClipGradByGlobalNorm(2.0), then the scale of "
                 "ClipGradByGlobalNorm(0.5).")

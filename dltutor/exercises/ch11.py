@@ -45,7 +45,7 @@ def _step_memory(step_memory_mb: Any) -> CheckResult:
         # The closer of the two ways of counting (at batch 32 they differ by less than 1%).
         errors = {rule: abs(got / expected_mb(batch, opt, with_input=rule) - 1)
                   for rule in (False, True)}
-        closest = min(errors, key=errors.get)
+        closest = min(errors, key=lambda rule: errors[rule])
         if errors[closest] <= 0.01:
             rules.append(closest)
             continue

@@ -212,7 +212,7 @@ def _caller_namespace() -> dict[str, Any]:
     user namespace), with its locals on top when called from inside a function."""
     frame = inspect.currentframe()
     try:
-        caller = frame.f_back.f_back          # _caller_namespace <- check <- the learner
+        caller: Any = frame.f_back.f_back  # type: ignore[union-attr]  # <- check <- the learner
         return {**caller.f_globals, **caller.f_locals}
     finally:
         del frame

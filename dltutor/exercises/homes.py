@@ -63,9 +63,11 @@ def search(folder: str | os.PathLike) -> Found:
     >>> search(home)
     Found(files=[], problems=[])
     """
-    files, problems, level, seen = [], [], [Path(folder)], 0
+    files: list[tuple[Path, tuple[int, int]]] = []
+    problems: list[str] = []
+    level, seen = [Path(folder)], 0
     for depth in range(SEARCH_DEPTH + 1):
-        below = []
+        below: list[Path] = []
         for directory in level:
             try:
                 with os.scandir(directory) as entries:

@@ -48,7 +48,7 @@ def histograms(recorder: Recorder, name: str, kind: str = "params", ax: Axes | N
     first, last = entries[0][0], entries[-1][0]
     norm = mpl.colors.Normalize(vmin=first, vmax=last if last > first else first + 1)
     colormap = mpl.colormaps[cmap]
-    outlines = [ax.stairs(counts / (counts.sum() * np.diff(edges)), edges, lw=1.2, alpha=0.9,
+    outlines: list[Artist] = [ax.stairs(counts / (counts.sum() * np.diff(edges)), edges, lw=1.2, alpha=0.9,
                           color=colormap(norm(step)), label=words("histogram.step", step=step))
                 for step, (counts, edges) in entries]
     if len(entries) > 1:

@@ -26,6 +26,7 @@ import re
 import string
 import sys
 import warnings
+from types import FrameType
 from typing import Iterable
 
 from matplotlib import font_manager
@@ -128,7 +129,8 @@ def _warn_no_font(language: str) -> None:
 def _learners_level() -> int:
     """The ``stacklevel`` of the first caller outside the kit (the learner's cell), so the
     warning shows the line that drew the figure."""
-    frame, level = sys._getframe(1), 1          # level 1: the function that calls warn()
+    frame: FrameType | None = sys._getframe(1)  # the function that calls warn(): level 1
+    level = 1
     while frame is not None and frame.f_globals.get("__name__", "").startswith("dltutor."):
         frame, level = frame.f_back, level + 1
     return level
@@ -160,6 +162,7 @@ def give_chinese_text_a_font(figure: Figure | SubFigure) -> None:
     if figure_language() not in NEEDS_CJK_FONT:
         return
     family = find_cjk_font()
+    assert family is not None    # figure_language() speaks Chinese only with a font for it
     for text in figure.findobj(Text):
         current = list(text.get_fontfamily())
         if _CJK.search(text.get_text()) and family not in current:

@@ -9,6 +9,7 @@ from typing import Any, Callable
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from ..autograd import Tensor
 from ..nn import Module
@@ -67,5 +68,6 @@ def _crowded(ax: Axes, ticks: list[str]) -> bool:
     """Whether the tick labels (in the "small" font) would overlap side by side on ``ax``."""
     char_in = 0.6 * 0.833 * plt.rcParams["font.size"] / 72     # a character's mean width
     widest = max(len(line) for tick in ticks for line in tick.split("\n"))
-    width_in = ax.get_position().width * ax.figure.get_figwidth()
+    fig: Figure = ax.figure  # type: ignore[assignment]  # never a SubFigure here
+    width_in = ax.get_position().width * fig.get_figwidth()
     return len(ticks) * (widest * char_in + 0.06) > width_in

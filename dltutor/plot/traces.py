@@ -270,13 +270,14 @@ def loss(recorder: Recorder, ax: Axes | None = None, smooth: float = 0.0,
                          "before opt.step() in your training loop")
     ax = axes_or_new(ax)
     steps = recorder.steps
+    artists: list[Artist] = []
     if smooth:
-        artists = ax.plot(steps, values, color="tab:blue", alpha=0.3, lw=1.0,
+        artists += ax.plot(steps, values, color="tab:blue", alpha=0.3, lw=1.0,
                           label=words("loss.label"))
         artists += ax.plot(steps, _ema(values, smooth), color="tab:blue", lw=2.0,
                            label=words("loss.smoothed", smooth=smooth))
     else:
-        artists = ax.plot(steps, values, color="tab:blue", lw=1.6, label=words("loss.label"))
+        artists += ax.plot(steps, values, color="tab:blue", lw=1.6, label=words("loss.label"))
     set_scale(ax, values, log)
     _label_axes(ax, words("loss.ylabel"), words("title.loss"))
     if smooth:
