@@ -106,6 +106,7 @@ def explain_lr(optimizer: Any, name: Any) -> LRExplanation:
     reasons = _frozen_reasons(adapter, entry)
     status = (text("diagnose.lr.frozen", reasons=text("diagnose.evidence_sep").join(reasons)) if reasons
               else text("diagnose.lr.trainable"))
+    rows: list[dict[str, Any]]
     rows = [{"step": text("diagnose.lr.group", group=gi), "value": lr, "note": note},
             {"step": text("diagnose.lr.mult"), "value": lr_mult,
              "note": "" if lr_mult is not None else

@@ -230,7 +230,7 @@ def _momentum(q: _Question) -> dict[str, Any]:
     """7. With a zero gradient: will stale momentum (SGD's buffer, Adam's exp_avg) move it?"""
     if q.entry is None or not q.grad_zero:
         return checklist_row("momentum", _not_applicable(q), "n/a")
-    found = text("diagnose.evidence_sep").join(_momentum_state(q))
+    found = text("diagnose.evidence_sep").join(_momentum_state(q, q.entry))
     if found and q.moving_lr:
         return _movingchecklist_row("momentum", text("diagnose.why.momentum_nonzero", found=found))
     if found:
@@ -246,10 +246,10 @@ def _movingchecklist_row(check: str, what: str) -> dict[str, Any]:
     return row
 
 
-def _momentum_state(q: _Question) -> list[str]:
-    """The optimizer's non-zero momentum-like state for this parameter, described."""
+def _momentum_state(q: _Question, entry: Entry) -> list[str]:
+    """The optimizer's non-zero momentum-like state for this parameter (``q.entry``), described."""
     found = []
-    for key, value in q.adapter.momentum_state(q.entry):
+    for key, value in q.adapter.momentum_state(entry):
         nonzero, _, absmax = array_stats(value)
         if nonzero:
             found.append(text("diagnose.why.momentum_largest", key=key, value=cell_text(absmax)))

@@ -30,8 +30,8 @@ from typing import Any
 
 from .. import backend as B
 from .. import checks
-from ..autograd import Tensor
 from ..i18n import text
+from ..nn import Parameter
 from ..optim import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from ..trace import Recorder
 from .errors import LabError, check_control, error_text
@@ -215,7 +215,7 @@ class TrainingLab:
             self._marks.clear()
 
     # -- controls --------------------------------------------------------------------------------
-    def _layer_params(self, layer: str) -> list[Tensor]:
+    def _layer_params(self, layer: str) -> list[Parameter]:
         if layer not in self.layers:
             raise LabError(text("lab.error.unknown_layer", layer=repr(layer),
                                 layers=text("lab.list_sep").join(map(repr, self.layers))))
@@ -255,9 +255,11 @@ class TrainingLab:
             self.optimizer.grad_clip = None
             self._note("clip", text("lab.mark.clip_off"))
             return
-        self.optimizer.grad_clip = CLIP_MODES[mode](float(threshold))
+        clip: Any = CLIP_MODES[mode]     # (a class: mode is not None here)
+        limit: Any = threshold           # (a number: check_control checked it)
+        self.optimizer.grad_clip = clip(float(limit))
         self._note("clip", text("lab.mark.clip", mode=text(f"lab.mark.mode.{mode}"),
-                                threshold=f"{float(threshold):g}"))
+                                threshold=f"{float(limit):g}"))
 
     def set_lr(self, value: float) -> None:
         """Set the learning rate of every parameter group (groups keep their ratios to the

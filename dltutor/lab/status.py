@@ -78,7 +78,8 @@ class Rate:
     """
 
     def __init__(self, window: float = 2.0):
-        self.window, self.samples = window, deque()
+        self.window = window
+        self.samples: deque[tuple[float, float]] = deque()
 
     def add(self, now: float, total: float) -> None:
         self.samples.append((now, total))

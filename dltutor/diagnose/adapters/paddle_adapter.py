@@ -135,18 +135,19 @@ class PaddleAdapter(Adapter):
         original = optimizer.step
 
         def step(*args: Any, **kwargs: Any) -> Any:
-            if not step.watching:        # stopped, but a later wrapper still calls through us
+            if not wrapper.watching:     # stopped, but a later wrapper still calls through us
                 return original(*args, **kwargs)
             before()
             result = original(*args, **kwargs)
             after()
             return result
 
-        step.watching = True
-        step.inner = original if "step" in vars(optimizer) else None   # None: the class's
+        wrapper: Any = step              # the wrapper carries two attributes of its own
+        wrapper.watching = True
+        wrapper.inner = original if "step" in vars(optimizer) else None   # None: the class's
 
         def stop() -> None:
-            step.watching = False
+            wrapper.watching = False
             current = vars(optimizer).get("step")      # unwrap the stopped wrappers outside
             while getattr(current, "watching", None) is False:
                 if current.inner is None:
