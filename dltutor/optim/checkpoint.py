@@ -105,7 +105,8 @@ def state_problems(optimizer: Any, state_dict: Any) -> list[str]:
                         f"{len(optimizer.param_groups)}")
         return problems
     keys = iter(state_keys(optimizer))
-    by_key, group_of = {}, {}
+    by_key: dict[Any, Any] = {}
+    group_of: dict[Any, Any] = {}
     for index, (group, saved) in enumerate(zip(optimizer.param_groups, groups)):
         own = [next(keys) for _ in group["params"]]
         theirs = list(saved["params"])
@@ -350,7 +351,7 @@ def load_fitting_state(optimizer: Any, state_dict: dict[str, Any]) -> OptimizerL
 
     for key, entry in state_dict["state"].items():
         param = by_key[key]
-        backend = B.backend_of(param.data)
+        backend = B.backend_of(param.data) or B.NUMPY
         optimizer.state[param] = {
             k: (backend.asarray(v.data if isinstance(v, Tensor) else v, dtype=param.dtype)
                 if hasattr(v, "shape") else v)

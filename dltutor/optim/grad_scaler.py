@@ -95,7 +95,7 @@ def _unscale_and_check(grads: list[Tensor], inv_scale: float) -> bool | None:
         data = grad.data
         # PyTorch checks each value before multiplying it, so it looks at the scaled values.
         found_inf = found_inf or not bool(B.get_array_module(data).isfinite(data).all())
-        with B.backend_of(data).ignore_float_errors():
+        with (B.backend_of(data) or B.NUMPY).ignore_float_errors():
             # A new array, not ``*=``: backward may hand two parameters the same array.
             grad.data = data * data.dtype.type(inv_scale)
     return found_inf
@@ -103,7 +103,7 @@ def _unscale_and_check(grads: list[Tensor], inv_scale: float) -> bool | None:
 
 def _scaled(output: Tensor, scale: float) -> Tensor:
     """``output * scale`` as PyTorch computes it, recorded for backward."""
-    with B.backend_of(output.data).ignore_float_errors():
+    with (B.backend_of(output.data) or B.NUMPY).ignore_float_errors():
         if output.dtype == "float16":
             # PyTorch multiplies by its float32 scale and rounds once; multiplying by the
             # scale cast to float16 first would turn 65536 into inf.

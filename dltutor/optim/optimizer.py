@@ -514,9 +514,10 @@ class Optimizer:
         return todo
 
     def _grad_shape_error(self, name: str | None, index: int, param: Tensor) -> ValueError:
+        grad: Any = param.grad           # (there is one: its shape is what is wrong)
         return ValueError(f"{type(self).__name__}.step: the gradient of "
                           f"{display_name(name, index)!r} has shape "
-                          f"{tuple(param.grad.shape)} but the parameter has shape "
+                          f"{tuple(grad.shape)} but the parameter has shape "
                           f"{tuple(param.shape)}")
 
     def _check_finite(self, todo: _Step) -> bool:

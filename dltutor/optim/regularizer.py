@@ -55,7 +55,7 @@ class Regularizer:
         return {"regularizer": type(self).__name__, "coeff": self.coeff}
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.coeff == other.coeff  # type: ignore[attr-defined]
+        return type(self) is type(other) and self.coeff == other.coeff
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.coeff:g})"

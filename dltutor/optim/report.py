@@ -112,7 +112,8 @@ class StepReport:
         [1.0]
         """
         count = len(params)
-        taken = [] if grad_sq is not None else [p.grad.data for p in params]
+        stepped: list[Any] = params        # (each took a step, so each has a gradient)
+        taken = [] if grad_sq is not None else [p.grad.data for p in stepped]
         squares = sums_of_squares(taken + subtracted + [p.data for p in params])
         if grad_sq is None:
             grad_sq, squares = squares[:count], squares[count:]

@@ -131,12 +131,12 @@ class ParamGroup(dict):
         self._check({key: value})
         dict.__setitem__(self, key, value)
 
-    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, *args: Any, **kwargs: Any) -> None:
         new = dict(*args, **kwargs)
         self._check(new)
         dict.update(self, new)
 
-    def __ior__(self, other: Any) -> "ParamGroup":  # type: ignore[override]
+    def __ior__(self, other: Any) -> "ParamGroup":  # type: ignore[misc]  # dict's | stays
         self.update(other)
         return self
 

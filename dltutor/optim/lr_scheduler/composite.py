@@ -258,7 +258,7 @@ class ChainedScheduler(SchedulerOfSchedulers):
             # The first scheduler's optimizer, once the list is checked to have one.
             check_schedulers("ChainedScheduler", schedulers[:1] if isinstance(
                 schedulers, (list, tuple)) else schedulers, getattr(
-                (schedulers or [None])[0], "optimizer", None))
+                schedulers[0] if schedulers else None, "optimizer", None))
             optimizer = schedulers[0].optimizer
         check_optimizer("ChainedScheduler", optimizer)
         self._schedulers = check_schedulers("ChainedScheduler", schedulers, optimizer)

@@ -225,9 +225,11 @@ class OneCycleLR(LRScheduler):
 
     def _ends(self, name: str) -> list[float]:
         """The per-group values a phase names (PyTorch's group keys, kept in its phases)."""
-        return {"initial_lr": self.base_lrs, "max_lr": self.max_lrs, "min_lr": self.min_lrs,
-                "max_momentum": getattr(self, "max_momentums", None),
-                "base_momentum": getattr(self, "base_momentums", None)}[name]
+        ends: dict[str, Any] = {
+            "initial_lr": self.base_lrs, "max_lr": self.max_lrs, "min_lr": self.min_lrs,
+            "max_momentum": getattr(self, "max_momentums", None),
+            "base_momentum": getattr(self, "base_momentums", None)}
+        return ends[name]
 
     @staticmethod
     def _write_momentum(group: dict, value: float, use_beta1: bool) -> None:

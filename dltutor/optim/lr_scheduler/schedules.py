@@ -41,6 +41,7 @@ class LambdaLR(LRScheduler):
         check_optimizer(type(self).__name__, optimizer)
         self.optimizer = optimizer
         n_groups = len(optimizer.param_groups)
+        lambdas: list[Any]
         if not isinstance(lr_lambda, (list, tuple)):
             lambdas = [lr_lambda] * n_groups
         else:

@@ -81,7 +81,8 @@ class LinearWarmup(LRScheduler):
                                 "scheduler of another optimizer")
         self.warmup_steps = warmup_steps
         self.start_factor = start_factor
-        self.after = after
+        # Any: a ReduceLROnPlateau (whose step takes a metric) is no LRScheduler subclass
+        self.after: Any = after
         # `after` already set the lrs in its own constructor; the initial step below sets this
         # schedule's step-0 values over them (from group["initial_lr"], which `after` did not
         # change), and `after` is restarted from its step 0 at the hand-over.
