@@ -29,8 +29,10 @@ def test_ruff_finds_nothing_in_the_package():
     assert result.returncode == 0, f"ruff check dltutor:\n{result.stdout}{result.stderr}"
 
 
-#: Parts of dltutor whose mypy errors are not fixed yet (issue 51); remove each once it passes.
-NOT_YET_TYPED = ("dltutor/nn/",)
+#: Files whose mypy errors are not fixed yet (issue 51): Module and its mixins were being split
+#: (item 5, which adds nn/paddle_module.py) while the rest was typed. Remove each once it passes.
+NOT_YET_TYPED = ("dltutor/nn/module.py", "dltutor/nn/lazy.py", "dltutor/nn/state_dict.py",
+                 "dltutor/nn/paddle_module.py")
 
 
 def test_mypy_finds_nothing_in_the_package():

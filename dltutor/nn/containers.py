@@ -53,8 +53,8 @@ class Sequential(Module):
             for name, module in modules[0].items():
                 self.add_module(name, module)
         else:
-            for i, module in enumerate(modules):
-                self.add_module(str(i), module)
+            for i, layer in enumerate(modules):
+                self.add_module(str(i), layer)  # type: ignore[arg-type]  # it refuses a dict
 
     def forward(self, x: Any) -> Any:
         for module in self._modules.values():

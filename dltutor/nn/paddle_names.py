@@ -173,7 +173,7 @@ def new_parameter(owner: str, shape: Any, attr: Any = None, dtype: Any = None,
     """
     where = f"{owner}.create_parameter"
     if (not isinstance(shape, (list, tuple))
-            or not all(isinstance(n, Integral) and not isinstance(n, bool) and n >= 0
+            or not all(isinstance(n, Integral) and not isinstance(n, bool) and int(n) >= 0
                        for n in shape)):
         raise TypeError(f"{where}: shape must be a list or tuple of ints >= 0, got {shape!r}")
     if not isinstance(is_bias, bool):

@@ -241,7 +241,7 @@ class UninitializedParameter(Parameter):
             raise ValueError(f"{self.data.owner}: shape {tuple(shape)} does not fit the known "
                              f"sizes {_show(self.template)}")
         self.data = B.current().xp.zeros(tuple(shape), dtype=dtype)
-        self.__class__ = Parameter            # the same object: hooks, ties and names stay
+        self.__class__ = Parameter  # type: ignore[assignment]  # same object, hooks and names kept
         return self
 
     def __repr__(self) -> str:
@@ -277,7 +277,8 @@ def check_lr_mult(value: Any, owner: str = "Parameter", name: str = "lr_mult") -
     parameter), got -1.0
     """
     # An infinite multiplier would turn the first step into inf/NaN weights.
-    if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value < float("inf"):
+    number: Any = value                  # (mypy's numbers.Real has no <)
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= number < float("inf"):
         raise ValueError(f"{owner}: {name} must be a number >= 0 and finite (0 freezes the "
                          f"parameter), got {value!r}")
     return float(value)

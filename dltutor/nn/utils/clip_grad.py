@@ -70,8 +70,9 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         checks.positive("clip_grad_norm_", "norm_type", norm_type,
                         hint="or math.inf for the largest absolute value")
     norm_type = float(norm_type)
-    params = unique_with_grad(parameters)
-    grads = [p.grad.data for p in params]
+    # (unique_with_grad keeps the parameters that have a gradient: `is not None` tells mypy)
+    gradients = [p.grad for p in unique_with_grad(parameters) if p.grad is not None]
+    grads = [g.data for g in gradients]
     norms = l2_norms(grads) if norm_type == 2 else [p_norm(g, norm_type) for g in grads]
     total = total_norm(norms, norm_type)
     if error_if_nonfinite and not math.isfinite(total):
@@ -79,11 +80,11 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
                            "a NaN or Inf gradient is upstream (find it with dt.detect_anomaly())"
                            ". Pass error_if_nonfinite=False to clip anyway.")
     scale = min(1.0, max_norm / (total + 1e-6)) if math.isfinite(total) else max_norm / total
-    backend = B.backend_of(params[0].grad.data) if params else B.current()
+    backend = (B.backend_of(grads[0]) or B.NUMPY) if grads else B.current()
     with backend.ignore_float_errors():    # an inf gradient times 0 is NaN, silently (PyTorch)
-        for p in params:
-            p.grad.data = p.grad.data * scale  # a new array: gradients may share memory
-    dtype = params[0].grad.dtype if params else "float32"
+        for g in gradients:
+            g.data = g.data * scale        # a new array: gradients may share memory
+    dtype = gradients[0].dtype if gradients else "float32"
     return make_tensor(backend.asarray(total, dtype=dtype), False, None)
 
 
@@ -97,5 +98,5 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -
     [-1.0, 0.5]
     """
     checks.positive("clip_grad_value_", "clip_value", clip_value)
-    for p in unique_with_grad(parameters):
-        p.grad.data = B.get_array_module(p.grad.data).clip(p.grad.data, -clip_value, clip_value)
+    for g in [p.grad for p in unique_with_grad(parameters) if p.grad is not None]:
+        g.data = B.get_array_module(g.data).clip(g.data, -clip_value, clip_value)
