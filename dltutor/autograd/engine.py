@@ -113,8 +113,7 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
     while fn is not None:
         g = fn.pending
         fn.pending = None
-        inputs = fn.inputs
-        assert inputs is not None   # (a pending op's graph is never freed yet)
+        inputs: tuple = fn.inputs  # type: ignore[assignment]  # a pending op's are not freed yet
         if fn.hooks:
             g = _run_hooks(fn.hooks, g, g.shape)
         if fn.retained is not None:
