@@ -121,10 +121,10 @@ class Module(ModulePlacement, StateDictLoading, PaddleModuleNames):
                                     ("_parameters", "_buffers", "_modules"))
         if isinstance(value, Parameter):
             self._forget(name, keep="_parameters")
-            params[name] = value
+            params[name] = value  # type: ignore[index]  # set by __init__, checked above
         elif isinstance(value, Module):
             self._forget(name, keep="_modules")
-            modules[name] = value
+            modules[name] = value  # type: ignore[index]  # set by __init__, checked above
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign a {type(value).__name__} to parameter {name!r} of "
@@ -320,7 +320,7 @@ class Module(ModulePlacement, StateDictLoading, PaddleModuleNames):
         module = self
         if target == "":
             return module
-        walked = []
+        walked: list[str] = []
         for part in target.split("."):
             children = module.__dict__["_modules"]
             if part not in children or children[part] is None:

@@ -51,7 +51,8 @@ class PaddleModuleNames:
         return sublayer
 
     def create_parameter(self, shape: Any, attr: Any = None, dtype: Any = None,
-                         is_bias: bool = False, default_initializer: Any = None) -> Parameter:
+                         is_bias: bool = False,
+                         default_initializer: Any = None) -> Parameter | None:
         """Paddle's ``Layer.create_parameter``, in Paddle's argument order: a NEW Parameter of
         ``shape``, described by ``attr`` (an :class:`~dltutor.nn.ParamAttr`) and filled by its
         initializer, else ``default_initializer``, else Paddle's default: ``XavierUniform``

@@ -10,7 +10,7 @@ and UninitializedParameter, the parameter of a lazy layer before its first forwa
 from __future__ import annotations
 
 from numbers import Real
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -253,7 +253,7 @@ def _show(template: tuple[int | None, ...]) -> str:
         ("," if len(template) == 1 else "") + ")"
 
 
-def is_uninitialized(param: Any) -> bool:
+def is_uninitialized(param: Any) -> TypeGuard[UninitializedParameter]:
     """True for a lazy layer's parameter that its first forward has not created yet.
 
     >>> from dltutor import nn

@@ -78,7 +78,8 @@ class StateDictLoading:
                     value = value.data if isinstance(value, Tensor) else value
                     if is_uninitialized(target):      # a lazy layer takes the loaded shape
                         target.materialize(tuple(value.shape))
-                    target.data[...] = B.backend_of(target.data).asarray(value, dtype=target.dtype)
+                    target.data[...] = (B.backend_of(target.data) or B.NUMPY).asarray(
+                        value, dtype=target.dtype)
         return LoadResult(missing, unexpected)
 
 
