@@ -29,17 +29,8 @@ def test_ruff_finds_nothing_in_the_package():
     assert result.returncode == 0, f"ruff check dltutor:\n{result.stdout}{result.stderr}"
 
 
-#: Files whose mypy errors are not fixed yet (issue 51). lazy.py's mixin uses its host layer's
-#: attributes, which mypy cannot see without a Protocol for the host. Remove it once it passes.
-NOT_YET_TYPED = ("dltutor/nn/lazy.py",)
-
-
 def test_mypy_finds_nothing_in_the_package():
-    # mypy reads the whole package (a part's types come from the parts it imports); its cache
-    # lives in the system's temporary folder, so a second run takes seconds, not a minute
+    # its cache lives in the system's temporary folder: a second run takes seconds, not a minute
     cache = Path(tempfile.gettempdir()) / "dltutor-mypy-cache"
     result = run_tool("mypy", "--cache-dir", str(cache), "dltutor")
-    errors = [line for line in result.stdout.replace("\\", "/").splitlines()
-              if ": error:" in line and not line.startswith(NOT_YET_TYPED)]
-    ran = result.returncode == 0 or (result.returncode == 1 and "error:" in result.stdout)
-    assert ran and not errors, f"mypy dltutor:\n{result.stdout}{result.stderr}"
+    assert result.returncode == 0, f"mypy dltutor:\n{result.stdout}{result.stderr}"

@@ -25,7 +25,7 @@ Linear(in_features=20, out_features=8, bias=True)
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ..autograd import Tensor
 from .layers import Conv2d, Linear, check_initializers, conv_geometry, float_input
@@ -38,6 +38,13 @@ class _LazyWeightAndBias:
     from the first input. ``becomes`` is the plain layer class the module turns into."""
 
     becomes: type[Module]
+    # What the host layer (Linear, Conv2d, a Module) gives the mixin, named for mypy only:
+    # annotations make no class attribute, so the host's own methods are the ones that run.
+    weight: Any                          # an UninitializedParameter, then a Parameter
+    bias: Any
+    register_parameter: Callable[[str, Any], None]
+    reset_parameters: Callable[[], None]
+    _set_in_size: Callable[[int], None]
 
     def _create_lazy(self, weight_template: tuple[int | None, ...], bias: bool,
                      weight_init: Any, bias_init: Any) -> None:
@@ -70,7 +77,7 @@ class _LazyWeightAndBias:
         for p in fresh:
             p.materialize(tuple(in_size if n is None else n for n in p.template))
         self._set_in_size(self.weight.shape[1])   # (a loaded weight already has its size)
-        self.__class__ = self.becomes
+        self.__class__ = self.becomes  # type: ignore[assignment]  # the mixin's host is a Module
         if fresh:
             self.reset_parameters()     # PyTorch's defaults (the same draws as the plain layer)
             for p in params:            # ... but what a state dict gave stays
