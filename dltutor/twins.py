@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import itertools
 import linecache
 import sys
 
@@ -73,6 +74,8 @@ def note_for(framework: str) -> str:
 
 #: The names each framework's twins have defined in this kernel, apart from the lesson's.
 _namespaces: dict[str, dict] = {}
+#: Numbers the twins run in this kernel, so each has a file name of its own in tracebacks.
+_twins_run = itertools.count(1)
 
 
 def run_twin(framework: str, code: str) -> None:
@@ -88,13 +91,13 @@ def run_twin(framework: str, code: str) -> None:
     """
     namespace = _namespaces.setdefault(framework, {"__name__": "__main__"})
     # Tracebacks through a twin show its lines, as they do for a cell.
-    filename = f"<{framework} twin {len(linecache.cache)}>"
+    filename = f"<{framework} twin {next(_twins_run)}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     tree = ast.parse(code, filename)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - the learner's own cell
+    exec(compile(tree, filename, "exec"), namespace)       # the learner's own cell, as written
     if isinstance(last, ast.Expr):
-        value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)  # noqa: S307
+        value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
         if value is not None:
             sys.displayhook(value)
 

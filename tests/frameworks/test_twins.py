@@ -67,7 +67,7 @@ def joined_streams(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Neighbouring pieces of one stream joined (how a print is cut depends on timing)."""
     joined: list[tuple[str, str]] = []
     for name, text in parts:
-        if joined and joined[-1][0] == name != "result" and name != "error":
+        if joined and joined[-1][0] == name and name in ("stdout", "stderr"):
             joined[-1] = (name, joined[-1][1] + text)
         else:
             joined.append((name, text))
