@@ -33,6 +33,7 @@ __all__ = [
     "backend_of",
     "get_array_module",
     "to_numpy",
+    "sums_of_squares",
     "scatter_add",
 ]
 
@@ -77,13 +78,8 @@ class Backend:
         return self._erf(array)
 
     def sums_of_squares(self, arrays: Sequence[Any]) -> list[float]:
-        """The sum of the squares of each array's values (its squared L2 norm), as Python
-        floats, added in the array's dtype: too large a sum gives inf silently, as PyTorch's
-        norm does. One dot product per array (a backend may bring a faster way).
-
-        >>> NUMPY.sums_of_squares([np.array([3.0, 4.0]), np.zeros((2, 2), dtype=np.float32)])
-        [25.0, 0.0]
-        """
+        """:func:`sums_of_squares` of this backend's arrays: one dot product per array, or the
+        faster way the backend was given."""
         if self._sums_of_squares is not None:
             return self._sums_of_squares(arrays)
         return _dot_sums_of_squares(arrays, self.ignore_float_errors())
@@ -122,7 +118,6 @@ class Backend:
 
 def _scipy_erf(array: np.ndarray) -> np.ndarray:
     from scipy.special import erf  # SciPy comes with scikit-learn; imported only when needed
-
     return erf(array)
 
 
@@ -133,7 +128,6 @@ def _blas_dot(dtype: np.dtype) -> Callable | None:
     """SciPy's BLAS dot product for this dtype (``sdot``, ``ddot``), or None for others."""
     if not _BLAS_DOTS:
         from scipy.linalg import blas  # SciPy comes with scikit-learn; imported when needed
-
         _BLAS_DOTS.update({np.dtype(np.float32): blas.sdot, np.dtype(np.float64): blas.ddot})
     return _BLAS_DOTS.get(dtype)
 
@@ -145,8 +139,7 @@ def _blas_sums_of_squares(arrays: Sequence[np.ndarray]) -> list[float]:
     """
     if not len(arrays):
         return []
-    # Usually every array has the first one's dtype: one lookup, then a plain loop. Another
-    # dtype, or an empty array, takes the careful path.
+    # Usually all have the first one's dtype: one lookup, then a plain loop (else: careful path).
     dtype = arrays[0].dtype
     dot = _blas_dot(dtype)
     if dot is None:
@@ -227,23 +220,18 @@ def _load_cupy() -> Backend:
         cupy = importlib.import_module("cupy")
     except ImportError as exc:
         raise GPUUnavailableError(
-            f"The GPU backend needs CuPy, which is not installed ({exc}). "
-            f"Install it with: {INSTALL_HINT} (CuPy for CUDA 12; cupy-cuda13x for CUDA 13), "
-            f"or keep using the CPU "
-            f"with dt.backend.use('numpy')."
-        ) from None
+            f"The GPU backend needs CuPy, which is not installed ({exc}). Install it with: "
+            f"{INSTALL_HINT} (CuPy for CUDA 12; cupy-cuda13x for CUDA 13), or keep using the "
+            "CPU with dt.backend.use('numpy').") from None
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # CUDA driver missing or broken
         raise GPUUnavailableError(
             f"CuPy is installed but no usable GPU was found ({type(exc).__name__}: {exc}). "
-            "Check `nvidia-smi`, or keep using the CPU with dt.backend.use('numpy')."
-        ) from None
+            "Check `nvidia-smi`, or keep using the CPU with dt.backend.use('numpy').") from None
     if count < 1:
-        raise GPUUnavailableError(
-            "CuPy is installed but the machine has no GPU. Keep using the CPU with "
-            "dt.backend.use('numpy')."
-        )
+        raise GPUUnavailableError("CuPy is installed but the machine has no GPU. Keep using "
+                                  "the CPU with dt.backend.use('numpy').")
     def cupy_erf(array: Any) -> Any:
         return importlib.import_module("cupyx.scipy.special").erf(array)
 
@@ -361,6 +349,18 @@ def to_numpy(array: Any) -> np.ndarray:
     if backend is None:
         return np.asarray(array)
     return backend.to_numpy(array)
+
+
+def sums_of_squares(arrays: Sequence[Any]) -> list[float]:
+    """The squared L2 norm of each array (all of one backend) as Python floats, added in their
+    dtype: too large is ``inf`` (as in PyTorch), NaN stays NaN, empty is 0.0, with no warning.
+
+    >>> sums_of_squares([np.array([3.0, 4.0]), np.array([np.inf]), np.zeros(0)])
+    [25.0, inf, 0.0]
+    """
+    if not arrays:
+        return []
+    return (backend_of(arrays[0]) or NUMPY).sums_of_squares(arrays)
 
 
 def scatter_add(target: Any, index: Any, values: Any) -> None:

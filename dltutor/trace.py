@@ -46,9 +46,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import backend as B
 from .diagnose.adapters import adapter_for
 from .diagnose.adapters.steps import FrameworkSteps
-from .nn.utils.norms import sums_of_squares
 
 #: Series recorded for each parameter (or layer) on every recorded step.
 PARAM_SERIES = ("param_norm", "grad_norm", "clipped_grad_norm", "update_norm", "update_ratio",
@@ -184,7 +184,7 @@ class Recorder:
             found = entries.get(id(param))
             if found is None:
                 idle_lrs = self._effective_lrs() if idle_lrs is None else idle_lrs
-                per_param.append(((0.0, 0.0, sums_of_squares([param.data])[0], 0.0),
+                per_param.append(((0.0, 0.0, B.sums_of_squares([param.data])[0], 0.0),
                                   idle_lrs.get(id(param), math.nan)))
             else:
                 report, i = found

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from .. import backend as B
 from .. import checks
 from ..autograd import Tensor
-from ..nn.utils.norms import l2_norms, sums_of_squares
+from ..nn.utils.norms import l2_norms
 
 
 class GradClip:
@@ -214,7 +214,7 @@ class ClipGradByValue(GradClip):
     def clip(self, grads: list[Any], norms: list[float]) -> float:
         for g in grads:
             B.get_array_module(g).clip(g, self.min, self.max, out=g)
-        return math.sqrt(sum(sums_of_squares(grads)))
+        return math.sqrt(sum(B.sums_of_squares(grads)))
 
     def __repr__(self) -> str:
         return f"ClipGradByValue(max={self.max:g}, min={self.min:g})"

@@ -44,10 +44,9 @@ from .checkpoint import (OptimizerLoadResult, OptimizerStateError, load_fitting_
 from .decay import Decay, describe_decay
 from .nonfinite import NonFiniteGradientError, check_mode, nonfinite_names
 from ..nn.utils.grads import clear_grads, zero_grads
-from ..nn.utils.norms import sums_of_squares
 from .param_groups import as_groups, make_group
 from .regularizer import Regularizer
-from .report import StepMeasurement, StepReport
+from .report import NO_REPORT, StepMeasurement, StepReport
 from .settings import ParamGroup, check_group
 
 
@@ -194,7 +193,7 @@ class Optimizer:
         self.state: dict[Tensor, dict[str, Any]] = {}
         self.step_count = 0
         self.record_steps = False
-        self.last_step = StepReport.empty()
+        self.last_step = NO_REPORT
         # Reusable arrays shaped like a parameter, made the first time a stage needs one
         # (a gradient copy, room for temporaries): scratch space, not state.
         self._scratch_arrays: dict[Tensor, dict[str, Any]] = {}
@@ -462,7 +461,7 @@ class Optimizer:
                 self.last_step = self._report(todo)
             else:
                 self.skipped_steps += 1
-                self.last_step = StepReport.empty()
+                self.last_step = NO_REPORT
         if self._post_hooks:
             for hook in list(self._post_hooks):
                 hook(self, args, {})
@@ -527,7 +526,7 @@ class Optimizer:
         sums are kept: the clip and the report take their norms from them."""
         if self.nonfinite == "apply" or not todo.grads:
             return True
-        todo.grad_sq = sums_of_squares(todo.grads)
+        todo.grad_sq = B.sums_of_squares(todo.grads)
         if math.isfinite(sum(todo.grad_sq)):
             return True
         bad = nonfinite_names(todo.names, todo.grads, todo.grad_sq)
@@ -575,7 +574,7 @@ class Optimizer:
         """Stage 4's end: the report of a recorded step (an empty one when nothing was
         recorded)."""
         if todo.measure is None:
-            return StepReport.empty()
+            return NO_REPORT
         return todo.measure.report(todo.names, todo.tensors, [p.lr for p in todo.params],
                                    todo.steps, todo.grad_sq)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from .. import backend as B
 from ..autograd import Tensor
-from ..nn.utils.norms import sums_of_squares
 
 
 class StepRecord:
@@ -114,16 +114,11 @@ class StepReport:
         count = len(params)
         stepped: list[Any] = params        # (each took a step, so each has a gradient)
         taken = [] if grad_sq is not None else [p.grad.data for p in stepped]
-        squares = sums_of_squares(taken + subtracted + [p.data for p in params])
+        squares = B.sums_of_squares(taken + subtracted + [p.data for p in params])
         if grad_sq is None:
             grad_sq, squares = squares[:count], squares[count:]
         return cls(names, params, lrs, grad_sq, grad_sq if clipped_sq is None else clipped_sq,
                    squares[:count], squares[count:], subtracted)
-
-    @classmethod
-    def empty(cls) -> "StepReport":
-        """The report of a step that recorded nothing (one shared, unchangeable object)."""
-        return _EMPTY_REPORT
 
     @property
     def grad_norms(self) -> list[float]:
@@ -162,7 +157,8 @@ class StepReport:
         return "StepReport([" + ", ".join(repr(record) for record in self) + "])"
 
 
-_EMPTY_REPORT = StepReport((), (), (), (), (), (), (), ())
+#: What ``optimizer.last_step`` is after a step that recorded nothing.
+NO_REPORT = StepReport((), (), (), (), (), (), (), ())
 
 
 class StepMeasurement:
@@ -190,7 +186,7 @@ class StepMeasurement:
 
     def clipped(self, grads: list[Any]) -> None:
         """Measure the gradients as the clip left them (before decay joins them)."""
-        self.clipped_sq = sums_of_squares(grads)
+        self.clipped_sq = B.sums_of_squares(grads)
 
     def keep_old_values(self, index: int, param: Tensor) -> None:
         """Copy parameter ``index`` before it changes (once: the first copy is the old one)."""

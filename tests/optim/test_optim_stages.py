@@ -7,6 +7,7 @@ import pytest
 
 import dltutor as dt
 from dltutor import nn, optim
+from dltutor.optim.report import NO_REPORT
 
 
 def named(*values):
@@ -85,7 +86,7 @@ def test_a_step_that_records_nothing_reports_nothing():
     opt = optim.SGD(params, lr=0.1)
     params[0][1].grad = dt.ones(1, dtype="float64")
     opt.step()
-    assert len(opt.last_step) == 0 and opt.last_step is optim.StepReport.empty()
+    assert len(opt.last_step) == 0 and opt.last_step is NO_REPORT
 
 
 def test_a_rule_that_says_it_returns_its_step_must_return_it():

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from ...nn.utils.norms import sums_of_squares
+from ... import backend as B
 from ..lookup import entries_by_param
 
 
@@ -39,7 +39,7 @@ class FrameworkSteps:
             self._before = None
             return
         grads = [self.adapter.grad(p) for p in self.params]
-        self._before = [(0.0 if grad is None else sums_of_squares([grad])[0],
+        self._before = [(0.0 if grad is None else B.sums_of_squares([grad])[0],
                          self.adapter.values(p).copy()) for p, grad in zip(self.params, grads)]
 
     def _after_step(self) -> None:
@@ -50,7 +50,7 @@ class FrameworkSteps:
                 new = self.adapter.values(param)
                 entry = entries.get(id(param))
                 lr = self.adapter.effective_lr(entry) if entry is not None else math.nan
-                update_sq, param_sq = sums_of_squares([new - old, new])
+                update_sq, param_sq = B.sums_of_squares([new - old, new])
                 squares = (grad_sq, update_sq, param_sq, grad_sq)
                 per_param.append((squares, lr))
             self.record(self.steps, per_param)

@@ -1,13 +1,10 @@
-"""Norms of gradients and parameters: the one place the optimizers, the clips and the Recorder
-take them.
+"""Norms of gradients and parameters for the clips: per array, of a list, any p.
 
 Most norms here are L2 norms, and most are taken many at a time (every gradient of a model, on
-every step), so the primitive is a batch: :func:`sums_of_squares` returns the squared L2 norm
-of each array in one call. It hands the batch to the arrays' backend
-(``Backend.sums_of_squares``): for NumPy a BLAS dot product per array, fast for the many small
-arrays a model has, with a careful path for empty arrays and other dtypes. Whatever the path,
-a sum too large for the dtype is ``inf`` (as in PyTorch), a NaN stays NaN, and an empty array
-counts 0.0, all without a warning.
+every step), so the primitive is a batch: ``backend.sums_of_squares`` returns the squared L2
+norm of each array in one call (for NumPy a BLAS dot product per array, fast for the many small
+arrays a model has). A sum too large for the dtype is ``inf`` (as in PyTorch), a NaN stays NaN,
+and an empty array counts 0.0, all without a warning.
 
 >>> import numpy as np
 >>> l2_norms([np.array([3.0, 4.0]), np.zeros(0)])
@@ -23,18 +20,6 @@ from typing import Any, Sequence
 from ... import backend as B
 
 
-def sums_of_squares(arrays: Sequence[Any]) -> list[float]:
-    """The squared L2 norm of each array (all of one backend), as Python floats.
-
-    >>> import numpy as np
-    >>> sums_of_squares([np.array([3.0, 4.0]), np.array([np.inf]), np.zeros(2)])
-    [25.0, inf, 0.0]
-    """
-    if not arrays:
-        return []
-    return (B.backend_of(arrays[0]) or B.NUMPY).sums_of_squares(arrays)
-
-
 def l2_norms(arrays: Sequence[Any]) -> list[float]:
     """The L2 norm of each array (all of one backend), as Python floats.
 
@@ -42,7 +27,7 @@ def l2_norms(arrays: Sequence[Any]) -> list[float]:
     >>> l2_norms([np.array([3.0, 4.0]), np.array([np.nan])])
     [5.0, nan]
     """
-    return [math.sqrt(square) for square in sums_of_squares(arrays)]
+    return [math.sqrt(square) for square in B.sums_of_squares(arrays)]
 
 
 def p_norm(array: Any, p: float) -> float:
