@@ -33,6 +33,7 @@ __all__ = [
     "backend_of",
     "get_array_module",
     "to_numpy",
+    "reads_are_free",
     "sums_of_squares",
     "scatter_add",
 ]
@@ -50,7 +51,10 @@ class Backend:
     """An array library the engine can compute with.
 
     ``xp`` is the array module (``numpy`` or ``cupy``), ``array_type`` the class of its arrays,
-    ``device`` the name tensors report (``"cpu"`` or ``"gpu"``).
+    ``device`` the name tensors report (``"cpu"`` or ``"gpu"``). ``reads_are_free`` is False
+    where reading a value on the host (``float(x)``) makes the host wait for the device: then
+    a training step reads nothing and defers its checks (host_reads.py), with ``start_read``
+    copying values to the host without waiting.
 
     >>> b = current()
     >>> b.name, b.device, b.xp.__name__
@@ -60,7 +64,9 @@ class Backend:
     def __init__(self, name: str, device: str, xp: Any, array_type: type,
                  to_numpy: Callable[[Any], np.ndarray], from_numpy: Callable[[np.ndarray], Any],
                  erf: Callable[[Any], Any] | None = None,
-                 sums_of_squares: Callable[[Sequence[Any]], list[float]] | None = None):
+                 sums_of_squares: Callable[[Sequence[Any]], list[float]] | None = None,
+                 reads_are_free: bool = True,
+                 start_read: Callable[[Any], Callable[[], np.ndarray]] | None = None):
         self.name = name
         self.device = device
         self.xp = xp
@@ -69,6 +75,8 @@ class Backend:
         self._from_numpy = from_numpy
         self._erf = erf
         self._sums_of_squares = sums_of_squares
+        self.reads_are_free = reads_are_free
+        self._start_read = start_read
 
     def erf(self, array: Any) -> Any:
         """The error function elementwise (NumPy has none: SciPy's or CuPy's is used)."""
@@ -83,6 +91,18 @@ class Backend:
         if self._sums_of_squares is not None:
             return self._sums_of_squares(arrays)
         return _dot_sums_of_squares(arrays, self.ignore_float_errors())
+
+    def start_read(self, array: Any) -> Callable[[], np.ndarray]:
+        """Start copying ``array`` to the host; the function returned gives the NumPy copy,
+        waiting for it if it has not arrived (where reads are free, it is made at once).
+
+        >>> NUMPY.start_read(np.array([1.0, 2.0]))()
+        array([1., 2.])
+        """
+        if self._start_read is not None:
+            return self._start_read(array)
+        values = np.array(self.to_numpy(array))
+        return lambda: values
 
     def asarray(self, data: Any, dtype: Any = None) -> Any:
         """Make an array of this backend from a list, scalar or array of any backend."""
@@ -235,8 +255,20 @@ def _load_cupy() -> Backend:
     def cupy_erf(array: Any) -> Any:
         return importlib.import_module("cupyx.scipy.special").erf(array)
 
-    return register(Backend("cupy", "gpu", cupy, cupy.ndarray,
-                            to_numpy=cupy.asnumpy, from_numpy=cupy.asarray, erf=cupy_erf))
+    def cupy_start_read(array: Any) -> Callable[[], np.ndarray]:
+        # Into page-locked memory, queued behind the work already sent: the host goes on.
+        host = importlib.import_module("cupyx").empty_pinned(array.shape, array.dtype)
+        cupy.asnumpy(array, out=host, blocking=False)
+        arrived = cupy.cuda.get_current_stream().record()
+
+        def values() -> np.ndarray:
+            arrived.synchronize()
+            return host
+        return values
+
+    return register(Backend("cupy", "gpu", cupy, cupy.ndarray, to_numpy=cupy.asnumpy,
+                            from_numpy=cupy.asarray, erf=cupy_erf, reads_are_free=False,
+                            start_read=cupy_start_read))
 
 
 def get(name: str | Backend) -> Backend:
@@ -325,6 +357,16 @@ def backend_of(array: Any) -> Backend | None:
     if isinstance(array, np.ndarray):
         return NUMPY
     return None
+
+
+def reads_are_free(array: Any) -> bool:
+    """Whether reading ``array``'s values on the host costs nothing more than reading them
+    (False on a GPU, where the host waits for the device: ``Backend.reads_are_free``).
+
+    >>> reads_are_free(np.zeros(2))
+    True
+    """
+    return (backend_of(array) or NUMPY).reads_are_free
 
 
 def get_array_module(array: Any) -> Any:

@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import backend as B
-from .. import devices
+from .. import devices, host_reads
 from ..hooks import HookHandle
 from . import engine, fills, ops
 from .dtypes import as_dtype, to_array
@@ -154,6 +154,7 @@ class Tensor:
         >>> dt.tensor([1, 2]).numpy()
         array([1, 2])
         """
+        host_reads.settle()          # checks a GPU step left: the host reads now anyway
         return B.to_numpy(self.data)
 
     def item(self) -> Any:
@@ -187,10 +188,12 @@ class Tensor:
 
     def all(self) -> bool:
         """True when every element is true (non-zero)."""
+        host_reads.settle()
         return bool(self.data.all())
 
     def any(self) -> bool:
         """True when some element is true (non-zero)."""
+        host_reads.settle()
         return bool(self.data.any())
 
     def __format__(self, spec: str) -> str:

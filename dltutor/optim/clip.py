@@ -31,6 +31,8 @@ class GradClip:
     optimizer hands it its own copies, never ``p.grad``), returns them, and records
     ``last_total_norm``, ``last_clipped_norm`` and ``last_scale`` (after / before; 1.0 when
     nothing was clipped). Parameters with ``need_clip=False`` are neither counted nor changed.
+    On a GPU the built-in clips read nothing on the host: the norms stay on the device (one
+    array, not a list of floats), and the ``last_*`` values are read when you ask for them.
     :meth:`predict_scales` says what a call would do, without doing it.
 
     A subclass defines :meth:`clip`; one whose rule multiplies each gradient by a factor may
@@ -51,23 +53,38 @@ class GradClip:
     """
 
     def __init__(self) -> None:
-        self.last_total_norm: float | None = None
-        self.last_clipped_norm: float | None = None
-        self.last_scale: float | None = None
+        # The global norm before and after the last call: floats, or device scalars on a GPU.
+        self._last_norms: tuple[Any, Any] | None = None
 
     def __call__(self, params: list[Tensor], grads: list[Any],
                  squares: list[float] | None = None) -> list[Any]:
         # squares: each gradient's sum of squares, when the optimizer already took them
         indices = [i for i, p in enumerate(params) if self.applies_to(p)]
         chosen = [grads[i] for i in indices]
-        norms = (l2_norms(chosen) if squares is None else
+        norms = (norms_of(chosen) if squares is None else
                  [math.sqrt(squares[i]) for i in indices])
-        before = math.sqrt(sum(n * n for n in norms))
-        after = self.clip(chosen, norms)
-        self.last_total_norm, self.last_clipped_norm = before, after
-        # min(): rounding can make "after" a hair larger than "before" when nothing was clipped
-        self.last_scale = min(1.0, after / before) if before > 0 else 1.0
+        before = joint_norm(norms)
+        self._last_norms = before, self.clip(chosen, norms)
         return grads
+
+    @property
+    def last_total_norm(self) -> float | None:
+        """The global norm of the gradients the last call clipped, before it (None: no call)."""
+        return None if self._last_norms is None else float(self._last_norms[0])
+
+    @property
+    def last_clipped_norm(self) -> float | None:
+        """Their global norm after the last call (None: no call yet)."""
+        return None if self._last_norms is None else float(self._last_norms[1])
+
+    @property
+    def last_scale(self) -> float | None:
+        """After over before (1.0 when nothing was clipped; None: no call yet)."""
+        if self._last_norms is None:
+            return None
+        before, after = (float(norm) for norm in self._last_norms)
+        # min(): rounding can make "after" a hair larger than "before" when nothing was clipped
+        return min(1.0, after / before) if before > 0 else 1.0
 
     def applies_to(self, param: Any) -> bool:
         """Whether this clip changes (and counts) ``param``'s gradient: Paddle's rule, every
@@ -120,6 +137,38 @@ class GradClip:
                 for before, after in zip(norms, l2_norms(copies))]
 
 
+def norms_of(grads: list[Any]) -> Any:
+    """The L2 norm of each gradient: Python floats, or on a GPU one device array (reading
+    each norm on the host would make it wait for the device).
+
+    >>> import numpy as np
+    >>> norms_of([np.array([3.0, 4.0]), np.array([1.0])])
+    [5.0, 1.0]
+    """
+    if not grads or B.reads_are_free(grads[0]):
+        return l2_norms(grads)
+    xp = B.get_array_module(grads[0])
+    return xp.sqrt(xp.stack([xp.vdot(g, g) for g in grads]))
+
+
+def joint_norm(norms: Any) -> Any:
+    """The L2 norm of all the gradients together, from their norms (a list of floats, or a
+    device array: then a device scalar).
+
+    >>> joint_norm([3.0, 4.0])
+    5.0
+    """
+    if isinstance(norms, list):
+        return math.sqrt(sum(n * n for n in norms))
+    return B.get_array_module(norms).sqrt(norms @ norms)
+
+
+def _is_one(scale: Any) -> bool:
+    """Whether a clip's factor is known to be 1.0 (a factor on a device is not looked at: it
+    is applied)."""
+    return isinstance(scale, float) and scale == 1.0
+
+
 class ClipGradByGlobalNorm(GradClip):
     """Paddle's global-norm clipping: all gradients are scaled by
     ``clip_norm / max(global_norm, clip_norm)``, so their joint norm is at most ``clip_norm``
@@ -138,20 +187,23 @@ class ClipGradByGlobalNorm(GradClip):
         super().__init__()
         self.clip_norm = float(checks.positive("ClipGradByGlobalNorm", "clip_norm", clip_norm))
 
-    def clip(self, grads: list[Any], norms: list[float]) -> float:
-        total = math.sqrt(sum(n * n for n in norms))
+    def clip(self, grads: list[Any], norms: Any) -> Any:
+        total = joint_norm(norms)
         scale = self._global_scale(total)
-        if scale != 1.0:
+        if not _is_one(scale):
             for g in grads:
                 g *= scale
         return total * scale
 
     def _scales(self, grads: list[Any], norms: list[float]) -> list[float]:
-        return [self._global_scale(math.sqrt(sum(n * n for n in norms)))] * len(norms)
+        return [self._global_scale(joint_norm(norms))] * len(norms)
 
-    def _global_scale(self, total: float) -> float:
-        """The one factor every gradient is multiplied by, given their global norm."""
-        return self.clip_norm / max(total, self.clip_norm)
+    def _global_scale(self, total: Any) -> Any:
+        """The one factor every gradient is multiplied by, given their global norm (a float,
+        or a device scalar on a GPU)."""
+        if isinstance(total, float):
+            return self.clip_norm / max(total, self.clip_norm)
+        return self.clip_norm / B.get_array_module(total).maximum(total, self.clip_norm)
 
     def __repr__(self) -> str:
         return f"ClipGradByGlobalNorm(clip_norm={self.clip_norm:g})"
@@ -173,17 +225,21 @@ class ClipGradByNorm(GradClip):
         super().__init__()
         self.clip_norm = float(checks.positive("ClipGradByNorm", "clip_norm", clip_norm))
 
-    def clip(self, grads: list[Any], norms: list[float]) -> float:
-        squares = 0.0
-        for g, norm, scale in zip(grads, norms, self._scales(grads, norms)):
-            if scale != 1.0:
-                g *= scale
-                norm = self.clip_norm
-            squares += norm * norm
-        return math.sqrt(squares)
+    def clip(self, grads: list[Any], norms: Any) -> Any:
+        scales = self._scales(grads, norms)
+        for i, g in enumerate(grads):
+            if not _is_one(scales[i]):
+                g *= scales[i]
+        if isinstance(norms, list):              # each norm is now at most clip_norm
+            return joint_norm([min(norm, self.clip_norm) for norm in norms])
+        return joint_norm(B.get_array_module(norms).minimum(norms, self.clip_norm))
 
-    def _scales(self, grads: list[Any], norms: list[float]) -> list[float]:
-        return [self.clip_norm / norm if norm > self.clip_norm else 1.0 for norm in norms]
+    def _scales(self, grads: list[Any], norms: Any) -> Any:
+        if isinstance(norms, list):
+            return [self.clip_norm / norm if norm > self.clip_norm else 1.0 for norm in norms]
+        xp = B.get_array_module(norms)           # on a GPU: the same rule, on the device
+        return xp.where(norms > self.clip_norm, self.clip_norm / xp.maximum(norms, self.clip_norm),
+                        1.0)
 
     def __repr__(self) -> str:
         return f"ClipGradByNorm(clip_norm={self.clip_norm:g})"
@@ -211,9 +267,11 @@ class ClipGradByValue(GradClip):
                 raise ValueError(f"ClipGradByValue: min must be less than max, got "
                                  f"min={self.min:g}, max={self.max:g}")
 
-    def clip(self, grads: list[Any], norms: list[float]) -> float:
+    def clip(self, grads: list[Any], norms: Any) -> Any:
         for g in grads:
             B.get_array_module(g).clip(g, self.min, self.max, out=g)
+        if grads and not B.reads_are_free(grads[0]):
+            return joint_norm(norms_of(grads))         # on a GPU: a device scalar
         return math.sqrt(sum(B.sums_of_squares(grads)))
 
     def __repr__(self) -> str:

@@ -42,16 +42,17 @@ class NonFiniteGradientError(FloatingPointError):
     (['0.weight'], 3)
     """
 
-    def __init__(self, owner: str, names: Sequence[str], step: int):
+    def __init__(self, owner: str, names: Sequence[str], step: int, on_device: bool = False):
         self.names, self.step = list(names), step
         which = ", ".join(repr(name) for name in self.names[:5])
         if len(self.names) > 5:
             which += f" and {len(self.names) - 5} more"
         noun = "gradient of" if len(self.names) == 1 else "gradients of"
         verb = "holds" if len(self.names) == 1 else "hold"
+        found = " (found on the device, read after the step)" if on_device else ""
         super().__init__(
-            f"{owner}.step(): the {noun} {which} {verb} NaN or Inf (step {step + 1}); nothing was "
-            "changed. Look for the cause (dt.detect_anomaly() names the op), lower the lr or "
+            f"{owner}.step(): the {noun} {which} {verb} NaN or Inf (step {step + 1}){found}; "
+            "nothing was changed. Look for the cause (dt.detect_anomaly() names the op), lower the lr or "
             "clip; nonfinite='skip' skips such steps, as AMP does")
 
 

@@ -10,7 +10,8 @@ what all rules share, in four stages, on every ``step()``:
    is copied first: ``p.grad`` stays as backward left it;
 2. ``_check_finite``: a gradient with NaN or Inf stops the step before anything changes
    (the ``nonfinite`` option: raise, the default; skip; or apply, as PyTorch does; see
-   nonfinite.py);
+   nonfinite.py). On a GPU the step is checked and gated on the device instead, and the host
+   reads the answer one step later (device_step.py);
 3. ``_clip``: ``grad_clip`` over those gradients (it leaves out ``need_clip=False``);
 4. ``_update``: count each parameter's step, and apply the rule, ``update_param(p, state)``:
    SGD's (sgd.py) and Adam's (adam.py) are whole in their files, weight decay included, as in
@@ -35,13 +36,14 @@ import math
 from typing import Any, Callable, Iterable, NamedTuple
 
 from .. import backend as B
-from .. import checks
+from .. import checks, host_reads
 from ..autograd import Tensor, enable_grad, no_grad
 from ..errors import MessageKeyError
 from ..hooks import HookHandle
 from .checkpoint import (OptimizerLoadResult, OptimizerStateError, load_fitting_state,
                          state_dict_of, state_problems)
 from .decay import Decay, describe_decay
+from .device_step import DeviceGate
 from .nonfinite import NonFiniteGradientError, check_mode, nonfinite_names
 from ..nn.utils.grads import clear_grads, zero_grads
 from .param_groups import as_groups, make_group
@@ -115,7 +117,7 @@ class _Step:
     (None when ``record_steps`` is off: then nothing is measured) with ``steps``, what each
     rule returned."""
 
-    __slots__ = ("params", "grads", "steps", "grad_sq", "measure")
+    __slots__ = ("params", "grads", "steps", "grad_sq", "measure", "gate")
 
     def __init__(self, recording: bool):
         self.params: list[ParamStep] = []
@@ -123,6 +125,7 @@ class _Step:
         self.steps: list[Any] = []
         self.grad_sq: list[float] | None = None   # each gradient's sum of squares, once taken
         self.measure = StepMeasurement() if recording else None
+        self.gate: DeviceGate | None = None       # a step on a GPU: its check, on the device
 
     @property
     def names(self) -> list[str]:
@@ -194,6 +197,7 @@ class Optimizer:
         self.step_count = 0
         self.record_steps = False
         self.last_step = NO_REPORT
+        self._last_check: host_reads.PendingCheck | None = None   # a GPU step's, unread
         # Reusable arrays shaped like a parameter, made the first time a stage needs one
         # (a gradient copy, room for temporaries): scratch space, not state.
         self._scratch_arrays: dict[Tensor, dict[str, Any]] = {}
@@ -453,12 +457,17 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         with no_grad():
+            if self._last_check is not None:      # the last step's, on a GPU: read it now
+                check, self._last_check = self._last_check, None
+                host_reads.settle(through=check)
             todo = self._select()
             if self._check_finite(todo):
                 self._clip(todo)
                 self._update(todo)
                 self.step_count += 1
                 self.last_step = self._report(todo)
+                if todo.gate is not None:
+                    self._last_check = todo.gate.read_later(self, todo.names)
             else:
                 self.skipped_steps += 1
                 self.last_step = NO_REPORT
@@ -526,6 +535,9 @@ class Optimizer:
         sums are kept: the clip and the report take their norms from them."""
         if self.nonfinite == "apply" or not todo.grads:
             return True
+        if todo.measure is None and not B.reads_are_free(todo.grads[0]):
+            todo.gate = DeviceGate(todo.grads)     # a GPU: decided there, read later
+            return True
         todo.grad_sq = B.sums_of_squares(todo.grads)
         if math.isfinite(sum(todo.grad_sq)):
             return True
@@ -549,12 +561,14 @@ class Optimizer:
         """Stage 4: count each parameter's step, then take the rule's step. A recorded step
         keeps the old values of a parameter the rule changes itself (decoupled decay, or a
         rule that returns no step) to measure the update."""
-        measure = todo.measure
+        measure, gate = todo.measure, todo.gate
         recording = measure is not None
         copy_all = recording and not self.returns_update
         for i, p in enumerate(todo.params):
             param = p.param
             state = self.state.get(param)
+            if gate is not None:
+                kept = gate.keep(param, state)
             if state is None:
                 state = self.state[param] = {"step": 0}
             state["step"] += 1
@@ -563,7 +577,9 @@ class Optimizer:
             step = self.update_param(p, state)
             if step is not None:
                 param.data -= step
-            elif self.returns_update:
+            if gate is not None:
+                gate.restore(kept, param, state)
+            if step is None and self.returns_update:
                 raise TypeError(f"{type(self).__name__}.update returned None, but the class "
                                 "says returns_update = True: return the step to subtract, or "
                                 "set returns_update = False")

@@ -289,6 +289,54 @@ assert dt.backend.current() == "cpu", "a failed dt.backend.use('gpu') switched n
 # least one kernel ran: it tells you the GPU was never idle, not that it computed much.
 
 # %% [markdown]
+# ### Going deeper: a training step reads nothing on the host
+#
+# Reading a value on the host (`float(x)`, `print(loss)`, `if x.any():`) makes Python wait
+# until the GPU has finished everything queued before it, and while Python waits it queues
+# nothing, so next the GPU waits for Python. So dltutor's training step reads nothing on a GPU:
+# forward, loss, backward and `opt.step()` with clipping, lr multipliers and the non-finite check
+# only queue kernels. Two checks need a value, and both are decided on the GPU instead:
+#
+# * **a gradient with NaN or Inf**: the step works out on the GPU whether every gradient is
+#   finite, runs the update, and puts back every value it changed (parameters, momentum buffers,
+#   Adam's moments) if not. The answer travels to the host while the GPU works on, and is read at
+#   the next point where the host reads anyway: the loss printed, the next `step()`. Then the
+#   `NonFiniteGradientError` comes, naming the parameter, "found on the device, read after the
+#   step" (or, with `nonfinite="skip"`, `skipped_steps` counts it). The parameters are the same
+#   as on the CPU, where the check comes first; only the error comes one read later.
+# * **a label out of range** in `cross_entropy`: its row makes the loss and every gradient NaN,
+#   so the step above is refused, and the `ValueError` naming the label comes at the next read.
+#
+# The cell below runs that GPU path here, on the CPU: it tells the NumPy backend that its reads
+# are not free (what CuPy's backend says), and poisons one gradient.
+
+# %%
+numpy_backend = dt.backend.get("numpy")
+numpy_backend.reads_are_free = False             # take the GPU's path, on the CPU
+try:
+    dt.manual_seed(0)
+    gpu_net = nn.Linear(2, 1)
+    gpu_opt = optim.SGD(gpu_net.named_parameters(), lr=0.1, momentum=0.9)
+    gpu_loss = F.mse_loss(gpu_net(dt.ones(4, 2)), dt.zeros(4, 1))
+    gpu_loss.backward()
+    gpu_net.weight.grad.data[0, 0] = np.nan       # one NaN, as an overflow would make
+    weight_before = gpu_net.weight.data.copy()
+    gpu_opt.step()                                # no error yet: nothing was read
+    print("weight unchanged:", bool((gpu_net.weight.data == weight_before).all()))
+    try:
+        print(gpu_loss.item())                    # the host reads: the check is settled
+    except optim.NonFiniteGradientError as error:
+        refusal = error                           # (Python forgets `error` after the block)
+        print(type(error).__name__, "names", error.names)
+finally:
+    numpy_backend.reads_are_free = True
+print("steps counted:", gpu_opt.step_count)
+
+# %%
+assert (gpu_net.weight.data == weight_before).all() and gpu_opt.step_count == 0
+assert refusal.names == ["weight"] and "found on the device" in str(refusal)
+
+# %% [markdown]
 # ## When the GPU runs out of memory
 #
 # On a GPU, "out of memory" means the arrays of one training step do not fit in the GPU's memory

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ... import backend as B
+from ... import host_reads
 from ..function import Function, is_tensor
 from .elementwise import abs, sigmoid_of  # noqa: A004 - the op, not the builtin
 from .operands import as_tensor
@@ -47,7 +48,9 @@ class CrossEntropy(Function):
     """Softmax + negative log-likelihood of integer labels, fused and stable.
 
     ``valid`` is a mask of the labels that count (None when no label is ``ignore_index``,
-    which skips the masking work on the usual path).
+    which skips the masking work on the usual path). On a GPU it is always given, as weights
+    of the logits' dtype: 1 counts, 0 is ignored, NaN is a label out of range (see
+    ``_labels_checked_later``).
     """
 
     grad_shapes_exact = True
@@ -72,6 +75,10 @@ class CrossEntropy(Function):
         # array an op returns, in the logits' dtype.
         if self.reduction == "sum":
             return xp.asarray(-picked.sum(), dtype=logits.dtype)
+        if self.valid is not None and not B.reads_are_free(logits):
+            self.count = self.valid.sum()      # on a GPU: stays there (0 labels: 0/0, NaN)
+            with B.ignore_float_errors(logits):
+                return xp.asarray(picked.sum() / -self.count, dtype=logits.dtype)
         # A Python int: dividing a float32 sum by a NumPy int64 scalar would give float64.
         self.count = logits.shape[0] if self.valid is None else int(self.valid.sum())
         mean = picked.sum() / -self.count if self.count else xp.nan   # (no label: NaN)
@@ -88,14 +95,20 @@ class CrossEntropy(Function):
         return (grad,)
 
 
-def _check_labels(labels: Any, n: int, classes: int, ignore_index: int) -> Any:
-    """Check the labels; return the mask of labels that count, or None if all of them do."""
+def _check_label_kind(labels: Any, n: int, classes: int) -> None:
+    """Refuse labels that are not integers, or not one per row (their dtype and shape, which
+    the host knows without reading a value)."""
     if labels.dtype.kind not in "iu":
         raise TypeError(f"cross_entropy: labels must be integer class indices (got {labels.dtype});"
                         " make them with dt.tensor(labels, dtype=dt.int64)")
     if labels.shape != (n,):
         raise ValueError(f"cross_entropy: logits of shape ({n}, {classes}) need labels of shape "
                          f"({n},), got {tuple(labels.shape)}")
+
+
+def _check_labels(labels: Any, n: int, classes: int, ignore_index: int) -> Any:
+    """Check the labels; return the mask of labels that count, or None if all of them do."""
+    _check_label_kind(labels, n, classes)
     if n == 0 or int(_as_unsigned(labels).max()) < classes:
         return None  # the usual case, found with one cheap reduction
     valid = labels != ignore_index
@@ -105,6 +118,30 @@ def _check_labels(labels: Any, n: int, classes: int, ignore_index: int) -> Any:
         raise ValueError(f"cross_entropy: label {bad} is out of range for {classes} classes "
                          f"(labels must be in 0..{classes - 1})")
     return valid
+
+
+def _labels_checked_later(labels: Any, n: int, classes: int, ignore_index: int,
+                          dtype: Any) -> tuple[Any, Any]:
+    """On a GPU, where reading a label would make the host wait: the labels to look up (0 for
+    the ignored and the bad ones) and each row's weight (1 counts, 0 ignored, NaN for a label
+    out of range). A bad label makes the loss and every gradient NaN, so the optimizer refuses
+    the step; the ValueError naming it comes at the host's next read (host_reads)."""
+    _check_label_kind(labels, n, classes)
+    xp = get_array_module(labels)
+    counted = labels != ignore_index
+    usable = (labels >= 0) & (labels < classes)
+    bad = counted & ~usable
+    weights = xp.where(bad, xp.nan, counted).astype(dtype)
+    first_bad = xp.take(labels, bad.argmax()) if n else xp.zeros((), labels.dtype)
+    answer = xp.stack([bad.any().astype(np.int64), first_bad.astype(np.int64)])
+
+    def refuse_a_bad_label(found: np.ndarray) -> None:
+        if found[0]:
+            raise ValueError(f"cross_entropy: label {found[1]} is out of range for {classes} "
+                             f"classes (labels must be in 0..{classes - 1}; found on the "
+                             "device, read after the op)")
+    host_reads.defer(host_reads.start_read(answer), refuse_a_bad_label)
+    return xp.where(usable, labels, 0), weights
 
 
 def _as_unsigned(labels: Any) -> Any:
@@ -146,6 +183,10 @@ def cross_entropy(logits: Any, labels: Any, reduction: str = "mean",
         logits = reshape(permute(logits, order), -1, shape[1])
         label_data = label_data.reshape(-1)
     n, classes = logits.data.shape
+    if not B.reads_are_free(logits.data):
+        label_data, weights = _labels_checked_later(label_data, n, classes, ignore_index,
+                                                    logits.data.dtype)
+        return CrossEntropy(label_data, reduction, weights).apply(logits)
     valid = _check_labels(label_data, n, classes, ignore_index)
     if valid is not None:  # ignored rows look up class 0, then count for nothing
         label_data = get_array_module(label_data).where(valid, label_data, 0)
