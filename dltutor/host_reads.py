@@ -38,6 +38,9 @@ from . import backend as B
 PendingCheck = tuple[Callable[[], np.ndarray], Callable[[np.ndarray], None]]
 
 _pending: list[PendingCheck] = []
+#: A loop that never reads (evaluation without a print) would pile checks up: past this many,
+#: the oldest is settled, whose answer has long arrived.
+MAX_PENDING = 64
 
 
 def defer(answer: Callable[[], np.ndarray], check: Callable[[np.ndarray], None]) -> PendingCheck:
@@ -51,6 +54,8 @@ def defer(answer: Callable[[], np.ndarray], check: Callable[[np.ndarray], None])
     """
     entry = (answer, check)
     _pending.append(entry)
+    if len(_pending) > MAX_PENDING:
+        settle(through=_pending[0])
     return entry
 
 

@@ -142,3 +142,11 @@ def test_a_label_out_of_range_on_a_gpu_is_reported_at_the_next_read(gpu):
     assert gpu.total == 0
     with pytest.raises(ValueError, match="label 7 is out of range for 4 classes"):
         loss.item()
+
+
+def test_a_loop_that_never_reads_keeps_a_bounded_number_of_checks(gpu):
+    logits = dt.randn(3, 4)
+    for _ in range(host_reads.MAX_PENDING + 10):
+        nn.functional.cross_entropy(logits, dt.tensor([0, 1, 2]))
+    assert host_reads.pending() == host_reads.MAX_PENDING
+    assert gpu.total == 0                  # the old answers arrived long ago: no wait
