@@ -12,31 +12,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import dltutor as dt  # noqa: E402
 from dltutor import backend as B  # noqa: E402
-from dltutor.autograd.function import Function  # noqa: E402
 
 import marked_backend  # noqa: E402
-
-
-def _checking_call(original):
-    """Wrap Function.__call__ so every forward output and backward gradient is checked."""
-
-    def call(self, *inputs):
-        out = original(self, *inputs)
-        marked_backend.assert_marked(out.data, f"the forward output of {self.op_name}")
-        if out.grad_fn is self:
-            backward = self.backward
-
-            def checked_backward(grad):
-                grads = backward(grad)
-                for i, g in enumerate(grads):
-                    if g is not None:
-                        marked_backend.assert_marked(g, f"{self.op_name}'s gradient for input {i}")
-                return grads
-
-            self.backward = checked_backward
-        return out
-
-    return call
 
 
 # On a machine with a GPU, DLTUTOR_TEST_CUPY=1 adds the real CuPy backend to every op test.
@@ -50,7 +27,7 @@ def backend(request, monkeypatch):
         pytest.fail("DLTUTOR_TEST_CUPY=1 but CuPy or a GPU is missing")
     if request.param == "marked":
         marked_backend.register()
-        monkeypatch.setattr(Function, "__call__", _checking_call(Function.__call__))
+        marked_backend.wrap_every_op_call(monkeypatch, marked_backend.checking_apply)
     with B.use(request.param):
         yield request.param
 

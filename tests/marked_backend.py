@@ -184,3 +184,45 @@ def assert_marked(array: Any, what: str) -> None:
     if not isinstance(array, Marked):
         raise AssertionError(f"{what} is a {type(array).__module__}.{type(array).__name__}, not a "
                              "marked array: some op made it with NumPy instead of the backend")
+
+
+#: How many forward outputs and backward passes the per-op check has looked at since the
+#: counts were last set to 0: a test reads them to prove the check really runs.
+checked = {"forward": 0, "backward": 0}
+
+
+def checking_apply(original):
+    """Wrap ``Function.apply`` so every op's forward output and backward gradients are checked
+    to be marked arrays (``wrap_every_op_call`` installs it)."""
+
+    def apply(self, *inputs):
+        out = original(self, *inputs)
+        assert_marked(out.data, f"the forward output of {self.op_name}")
+        checked["forward"] += 1
+        if out.grad_fn is self:
+            backward = self.backward
+
+            def checked_backward(grad):
+                grads = backward(grad)
+                for i, g in enumerate(grads):
+                    if g is not None:
+                        assert_marked(g, f"{self.op_name}'s gradient for input {i}")
+                checked["backward"] += 1
+                return grads
+
+            self.backward = checked_backward
+        return out
+
+    return apply
+
+
+def wrap_every_op_call(monkeypatch, wrap) -> None:
+    """Replace ``Function.apply`` with ``wrap(Function.apply)`` for one test. The ops run
+    ``Op(...).apply(x)``, and ``Op(...)(x)`` is the same method under the name ``__call__``
+    (an alias made when the class was defined), so both names are patched: patching
+    ``__call__`` alone checks nothing the kit's own functions do."""
+    from dltutor.autograd.function import Function
+
+    wrapped = wrap(Function.apply)
+    monkeypatch.setattr(Function, "apply", wrapped)
+    monkeypatch.setattr(Function, "__call__", wrapped)

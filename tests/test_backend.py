@@ -13,6 +13,7 @@ import pytest
 import dltutor as dt
 from dltutor import backend as B
 from dltutor.autograd.function import Function
+from dltutor.nn import functional as F
 
 import marked_backend
 from marked_backend import Marked, StrayNumpyCall
@@ -170,6 +171,21 @@ def test_a_stray_numpy_array_in_backward_is_caught(backend):
     else:
         with pytest.raises(AssertionError, match="stray_zeros_in_backward.s gradient.*not a marked"):
             y.backward()
+
+
+@pytest.mark.parametrize("backend", ["marked"], indirect=True)
+def test_the_marked_check_sees_the_ops_the_kit_runs(backend):
+    """The kit's functions run their ops as ``Op(...).apply(x)``: the per-op check must see
+    those calls, not only ``Op(...)(x)`` (it once wrapped ``__call__`` alone and saw none)."""
+    x = dt.randn(2, 1, 6, 6)
+    weight = dt.randn(3, 1, 3, 3, requires_grad=True)
+    marked_backend.checked.update(forward=0, backward=0)
+    loss = F.cross_entropy(F.max_pool2d(dt.relu(F.conv2d(x, weight)), 2).flatten(1),
+                           dt.tensor([0, 1]))
+    loss.backward()
+    # conv2d, relu, max_pool2d, flatten, cross_entropy: five ops at least, each with a backward
+    assert marked_backend.checked["forward"] >= 5
+    assert marked_backend.checked["backward"] >= 5
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64])
