@@ -10,12 +10,17 @@ backend. It is stricter than CuPy:
   ``xp.exp(x)``) raises :class:`StrayNumpyCall`. Array methods and operators stay allowed,
   as they are on CuPy arrays.
 * A NumPy function that makes a new array (``np.zeros``) returns a plain ndarray, which the
-  tests catch when they check the class of every array an op produces.
+  tests catch when they check the class of every array an op produces
+  (:func:`checking_apply`, which the ``backend`` fixture of conftest.py installs).
+* Every array operation passes through this module, so :func:`counting` can count them: on
+  a GPU each is about one kernel launch (a convolution's must not grow with its kernel).
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import threading
+import types
 from typing import Any
 
 import numpy as np
@@ -41,6 +46,38 @@ def _allowed():
 
 def _is_allowed() -> bool:
     return getattr(_state, "allowed", False)
+
+
+@contextlib.contextmanager
+def counting():
+    """Count, by name, the array operations run on the marked backend inside the block: calls
+    of ``xp``'s functions (its submodules' too) and ufuncs, and the methods and operators of
+    marked arrays (views like ``reshape`` and indexing included). What one of them does
+    inside NumPy is not counted again: each counts once, as one call of the array library
+    (on CuPy, about one kernel launch or one view).
+
+    >>> register().name
+    'marked'
+    >>> with B.use("marked"), counting() as counts:
+    ...     a = XP.ones(3)
+    ...     b = (a + a).sum()
+    >>> sorted(counts.items())
+    [('__add__', 1), ('ones', 1), ('sum', 1)]
+    """
+    counts: collections.Counter = collections.Counter()
+    previous = getattr(_state, "counts", None)
+    _state.counts = counts
+    try:
+        yield counts
+    finally:
+        _state.counts = previous
+
+
+def _count(name: str) -> None:
+    """Count one array operation (inside :func:`counting`; not the ones an operation runs)."""
+    counts = getattr(_state, "counts", None)
+    if counts is not None and not _is_allowed():
+        counts[name] += 1
 
 
 def _plain(value: Any) -> Any:
@@ -89,6 +126,7 @@ def _allowing(name: str):
     base = getattr(np.ndarray, name)
 
     def method(self, *args, **kwargs):
+        _count(name)
         with _allowed():
             result = base(self.view(np.ndarray), *_plain(args), **_plain(kwargs))
         if result is NotImplemented:
@@ -123,6 +161,7 @@ class _MarkedUfunc:
         self._ufunc = ufunc
 
     def __call__(self, *args, **kwargs):
+        _count(self._ufunc.__name__)
         with _allowed():
             return _mark(self._ufunc(*_plain(args), **_plain(kwargs)))
 
@@ -132,6 +171,7 @@ class _MarkedUfunc:
             return target
 
         def call(*args, **kwargs):
+            _count(f"{self._ufunc.__name__}.{method}")
             with _allowed():
                 return _mark(target(*_plain(args), **_plain(kwargs)))
 
@@ -139,16 +179,22 @@ class _MarkedUfunc:
 
 
 class _MarkedModule:
-    """The marked backend's ``xp``: NumPy's namespace, with Marked arrays in and out."""
+    """The marked backend's ``xp``: NumPy's namespace, with Marked arrays in and out; its
+    submodules too (``xp.lib.stride_tricks.as_strided``, which CuPy has under the same name)."""
 
-    __name__ = "marked_numpy"
+    def __init__(self, module: types.ModuleType = np, name: str = "marked_numpy"):
+        self._module = module
+        self.__name__ = name
 
     def __getattr__(self, name: str) -> Any:
-        target = getattr(np, name)
+        target = getattr(self._module, name)
+        if isinstance(target, types.ModuleType):
+            return _MarkedModule(target, f"{self.__name__}.{name}")
         if isinstance(target, np.ufunc):
             return _MarkedUfunc(target)
         if callable(target) and not isinstance(target, type):
             def call(*args, **kwargs):
+                _count(name)
                 with _allowed():
                     return _mark(target(*_plain(args), **_plain(kwargs)))
 

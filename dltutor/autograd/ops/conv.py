@@ -1,6 +1,9 @@
 """Convolution and pooling on images (N, C, H, W): ``conv2d``, ``max_pool2d``, ``avg_pool2d``.
 
-Vectorised over pixels: the only Python loops run over the kernel's offsets.
+Vectorised over pixels. The convolution gathers its patches and adds their gradients back with
+a fixed number of array operations, whatever the kernel's size (stride tricks: see
+:func:`patch_view` and :func:`fold_patches`); pooling's Python loops run over the kernel's
+offsets.
 
 >>> import dltutor as dt
 >>> x = dt.ones(1, 1, 4, 4, requires_grad=True)
@@ -69,15 +72,111 @@ def _window(kernel_row: int, kernel_col: int, out: tuple[int, int],
             slice(kernel_col, kernel_col + stride[1] * out[1], stride[1]))
 
 
+def patch_view(padded: Any, kernel: tuple[int, int], stride: tuple[int, int],
+               out: tuple[int, int]) -> Any:
+    """Every window of ``padded`` (C, H, W, N) as one (C, KH, KW, OH, OW, N) view, no copy.
+
+    Entry (c, i, j, oy, ox, n) is pixel (oy*stride + i, ox*stride + j) of channel c of image n.
+    An array finds an entry by its strides, the bytes one step along each axis moves: here a
+    step of i moves one row (the row stride of ``padded``), a step of oy moves ``stride`` rows.
+    So the view is ``padded``'s memory with the strides (channel, row, column, stride*row,
+    stride*column, batch), and copying it once writes the whole patch matrix. In one
+    dimension, windows of 3 over 5 numbers (8 bytes each):
+
+    >>> import numpy as np
+    >>> from numpy.lib.stride_tricks import as_strided
+    >>> as_strided(np.arange(5.0), shape=(3, 3), strides=(8, 8))
+    array([[0., 1., 2.],
+           [1., 2., 3.],
+           [2., 3., 4.]])
+
+    Windows overlap, so entries of the view share memory: read it, never write to it.
+    """
+    xp = get_array_module(padded)
+    channel, row, column, batch = padded.strides
+    return xp.lib.stride_tricks.as_strided(
+        padded, (padded.shape[0], kernel[0], kernel[1], out[0], out[1], padded.shape[3]),
+        (channel, row, column, stride[0] * row, stride[1] * column, batch))
+
+
+def fold_patches(gcols: Any, size: tuple[int, int], stride: tuple[int, int],
+                 padding: tuple[int, int]) -> Any:
+    """The gradient of the input (C, H, W, N) from that of the patches ``gcols`` (C, KH, KW,
+    OH, OW, N): each pixel gets the sum of the gradients of every patch entry that was a copy
+    of it. One copy and one sum, whatever the kernel's size.
+
+    Kernel offset (i, j) copied pixel (oy*stride + i, ox*stride + j) into window (oy, ox). So
+    each offset gets a zeroed image of its own; one strided view of those images puts every
+    window's gradient back on the pixel its offset took it from (a step of the offset moves
+    one image and one pixel on), written once; summing the images over the offsets gives each
+    pixel all its shares. In one dimension, 4 pixels and a kernel of 2, so 3 windows, with
+    ``g[i, o]`` the gradient of offset i in window o:
+
+    >>> import numpy as np
+    >>> from numpy.lib.stride_tricks import as_strided
+    >>> g = np.array([[1.0, 2.0, 3.0], [10.0, 20.0, 30.0]])
+    >>> images = np.zeros((2, 4))                      # one image of 4 pixels per offset
+    >>> image, pixel = images.strides
+    >>> as_strided(images, shape=(2, 3), strides=(image + pixel, pixel))[:] = g
+    >>> images
+    array([[ 1.,  2.,  3.,  0.],
+           [ 0., 10., 20., 30.]])
+    >>> images.sum(axis=0)
+    array([ 1., 12., 23., 30.])
+
+    With a stride s a step of the window moves s pixels, and padding only shifts where the real
+    pixels start. (On NumPy the sum gives the same bits as the loop it replaced, which added
+    the offsets one after another.)
+    """
+    xp = get_array_module(gcols)
+    c, kh, kw, _, _, n = gcols.shape
+    (sh, sw), (ph, pw) = stride, padding
+    images = _borrow_images(xp, (c, kh, kw, size[0] + 2 * ph, size[1] + 2 * pw, n), gcols.dtype,
+                            stride)
+    channel, offset_row, offset_column, row, column, batch = images.strides
+    # Entry (c, i, j, oy, ox, n) of this view is pixel (oy*sh + i, ox*sw + j) of image (i, j);
+    # no two entries share memory, so writing to it is safe.
+    on_their_pixels = xp.lib.stride_tricks.as_strided(
+        images, gcols.shape,
+        (channel, offset_row + row, offset_column + column, sh * row, sw * column, batch))
+    on_their_pixels[...] = gcols
+    gx = images[:, :, :, ph:ph + size[0], pw:pw + size[1]].sum(axis=(1, 2))
+    _give_back_images(images, stride)
+    return gx
+
+
+# The images fold_patches writes in, kept from one step to the next: one per (array module,
+# shape, dtype, stride), at most KEPT_IMAGES. Only the places its view picks are ever written
+# (the same ones every time), so every other place keeps the zero it was made with: clearing
+# them every step would cost more than the whole fold. Borrowed by popping, so two folds at
+# once (threads) never share one.
+KEPT_IMAGES = 8
+_images: dict[tuple, Any] = {}
+
+
+def _borrow_images(xp: Any, shape: tuple[int, ...], dtype: Any, stride: tuple[int, int]) -> Any:
+    images = _images.pop((xp, shape, np.dtype(dtype), stride), None)
+    return xp.zeros(shape, dtype=dtype) if images is None else images
+
+
+def _give_back_images(images: Any, stride: tuple[int, int]) -> None:
+    if len(_images) >= KEPT_IMAGES:
+        del _images[next(iter(_images))]          # the one kept longest
+    _images[(get_array_module(images), images.shape, np.dtype(images.dtype), stride)] = images
+
+
 class Conv2d(Function):
     """2-D cross-correlation as ONE matrix product over unfolded patches (im2col).
 
     The patches of the whole batch are laid out as a (C*KH*KW, OH*OW*N) matrix, so the
-    convolution is a single large matrix product instead of N small ones. Inside, the batch
-    axis comes last in memory, (C, H, W, N): then a window of the input is long runs of
-    memory (OW*N numbers, not OW), so unfolding the patches and folding their gradients back
-    copy in large pieces. The output keeps that memory order, seen as (N, O, OH, OW) without
-    a copy, so ReLU and pooling after it, and the next convolution, find it there too.
+    convolution is a single large matrix product instead of N small ones. Unfolding the
+    patches is one copy of a strided view (:func:`patch_view`), folding their gradients back
+    one copy and one sum (:func:`fold_patches`): a 7x7 kernel costs no more array operations
+    than a 3x3, which matters on a GPU, where each is a kernel launch. Inside, the batch axis
+    comes last in memory, (C, H, W, N): then a window of the input is long runs of memory
+    (OW*N numbers, not OW), so those copies move large pieces. The output keeps that memory
+    order, seen as (N, O, OH, OW) without a copy, so ReLU and pooling after it, and the next
+    convolution, find it there too.
     """
 
     def __init__(self, stride: tuple[int, int], padding: tuple[int, int]):
@@ -92,10 +191,7 @@ class Conv2d(Function):
         padded = _pad_batch_last(x, self.padding)
         cols = workspace.borrow(xp, (c, kh, kw, oh, ow, n), x.dtype)   # see workspace.py
         self.borrowed = (cols,)
-        for i in range(kh):
-            for j in range(kw):
-                rows, columns = _window(i, j, self.out_hw, self.stride)
-                cols[:, i, j] = padded[:, rows, columns, :]
+        cols[...] = patch_view(padded, (kh, kw), self.stride, self.out_hw)
         self.cols = cols.reshape(c * kh * kw, oh * ow * n)
         out = w.reshape(o, -1) @ self.cols                   # (O, OH*OW*N)
         if b is not None:
@@ -117,14 +213,8 @@ class Conv2d(Function):
         if inputs[0].requires_grad:
             gcols = workspace.borrow(xp, (c, kh, kw, oh, ow, n), g.dtype)
             xp.matmul(self.w.reshape(o, -1).T, g2, out=gcols.reshape(c * kh * kw, -1))
-            ph, pw = self.padding
-            gpad = xp.zeros((c, h + 2 * ph, wd + 2 * pw, n), dtype=g.dtype)
-            for i in range(kh):
-                for j in range(kw):
-                    rows, columns = _window(i, j, self.out_hw, self.stride)
-                    gpad[:, rows, columns, :] += gcols[:, i, j]
+            gx = fold_patches(gcols, (h, wd), self.stride, self.padding).transpose(3, 0, 1, 2)
             workspace.give_back([gcols])
-            gx = gpad[:, ph:ph + h, pw:pw + wd, :].transpose(3, 0, 1, 2)
         return gx, gw, gb
 
 
