@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The GPU check, run on a machine with an NVIDIA GPU and CuPy (benchmarks/RESULTS.md records it):
-# every test that takes the `backend` fixture, with the real CuPy backend added, then the
-# CPU-vs-GPU benchmark. Writes its logs to ${OUT:-.}.
+# The GPU check, run on a machine with an NVIDIA GPU, CuPy and a CUDA build of PyTorch
+# (benchmarks/RESULTS.md records it): every test that takes the `backend` fixture, with the real
+# CuPy backend added, then dltutor's training step against PyTorch's, side by side (agreement
+# checked first; full float32 on both). Writes its logs to ${OUT:-.}.
 set -uo pipefail
 out=${OUT:-.}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/gpu.txt"
@@ -13,4 +14,4 @@ DLTUTOR_TEST_CUPY=1 PYTHONPATH=. timeout 330 python3 -m pytest -q -p no:cachepro
   tests/nn/test_init.py tests/io/test_io.py tests/io/test_io_tensors.py tests/nn/test_nn.py \
   tests/autograd/test_ops_gradcheck.py tests/optim/test_optim.py tests/nn/test_pooling.py \
   tests/nn/test_tied_parameters.py tests/diagnose/test_clipped_to_zero.py 2>&1 | tail -60 | tee "$out/pytest_cupy.txt"
-PYTHONPATH=. timeout 150 python3 benchmarks/gpu_bench.py 2>&1 | tee "$out/gpu_bench.txt"
+CUPY_TF32=0 PYTHONPATH=. timeout 240 python3 benchmarks/gpu_bench.py --device cuda 2>&1 | tee "$out/gpu_bench.txt"
