@@ -35,7 +35,7 @@ LAYERS = {
     "autograd": 1,
     "nn": 2, "autodiff": 2,
     "optim": 3,
-    "io": 4, "diagnose": 4, "stats": 4, "trace": 4, "data": 4, "utils": 4,
+    "io": 4, "diagnose": 4, "distributed": 4, "stats": 4, "trace": 4, "data": 4, "utils": 4,
     "plot": 5,
     "lab": 6, "examples": 6,
     "exercises": 7, "launch": 7, "cli": 7,

@@ -25,6 +25,7 @@ tensor([2., 4., 6.])
 """
 from __future__ import annotations
 
+import weakref
 from heapq import heappop, heappush
 from typing import Any
 
@@ -85,6 +86,21 @@ def reduce_to_shape(grad: Any, shape: tuple[int, ...], fn: Function) -> Any:
                            f"{tuple(grad.shape)} for an input of shape {tuple(shape)}; "
                            "this is a bug in the op's backward")
     return grad
+
+
+#: Hooks that run after a leaf's ``.grad`` is written (``register_post_accumulate_grad_hook``),
+#: by ``id`` of the leaf (a tensor's ``==`` compares values, so it cannot be a key); an entry
+#: goes when its tensor does. Empty in most programs: the backward pass looks at it once.
+POST_ACCUMULATE_HOOKS: dict[int, list] = {}
+
+
+def post_accumulate_hooks(t: Any) -> list:
+    """The list of ``t``'s post-accumulate hooks, made (and tied to ``t``'s life) on first use."""
+    hooks = POST_ACCUMULATE_HOOKS.get(id(t))
+    if hooks is None:
+        hooks = POST_ACCUMULATE_HOOKS[id(t)] = []
+        weakref.finalize(t, POST_ACCUMULATE_HOOKS.pop, id(t), None)
+    return hooks
 
 
 # Gradients of leaves up to this many elements are collected during a backward pass and
@@ -173,6 +189,16 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
             g = _run_hooks(t._hooks, g, t.data.shape)
         retained.append((t, g))
     _write_grads(retained)          # every gradient is known: only now write them
+    if POST_ACCUMULATE_HOOKS:
+        _run_post_accumulate_hooks([t for t, _ in retained])
+
+
+def _run_post_accumulate_hooks(written: list) -> None:
+    """Call each ``register_post_accumulate_grad_hook`` hook of the leaves whose ``.grad``
+    was just written, with the leaf (its ``.grad`` complete)."""
+    for t in written:
+        for hook in list(POST_ACCUMULATE_HOOKS.get(id(t), ())):
+            hook(t)
 
 
 def _kept_leaves(inputs: Any) -> set[int]:

@@ -292,6 +292,24 @@ class Tensor:
         elif not self.requires_grad:
             raise RuntimeError("retain_grad() on a tensor that does not require grad")
 
+    def register_post_accumulate_grad_hook(self, hook: Callable[["Tensor"], None]) -> HookHandle:
+        """Call ``hook(tensor)`` after backward has added this leaf's gradient into ``.grad``
+        (PyTorch's name): the moment data-parallel training averages it across processes.
+
+        >>> import dltutor as dt
+        >>> w = dt.ones(2, requires_grad=True)
+        >>> handle = w.register_post_accumulate_grad_hook(lambda t: print(t.grad))
+        >>> (w * 3).sum().backward()
+        tensor([3., 3.])
+        >>> handle.remove()
+        """
+        if not self.requires_grad or self._fn is not None:
+            raise RuntimeError("register_post_accumulate_grad_hook needs a leaf that requires "
+                               "grad (a parameter): only a leaf's .grad is accumulated")
+        hooks = engine.post_accumulate_hooks(self)
+        hooks.append(hook)
+        return HookHandle(hooks, hook)
+
     def register_hook(self, hook: Callable[["Tensor"], Any]) -> HookHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed.
 

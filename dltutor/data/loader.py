@@ -151,6 +151,8 @@ class DataLoader:
       your loop as :class:`DataLoaderWorkerError`, with the worker's traceback.
     * ``collate_fn``: a function from a list of samples to a batch, for samples the default
       (:func:`default_collate`) cannot stack, e.g. sequences that need padding.
+    * ``sampler``: an iterable of sample indices that decides each epoch's order instead of
+      ``shuffle`` (``dist.DistributedSampler``: each process its share of the data).
 
     A batch from a :class:`TensorDataset` is a tuple with one Tensor per array, gathered with one
     fancy index per array (fast). For another Dataset, the samples are stacked with
@@ -177,7 +179,8 @@ class DataLoader:
 
     def __init__(self, dataset: Any, batch_size: int = 1, shuffle: bool = False,
                  drop_last: bool = False, seed: int | None = None, num_workers: int = 0, *,
-                 prefetch_factor: int = 2, collate_fn: Callable | None = None):
+                 prefetch_factor: int = 2, collate_fn: Callable | None = None,
+                 sampler: Any = None):
         if not hasattr(dataset, "__len__") or not hasattr(dataset, "__getitem__"):
             raise TypeError(f"DataLoader needs a data set with __len__ and __getitem__ (a "
                             f"Dataset or TensorDataset), got {type(dataset).__name__}")
@@ -189,6 +192,12 @@ class DataLoader:
             _count("seed", seed, 0, "None or ")
         _flag("shuffle", shuffle)
         _flag("drop_last", drop_last)
+        if sampler is not None and (shuffle or not hasattr(sampler, "__iter__")
+                                    or not hasattr(sampler, "__len__")):
+            raise ValueError("DataLoader: a sampler decides the order itself, so shuffle must "
+                             "be False with it, and it must be an iterable of indices with a "
+                             f"length (such as dist.DistributedSampler), got {sampler!r} and "
+                             f"shuffle={shuffle!r}")
         if collate_fn is not None and not callable(collate_fn):
             raise TypeError(f"DataLoader: collate_fn must be a function from a list of samples to "
                             f"a batch (or None for default_collate), got {collate_fn!r}")
@@ -199,6 +208,7 @@ class DataLoader:
         self.num_workers = int(num_workers)
         self.prefetch_factor = int(prefetch_factor)
         self.collate_fn = collate_fn
+        self.sampler = sampler
         if seed is None and self.shuffle:
             # Drawn once, now: dt.manual_seed(...) before making the loader fixes every epoch.
             seed = int(generator().integers(0, 2**63 - 1))
@@ -231,6 +241,8 @@ class DataLoader:
         >>> DataLoader(TensorDataset(np.arange(5)), shuffle=False).order()
         array([0, 1, 2, 3, 4])
         """
+        if self.sampler is not None:       # its own order (DistributedSampler: set_epoch)
+            return np.fromiter(self.sampler, dtype=np.int64)
         n = len(self.dataset)
         if not self.shuffle:
             return np.arange(n)
@@ -251,7 +263,7 @@ class DataLoader:
         return _LoaderIterator(self._batches(order), fetch, self.num_workers, self.prefetch_factor)
 
     def __len__(self) -> int:
-        n = len(self.dataset)
+        n = len(self.dataset) if self.sampler is None else len(self.sampler)
         return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
 
     def __repr__(self) -> str:

@@ -416,3 +416,17 @@ def test_in_place_operators_refuse_to_break_a_recorded_graph():
 def test_numpy_scalars_keep_their_dtype():
     assert dt.tensor(np.float64(2.0)).dtype == dt.float64
     assert dt.tensor(2.0).dtype == dt.float32
+
+
+def test_a_post_accumulate_hook_sees_the_finished_grad_once_per_backward():
+    w = dt.ones(2, requires_grad=True)
+    seen = []
+    handle = w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    (w * w + w * 3).sum().backward()            # w used twice: one call, with the sum
+    (w * 2).sum().backward()                    # accumulated: the hook sees the total
+    assert seen == [[5.0, 5.0], [7.0, 7.0]]
+    handle.remove()
+    (w * 2).sum().backward()
+    assert len(seen) == 2
+    with pytest.raises(RuntimeError, match="needs a leaf"):
+        (w * 2).register_post_accumulate_grad_hook(print)

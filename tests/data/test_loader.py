@@ -55,3 +55,11 @@ def test_a_data_set_smaller_than_one_batch(shuffle, num_workers):
     assert yielded_sizes(DataLoader(dataset(5), drop_last=False, **kwargs)) == [5]
     batches = list(DataLoader(dataset(5), drop_last=False, **kwargs))
     assert sorted(batches[0][0].numpy().ravel().tolist()) == [0, 1, 2, 3, 4]
+
+
+def test_a_sampler_decides_the_order_and_the_length():
+    ds = TensorDataset(np.arange(10))
+    loader = DataLoader(ds, batch_size=2, sampler=[9, 7, 5])
+    assert [xb.tolist() for (xb,) in loader] == [[9, 7], [5]] and len(loader) == 2
+    with pytest.raises(ValueError, match="shuffle must be False"):
+        DataLoader(ds, batch_size=2, shuffle=True, sampler=[1, 2])

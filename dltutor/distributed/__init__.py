@@ -1,0 +1,28 @@
+"""Data-parallel training over MPI, with PyTorch's names (``torch.distributed``).
+
+Run the same program in N processes, ``mpiexec -n 4 python train.py``, and in it::
+
+    import dltutor.distributed as dist
+    dist.init_process_group("mpi")
+    model = dist.DistributedDataParallel(model)            # replicas start equal
+    sampler = dist.DistributedSampler(dataset)             # each process its share
+    loader = DataLoader(dataset, batch_size=32, sampler=sampler)
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            ...                                            # backward averages the gradients
+
+MPI (``mpi4py`` and the MPICH library: ``pip install "dltutor[distributed]"``) is the engine
+underneath; each name here is a thin layer over one of its collectives.
+"""
+from .collectives import ReduceOp, all_gather, all_reduce, broadcast
+from .ddp import DistributedDataParallel
+from .process_group import (barrier, destroy_process_group, get_rank, get_world_size,
+                            init_process_group, is_initialized)
+from .sampler import DistributedSampler
+
+__all__ = [
+    "init_process_group", "destroy_process_group", "is_initialized", "get_rank",
+    "get_world_size", "barrier", "ReduceOp", "all_reduce", "broadcast", "all_gather",
+    "DistributedSampler", "DistributedDataParallel",
+]
