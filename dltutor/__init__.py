@@ -11,7 +11,7 @@ import builtins
 
 from . import autodiff, backend, cuda, data, diagnose, nn, optim, stats, trace, twins, utils
 from .devices import device
-from .autograd import *  # noqa: F401,F403  (the tensor API: dt.tensor, dt.exp, dt.no_grad, ...)
+from .autograd import *  # noqa: F403 - the tensor API: dt.tensor, dt.exp, dt.no_grad, ...
 from .autograd import __all__ as _autograd_all
 from .autograd import bool_, float16, float32, float64, int32, int64  # named: aliased below
 from .i18n import get_language, set_language
@@ -44,9 +44,9 @@ def quick_mode() -> builtins.bool:  # (below, dltutor's bool is a dtype)
 # PyTorch's short dtype names: dt.float is dt.float32, dt.double is dt.float64, and so on. They
 # are attributes only, left out of __all__, so `from dltutor import *` never hides Python's own
 # float, int and bool. (Defined last: below this line those names are dtypes in this module.)
-float = float32  # noqa: A001
+float = float32
 double = float64
 half = float16
 long = int64
-int = int32  # noqa: A001
-bool = bool_  # noqa: A001
+int = int32
+bool = bool_

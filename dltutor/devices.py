@@ -28,7 +28,7 @@ DEVICE_NAMES = {"cpu": ("cpu", None), "cpu:0": ("cpu", 0), "cuda": ("cuda", None
                 "cuda:0": ("cuda", 0), "gpu": ("cuda", None)}
 
 
-class device:  # noqa: N801 - PyTorch's name: torch.device
+class device:  # PyTorch's name: torch.device
     """A device: ``dt.device("cpu")``, ``dt.device("cuda")``, ``dt.device("cuda:0")`` or
     ``dt.device("cuda", 0)``. ``.type`` is ``"cpu"`` or ``"cuda"``, ``.index`` None or 0.
 
@@ -47,7 +47,7 @@ class device:  # noqa: N801 - PyTorch's name: torch.device
     type: str                   # (the slots' types, for mypy)
     index: int | None
 
-    def __init__(self, type: Any, index: int | None = None):  # noqa: A002 - PyTorch's name
+    def __init__(self, type: Any, index: int | None = None):  # PyTorch's name
         if isinstance(type, device):
             type, index = type.type, type.index if index is None else index
         spec = type if index is None else f"{type}:{index}"

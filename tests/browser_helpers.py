@@ -280,7 +280,7 @@ def save_failure(page: Any, name: str, servers: list[Server]) -> None:
         try:
             page.screenshot(path=str(ARTIFACTS / f"{name}-failure.png"), full_page=True)
             (ARTIFACTS / f"{name}-failure-page.txt").write_text(page_report(page))
-        except Exception as err:  # noqa: BLE001 - best effort; the original failure matters
+        except Exception as err:  # best effort; the original failure matters
             print(f"could not save the page: {err}")
     for server in servers:
         try:

@@ -10,10 +10,10 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import dltutor as dt  # noqa: E402
-from dltutor import backend as B  # noqa: E402
+import dltutor as dt
+from dltutor import backend as B
 
-import marked_backend  # noqa: E402
+import marked_backend
 
 
 # On a machine with a GPU, DLTUTOR_TEST_CUPY=1 adds the real CuPy backend to every op test.

@@ -25,7 +25,7 @@ from dltutor import exercises
 from dltutor.exercises import ____
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import twins  # noqa: E402 - tools/twins.py
+import twins  # tools/twins.py
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,7 +56,7 @@ def run_chapter_with_solutions(number: str) -> list[str]:
                 if line.strip().endswith("= ____") and name in by_name:
                     code = code.replace(line, by_name[name].code)
             try:
-                exec(compile(code, chapter_source(number).name, "exec"), namespace)  # noqa: S102
+                exec(compile(code, chapter_source(number).name, "exec"), namespace)
             except Exception:
                 if "raises-exception" not in cell.metadata.get("tags", []):
                     raise
@@ -105,7 +105,7 @@ def check_the_starter_reports_not_attempted(exercise_id: str) -> None:
 def check_the_self_contained_solution_runs_and_is_correct(exercise_id: str) -> None:
     found = exercise(exercise_id)
     namespace = {"dt": dt, "np": np}
-    exec(found.code, namespace)                                  # noqa: S102 - our own code
+    exec(found.code, namespace)                                  # our own code
     assert found.verdict(namespace).status == "correct"
 
 

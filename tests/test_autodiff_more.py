@@ -50,7 +50,7 @@ def test_callbacks_run_in_order_and_each_gets_the_previous_ones_gradient():
 
 def test_attaching_again_appends_callbacks_as_megengine_does():
     w = dt.tensor([1.0])
-    double = lambda p, g: g * 2                             # noqa: E731
+    double = lambda p, g: g * 2                             # noqa: E731 - a callback as a MegEngine user writes it
     gm = GradManager().attach(w, callbacks=double).attach(w, callbacks=double)
     with gm:
         gm.backward(w * 3)

@@ -5,9 +5,12 @@ pyproject.toml (``[tool.ruff]``, ``[tool.mypy]``); both come with ``pip install 
 from __future__ import annotations
 
 import importlib.util
+import io
+import re
 import subprocess
 import sys
 import tempfile
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -34,3 +37,36 @@ def test_mypy_finds_nothing_in_the_package():
     cache = Path(tempfile.gettempdir()) / "dltutor-mypy-cache"
     result = run_tool("mypy", "--cache-dir", str(cache), "dltutor")
     assert result.returncode == 0, f"mypy dltutor:\n{result.stdout}{result.stderr}"
+
+
+# -- noqa comments only with a reason ------------------------------------------------------------
+#: Where a noqa comment may hide a finding: the package, its tests and the tools.
+NOQA_FOLDERS = ("dltutor", "tests", "tools")
+#: ``noqa: E731 - why`` (or ``(why)``): the codes it silences, then the reason in words.
+NOQA_WITH_REASON = re.compile(r"noqa: [A-Z]+[0-9]+(,\s*[A-Z]+[0-9]+)*\s+(- |\()\w")
+
+
+def noqa_without_reason(source: str) -> list[int]:
+    """The lines of ``source`` whose ``# noqa`` comment names no code or gives no reason
+    (only comments count: a string that mentions noqa is not one)."""
+    comments = [token for token in tokenize.generate_tokens(io.StringIO(source).readline)
+                if token.type == tokenize.COMMENT]
+    return [token.start[0] for token in comments
+            if re.search(r"#\s*noqa", token.string, re.IGNORECASE)
+            and not NOQA_WITH_REASON.search(token.string)]
+
+
+def test_every_noqa_names_its_codes_and_says_why():
+    """A `# noqa` hides a finding from every later reader; the reason is what lets one judge
+    whether it still holds (ruff's RUF100 finds the ones that no longer hide anything)."""
+    found = [f"{path.relative_to(ROOT)}:{line}"
+             for folder in NOQA_FOLDERS for path in sorted((ROOT / folder).rglob("*.py"))
+             for line in noqa_without_reason(path.read_text(encoding="utf-8"))]
+    assert not found, ("a `# noqa` without its codes and a reason; write it as "
+                       "`# noqa: E731 - why`:\n" + "\n".join(found))
+
+
+def test_the_noqa_reader_sees_a_bare_one_and_skips_strings():
+    source = ("x = 1  # noqa\ny = 2  # noqa: F841\nz = 3  # noqa: F841 - read by check()\n"
+              "text = '# noqa'\n")
+    assert noqa_without_reason(source) == [1, 2]

@@ -181,7 +181,7 @@ def test_to_dataframe_or_a_clear_error():
     net, opt, rec = setup()
     train_step(net, opt, rec)
     try:
-        import pandas  # noqa: F401
+        import pandas  # noqa: F401 - only whether it imports matters
     except ImportError:
         with pytest.raises(ImportError, match="pip install pandas"):
             rec.to_dataframe()

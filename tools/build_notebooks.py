@@ -52,9 +52,9 @@ from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import deeper  # noqa: E402 - tools/deeper.py, beside this file
-import translations  # noqa: E402 - tools/translations.py, beside this file
-import twins  # noqa: E402 - tools/twins.py, beside this file
+import deeper  # tools/deeper.py, beside this file
+import translations  # tools/translations.py, beside this file
+import twins  # tools/twins.py, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "notebooks" / "src"

@@ -43,8 +43,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import deeper  # noqa: E402 - tools/deeper.py, beside this file
-from twins import TWIN_TAGS, without_heading  # noqa: E402 - tools/twins.py: twin-torch -> PyTorch
+import deeper  # tools/deeper.py, beside this file
+from twins import TWIN_TAGS, without_heading  # tools/twins.py: twin-torch -> PyTorch
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Mapping
 
 # The headings live in the kit, which reads them in a learner's kernel (dltutor/twins.py).
-from dltutor.twins import HEADINGS, heading, twin_heading_framework  # noqa: F401
+from dltutor.twins import HEADINGS, heading, twin_heading_framework  # noqa: F401 - re-exported for the tools
 
 #: The tag that makes a code cell a twin, and the framework it runs.
 TWIN_TAGS = {"twin-torch": "PyTorch", "twin-paddle": "Paddle"}

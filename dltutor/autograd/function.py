@@ -98,7 +98,7 @@ class GradMode:
         return wrapper
 
 
-class set_grad_enabled(GradMode):  # noqa: N801 - PyTorch's name, used as a function
+class set_grad_enabled(GradMode):  # PyTorch's name, used as a function
     """Switch gradient recording on (True) or off (False) now, as PyTorch's
     ``torch.set_grad_enabled``; used in a ``with`` block it restores the previous setting at
     the end. (``dt.no_grad()`` is the usual way; this one takes the mode as a value, handy as

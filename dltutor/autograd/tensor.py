@@ -559,7 +559,7 @@ class Tensor:
     __abs__ = ops.abs
 
     # ``t += x`` and friends change ``t.data`` in place (same object, as in PyTorch).
-    def _in_place(op: str,  # type: ignore[misc]  # noqa: N805 (no self: makes the methods below)
+    def _in_place(op: str,  # type: ignore[misc]  # no self: makes the methods below
                   compute: Callable) -> Callable:
         def method(self: "Tensor", other: Any) -> "Tensor":
             records = is_grad_enabled() and (

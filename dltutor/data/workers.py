@@ -73,7 +73,7 @@ def _worker_loop(worker: int, num_workers: int, fetch: _Fetch, batches: list, ou
             return
         try:
             item: Any = (b, fetch(batches[b], where))
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which re-raises
+        except BaseException as exc:  # handed to the main thread, which re-raises
             item = _Failure(b, where[0], exc, traceback.format_exc(), name)
         while not stop.is_set():
             try:

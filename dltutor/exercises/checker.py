@@ -133,7 +133,7 @@ class Exercise:
     def _judge(self, values: dict[str, Any]) -> Verdict:
         try:
             result = self._check(**values)
-        except Exception as err:  # noqa: BLE001 - an answer of another kind may break the check
+        except Exception as err:  # an answer of another kind may break the check
             culprit = _raiser(values, err)
             if culprit is not None:     # the learner's own code raised: say so, with its error
                 return Verdict("not yet", text("exercise.not_yet", id=self.id,

@@ -328,7 +328,7 @@ def _learner() -> str:
         return hub_user
     try:
         return getpass.getuser()
-    except Exception:  # noqa: BLE001 - no user name in some containers
+    except Exception:  # no user name in some containers
         return ""
 
 

@@ -165,7 +165,7 @@ class TrainingLab:
         with self._exclusive("run"):
             try:
                 self._train(steps)
-            except Exception:  # noqa: BLE001 - the error is kept in self.error
+            except Exception:  # the error is kept in self.error
                 return False
         return True
 

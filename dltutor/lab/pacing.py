@@ -128,7 +128,7 @@ class PacedTrainer:
                 self._run_slice()
                 self.on_slice()
                 await self.sleep(self._pause_before_next_step())
-        except Exception as exc:  # noqa: BLE001 - handed to on_stop (the view shows it)
+        except Exception as exc:  # handed to on_stop (the view shows it)
             error = exc
         finally:
             self._want_running = False

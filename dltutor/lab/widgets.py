@@ -273,7 +273,7 @@ class LabView:
         """One training step (the step button); an error goes to the status line."""
         try:
             self.lab.step(1)
-        except Exception as exc:  # noqa: BLE001 - shown in the status line (and lab.error)
+        except Exception as exc:  # shown in the status line (and lab.error)
             self._ui_error = error_text(exc)
         self.refresh(plots=True)
 
@@ -303,7 +303,7 @@ class LabView:
             return
         try:
             action()
-        except Exception as exc:  # noqa: BLE001 - LabError, or anything else: shown, not raised
+        except Exception as exc:  # LabError, or anything else: shown, not raised
             self._ui_error = error_text(exc)
         else:
             self._ui_error = None

@@ -103,7 +103,7 @@ class LazyLinear(_LazyWeightAndBias, Linear):
     becomes = Linear
 
     def __init__(self, out_features: int, bias: bool = True, *, weight_init: Any = None,
-                 bias_init: Any = None):  # noqa: D107
+                 bias_init: Any = None):
         Module.__init__(self)
         self.in_features, self.out_features = 0, out_features
         self._create_lazy((out_features, None), bias, weight_init, bias_init)
@@ -133,7 +133,7 @@ class LazyConv2d(_LazyWeightAndBias, Conv2d):
 
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  bias: bool = True, *, weight_init: Any = None,
-                 bias_init: Any = None):  # noqa: D107
+                 bias_init: Any = None):
         Module.__init__(self)
         self.in_channels, self.out_channels = 0, out_channels
         self.kernel_size, self.stride, self.padding = conv_geometry(

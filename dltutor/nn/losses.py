@@ -42,7 +42,7 @@ class CrossEntropyLoss(_Loss):
         super().__init__(reduction)
         self.ignore_index = ignore_index
 
-    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002 - PyTorch's names
+    def forward(self, input: Any, target: Any) -> Any:  # PyTorch's names
         return F.cross_entropy(input, target, self.reduction, self.ignore_index)
 
 
@@ -54,7 +54,7 @@ class MSELoss(_Loss):
     tensor(5.)
     """
 
-    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+    def forward(self, input: Any, target: Any) -> Any:
         return F.mse_loss(input, target, self.reduction)
 
 
@@ -66,7 +66,7 @@ class L1Loss(_Loss):
     tensor(4.)
     """
 
-    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+    def forward(self, input: Any, target: Any) -> Any:
         return F.l1_loss(input, target, self.reduction)
 
 
@@ -79,7 +79,7 @@ class BCEWithLogitsLoss(_Loss):
     0.6931
     """
 
-    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+    def forward(self, input: Any, target: Any) -> Any:
         return F.binary_cross_entropy_with_logits(input, target, self.reduction)
 
 

@@ -214,7 +214,7 @@ class UninitializedParameter(Parameter):
 
     __slots__ = ()
 
-    def __init__(self, template: tuple[int | None, ...], owner: str):  # noqa: D107
+    def __init__(self, template: tuple[int | None, ...], owner: str):
         # No slots of its own, so that materialize() can turn it into a Parameter in place.
         init_tensor(self, _NoValuesYet(owner, tuple(template)), True)
         self._lr_mult, self._regularizer, self._need_clip = 1.0, None, True

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dltutor as dt
-from dltutor.nn import functional as F  # noqa: E402
+from dltutor.nn import functional as F
 
 
 # --- backward ----------------------------------------------------------------------------------

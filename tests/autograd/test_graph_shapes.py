@@ -18,7 +18,7 @@ import dltutor as dt
 from dltutor import backend as B
 from gradcheck import gradcheck
 
-from dltutor.autograd import engine  # noqa: E402
+from dltutor.autograd import engine
 
 
 def randn(*shape):

@@ -48,9 +48,9 @@ if _missing():
         pytest.fail(f"DLTUTOR_REQUIRE_HUB is set: {_missing()}", pytrace=False)
     pytest.skip(_missing(), allow_module_level=True)
 
-import requests  # noqa: E402
+import requests  # noqa: E402 - only once the hub is known to be there
 
-from tests.delivery.test_classroom import load_test_module  # noqa: E402
+from tests.delivery.test_classroom import load_test_module  # noqa: E402 - only once the hub is known to be there
 
 load_test = load_test_module()
 

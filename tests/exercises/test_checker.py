@@ -30,7 +30,7 @@ def test_check_reads_the_variables_of_the_code_that_calls_it():
     assert out.getvalue() == "Exercise 01.3: correct.\n"
 
     def inside_a_function():
-        mul_shape = (2, 6)                                        # noqa: F841
+        mul_shape = (2, 6)                                        # noqa: F841 - read by check()
         with contextlib.redirect_stdout(io.StringIO()) as out:
             ex.q3.check()
         return out.getvalue()
@@ -90,9 +90,9 @@ def test_a_verdict_in_a_notebook_is_a_coloured_box_with_its_sentence(monkeypatch
     monkeypatch.setattr(view, "in_notebook", lambda: True)
     monkeypatch.setattr("IPython.display.display", lambda data, raw: shown.append(data))
     exercise = exercises.Exercise("99.4", ("x",), "a number", lambda x: None if x == 1 else "not 1", (), "")
-    x = 2                                                          # noqa: F841 - read by check()
+    x = 2                                                          # read by check()
     exercise.check()
-    x = 1                                                          # noqa: F841
+    x = 1                                                          # noqa: F841 - read by check()
     exercise.check()
     (wrong, right) = shown
     assert wrong["text/plain"] == "Exercise 99.4: not yet. not 1"

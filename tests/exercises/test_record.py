@@ -35,15 +35,15 @@ def progress_file(tmp_path, monkeypatch):
 
 def test_a_check_and_a_hint_are_written(progress_file, capsys):
     exercise = _exercise()
-    answer = 41                                                            # noqa: F841
+    answer = 41
     exercise.hint()
     exercise.check()
     entry = record.load(progress_file)["99.1"]
     assert (entry["status"], entry["hints"], entry["checks"], entry["solved"]) == \
         ("not yet", 1, 1, False)
-    answer = 42                                                            # noqa: F841
+    answer = 42
     exercise.check()
-    answer = 40                                                            # noqa: F841
+    answer = 40                                                            # noqa: F841 - read by check()
     exercise.check()                   # wrong again after being right: still counted as solved
     entry = record.load(progress_file)["99.1"]
     assert (entry["status"], entry["checks"], entry["solved"]) == ("not yet", 3, True)
@@ -52,7 +52,7 @@ def test_a_check_and_a_hint_are_written(progress_file, capsys):
 
 
 def test_a_blank_answer_is_recorded_as_not_attempted(progress_file, capsys):
-    answer = ____                                                          # noqa: F841
+    answer = ____                                                          # noqa: F841 - read by check()
     _exercise().check()
     assert record.load(progress_file)["99.1"]["status"] == "not attempted"
 
@@ -60,7 +60,7 @@ def test_a_blank_answer_is_recorded_as_not_attempted(progress_file, capsys):
 def test_an_unwritable_place_never_stops_a_check(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("DLTUTOR_PROGRESS", str(tmp_path / "no such folder" / record.FILE_NAME))
     monkeypatch.setattr(record, "_chosen", record._UNSET)
-    answer = 42                                                            # noqa: F841
+    answer = 42                                                            # noqa: F841 - read by check()
     _exercise().check()
     assert "Exercise 99.1: correct." in capsys.readouterr().out
     assert not (tmp_path / "no such folder").exists()
@@ -70,7 +70,7 @@ def test_off_writes_nothing(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DLTUTOR_PROGRESS", "off")
     monkeypatch.setattr(record, "_chosen", record._UNSET)
-    answer = 42                                                            # noqa: F841
+    answer = 42                                                            # noqa: F841 - read by check()
     _exercise().check()
     assert list(tmp_path.iterdir()) == []
 
@@ -171,7 +171,7 @@ def test_a_kernel_that_holds_the_lock_too_long_leaves_progress_in_memory(
         progress_file, monkeypatch, capsys):
     monkeypatch.setattr(record, "LOCK_SECONDS", 0.2)
     with filelock.FileLock(f"{progress_file}.lock"):
-        answer = 42                                                    # noqa: F841
+        answer = 42                                                    # noqa: F841 - read by check()
         _exercise().check()
         assert record.save_entry(progress_file, "99.1", status="correct", hints=0) is False
     assert "Exercise 99.1: correct." in capsys.readouterr().out

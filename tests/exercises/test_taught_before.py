@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import deeper  # noqa: E402 - tools/deeper.py
 import twins  # noqa: E402 - tools/twins.py
-import translations  # noqa: E402
+import translations  # noqa: E402 - tools/translations.py
 
 SOURCES = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
 

@@ -128,7 +128,7 @@ def run_chapter_cell(starts_with: str) -> str:
 
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(chapter_cell("12_live_lab", starts_with), {"dt": dltutor})  # noqa: S102
+        exec(chapter_cell("12_live_lab", starts_with), {"dt": dltutor})
     return printed.getvalue()
 
 

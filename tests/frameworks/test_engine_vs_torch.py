@@ -472,7 +472,7 @@ def test_cosine_annealing_from_a_frozen_group_runs_and_matches_pytorch():
     """A group frozen with lr 0 under CosineAnnealingLR(eta_min > 0): PyTorch's recursive form
     reaches about -3.5e-18 at the bottom by rounding and runs on; dltutor writes 0 there and
     runs on too (its lr check refuses real negative lrs, not rounding)."""
-    groups = lambda make: [{"params": [make()]}, {"params": [make()], "lr": 0.0}]  # noqa: E731
+    groups = lambda make: [{"params": [make()]}, {"params": [make()], "lr": 0.0}]  # noqa: E731 - a one-line factory
     opt_t = torch.optim.SGD(groups(lambda: torch.nn.Parameter(torch.zeros(1))), lr=0.1)
     opt_d = optim.SGD(groups(lambda: nn.Parameter([0.0])), lr=0.1)
     theirs = _lrs_over_steps(opt_t, torch.optim.lr_scheduler.CosineAnnealingLR(

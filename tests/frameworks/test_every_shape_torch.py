@@ -85,7 +85,7 @@ def run(call, shape, L, dtype):
     x = (dt.tensor(values) if L is KIT else torch.tensor(values)).requires_grad_()
     try:
         out = call(x, L)
-    except Exception as exc:            # noqa: BLE001 - which error differs between the two
+    except Exception as exc:            # which error differs between the two
         return exc, None
     if out.dtype in (dt.float16, dt.float32, dt.float64, torch.float16, torch.float32,
                      torch.float64) and out.requires_grad:

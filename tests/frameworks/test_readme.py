@@ -241,7 +241,7 @@ def test_the_readmes_diagnose_examples_print_what_they_say(readme, paddle):
         expected = code.rstrip().splitlines()[-1].removeprefix("# ")
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            exec(code, {})  # noqa: S102
+            exec(code, {})
         assert printed.getvalue().strip() == expected
 
 

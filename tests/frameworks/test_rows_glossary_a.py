@@ -190,7 +190,7 @@ def test_paddle_named_parameters_and_one_layers_state_dict(paddle):
 
 @row("torch-names-glossary", "state dict", "same")
 def test_torch_load_state_dict_copies_the_values_into_another_net():
-    make = lambda: torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(),  # noqa: E731
+    make = lambda: torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(),  # noqa: E731 - a one-line factory
                                        torch.nn.Linear(3, 2))
     a, b = make(), make()
     x = torch.rand(5, 4)
@@ -203,7 +203,7 @@ def test_torch_load_state_dict_copies_the_values_into_another_net():
 
 @row("paddle-names-glossary", "state dict", "`state_dict()`, `set_state_dict()`")
 def test_paddle_set_state_dict_copies_the_values_into_another_net(paddle):
-    make = lambda: paddle.nn.Sequential(paddle.nn.Linear(4, 3), paddle.nn.ReLU(),  # noqa: E731
+    make = lambda: paddle.nn.Sequential(paddle.nn.Linear(4, 3), paddle.nn.ReLU(),  # noqa: E731 - a one-line factory
                                         paddle.nn.Linear(3, 2))
     a, b = make(), make()
     x = paddle.rand([5, 4])

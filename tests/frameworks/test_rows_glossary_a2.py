@@ -194,7 +194,7 @@ def paddle_rate_ratio(paddle, name, params_of, b_attr=None):
 @pytest.mark.parametrize("name", optimizers(paddle_dynamic().optimizer, PADDLE_NO_RATE_SCALE))
 def test_paddle_every_optimizer_scales_its_rate_by_a_groups_learning_rate(paddle, name):
     """Equal weights, equal gradients: the group's 0.2 scales 0.1 (to 0.02, not 0.2)."""
-    groups = lambda a, b: [{"params": [a.weight]},  # noqa: E731
+    groups = lambda a, b: [{"params": [a.weight]},  # noqa: E731 - a one-line factory
                            {"params": [b.weight], "learning_rate": 0.2}]
     assert np.allclose(paddle_rate_ratio(paddle, name, groups), 0.2, rtol=1e-3)
 

@@ -16,13 +16,13 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 
-from dltutor import data, nn, optim  # noqa: E402
-from dltutor.autograd.rng import manual_seed  # noqa: E402
-from dltutor.lab import LabError, TrainingLab, demos  # noqa: E402
-from dltutor.lab import widgets as lw  # noqa: E402
-from dltutor.lab.widgets import LabView, layer_key, layer_keys, live_views  # noqa: E402
-from dltutor.nn import functional as F  # noqa: E402
-from bad_input import refused  # noqa: E402
+from dltutor import data, nn, optim
+from dltutor.autograd.rng import manual_seed
+from dltutor.lab import LabError, TrainingLab, demos
+from dltutor.lab import widgets as lw
+from dltutor.lab.widgets import LabView, layer_key, layer_keys, live_views
+from dltutor.nn import functional as F
+from bad_input import refused
 
 
 @pytest.fixture(autouse=True)

@@ -170,9 +170,9 @@ def test_trunc_normal_within_bounds_and_moments(backend, mean, std, a, b):
     assert v.min() >= a and v.max() <= b
     # Moments of the truncated normal, by hand: alpha, beta standardized bounds, Z = mass.
     alpha, beta = (a - mean) / std, (b - mean) / std
-    pdf = lambda x: math.exp(-x * x / 2) / math.sqrt(2 * math.pi)  # noqa: E731
-    cdf = lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2)))  # noqa: E731
-    xpdf = lambda x: 0.0 if math.isinf(x) else x * pdf(x)  # noqa: E731
+    pdf = lambda x: math.exp(-x * x / 2) / math.sqrt(2 * math.pi)  # noqa: E731 - the formula, as written in maths
+    cdf = lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2)))  # noqa: E731 - the formula, as written in maths
+    xpdf = lambda x: 0.0 if math.isinf(x) else x * pdf(x)  # noqa: E731 - the formula, as written in maths
     z = cdf(beta) - cdf(alpha)
     t_mean = mean + std * (pdf(alpha) - pdf(beta)) / z
     t_var = std ** 2 * (1 + (xpdf(alpha) - xpdf(beta)) / z

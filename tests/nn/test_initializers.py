@@ -120,12 +120,12 @@ def _net():
 
 def test_d2l_init_normal_and_zero_bias():
     def init_normal(m):                       # Paddle: initializer.Normal(mean=0.0, std=0.01)
-        if type(m) == nn.Linear:                                       # noqa: E721 (as in d2l)
+        if type(m) == nn.Linear:                                       # noqa: E721 - as d2l writes it
             init.Normal(mean=0.0, std=0.01)(m.weight)
             init.Constant(0.0)(m.bias)
 
     def init_normal_pytorch(m):               # what the chapters write
-        if type(m) == nn.Linear:                                       # noqa: E721
+        if type(m) == nn.Linear:                                       # noqa: E721 - as d2l writes it
             init.normal_(m.weight, mean=0.0, std=0.01)
             init.zeros_(m.bias)
 
@@ -141,17 +141,17 @@ def test_d2l_init_normal_and_zero_bias():
 
 def test_d2l_init_constant():
     net = _net()
-    net.apply(lambda m: init.Constant(value=1)(m.weight) if type(m) == nn.Linear else None)  # noqa: E721
+    net.apply(lambda m: init.Constant(value=1)(m.weight) if type(m) == nn.Linear else None)  # noqa: E721 - as d2l writes it
     assert (net[0].weight.numpy() == 1).all() and (net[2].weight.numpy() == 1).all()
 
 
 def test_d2l_xavier_for_one_block_and_42_for_another():
     def xavier(m):
-        if type(m) == nn.Linear:                                       # noqa: E721
+        if type(m) == nn.Linear:                                       # noqa: E721 - as d2l writes it
             init.XavierUniform()(m.weight)
 
     def init_42(m):
-        if type(m) == nn.Linear:                                       # noqa: E721
+        if type(m) == nn.Linear:                                       # noqa: E721 - as d2l writes it
             init.Constant(42)(m.weight)
 
     net = _net()
@@ -172,7 +172,7 @@ def test_d2l_the_parameter_goes_in_the_call_not_in_the_constructor():
 
 def test_d2l_custom_init_uniform_then_zero_the_small_ones():
     def my_init(m):
-        if type(m) == nn.Linear:                                       # noqa: E721
+        if type(m) == nn.Linear:                                       # noqa: E721 - as d2l writes it
             init.Uniform(-10, 10)(m.weight)
             with dt.no_grad():
                 m.weight *= m.weight.abs() >= 5

@@ -19,9 +19,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
-import build_notebooks  # noqa: E402
-import translations  # noqa: E402
-import twins  # noqa: E402
+import build_notebooks  # noqa: E402 - from tools/, on sys.path above
+import translations  # noqa: E402 - from tools/, on sys.path above
+import twins  # noqa: E402 - from tools/, on sys.path above
 
 CHINESE = sorted((ROOT / "notebooks" / "src" / "zh").glob("*.py"))
 

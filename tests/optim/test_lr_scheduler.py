@@ -588,7 +588,7 @@ def test_one_cycle_linear_epochs_and_adam_beta1():
 
 def test_one_cycle_state_dict_round_trip():
     # max_lr / 25 are the two groups' lrs, which the shared round-trip test expects
-    make = lambda o: L.OneCycleLR(o, max_lr=[LR0 * 25, LR1 * 25], total_steps=30)  # noqa: E731
+    make = lambda o: L.OneCycleLR(o, max_lr=[LR0 * 25, LR1 * 25], total_steps=30)  # noqa: E731 - a one-line factory
     test_state_dict_round_trip_continues_the_sequence("OneCycleLR", make, None)
 
 

@@ -17,12 +17,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
 
-from dltutor import i18n, plot  # noqa: E402
-from dltutor.i18n import zh_figures  # noqa: E402
-from dltutor.plot import language  # noqa: E402
+from dltutor import i18n, plot
+from dltutor.i18n import zh_figures
+from dltutor.plot import language
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py"))

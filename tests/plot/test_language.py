@@ -16,14 +16,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import dltutor as dt  # noqa: E402
-from dltutor import i18n, nn, optim, plot  # noqa: E402
-from dltutor.data import make_moons  # noqa: E402
-from dltutor.plot import language  # noqa: E402
+import dltutor as dt
+from dltutor import i18n, nn, optim, plot
+from dltutor.data import make_moons
+from dltutor.plot import language
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -17,18 +17,18 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import dltutor as dt  # noqa: E402
-from dltutor import nn, optim, plot  # noqa: E402
-from dltutor.data import make_moons  # noqa: E402
-from dltutor.nn import functional as F  # noqa: E402
-from dltutor.optim import lr_scheduler  # noqa: E402
-from dltutor.plot.common import MAX_FIGWIDTH, _spans_decades  # noqa: E402
-from dltutor.stats import activation_stats  # noqa: E402
-from dltutor.trace import Recorder  # noqa: E402
+import dltutor as dt
+from dltutor import nn, optim, plot
+from dltutor.data import make_moons
+from dltutor.nn import functional as F
+from dltutor.optim import lr_scheduler
+from dltutor.plot.common import MAX_FIGWIDTH, _spans_decades
+from dltutor.stats import activation_stats
+from dltutor.trace import Recorder
 
 FREEZE_AT = 6
 STEPS = 14

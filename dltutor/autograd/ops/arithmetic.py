@@ -193,7 +193,7 @@ class PowConst(Function):
         return "<PowBackward>"      # PyTorch's name for both kinds of pow (PowBackward0 and 1)
 
 
-def pow(a: Any, b: Any) -> Any:  # noqa: A001 - the name learners expect
+def pow(a: Any, b: Any) -> Any:  # the name learners expect
     """``a ** b``; a Python number as exponent is the common case.
 
     >>> import dltutor as dt
@@ -299,7 +299,7 @@ def where(condition: Any, a: Any, b: Any) -> Any:
     tensor([0., 2.])
     """
     cond = condition.data if is_tensor(condition) else condition
-    if getattr(cond, "dtype", None) != bool:  # noqa: E721  (a NumPy dtype equals bool, is not it)
+    if getattr(cond, "dtype", None) != bool:  # noqa: E721 - a NumPy dtype equals bool, is not it
         # PyTorch refuses too: a float mask where 0.5 counts as True is a bug waiting to happen
         raise TypeError(f"where: the condition must be a bool tensor (such as x > 0), got "
                         f"{getattr(cond, 'dtype', type(cond).__name__)}; compare it with "

@@ -139,7 +139,7 @@ class Abs(Function):
         return (g * sign_of(self.a, g.dtype),)
 
 
-def abs(a: Any) -> Any:  # noqa: A001
+def abs(a: Any) -> Any:
     """Absolute value elementwise.
 
     >>> import dltutor as dt
@@ -314,7 +314,7 @@ class Clip(Function):
         return (gate(g, inside),)
 
 
-def clip(a: Any, min: float | None = None, max: float | None = None) -> Any:  # noqa: A002
+def clip(a: Any, min: float | None = None, max: float | None = None) -> Any:
     """Clamp values to ``[min, max]`` (either bound may be None). PyTorch calls it ``clamp``.
 
     >>> import dltutor as dt

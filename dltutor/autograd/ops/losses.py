@@ -23,7 +23,7 @@ import numpy as np
 from ... import backend as B
 from ... import host_reads
 from ..function import Function, is_tensor
-from .elementwise import abs, sigmoid_of  # noqa: A004 - the op, not the builtin
+from .elementwise import abs, sigmoid_of  # the op, not the builtin
 from .operands import as_tensor
 from .shape import permute, reshape
 
@@ -228,7 +228,7 @@ class MSELoss(Function):
         return self.diff * g, gb
 
 
-def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
+def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
     """Mean squared error ``mean((input - target) ** 2)``.
 
     Shapes that differ are broadcast, as in PyTorch, with a warning: (5, 1) against (5,)
@@ -255,7 +255,7 @@ def _reduce(op: str, losses: Any, reduction: str) -> Any:
     return losses.sum() if reduction == "sum" else losses
 
 
-def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
+def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
     """Mean absolute error ``mean(|input - target|)`` (PyTorch's ``l1_loss``), built from
     ``abs`` and ``mean``, so its gradient is ``sign(input - target) / n``.
 
@@ -291,7 +291,7 @@ class BCEWithLogits(Function):
         return gx, (-self.x * g if self.inputs[1].requires_grad else None)
 
 
-def binary_cross_entropy_with_logits(input: Any, target: Any,  # noqa: A002
+def binary_cross_entropy_with_logits(input: Any, target: Any,
                                      reduction: str = "mean") -> Any:
     """Binary cross-entropy of raw scores ``input`` against targets in [0, 1], with the
     sigmoid inside (see :class:`BCEWithLogits` for the formula, PyTorch's).

@@ -72,7 +72,7 @@ class Sum(Reduction):
         return (get_array_module(g).broadcast_to(self.expand(g), self.shape),)
 
 
-def sum(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
+def sum(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
         keepdim: bool | None = None) -> Any:
     """Sum over ``axis`` (all axes by default).
 
@@ -237,7 +237,7 @@ def _extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any)
     return ValuesIndices(values, make_tensor(indices.astype(int64)))
 
 
-def max(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
+def max(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
         keepdim: bool | None = None) -> Any:
     """The largest value, as in PyTorch: ``max(x)`` is one number (tied maxima share the
     gradient); ``max(x, dim)`` gives ``(values, indices)`` along ``dim`` (the gradient goes to
@@ -257,7 +257,7 @@ def max(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  #
     return _extreme("max", a, axis, keepdims, dim, keepdim)
 
 
-def min(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
+def min(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
         keepdim: bool | None = None) -> Any:
     """The smallest value; the same three forms as :func:`max`.
 
