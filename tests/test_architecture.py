@@ -7,6 +7,8 @@ fault these rules exist to catch. ``from X import a`` counts as an import of the
 ``X.a`` when there is one, else of ``X`` itself.
 
 * **No cycles**: no module imports, directly or through others, a module that imports it.
+  An import under ``if TYPE_CHECKING:`` never runs: it names a type for the checker, and the
+  cycle check leaves it out (the layer check still reads it).
 * **Layers**: backend <- autograd <- nn <- optim <- (io, diagnose, stats, trace, data) <- plot
   <- lab; a module imports only from its own layer and the layers below (the learner-facing
   text, i18n, and the small shared modules sit at the bottom; exercises, the command line and
@@ -102,10 +104,26 @@ def imports_of(name: str) -> list[tuple[str, str | None, int]]:
     return found
 
 
+def type_only_lines(name: str) -> set[int]:
+    """The lines of module ``name`` inside an ``if TYPE_CHECKING:`` block: imports that never
+    run, written so that a type checker knows a name (the ops name the Tensor they return)."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    return {inner.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+            and node.test.id == "TYPE_CHECKING"
+            for statement in node.body for inner in ast.walk(statement)
+            if isinstance(inner, (ast.Import, ast.ImportFrom))}
+
+
 def graph() -> dict[str, set[str]]:
-    """Module -> the modules it imports (a module importing its own package's __init__ counts)."""
-    return {name: {target for target, _, _ in imports_of(name) if target in MODULES}
-            for name in MODULES}
+    """Module -> the modules it imports when it runs (a module importing its own package's
+    __init__ counts; an import for the type checker alone does not: it never runs)."""
+    edges = {}
+    for name in MODULES:
+        type_only = type_only_lines(name)
+        edges[name] = {target for target, _, line in imports_of(name)
+                       if target in MODULES and line not in type_only}
+    return edges
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -342,6 +360,21 @@ def test_every_module_names_its_tests_in_the_testmap():
 def test_the_cycle_finder_finds_a_cycle_through_three_modules():
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
     assert cycles(edges) == [["a", "b", "c"], ["e"]]
+
+
+def test_an_import_for_the_type_checker_alone_makes_no_cycle(tmp_path):
+    """ops/*.py name Tensor in their annotations, and tensor.py calls the ops: the type-only
+    import runs never, so it cannot make the import order matter."""
+    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+              "    from .tensor import Tensor\nfrom . import dtypes\n")
+    name = "dltutor.autograd.probe"
+    MODULES[name] = tmp_path / "probe.py"
+    (tmp_path / "probe.py").write_text(source, encoding="utf-8")
+    try:
+        edges = graph()[name]
+    finally:
+        del MODULES[name]
+    assert edges == {"dltutor.autograd.dtypes"}
 
 
 def test_the_import_reader_sees_imports_inside_functions(tmp_path):
