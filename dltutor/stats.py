@@ -185,6 +185,6 @@ def _gradients_kept(model: Module) -> Iterator[None]:
         yield
     finally:
         for p, grad, data in saved:
-            if grad is not None:
+            if grad is not None and data is not None:     # (data is None with grad)
                 grad.data = data
             p.grad = grad

@@ -4,6 +4,7 @@ pyproject.toml (``[tool.ruff]``, ``[tool.mypy]``); both come with ``pip install 
 """
 from __future__ import annotations
 
+import ast
 import importlib.util
 import io
 import re
@@ -70,3 +71,42 @@ def test_the_noqa_reader_sees_a_bare_one_and_skips_strings():
     source = ("x = 1  # noqa\ny = 2  # noqa: F841\nz = 3  # noqa: F841 - read by check()\n"
               "text = '# noqa'\n")
     assert noqa_without_reason(source) == [1, 2]
+
+
+# -- the ops typed array to array ----------------------------------------------------------------
+OPS = ROOT / "dltutor" / "autograd" / "ops"
+
+
+def unannotated_passes(source: str) -> list[str]:
+    """``Class.forward`` / ``Class.backward`` in ``source`` that leave a parameter (``self``
+    aside) or the result without a type: mypy would not check what such a pass does."""
+    missing = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for method in node.body:
+            if not isinstance(method, ast.FunctionDef) or method.name not in ("forward", "backward"):
+                continue
+            arguments = method.args
+            params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                      *filter(None, (arguments.vararg, arguments.kwarg))]
+            if method.returns is None or any(
+                    param.annotation is None for param in params if param.arg != "self"):
+                missing.append(f"{node.name}.{method.name}")
+    return missing
+
+
+def test_every_op_is_typed_array_to_array():
+    """Each op's forward and backward say what they take and give (``Array``, from
+    dltutor/autograd/arrays.py), so mypy checks their bodies too."""
+    missing = [f"{path.name}: {name}" for path in sorted(OPS.glob("*.py"))
+               for name in unannotated_passes(path.read_text(encoding="utf-8"))]
+    assert not missing, ("annotate these (forward(self, a: Array) -> Array, backward(self, g: "
+                         "Array) -> tuple[Array | None, ...]):\n" + "\n".join(missing))
+
+
+def test_the_pass_reader_sees_a_missing_type():
+    source = ("class Exp(Function):\n    def forward(self, a: Array) -> Array:\n        ...\n"
+              "    def backward(self, g):\n        ...\n"
+              "class Cat(Function):\n    def forward(self, *arrays) -> Array:\n        ...\n")
+    assert unannotated_passes(source) == ["Exp.backward", "Cat.forward"]

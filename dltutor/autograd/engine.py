@@ -27,20 +27,25 @@ from __future__ import annotations
 
 import weakref
 from heapq import heappop, heappush
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
 from .. import backend as B
 from . import workspace
+from .arrays import Array
 from .function import Function, anomaly_error, is_anomaly_enabled, is_finite, is_tensor, make_tensor
 
+if TYPE_CHECKING:                       # never imported here: tensor.py calls this module
+    from .tensor import GradHook, Tensor
 
-def backward(root: Any, grad: Any = None, retain_graph: bool = False,
-             inputs: Any = None) -> None:
+
+def backward(root: Tensor, grad: Any = None, retain_graph: bool = False,
+             inputs: Tensor | Iterable[Tensor] | None = None) -> None:
     """Backpropagate from the tensor ``root`` (what ``root.backward(grad)`` does).
 
-    ``grad`` is the gradient of something with respect to ``root``; without it, ``root``
+    ``grad`` (a Tensor, an array, numbers: anything ``dt.tensor`` takes) is the gradient of
+    something with respect to ``root``; without it, ``root``
     must have one element (a loss) and the gradient is 1. ``inputs``: the leaves whose
     ``.grad`` may be written (None: every leaf that requires grad).
     """
@@ -58,12 +63,12 @@ def backward(root: Any, grad: Any = None, retain_graph: bool = False,
             seed = _run_hooks(root._hooks, seed, root.shape)
         _write_grads([(root, seed)])
         return
-    if root_fn.inputs is None:
+    if not root_fn.inputs:
         raise _freed_graph_error(root_fn)
     _backward_pass(root_fn, seed, retain_graph, keep)
 
 
-def reduce_to_shape(grad: Any, shape: tuple[int, ...], fn: Function) -> Any:
+def reduce_to_shape(grad: Array, shape: tuple[int, ...], fn: Function) -> Array:
     """Sum a broadcast gradient back to an input's shape: the ONE place this happens.
 
     Leading dimensions the input did not have are summed away, and so are dimensions where
@@ -111,25 +116,25 @@ COLLECT_MAX_SIZE = 4096
 
 # inf/nan arise silently, as in PyTorch: dt.detect_anomaly() is the tool to find them.
 @B.float_errors_ignored
-def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
+def _backward_pass(root_fn: Function, seed: Array, retain_graph: bool,
                    keep: set[int] | None = None) -> None:
     """The loop of :func:`backward`: run every pending op, newest first. No ``.grad`` is
     written until every gradient is known and every hook has run: a hook or an op that fails
     halfway leaves every ``.grad`` as it was. With ``keep`` (ids of leaves), only those
     leaves' ``.grad`` are written (and only their hooks run)."""
     check_finite = is_anomaly_enabled()
-    leaf_grads: dict[Any, list] = {}  # leaf -> [leaf, grad, more grads...]
-    retained: list[tuple[Any, Any]] = []  # (non-leaf tensor with retain_grad(), its gradient)
+    leaf_grads: dict[Tensor, list] = {}  # leaf -> [leaf, grad, more grads...]
+    retained: list[tuple[Tensor, Array]] = []  # (non-leaf tensor with retain_grad(), its gradient)
     root_fn.pending = seed
     # Pending ops wait in a max-heap of (-seq, op): the op made last runs first, so by the
     # time an op runs, every op that used its output has passed its gradient back.
     # In a chain, the one op that becomes pending is also the newest, so it skips the heap.
-    ready: list = []
+    ready: list[tuple[int, Function]] = []
     fn: Function | None = root_fn
     while fn is not None:
-        g = fn.pending
+        g: Array = fn.pending  # type: ignore[assignment]  # a pending op's gradient is set
         fn.pending = None
-        inputs: tuple = fn.inputs  # type: ignore[assignment]  # a pending op's are not freed yet
+        inputs = fn.inputs
         if fn.hooks:
             g = _run_hooks(fn.hooks, g, g.shape)
         if fn.retained is not None:
@@ -139,7 +144,7 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
         grads = fn.backward(g)
         exact = fn.grad_shapes_exact    # (read before the op's own attributes are freed)
         if not retain_graph:  # free what the op saved: nothing needs it any more
-            fn.inputs = None
+            fn.inputs = ()
             saved = fn.__dict__
             if saved:                     # (many ops, like add, save nothing)
                 if "borrowed" in saved:   # scratch arrays the op borrowed for this step
@@ -163,7 +168,7 @@ def _backward_pass(root_fn: Function, seed: Any, retain_graph: bool,
                 else:
                     entry[1] = entry[1] + gi
             elif child.pending is None:  # first gradient for this op: it is now pending
-                if child.inputs is None:
+                if not child.inputs:
                     raise _freed_graph_error(child)
                 child.pending = gi
                 if newest is not None:
@@ -201,7 +206,7 @@ def _run_post_accumulate_hooks(written: list) -> None:
             hook(t)
 
 
-def _kept_leaves(inputs: Any) -> set[int]:
+def _kept_leaves(inputs: Tensor | Iterable[Tensor]) -> set[int]:
     """The ids of the ``inputs=`` leaves of ``backward``, checked: each a tensor that is a leaf
     (made by you, not by an op) and requires grad."""
     if is_tensor(inputs):
@@ -221,7 +226,7 @@ def _kept_leaves(inputs: Any) -> set[int]:
     return {id(t) for t in inputs}
 
 
-def _root_gradient(root: Any, grad: Any) -> Any:
+def _root_gradient(root: Tensor, grad: Any) -> Array:
     if grad is None:
         if root.data.size != 1:
             raise RuntimeError(
@@ -246,7 +251,7 @@ def _freed_graph_error(fn: Function) -> RuntimeError:
         "recompute the forward pass.")
 
 
-def as_array(grad: Any) -> Any:
+def as_array(grad: Array | np.generic) -> Array:
     """``grad`` as an array: NumPy turns a 0-d result into a scalar (``np.float32``), and a
     gradient must stay an array (``t.grad.zero_()``, ``t.grad += 1`` write into it).
 
@@ -256,13 +261,13 @@ def as_array(grad: Any) -> Any:
     return np.asarray(grad) if isinstance(grad, np.generic) else grad
 
 
-def _run_hooks(hooks: list, grad: Any, shape: tuple[int, ...]) -> Any:
+def _run_hooks(hooks: list[GradHook], grad: Array, shape: tuple[int, ...]) -> Array:
     """Pass ``grad`` through each hook; a hook returns None (keep it) or the new gradient."""
     for hook in list(hooks):
         result = hook(make_tensor(as_array(grad)))
         if result is None:
             continue
-        new = result.data if is_tensor(result) else result
+        new: Any = result.data if is_tensor(result) else result   # what the hook gave: checked
         name = getattr(hook, "__qualname__", type(hook).__name__)
         if not hasattr(new, "shape") or getattr(new, "dtype", np.dtype(object)).kind not in "biuf":
             raise TypeError(f"gradient hook {name} returned a {type(result).__name__}; a hook "
@@ -275,7 +280,7 @@ def _run_hooks(hooks: list, grad: Any, shape: tuple[int, ...]) -> Any:
     return grad
 
 
-def _write_grads(pairs: list) -> None:
+def _write_grads(pairs: Sequence[tuple[Tensor, Array]]) -> None:
     """Add each ``(tensor, grad)``'s gradient into ``tensor.grad`` (in the tensor's dtype),
     without writing into any existing array. (One call for all of them: a function call per
     parameter cost more than the work.)"""
@@ -291,7 +296,7 @@ def _write_grads(pairs: list) -> None:
             t.grad.data = grad
 
 
-def _sum_collected(grads: list) -> Any:
+def _sum_collected(grads: list[Array]) -> Array:
     first = grads[0]
     if len(grads) > 4 and first.ndim > 0:
         # One concatenate and one sum, both in C (np.stack would loop in Python).

@@ -18,7 +18,7 @@ linked to the Function (``t.grad_fn``), which keeps its inputs (``fn.inputs``):
   reduces a broadcast itself. An op whose gradients have its inputs' shapes by construction
   says so with ``grad_shapes_exact = True``, and the engine skips that step for it.
 * When the engine frees: right after an op's ``backward`` returns (unless
-  ``retain_graph=True``) it sets ``self.inputs = None`` and clears ``self.__dict__``, so
+  ``retain_graph=True``) it sets ``self.inputs = ()`` and clears ``self.__dict__``, so
   everything the op saved is gone and a second backward through it is an error. The engine
   reads ``grad_shapes_exact`` before that, since an op may set it on itself in forward.
 * Scratch arrays an op borrowed from :mod:`~dltutor.autograd.workspace` (the convolution's
@@ -42,17 +42,21 @@ True
 ['a', 'b']
 >>> y.sum().backward()
 >>> vars(mul), mul.inputs               # freed by the engine once its backward ran
-({}, None)
+({}, ())
 """
 from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeGuard
 
 import numpy as np
 
 from .. import backend as B
+from .arrays import Array
+
+if TYPE_CHECKING:                       # never imported here: tensor.py registers its class
+    from .tensor import GradHook, Tensor
 
 # ---------------------------------------------------------------------------------------------
 # Switch 1: recording gradients
@@ -192,14 +196,14 @@ def is_anomaly_enabled() -> bool:
     return _anomaly_enabled
 
 
-def is_finite(array: Any) -> bool:
+def is_finite(array: Array) -> bool:
     """True when a float array holds no NaN or Inf (integer arrays always are)."""
     if array.dtype.kind not in "fc":
         return True
     return bool(B.get_array_module(array).isfinite(array).all())
 
 
-def anomaly_error(fn: "Function", where: str, bad: Any, inputs: Sequence[Any]) -> AnomalyError:
+def anomaly_error(fn: Function, where: str, bad: Array, inputs: Sequence[Tensor]) -> AnomalyError:
     """The error that names ``fn`` as the op whose ``where`` ("forward"/"backward") pass
     produced the non-finite array ``bad``, and says whether its inputs were already bad."""
     xp = B.get_array_module(bad)
@@ -231,7 +235,7 @@ def register_tensor_class(cls: type) -> None:
     _tensor_class = cls
 
 
-def is_tensor(value: Any) -> bool:
+def is_tensor(value: object) -> TypeGuard[Tensor]:
     """True for a Tensor (a Parameter too).
 
     >>> import dltutor as dt
@@ -241,8 +245,8 @@ def is_tensor(value: Any) -> bool:
     return isinstance(value, _tensor_class)
 
 
-def init_tensor(t: Any, data: Any, requires_grad: bool = False,
-                fn: "Function | None" = None) -> None:
+def init_tensor(t: Tensor, data: Array, requires_grad: bool = False,
+                fn: Function | None = None) -> None:
     """Give ``t`` every field a Tensor has (``Tensor()``, ``Parameter`` and :func:`make_tensor`
     come here; ``Function.apply`` writes the same list out, as every op runs it)."""
     t.data = data
@@ -252,7 +256,7 @@ def init_tensor(t: Any, data: Any, requires_grad: bool = False,
     t._hooks = None
 
 
-def make_tensor(data: Any, requires_grad: bool = False, fn: "Function | None" = None) -> Any:
+def make_tensor(data: Array, requires_grad: bool = False, fn: Function | None = None) -> Tensor:
     """A Tensor around the backend array ``data``, without copying or checking it (the kit's
     own fast path; learners use ``dt.tensor``, which copies and checks).
 
@@ -261,7 +265,7 @@ def make_tensor(data: Any, requires_grad: bool = False, fn: "Function | None" = 
     >>> t, t.requires_grad
     (tensor([1., 1.], dtype=float64), False)
     """
-    t: Any = object.__new__(_tensor_class)  # skips Tensor.__init__, which copies and checks
+    t: Tensor = object.__new__(_tensor_class)  # skips Tensor.__init__, which copies and checks
     init_tensor(t, data, requires_grad, fn)
     return t
 
@@ -280,7 +284,7 @@ _next_seq = itertools.count().__next__
 class Function:
     """One differentiable operation, with its forward and backward on raw backend arrays.
 
-    Subclasses implement ``forward(*arrays) -> array`` and ``backward(grad) -> tuple``, under
+    Subclasses implement ``forward(*arrays) -> Array`` and ``backward(grad) -> tuple``, under
     the contract at the top of this module (what to save, when the engine frees it, the shape
     rule). Calling the instance on tensors runs forward and records the graph:
 
@@ -297,19 +301,14 @@ class Function:
     """
 
     # The engine's own fields live in slots (fast, and an op that saves nothing, like Add,
-    # never needs an instance dict). They are set when the op is recorded in a graph:
-    #   inputs    the input tensors (None once backward has freed this part of the graph)
-    #   seq       creation number: larger means made later (see _next_seq)
-    #   pending   gradient of the output summed so far during backward
-    #   hooks     gradient hooks registered on the output tensor
-    #   retained  weakref to the output when retain_grad() was called
-    # What an op saves for its backward goes in the instance dict, as ordinary attributes.
+    # never needs an instance dict), set when the op is recorded in a graph. What an op saves
+    # for its backward goes in the instance dict, as ordinary attributes.
     __slots__ = ("inputs", "seq", "pending", "hooks", "retained", "__dict__")
-    inputs: tuple[Any, ...] | None     # (the slots' types, for mypy)
-    seq: int
-    pending: Any
-    hooks: list[Any] | None
-    retained: Any                      # a weakref.ref, or None
+    inputs: tuple[Tensor, ...]          # the input tensors; () once backward freed this part
+    seq: int                            # creation number: larger means made later (_next_seq)
+    pending: Array | None               # the output's gradient summed so far during backward
+    hooks: list[GradHook] | None        # gradient hooks registered on the output tensor
+    retained: Callable[[], Tensor | None] | None  # a weakref to the output, if retain_grad()
 
     #: The name learners call the op by, when it is not the class name in snake_case.
     name: str | None = None
@@ -322,10 +321,11 @@ class Function:
     #: is checked by the engine, as the default says.
     grad_shapes_exact = False
 
-    def forward(self, *arrays: Any) -> Any:  # pragma: no cover - abstract
+    def forward(self, *arrays: Any) -> Array:  # pragma: no cover - abstract (Any: each op names
+        # its own one to three arrays, and mypy lets an override choose its arity only then)
         raise NotImplementedError(f"{type(self).__name__} must implement forward (subclass it)")
 
-    def backward(self, grad: Any) -> tuple:  # pragma: no cover - abstract
+    def backward(self, grad: Array) -> tuple[Array | None, ...]:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} must implement backward (subclass it)")
 
     @property
@@ -336,7 +336,7 @@ class Function:
         words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", type(self).__name__)
         return words.lower()
 
-    def apply(self, *inputs: Any) -> Any:
+    def apply(self, *inputs: Tensor) -> Tensor:
         """Run the op on ``inputs`` (Tensors) and record it: ``Double().apply(x)``, or just
         ``Double()(x)``, which is the same method."""
         # Unpacked by count for one to three inputs (linear has three), not with a list: this
@@ -364,7 +364,7 @@ class Function:
             raise anomaly_error(self, "forward", out, inputs)
         # make_tensor(out), written out because every op runs it; init_tensor lists the same
         # fields, and tests/autograd/test_tensor_api.py checks that both set every one.
-        result: Any = object.__new__(_tensor_class)
+        result: Tensor = object.__new__(_tensor_class)
         result.data = out
         result.grad = result._hooks = None
         if _grad_enabled:
@@ -385,13 +385,13 @@ class Function:
     @property
     def released(self) -> bool:
         """True once backward has run through this op and freed what it saved."""
-        return self.inputs is None
+        return not self.inputs
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}Backward>"
 
 
-def _as_array(value: Any, inputs: Sequence[Any]) -> Any:
+def _as_array(value: object, inputs: Sequence[Tensor]) -> Array:
     """NumPy turns 0-d results into scalars; turn them back into arrays of the inputs' backend."""
     like = inputs[0].data if inputs else None
     backend = B.backend_of(like) or B.current()

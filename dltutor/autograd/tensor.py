@@ -30,11 +30,15 @@ from .. import devices, host_reads
 from ..hooks import HookHandle
 from . import engine, fills, ops
 from .dtypes import as_dtype, to_array
+from .arrays import Array
 from .function import (Function, init_tensor, is_grad_enabled, make_tensor,
                        register_tensor_class)
 from .ops.arithmetic import Add, Mul
 from .placement import to_targets
 from .printing import tensor_text
+
+#: A gradient hook: called with the gradient, returns None (keep it) or a replacement.
+GradHook = Callable[["Tensor"], object]
 
 # The dtypes a printed tensor does not name (as PyTorch, whose default float is float32).
 _DEFAULT_DTYPES = (np.float32, np.int64, np.bool_)
@@ -75,11 +79,11 @@ class Tensor:
 
     __slots__ = ("data", "grad", "requires_grad", "_fn", "_hooks", "__weakref__")
     # The slots' types, for mypy (init_tensor in function.py fills them; no class attribute here)
-    data: Any                        # the backend array: NumPy's or CuPy's
+    data: Array                      # the backend array: NumPy's or CuPy's (see arrays.py)
     grad: Tensor | None
     requires_grad: bool
     _fn: Function | None             # the op that made this tensor, None for a leaf
-    _hooks: list[Any] | None
+    _hooks: list[GradHook] | None
     __array_priority__ = 1000  # so ``ndarray + Tensor`` defers to Tensor.__radd__
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False):
@@ -310,7 +314,7 @@ class Tensor:
         hooks.append(hook)
         return HookHandle(hooks, hook)
 
-    def register_hook(self, hook: Callable[["Tensor"], Any]) -> HookHandle:
+    def register_hook(self, hook: GradHook) -> HookHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed.
 
         The hook may return a tensor to use instead of ``grad``. For a tensor used in several

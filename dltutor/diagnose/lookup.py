@@ -115,7 +115,7 @@ def loss_reaches(loss: Any, param: Tensor) -> bool | None:
     while stack:
         fn = stack.pop()
         inputs = fn.inputs
-        if inputs is None:
+        if not inputs:                  # () once backward freed this part of the graph
             freed = True
             continue
         for t in inputs:

@@ -10,7 +10,7 @@ and UninitializedParameter, the parameter of a lazy layer before its first forwa
 from __future__ import annotations
 
 from numbers import Real
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, cast
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from .. import backend as B
 from .. import checks
 from ..autograd import Tensor, float32, no_grad
 from ..autograd.dtypes import cast_problem, to_array
+from ..autograd.arrays import Array
 from ..autograd.function import init_tensor
 
 
@@ -216,18 +217,24 @@ class UninitializedParameter(Parameter):
 
     def __init__(self, template: tuple[int | None, ...], owner: str):
         # No slots of its own, so that materialize() can turn it into a Parameter in place.
-        init_tensor(self, _NoValuesYet(owner, tuple(template)), True)
+        # (cast: the stand-in sits where the array will be, and refuses every use of one)
+        init_tensor(self, cast(Array, _NoValuesYet(owner, tuple(template))), True)
         self._lr_mult, self._regularizer, self._need_clip = 1.0, None, True
+
+    @property
+    def _no_values(self) -> _NoValuesYet:
+        """The stand-in ``.data`` holds until :meth:`materialize` (the cast in __init__)."""
+        return cast(_NoValuesYet, self.data)
 
     @property
     def template(self) -> tuple[int | None, ...]:
         """The sizes known so far; None where the first input decides."""
-        return self.data.template
+        return self._no_values.template
 
     @property
     def shape(self) -> tuple[int, ...]:
         """Not known yet: raises, as in PyTorch."""
-        raise self.data._refuse("its shape")
+        raise self._no_values._refuse("its shape")
 
     def fits(self, shape: tuple[int, ...]) -> bool:
         """Whether ``shape`` agrees with every size already known."""
@@ -238,7 +245,7 @@ class UninitializedParameter(Parameter):
     def materialize(self, shape: tuple[int, ...], dtype: Any = float32) -> Parameter:
         """Give the parameter zeros of ``shape`` and make it a plain Parameter (same object)."""
         if not self.fits(tuple(shape)):
-            raise ValueError(f"{self.data.owner}: shape {tuple(shape)} does not fit the known "
+            raise ValueError(f"{self._no_values.owner}: shape {tuple(shape)} does not fit the known "
                              f"sizes {_show(self.template)}")
         self.data = B.current().xp.zeros(tuple(shape), dtype=dtype)
         self.__class__ = Parameter  # type: ignore[assignment]  # same object, hooks and names kept

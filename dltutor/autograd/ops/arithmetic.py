@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ... import backend as B
+from ..arrays import Array
 from ..dtypes import default_float
 from ..function import Function, is_tensor, make_tensor
 from .convert import cast
@@ -34,13 +35,13 @@ class Add(Function):
     """``a + b``: the gradient passes to both inputs unchanged (engine.py sums it back
     over any broadcast dimensions)."""
 
-    def forward(self, a, b):
+    def forward(self, a: Array, b: Array) -> Array:
         try:
             return a + b
         except ValueError:
             raise broadcast_error("add", a, b) from None
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return g, g
 
 
@@ -58,13 +59,13 @@ def add(a: Any, b: Any) -> Any:
 class Sub(Function):
     """``a - b``: the gradient passes to ``a`` and, negated, to ``b``."""
 
-    def forward(self, a, b):
+    def forward(self, a: Array, b: Array) -> Array:
         try:
             return a - b
         except ValueError:
             raise broadcast_error("sub", a, b) from None
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return g, -g
 
 
@@ -82,14 +83,14 @@ def sub(a: Any, b: Any) -> Any:
 class Mul(Function):
     """``a * b``: each input's gradient is ``g`` times the other input (kept from forward)."""
 
-    def forward(self, a, b):
+    def forward(self, a: Array, b: Array) -> Array:
         self.a, self.b = a, b
         try:
             return a * b
         except ValueError:
             raise broadcast_error("mul", a, b) from None
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         ta, tb = self.inputs
         return (g * self.b if ta.requires_grad else None,
                 g * self.a if tb.requires_grad else None)
@@ -109,7 +110,7 @@ def mul(a: Any, b: Any) -> Any:
 class Div(Function):
     """``a / b``: ``g / b`` for ``a``; ``-g * a / b**2`` for ``b``."""
 
-    def forward(self, a, b):
+    def forward(self, a: Array, b: Array) -> Array:
         self.a, self.b = a, b
         try:
             with ignore_float_errors(a):
@@ -117,7 +118,7 @@ class Div(Function):
         except ValueError:
             raise broadcast_error("div", a, b) from None
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         ta, tb = self.inputs
         with ignore_float_errors(g):
             ga = g / self.b
@@ -141,7 +142,7 @@ def div(a: Any, b: Any) -> Any:
 class Pow(Function):
     """``a ** b`` with a tensor exponent (the exponent's gradient needs ``log(a)``)."""
 
-    def forward(self, a, b):
+    def forward(self, a: Array, b: Array) -> Array:
         self.a, self.b = a, b
         try:
             with ignore_float_errors(a):
@@ -150,7 +151,7 @@ class Pow(Function):
             raise broadcast_error("pow", a, b) from None
         return self.out
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         ta, tb = self.inputs
         a, b = self.a, self.b
         xp = get_array_module(g)
@@ -175,12 +176,12 @@ class PowConst(Function):
     def __init__(self, exponent: float):
         self.exponent = exponent
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.a = a
         with ignore_float_errors(a):
             return a ** self.exponent
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         c = self.exponent
         if c == 0:      # a**0 is 1 whatever a is: exactly 0, as in PyTorch (not 0 * inf at a == 0)
             return (get_array_module(g).zeros_like(g),)
@@ -223,14 +224,14 @@ def split_between(g: Any, a: Any, b: Any, a_lost: Any, b_lost: Any) -> tuple[Any
 class Maximum(Function):
     """Elementwise max; where both are equal the gradient is split evenly, as in PyTorch."""
 
-    def forward(self, a, b):
+    def forward(self, a: Array, b: Array) -> Array:
         self.a, self.b = a, b
         try:
             return get_array_module(a).maximum(a, b)
         except ValueError:
             raise broadcast_error("maximum", a, b) from None
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return split_between(g, self.a, self.b, a_lost=self.a < self.b, b_lost=self.a > self.b)
 
 
@@ -248,14 +249,14 @@ def maximum(a: Any, b: Any) -> Any:
 class Minimum(Function):
     """Elementwise min; ties split the gradient evenly, as in PyTorch."""
 
-    def forward(self, a, b):
+    def forward(self, a: Array, b: Array) -> Array:
         self.a, self.b = a, b
         try:
             return get_array_module(a).minimum(a, b)
         except ValueError:
             raise broadcast_error("minimum", a, b) from None
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return split_between(g, self.a, self.b, a_lost=self.a > self.b, b_lost=self.a < self.b)
 
 
@@ -276,7 +277,7 @@ class Where(Function):
     def __init__(self, condition: Any):
         self.condition = condition
 
-    def forward(self, a, b):
+    def forward(self, a: Array, b: Array) -> Array:
         try:
             return get_array_module(a).where(self.condition, a, b)
         except ValueError:
@@ -284,7 +285,7 @@ class Where(Function):
             raise ValueError(f"where: the condition, a and b have shapes {shapes}, which do not "
                              "broadcast together: trailing dimensions must be equal or 1") from None
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         xp = get_array_module(g)
         zero = xp.zeros((), dtype=g.dtype)
         return xp.where(self.condition, g, zero), xp.where(self.condition, zero, g)
@@ -315,10 +316,10 @@ class Neg(Function):
 
     grad_shapes_exact = True
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         return -a
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (-g,)
 
 

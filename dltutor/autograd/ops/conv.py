@@ -22,6 +22,7 @@ import numpy as np
 
 from ... import backend as B
 from .. import workspace
+from ..arrays import Array
 from ..function import Function
 from .gates import gate
 
@@ -182,7 +183,7 @@ class Conv2d(Function):
     def __init__(self, stride: tuple[int, int], padding: tuple[int, int]):
         self.stride, self.padding = stride, padding
 
-    def forward(self, x, w, b=None):
+    def forward(self, x: Array, w: Array, b: Array | None = None) -> Array:
         xp = get_array_module(x)
         n, c, h, wd = x.shape
         o, _, kh, kw = w.shape
@@ -198,7 +199,7 @@ class Conv2d(Function):
             out += b.reshape(o, 1)
         return out.reshape(o, oh, ow, n).transpose(3, 0, 1, 2)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         xp = get_array_module(g)
         inputs = self.inputs
         n, c, h, wd = self.x_shape
@@ -314,7 +315,7 @@ class MaxPool2d(Pool2d):
     row by row, the first maximum gets the whole gradient (padding never does); in a window
     holding NaN (whose maximum is NaN), the last NaN gets it."""
 
-    def forward(self, x):
+    def forward(self, x: Array) -> Array:
         xp = get_array_module(x)
         self.padded, self.windows = self.views(x, -xp.inf)
         # Which positions of each view are real pixels, not padding (None: no padding).
@@ -326,7 +327,7 @@ class MaxPool2d(Pool2d):
         self.out = out
         return out
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         xp = get_array_module(g)
         g = _in_memory_order_of(self.out, g)
         hits = self._first_hits(lambda view: view == self.out, xp.ones_like(self.out, dtype=bool))
@@ -366,14 +367,14 @@ class AvgPool2d(Pool2d):
     """The mean of each window: every position of a window gets an equal share of its
     gradient, ``g / (kh * kw)``."""
 
-    def forward(self, x):
+    def forward(self, x: Array) -> Array:
         self.padded, windows = self.views(x, 0.0)
         out = windows[0].copy(order="K")
         for view in windows[1:]:
             out += view
         return out / len(windows)  # padding counts, as PyTorch's default
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         share = g / (self.kernel[0] * self.kernel[1])
         return (self.scatter([share] * (self.kernel[0] * self.kernel[1])),)
 

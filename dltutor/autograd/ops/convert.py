@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import backend as B
+from ..arrays import Array
 from ..dtypes import as_dtype
 from ..function import Function
 
@@ -22,11 +23,11 @@ class Cast(Function):
     def __init__(self, dtype: Any):
         self.dtype = dtype
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.in_dtype = a.dtype
         return a.astype(self.dtype)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (g.astype(self.in_dtype) if self.in_dtype.kind in "fc" else None,)
 
 
@@ -49,11 +50,11 @@ class ToBackend(Function):
     def __init__(self, target: B.Backend):
         self.target = target
 
-    def forward(self, a):
-        self.source = B.backend_of(a)
+    def forward(self, a: Array) -> Array:
+        self.source = B.backend_of(a) or B.NUMPY   # (an op's array always has one)
         return self.target.asarray(a)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (self.source.asarray(g),)
 
 
@@ -73,10 +74,10 @@ def to_backend(a: Any, target: B.Backend) -> Any:
 class Clone(Function):
     """A copy in new memory; the gradient passes through unchanged."""
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         return a.copy()
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (g,)
 
 

@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from ... import backend as B
+from ..arrays import Array
 from ..dtypes import default_float
 from ..function import Function
 from ..rng import generator
@@ -46,12 +47,12 @@ class Exp(Function):
 
     grad_shapes_exact = True
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         with ignore_float_errors(a):
             self.out = get_array_module(a).exp(a)
         return self.out
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (g * self.out,)
 
 
@@ -70,12 +71,12 @@ class Log(Function):
 
     grad_shapes_exact = True
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.a = a
         with ignore_float_errors(a):
             return get_array_module(a).log(a)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         with ignore_float_errors(g):
             return (g / self.a,)
 
@@ -95,12 +96,12 @@ class Sqrt(Function):
 
     grad_shapes_exact = True
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         with ignore_float_errors(a):
             self.out = get_array_module(a).sqrt(a)
         return self.out
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         with ignore_float_errors(g):
             return (g / (2 * self.out),)
 
@@ -131,11 +132,11 @@ class Abs(Function):
 
     grad_shapes_exact = True
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.a = a
         return get_array_module(a).abs(a)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (g * sign_of(self.a, g.dtype),)
 
 
@@ -154,11 +155,11 @@ class Tanh(Function):
 
     grad_shapes_exact = True
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.out = get_array_module(a).tanh(a)
         return self.out
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (g * (1 - self.out * self.out),)
 
 
@@ -200,11 +201,11 @@ class Sigmoid(Function):
 
     grad_shapes_exact = True
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.out = sigmoid_of(a)
         return self.out
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (g * self.out * (1 - self.out),)
 
 
@@ -224,12 +225,12 @@ class Relu(Function):
 
     grad_shapes_exact = True
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         out = get_array_module(a).maximum(a, 0)   # a * mask would give -0.0 and hide NaN
         self.on = out != 0      # a > 0, and NaN: PyTorch passes the gradient at a NaN input
         return out
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (gate(g, self.on),)
 
 
@@ -250,12 +251,12 @@ class LeakyRelu(Function):
     def __init__(self, negative_slope: float):
         self.slope = negative_slope
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         xp = get_array_module(a)
         self.mask = a > 0
         return xp.where(self.mask, a, a * self.slope)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (get_array_module(g).where(self.mask, g, g * self.slope),)
 
 
@@ -274,12 +275,12 @@ class Erf(Function):
 
     grad_shapes_exact = True
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.a = a
         # SciPy has no float16 erf: it answers in float64. Back to the input's dtype, as PyTorch.
-        return B.backend_of(a).erf(a).astype(a.dtype, copy=False)
+        return (B.backend_of(a) or B.NUMPY).erf(a).astype(a.dtype, copy=False)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         xp = get_array_module(g)
         return (g * (2 / math.sqrt(math.pi)) * xp.exp(-self.a * self.a),)
 
@@ -301,12 +302,12 @@ class Clip(Function):
     def __init__(self, low: float | None, high: float | None):
         self.low, self.high = low, high
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.a = a
         return get_array_module(a).clip(a, self.low, self.high)
 
-    def backward(self, g):
-        inside = True
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
+        inside: Array | bool = True
         if self.low is not None:
             inside = self.a >= self.low
         if self.high is not None:
@@ -337,10 +338,10 @@ class Dropout(Function):
     def __init__(self, mask: Any):
         self.mask = mask
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         return a * self.mask
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (g * self.mask,)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ... import backend as B
+from ..arrays import Array
 from ..function import Function
 from .elementwise import floating
 
@@ -53,7 +54,7 @@ class Gelu(Function):
     def __init__(self, approximate: str):
         self.approximate = approximate
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.dtype = a.dtype
         x = a.astype(np.float32) if a.dtype == np.float16 else a
         with B.ignore_float_errors(x):
@@ -61,11 +62,11 @@ class Gelu(Function):
                 self.x, self.tanh_inner = x, _tanh_of_inner(x)
                 out = (x * 0.5) * (1 + self.tanh_inner)
             else:
-                self.x, self.one_plus_erf = x, 1 + B.backend_of(x).erf(x * _SQRT1_2)
+                self.x, self.one_plus_erf = x, 1 + (B.backend_of(x) or B.NUMPY).erf(x * _SQRT1_2)
                 out = (x * 0.5) * self.one_plus_erf
         return out.astype(self.dtype, copy=False)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         x = self.x
         xp = B.get_array_module(x)
         with B.ignore_float_errors(x):

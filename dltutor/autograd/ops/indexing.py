@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import backend as B
+from ..arrays import Array
 from ..dtypes import int64
 from ..function import Function, is_tensor, make_tensor
 from .operands import as_tensor, axis_index
@@ -52,14 +53,14 @@ class GetItem(Function):
     def __init__(self, index: tuple):
         self.index = index
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.shape, self.dtype = a.shape, a.dtype
         try:
             return a[self.index]
         except IndexError as exc:
             raise IndexError(f"indexing a tensor of shape {a.shape}: {exc}") from None
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         xp = get_array_module(g)
         full = xp.zeros(self.shape, dtype=g.dtype)
         if _is_basic(self.index):
@@ -85,11 +86,11 @@ class Embedding(Function):
     def __init__(self, indices: Any, padding_idx: int | None):
         self.indices, self.padding_idx = indices, padding_idx
 
-    def forward(self, weight):
+    def forward(self, weight: Array) -> Array:
         self.table_shape = weight.shape
         return weight[self.indices]
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         xp = get_array_module(g)
         grad = xp.zeros(self.table_shape, dtype=g.dtype)
         B.scatter_add(grad, self.indices, g)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import backend as B
+from ..arrays import Array
 from ..function import Function
 from .operands import promote
 
@@ -22,7 +23,7 @@ get_array_module = B.get_array_module
 class Matmul(Function):
     """Batched, broadcasting matrix product with NumPy's rules for 1-D operands."""
 
-    def forward(self, a, b):
+    def forward(self, a: Array, b: Array) -> Array:
         if a.ndim == 0 or b.ndim == 0:
             raise ValueError(f"matmul: operands must have at least 1 dimension, got shapes "
                              f"{a.shape} and {b.shape}; use * for scalars")
@@ -38,7 +39,7 @@ class Matmul(Function):
             raise ValueError(f"matmul: {a.shape} @ {b.shape}: batch dimensions "
                              f"{a.shape[:-2]} and {b.shape[:-2]} do not broadcast") from None
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         ta, tb = self.inputs
         a, b = self.a, self.b
         xp = get_array_module(g)
@@ -77,7 +78,7 @@ class Linear(Function):
 
     grad_shapes_exact = True
 
-    def forward(self, x, w, b=None):
+    def forward(self, x: Array, w: Array, b: Array | None = None) -> Array:
         if x.shape[-1:] != w.shape[1:]:     # (slices: a 0-d input has no last dimension)
             features = x.shape[-1] if x.ndim else "no"
             raise ValueError(f"linear: input of shape {x.shape} has {features} features but "
@@ -93,7 +94,7 @@ class Linear(Function):
         out += b  # ``out`` is a fresh array, so adding in place is safe
         return out
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         x, w = self.x, self.w
         inputs = self.inputs
         gx = g @ w if inputs[0].requires_grad else None

@@ -22,6 +22,7 @@ import numpy as np
 
 from ... import backend as B
 from ... import host_reads
+from ..arrays import Array
 from ..function import Function, is_tensor
 from .elementwise import abs, sigmoid_of  # the op, not the builtin
 from .operands import as_tensor
@@ -58,7 +59,7 @@ class CrossEntropy(Function):
     def __init__(self, labels: Any, reduction: str, valid: Any):
         self.labels, self.reduction, self.valid = labels, reduction, valid
 
-    def forward(self, logits):
+    def forward(self, logits: Array) -> Array:
         xp = get_array_module(logits)
         shifted = logits - logits.max(axis=1, keepdims=True)     # so that exp cannot overflow
         self.softmax = xp.exp(shifted)
@@ -84,7 +85,7 @@ class CrossEntropy(Function):
         mean = picked.sum() / -self.count if self.count else xp.nan   # (no label: NaN)
         return xp.asarray(mean, dtype=logits.dtype)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         # d loss / d logits = (softmax - one-hot labels) * each row's weight: the upstream
         # gradient (per row for "none"), / count for "mean", 0 for an ignored label.
         weight = g / self.count if self.reduction == "mean" else g
@@ -200,7 +201,7 @@ class MSELoss(Function):
     def __init__(self, reduction: str):
         self.reduction = reduction
 
-    def forward(self, a, b):
+    def forward(self, a: Array, b: Array) -> Array:
         self.diff = a - b
         squares = self.diff * self.diff
         if self.reduction == "none":
@@ -216,7 +217,7 @@ class MSELoss(Function):
                 total[...] = get_array_module(total).nan
         return total
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         # (An empty input's mean is NaN and its gradient empty: no division by its count 0.)
         scale = 2 / self.count if self.reduction == "mean" and self.count else 2
         g = g * scale
@@ -278,14 +279,14 @@ class BCEWithLogits(Function):
 
     name = "binary_cross_entropy_with_logits"
 
-    def forward(self, x, y):
+    def forward(self, x: Array, y: Array) -> Array:
         xp = get_array_module(x)
         self.x, self.y = x, y
         log_sigmoid = xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
         with B.ignore_float_errors(x):        # (1 - y) * x of an inf logit, as in PyTorch
             return (1 - y) * x - log_sigmoid
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         gx = (sigmoid_of(self.x) - self.y) * g
         # The target's gradient only when it needs one (a target seldom does).
         return gx, (-self.x * g if self.inputs[1].requires_grad else None)

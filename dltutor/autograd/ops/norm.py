@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import backend as B
+from ..arrays import Array
 from ..dtypes import float16, float32
 from ..function import Function, make_tensor
 from .convert import cast
@@ -32,7 +33,7 @@ class BatchNorm(Function):
     def __init__(self, use_batch_stats: bool, mean: Any, var: Any, eps: float):
         self.use_batch_stats, self.mean, self.var, self.eps = use_batch_stats, mean, var, eps
 
-    def forward(self, x, w, b):
+    def forward(self, x: Array, w: Array, b: Array) -> Array:
         xp = get_array_module(x)
         self.axes = (0,) + tuple(range(2, x.ndim))
         shape = [1] * x.ndim
@@ -49,7 +50,7 @@ class BatchNorm(Function):
         self.w = w.reshape(self.channel_shape)
         return self.xhat * self.w + b.reshape(self.channel_shape)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         inputs = self.inputs
         gxhat = g * self.w
         gx = gw = gb = None

@@ -19,6 +19,7 @@ import math
 from typing import Any, NamedTuple
 
 from ... import backend as B
+from ..arrays import Array
 from ..dtypes import int64
 from ..function import Function, is_tensor, make_tensor
 from .arithmetic import maximum, minimum
@@ -64,11 +65,11 @@ def run_reduction(cls: type, a: Any, axis: Any, keepdims: bool, dim: Any, keepdi
 class Sum(Reduction):
     """Sum over ``axes``: every summed element gets the gradient of its sum."""
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.shape = a.shape
         return self.finish(a.sum(axis=self.axes, keepdims=True))
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (get_array_module(g).broadcast_to(self.expand(g), self.shape),)
 
 
@@ -101,12 +102,12 @@ def mean_over(a: Any, axes: tuple[int, ...], count: int) -> Any:
 class Mean(Reduction):
     """Mean over ``axes``: every element gets its mean's gradient divided by the count."""
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.shape = a.shape
         self.count = math.prod(a.shape[i] for i in self.axes)
         return self.finish(mean_over(a, self.axes, self.count))
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         xp = get_array_module(g)
         return (xp.broadcast_to(self.expand(g) / self.count, self.shape),)
 
@@ -138,7 +139,7 @@ class Extreme(Reduction):
         super().__init__(axes, keepdims)
         self.whole = whole
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.shape, self.a = a.shape, a
         if any(a.shape[i] == 0 for i in self.axes):   # (along a non-empty one: an empty result)
             raise ValueError(f"{self.op_name}: cannot reduce an empty tensor of shape {a.shape} "
@@ -148,7 +149,7 @@ class Extreme(Reduction):
         self.out = f(axis=self.axes, keepdims=True)
         return self.finish(self.out)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         xp = get_array_module(g)
         if self.whole and xp.isnan(self.out).any():
             mask = xp.isnan(self.a)
@@ -182,13 +183,13 @@ class TakeAlong(Function):
     def __init__(self, axis: int, indices: Any, keepdims: bool):
         self.axis, self.indices, self.keepdims = axis, indices, keepdims
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         xp = get_array_module(a)
         self.shape = a.shape
         out = xp.take_along_axis(a, xp.expand_dims(self.indices, self.axis), axis=self.axis)
         return out if self.keepdims else out.squeeze(self.axis)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         xp = get_array_module(g)
         grad = xp.zeros(self.shape, dtype=g.dtype)
         g = g if self.keepdims else xp.expand_dims(g, self.axis)
@@ -304,7 +305,7 @@ class Norm(Reduction):
         super().__init__(axes, keepdims)
         self.p = p
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         xp = get_array_module(a)
         self.a, self.shape = a, a.shape
         magnitude = xp.abs(a)
@@ -319,7 +320,7 @@ class Norm(Reduction):
             self.norm = (magnitude ** self.p).sum(axis=self.axes, keepdims=True) ** (1 / self.p)
         return self.finish(self.norm)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         xp = get_array_module(g)
         g = self.expand(g)
         if self.p == math.inf:
@@ -370,7 +371,7 @@ class LogSumExp(Reduction):
 
     name = "logsumexp"
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         xp = get_array_module(a)
         self.shape, self.a = a.shape, a
         if a.size == 0:     # nothing to shift by: the sum of no terms is 0, its log -inf
@@ -383,7 +384,7 @@ class LogSumExp(Reduction):
             self.out = xp.log(xp.exp(a - shift).sum(axis=self.axes, keepdims=True)) + shift
         return self.finish(self.out)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (self.expand(g) * get_array_module(g).exp(self.a - self.out),)
 
 

@@ -16,6 +16,7 @@ import math
 from typing import Any, Sequence
 
 from ... import backend as B
+from ..arrays import Array
 from ..function import Function, is_tensor
 from .operands import as_tensor, axis_index, one_axis, reduction_axes
 
@@ -28,11 +29,11 @@ class Reshape(Function):
     def __init__(self, shape: tuple[int, ...]):
         self.shape = shape
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.in_shape = a.shape
         return a.reshape(self.shape)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (g.reshape(self.in_shape),)
 
 
@@ -115,10 +116,10 @@ class Permute(Function):
     def __init__(self, axes: tuple[int, ...]):
         self.axes = axes
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         return get_array_module(a).transpose(a, self.axes)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         inverse = [0] * len(self.axes)
         for i, ax in enumerate(self.axes):
             inverse[ax] = i
@@ -163,10 +164,10 @@ class BroadcastTo(Function):
     def __init__(self, shape: tuple[int, ...]):
         self.shape = shape
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         return get_array_module(a).broadcast_to(a, self.shape)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (g,)
 
 
@@ -219,7 +220,7 @@ class Concat(Function):
     def __init__(self, axis: int):
         self.axis = axis
 
-    def forward(self, *arrays):
+    def forward(self, *arrays: Array) -> Array:
         self.sizes = [x.shape[self.axis] for x in arrays]
         try:
             return get_array_module(arrays[0]).concatenate(arrays, axis=self.axis)
@@ -228,7 +229,7 @@ class Concat(Function):
             raise ValueError(f"concat along axis {self.axis}: shapes {shapes} must agree in "
                              "every other dimension") from None
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         grads, start = [], 0
         for size in self.sizes:
             index = [slice(None)] * g.ndim
@@ -263,15 +264,15 @@ class Stack(Function):
     def __init__(self, axis: int):
         self.axis = axis
 
-    def forward(self, *arrays):
+    def forward(self, *arrays: Array) -> Array:
         try:
             return get_array_module(arrays[0]).stack(arrays, axis=self.axis)
         except ValueError:
             shapes = ", ".join(str(x.shape) for x in arrays)
             raise ValueError(f"stack: all tensors must have the same shape, got {shapes}") from None
 
-    def backward(self, g):
-        index = [slice(None)] * g.ndim
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
+        index: list[slice | int] = [slice(None)] * g.ndim
         grads = []
         for i in range(g.shape[self.axis]):
             index[self.axis] = i

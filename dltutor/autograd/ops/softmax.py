@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import backend as B
+from ..arrays import Array
 from ..function import Function
 from .operands import one_axis
 
@@ -26,13 +27,13 @@ class Softmax(Function):
     def __init__(self, axis: int):
         self.axis = axis
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         xp = get_array_module(a)
         e = xp.exp(a - a.max(axis=self.axis, keepdims=True))
         self.out = e / e.sum(axis=self.axis, keepdims=True)
         return self.out
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         s = self.out
         return (s * (g - (g * s).sum(axis=self.axis, keepdims=True)),)
 
@@ -56,13 +57,13 @@ class LogSoftmax(Function):
     def __init__(self, axis: int):
         self.axis = axis
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         xp = get_array_module(a)
         shifted = a - a.max(axis=self.axis, keepdims=True)
         self.out = shifted - xp.log(xp.exp(shifted).sum(axis=self.axis, keepdims=True))
         return self.out
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         xp = get_array_module(g)
         return (g - xp.exp(self.out) * g.sum(axis=self.axis, keepdims=True),)
 

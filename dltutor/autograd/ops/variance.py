@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 from ... import backend as B
+from ..arrays import Array
 from .gates import gate
 from .reduce import Reduction, mean_over, run_reduction
 
@@ -29,7 +30,7 @@ class Var(Reduction):
         super().__init__(axes, keepdims)
         self.correction = correction
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         return self.finish(self.variance_of(a))
 
     def variance_of(self, a):
@@ -50,7 +51,7 @@ class Var(Reduction):
         scale = 2 / self.denominator if self.denominator else math.inf
         return g_var * scale * self.centered
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (self.gradient_from(self.expand(g)),)
 
 
@@ -59,11 +60,11 @@ class Std(Var):
     ``g / (2 * std)`` passed to the variance's, and 0 where the std is 0 (all values equal),
     as in PyTorch: ``sqrt``'s inf times the variance's zeros would be NaN there."""
 
-    def forward(self, a):
+    def forward(self, a: Array) -> Array:
         self.std = get_array_module(a).sqrt(self.variance_of(a))
         return self.finish(self.std)
 
-    def backward(self, g):
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
         return (self.gradient_from(gate(self.expand(g) / (2 * self.std), self.std != 0)),)
 
 
