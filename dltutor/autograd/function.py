@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeGuard
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -56,6 +56,7 @@ from .. import backend as B
 from .arrays import Array
 
 if TYPE_CHECKING:                       # never imported here: tensor.py registers its class
+    from typing_extensions import TypeIs  # (typing's own from Python 3.13)
     from .tensor import GradHook, Tensor
 
 # ---------------------------------------------------------------------------------------------
@@ -235,7 +236,7 @@ def register_tensor_class(cls: type) -> None:
     _tensor_class = cls
 
 
-def is_tensor(value: object) -> TypeGuard[Tensor]:
+def is_tensor(value: object) -> TypeIs[Tensor]:
     """True for a Tensor (a Parameter too).
 
     >>> import dltutor as dt
@@ -300,9 +301,8 @@ class Function:
     tensor([2., 2.])
     """
 
-    # The engine's own fields live in slots (fast, and an op that saves nothing, like Add,
-    # never needs an instance dict), set when the op is recorded in a graph. What an op saves
-    # for its backward goes in the instance dict, as ordinary attributes.
+    # The engine's fields, set when the op is recorded, live in slots (fast: an op that saves
+    # nothing, like Add, needs no instance dict). What an op saves goes in the instance dict.
     __slots__ = ("inputs", "seq", "pending", "hooks", "retained", "__dict__")
     inputs: tuple[Tensor, ...]          # the input tensors; () once backward freed this part
     seq: int                            # creation number: larger means made later (_next_seq)

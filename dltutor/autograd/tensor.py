@@ -21,19 +21,21 @@ import builtins  # (inside class Tensor, `float` is the method t.float())
 import operator
 import weakref
 from numbers import Real
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .. import backend as B
 from .. import devices, host_reads
 from ..hooks import HookHandle
 from . import engine, fills, ops
-from .dtypes import as_dtype, to_array
 from .arrays import Array
+from .dtypes import to_array
 from .function import (Function, init_tensor, is_grad_enabled, make_tensor,
                        register_tensor_class)
 from .ops.arithmetic import Add, Mul
+from .ops.operands import Operand
 from .placement import to_targets
 from .printing import tensor_text
 
@@ -86,7 +88,7 @@ class Tensor:
     _hooks: list[GradHook] | None
     __array_priority__ = 1000  # so ``ndarray + Tensor`` defers to Tensor.__radd__
 
-    def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False):
+    def __init__(self, data: Any, dtype: DTypeLike | None = None, requires_grad: bool = False):
         init_tensor(self, to_array(data, dtype))
         if requires_grad:
             self.requires_grad_(True)
@@ -343,7 +345,7 @@ class Tensor:
         return HookHandle(hooks, hook)
 
     def backward(self, grad: Any = None, retain_graph: bool = False,
-                 inputs: Any = None) -> None:
+                 inputs: Tensor | Iterable[Tensor] | None = None) -> None:
         """Compute the gradient of this tensor with respect to every leaf that requires grad.
 
         ``grad`` is the upstream gradient (needed unless the tensor has one element).
@@ -364,7 +366,7 @@ class Tensor:
         self.grad = None
 
     # -- devices and dtypes ---------------------------------------------------------------------
-    def to(self, *targets: Any, device: Any = None, dtype: Any = None,
+    def to(self, *targets: Any, device: Any = None, dtype: DTypeLike | None = None,
            non_blocking: bool = False) -> "Tensor":
         """The tensor on another device, as another dtype, or both, as in PyTorch:
         ``t.to(device)``, ``t.to(dt.float64)``, ``t.to(device, dt.float64)``,
@@ -413,11 +415,11 @@ class Tensor:
         """The tensor as int64 (class labels, indices)."""
         return ops.cast(self, "int64")
 
-    def astype(self, dtype: Any) -> "Tensor":
+    def astype(self, dtype: DTypeLike) -> "Tensor":
         """The tensor converted to ``dtype`` (NumPy's spelling; PyTorch says ``.to(dtype)``)."""
-        return ops.cast(self, as_dtype(dtype))
+        return ops.cast(self, dtype)
 
-    def type(self, dtype: Any = None) -> Any:
+    def type(self, dtype: DTypeLike | None = None) -> str | Tensor:
         """With a dtype, the tensor converted to it; without, the dtype's name (PyTorch
         returns a class name such as ``'torch.FloatTensor'`` there).
 
@@ -428,7 +430,7 @@ class Tensor:
         """
         if dtype is None:
             return str(self.dtype)
-        return ops.cast(self, as_dtype(dtype))
+        return ops.cast(self, dtype)
 
     # -- filling in place (PyTorch's t.zero_(), t.fill_(v), t.normal_(), t.uniform_()) ---------
     def zero_(self) -> "Tensor":
@@ -486,7 +488,7 @@ class Tensor:
         return self
 
     def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *,
-                generator: Any = None) -> "Tensor":
+                generator: np.random.Generator | None = None) -> "Tensor":
         """Fill with normal random numbers, in place: the same as
         ``nn.init.normal_(t, mean, std)`` (which the chapters use for parameters).
 
@@ -499,7 +501,7 @@ class Tensor:
         return fills.normal_fill(self, mean, std, generator)
 
     def uniform_(self, a: builtins.float = 0.0, b: builtins.float = 1.0, *,
-                 generator: Any = None) -> "Tensor":
+                 generator: np.random.Generator | None = None) -> "Tensor":
         """Fill with uniform random numbers from ``[a, b)``, in place: the same as
         ``nn.init.uniform_(t, a, b)``.
 
@@ -523,33 +525,33 @@ class Tensor:
                 f"computation may need; {hint} inside `with dt.no_grad():`")
 
     # -- arithmetic -----------------------------------------------------------------------------
-    def __add__(self, other: Any) -> "Tensor":
+    def __add__(self, other: Operand) -> "Tensor":
         # Two tensors of one dtype (every training loop's case) need no promote(): skip it.
         if isinstance(other, Tensor) and other.data.dtype is self.data.dtype:
             return Add().apply(self, other)
         return ops.add(self, other)
 
-    def __mul__(self, other: Any) -> "Tensor":
+    def __mul__(self, other: Operand) -> "Tensor":
         if isinstance(other, Tensor) and other.data.dtype is self.data.dtype:
             return Mul().apply(self, other)
         return ops.mul(self, other)
 
-    def __radd__(self, other: Any) -> "Tensor":
+    def __radd__(self, other: Operand) -> "Tensor":
         return ops.add(other, self)
 
-    def __rmul__(self, other: Any) -> "Tensor":
+    def __rmul__(self, other: Operand) -> "Tensor":
         return ops.mul(other, self)
 
-    def __rsub__(self, other: Any) -> "Tensor":
+    def __rsub__(self, other: Operand) -> "Tensor":
         return ops.sub(other, self)
 
-    def __rtruediv__(self, other: Any) -> "Tensor":
+    def __rtruediv__(self, other: Operand) -> "Tensor":
         return ops.div(other, self)
 
-    def __rpow__(self, other: Any) -> "Tensor":
+    def __rpow__(self, other: Operand) -> "Tensor":
         return ops.pow(ops.as_tensor(other, self), self)
 
-    def __rmatmul__(self, other: Any) -> "Tensor":
+    def __rmatmul__(self, other: Operand) -> "Tensor":
         return ops.matmul(other, self)
 
     def __pos__(self) -> "Tensor":
@@ -565,7 +567,7 @@ class Tensor:
     # ``t += x`` and friends change ``t.data`` in place (same object, as in PyTorch).
     def _in_place(op: str,  # type: ignore[misc]  # no self: makes the methods below
                   compute: Callable) -> Callable:
-        def method(self: "Tensor", other: Any) -> "Tensor":
+        def method(self: "Tensor", other: Operand) -> "Tensor":
             records = is_grad_enabled() and (
                 self.requires_grad or (isinstance(other, Tensor) and other.requires_grad))
             if records:  # it would overwrite values backward still needs
@@ -592,22 +594,22 @@ class Tensor:
     del _in_place
 
     # Comparisons give boolean tensors without gradients; tensors are hashed by identity.
-    def __lt__(self, other: Any) -> "Tensor":
+    def __lt__(self, other: Operand) -> "Tensor":
         return ops.compare(self, other, "__lt__")
 
-    def __le__(self, other: Any) -> "Tensor":
+    def __le__(self, other: Operand) -> "Tensor":
         return ops.compare(self, other, "__le__")
 
-    def __gt__(self, other: Any) -> "Tensor":
+    def __gt__(self, other: Operand) -> "Tensor":
         return ops.compare(self, other, "__gt__")
 
-    def __ge__(self, other: Any) -> "Tensor":
+    def __ge__(self, other: Operand) -> "Tensor":
         return ops.compare(self, other, "__ge__")
 
-    def __eq__(self, other: Any) -> "Tensor":  # type: ignore[override]
+    def __eq__(self, other: Operand) -> "Tensor":  # type: ignore[override]
         return ops.compare(self, other, "__eq__")
 
-    def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
+    def __ne__(self, other: Operand) -> "Tensor":  # type: ignore[override]
         return ops.compare(self, other, "__ne__")
 
     __hash__ = object.__hash__
@@ -682,7 +684,7 @@ class Tensor:
 register_tensor_class(Tensor)
 
 
-def _write_error(what: str, target: Any, value: Any) -> Exception:
+def _write_error(what: str, target: Array, value: Any) -> Exception:
     """Why ``value`` could not be written into ``target`` in place (the target is unchanged):
     it is not a number, or its shape does not broadcast to the target's."""
     kind = getattr(value, "dtype", None)

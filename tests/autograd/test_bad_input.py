@@ -89,6 +89,8 @@ OPS = [
     ("where with shapes that do not broadcast",
      lambda t: dt.where(dt.tensor([True, False]), t, dt.zeros(2, 3)), ValueError,
      ["where", "(2,)", "(2, 3)"]),
+    ("add of two numbers, no tensor", lambda t: dt.add(1, 2.5), TypeError,
+     ["add", "Tensor", "int", "float"]),
 ]
 
 

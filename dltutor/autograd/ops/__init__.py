@@ -5,9 +5,9 @@ side, followed by the lowercase function learners call (``dt.exp(x)``, ``x.exp()
 * ``arithmetic``: ``+ - * / **``, maximum, minimum, where, comparisons
 * ``elementwise``: exp, log, sqrt, abs, the activations, erf, clip, dropout
 * ``gelu``: gelu, exact and in its tanh form
-* ``reduce``: sum, mean, max, min, amax, amin, norm, logsumexp
+* ``reduce``: sum, mean, max, min, amax, amin, norm
 * ``variance``: var, std
-* ``softmax``: softmax, log_softmax
+* ``softmax``: softmax, log_softmax, logsumexp
 * ``shape``: reshape, flatten, (un)squeeze, permute, transpose, broadcast_to, expand, concat, stack
 * ``indexing``: ``t[index]``, embedding, argmax, argmin
 * ``linalg``: matmul, linear
@@ -43,11 +43,11 @@ from .losses import (BCEWithLogits, CrossEntropy, MSELoss, binary_cross_entropy_
                      check_reduction, cross_entropy, l1_loss, mse_loss)
 from .norm import BatchNorm, batch_norm, layer_norm
 from .operands import as_tensor
-from .reduce import (LogSumExp, Max, Mean, Min, Norm, Sum, TakeAlong, ValuesIndices, amax, amin,
-                     logsumexp, max, mean, min, norm, sum)
+from .reduce import (Max, Mean, Min, Norm, Sum, TakeAlong, ValuesIndices, amax, amin, max, mean,
+                     min, norm, sum)
 from .shape import (BroadcastTo, Concat, Permute, Reshape, Stack, broadcast_to, cat, concat,
                     expand, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze)
-from .softmax import LogSoftmax, Softmax, log_softmax, softmax
+from .softmax import LogSoftmax, LogSumExp, Softmax, log_softmax, logsumexp, softmax
 from .variance import Std, Var, std, var
 
 # Everything above is the package's index, re-exported: autograd/__init__.py and the tests
@@ -67,10 +67,10 @@ __all__ = [
     "check_reduction", "cross_entropy", "l1_loss", "mse_loss",
     "BatchNorm", "batch_norm", "layer_norm",
     "as_tensor",
-    "LogSumExp", "Max", "Mean", "Min", "Norm", "Sum", "TakeAlong", "ValuesIndices", "amax", "amin",
-    "logsumexp", "max", "mean", "min", "norm", "sum",
+    "Max", "Mean", "Min", "Norm", "Sum", "TakeAlong", "ValuesIndices", "amax", "amin",
+    "max", "mean", "min", "norm", "sum",
     "BroadcastTo", "Concat", "Permute", "Reshape", "Stack", "broadcast_to", "cat", "concat",
     "expand", "flatten", "permute", "reshape", "squeeze", "stack", "transpose", "unsqueeze",
-    "LogSoftmax", "Softmax", "log_softmax", "softmax",
+    "LogSoftmax", "LogSumExp", "Softmax", "log_softmax", "logsumexp", "softmax",
     "Std", "Var", "std", "var",
 ]

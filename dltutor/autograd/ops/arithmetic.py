@@ -14,7 +14,7 @@ the full-size gradient and the engine reduces it, in one place.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,7 +24,10 @@ from ..dtypes import default_float
 from ..function import Function, is_tensor, make_tensor
 from .convert import cast
 from .gates import gate
-from .operands import broadcast_error, promote
+from .operands import Operand, broadcast_error, promote
+
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
 
 get_array_module = B.get_array_module
 # log(0), x/0 and overflow give inf/nan silently, as in PyTorch; dt.detect_anomaly finds them.
@@ -45,7 +48,7 @@ class Add(Function):
         return g, g
 
 
-def add(a: Any, b: Any) -> Any:
+def add(a: Operand, b: Operand) -> Tensor:
     """``a + b`` with broadcasting.
 
     >>> import dltutor as dt
@@ -69,7 +72,7 @@ class Sub(Function):
         return g, -g
 
 
-def sub(a: Any, b: Any) -> Any:
+def sub(a: Operand, b: Operand) -> Tensor:
     """``a - b`` with broadcasting.
 
     >>> import dltutor as dt
@@ -96,7 +99,7 @@ class Mul(Function):
                 g * self.a if tb.requires_grad else None)
 
 
-def mul(a: Any, b: Any) -> Any:
+def mul(a: Operand, b: Operand) -> Tensor:
     """``a * b`` elementwise with broadcasting.
 
     >>> import dltutor as dt
@@ -126,7 +129,7 @@ class Div(Function):
         return ga if ta.requires_grad else None, gb
 
 
-def div(a: Any, b: Any) -> Any:
+def div(a: Operand, b: Operand) -> Tensor:
     """``a / b`` elementwise (true division: ints give floats).
 
     >>> import dltutor as dt
@@ -194,7 +197,7 @@ class PowConst(Function):
         return "<PowBackward>"      # PyTorch's name for both kinds of pow (PowBackward0 and 1)
 
 
-def pow(a: Any, b: Any) -> Any:  # the name learners expect
+def pow(a: Operand, b: Operand) -> Tensor:  # the name learners expect
     """``a ** b``; a Python number as exponent is the common case.
 
     >>> import dltutor as dt
@@ -207,7 +210,8 @@ def pow(a: Any, b: Any) -> Any:  # the name learners expect
     return Pow().apply(a, b)
 
 
-def split_between(g: Any, a: Any, b: Any, a_lost: Any, b_lost: Any) -> tuple[Any, Any]:
+def split_between(g: Array, a: Array, b: Array, a_lost: Array,
+                  b_lost: Array) -> tuple[Array, Array]:
     """The gradients of ``maximum(a, b)`` or ``minimum(a, b)``, PyTorch's rule: the side that
     lost gets exactly 0 (a gate: not NaN for a NaN gradient), a tie splits ``g`` evenly, and
     where neither lost (a NaN compares false both ways) both sides get ``g``.
@@ -235,7 +239,7 @@ class Maximum(Function):
         return split_between(g, self.a, self.b, a_lost=self.a < self.b, b_lost=self.a > self.b)
 
 
-def maximum(a: Any, b: Any) -> Any:
+def maximum(a: Operand, b: Operand) -> Tensor:
     """Elementwise maximum of two tensors (broadcasting).
 
     >>> import dltutor as dt
@@ -260,7 +264,7 @@ class Minimum(Function):
         return split_between(g, self.a, self.b, a_lost=self.a > self.b, b_lost=self.a < self.b)
 
 
-def minimum(a: Any, b: Any) -> Any:
+def minimum(a: Operand, b: Operand) -> Tensor:
     """Elementwise minimum of two tensors (broadcasting).
 
     >>> import dltutor as dt
@@ -291,7 +295,7 @@ class Where(Function):
         return xp.where(self.condition, g, zero), xp.where(self.condition, zero, g)
 
 
-def where(condition: Any, a: Any, b: Any) -> Any:
+def where(condition: Operand, a: Operand, b: Operand) -> Tensor:
     """Take ``a`` where ``condition`` is true and ``b`` elsewhere (all three broadcast).
 
     >>> import dltutor as dt
@@ -323,7 +327,7 @@ class Neg(Function):
         return (-g,)
 
 
-def neg(a: Any) -> Any:
+def neg(a: Tensor) -> Tensor:
     """``-a``.
 
     >>> import dltutor as dt
@@ -333,7 +337,7 @@ def neg(a: Any) -> Any:
     return Neg().apply(a)
 
 
-def compare(a: Any, b: Any, op: str) -> Any:
+def compare(a: Tensor, b: Operand, op: str) -> Tensor:
     """``a < b`` and the other comparisons (``op`` is ``"__lt__"`` etc.): a boolean tensor,
     which carries no gradient.
 

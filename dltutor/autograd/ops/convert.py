@@ -9,18 +9,24 @@
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import DTypeLike
 
 from ... import backend as B
 from ..arrays import Array
 from ..dtypes import as_dtype
 from ..function import Function
 
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
+
 
 class Cast(Function):
     """A dtype change; the gradient goes back in the input's dtype (none for integers)."""
 
-    def __init__(self, dtype: Any):
+    def __init__(self, dtype: np.dtype | None):
         self.dtype = dtype
 
     def forward(self, a: Array) -> Array:
@@ -31,17 +37,17 @@ class Cast(Function):
         return (g.astype(self.in_dtype) if self.in_dtype.kind in "fc" else None,)
 
 
-def cast(a: Any, dtype: Any) -> Any:
+def cast(a: Tensor, dtype: DTypeLike) -> Tensor:
     """The tensor converted to ``dtype``; gradients flow back for float to float casts.
 
     >>> import dltutor as dt
     >>> dt.cast(dt.tensor([1, 2]), dt.float32)
     tensor([1., 2.])
     """
-    dtype = as_dtype(dtype)
-    if a.data.dtype == dtype:
+    target = as_dtype(dtype)
+    if a.data.dtype == target:
         return a
-    return Cast(dtype).apply(a)
+    return Cast(target).apply(a)
 
 
 class ToBackend(Function):
@@ -58,7 +64,7 @@ class ToBackend(Function):
         return (self.source.asarray(g),)
 
 
-def to_backend(a: Any, target: B.Backend) -> Any:
+def to_backend(a: Tensor, target: B.Backend) -> Tensor:
     """The tensor moved to ``target``'s device (itself when already there).
 
     >>> import dltutor as dt
@@ -81,7 +87,7 @@ class Clone(Function):
         return (g,)
 
 
-def clone(a: Any) -> Any:
+def clone(a: Tensor) -> Tensor:
     """A copy of the tensor in its own memory, still in the graph (PyTorch's ``clone``).
 
     ``t.detach().clone()`` is the usual way to keep the values of a parameter as they are now:

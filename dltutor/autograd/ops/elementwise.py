@@ -12,7 +12,9 @@ tensor([1.0000, 0.0707])
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from numpy.typing import DTypeLike
 
 from ... import backend as B
 from ..arrays import Array
@@ -22,10 +24,13 @@ from ..rng import generator
 from .convert import cast
 from .gates import gate
 
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
+
 get_array_module = B.get_array_module
 
 
-def floating(a: Any) -> Any:
+def floating(a: Tensor) -> Tensor:
     """``a`` itself if it holds floats; an integer or bool tensor as float32, as PyTorch's
     ``exp``, ``log``, ``sqrt``, ``tanh``, ``sigmoid`` and ``erf`` take them (their results are
     not integers).
@@ -56,7 +61,7 @@ class Exp(Function):
         return (g * self.out,)
 
 
-def exp(a: Any) -> Any:
+def exp(a: Tensor) -> Tensor:
     """``e ** a`` elementwise.
 
     >>> import dltutor as dt
@@ -81,7 +86,7 @@ class Log(Function):
             return (g / self.a,)
 
 
-def log(a: Any) -> Any:
+def log(a: Tensor) -> Tensor:
     """Natural logarithm elementwise (``log(0)`` is ``-inf``; see ``dt.detect_anomaly``).
 
     >>> import dltutor as dt
@@ -106,7 +111,7 @@ class Sqrt(Function):
             return (g / (2 * self.out),)
 
 
-def sqrt(a: Any) -> Any:
+def sqrt(a: Tensor) -> Tensor:
     """Square root elementwise.
 
     >>> import dltutor as dt
@@ -116,7 +121,7 @@ def sqrt(a: Any) -> Any:
     return Sqrt().apply(floating(a))
 
 
-def sign_of(a: Any, dtype: Any) -> Any:
+def sign_of(a: Array, dtype: DTypeLike) -> Array:
     """PyTorch's sign of an array, as ``dtype``: -1, 0 or 1, and 0 at NaN, where NumPy's
     ``sign`` gives NaN (so a NaN element does not spread NaN through ``g * sign``).
 
@@ -140,7 +145,7 @@ class Abs(Function):
         return (g * sign_of(self.a, g.dtype),)
 
 
-def abs(a: Any) -> Any:
+def abs(a: Tensor) -> Tensor:
     """Absolute value elementwise.
 
     >>> import dltutor as dt
@@ -163,7 +168,7 @@ class Tanh(Function):
         return (g * (1 - self.out * self.out),)
 
 
-def tanh(a: Any) -> Any:
+def tanh(a: Tensor) -> Tensor:
     """Hyperbolic tangent elementwise.
 
     >>> import dltutor as dt
@@ -173,7 +178,7 @@ def tanh(a: Any) -> Any:
     return Tanh().apply(floating(a))
 
 
-def sigmoid_of(a: Any) -> Any:
+def sigmoid_of(a: Array) -> Array:
     """``1 / (1 + exp(-a))`` of an array, as PyTorch computes it, in one new array (the
     sigmoid op and binary cross-entropy's gradient share it).
 
@@ -209,7 +214,7 @@ class Sigmoid(Function):
         return (g * self.out * (1 - self.out),)
 
 
-def sigmoid(a: Any) -> Any:
+def sigmoid(a: Tensor) -> Tensor:
     """Logistic sigmoid ``1 / (1 + exp(-a))``, to full precision at both ends.
 
     >>> import dltutor as dt
@@ -234,7 +239,7 @@ class Relu(Function):
         return (gate(g, self.on),)
 
 
-def relu(a: Any) -> Any:
+def relu(a: Tensor) -> Tensor:
     """``max(a, 0)`` elementwise.
 
     >>> import dltutor as dt
@@ -260,7 +265,7 @@ class LeakyRelu(Function):
         return (get_array_module(g).where(self.mask, g, g * self.slope),)
 
 
-def leaky_relu(a: Any, negative_slope: float = 0.01) -> Any:
+def leaky_relu(a: Tensor, negative_slope: float = 0.01) -> Tensor:
     """``a`` where positive, ``negative_slope * a`` elsewhere.
 
     >>> import dltutor as dt
@@ -285,7 +290,7 @@ class Erf(Function):
         return (g * (2 / math.sqrt(math.pi)) * xp.exp(-self.a * self.a),)
 
 
-def erf(a: Any) -> Any:
+def erf(a: Tensor) -> Tensor:
     """The error function ``2/sqrt(pi) * integral_0^a exp(-t**2) dt`` elementwise.
 
     >>> import dltutor as dt
@@ -315,7 +320,7 @@ class Clip(Function):
         return (gate(g, inside),)
 
 
-def clip(a: Any, min: float | None = None, max: float | None = None) -> Any:
+def clip(a: Tensor, min: float | None = None, max: float | None = None) -> Tensor:
     """Clamp values to ``[min, max]`` (either bound may be None). PyTorch calls it ``clamp``.
 
     >>> import dltutor as dt
@@ -345,7 +350,7 @@ class Dropout(Function):
         return (g * self.mask,)
 
 
-def dropout(x: Any, p: float = 0.5, training: bool = True) -> Any:
+def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
 
     Off (returns ``x`` itself) when ``training`` is False or ``p`` is 0.

@@ -22,17 +22,17 @@ as the product it replaces (faster: no bool-to-float conversion).
 """
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
 from ... import backend as B
+from ..arrays import Array
 
 # The integer type as wide as each float type: a float's bits, read as one number.
 _SAME_WIDTH_INT = {size: np.dtype(f"int{8 * size}") for size in (2, 4, 8)}
 
 
-def gate(grad: Any, on: Any) -> Any:
+def gate(grad: Array, on: Array | bool) -> Array:
     """``grad`` where ``on`` (a bool array that broadcasts against it) is True and +0.0
     elsewhere, whatever ``grad`` holds there (NaN and inf included), as PyTorch's masked
     gradients. A new array.

@@ -21,7 +21,7 @@ tensor([-0.0833,  0.5000,  1.0833])
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from ... import backend as B
 from ..arrays import Array
 from ..function import Function
 from .elementwise import floating
+
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
 
 # C's constants, as PyTorch's kernel spells its factors (products of these, not 1/sqrt(2*pi)
 # written another way: the last bit of a factor shows in the last bit of the result).
@@ -79,12 +82,12 @@ class Gelu(Function):
             return ((g * derivative).astype(self.dtype, copy=False),)
 
 
-def _tanh_of_inner(x: Any) -> Any:
+def _tanh_of_inner(x: Array) -> Array:
     """``tanh(sqrt(2/pi) * (x + 0.044715 * x**3))``, the tanh form's one transcendental."""
     return B.get_array_module(x).tanh(_TANH_SCALE * (x + _KAPPA * (x * x * x)))
 
 
-def _tanh_form_derivative(x: Any, tanh_inner: Any) -> Any:
+def _tanh_form_derivative(x: Array, tanh_inner: Array) -> Array:
     """The derivative of ``0.5 * x * (1 + tanh(inner))``: the product rule, term by term."""
     left_derivative = 0.5 * (1 + tanh_inner)
     tanh_derivative = 1 - tanh_inner * tanh_inner
@@ -94,7 +97,7 @@ def _tanh_form_derivative(x: Any, tanh_inner: Any) -> Any:
     return left_derivative + (0.5 * x) * tanh_derivative * inner_derivative
 
 
-def gelu(a: Any, approximate: str = "none") -> Any:
+def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit ``a * Phi(a)`` (Phi: the standard normal CDF), as in PyTorch;
     ``approximate="tanh"`` uses ``0.5 * a * (1 + tanh(sqrt(2/pi) * (a + 0.044715 * a**3)))``.
 

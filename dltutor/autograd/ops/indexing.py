@@ -11,13 +11,16 @@ tensor([2., 0., 1.])
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import backend as B
 from ..arrays import Array
 from ..dtypes import int64
 from ..function import Function, is_tensor, make_tensor
-from .operands import as_tensor, axis_index
+from .operands import Axes, as_tensor, axis_index
+
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
 
 get_array_module = B.get_array_module
 
@@ -27,7 +30,7 @@ def _is_basic(index: tuple) -> bool:
     return all(isinstance(i, (int, slice)) or i is None or i is Ellipsis for i in index)
 
 
-def index_arrays(index: Any, like: Any) -> tuple:
+def index_arrays(index: Any, like: Array) -> tuple:
     """``index`` as a tuple NumPy/CuPy can use on ``like``: tensors become their arrays,
     lists become arrays of ``like``'s backend, 0-d integer arrays become ints."""
     if not isinstance(index, tuple):
@@ -70,7 +73,7 @@ class GetItem(Function):
         return (full,)
 
 
-def getitem(a: Any, index: Any) -> Any:
+def getitem(a: Tensor, index: Any) -> Tensor:
     """``a[index]`` with everything NumPy accepts: ints, slices, integer arrays, boolean masks.
 
     >>> import dltutor as dt
@@ -83,7 +86,7 @@ def getitem(a: Any, index: Any) -> Any:
 class Embedding(Function):
     """Rows of a table; a row looked up twice gets the sum of both gradients."""
 
-    def __init__(self, indices: Any, padding_idx: int | None):
+    def __init__(self, indices: Array, padding_idx: int | None):
         self.indices, self.padding_idx = indices, padding_idx
 
     def forward(self, weight: Array) -> Array:
@@ -99,7 +102,7 @@ class Embedding(Function):
         return (grad,)
 
 
-def embedding(indices: Any, weight: Any, padding_idx: int | None = None) -> Any:
+def embedding(indices: Any, weight: Tensor, padding_idx: int | None = None) -> Tensor:
     """Look up rows of ``weight`` (num_embeddings, dim) for integer ``indices`` of any shape.
 
     The row at ``padding_idx`` receives no gradient.
@@ -124,7 +127,7 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None) -> Any:
     return Embedding(data, padding_idx).apply(weight)
 
 
-def _index_of_extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any) -> Any:
+def _index_of_extreme(op: str, a: Tensor, axis: Axes, keepdims: bool, dim: Axes, keepdim: bool | None) -> Tensor:
     """``argmax``/``argmin``: the index as an int64 tensor (``dim``/``keepdim`` are PyTorch's
     spellings of ``axis``/``keepdims``)."""
     axis = dim if dim is not None else axis
@@ -135,8 +138,8 @@ def _index_of_extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keep
     return make_tensor(get_array_module(a.data).asarray(index, dtype=int64))
 
 
-def argmax(a: Any, axis: int | None = None, keepdims: bool = False, *,
-           dim: int | None = None, keepdim: bool | None = None) -> Any:
+def argmax(a: Tensor, axis: int | None = None, keepdims: bool = False, *,
+           dim: int | None = None, keepdim: bool | None = None) -> Tensor:
     """Index of the largest value (over the flattened tensor when ``axis`` is None).
 
     >>> import dltutor as dt
@@ -146,8 +149,8 @@ def argmax(a: Any, axis: int | None = None, keepdims: bool = False, *,
     return _index_of_extreme("argmax", a, axis, keepdims, dim, keepdim)
 
 
-def argmin(a: Any, axis: int | None = None, keepdims: bool = False, *,
-           dim: int | None = None, keepdim: bool | None = None) -> Any:
+def argmin(a: Tensor, axis: int | None = None, keepdims: bool = False, *,
+           dim: int | None = None, keepdim: bool | None = None) -> Tensor:
     """Index of the smallest value (over the flattened tensor when ``axis`` is None).
 
     >>> import dltutor as dt

@@ -10,12 +10,15 @@ tensor([[ 8., 10.]])
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ... import backend as B
 from ..arrays import Array
 from ..function import Function
-from .operands import promote
+from .operands import Operand, promote
+
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
 
 get_array_module = B.get_array_module
 
@@ -60,7 +63,7 @@ class Matmul(Function):
         return ga, gb
 
 
-def matmul(a: Any, b: Any) -> Any:
+def matmul(a: Operand, b: Operand) -> Tensor:
     """Matrix product ``a @ b``; leading (batch) dimensions broadcast, 1-D operands work.
 
     >>> import dltutor as dt
@@ -123,7 +126,7 @@ def _check_bias_fits(bias_shape: tuple, out_shape: tuple) -> None:
                          f"({out_shape[-1]},)")
 
 
-def linear(x: Any, weight: Any, bias: Any | None = None) -> Any:
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """A fully connected layer's arithmetic: ``x @ weight.T + bias``.
 
     >>> import dltutor as dt

@@ -16,9 +16,10 @@ differences in the tests): faster, and easier to read, than a chain of small ops
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ... import backend as B
 from ... import host_reads
@@ -27,6 +28,9 @@ from ..function import Function, is_tensor
 from .elementwise import abs, sigmoid_of  # the op, not the builtin
 from .operands import as_tensor
 from .shape import permute, reshape
+
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
 
 get_array_module = B.get_array_module
 
@@ -56,7 +60,7 @@ class CrossEntropy(Function):
 
     grad_shapes_exact = True
 
-    def __init__(self, labels: Any, reduction: str, valid: Any):
+    def __init__(self, labels: Array, reduction: str, valid: Array | None):
         self.labels, self.reduction, self.valid = labels, reduction, valid
 
     def forward(self, logits: Array) -> Array:
@@ -96,7 +100,7 @@ class CrossEntropy(Function):
         return (grad,)
 
 
-def _check_label_kind(labels: Any, n: int, classes: int) -> None:
+def _check_label_kind(labels: Array, n: int, classes: int) -> None:
     """Refuse labels that are not integers, or not one per row (their dtype and shape, which
     the host knows without reading a value)."""
     if labels.dtype.kind not in "iu":
@@ -107,7 +111,7 @@ def _check_label_kind(labels: Any, n: int, classes: int) -> None:
                          f"({n},), got {tuple(labels.shape)}")
 
 
-def _check_labels(labels: Any, n: int, classes: int, ignore_index: int) -> Any:
+def _check_labels(labels: Array, n: int, classes: int, ignore_index: int) -> Array | None:
     """Check the labels; return the mask of labels that count, or None if all of them do."""
     _check_label_kind(labels, n, classes)
     if n == 0 or int(_as_unsigned(labels).max()) < classes:
@@ -121,8 +125,8 @@ def _check_labels(labels: Any, n: int, classes: int, ignore_index: int) -> Any:
     return valid
 
 
-def _labels_checked_later(labels: Any, n: int, classes: int, ignore_index: int,
-                          dtype: Any) -> tuple[Any, Any]:
+def _labels_checked_later(labels: Array, n: int, classes: int, ignore_index: int,
+                          dtype: DTypeLike) -> tuple[Array, Array]:
     """On a GPU, where reading a label would make the host wait: the labels to look up (0 for
     the ignored and the bad ones) and each row's weight (1 counts, 0 ignored, NaN for a label
     out of range). A bad label makes the loss and every gradient NaN, so the optimizer refuses
@@ -145,7 +149,7 @@ def _labels_checked_later(labels: Any, n: int, classes: int, ignore_index: int,
     return xp.where(usable, labels, 0), weights
 
 
-def _as_unsigned(labels: Any) -> Any:
+def _as_unsigned(labels: Array) -> Array:
     """The same bits read as unsigned integers: a negative label becomes a huge number, so
     one ``max()`` checks both ends of the range (unsigned labels are returned as they are).
 
@@ -162,8 +166,8 @@ def _as_unsigned(labels: Any) -> Any:
 _UNSIGNED = {np.dtype(t).itemsize: np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64)}
 
 
-def cross_entropy(logits: Any, labels: Any, reduction: str = "mean",
-                  ignore_index: int = -100) -> Any:
+def cross_entropy(logits: Tensor, labels: Any, reduction: str = "mean",
+                  ignore_index: int = -100) -> Tensor:
     """Cross-entropy between raw scores ``logits`` (N, C) and integer ``labels`` (N,).
 
     Applies log-softmax itself (pass raw scores, not probabilities). ``reduction`` is
@@ -229,7 +233,7 @@ class MSELoss(Function):
         return self.diff * g, gb
 
 
-def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error ``mean((input - target) ** 2)``.
 
     Shapes that differ are broadcast, as in PyTorch, with a warning: (5, 1) against (5,)
@@ -248,7 +252,7 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
     return MSELoss(reduction).apply(input, target)
 
 
-def _reduce(op: str, losses: Any, reduction: str) -> Any:
+def _reduce(op: str, losses: Any, reduction: str) -> Tensor:
     """``losses`` (one per element) reduced as ``reduction`` says."""
     check_reduction(op, reduction)
     if reduction == "mean":
@@ -256,7 +260,7 @@ def _reduce(op: str, losses: Any, reduction: str) -> Any:
     return losses.sum() if reduction == "sum" else losses
 
 
-def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error ``mean(|input - target|)`` (PyTorch's ``l1_loss``), built from
     ``abs`` and ``mean``, so its gradient is ``sign(input - target) / n``.
 
@@ -292,8 +296,8 @@ class BCEWithLogits(Function):
         return gx, (-self.x * g if self.inputs[1].requires_grad else None)
 
 
-def binary_cross_entropy_with_logits(input: Any, target: Any,
-                                     reduction: str = "mean") -> Any:
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     reduction: str = "mean") -> Tensor:
     """Binary cross-entropy of raw scores ``input`` against targets in [0, 1], with the
     sigmoid inside (see :class:`BCEWithLogits` for the formula, PyTorch's).
 

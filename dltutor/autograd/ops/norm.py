@@ -9,7 +9,7 @@ tensor([[-1.0000, -1.0000],
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import backend as B
 from ..arrays import Array
@@ -19,6 +19,9 @@ from .convert import cast
 from .elementwise import sqrt
 from .reduce import mean
 from .variance import var
+
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
 
 get_array_module = B.get_array_module
 
@@ -69,9 +72,9 @@ class BatchNorm(Function):
         return gx, gw, gb
 
 
-def batch_norm(x: Any, running_mean: Any | None, running_var: Any | None,
-               weight: Any | None = None, bias: Any | None = None, training: bool = False,
-               momentum: float = 0.1, eps: float = 1e-5) -> Any:
+def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each channel (axis 1) of ``x`` (N, C) or (N, C, H, W).
 
     ``training=True`` uses the batch's statistics and, when running buffers are given, updates
@@ -119,8 +122,8 @@ def batch_norm(x: Any, running_mean: Any | None, running_var: Any | None,
     return out
 
 
-def layer_norm(x: Any, normalized_shape: Any, weight: Any | None = None,
-               bias: Any | None = None, eps: float = 1e-5) -> Any:
+def layer_norm(x: Tensor, normalized_shape: Any, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dimensions of each sample.
 
     >>> import dltutor as dt
@@ -135,8 +138,8 @@ def layer_norm(x: Any, normalized_shape: Any, weight: Any | None = None,
     if x.dtype == float16:
         # In float32 and rounded once at the end, as PyTorch's forward: in float16 the mean and
         # the variance lose the digits the gradient needs (it was 35% off for two close values).
-        single = [None if t is None else cast(t, float32) for t in (x, weight, bias)]
-        return cast(layer_norm(single[0], shape, single[1], single[2], eps), float16)
+        weight32, bias32 = (None if t is None else cast(t, float32) for t in (weight, bias))
+        return cast(layer_norm(cast(x, float32), shape, weight32, bias32, eps), float16)
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     centered = x - mean(x, axes, keepdims=True)
     out = centered / sqrt(var(x, axes, keepdims=True, correction=0) + eps)

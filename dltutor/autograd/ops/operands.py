@@ -12,17 +12,28 @@ promote ints to floats as PyTorch does, name the shapes when broadcasting fails,
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import TYPE_CHECKING, Sequence, TypeAlias
 
 import numpy as np
 
 from ... import backend as B
+from ..arrays import Array
 from ..dtypes import default_float
 from ..function import is_tensor, make_tensor
 from .convert import cast
 
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from numpy.typing import ArrayLike
 
-def as_tensor(value: Any, like: Any, op: str = "a tensor op") -> Any:
+    from ..tensor import Tensor
+
+#: What an operator takes besides a Tensor: a number, a list of numbers, an array.
+Operand: TypeAlias = "Tensor | ArrayLike"
+#: An axis argument: one axis, several, or None for all of them.
+Axes: TypeAlias = "int | Sequence[int] | None"
+
+
+def as_tensor(value: Operand, like: Tensor, op: str = "a tensor op") -> Tensor:
     """``value`` as a constant tensor on ``like``'s backend; a Python number takes ``like``'s
     dtype (except a float next to an integer tensor, which becomes float32, as in PyTorch).
     Anything but real numbers (a string, None, a complex number) is refused, naming ``op``.
@@ -52,9 +63,18 @@ def as_tensor(value: Any, like: Any, op: str = "a tensor op") -> Any:
     return make_tensor(backend.asarray(value, dtype=dtype))
 
 
-def promote(a: Any, b: Any, op: str = "a tensor op") -> tuple[Any, Any]:
+def _the_tensor(b: Operand, a: Operand, op: str) -> Tensor:
+    """``b``, which must be a Tensor when ``a`` is not (else a TypeError naming ``op``)."""
+    if is_tensor(b):
+        return b
+    raise TypeError(f"{op}: needs a Tensor among its operands; got a {type(a).__name__} and a "
+                    f"{type(b).__name__}")
+
+
+def promote(a: Operand, b: Operand, op: str = "a tensor op") -> tuple[Tensor, Tensor]:
     """Two operands as tensors, an integer one cast to the other's float dtype."""
     if not is_tensor(a):
+        b = _the_tensor(b, a, op)
         a = as_tensor(a, b, op)
     elif not is_tensor(b):
         b = as_tensor(b, a, op)
@@ -67,7 +87,7 @@ def promote(a: Any, b: Any, op: str = "a tensor op") -> tuple[Any, Any]:
     return a, b
 
 
-def broadcast_error(op: str, a: Any, b: Any) -> ValueError:
+def broadcast_error(op: str, a: Array, b: Array) -> ValueError:
     """The error for two arrays whose shapes do not broadcast, naming the op and the shapes."""
     return ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast: "
                       "trailing dimensions must be equal or 1 (see the broadcasting rules of "
@@ -79,7 +99,7 @@ class AxisError(IndexError, ValueError):
     ("Dimension out of range"), and a ValueError, as it was in dltutor before."""
 
 
-def axis_index(op: str, axis: Any, ndim: int, *, extra: int = 0) -> int:
+def axis_index(op: str, axis: Axes, ndim: int, *, extra: int = 0) -> int:
     """One axis of a tensor with ``ndim`` dimensions as a non-negative index (negatives count
     from the end); ``extra=1`` for ops that may name one past the end (``unsqueeze``, ``stack``).
     An axis that does not exist is an error, never wrapped around.
@@ -101,7 +121,7 @@ def axis_index(op: str, axis: Any, ndim: int, *, extra: int = 0) -> int:
     return int(axis) % size
 
 
-def reduction_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
+def reduction_axes(op: str, axis: Axes, ndim: int) -> tuple[int, ...]:
     """``axis`` (None for all, an int or a tuple; negatives count from the end) as sorted
     non-negative axes; an axis named twice is an error, as in PyTorch. A 0-d tensor takes
     dimension 0 or -1, as in PyTorch, and has no axis to reduce: its axes are ``()``.
@@ -118,7 +138,7 @@ def reduction_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(out)) if ndim else ()
 
 
-def one_axis(op: str, axis: Any, dim: Any, ndim: int) -> int:
+def one_axis(op: str, axis: Axes, dim: Axes, ndim: int) -> int:
     """The single axis an op such as softmax works along (``dim`` is PyTorch's name).
 
     >>> one_axis("softmax", -1, None, ndim=2), one_axis("softmax", 0, 1, ndim=2)

@@ -1,5 +1,5 @@
-"""Reductions over axes: ``sum``, ``mean``, ``max``, ``min``, ``amax``, ``amin``, ``norm``,
-``logsumexp`` (``var`` and ``std`` are in variance.py; the index reductions
+"""Reductions over axes: ``sum``, ``mean``, ``max``, ``min``, ``amax``, ``amin``, ``norm``
+(``var`` and ``std`` are in variance.py, ``logsumexp`` beside softmax; the index reductions
 ``argmax``/``argmin``, which carry no gradient, are in indexing.py). Each op's class is
 followed by the function learners call. ``dim=``/``keepdim=`` are PyTorch's spellings of
 ``axis=``/``keepdims=``; both work. As in PyTorch, ``max`` and ``min`` along one dimension
@@ -16,7 +16,7 @@ tensor([[0.5000, 0.5000],
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ... import backend as B
 from ..arrays import Array
@@ -25,7 +25,10 @@ from ..function import Function, is_tensor, make_tensor
 from .arithmetic import maximum, minimum
 from .elementwise import sign_of
 from .gates import gate
-from .operands import axis_index, reduction_axes
+from .operands import Axes, axis_index, reduction_axes
+
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
 
 get_array_module = B.get_array_module
 
@@ -33,27 +36,29 @@ get_array_module = B.get_array_module
 class Reduction(Function):
     """Shared plumbing: reduce over ``axes``; backward puts the reduced dims back as size 1."""
 
+    shape: tuple[int, ...]              # the input's, kept by each forward
+
     def __init__(self, axes: tuple[int, ...], keepdims: bool):
         self.axes, self.keepdims = axes, keepdims
 
-    def finish(self, out):
+    def finish(self, out: Array) -> Array:
         """Drop kept dims unless asked; always an array (never a NumPy scalar)."""
         return out if self.keepdims else out.reshape(
             tuple(n for i, n in enumerate(out.shape) if i not in self.axes))
 
-    def expand(self, g):
+    def expand(self, g: Array) -> Array:
         """``g`` with the reduced dims back as size 1, ready to broadcast against the input."""
         return g.reshape(tuple(1 if i in self.axes else n for i, n in enumerate(self.shape)))
 
-    def share_of(self, g, chosen):
+    def share_of(self, g: Array, chosen: Array) -> Array:
         """Each chosen element's even share of ``g`` (reduced dims as size 1): ``g`` divided by
         how many elements the bool array ``chosen`` marks along the reduced axes. Tied extremes
         and the inf norm's largest values split their gradient this way."""
         return g / chosen.sum(axis=self.axes, keepdims=True, dtype=g.dtype)
 
 
-def run_reduction(cls: type, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any,
-                  op: str, **extra: Any) -> Any:
+def run_reduction(cls: type, a: Tensor, axis: Axes, keepdims: bool, dim: Axes,
+                  keepdim: bool | None, op: str, **extra: Any) -> Tensor:
     """Run reduction ``cls`` with PyTorch's or NumPy's argument names."""
     if dim is not None:
         axis = dim
@@ -73,8 +78,8 @@ class Sum(Reduction):
         return (get_array_module(g).broadcast_to(self.expand(g), self.shape),)
 
 
-def sum(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-        keepdim: bool | None = None) -> Any:
+def sum(a: Tensor, axis: Axes = None, keepdims: bool = False, *, dim: Axes = None,
+        keepdim: bool | None = None) -> Tensor:
     """Sum over ``axis`` (all axes by default).
 
     >>> import dltutor as dt
@@ -85,7 +90,7 @@ def sum(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
     return run_reduction(Sum, a, axis, keepdims, dim, keepdim, "sum")
 
 
-def mean_over(a: Any, axes: tuple[int, ...], count: int) -> Any:
+def mean_over(a: Array, axes: tuple[int, ...], count: int) -> Array:
     """The mean of array ``a`` over ``axes`` (kept as size 1), ``count`` elements each; the
     mean of nothing is NaN, silently, as in PyTorch (NumPy warns "Mean of empty slice").
 
@@ -112,8 +117,8 @@ class Mean(Reduction):
         return (xp.broadcast_to(self.expand(g) / self.count, self.shape),)
 
 
-def mean(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-         keepdim: bool | None = None) -> Any:
+def mean(a: Tensor, axis: Axes = None, keepdims: bool = False, *, dim: Axes = None,
+         keepdim: bool | None = None) -> Tensor:
     """Mean over ``axis`` (all axes by default).
 
     >>> import dltutor as dt
@@ -201,11 +206,12 @@ class ValuesIndices(NamedTuple):
     """What ``max(x, dim)`` and ``min(x, dim)`` return, as in PyTorch: the extreme values and
     where they are. It unpacks like a pair: ``values, indices = x.max(dim=1)``."""
 
-    values: Any
-    indices: Any
+    values: Tensor
+    indices: Tensor
 
 
-def _extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any) -> Any:
+def _extreme(op: str, a: Tensor, axis: Axes | Tensor, keepdims: bool, dim: Axes,
+             keepdim: bool | None) -> Tensor | ValuesIndices:
     """``max``/``min`` with PyTorch's three forms: the whole tensor (a tensor), one dimension
     (values and indices), or a second tensor (the elementwise ``maximum``/``minimum``)."""
     if is_tensor(axis):
@@ -238,8 +244,8 @@ def _extreme(op: str, a: Any, axis: Any, keepdims: bool, dim: Any, keepdim: Any)
     return ValuesIndices(values, make_tensor(indices.astype(int64)))
 
 
-def max(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-        keepdim: bool | None = None) -> Any:
+def max(a: Tensor, axis: Axes | Tensor = None, keepdims: bool = False, *, dim: Axes = None,
+        keepdim: bool | None = None) -> Tensor | ValuesIndices:
     """The largest value, as in PyTorch: ``max(x)`` is one number (tied maxima share the
     gradient); ``max(x, dim)`` gives ``(values, indices)`` along ``dim`` (the gradient goes to
     the element picked); ``max(x, y)`` with a tensor ``y`` is ``maximum(x, y)``.
@@ -258,8 +264,8 @@ def max(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
     return _extreme("max", a, axis, keepdims, dim, keepdim)
 
 
-def min(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-        keepdim: bool | None = None) -> Any:
+def min(a: Tensor, axis: Axes | Tensor = None, keepdims: bool = False, *, dim: Axes = None,
+        keepdim: bool | None = None) -> Tensor | ValuesIndices:
     """The smallest value; the same three forms as :func:`max`.
 
     >>> import dltutor as dt
@@ -271,8 +277,8 @@ def min(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
     return _extreme("min", a, axis, keepdims, dim, keepdim)
 
 
-def amax(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-         keepdim: bool | None = None) -> Any:
+def amax(a: Tensor, axis: Axes = None, keepdims: bool = False, *, dim: Axes = None,
+         keepdim: bool | None = None) -> Tensor:
     """The largest value over one or several dimensions, values only (tied maxima share the
     gradient evenly, as in PyTorch's ``amax``).
 
@@ -283,8 +289,8 @@ def amax(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
     return run_reduction(Max, a, axis, keepdims, dim, keepdim, "amax")
 
 
-def amin(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-         keepdim: bool | None = None) -> Any:
+def amin(a: Tensor, axis: Axes = None, keepdims: bool = False, *, dim: Axes = None,
+         keepdim: bool | None = None) -> Tensor:
     """The smallest value over one or several dimensions, values only (see :func:`amax`).
 
     >>> import dltutor as dt
@@ -339,8 +345,8 @@ class Norm(Reduction):
         return (g * xp.where(self.norm == 0, 0, slope),)
 
 
-def norm(a: Any, p: Any = 2, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
-         keepdims: bool | None = None) -> Any:
+def norm(a: Tensor, p: Any = 2, dim: Axes = None, keepdim: bool = False, *, axis: Axes = None,
+         keepdims: bool | None = None) -> Tensor:
     """The ``p``-norm of ``a`` (all elements, or along ``dim``), as ``torch.norm``: ``p=2``
     (also ``"fro"``) is the length of the vector, ``p=1`` the sum of absolute values, ``p=inf``
     the largest absolute value (ties share the gradient), any other ``p > 0`` by its formula.
@@ -364,36 +370,3 @@ def norm(a: Any, p: Any = 2, dim: Any = None, keepdim: bool = False, *, axis: An
         raise TypeError(f"norm of a {a.dtype} tensor: convert it first with .float()")
     keep = bool(keepdim or keepdims)
     return run_reduction(Norm, a, axis, keep, dim, None, "norm", p=float(p))
-
-
-class LogSumExp(Reduction):
-    """``log(sum(exp(a)))`` without overflow: shift by the max first."""
-
-    name = "logsumexp"
-
-    def forward(self, a: Array) -> Array:
-        xp = get_array_module(a)
-        self.shape, self.a = a.shape, a
-        if a.size == 0:     # nothing to shift by: the sum of no terms is 0, its log -inf
-            shift = xp.zeros(tuple(1 if i in self.axes else n for i, n in enumerate(a.shape)),
-                             dtype=a.dtype)
-        else:
-            shift = a.max(axis=self.axes, keepdims=True)
-            shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf: avoid inf - inf
-        with B.ignore_float_errors(a):
-            self.out = xp.log(xp.exp(a - shift).sum(axis=self.axes, keepdims=True)) + shift
-        return self.finish(self.out)
-
-    def backward(self, g: Array) -> tuple[Array | None, ...]:
-        return (self.expand(g) * get_array_module(g).exp(self.a - self.out),)
-
-
-def logsumexp(a: Any, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-              keepdim: bool | None = None) -> Any:
-    """``log(sum(exp(a)))`` over ``axis``, stable for large inputs.
-
-    >>> import dltutor as dt
-    >>> dt.logsumexp(dt.tensor([-1000.0, 1.0]))
-    tensor(1.)
-    """
-    return run_reduction(LogSumExp, a, axis, keepdims, dim, keepdim, "logsumexp")

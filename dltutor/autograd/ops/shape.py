@@ -13,12 +13,15 @@ tensor([[  1.,  10., 100.]])
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ... import backend as B
 from ..arrays import Array
 from ..function import Function, is_tensor
 from .operands import as_tensor, axis_index, one_axis, reduction_axes
+
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
 
 get_array_module = B.get_array_module
 
@@ -52,7 +55,7 @@ def _resolve_shape(shape: Sequence[int], size: int, old: tuple[int, ...]) -> tup
     return shape
 
 
-def reshape(a: Any, *shape: Any) -> Any:
+def reshape(a: Tensor, *shape: Any) -> Tensor:
     """The same values in a new shape (one dimension may be -1: worked out from the rest).
 
     >>> import dltutor as dt
@@ -67,7 +70,7 @@ def reshape(a: Any, *shape: Any) -> Any:
     return Reshape(new).apply(a)
 
 
-def flatten(a: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions ``start_dim..end_dim`` into one (``nn.Flatten`` starts at 1).
 
     >>> import dltutor as dt
@@ -83,7 +86,7 @@ def flatten(a: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     return reshape(a, shape)
 
 
-def unsqueeze(a: Any, dim: int) -> Any:
+def unsqueeze(a: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at ``dim`` (e.g. a channel axis for images).
 
     >>> import dltutor as dt
@@ -94,7 +97,7 @@ def unsqueeze(a: Any, dim: int) -> Any:
     return reshape(a, a.shape[:dim] + (1,) + a.shape[dim:])
 
 
-def squeeze(a: Any, dim: int | None = None) -> Any:
+def squeeze(a: Tensor, dim: int | None = None) -> Tensor:
     """Remove dimensions of size 1 (only ``dim`` if given, and only if its size is 1).
 
     >>> import dltutor as dt
@@ -126,7 +129,7 @@ class Permute(Function):
         return (get_array_module(g).transpose(g, inverse),)
 
 
-def permute(a: Any, *axes: Any) -> Any:
+def permute(a: Tensor, *axes: Any) -> Tensor:
     """Reorder dimensions: ``permute(x, 2, 0, 1)`` makes axis 2 the first.
 
     >>> import dltutor as dt
@@ -142,7 +145,7 @@ def permute(a: Any, *axes: Any) -> Any:
     return Permute(order).apply(a)
 
 
-def transpose(a: Any, dim0: int = -2, dim1: int = -1) -> Any:
+def transpose(a: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
     """Swap two dimensions (the last two by default); ``t.T`` reverses all of them.
 
     >>> import dltutor as dt
@@ -171,7 +174,7 @@ class BroadcastTo(Function):
         return (g,)
 
 
-def broadcast_to(a: Any, shape: Sequence[int]) -> Any:
+def broadcast_to(a: Tensor, shape: Sequence[int]) -> Tensor:
     """Repeat size-1 dimensions (and add leading ones) to reach ``shape`` without copying.
 
     >>> import dltutor as dt
@@ -189,7 +192,7 @@ def broadcast_to(a: Any, shape: Sequence[int]) -> Any:
     return BroadcastTo(shape).apply(a)
 
 
-def expand(a: Any, *sizes: Any) -> Any:
+def expand(a: Tensor, *sizes: Any) -> Tensor:
     """PyTorch's ``expand``: like :func:`broadcast_to`, and -1 keeps a dimension's size.
 
     >>> import dltutor as dt
@@ -239,7 +242,7 @@ class Concat(Function):
         return tuple(grads)
 
 
-def concat(tensors: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> Any:
+def concat(tensors: Sequence[Tensor], axis: int = 0, *, dim: int | None = None) -> Tensor:
     """Join tensors along an existing axis (PyTorch: ``cat``).
 
     >>> import dltutor as dt
@@ -280,7 +283,7 @@ class Stack(Function):
         return tuple(grads)
 
 
-def stack(tensors: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> Any:
+def stack(tensors: Sequence[Tensor], axis: int = 0, *, dim: int | None = None) -> Tensor:
     """Join same-shaped tensors along a new axis.
 
     >>> import dltutor as dt

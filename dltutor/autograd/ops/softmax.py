@@ -1,5 +1,5 @@
-"""``softmax`` and ``log_softmax`` along one axis, both shifted by the maximum so that inputs
-such as ``[-1000, 1]`` neither overflow nor take the log of 0.
+"""``softmax`` and ``log_softmax`` along one axis, and ``logsumexp`` over any axes, all shifted
+by the maximum so that inputs such as ``[-1000, 1]`` neither overflow nor take the log of 0.
 
 >>> import dltutor as dt
 >>> dt.softmax(dt.tensor([[1.0, 1.0], [0.0, 1000.0]]), dim=1)
@@ -8,12 +8,16 @@ tensor([[0.5000, 0.5000],
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ... import backend as B
 from ..arrays import Array
 from ..function import Function
-from .operands import one_axis
+from .operands import Axes, one_axis
+from .reduce import Reduction, run_reduction
+
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
 
 get_array_module = B.get_array_module
 
@@ -38,7 +42,7 @@ class Softmax(Function):
         return (s * (g - (g * s).sum(axis=self.axis, keepdims=True)),)
 
 
-def softmax(a: Any, axis: int = -1, *, dim: int | None = None) -> Any:
+def softmax(a: Tensor, axis: int = -1, *, dim: int | None = None) -> Tensor:
     """``exp(a) / sum(exp(a))`` along ``axis``, stable for inputs like ``[-1000, 1]``.
 
     >>> import dltutor as dt
@@ -68,7 +72,7 @@ class LogSoftmax(Function):
         return (g - xp.exp(self.out) * g.sum(axis=self.axis, keepdims=True),)
 
 
-def log_softmax(a: Any, axis: int = -1, *, dim: int | None = None) -> Any:
+def log_softmax(a: Tensor, axis: int = -1, *, dim: int | None = None) -> Tensor:
     """``log(softmax(a))`` along ``axis``, computed without taking the log of 0.
 
     >>> import dltutor as dt
@@ -76,3 +80,36 @@ def log_softmax(a: Any, axis: int = -1, *, dim: int | None = None) -> Any:
     tensor([-1001.,     0.])
     """
     return LogSoftmax(one_axis("log_softmax", axis, dim, a.ndim)).apply(a)
+
+
+class LogSumExp(Reduction):
+    """``log(sum(exp(a)))`` without overflow: shift by the max first."""
+
+    name = "logsumexp"
+
+    def forward(self, a: Array) -> Array:
+        xp = get_array_module(a)
+        self.shape, self.a = a.shape, a
+        if a.size == 0:     # nothing to shift by: the sum of no terms is 0, its log -inf
+            shift = xp.zeros(tuple(1 if i in self.axes else n for i, n in enumerate(a.shape)),
+                             dtype=a.dtype)
+        else:
+            shift = a.max(axis=self.axes, keepdims=True)
+            shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf: avoid inf - inf
+        with B.ignore_float_errors(a):
+            self.out = xp.log(xp.exp(a - shift).sum(axis=self.axes, keepdims=True)) + shift
+        return self.finish(self.out)
+
+    def backward(self, g: Array) -> tuple[Array | None, ...]:
+        return (self.expand(g) * get_array_module(g).exp(self.a - self.out),)
+
+
+def logsumexp(a: Tensor, axis: Axes = None, keepdims: bool = False, *, dim: Axes = None,
+              keepdim: bool | None = None) -> Tensor:
+    """``log(sum(exp(a)))`` over ``axis``, stable for large inputs.
+
+    >>> import dltutor as dt
+    >>> dt.logsumexp(dt.tensor([-1000.0, 1.0]))
+    tensor(1.)
+    """
+    return run_reduction(LogSumExp, a, axis, keepdims, dim, keepdim, "logsumexp")

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ... import backend as B
 from ..arrays import Array
 from .gates import gate
 from .reduce import Reduction, mean_over, run_reduction
+from .operands import Axes
+
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
 
 get_array_module = B.get_array_module
 
@@ -68,8 +72,8 @@ class Std(Var):
         return (self.gradient_from(gate(self.expand(g) / (2 * self.std), self.std != 0)),)
 
 
-def var(a: Any, axis: Any = None, keepdims: bool = False, correction: int = 1, *,
-        dim: Any = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Any:
+def var(a: Tensor, axis: Axes = None, keepdims: bool = False, correction: int = 1, *,
+        dim: Axes = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Tensor:
     """Variance over ``axis``; unbiased (divides by n - 1) by default, as in PyTorch.
 
     >>> import dltutor as dt
@@ -82,8 +86,8 @@ def var(a: Any, axis: Any = None, keepdims: bool = False, correction: int = 1, *
     return run_reduction(Var, a, axis, keepdims, dim, keepdim, "var", correction=correction)
 
 
-def std(a: Any, axis: Any = None, keepdims: bool = False, correction: int = 1, *,
-        dim: Any = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Any:
+def std(a: Tensor, axis: Axes = None, keepdims: bool = False, correction: int = 1, *,
+        dim: Axes = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Tensor:
     """Standard deviation: ``sqrt(var(...))`` with the same arguments.
 
     >>> import dltutor as dt
