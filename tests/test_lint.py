@@ -85,7 +85,8 @@ def unannotated_passes(source: str) -> list[str]:
         if not isinstance(node, ast.ClassDef):
             continue
         for method in node.body:
-            if not isinstance(method, ast.FunctionDef) or method.name not in ("forward", "backward"):
+            if not (isinstance(method, ast.FunctionDef)
+                    and method.name in ("forward", "backward")):
                 continue
             arguments = method.args
             params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,

@@ -16,18 +16,22 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .. import backend as B
 from .. import devices
 from .dtypes import as_dtype, default_float, int64
-from .function import make_tensor
 from . import fills
+from .arrays import Array
+from .function import make_tensor
+from .ops.operands import Operand, Size
+from .placement import Device
 from .rng import generator
 from .tensor import Tensor
 
 
-def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, *,
-           device: Any = None) -> Tensor:
+def tensor(data: Any, dtype: DTypeLike | None = None, requires_grad: bool = False, *,
+           device: Device | None = None) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested lists, a NumPy or CuPy array),
     on the current backend or on ``device`` (``"cpu"``, ``"cuda"``, a ``dt.device``).
 
@@ -45,7 +49,8 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, *,
         return Tensor(data, dtype=dtype, requires_grad=requires_grad)
 
 
-def _shape(sizes: tuple, size: Any = None, op: str = "", shape: Any = None) -> tuple[int, ...]:
+def _shape(sizes: tuple[Size, ...], size: Size | None = None, op: str = "",
+           shape: Size | None = None) -> tuple[int, ...]:
     """The shape asked for in any of PyTorch's ways: ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``
     or ``f(size=(2, 3))``, or Paddle's ``f(shape=[2, 3])``."""
     if shape is not None:
@@ -60,26 +65,29 @@ def _shape(sizes: tuple, size: Any = None, op: str = "", shape: Any = None) -> t
         sizes = (size,)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
+    checked = []
     for n in sizes:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"{op}: sizes must be non-negative integers, got {sizes}")
-    return tuple(int(n) for n in sizes)
+        checked.append(int(n))
+    return tuple(checked)
 
 
-def _backend(device: Any) -> B.Backend:
+def _backend(device: Device | None) -> B.Backend:
     """The backend a creation function makes its tensor on: ``device``'s, or the current one."""
     return B.current() if device is None else devices.backend_for(device)
 
 
-def _filled(shape: tuple[int, ...], value: float, dtype: Any, requires_grad: bool,
-            device: Any = None) -> Tensor:
+def _filled(shape: tuple[int, ...], value: float, dtype: DTypeLike | None, requires_grad: bool,
+            device: Device | None = None) -> Tensor:
     xp = _backend(device).xp
     array = xp.full(shape, value, dtype=as_dtype(dtype) or default_float)
     return make_tensor(array).requires_grad_(requires_grad)
 
 
-def zeros(*sizes: Any, size: Any = None, dtype: Any = None, requires_grad: bool = False,
-          shape: Any = None, device: Any = None) -> Tensor:
+def zeros(*sizes: Size, size: Size | None = None, dtype: DTypeLike | None = None,
+          requires_grad: bool = False, shape: Size | None = None,
+          device: Device | None = None) -> Tensor:
     """A tensor of zeros; ``dt.zeros(2, 3)``, ``dt.zeros((2, 3))`` and ``dt.zeros(size=(2, 3))``
     all work, as in PyTorch.
 
@@ -92,8 +100,9 @@ def zeros(*sizes: Any, size: Any = None, dtype: Any = None, requires_grad: bool 
     return _filled(_shape(sizes, size, "zeros", shape), 0, dtype, requires_grad, device)
 
 
-def ones(*sizes: Any, size: Any = None, dtype: Any = None, requires_grad: bool = False,
-         shape: Any = None, device: Any = None) -> Tensor:
+def ones(*sizes: Size, size: Size | None = None, dtype: DTypeLike | None = None,
+         requires_grad: bool = False, shape: Size | None = None,
+         device: Device | None = None) -> Tensor:
     """A tensor of ones.
 
     >>> import dltutor as dt
@@ -103,8 +112,9 @@ def ones(*sizes: Any, size: Any = None, dtype: Any = None, requires_grad: bool =
     return _filled(_shape(sizes, size, "ones", shape), 1, dtype, requires_grad, device)
 
 
-def full(size: Any = None, fill_value: float | None = None, dtype: Any = None,
-         requires_grad: bool = False, *, shape: Any = None, device: Any = None) -> Tensor:
+def full(size: Size | None = None, fill_value: float | None = None,
+         dtype: DTypeLike | None = None, requires_grad: bool = False, *,
+         shape: Size | None = None, device: Device | None = None) -> Tensor:
     """A tensor filled with ``fill_value`` (``shape=`` is Paddle's name for ``size``).
 
     >>> import dltutor as dt
@@ -121,7 +131,7 @@ def full(size: Any = None, fill_value: float | None = None, dtype: Any = None,
     return _filled(_shape(sizes, None, "full", shape), fill_value, dtype, requires_grad, device)
 
 
-def zeros_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros_like(t: Tensor, dtype: DTypeLike | None = None, requires_grad: bool = False) -> Tensor:
     """Zeros with the shape (and dtype, unless given) of ``t``.
 
     >>> import dltutor as dt
@@ -131,12 +141,13 @@ def zeros_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Ten
     return _filled(tuple(t.shape), 0, dtype or t.dtype, requires_grad)
 
 
-def ones_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def ones_like(t: Tensor, dtype: DTypeLike | None = None, requires_grad: bool = False) -> Tensor:
     """Ones with the shape (and dtype, unless given) of ``t``."""
     return _filled(tuple(t.shape), 1, dtype or t.dtype, requires_grad)
 
 
-def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any = None) -> Tensor:
+def arange(start: float, stop: float | None = None, step: float = 1,
+           dtype: DTypeLike | None = None) -> Tensor:
     """Evenly spaced values in ``[start, stop)``, like ``np.arange`` (ints stay int64).
 
     >>> import dltutor as dt
@@ -149,7 +160,7 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any 
     return tensor(values, dtype=dtype or (int64 if values.dtype.kind == "i" else default_float))
 
 
-def eye(n: int, dtype: Any = None) -> Tensor:
+def eye(n: int, dtype: DTypeLike | None = None) -> Tensor:
     """The ``n x n`` identity matrix.
 
     >>> import dltutor as dt
@@ -161,15 +172,17 @@ def eye(n: int, dtype: Any = None) -> Tensor:
 
 
 # -- random tensors ---------------------------------------------------------------------------
-def _random(draw: str, shape: tuple[int, ...], dtype: Any, device: Any = None) -> Any:
+def _random(draw: str, shape: tuple[int, ...], dtype: DTypeLike | None,
+            device: Device | None = None) -> Array:
     """Random numbers drawn in float64 with the shared generator, then cast (the same numbers
     for every dtype and device; see fills)."""
     return fills.on_backend(fills.standard_draws(draw, shape), as_dtype(dtype) or default_float,
                             _backend(device))
 
 
-def rand(*sizes: Any, size: Any = None, dtype: Any = None,
-         requires_grad: bool = False, shape: Any = None, device: Any = None) -> Tensor:
+def rand(*sizes: Size, size: Size | None = None, dtype: DTypeLike | None = None,
+         requires_grad: bool = False, shape: Size | None = None,
+         device: Device | None = None) -> Tensor:
     """Uniform random numbers in ``[0, 1)``.
 
     >>> import dltutor as dt
@@ -181,8 +194,9 @@ def rand(*sizes: Any, size: Any = None, dtype: Any = None,
     return make_tensor(_random("uniform", shape, dtype, device)).requires_grad_(requires_grad)
 
 
-def randn(*sizes: Any, size: Any = None, dtype: Any = None,
-          requires_grad: bool = False, shape: Any = None, device: Any = None) -> Tensor:
+def randn(*sizes: Size, size: Size | None = None, dtype: DTypeLike | None = None,
+          requires_grad: bool = False, shape: Size | None = None,
+          device: Device | None = None) -> Tensor:
     """Standard normal random numbers (mean 0, std 1).
 
     >>> import dltutor as dt
@@ -193,8 +207,9 @@ def randn(*sizes: Any, size: Any = None, dtype: Any = None,
     return make_tensor(_random("normal", shape, dtype, device)).requires_grad_(requires_grad)
 
 
-def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: Any = None,
-           requires_grad: bool = False, shape: Any = None, device: Any = None) -> Tensor:
+def normal(mean: Operand = 0.0, std: Operand = 1.0, size: Size | None = None, *,
+           dtype: DTypeLike | None = None, requires_grad: bool = False,
+           shape: Size | None = None, device: Device | None = None) -> Tensor:
     """Normal random numbers with the given ``mean`` and ``std``, as ``torch.normal``:
     ``dt.normal(0, 0.01, size=(2, 1))`` draws a ``(2, 1)`` tensor; tensors as ``mean`` or
     ``std`` give one draw per element (their broadcast shape).
@@ -229,7 +244,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: Any = No
     return make_tensor(values).requires_grad_(requires_grad)
 
 
-def _float64(op: str, name: str, value: Any) -> np.ndarray:
+def _float64(op: str, name: str, value: Operand) -> np.ndarray:
     """A number or tensor argument as a float64 array, or a TypeError naming it."""
     array = np.asarray(value.numpy() if isinstance(value, Tensor) else value)
     if isinstance(value, bool) or array.dtype.kind not in "biuf":
@@ -237,7 +252,8 @@ def _float64(op: str, name: str, value: Any) -> np.ndarray:
     return array.astype(np.float64)
 
 
-def randint(low: int, high: Any = None, size: Any = None, dtype: Any = None) -> Tensor:
+def randint(low: int, high: int | Size | None = None, size: Size | None = None,
+            dtype: DTypeLike | None = None) -> Tensor:
     """Random integers in ``[low, high)`` (int64 by default), e.g. fake class labels. As in
     PyTorch, ``low`` may be left out: ``dt.randint(10, (4,))`` is ``dt.randint(0, 10, (4,))``.
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .. import backend as B
+from .arrays import Array
 from .function import is_tensor
 
 float16 = np.dtype("float16")
@@ -30,7 +32,7 @@ _NAMES: dict[str, np.dtype] = {"float": float32, "double": float64, "long": int6
                               "half": float16, "bool": bool_}
 
 
-def as_dtype(dtype: Any) -> np.dtype | None:
+def as_dtype(dtype: DTypeLike | None) -> np.dtype | None:
     """Turn ``"float32"``, ``np.float64``, ``dt.float32`` or ``"long"`` into a NumPy dtype.
 
     >>> as_dtype("long"), as_dtype(None)
@@ -79,7 +81,7 @@ def _refuse_kind(dtype: np.dtype, what: str, owner: str = "dt.tensor") -> None:
                     "numbers or a numeric array")
 
 
-def to_array(data: Any, dtype: Any = None, caller: str = "dt.tensor") -> Any:
+def to_array(data: Any, dtype: DTypeLike | None = None, caller: str = "dt.tensor") -> Array:
     """A new array of ``data`` with PyTorch's dtype rules, on the current backend (or on
     ``data``'s own GPU backend): Python floats become float32, ints int64, and an array keeps
     its dtype. ``data`` is always copied, as ``torch.tensor`` copies. Anything but real numbers
@@ -108,7 +110,7 @@ def to_array(data: Any, dtype: Any = None, caller: str = "dt.tensor") -> Any:
     return array
 
 
-def cast_problem(values: Any, dtype: Any) -> str:
+def cast_problem(values: Array, dtype: DTypeLike) -> str:
     """Why converting the array ``values`` to ``dtype`` would change a value (more than float
     rounding does), or "" when it is safe. Allowed: float rounding and
     underflow, NaN and inf into a float (values, as PyTorch's ``copy_`` keeps them); refused:
@@ -147,7 +149,7 @@ def cast_problem(values: Any, dtype: Any) -> str:
     return f"holds {first!r}, which {target} cannot hold ({why})"
 
 
-def _outside_integers(xp: Any, values: Any, target: np.dtype) -> tuple[Any, str]:
+def _outside_integers(xp: Any, values: Array, target: np.dtype) -> tuple[Array, str]:
     """A mask of the ``values`` the integer dtype ``target`` cannot hold, and why."""
     info = np.iinfo(target)
     why = f"it holds {info.min} to {info.max}"

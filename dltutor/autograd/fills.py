@@ -16,15 +16,20 @@ tensor([5., 5., 5.])
 from __future__ import annotations
 
 from numbers import Real
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import backend as B
 from . import rng
+from .arrays import Array
+
+if TYPE_CHECKING:                       # never imported here: tensor.py imports this module
+    from .tensor import Tensor
 
 
-def generator_for(func: str, generator: Any) -> np.random.Generator:
+def generator_for(func: str, generator: object) -> np.random.Generator:
     """``generator``, or dltutor's own (the one ``dt.manual_seed`` seeds) when it is None.
 
     >>> generator_for("normal_", None) is rng.generator()
@@ -38,7 +43,7 @@ def generator_for(func: str, generator: Any) -> np.random.Generator:
     return generator
 
 
-def number(func: str, name: str, value: Any) -> float:
+def number(func: str, name: str, value: object) -> float:
     """The argument ``name`` of ``func`` as a float, or a TypeError naming it (a one-element
     tensor counts as its number).
 
@@ -52,7 +57,7 @@ def number(func: str, name: str, value: Any) -> float:
     return float(value)
 
 
-def require_floating(func: str, tensor: Any) -> None:
+def require_floating(func: str, tensor: Tensor) -> None:
     """Random values only fit a floating-point tensor; say how to make one.
 
     >>> import dltutor as dt
@@ -67,7 +72,7 @@ def require_floating(func: str, tensor: Any) -> None:
                         f"tensor; make it with dtype=dt.float32")
 
 
-def on_backend(values: Any, dtype: np.dtype, backend: Any) -> Any:
+def on_backend(values: ArrayLike, dtype: np.dtype, backend: B.Backend) -> Array:
     """NumPy ``values`` cast to ``dtype`` in NumPy (the same rounding on every device), then
     made an array of ``backend``.
 
@@ -77,7 +82,7 @@ def on_backend(values: Any, dtype: np.dtype, backend: Any) -> Any:
     return backend.asarray(np.asarray(values).astype(dtype, copy=False))
 
 
-def write(tensor: Any, values: Any) -> Any:
+def write(tensor: Tensor, values: ArrayLike) -> Tensor:
     """Copy NumPy ``values`` into ``tensor.data`` in place, on the tensor's own backend; returns
     the tensor (the same object, so ties and optimizers keep seeing it).
 
@@ -112,7 +117,8 @@ def cast_within(values: np.ndarray, dtype: np.dtype, low: float, high: float) ->
     return np.clip(out, lo, hi, out=out)
 
 
-def standard_draws(kind: str, shape: tuple[int, ...], generator: Any = None) -> np.ndarray:
+def standard_draws(kind: str, shape: tuple[int, ...],
+                   generator: np.random.Generator | None = None) -> np.ndarray:
     """float64 draws of ``shape``: ``"uniform"`` from ``[0, 1)``, ``"normal"`` from N(0, 1).
 
     >>> standard_draws("uniform", (2, 3)).shape
@@ -124,7 +130,8 @@ def standard_draws(kind: str, shape: tuple[int, ...], generator: Any = None) -> 
     return gen.standard_normal(shape, dtype=np.float64)
 
 
-def normal_fill(tensor: Any, mean: Any, std: Any, generator: Any) -> Any:
+def normal_fill(tensor: Tensor, mean: object, std: object,
+                generator: np.random.Generator | None) -> Tensor:
     """Fill ``tensor`` with draws from N(mean, std²), in place (``t.normal_``, ``init.normal_``).
 
     >>> import dltutor as dt
@@ -143,7 +150,8 @@ def normal_fill(tensor: Any, mean: Any, std: Any, generator: Any) -> Any:
     return write(tensor, mean + std * z)
 
 
-def uniform_fill(tensor: Any, a: Any, b: Any, generator: Any) -> Any:
+def uniform_fill(tensor: Tensor, a: object, b: object,
+                 generator: np.random.Generator | None) -> Tensor:
     """Fill ``tensor`` with draws from U(a, b), in place (``t.uniform_``, ``init.uniform_``);
     every value lies in ``[a, b]`` in the tensor's own dtype.
 

@@ -9,14 +9,22 @@ and ``model.to(dtype=dt.float64)`` mean the same thing to both.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeAlias, TypeVar
+
+import numpy as np
+from numpy.typing import DTypeLike
 
 from .. import backend as B
 from .. import devices
 from .dtypes import as_dtype
 
+#: Where a tensor may be asked to live: a ``dt.device``, a name ("cpu", "cuda:0"), a backend.
+Device: TypeAlias = "str | devices.device | B.Backend"
+T = TypeVar("T")
 
-def to_targets(targets: tuple, device: Any = None, dtype: Any = None) -> tuple[Any, Any]:
+
+def to_targets(targets: tuple, device: Device | None = None,
+               dtype: DTypeLike | None = None) -> tuple[Device | None, np.dtype | None]:
     """``(device, dtype)`` from the arguments of a ``to()`` call (Tensor's and Module's): each
     positional target is a device (a ``dt.device``, a backend, a name such as "cuda") or a
     dtype; keywords may give either instead.
@@ -34,7 +42,7 @@ def to_targets(targets: tuple, device: Any = None, dtype: Any = None) -> tuple[A
     return device, (None if dtype is None else as_dtype(dtype))
 
 
-def _only_one(what: str, given: Any, another: Any) -> Any:
+def _only_one(what: str, given: object, another: T) -> T:
     """``another`` as the ``to()`` argument ``what``, unless one was given already."""
     if given is not None:
         raise TypeError(f"to(): two {what}s given ({given!r} and {another!r}); give one")

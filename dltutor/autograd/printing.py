@@ -28,7 +28,7 @@ should see the same text, so ``repr(tensor)`` follows PyTorch's rules, written o
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -59,7 +59,7 @@ class EntryFormat:
         self.scientific = bool(spread > 1000.0 or largest > 1.0e8 or smallest < 1.0e-4)
         self.width = max(len(self.text(v)) for v in shown.tolist())
 
-    def text(self, value: Any) -> str:
+    def text(self, value: float) -> str:
         """``value`` in this format, not yet padded to the width."""
         if not self.floating:
             return str(value)
@@ -69,7 +69,7 @@ class EntryFormat:
             return f"{value:.0f}" + ("." if math.isfinite(value) else "")
         return f"{value:.{DECIMALS}f}"
 
-    def entry(self, value: Any) -> str:
+    def entry(self, value: float) -> str:
         """``value`` formatted and right-aligned to the width."""
         return self.text(value).rjust(self.width)
 

@@ -21,7 +21,7 @@ import builtins  # (inside class Tensor, `float` is the method t.float())
 import operator
 import weakref
 from numbers import Real
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, overload
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -36,7 +36,7 @@ from .function import (Function, init_tensor, is_grad_enabled, make_tensor,
                        register_tensor_class)
 from .ops.arithmetic import Add, Mul
 from .ops.operands import Operand
-from .placement import to_targets
+from .placement import Device, to_targets
 from .printing import tensor_text
 
 #: A gradient hook: called with the gradient, returns None (keep it) or a replacement.
@@ -63,7 +63,12 @@ class ElementCount(int):
         obj.shape = shape
         return obj
 
-    def __call__(self, dim: int | None = None) -> Any:
+    @overload
+    def __call__(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def __call__(self, dim: int) -> int: ...
+
+    def __call__(self, dim: int | None = None) -> int | tuple[int, ...]:
         return self.shape if dim is None else self.shape[dim]
 
 
@@ -163,7 +168,7 @@ class Tensor:
         host_reads.settle()          # checks a GPU step left: the host reads now anyway
         return B.to_numpy(self.data)
 
-    def item(self) -> Any:
+    def item(self) -> builtins.float | int | bool:
         """The single value of a one-element tensor as a Python number.
 
         >>> import dltutor as dt
@@ -366,7 +371,7 @@ class Tensor:
         self.grad = None
 
     # -- devices and dtypes ---------------------------------------------------------------------
-    def to(self, *targets: Any, device: Any = None, dtype: DTypeLike | None = None,
+    def to(self, *targets: Any, device: Device | None = None, dtype: DTypeLike | None = None,
            non_blocking: bool = False) -> "Tensor":
         """The tensor on another device, as another dtype, or both, as in PyTorch:
         ``t.to(device)``, ``t.to(dt.float64)``, ``t.to(device, dt.float64)``,

@@ -23,17 +23,19 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .. import backend as B
+from .arrays import Array
 
 #: How many arrays of one shape and dtype are kept (a network with several convolutions of
 #: one shape borrows one each).
 KEPT_PER_SHAPE = 8
 
-_free: dict[tuple, list] = {}
+_free: dict[tuple, list[Array]] = {}
 
 
-def borrow(xp: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+def borrow(xp: Any, shape: tuple[int, ...], dtype: DTypeLike) -> Array:
     """An array of ``xp`` (NumPy or CuPy) with ``shape`` and ``dtype``, uninitialized: one
     given back earlier, or a new one.
 
@@ -47,7 +49,7 @@ def borrow(xp: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     return xp.empty(shape, dtype=dtype)
 
 
-def give_back(arrays: Iterable[Any]) -> None:
+def give_back(arrays: Iterable[Array]) -> None:
     """Return borrowed arrays: the caller must hold no reference to them afterwards.
 
     >>> import numpy as np

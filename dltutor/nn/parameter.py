@@ -245,8 +245,8 @@ class UninitializedParameter(Parameter):
     def materialize(self, shape: tuple[int, ...], dtype: Any = float32) -> Parameter:
         """Give the parameter zeros of ``shape`` and make it a plain Parameter (same object)."""
         if not self.fits(tuple(shape)):
-            raise ValueError(f"{self._no_values.owner}: shape {tuple(shape)} does not fit the known "
-                             f"sizes {_show(self.template)}")
+            raise ValueError(f"{self._no_values.owner}: shape {tuple(shape)} does not fit the "
+                             f"known sizes {_show(self.template)}")
         self.data = B.current().xp.zeros(tuple(shape), dtype=dtype)
         self.__class__ = Parameter  # type: ignore[assignment]  # same object, hooks and names kept
         return self

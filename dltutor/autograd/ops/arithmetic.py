@@ -278,7 +278,7 @@ def minimum(a: Operand, b: Operand) -> Tensor:
 class Where(Function):
     """``where(condition, a, b)``: ``a`` where the condition holds, else ``b``."""
 
-    def __init__(self, condition: Any):
+    def __init__(self, condition: Array):
         self.condition = condition
 
     def forward(self, a: Array, b: Array) -> Array:
@@ -295,7 +295,7 @@ class Where(Function):
         return xp.where(self.condition, g, zero), xp.where(self.condition, zero, g)
 
 
-def where(condition: Operand, a: Operand, b: Operand) -> Tensor:
+def where(condition: Any, a: Operand, b: Operand) -> Tensor:
     """Take ``a`` where ``condition`` is true and ``b`` elsewhere (all three broadcast).
 
     >>> import dltutor as dt

@@ -12,7 +12,7 @@ tensor([1.0000, 0.0707])
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from numpy.typing import DTypeLike
 
@@ -340,7 +340,7 @@ class Dropout(Function):
 
     grad_shapes_exact = True
 
-    def __init__(self, mask: Any):
+    def __init__(self, mask: Array):
         self.mask = mask
 
     def forward(self, a: Array) -> Array:

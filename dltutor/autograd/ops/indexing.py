@@ -17,7 +17,7 @@ from ... import backend as B
 from ..arrays import Array
 from ..dtypes import int64
 from ..function import Function, is_tensor, make_tensor
-from .operands import Axes, as_tensor, axis_index
+from .operands import Axes, Operand, as_tensor, axis_index
 
 if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
     from ..tensor import Tensor
@@ -102,7 +102,7 @@ class Embedding(Function):
         return (grad,)
 
 
-def embedding(indices: Any, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+def embedding(indices: Operand, weight: Tensor, padding_idx: int | None = None) -> Tensor:
     """Look up rows of ``weight`` (num_embeddings, dim) for integer ``indices`` of any shape.
 
     The row at ``padding_idx`` receives no gradient.
@@ -127,7 +127,8 @@ def embedding(indices: Any, weight: Tensor, padding_idx: int | None = None) -> T
     return Embedding(data, padding_idx).apply(weight)
 
 
-def _index_of_extreme(op: str, a: Tensor, axis: Axes, keepdims: bool, dim: Axes, keepdim: bool | None) -> Tensor:
+def _index_of_extreme(op: str, a: Tensor, axis: Axes, keepdims: bool, dim: Axes,
+                      keepdim: bool | None) -> Tensor:
     """``argmax``/``argmin``: the index as an int64 tensor (``dim``/``keepdim`` are PyTorch's
     spellings of ``axis``/``keepdims``)."""
     axis = dim if dim is not None else axis

@@ -16,7 +16,7 @@ differences in the tests): faster, and easier to read, than a chain of small ops
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -26,7 +26,7 @@ from ... import host_reads
 from ..arrays import Array
 from ..function import Function, is_tensor
 from .elementwise import abs, sigmoid_of  # the op, not the builtin
-from .operands import as_tensor
+from .operands import Operand, as_tensor
 from .shape import permute, reshape
 
 if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
@@ -166,7 +166,7 @@ def _as_unsigned(labels: Array) -> Array:
 _UNSIGNED = {np.dtype(t).itemsize: np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64)}
 
 
-def cross_entropy(logits: Tensor, labels: Any, reduction: str = "mean",
+def cross_entropy(logits: Tensor, labels: Operand, reduction: str = "mean",
                   ignore_index: int = -100) -> Tensor:
     """Cross-entropy between raw scores ``logits`` (N, C) and integer ``labels`` (N,).
 
@@ -252,7 +252,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return MSELoss(reduction).apply(input, target)
 
 
-def _reduce(op: str, losses: Any, reduction: str) -> Tensor:
+def _reduce(op: str, losses: Tensor, reduction: str) -> Tensor:
     """``losses`` (one per element) reduced as ``reduction`` says."""
     check_reduction(op, reduction)
     if reduction == "mean":

@@ -9,7 +9,7 @@ tensor([[-1.0000, -1.0000],
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ... import backend as B
 from ..arrays import Array
@@ -17,6 +17,7 @@ from ..dtypes import float16, float32
 from ..function import Function, make_tensor
 from .convert import cast
 from .elementwise import sqrt
+from .operands import Size
 from .reduce import mean
 from .variance import var
 
@@ -29,12 +30,12 @@ get_array_module = B.get_array_module
 class BatchNorm(Function):
     """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel (axis 1).
 
-    With ``use_batch_stats`` the mean and (biased) variance come from the batch and the
-    gradient flows through them; otherwise the given running statistics are constants.
+    Without ``running`` statistics the mean and (biased) variance come from the batch and the
+    gradient flows through them; otherwise ``running`` (mean, var) are constants.
     """
 
-    def __init__(self, use_batch_stats: bool, mean: Any, var: Any, eps: float):
-        self.use_batch_stats, self.mean, self.var, self.eps = use_batch_stats, mean, var, eps
+    def __init__(self, eps: float, running: tuple[Array, Array] | None = None):
+        self.eps, self.running, self.use_batch_stats = eps, running, running is None
 
     def forward(self, x: Array, w: Array, b: Array) -> Array:
         xp = get_array_module(x)
@@ -42,12 +43,13 @@ class BatchNorm(Function):
         shape = [1] * x.ndim
         shape[1] = x.shape[1]
         self.channel_shape = tuple(shape)
-        if self.use_batch_stats:
+        if self.running is None:
             self.mean = x.mean(axis=self.axes, keepdims=True)
             self.var = x.var(axis=self.axes, keepdims=True)
         else:  # running statistics, in the input's dtype
-            self.mean = self.mean.reshape(self.channel_shape).astype(x.dtype, copy=False)
-            self.var = self.var.reshape(self.channel_shape).astype(x.dtype, copy=False)
+            running_mean, running_var = self.running
+            self.mean = running_mean.reshape(self.channel_shape).astype(x.dtype, copy=False)
+            self.var = running_var.reshape(self.channel_shape).astype(x.dtype, copy=False)
         self.inv_std = 1 / xp.sqrt(self.var + self.eps)
         self.xhat = (x - self.mean) * self.inv_std
         self.w = w.reshape(self.channel_shape)
@@ -106,13 +108,13 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     if not training:
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: training=False needs running_mean and running_var")
-        op = BatchNorm(False, running_mean.data, running_var.data, eps)
+        op = BatchNorm(eps, (running_mean.data, running_var.data))
         return op.apply(x, weight, bias)
     count = x.data.size // channels
     if count < 2:
         raise ValueError(f"batch_norm: training needs more than one value per channel to compute "
                          f"a variance, got input shape {tuple(x.shape)}")
-    op = BatchNorm(True, None, None, eps)
+    op = BatchNorm(eps)
     out = op.apply(x, weight, bias)
     if running_mean is not None and running_var is not None:
         batch_mean = op.mean.reshape(channels)
@@ -122,7 +124,7 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     return out
 
 
-def layer_norm(x: Tensor, normalized_shape: Any, weight: Tensor | None = None,
+def layer_norm(x: Tensor, normalized_shape: Size, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dimensions of each sample.
 

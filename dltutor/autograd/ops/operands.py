@@ -31,6 +31,8 @@ if TYPE_CHECKING:                       # never imported: tensor.py imports the 
 Operand: TypeAlias = "Tensor | ArrayLike"
 #: An axis argument: one axis, several, or None for all of them.
 Axes: TypeAlias = "int | Sequence[int] | None"
+#: A shape or a list of sizes: one at a time, ``f(2, 3)``, or as one sequence, ``f((2, 3))``.
+Size: TypeAlias = "int | Sequence[int]"
 
 
 def as_tensor(value: Operand, like: Tensor, op: str = "a tensor op") -> Tensor:

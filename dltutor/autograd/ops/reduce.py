@@ -16,7 +16,7 @@ tensor([[0.5000, 0.5000],
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ... import backend as B
 from ..arrays import Array
@@ -58,7 +58,7 @@ class Reduction(Function):
 
 
 def run_reduction(cls: type, a: Tensor, axis: Axes, keepdims: bool, dim: Axes,
-                  keepdim: bool | None, op: str, **extra: Any) -> Tensor:
+                  keepdim: bool | None, op: str, **extra: float) -> Tensor:
     """Run reduction ``cls`` with PyTorch's or NumPy's argument names."""
     if dim is not None:
         axis = dim
@@ -185,7 +185,7 @@ class TakeAlong(Function):
 
     name = "take_along"
 
-    def __init__(self, axis: int, indices: Any, keepdims: bool):
+    def __init__(self, axis: int, indices: Array, keepdims: bool):
         self.axis, self.indices, self.keepdims = axis, indices, keepdims
 
     def forward(self, a: Array) -> Array:
@@ -345,8 +345,8 @@ class Norm(Reduction):
         return (g * xp.where(self.norm == 0, 0, slope),)
 
 
-def norm(a: Tensor, p: Any = 2, dim: Axes = None, keepdim: bool = False, *, axis: Axes = None,
-         keepdims: bool | None = None) -> Tensor:
+def norm(a: Tensor, p: float | str = 2, dim: Axes = None, keepdim: bool = False, *,
+         axis: Axes = None, keepdims: bool | None = None) -> Tensor:
     """The ``p``-norm of ``a`` (all elements, or along ``dim``), as ``torch.norm``: ``p=2``
     (also ``"fro"``) is the length of the vector, ``p=1`` the sum of absolute values, ``p=inf``
     the largest absolute value (ties share the gradient), any other ``p > 0`` by its formula.

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ... import backend as B
 from ..arrays import Array
 from ..function import Function, is_tensor
-from .operands import as_tensor, axis_index, one_axis, reduction_axes
+from .operands import Operand, Size, as_tensor, axis_index, one_axis, reduction_axes
 
 if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
     from ..tensor import Tensor
@@ -129,7 +129,7 @@ class Permute(Function):
         return (get_array_module(g).transpose(g, inverse),)
 
 
-def permute(a: Tensor, *axes: Any) -> Tensor:
+def permute(a: Tensor, *axes: Size) -> Tensor:
     """Reorder dimensions: ``permute(x, 2, 0, 1)`` makes axis 2 the first.
 
     >>> import dltutor as dt
@@ -206,7 +206,7 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
     return broadcast_to(a, shape)
 
 
-def _as_tensors(values: Sequence[Any], op: str) -> list[Any]:
+def _as_tensors(values: Sequence[Operand], op: str) -> list[Tensor]:
     """A list of tensors for ``concat``/``stack`` (numbers and arrays next to the first tensor)."""
     values = list(values)
     if not values:
