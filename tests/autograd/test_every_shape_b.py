@@ -123,6 +123,7 @@ NOT_OPS = {
     # bookkeeping, reading values, devices, gradients
     "T": "in the table as 'T'", "backward": "the engine", "zero_grad": "sets .grad = None",
     "requires_grad_": "a flag", "retain_grad": "a flag", "register_hook": "see the hook test",
+    "register_post_accumulate_grad_hook": "a leaf's hook (test_engine.py)",
     "detach": "no graph", "numpy": "reading", "item": "reading", "tolist": "reading",
     "numel": "reading", "dim": "reading", "all": "reading", "any": "reading",
     "cpu": "one device here", "cuda": "needs a GPU", "to_backend": "one device here",
