@@ -55,7 +55,6 @@ LONG_FILES: dict[str, str] = {
                            "Paddle's decay, scratch) in one file; each rule has its own"),
     "backend.py": ("the one place that knows NumPy from CuPy: each backend's array module, "
                    "erf, sums of squares and reads"),
-    "i18n/zh.py": "a table of text, one entry a line, with en.py's keys",
     "i18n/en.py": "a table of text, one entry a line; zh.py has the same keys",
 }
 
@@ -246,7 +245,7 @@ def test_every_file_fits_the_line_budget():
 
 
 def test_at_most_three_files_are_over_450_lines():
-    """Tensor, the optimizer's step and the Chinese table may run long; a fourth must split."""
+    """Tensor and the optimizer's step may run long; a fourth must split."""
     very_long = sorted(str(path.relative_to(PACKAGE)) for path in MODULES.values()
                        if len(path.read_text(encoding="utf-8").splitlines()) > VERY_LONG)
     assert len(very_long) <= MOST_VERY_LONG, (

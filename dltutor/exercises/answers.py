@@ -25,7 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd import Tensor
-from ..i18n import sentence
+from ..i18n import text
 
 #: A value typed with at least this many significant digits passes when it is the right value
 #: rounded to them (fewer are too few to tell a right answer from a guess).
@@ -149,5 +149,4 @@ def raised(name: str, err: BaseException) -> str:
     "noise raised NameError: name 'rng' is not defined"
     """
     first_line = str(err).splitlines()[0] if str(err) else ""
-    return sentence("{name} raised {kind}: {message}", name=name, kind=type(err).__name__,
-                    message=first_line)
+    return text("exercise.raised", name=name, kind=type(err).__name__, message=first_line)

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import nn
 from ..autograd import randn
+from ..i18n import text
 from .answers import called, same_number
 from .checker import CheckResult, Exercise
 
@@ -20,20 +21,18 @@ def _conv_bound(conv_bound: Any) -> CheckResult:
     if same_number(conv_bound, 1 / math.sqrt(3 * 5 * 5)):
         return None
     if same_number(conv_bound, 1 / math.sqrt(3)):
-        return ("Each output of a conv kernel sums over in_channels x kh x kw inputs, not only "
-                "the 3 channels: that product is its fan_in.")
+        return text("ch03.each_output_conv_kernel")
     if same_number(conv_bound, 1 / math.sqrt(16 * 25)):
-        return "That uses fan_out (16 x 5 x 5); the default bound uses fan_in."
-    return "The default bound is 1 / sqrt(fan_in); find fan_in from the weight's shape."
+        return text("ch03.uses_fan_out_x")
+    return text("ch03.default_bound_sqrt_fan")
 
 
 Q1 = Exercise(
     "03.1", names=("conv_bound",),
-    title="The default bound of Conv2d weights",
-    expects="a number",
+    title="ch03.q1.title",
+    expects="ch03.q1.expects",
     check=_conv_bound,
-    hints=("nn.Conv2d(3, 16, kernel_size=5).weight has shape (16, 3, 5, 5).",
-           "fan_in = shape[1] x shape[2] x shape[3]; compare with abs(weight).max()."),
+    hints=("ch03.q1.hint1", "ch03.q1.hint2"),
     solution=("conv = nn.Conv2d(3, 16, kernel_size=5)\n"
               "conv_bound = 1 / math.sqrt(3 * 5 * 5)\n"
               "assert np.abs(conv.weight.numpy()).max() <= conv_bound"))
@@ -41,7 +40,7 @@ Q1 = Exercise(
 
 def _identity_init(identity_init: Any) -> CheckResult:
     if not callable(identity_init):
-        return "identity_init should be a function of a module, like init_normal above."
+        return text("ch03.identity_init_function_module")
     for width in (5, 3, 8):                  # fresh widths, and a network it is applied to
         net = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, width))
         _, failure = called("net.apply(identity_init)", net.apply, identity_init)
@@ -51,22 +50,17 @@ def _identity_init(identity_init: Any) -> CheckResult:
         if np.allclose(net(x).numpy(), x.numpy(), atol=1e-6):
             continue
         if np.allclose(net[0].weight.numpy(), np.eye(width)):
-            return "The weight is the identity, but the bias still adds its random start: zero it."
-        return "After identity_init(layer), layer(x) should return x: weight = identity, bias = 0."
+            return text("ch03.weight_identity_but_bias")
+        return text("ch03.after_identity_init_layer")
     return None
 
 
 Q2 = Exercise(
     "03.2", names=("identity_init",),
-    title="Write identity_init",
-    expects="a function that takes a module",
+    title="ch03.q2.title",
+    expects="ch03.q2.expects",
     check=_identity_init,
-    hints=("net.apply calls identity_init on the ReLU too: act only when isinstance(m, "
-           "nn.Linear).",
-           "def identity_init(m):\n"
-           "    if isinstance(m, nn.Linear):    # net.apply calls it on ReLU too\n"
-           "        init.eye_(m.weight)\n"
-           "        init.zeros_(m.bias)"),
+    hints=("ch03.q2.hint1", "ch03.q2.hint2"),
     solution=("def identity_init(m):\n"
               "    if isinstance(m, nn.Linear):\n"
               "        init.eye_(m.weight)\n"
@@ -75,21 +69,20 @@ Q2 = Exercise(
 
 def _tanh_gain(tanh_gain: Any) -> CheckResult:
     if same_number(tanh_gain, 5 / 3):
-        return None, "calculate_gain('tanh') is 5/3: tanh shrinks what passes it, so start larger."
+        return None, text("ch03.calculate_gain_tanh_tanh")
     if same_number(tanh_gain, math.sqrt(2)):
-        return "sqrt(2) is ReLU's gain (ReLU zeroes half the signal); tanh has its own."
+        return text("ch03.sqrt_relu_gain_relu")
     if same_number(tanh_gain, 1.0):
-        return ("tanh's slope is 1 only at 0 and smaller elsewhere, so it shrinks the signal: "
-                "its gain is above 1.")
-    return "Ask init.calculate_gain for 'tanh'."
+        return text("ch03.tanh_slope_only_smaller")
+    return text("ch03.ask_init_calculate_gain")
 
 
 Q3 = Exercise(
     "03.3", names=("tanh_gain",),
-    title="Xavier's gain for tanh",
-    expects="a number",
+    title="ch03.q3.title",
+    expects="ch03.q3.expects",
     check=_tanh_gain,
-    hints=("The gain makes up for how much the activation shrinks the signal.",),
+    hints=("ch03.q3.hint1",),
     solution="tanh_gain = init.calculate_gain('tanh')        # 5/3")
 
 

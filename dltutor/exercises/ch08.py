@@ -13,7 +13,7 @@ import numpy as np
 from .. import nn, optim
 from ..autograd import Tensor, no_grad, randn, rng, tensor
 from ..nn import functional as F
-from ..i18n import sentence
+from ..i18n import text
 from .answers import called
 from .checker import CheckResult, Exercise
 
@@ -23,25 +23,22 @@ _BATCH_MEAN = np.array([2.0, 3.0, 4.0])
 def _running_mean(predicted_running_mean: Any) -> CheckResult:
     got = np.asarray(predicted_running_mean, dtype=float).ravel()   # [[1.5, 2.25, 3.0]] too
     if got.shape != (3,):
-        return "running_mean has one value per feature: 3 numbers."
+        return text("ch08.running_mean_has_value")
     if np.allclose(got, 0.75 * _BATCH_MEAN):
-        return None, "Each pass halves the distance to the batch mean: 0 -> 1/2 -> 3/4 of it."
+        return None, text("ch08.each_pass_halves_distance")
     if np.allclose(got, _BATCH_MEAN):
-        return ("That is the batch mean itself; momentum 0.5 moves the running mean only half "
-                "of the way at each pass.")
+        return text("ch08.batch_mean_itself_momentum")
     if np.allclose(got, 0.5 * _BATCH_MEAN):
-        return "That is after one pass; the second pass halves the remaining distance again."
-    return ("running = (1 - momentum) * running + momentum * batch_mean, starting from 0, "
-            "applied twice.")
+        return text("ch08.after_pass_second_pass")
+    return text("ch08.running_momentum_running_momentum")
 
 
 Q1 = Exercise(
     "08.1", names=("predicted_running_mean",),
-    title="BatchNorm's running mean",
-    expects="three numbers",
+    title="ch08.q1.title",
+    expects="ch08.q1.expects",
     check=_running_mean,
-    hints=("running_mean starts at 0; the batch's mean is [2, 3, 4].",
-           "After one pass: 0.5 * 0 + 0.5 * mean; apply the same rule once more."),
+    hints=("ch08.q1.hint1", "ch08.q1.hint2"),
     solution=("predicted_running_mean = [1.5, 2.25, 3.0]\n"
               "bn = nn.BatchNorm1d(3, momentum=0.5)\n"
               "batch = dt.tensor([[1.0, 2.0, 3.0], [3.0, 4.0, 5.0]])\n"
@@ -51,25 +48,20 @@ Q1 = Exercise(
 
 def _zero_branch(zero_branch_cause: Any) -> CheckResult:
     if zero_branch_cause == "zero_grad":
-        return None, ("The gradient exists but is all zeros; with momentum the buffer is all "
-                      "zeros too, so nothing moves the weight.")
+        return None, text("ch08.gradient_exists_but_all")
     if zero_branch_cause == "not_reached":
-        return ("Backward does reach the branch (x * 0 is still an op of the graph); look at "
-                "what the gradient it brings is.")
+        return text("ch08.backward_does_reach_branch")
     if zero_branch_cause is None:
-        return "why_not_updating found a problem: read check.cause, not check.will_move."
-    return sentence("{cause!r}: run why_not_updating on 'zeroed.weight' and read .cause.",
-                    cause=zero_branch_cause)
+        return text("ch08.why_not_updating_found")
+    return text("ch08.run_why_not_updating", cause=zero_branch_cause)
 
 
 Q2 = Exercise(
     "08.2", names=("zero_branch_cause",),
-    title="Why a zeroed branch does not update",
-    expects="the name of a cause, a string",
+    title="ch08.q2.title",
+    expects="ch08.q2.expects",
     check=_zero_branch,
-    hints=("Add a branch self.zeroed = nn.Linear(4, 4) whose output is multiplied by 0 before "
-           "the sum, run a backward and ask dt.diagnose.why_not_updating(model, opt, "
-           "'zeroed.weight', loss=loss).",),
+    hints=("ch08.q2.hint1",),
     solution=("from dltutor import nn, optim\n"
               "from dltutor.nn import functional as F\n"
               "class Zeroed(nn.Module):\n"
@@ -124,33 +116,25 @@ def _two_gradients(grad_lr_mult: Any, grad_requires_grad: Any) -> CheckResult:
         other = _as_array(grad_requires_grad)
         if other is not None and other.shape == expected.shape and np.allclose(other, expected,
                                                                                atol=1e-6):
-            return ("grad_requires_grad holds the gradient, but backward computes none for a "
-                    "parameter with requires_grad False: read its .grad.")
-        return ("grad_requires_grad: after requires_grad_(False) and a step, what does "
-                "net[0].weight.grad hold?")
+            return text("ch08.grad_requires_grad_holds")
+        return text("ch08.grad_requires_grad_after")
     if grad_lr_mult is None:
-        return ("With lr_mult = 0 backward still computes the gradient: read net[0].weight.grad "
-                "after train_step.")
+        return text("ch08.lr_mult_backward_still")
     if got is None or got.shape != expected.shape:
-        return "grad_lr_mult should be net[0].weight.grad itself: 8 x 3 numbers."
+        return text("ch08.grad_lr_mult_net")
     if not got.any():
-        return ("That gradient is all zeros: lr_mult = 0 scales the step, not the gradient "
-                "backward computes.")
+        return text("ch08.gradient_all_zeros_lr")
     if not np.allclose(got, expected, rtol=1e-4, atol=1e-6):
-        return ("That is not the gradient of one step on a fresh make_net(): make a new "
-                "network, freeze it, take one train_step, and read net[0].weight.grad.")
-    return None, ("lr_mult = 0 only scales the step; backward still computes the gradient (and "
-                  "momentum may still move the weight).")
+        return text("ch08.not_gradient_step_fresh")
+    return None, text("ch08.lr_mult_only_scales")
 
 
 Q3 = Exercise(
     "08.3", names=("grad_lr_mult", "grad_requires_grad"),
-    title="Which freeze still gets a gradient",
-    expects="the two gradients: a tensor or array, or None",
+    title="ch08.q3.title",
+    expects="ch08.q3.expects",
     check=_two_gradients,
-    hints=("Freeze one layer each way, run one train_step, and look at .grad of each.",
-           "requires_grad_(False) leaves .grad None; with lr_mult = 0 it holds the full "
-           "gradient."),
+    hints=("ch08.q3.hint1", "ch08.q3.hint2"),
     solution=("net = make_net()\n"
               "for p in net[0].parameters():\n"
               "    p.lr_mult = 0.0\n"
@@ -183,7 +167,7 @@ def _blocks_to_freeze() -> list[tuple[Any, str]]:
 
 def _freeze_block(freeze_block: Any) -> CheckResult:
     if not callable(freeze_block):
-        return "freeze_block should be a function of (model, name)."
+        return text("ch08.freeze_block_function_model")
     for model, block in _blocks_to_freeze():
         opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
         _, failure = called("freeze_block", freeze_block, model, block)
@@ -196,24 +180,20 @@ def _freeze_block(freeze_block: Any) -> CheckResult:
             inside = name.startswith(block + ".")
             moved = not np.array_equal(param.numpy(), before[name])
             if inside and moved:
-                return sentence("{name} belongs to block {block!r} but still moved.",
-                                name=name, block=block)
+                return text("ch08.belongs_block_but_still", name=name, block=block)
             if inside and param.grad is not None:
-                return sentence("{name} no longer moves, but backward still computes its "
-                                "gradient: requires_grad_(False) saves that work.", name=name)
+                return text("ch08.no_longer_moves_but", name=name)
             if not inside and not moved:
-                return sentence("{name} is outside block {block!r} and should still train.",
-                                name=name, block=block)
+                return text("ch08.outside_block_still_train", name=name, block=block)
     return None
 
 
 Q4 = Exercise(
     "08.4", names=("freeze_block",),
-    title="Write freeze_block",
-    expects="a function of (model, name)",
+    title="ch08.q4.title",
+    expects="ch08.q4.expects",
     check=_freeze_block,
-    hints=("model.get_submodule(name) is the block, however deep it sits.",
-           "requires_grad_(False) on the block freezes every parameter in it."),
+    hints=("ch08.q4.hint1", "ch08.q4.hint2"),
     solution=("def freeze_block(model, name):\n"
               "    model.get_submodule(name).requires_grad_(False)"))
 
@@ -240,7 +220,7 @@ _PRUNING_OPTIMIZERS = (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, weight_dec
 
 def _masked_step(masked_step: Any) -> CheckResult:
     if not callable(masked_step):
-        return "masked_step should be a function of (opt, weight, mask)."
+        return text("ch08.masked_step_function_opt")
     for seed, make in enumerate(_PRUNING_OPTIMIZERS):
         weight, opt, mask = _pruned_weight(make, seed)
         reference, reference_opt, _ = _pruned_weight(make, seed)
@@ -258,28 +238,21 @@ def _masked_step(masked_step: Any) -> CheckResult:
                 return failure
             if weight.numpy()[pruned].any():
                 if weight.grad is not None and not weight.grad.numpy()[pruned].any():
-                    return ("Masking the gradient is not enough: the momentum gathered before "
-                            "pruning still moves the pruned entries. Write the zeros again "
-                            "after the step.")
-                return ("After the step the entries where mask is 0 are no longer 0: step() "
-                        "moves them. Write the zeros again after the step.")
+                    return text("ch08.masking_gradient_not_enough")
+                return text("ch08.after_step_entries_where")
             if np.array_equal(weight.numpy()[~pruned], before[~pruned]):
-                return "The entries the mask keeps did not move: take the optimizer's step too."
+                return text("ch08.entries_mask_keeps_did")
             if not np.allclose(weight.numpy(), reference.numpy(), rtol=1e-5, atol=1e-6):
-                return ("The kept entries moved differently from one opt.step(): take exactly "
-                        "one step, with the gradient as it is.")
-    return None, ("The zeros hold under momentum, weight decay and Adam: whatever step() does, "
-                  "they are written again after it.")
+                return text("ch08.kept_entries_moved_differently")
+    return None, text("ch08.zeros_hold_under_momentum")
 
 
 Q5 = Exercise(
     "08.5", names=("masked_step",),
-    title="Write masked_step",
-    expects="a function of (opt, weight, mask)",
+    title="ch08.q5.title",
+    expects="ch08.q5.expects",
     check=_masked_step,
-    hints=("In the pruning table two ways held under every optimizer; one of them needs no "
-           "new layer.",
-           "Call opt.step(), then write weight * mask back into weight inside dt.no_grad()."),
+    hints=("ch08.q5.hint1", "ch08.q5.hint2"),
     solution=("def masked_step(opt, weight, mask):\n"
               "    opt.step()\n"
               "    with dt.no_grad():\n"

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..i18n import sentence
+from ..i18n import text
 from .answers import type_name, whole_numbers
 from .checker import CheckResult, Exercise
 
@@ -17,22 +17,20 @@ from .checker import CheckResult, Exercise
 def _sgd_state(sgd_state_keys: Any) -> CheckResult:
     got = set(sgd_state_keys)
     if got == {"step", "momentum_buffer"}:
-        return None, ("The momentum buffer is why a resume without the optimizer's state is not "
-                      "exact: the first steps after it lack the accumulated velocity.")
+        return None, text("ch10.momentum_buffer_why_resume")
     if got == {"momentum_buffer"}:
-        return "Look again: dltutor also keeps each parameter's step count."
+        return text("ch10.look_again_dltutor_also")
     if "exp_avg" in got:
-        return "exp_avg and exp_avg_sq are Adam's running averages; SGD with momentum keeps less."
-    return "Run one step and read opt.state_dict()['state'] for one parameter."
+        return text("ch10.exp_avg_exp_avg")
+    return text("ch10.run_step_read_opt")
 
 
 Q1 = Exercise(
     "10.1", names=("sgd_state_keys",),
-    title="What SGD with momentum keeps",
-    expects="a set of state keys",
+    title="ch10.q1.title",
+    expects="ch10.q1.expects",
     check=_sgd_state,
-    hints=("Make optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9), take one step, then "
-           "look at opt.state_dict()['state'].",),
+    hints=("ch10.q1.hint1",),
     solution=("from dltutor import nn, optim\n"
               "m = nn.Linear(2, 1)\n"
               "opt = optim.SGD(m.named_parameters(), lr=0.1, momentum=0.9)\n"
@@ -44,24 +42,22 @@ Q1 = Exercise(
 def _batches(batches: Any) -> CheckResult:
     got = whole_numbers(batches)              # 4.9 is not a count of batches; 4.0 is 4
     if got is None or len(got) != 2:
-        return "Give two whole numbers: the batches without drop_last, then with it."
+        return text("ch10.give_two_whole_numbers")
     if got == (4, 3):
         return None
     if got == (3, 3):
-        return ("Without drop_last the last, smaller batch (4 samples) is kept: "
-                "100 = 3 x 32 + 4.")
+        return text("ch10.without_drop_last_last")
     if got == (4, 4):
-        return "drop_last=True drops the last, incomplete batch of 4 samples."
-    return ("Count len(DataLoader(...)) for 100 samples in batches of 32, without and with "
-            "drop_last.")
+        return text("ch10.drop_last_true_drops")
+    return text("ch10.count_len_dataloader_samples")
 
 
 Q2 = Exercise(
     "10.2", names=("batches",),
-    title="How many batches a DataLoader gives",
-    expects="two whole numbers",
+    title="ch10.q2.title",
+    expects="ch10.q2.expects",
     check=_batches,
-    hints=("100 samples in batches of 32: three full batches and what is left.",),
+    hints=("ch10.q2.hint1",),
     solution=("from dltutor.data import DataLoader, TensorDataset\n"
               "ds = TensorDataset(np.zeros((100, 2), dtype=np.float32), np.zeros(100))\n"
               "batches = (len(DataLoader(ds, batch_size=32)), "
@@ -70,18 +66,16 @@ Q2 = Exercise(
 
 def _noise(noise: Any) -> CheckResult:
     if not callable(noise):
-        return "noise should be a function noise(i, epoch) returning 3 numbers."
+        return text("ch10.noise_function_noise_i")
     first, again = np.asarray(noise(5, 1)), np.asarray(noise(5, 1))
     if first.shape != (3,):
-        return sentence("noise(i, epoch) should return 3 numbers, not shape {shape}.",
-                        shape=first.shape)
+        return text("ch10.noise_i_epoch_return", shape=first.shape)
     if not np.array_equal(first, again):
-        return ("Two calls with the same (i, epoch) differ: draws from a shared generator depend "
-                "on the order the threads ask. Seed a generator from (i, epoch).")
+        return text("ch10.two_calls_same_i")
     if np.array_equal(first, np.asarray(noise(6, 1))):
-        return "Samples 5 and 6 get the same noise: put the index i into the seed."
+        return text("ch10.samples_get_same_noise")
     if np.array_equal(first, np.asarray(noise(5, 2))):
-        return "Every epoch gets the same noise: put the epoch into the seed too."
+        return text("ch10.every_epoch_gets_same")
     return _small_and_random(np.array([np.asarray(noise(i, 1), dtype=float) for i in range(200)]))
 
 
@@ -89,22 +83,19 @@ def _small_and_random(samples: np.ndarray) -> CheckResult:
     """Noise for augmentation is small (it nudges a sample) and random (it does not follow the
     sample's index): 200 samples' noise, one row each."""
     if not np.abs(samples).max() < 1.0:
-        return "Augmentation noise is small, like 0.01: it nudges a sample, it does not replace it."
+        return text("ch10.augmentation_noise_small_like")
     by_index = np.corrcoef(np.arange(len(samples)), samples[:, 0])[0, 1]
     if samples[:, 0].std() == 0 or abs(by_index) > 0.5:
-        return ("This noise follows the sample's index instead of looking random: draw it from "
-                "a generator seeded with (i, epoch).")
+        return text("ch10.noise_follows_sample_index")
     return None
 
 
 Q3 = Exercise(
     "10.3", names=("noise",),
-    title="Noise that every worker repeats",
-    expects="a function noise(i, epoch) returning 3 numbers",
+    title="ch10.q3.title",
+    expects="ch10.q3.expects",
     check=_noise,
-    hints=("A background worker may draw sample 5 before or after sample 4: the noise may not "
-           "depend on the order.",
-           "np.random.default_rng([i, epoch]) is a generator seeded by both numbers."),
+    hints=("ch10.q3.hint1", "ch10.q3.hint2"),
     solution=("def noise(i, epoch):\n"
               "    return np.random.default_rng([i, epoch]).normal(0.0, 0.01, size=3)"))
 
@@ -131,27 +122,23 @@ def _types_dt_load_gives() -> tuple[str, ...]:
 
 def _loaded_types(loaded_types: Any) -> CheckResult:
     if not isinstance(loaded_types, (tuple, list)) or len(loaded_types) != len(LOADED_KEYS):
-        return "Give three types, of the loaded 'epoch', 'lr' and 'weights', in that order."
+        return text("ch10.give_three_types_loaded")
     got, wanted = tuple(type_name(t) for t in loaded_types), _types_dt_load_gives()
     if got == wanted:
-        return None, ("Plain values go into the file's JSON metadata and come back as they "
-                      "were; only arrays become tensors.")
+        return None, text("ch10.plain_values_go_into")
     if got[2] != wanted[2]:
-        return "The weights were an array: look at type(loaded['weights'])."
+        return text("ch10.weights_were_array_look")
     if "Tensor" in got[:2]:
-        return ("Only arrays become tensors; a plain int or float is stored as JSON and comes "
-                "back as it was.")
-    return ("Set loaded_types = (type(loaded['epoch']), type(loaded['lr']), "
-            "type(loaded['weights'])).")
+        return text("ch10.only_arrays_become_tensors")
+    return text("ch10.set_loaded_types_type")
 
 
 Q4 = Exercise(
     "10.4", names=("loaded_types",),
-    title="What a checkpoint gives back",
-    expects="three types",
+    title="ch10.q4.title",
+    expects="ch10.q4.expects",
     check=_loaded_types,
-    hints=("Save {'weights': dt.ones(2), 'epoch': 3, 'lr': 0.05}, load it and look at the type "
-           "of each value.",),
+    hints=("ch10.q4.hint1",),
     solution=("import os, tempfile\n"
               "path = os.path.join(tempfile.mkdtemp(), 'ckpt.safetensors')\n"
               "dt.save({'weights': dt.ones(2), 'epoch': 3, 'lr': 0.05}, path)\n"

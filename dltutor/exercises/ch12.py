@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from ..i18n import sentence
+from ..i18n import text
 from ..lab import demos
 from .answers import called, number, same_number
 from .checker import CheckResult, Exercise
@@ -30,21 +30,18 @@ def _frozen_first_layer(accuracy_first_frozen: Any) -> CheckResult:
     want = _first_layer_frozen_accuracy()
     got = float(accuracy_first_frozen)
     if abs(got - want) <= 0.02:
-        return None, ("A frozen random first layer is a fixed random map of the two inputs to 16 "
-                      "features; the two layers after it still learn to separate the moons.")
+        return None, text("ch12.frozen_random_first_layer")
     if got > 1:
-        return "An accuracy is a share between 0 and 1: lab.accuracy()."
-    return ("That is not what this experiment gives: lab = demos.moons_mlp(); lab.freeze('0') "
-            "before any step; lab.run(300); lab.accuracy().")
+        return text("ch12.accuracy_share_between_lab")
+    return text("ch12.not_what_experiment_gives")
 
 
 Q1 = Exercise(
     "12.1", names=("accuracy_first_frozen",),
-    title="Training with the first layer frozen",
-    expects="a number",
+    title="ch12.q1.title",
+    expects="ch12.q1.expects",
     check=_frozen_first_layer,
-    hints=("Freeze before the first step, so layer 0 keeps its random start for the whole run.",
-           "lab = demos.moons_mlp(); lab.freeze('0'); lab.run(300); then lab.accuracy()."),
+    hints=("ch12.q1.hint1", "ch12.q1.hint2"),
     solution=("lab = demos.moons_mlp()\n"
               "lab.freeze('0')\n"
               "lab.run(300)\n"
@@ -70,37 +67,27 @@ def _late_clip_run() -> tuple[float, float, float, float]:
 def _late_clip(late_clip_accuracy: Any, norm_after_3: Any) -> CheckResult:
     accuracy, norm = number(late_clip_accuracy), number(norm_after_3)
     if accuracy is None or norm is None:
-        return "Give two numbers: lab.accuracy() after the run, and the largest layer norm."
+        return text("ch12.give_two_numbers_lab")
     want_accuracy, want_norm, first_norm, whole_run_norm = _late_clip_run()
     if accuracy > 1:
-        return "An accuracy is a share between 0 and 1: lab.accuracy()."
+        return text("ch12.accuracy_share_between_lab")
     if abs(accuracy - want_accuracy) > 0.02:
-        return ("It runs without an error now, but look at lab.accuracy() after the 300 steps: "
-                "compare it with 0.95.")
+        return text("ch12.runs_without_error_now")
     if same_number(norm, want_norm, rel_tol=1e-3):
-        return None, ("Clipping switched on late stops the overflow, but three unclipped steps "
-                      "already threw the weights so far that most ReLUs never fire again: "
-                      "clip from the first step.")
+        return None, text("ch12.clipping_switched_late_stops")
     if same_number(norm, whole_run_norm, rel_tol=1e-3):
-        return ("That is the largest norm of the whole run; take the 3 unclipped steps only: "
-                "the first 3 rows of the series.")
+        return text("ch12.largest_norm_whole_run")
     if same_number(norm, first_norm, rel_tol=1e-3):
-        return ("That is the first step's; the weights grow in each unclipped step: take the "
-                "largest value of the first 3 rows.")
-    return ("norm_after_3 is the largest value in the first 3 rows of "
-            "lab.recorder.series('param_norm') (one row a step, one column a layer).")
+        return text("ch12.first_step_weights_grow")
+    return text("ch12.norm_after_largest_value")
 
 
 Q2 = Exercise(
     "12.2", names=("late_clip_accuracy", "norm_after_3"),
-    title="Clipping switched on late",
-    expects="two numbers",
+    title="ch12.q2.title",
+    expects="ch12.q2.expects",
     check=_late_clip,
-    hints=("lab = demos.exploding_gradients(); lab.step(3); lab.set_clip('global_norm', 1.0); "
-           "lab.run(300).",
-           "run() returning True only means no step failed; the question is the accuracy.",
-           "lab.recorder.series('param_norm')[:3] holds the layer norms of the 3 unclipped "
-           "steps; compare them with the first row."),
+    hints=("ch12.q2.hint1", "ch12.q2.hint2", "ch12.q2.hint3"),
     solution=("lab = demos.exploding_gradients()\n"
               "lab.step(3)\n"
               "lab.set_clip('global_norm', 1.0)\n"
@@ -126,25 +113,21 @@ def _measured_speedup() -> float:
 def _speedup(speedup: Any) -> CheckResult:
     got = number(speedup)
     if got is None:
-        return "Give the speedup as a number: steps at lr x 1 divided by steps at lr x 10."
+        return text("ch12.give_speedup_number_steps")
     want = _measured_speedup()                   # rerun, so a guess cannot pass
     if abs(got / want - 1) <= 0.02:
-        return None, ("The narrow first layer learns slowest; ten times its step size untangles "
-                      "the arms in about half the steps.")
+        return None, text("ch12.narrow_first_layer_learns")
     if got < 1:
-        return ("A speedup below 1 means lr x 10 was slower: divide the steps at x1 by the "
-                "steps at x10.")
-    return ("Measure both runs the same way: steps until lab.accuracy() >= 0.9, checking every "
-            "25 steps, for lr x 1 and lr x 10 on layer '0'.")
+        return text("ch12.speedup_below_means_lr")
+    return text("ch12.measure_both_runs_same")
 
 
 Q3 = Exercise(
     "12.3", names=("speedup",),
-    title="The speedup of lr × 10 on one layer",
-    expects="a number",
+    title="ch12.q3.title",
+    expects="ch12.q3.expects",
     check=_speedup,
-    hints=("Write a loop: while lab.accuracy() < 0.9: lab.step(25); then lab.steps_done.",
-           "Run it on demos.spirals_mlp() twice, once after lab.set_lr_mult('0', 10)."),
+    hints=("ch12.q3.hint1", "ch12.q3.hint2"),
     solution=("def steps_to_90(lab):\n"
               "    while lab.accuracy() < 0.9:\n"
               "        lab.step(25)\n"
@@ -170,39 +153,35 @@ def _moons_first_layer_frozen() -> Any:
 
 
 # Runs for 12.4 the learner has not measured, each known to reach its target:
-# (what, how to make the lab, target accuracy, check every so many steps).
-_RUNS_TO_MEASURE = (("demos.moons_mlp()", demos.moons_mlp, 0.97, 15),
-                    ("demos.spirals_mlp()", demos.spirals_mlp, 0.95, 50),
-                    ("demos.moons_mlp() with layer '0' frozen", _moons_first_layer_frozen, 0.95,
-                     10))
+# (what: the key of its name, how to make the lab, target accuracy, check every so many steps).
+_RUNS_TO_MEASURE = (("ch12.moons_mlp", demos.moons_mlp, 0.97, 15),
+                    ("ch12.spirals_mlp", demos.spirals_mlp, 0.95, 50),
+                    ("ch12.demos_moons_mlp_layer", _moons_first_layer_frozen, 0.95, 10))
 
 
 def _steps_to_reach(steps_to_reach: Any) -> CheckResult:
     if not callable(steps_to_reach):
-        return "steps_to_reach should be a function of (lab, target, every)."
+        return text("ch12.steps_reach_function_lab")
     for what, make_lab, target, every in _RUNS_TO_MEASURE:
         lab = make_lab()
         steps, failure = called("steps_to_reach", steps_to_reach, lab, target, every)
         if failure:
             return failure
         if lab.steps_done == 0:
-            return "The lab has not taken a step: train it with lab.step(every) in a loop."
+            return text("ch12.lab_has_not_taken")
         want = _steps_to(make_lab(), target, every)
         if number(steps) != want:
-            return sentence("On {what}, accuracy {target} is first seen at step {want} when "
-                            "checking every {every} steps; steps_to_reach returned {got!r}.",
-                            what=sentence(what), target=target, want=want, every=every,
-                            got=steps)
+            return text("ch12.accuracy_first_seen_step", what=text(what), target=target, want=want,
+                        every=every, got=steps)
     return None
 
 
 Q4 = Exercise(
     "12.4", names=("steps_to_reach",),
-    title="Write steps_to_reach",
-    expects="a function of (lab, target, every) returning a step count",
+    title="ch12.q4.title",
+    expects="ch12.q4.expects",
     check=_steps_to_reach,
-    hints=("Check first, then step: a lab that starts above the target needs 0 steps.",
-           "while lab.accuracy() < target: lab.step(every); then return lab.steps_done."),
+    hints=("ch12.q4.hint1", "ch12.q4.hint2"),
     solution=("def steps_to_reach(lab, target, every):\n"
               "    while lab.accuracy() < target:\n"
               "        lab.step(every)\n"

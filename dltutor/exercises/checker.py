@@ -10,21 +10,21 @@ cell that calls ``check()``), so the learner writes ordinary code and then asks:
 A starter cell assigns :data:`____` (four underscores) to the variables; while one of them
 still holds it, or is missing, the exercise is "not attempted".
 
->>> ex = Exercise("99.1", names=("answer",), expects="a number",
+>>> ex = Exercise("99.1", names=("answer",), expects="ch03.q1.expects",      # "a number"
 ...               check=lambda answer: None if answer == 42 else f"got {answer!r}, not 42",
-...               hints=("It is a number.", "Six times seven."), solution="answer = 42")
+...               hints=("ch03.q3.hint1",), solution="answer = 42")
 >>> ex.verdict({"answer": ____}).status
 'not attempted'
 >>> ex.verdict({"answer": 41}).message
 'Exercise 99.1: not yet. got 41, not 42'
 >>> ex.verdict({"answer": 42}).status
 'correct'
->>> Exercise("99.2", names=("answer",), expects="a number", check=lambda answer: 1 / answer,
+>>> Exercise("99.2", names=("answer",), expects="ch03.q1.expects", check=lambda answer: 1 / answer,
 ...          hints=(), solution="").verdict({"answer": "six"}).message   # the check raised
 'Exercise 99.2: not yet. answer should be a number; this answer is of type str.'
 >>> def broken(x):
 ...     return x + undefined_name
->>> Exercise("99.3", names=("f",), expects="a function", check=lambda f: f(1),
+>>> Exercise("99.3", names=("f",), expects="ch03.q2.expects", check=lambda f: f(1),
 ...          hints=(), solution="").verdict({"f": broken}).message   # the learner's code raised
 "Exercise 99.3: not yet. f raised NameError: name 'undefined_name' is not defined"
 """
@@ -33,7 +33,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, NamedTuple, Tuple, Union
 
-from ..i18n import sentence, text
+from ..i18n import text
 from . import record
 from .answers import raised
 from .view import show
@@ -58,7 +58,8 @@ ____ = _Blank()
 
 
 #: What an exercise's check returns: None when the answer is right, else a short sentence saying
-#: what differs; or ``(None, note)``: right, with a note to add to "correct".
+#: what differs (``text(key, ...)``: the learner's language); or ``(None, note)``: right, with a
+#: note to add to "correct".
 CheckResult = Union[str, None, Tuple[None, str]]
 
 
@@ -74,12 +75,14 @@ class Exercise:
     """One checked exercise.
 
     ``id``: chapter and number, ``"01.1"``. ``names``: the learner's variables it reads.
-    ``expects``: what kind of value they hold, for the learner ("a number", "True or False"),
-    said when an answer is of a kind the check cannot use. ``check(**values)``: returns None when the answer is right, else a short sentence saying
-    what differs (it may also return ``(None, note)`` to add a note to "correct").
-    ``hints``: shown one at a time. ``solution``: code shown by :meth:`solution`.
-    ``title``: a few words naming the exercise (English; ``zh.py``'s SENTENCES translate it),
-    shown beside its id where a list of exercises is shown (a class table, an unknown ``ex.qN``).
+    ``expects``: the key of what kind of value they hold, for the learner ("a number", "True or
+    False"), said when an answer is of a kind the check cannot use. ``check(**values)``: returns
+    None when the answer is right, else a short sentence saying what differs, made with
+    ``text(key, ...)`` (it may also return ``(None, note)`` to add a note to "correct").
+    ``hints``: the keys of the hints, shown one at a time. ``solution``: code shown by
+    :meth:`solution`. ``title``: the key of a few words naming the exercise, shown beside its id
+    where a list of exercises is shown (a class table, an unknown ``ex.qN``). The keys' texts are
+    in ``dltutor/i18n``'s exercise tables (``en_exercises_01_06.py`` and its siblings).
     """
 
     def __init__(self, id: str, names: tuple[str, ...], expects: str,
@@ -112,7 +115,7 @@ class Exercise:
         if not 1 <= n <= len(self.hints):
             raise ValueError(f"exercise {self.id} has hints 1 to {len(self.hints)}, not {n}")
         print(text("exercise.hint", n=n, total=len(self.hints), id=self.id,
-                   text=sentence(self.hints[n - 1])))
+                   text=text(self.hints[n - 1])))
 
     def solution(self) -> None:
         """Print an answer (one of possibly several)."""
@@ -143,28 +146,28 @@ class Exercise:
                 ", ".join(type(value).__name__ for value in values.values()).rsplit(", ", 1))
             return Verdict("not yet", text("exercise.wrong_kind", id=self.id,
                                            names=_names(self.names),
-                                           expects=sentence(self.expects), kinds=kinds))
+                                           expects=text(self.expects), kinds=kinds))
         note = None
         if isinstance(result, tuple):
             result, note = result
         if result is None:
             if note:
                 return Verdict("correct", text("exercise.correct_note", id=self.id,
-                                               note=sentence(note)))
+                                               note=note))
             return Verdict("correct", text("exercise.correct", id=self.id))
-        return Verdict("not yet", text("exercise.not_yet", id=self.id, why=sentence(result)))
+        return Verdict("not yet", text("exercise.not_yet", id=self.id, why=result))
 
     def shown_title(self) -> str:
-        """The title in the kit's language (the English one when there is no translation).
+        """The title in the kit's language ("" for an exercise without one).
 
         >>> from dltutor.i18n import use_language
         >>> with use_language("zh"):
-        ...     chapter_08_q1 = Exercise("08.1", ("x",), "a number", lambda x: None, (), "",
-        ...                              title="BatchNorm's running mean")
+        ...     chapter_08_q1 = Exercise("08.1", ("x",), "ch08.q1.expects", lambda x: None, (),
+        ...                              "", title="ch08.q1.title")
         ...     chapter_08_q1.shown_title()
         'BatchNorm 的滑动均值'
         """
-        return sentence(self.title)
+        return text(self.title) if self.title else ""
 
     def restore(self, entry: dict) -> None:
         """Take up where a recorded entry (see record.py) left off: its status and hints."""

@@ -1,9 +1,29 @@
 """The language of what the kit says to a learner: English (the default) or Chinese.
 
-Exercise verdicts and hints, the lab's labels and status line, and the diagnostics' reports come
-from one table per language (``en.py``, ``zh.py`` in this package), looked up by key. Error
-messages from the engine stay English: they name code, and a search for them should find the
-same answers everywhere.
+Every text a learner reads (exercise titles, hints and verdicts, the lab's labels and status
+line, the diagnostics' reports) is looked up one way: ``text(key, **fields)``, in one table per
+language. A language's table is ``en.py`` (or ``zh.py``) for the kit, plus the chapters'
+exercise tables ``en_exercises_01_06.py`` and ``en_exercises_07_12.py`` (keys ``chNN.``).
+Error messages from the engine stay English: they name code, and a search for them should find
+the same answers everywhere.
+
+Why a key, and not the English sentence itself, finds a text:
+
+* A key names the place a text is shown, so the same English can read differently where it is
+  used ("step" is 单步 on a button and 步骤 in a column), and fixing a typo in the English
+  does not lose its Chinese.
+* A missing or stray Chinese entry is found by comparing the two tables' keys and fields
+  (``tests/i18n``), and fails loudly at run time (KeyError), never showing English silently;
+  nothing has to search the code for sentences.
+* The whole text of a chapter's exercises reads in one table, in the order of the chapter's file,
+  beside its Chinese in the matching table.
+
+The price is that a check's code shows a key (``text("ch07.stepped_once_per_batch")``), not its
+sentence; each key is named after the sentence's first words so that the code still reads.
+
+The words the chapters' own figures draw are the one thing found by their English
+(``zh_figures.py``, read by ``dltutor.plot``): the chapter's code that draws them is the same in
+both editions, so it has no key to give.
 
 Choose the language with ``dt.set_language("zh")`` in a notebook, or for a whole session with
 the environment variable ``DLTUTOR_LANG=zh`` (the Chinese chapters set it in their first cell).
@@ -26,19 +46,38 @@ import os
 import warnings
 from typing import Iterator
 
-from . import en, zh, zh_figures
+from . import (en, en_exercises_01_06, en_exercises_07_12, zh, zh_exercises_01_06,
+               zh_exercises_07_12, zh_figures)
+
+
+def _joined(*tables: dict[str, str]) -> dict[str, str]:
+    """One language's tables as one, refusing a key two of them define (the second would hide
+    the first).
+
+    >>> _joined({"lab.play": "Play"}, {"ch01.q1.title": "A tensor"})
+    {'lab.play': 'Play', 'ch01.q1.title': 'A tensor'}
+    >>> _joined({"lab.play": "Play"}, {"lab.play": "Run"})
+    Traceback (most recent call last):
+    ValueError: dltutor.i18n: keys defined in two tables: ['lab.play']
+    """
+    joined: dict[str, str] = {}
+    for table in tables:
+        twice = joined.keys() & table.keys()
+        if twice:
+            raise ValueError(f"dltutor.i18n: keys defined in two tables: {sorted(twice)}")
+        joined.update(table)
+    return joined
+
 
 #: The languages the kit speaks, and their tables (key -> ``str.format`` template).
-TABLES = {"en": en.TEXT, "zh": zh.TEXT}
+TABLES = {"en": _joined(en.TEXT, en_exercises_01_06.TEXT, en_exercises_07_12.TEXT),
+          "zh": _joined(zh.TEXT, zh_exercises_01_06.TEXT, zh_exercises_07_12.TEXT)}
 LANGUAGES = tuple(TABLES)
-#: Sentences of the exercises' own checks and hints, English -> Chinese (see ``zh.py``).
-SENTENCES = {"zh": zh.SENTENCES}
 #: The texts the chapters' own figures draw, English -> Chinese (see ``zh_figures.py``); read by
 #: ``dltutor.plot.show``, which also matches the templates among them backwards.
 FIGURE_WORDS = {"zh": zh_figures.WORDS}
 
-__all__ = ["LANGUAGES", "get_language", "language_code", "set_language", "text", "sentence",
-           "use_language"]
+__all__ = ["LANGUAGES", "get_language", "language_code", "set_language", "text", "use_language"]
 
 
 def language_code(spelling: object) -> str | None:
@@ -128,16 +167,3 @@ def text(key: str, /, **fields: object) -> str:
     """
     return TABLES[_language][key].format(**fields)
 
-
-def sentence(english: str, **fields: object) -> str:
-    """An exercise's own sentence (a hint, a "not yet" reason) in the current language: its
-    translation when the table has one, else the English sentence; then ``fields`` filled in
-    (a sentence that shows the learner's values is a template, ``"{got!r}: ..."``).
-
-    >>> sentence("It is a number.")
-    'It is a number.'
-    >>> sentence("{got!r} is not 42.", got=41)
-    '41 is not 42.'
-    """
-    template = SENTENCES.get(_language, {}).get(english, english)
-    return template.format(**fields) if fields else template

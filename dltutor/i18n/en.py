@@ -2,7 +2,8 @@
 
 Keys start with the part of the kit that speaks: ``exercise.`` (the checker), ``lab.`` (the
 training lab), ``diagnose.`` (summary, explain_lr, why_not_updating). ``zh.py`` has the same
-keys with the same fields (a test checks it).
+keys with the same fields (a test checks it). The chapters' exercises speak from their own
+tables, ``en_exercises_01_06.py`` and ``en_exercises_07_12.py`` (keys ``chNN.``).
 """
 
 TEXT = {
@@ -29,6 +30,7 @@ TEXT = {
     "exercise.unknown_item": "  {name}  {id}  {title}",
     "exercise.progress_damaged": ("Your progress file {path} was damaged: it is kept as {kept}, "
                                   "and your checks now go to a new file."),
+    "exercise.raised": "{name} raised {kind}: {message}",
 
     # -- the teacher's class table: dltutor progress (classtable.py, cli.py) --------------------
     "classtable.exercise": "exercise",
@@ -160,6 +162,14 @@ TEXT = {
     "lab.demo.pretrained features": "pretrained features",
     "lab.demo.tied layer": "tied layer",
     "lab.demo.handwritten digits": "handwritten digits",
+    # a demo's name beside its buttons, and the number it watches (demos.py)
+    "lab.title.moons_mlp": "moons MLP",
+    "lab.title.exploding_gradients": "exploding gradients",
+    "lab.title.tied_mlp": "tied MLP",
+    "lab.title.digits_mlp": "digits MLP",
+    "lab.title.spirals_mlp": "spirals MLP",
+    "lab.title.pretrained_features": "pretrained features",
+    "lab.watch.digits_head": "digits, pretrained head",
     "lab.try.two moons": ("Press play. Tick freeze on layer 2 and watch its norm go flat while "
                           "the other layers learn; set a layer's lr × to 0 or 10; set clip to "
                           "global norm: wherever ‖∇w‖ rises above 0.3, the dashed line stays at "

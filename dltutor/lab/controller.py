@@ -75,12 +75,16 @@ class TrainingLab:
     beside the loss (e.g. the accuracy on a task the network learned before).
     ``clip_default`` is the threshold the view's clip slider starts at: a demo picks one below
     its usual gradient norm, so that switching clipping on visibly clips.
+    ``name`` names the lab (in its repr, and a name has one live view at a time); ``title`` is
+    what the view shows beside the buttons (the name unless given; a demo's is in the kit's
+    language).
     """
 
     def __init__(self, model: Any, optimizer: Any, loss_fn: Callable, data: Any,
                  recorder: Recorder | None = None, batch_size: int | None = None,
                  seed: int = 0, name: str = "lab", pace: float | None = None,
-                 watch: dict[str, Callable[[], float]] | None = None, clip_default: float = 1.0):
+                 watch: dict[str, Callable[[], float]] | None = None, clip_default: float = 1.0,
+                 title: str | None = None):
         check_parts(model, optimizer, loss_fn)
         watch = dict(watch or {})
         for label, fn in watch.items():
@@ -96,6 +100,7 @@ class TrainingLab:
                         hint="the clip threshold the view starts at")
         self.clip_default = float(clip_default)
         self.model, self.optimizer, self.loss_fn, self.name = model, optimizer, loss_fn, name
+        self.title = name if title is None else title
         self.loader, self.X, self.y = as_loader(data, batch_size, seed)
         self.recorder = recorder if recorder is not None else Recorder(
             model, optimizer, by="layer", capacity=5000)

@@ -36,7 +36,7 @@ from typing import Any
 import ipywidgets as W
 import numpy as np
 
-from ..i18n import sentence, text
+from ..i18n import text
 
 __all__ = ["BUTTONS", "CLIP_MODES", "CLIP_THRESHOLDS", "LR_MULTS", "PACES", "button",
            "clip_controls", "freeze_box", "grad_norm_label", "layer_key", "layer_keys",
@@ -233,6 +233,6 @@ def lab_title(name: str) -> W.HTML:
     >>> lab_title("two moons").value
     '<b>two moons</b>'
     """
-    title = W.HTML(f"<b>{html.escape(sentence(name))}</b>", layout=W.Layout(margin="0 12px 0 4px"))
+    title = W.HTML(f"<b>{html.escape(name)}</b>", layout=W.Layout(margin="0 12px 0 4px"))
     title.add_class("dltutor-title")
     return title

@@ -10,6 +10,8 @@
 * :func:`pretrained_features`: layers pretrained to read digits, a new head learning odd vs
   even: freezing the pretrained layers keeps what they knew, training them erases it.
 
+A demo's title and what it watches are in the kit's language when the demo is made.
+
 Every effect a demo is meant to show holds for every seed, not just the default one
 (``tests/lab/test_demos.py`` checks each over several seeds). Each demo also sets the threshold
 the view's clip slider starts at (``lab.clip_default``): one below the gradient norm of most of
@@ -27,6 +29,7 @@ import math
 
 from .. import checks, data, nn, optim
 from ..autograd.rng import manual_seed
+from ..i18n import text
 from ..nn import functional as F
 from ..nn import init
 from .controller import TrainingLab
@@ -63,7 +66,8 @@ def moons_mlp(seed: int = 0, hidden: int = 16, lr: float = 0.1, batch_size: int 
     # global gradient norm is 0.1 to 1 most of the way: clipped at 0.3, about half the steps
     # (40-70 % of the first 300) are cut to the threshold.
     return TrainingLab(model, opt, F.cross_entropy, (X, y), batch_size=batch_size, seed=seed,
-                       name="moons MLP", pace=3, clip_default=0.3)
+                       name="moons MLP", title=text("lab.title.moons_mlp"), pace=3,
+                       clip_default=0.3)
 
 
 def exploding_gradients(seed: int = 0, depth: int = 6, width: int = 32, gain: float = 2.0,
@@ -103,8 +107,8 @@ def exploding_gradients(seed: int = 0, depth: int = 6, width: int = 32, gain: fl
     model = nn.Sequential(*layers)
     opt = optim.SGD(model.named_parameters(), lr=lr, momentum=0.9)
     return TrainingLab(model, opt, F.cross_entropy, (X, y), batch_size=None, seed=seed,
-                       name="exploding gradients", pace=2,   # clipped: 60-90 steps to 95 %
-                       clip_default=1.0)
+                       name="exploding gradients", title=text("lab.title.exploding_gradients"),
+                       pace=2, clip_default=1.0)          # clipped: 60-90 steps to 95 %
 
 
 def tied_mlp(seed: int = 0, hidden: int = 16, lr: float = 0.1) -> TrainingLab:
@@ -122,8 +126,8 @@ def tied_mlp(seed: int = 0, hidden: int = 16, lr: float = 0.1) -> TrainingLab:
                           nn.Linear(hidden, 2))
     opt = optim.SGD(model.named_parameters(), lr=lr, momentum=0.9)
     return TrainingLab(model, opt, F.cross_entropy, (X, y), batch_size=32, seed=seed,
-                       name="tied MLP", pace=4,    # 75-280 steps to 97 %
-                       clip_default=0.3)
+                       name="tied MLP", title=text("lab.title.tied_mlp"),
+                       pace=4, clip_default=0.3)          # 75-280 steps to 97 %
 
 
 def digits_mlp(seed: int = 0, hidden: int = 64, lr: float = 1e-3) -> TrainingLab:
@@ -143,8 +147,8 @@ def digits_mlp(seed: int = 0, hidden: int = 64, lr: float = 1e-3) -> TrainingLab
     # Its gradient norm stays at 0.3 to 0.9, so 0.3 clips almost every step; Adam divides each
     # step by the gradient's own size, which is why clipping hardly slows it.
     return TrainingLab(model, opt, F.cross_entropy, (X, y), batch_size=64, seed=seed,
-                       name="digits MLP", pace=10,   # 370-450 steps to 95 %
-                       clip_default=0.3)
+                       name="digits MLP", title=text("lab.title.digits_mlp"),
+                       pace=10, clip_default=0.3)         # 370-450 steps to 95 %
 
 
 def spirals_mlp(seed: int = 0, hidden: int = 12, lr: float = 0.1) -> TrainingLab:
@@ -166,7 +170,8 @@ def spirals_mlp(seed: int = 0, hidden: int = 12, lr: float = 0.1) -> TrainingLab
     opt = optim.SGD(model.named_parameters(), lr=lr)
     # 700-1150 steps to 90 % at lr x 1 (seeds 0-9): at 30 steps/s, 23 to 38 s.
     return TrainingLab(model, opt, F.cross_entropy, (X, y), batch_size=32, seed=seed,
-                       name="spirals MLP", pace=30, clip_default=0.3)
+                       name="spirals MLP", title=text("lab.title.spirals_mlp"), pace=30,
+                       clip_default=0.3)
 
 
 def pretrained_features(seed: int = 0, lr: float = 0.1, pretrain_steps: int = 400) -> TrainingLab:
@@ -195,5 +200,6 @@ def pretrained_features(seed: int = 0, lr: float = 0.1, pretrain_steps: int = 40
     model = nn.Sequential(body, nn.Linear(32, 2))        # the same body, a new head
     opt = optim.SGD(model.named_parameters(), lr=lr, momentum=0.9)
     return TrainingLab(model, opt, F.cross_entropy, (X, y % 2), batch_size=64, seed=seed,
-                       name="pretrained features", pace=5, clip_default=0.3,
-                       watch={"digits, pretrained head": lambda: accuracy(digit_reader, X, y)})
+                       name="pretrained features", title=text("lab.title.pretrained_features"),
+                       pace=5, clip_default=0.3,
+                       watch={text("lab.watch.digits_head"): lambda: accuracy(digit_reader, X, y)})

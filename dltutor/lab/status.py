@@ -29,7 +29,7 @@ import math
 from collections import deque
 from typing import Any
 
-from ..i18n import sentence, text
+from ..i18n import text
 from .errors import error_text
 
 __all__ = ["Rate", "error_text", "grad_norm_html", "latest_grad_norm", "readable", "status_data",
@@ -159,7 +159,7 @@ def _clip_summary(data: dict[str, str]) -> str:
 def _watched(label: str, value: float) -> str:
     """A watched number: a fraction as a percentage (accuracy), anything else readable()."""
     shown = f"{value:.1%}" if 0 <= value <= 1 else readable(value)
-    return f"{html.escape(sentence(label))} <b>{shown}</b>"
+    return f"{html.escape(label)} <b>{shown}</b>"
 
 
 def status_html(data: dict[str, str], state: dict[str, Any]) -> str:

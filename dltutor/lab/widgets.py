@@ -157,7 +157,7 @@ class LabView:
         self.status = W.HTML(layout=W.Layout(width="100%"))
         self.status.add_class("dltutor-status-line")
         self._controls_box = W.VBox([
-            controls.row(controls.lab_title(self.lab.name), *self.buttons.values(), self.speed),
+            controls.row(controls.lab_title(self.lab.title), *self.buttons.values(), self.speed),
             *layer_rows,
             controls.row(self.clip_mode, self.clip_threshold, self.grad_norm, self.lr),
         ])

@@ -11,7 +11,7 @@ import pytest
 
 import dltutor as dt
 from dltutor import exercises, nn, optim
-from dltutor.i18n import sentence, use_language
+from dltutor.i18n import text, use_language
 from dltutor.nn import functional as F
 from dltutor.nn import init
 
@@ -36,8 +36,7 @@ def test_an_exception_in_the_learners_function_is_named_as_such(exercise_id, nam
                                                                 language):
     with use_language(language):
         verdict = EXERCISES[exercise_id].verdict({name: function})
-        said = sentence("{name} raised {kind}: {message}", name=name, kind="NameError",
-                        message="")
+        said = text("exercise.raised", name=name, kind="NameError", message="")
     assert verdict.status == "not yet"
     assert said in verdict.message, verdict.message
     assert "undefined_factor" in verdict.message or "zero" in verdict.message
@@ -91,7 +90,7 @@ def answer_hints(exercise):
     starts with the code that sets one of the variables the exercise reads (``def name(`` or
     ``name =``)."""
     return [hint for hint in exercise.hints
-            if any(hint.startswith((f"def {name}(", f"{name} =")) for name in exercise.names)]
+            if any(text(hint).startswith((f"def {name}(", f"{name} =")) for name in exercise.names)]
 
 
 #: What a chapter has imported by its exercises (each chapter imports these at the top).
@@ -111,7 +110,7 @@ def test_the_hints_that_are_answers_are_found():
 def test_every_hint_that_is_an_answer_passes_its_own_check(exercise_id, n, language):
     exercise = EXERCISES[exercise_id]
     with use_language(language):
-        code = sentence(exercise.hints[n])
+        code = text(exercise.hints[n])
     namespace = dict(CHAPTER_NAMES)
     exec(compile(code, f"hint {n + 1} of {exercise_id}", "exec"), namespace)
     verdict = exercise.verdict(namespace)
@@ -120,6 +119,6 @@ def test_every_hint_that_is_an_answer_passes_its_own_check(exercise_id, n, langu
 
 def test_code_meant_as_an_answer_starts_its_hint():
     """A hint that defines a function anywhere but at its start escapes the test above."""
-    late = [(exercise.id, hint) for exercise in EXERCISES.values() for hint in exercise.hints
-            if "def " in hint and hint not in answer_hints(exercise)]
+    late = [(exercise.id, text(hint)) for exercise in EXERCISES.values() for hint in exercise.hints
+            if "def " in text(hint) and hint not in answer_hints(exercise)]
     assert not late, late

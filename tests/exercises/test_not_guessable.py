@@ -25,7 +25,7 @@ from typing import Iterator
 import pytest
 
 import dltutor
-from dltutor import exercises
+from dltutor import exercises, i18n
 
 from .answers import CHAPTERS
 from .test_taught_before import PLACES, SOURCES
@@ -65,7 +65,8 @@ def choices(exercise) -> list[str]:
     ['forward', 'backward']
     """
     spans = re.findall(r"`([^`\n]+)`", PLACES[exercise.id].texts[0])
-    found = [m.group(2) for text in [exercise.expects, *spans] for m in QUOTED.finditer(text)]
+    expects = i18n.text(exercise.expects)
+    found = [m.group(2) for text in [expects, *spans] for m in QUOTED.finditer(text)]
     return list(dict.fromkeys(found))
 
 

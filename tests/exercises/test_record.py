@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _exercise() -> Exercise:
-    return Exercise("99.1", names=("answer",), expects="a number",
+    return Exercise("99.1", names=("answer",), expects="ch03.q1.expects",      # "a number"
                     check=lambda answer: None if answer == 42 else "not 42",
-                    hints=("A number.", "Six times seven."), solution="answer = 42")
+                    hints=("ch03.q1.hint1", "ch03.q1.hint2"), solution="answer = 42")
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ A Chinese sentence uses full-width marks (``；`` ``，`` ``：``) and the code 
 ones. A full-width mark that joins two pieces of code (``t = dt.tensor(x)；f(t).backward()``)
 reads fine but cannot be pasted into Python. Two places can hold such code: the code spans of
 every Chinese page (each chapter's prose, README.zh.md, the FAQ and the glossary), and the
-hints and solutions of ``dltutor/i18n/zh.py``, which are plain text, so a piece of code there
-is told from prose by its look (see :func:`code_joined_by_full_width`).
+hints and messages of the Chinese tables (``dltutor/i18n/zh*.py``), which are plain text, so a
+piece of code there is told from prose by its look (see :func:`code_joined_by_full_width`).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from dltutor.i18n import zh
+from dltutor.i18n import TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -81,9 +81,9 @@ def test_no_code_span_of_a_chinese_page_holds_full_width_punctuation(page):
     assert not bad, f"{page.relative_to(ROOT)}: code spans with full-width punctuation: {bad}"
 
 
-@pytest.mark.parametrize("table", ["TEXT", "SENTENCES"])
-def test_no_hint_or_message_of_zh_py_joins_code_with_full_width_punctuation(table):
-    bad = {key: joined for key, value in getattr(zh, table).items()
+def test_no_hint_or_message_of_the_chinese_tables_joins_code_with_full_width_punctuation():
+    bad = {key: joined for key, value in TABLES["zh"].items()
            if (joined := code_joined_by_full_width(value))}
-    assert not bad, (f"dltutor/i18n/zh.py {table}: code joined by a full-width mark (a learner "
-                     f"cannot paste it; use ASCII ';' or put Chinese between the pieces): {bad}")
+    assert not bad, (f"dltutor/i18n's Chinese tables: code joined by a full-width mark (a "
+                     f"learner cannot paste it; use ASCII ';' or put Chinese between the "
+                     f"pieces): {bad}")

@@ -4,7 +4,8 @@ The table gives, for each term, the one word this edition writes ("this edition"
 variants it rejects ("not"). Two checks read it:
 
 * no Chinese page (a chapter's prose in ``notebooks/src/zh/``, the zh FAQ, ``README.zh.md``, the
-  glossary, the kit's Chinese strings in ``dltutor/i18n/zh.py``) uses a rejected variant;
+  glossary, the kit's Chinese strings in ``dltutor/i18n/zh.py`` and the exercises' in
+  ``zh_exercises_*.py``) uses a rejected variant;
 * in each chapter's prose, the first use of a term outside brackets carries its English in
   full-width brackets, ``自动微分（autograd）`` (headings, tables, code spans and math do not
   count).
@@ -33,7 +34,9 @@ CHAPTERS = sorted(ZH_SOURCES.glob("[0-9][0-9]_*.py")) + [ZH_SOURCES / "lab.py"]
 PROSE = CHAPTERS + [ZH_SOURCES / "FAQ.md", ROOT / "notebooks" / "zh" / "FAQ.md",
                     ROOT / "README.zh.md"]
 GLOSSARY = ROOT / "notebooks" / "GLOSSARY.md"
-PAGES = PROSE + [GLOSSARY, ROOT / "dltutor" / "i18n" / "zh.py"]
+I18N = ROOT / "dltutor" / "i18n"
+PAGES = PROSE + [GLOSSARY, I18N / "zh.py", I18N / "zh_exercises_01_06.py",
+                 I18N / "zh_exercises_07_12.py"]
 COLUMNS = ["English", "this edition", "d2l-zh", "Paddle docs", "MegEngine docs", "not"]
 NONE = {"", "—", "-"}
 
