@@ -33,7 +33,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, NamedTuple, Tuple, Union
 
-from ..i18n import text
+from ..i18n import TABLES, text
 from . import record
 from .answers import raised
 from .view import show
@@ -88,6 +88,11 @@ class Exercise:
     def __init__(self, id: str, names: tuple[str, ...], expects: str,
                  check: Callable[..., CheckResult], hints: tuple[str, ...], solution: str,
                  *, title: str = ""):
+        keys = [expects, *hints] + ([title] if title else [])
+        unknown = [key for key in keys if key not in TABLES["en"]]
+        if unknown:              # found when the chapter is imported, not when a hint is asked
+            raise ValueError(f"exercise {id}: no text has the key {', '.join(map(repr, unknown))}; "
+                             "add it to dltutor/i18n's exercise tables, in English and Chinese")
         self.id, self.names, self.expects, self._check = id, tuple(names), expects, check
         self.hints, self.code, self.title = tuple(hints), solution, title
         self.hints_shown = 0

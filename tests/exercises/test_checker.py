@@ -161,3 +161,8 @@ def test_every_exercise_has_a_title_of_its_own():
     assert not untitled, f"give these exercises a title=: {untitled}"
     assert len({e.shown_title() for e in exercises.all_exercises()}) == len(EXERCISES)
 
+
+def test_an_exercise_refuses_a_key_the_tables_do_not_have():
+    with pytest.raises(ValueError, match=r"exercise 99\.5: no text has the key 'ch03\.q1\.hnit1'"):
+        exercises.Exercise("99.5", ("x",), "ch03.q1.expects", lambda x: None, ("ch03.q1.hnit1",),
+                           "", title="ch03.q1.title")
