@@ -394,5 +394,5 @@ def same_value(a: Any, b: Any) -> bool:
     """
     try:
         return bool(a == b)
-    except Exception:  # noqa: BLE001 - e.g. comparing arrays
+    except Exception:  # (e.g. comparing arrays raises: then they differ)
         return a is b

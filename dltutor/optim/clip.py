@@ -255,7 +255,7 @@ class ClipGradByValue(GradClip):
     [array([-1. ,  0.5])]
     """
 
-    def __init__(self, max: float, min: float | None = None):  # noqa: A002 - Paddle's names
+    def __init__(self, max: float, min: float | None = None):  # (Paddle's names)
         super().__init__()
         if min is None:         # the range [-max, max]: max is a threshold, and must be > 0
             self.max = float(checks.positive("ClipGradByValue", "max", max))
