@@ -366,7 +366,9 @@ def reads_are_free(array: Any) -> bool:
     >>> reads_are_free(np.zeros(2))
     True
     """
-    return (backend_of(array) or NUMPY).reads_are_free
+    # (the registry first: one lookup for the usual array, asked once or twice a step)
+    backend = BACKEND_BY_ARRAY_TYPE.get(type(array)) or backend_of(array) or NUMPY
+    return backend.reads_are_free
 
 
 def get_array_module(array: Any) -> Any:
