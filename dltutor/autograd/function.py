@@ -267,7 +267,13 @@ def make_tensor(data: Array, requires_grad: bool = False, fn: Function | None = 
     (tensor([1., 1.], dtype=float64), False)
     """
     t: Tensor = object.__new__(_tensor_class)  # skips Tensor.__init__, which copies and checks
-    init_tensor(t, data, requires_grad, fn)
+    # init_tensor's fields, written out: every gradient backward writes comes here (issue 51's
+    # bound of 3% on the benchmark rows; benchmarks/RESULTS.md)
+    t.data = data
+    t.grad = None
+    t.requires_grad = requires_grad
+    t._fn = fn
+    t._hooks = None
     return t
 
 

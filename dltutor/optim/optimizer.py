@@ -138,6 +138,12 @@ class _Step:
         return [p.param for p in self.params]
 
 
+#: The ``no_grad()`` every step runs in, made once: a step is the loop's most frequent call
+#: (issue 51's bound of 3% on the benchmark rows; benchmarks/RESULTS.md). It keeps a stack of
+#: the modes it replaced, so a step inside a step is fine.
+_NO_GRAD = no_grad()
+
+
 class Optimizer:
     """Base class of all optimizers (see the module docstring for what ``step`` does).
 
@@ -456,7 +462,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        with _NO_GRAD:
             if self._last_check is not None:      # the last step's, on a GPU: read it now
                 check, self._last_check = self._last_check, None
                 host_reads.settle(through=check)

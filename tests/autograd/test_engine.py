@@ -430,3 +430,16 @@ def test_a_post_accumulate_hook_sees_the_finished_grad_once_per_backward():
     assert len(seen) == 2
     with pytest.raises(RuntimeError, match="needs a leaf"):
         (w * 2).register_post_accumulate_grad_hook(print)
+
+
+def test_every_way_of_making_a_tensor_sets_every_field():
+    """init_tensor's fields are written out in make_tensor and Function.apply too (they run
+    for every gradient and every op): a field added to Tensor must be added in all three."""
+    from dltutor.autograd.function import make_tensor
+
+    fields = [name for name in dt.Tensor.__slots__ if name != "__weakref__"]
+    x = dt.ones(2, requires_grad=True)
+    made = {"Tensor()": x, "make_tensor": make_tensor(np.ones(2)), "an op": x * 2}
+    for how, t in made.items():
+        missing = [name for name in fields if not hasattr(t, name)]
+        assert not missing, f"a tensor made by {how} lacks {missing}"
