@@ -59,9 +59,7 @@ if TYPE_CHECKING:                       # never imported here: tensor.py registe
     from typing_extensions import TypeIs  # (typing's own from Python 3.13)
     from .tensor import GradHook, Tensor
 
-# ---------------------------------------------------------------------------------------------
-# Switch 1: recording gradients
-# ---------------------------------------------------------------------------------------------
+# -- Switch 1: recording gradients ------------------------------------------------------------
 _grad_enabled = True
 
 
@@ -155,9 +153,7 @@ def enable_grad() -> GradMode:
     return GradMode(True)
 
 
-# ---------------------------------------------------------------------------------------------
-# Switch 2: anomaly detection
-# ---------------------------------------------------------------------------------------------
+# -- Switch 2: anomaly detection --------------------------------------------------------------
 _anomaly_enabled = False
 
 
@@ -221,9 +217,7 @@ def anomaly_error(fn: Function, where: str, bad: Array, inputs: Sequence[Tensor]
     return AnomalyError("\n".join(lines))
 
 
-# ---------------------------------------------------------------------------------------------
-# Making tensors
-# ---------------------------------------------------------------------------------------------
+# -- Making tensors ---------------------------------------------------------------------------
 # Ops make Tensors, and Tensor's operators call the ops, so the ops cannot import the Tensor
 # class without an import cycle. tensor.py registers the class here once, when it is imported,
 # and the engine, the ops and the rest of the kit make tensors through make_tensor().
@@ -267,19 +261,15 @@ def make_tensor(data: Array, requires_grad: bool = False, fn: Function | None = 
     (tensor([1., 1.], dtype=float64), False)
     """
     t: Tensor = object.__new__(_tensor_class)  # skips Tensor.__init__, which copies and checks
-    # init_tensor's fields, written out: every gradient backward writes comes here (issue 51's
-    # bound of 3% on the benchmark rows; benchmarks/RESULTS.md)
+    # init_tensor's fields written out: every gradient comes here (benchmarks/RESULTS.md)
     t.data = data
-    t.grad = None
+    t.grad = t._hooks = None
     t.requires_grad = requires_grad
     t._fn = fn
-    t._hooks = None
     return t
 
 
-# ---------------------------------------------------------------------------------------------
-# Function
-# ---------------------------------------------------------------------------------------------
+# -- Function ---------------------------------------------------------------------------------
 # The backend of every array class: an op's output must be one of them (a NumPy scalar is not).
 _ARRAY_TYPES = B.BACKEND_BY_ARRAY_TYPE
 
