@@ -95,3 +95,18 @@ def test_the_sampler_gives_each_process_its_own_share_each_epoch(ranks):
         assert sorted(shares[0][epoch] + shares[1][epoch]) == list(range(10))
     assert shares[0][0] != shares[0][1], "set_epoch changed nothing"
     assert [r["sampler"]["batches"] for r in ranks] == [3, 3]
+
+
+@pytest.mark.parametrize("readme", ["README.md", "README.zh.md"])
+def test_the_readmes_program_trains_in_two_processes(readme, tmp_path):
+    text = (Path(__file__).resolve().parents[2] / readme).read_text(encoding="utf-8")
+    program = next(block for block in text.split("```python\n")[1:]
+                   if block.startswith("# train.py")).split("```")[0]
+    (tmp_path / "train.py").write_text(program)
+    run = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable, "train.py"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stdout + run.stderr
+    losses = [float(line.split()[-1]) for line in run.stdout.splitlines()
+              if line.startswith("epoch")]
+    assert len(losses) == 5, run.stdout              # printed once, by process 0
+    assert losses[-1] < losses[0], f"the loss did not fall: {losses}"
