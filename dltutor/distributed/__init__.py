@@ -13,10 +13,12 @@ Run the same program in N processes, ``mpiexec -n 4 python train.py``, and in it
             ...                                            # backward averages the gradients
 
 MPI (``mpi4py`` and the MPICH library: ``pip install "dltutor[distributed]"``) is the engine
-underneath; each name here is a thin layer over one of its collectives.
+underneath; each name here is a thin layer over one of its collectives. In a notebook,
+:func:`start_engines` starts the processes and ``%%px`` cells run in all of them.
 """
 from .collectives import ReduceOp, all_gather, all_reduce, broadcast
 from .ddp import DistributedDataParallel
+from .engines import Engines, start_engines
 from .process_group import (barrier, destroy_process_group, get_rank, get_world_size,
                             init_process_group, is_initialized)
 from .sampler import DistributedSampler
@@ -24,5 +26,5 @@ from .sampler import DistributedSampler
 __all__ = [
     "init_process_group", "destroy_process_group", "is_initialized", "get_rank",
     "get_world_size", "barrier", "ReduceOp", "all_reduce", "broadcast", "all_gather",
-    "DistributedSampler", "DistributedDataParallel",
+    "DistributedSampler", "DistributedDataParallel", "start_engines", "Engines",
 ]

@@ -1,0 +1,105 @@
+"""Several processes from one notebook: MPI engines that run the cells marked ``%%px``.
+
+A notebook is one process, and data-parallel training needs several. ipyparallel, Jupyter's
+way to run one program on several processes, starts N *engines* under ``mpiexec`` (so they
+form one MPI world, as ``mpiexec -n N python train.py`` would) and gives the notebook the
+``%%px`` cell magic: a cell that starts with ``%%px`` runs in every engine at once, and each
+engine's output is shown under ``[stdout:rank]``, in rank order.
+
+    engines = dist.start_engines(2)      # in a plain cell: two processes, ranks 0 and 1
+    %%px                                 # (first line of the next cell)
+    import dltutor.distributed as dist
+    dist.init_process_group("mpi")
+    print(dist.get_rank(), dist.get_world_size())
+    engines.stop()                       # in a plain cell, at the end
+
+``start_engines`` starts them quietly (no progress bars, no log lines: a notebook's stored
+outputs must not depend on timing), uses the ``mpiexec`` of the kit's own environment, and sets
+``%%px`` to show each engine's output once it has finished, in rank order.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import logging
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from .process_group import INSTALL_HINT
+
+
+def mpiexec_command() -> str:
+    """The ``mpiexec`` to start engines with: the one beside this Python (where
+    ``pip install "dltutor[distributed]"`` puts MPICH's), else the first on PATH.
+
+    >>> Path(mpiexec_command()).name.startswith("mpiexec")
+    True
+    """
+    beside = Path(sys.executable).parent / "mpiexec"
+    found = str(beside) if beside.exists() else shutil.which("mpiexec")
+    if found is None:
+        raise FileNotFoundError(f"no mpiexec beside {sys.executable} or on PATH; install MPI "
+                                f"with: {INSTALL_HINT}")
+    return found
+
+
+class Engines:
+    """N running MPI engines (what :func:`start_engines` returns); ``stop()`` ends them."""
+
+    def __init__(self, cluster: Any, client: Any):
+        self.cluster, self.client = cluster, client
+
+    @property
+    def count(self) -> int:
+        return len(self.client.ids)
+
+    def stop(self) -> None:
+        """End the engines and their controller (quietly; a second call does nothing)."""
+        if self.cluster is None:
+            return
+        with _quiet():
+            self.client.close()
+            self.cluster.stop_cluster_sync()
+        self.cluster = None
+
+    def __repr__(self) -> str:
+        state = "stopped" if self.cluster is None else f"ranks 0-{self.count - 1}"
+        return f"Engines({self.count} MPI processes, {state})"
+
+
+def start_engines(n: int = 2, timeout: float = 120) -> Engines:
+    """Start ``n`` MPI engines and point ``%%px`` at them (see the module docstring)."""
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"start_engines: n must be a whole number >= 1, got {n!r}")
+    try:
+        ipp = importlib.import_module("ipyparallel")
+    except ImportError as exc:
+        raise ImportError(f"start_engines needs ipyparallel ({exc}); install it with: "
+                          f"{INSTALL_HINT}") from None
+    with _quiet():
+        cluster = ipp.Cluster(engines="mpi", n=n, log_level=logging.ERROR)
+        cluster.config.MPILauncher.mpi_cmd = [mpiexec_command()]
+        cluster.start_cluster_sync()
+        client = cluster.connect_client_sync()
+        client.wait_for_engines(n, timeout=timeout, interactive=False)
+        client[:].activate()                 # registers %%px for this notebook
+    _settle_px_output()
+    return Engines(cluster, client)
+
+
+def _settle_px_output() -> None:
+    """``%%px`` waits for every engine and shows their output in rank order, never a progress bar
+    (both would make stored outputs depend on timing). Outside IPython: nothing to set."""
+    shell = importlib.import_module("IPython").get_ipython()
+    if shell is not None:
+        shell.run_line_magic("pxconfig", "--block --no-stream --progress-after -1")
+
+
+@contextlib.contextmanager
+def _quiet() -> Any:
+    """Hide what ipyparallel prints while starting and stopping (progress, pids, logs)."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        yield
