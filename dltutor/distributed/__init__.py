@@ -22,9 +22,11 @@ from .engines import Engines, start_engines
 from .process_group import (barrier, destroy_process_group, get_rank, get_world_size,
                             init_process_group, is_initialized)
 from .sampler import DistributedSampler
+from .sync_batchnorm import SyncBatchNorm
 
 __all__ = [
     "init_process_group", "destroy_process_group", "is_initialized", "get_rank",
     "get_world_size", "barrier", "ReduceOp", "all_reduce", "broadcast", "all_gather",
-    "DistributedSampler", "DistributedDataParallel", "start_engines", "Engines",
+    "DistributedSampler", "DistributedDataParallel", "SyncBatchNorm", "start_engines",
+    "Engines",
 ]

@@ -19,10 +19,14 @@ from .module import Module
 from .parameter import Parameter
 
 
-class _BatchNorm(Module):
-    """Shared by BatchNorm1d and BatchNorm2d; subclasses say which input ranks they accept."""
+class BatchNormBase(Module):
+    """Shared by BatchNorm1d, BatchNorm2d and distributed.SyncBatchNorm; subclasses say which
+    input ranks they accept, and SyncBatchNorm which function normalizes."""
 
     ranks: tuple[int, ...] = ()
+    #: The function that normalizes (``batch_norm``'s arguments); SyncBatchNorm's takes the
+    #: batch statistics over every process.
+    batch_norm_function = staticmethod(F.batch_norm)
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = True, use_global_stats: bool | None = None):
@@ -72,7 +76,7 @@ class _BatchNorm(Module):
                              f"channels on axis 1, got shape {tuple(x.shape)}")
         batch_stats = self.uses_batch_stats()
         update = batch_stats and self.training
-        out = F.batch_norm(
+        out = self.batch_norm_function(
             x,
             self.running_mean if (update or not batch_stats) else None,
             self.running_var if (update or not batch_stats) else None,
@@ -91,7 +95,7 @@ class _BatchNorm(Module):
         return text
 
 
-class BatchNorm1d(_BatchNorm):
+class BatchNorm1d(BatchNormBase):
     """Batch normalization of (N, C) or (N, C, L) inputs, per channel C.
 
     >>> import dltutor as dt
@@ -104,7 +108,7 @@ class BatchNorm1d(_BatchNorm):
     ranks = (2, 3)
 
 
-class BatchNorm2d(_BatchNorm):
+class BatchNorm2d(BatchNormBase):
     """Batch normalization of (N, C, H, W) images, per channel C.
 
     >>> import dltutor as dt
