@@ -4,7 +4,9 @@ Run the same program in N processes, ``mpiexec -n 4 python train.py``, and in it
 
     import dltutor.distributed as dist
     dist.init_process_group("mpi")
+    model = dist.SyncBatchNorm.convert_sync_batchnorm(model)   # (optional, see below)
     model = dist.DistributedDataParallel(model)            # replicas start equal
+    opt = dist.ZeroRedundancyOptimizer(model.parameters(), optim.Adam, lr=1e-3)  # (optional)
     sampler = dist.DistributedSampler(dataset)             # each process its share
     loader = DataLoader(dataset, batch_size=32, sampler=sampler)
     for epoch in range(epochs):
@@ -12,6 +14,8 @@ Run the same program in N processes, ``mpiexec -n 4 python train.py``, and in it
         for x, y in loader:
             ...                                            # backward averages the gradients
 
+SyncBatchNorm takes BatchNorm's statistics over every process's batch, not each one's own;
+ZeroRedundancyOptimizer keeps each parameter's optimizer state in one process only (ZeRO-1).
 MPI (``mpi4py`` and the MPICH library: ``pip install "dltutor[distributed]"``) is the engine
 underneath; each name here is a thin layer over one of its collectives. In a notebook,
 :func:`start_engines` starts the processes and ``%%px`` cells run in all of them.
@@ -23,10 +27,11 @@ from .process_group import (barrier, destroy_process_group, get_rank, get_world_
                             init_process_group, is_initialized)
 from .sampler import DistributedSampler
 from .sync_batchnorm import SyncBatchNorm
+from .zero import ZeroRedundancyOptimizer
 
 __all__ = [
     "init_process_group", "destroy_process_group", "is_initialized", "get_rank",
     "get_world_size", "barrier", "ReduceOp", "all_reduce", "broadcast", "all_gather",
-    "DistributedSampler", "DistributedDataParallel", "SyncBatchNorm", "start_engines",
-    "Engines",
+    "DistributedSampler", "DistributedDataParallel", "SyncBatchNorm",
+    "ZeroRedundancyOptimizer", "start_engines", "Engines",
 ]
