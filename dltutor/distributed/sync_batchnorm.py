@@ -27,6 +27,7 @@ True
 """
 from __future__ import annotations
 
+from ..autograd import Tensor
 from ..nn import BatchNorm1d, BatchNorm2d, Module
 from ..nn.normalization import BatchNormBase
 from .sync_norm_op import sync_batch_norm
@@ -46,7 +47,18 @@ class SyncBatchNorm(BatchNormBase):
     """
 
     ranks = (2, 3, 4, 5)
-    batch_norm_function = staticmethod(sync_batch_norm)
+
+    def normalize(self, x: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                  batch_stats: bool) -> Tensor:
+        """In training, with the statistics of every process's batch (:func:`sync_batch_norm`).
+        In evaluation, BatchNorm's own, with no collective even where it takes the batch's
+        statistics (``use_global_stats=False``), as PyTorch's syncs only in training: the
+        processes may evaluate different numbers of batches, and a collective that only some
+        of them reach waits forever."""
+        if not self.training:
+            return super().normalize(x, running_mean, running_var, batch_stats)
+        return sync_batch_norm(x, running_mean, running_var, self.weight, self.bias,
+                               training=batch_stats, momentum=self._momentum(), eps=self.eps)
 
     @classmethod
     def convert_sync_batchnorm(cls, module: Module) -> Module:

@@ -21,12 +21,9 @@ from .parameter import Parameter
 
 class BatchNormBase(Module):
     """Shared by BatchNorm1d, BatchNorm2d and distributed.SyncBatchNorm; subclasses say which
-    input ranks they accept, and SyncBatchNorm which function normalizes."""
+    input ranks they accept (SyncBatchNorm also how to normalize: :meth:`normalize`)."""
 
     ranks: tuple[int, ...] = ()
-    #: The function that normalizes (``batch_norm``'s arguments); SyncBatchNorm's takes the
-    #: batch statistics over every process.
-    batch_norm_function = staticmethod(F.batch_norm)
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = True, use_global_stats: bool | None = None):
@@ -76,15 +73,21 @@ class BatchNormBase(Module):
                              f"channels on axis 1, got shape {tuple(x.shape)}")
         batch_stats = self.uses_batch_stats()
         update = batch_stats and self.training
-        out = self.batch_norm_function(
-            x,
-            self.running_mean if (update or not batch_stats) else None,
-            self.running_var if (update or not batch_stats) else None,
-            self.weight, self.bias, training=batch_stats, momentum=self._momentum(), eps=self.eps)
+        out = self.normalize(x, self.running_mean if (update or not batch_stats) else None,
+                             self.running_var if (update or not batch_stats) else None,
+                             batch_stats)
         if update:      # counted only once batch_norm accepted the batch (a batch of 1 is not)
             with no_grad():
                 self.num_batches_tracked.data[...] = self.num_batches_tracked.data + 1
         return out
+
+    def normalize(self, x: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                  batch_stats: bool) -> Tensor:
+        """``F.batch_norm`` with this layer's parameters and settings: with the batch's
+        statistics when ``batch_stats`` (updating the running buffers given), else with the
+        running ones. (SyncBatchNorm takes the batch's over every process.)"""
+        return F.batch_norm(x, running_mean, running_var, self.weight, self.bias,
+                            training=batch_stats, momentum=self._momentum(), eps=self.eps)
 
     def extra_repr(self) -> str:
         # PyTorch's fields in PyTorch's order; dltutor's BatchNorm always keeps running statistics.

@@ -70,13 +70,17 @@ def scenario(kind, rank, world):
         bn.eval()
         with dt.no_grad():
             evaluated = bn(dt.tensor(x[rows]))
+            eval_collectives = len(collectives)
+            bn.use_global_stats = False          # evaluation with the batch's own statistics
+            own_stats = bn(dt.tensor(x[rows]))
     finally:
         dist.sync_norm_op.all_reduce = original
     return {"type": type(bn).__name__, "out": out.tolist(), "x_grad": inputs.grad.tolist(),
             "weight_grad": grads["weight"].tolist(), "bias_grad": grads["bias"].tolist(),
             "running_mean": bn.running_mean.tolist(), "running_var": bn.running_var.tolist(),
             "batches": int(bn.num_batches_tracked.item()), "eval_out": evaluated.tolist(),
-            "eval_collectives": len(collectives)}
+            "eval_collectives": eval_collectives, "own_stats_out": own_stats.tolist(),
+            "own_stats_collectives": len(collectives) - eval_collectives}
 
 
 def main(out_dir: str) -> None:

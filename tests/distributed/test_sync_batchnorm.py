@@ -88,6 +88,20 @@ def test_evaluation_uses_the_running_statistics_and_no_collective(ranks, kind):
     np.testing.assert_allclose(joined(ranks, kind, "eval_out"), alone["eval_out"], **CLOSE)
 
 
+@pytest.mark.parametrize("kind", ["1d", "2d"])
+def test_evaluation_with_the_batchs_statistics_uses_each_processs_own(ranks, kind):
+    """As PyTorch's, which syncs only in training (an evaluation loop may run different
+    numbers of batches in different processes: a collective there could wait forever)."""
+    x, _ = sync_bn_program.data(kind)
+    for rank, r in enumerate(ranks):
+        assert r[kind]["own_stats_collectives"] == 0
+        bn = sync_bn_program.batchnorm(kind)
+        bn.use_global_stats = False
+        rows = slice(rank * len(x) // 2, (rank + 1) * len(x) // 2)
+        np.testing.assert_allclose(r[kind]["own_stats_out"], bn.eval()(dt.tensor(x[rows])).numpy(),
+                                   **CLOSE)
+
+
 @pytest.mark.parametrize("shape", [(5, 3), (3, 2, 2, 2)])
 def test_the_hand_written_backward_matches_finite_differences(world_of_one, shape):
     rng = np.random.default_rng(0)
