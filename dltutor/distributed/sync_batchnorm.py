@@ -7,6 +7,8 @@ SyncBatchNorm (PyTorch's ``torch.nn.SyncBatchNorm``) takes the statistics over t
 all the processes together (a few all-reduces per layer, forward and backward), so N processes
 with batch B normalize, and update the running statistics, exactly as one process with batch
 N x B would. In evaluation it is BatchNorm: the running statistics, no collective.
+(PyTorch's syncs only CUDA tensors and refuses CPU ones in training; this one runs on the
+CPU over MPI, and a GPU's arrays travel through the host.)
 
 Turn a model's BatchNorm layers into SyncBatchNorm before wrapping it in
 DistributedDataParallel; their parameters and buffers stay the same objects:
@@ -30,6 +32,7 @@ from __future__ import annotations
 from ..autograd import Tensor
 from ..nn import BatchNorm1d, BatchNorm2d, Module
 from ..nn.normalization import BatchNormBase
+from .process_group import is_initialized
 from .sync_norm_op import sync_batch_norm
 
 
@@ -54,8 +57,9 @@ class SyncBatchNorm(BatchNormBase):
         In evaluation, BatchNorm's own, with no collective even where it takes the batch's
         statistics (``use_global_stats=False``), as PyTorch's syncs only in training: the
         processes may evaluate different numbers of batches, and a collective that only some
-        of them reach waits forever."""
-        if not self.training:
+        of them reach waits forever. Before ``init_process_group`` (a notebook's single
+        process) it is BatchNorm, as PyTorch's is."""
+        if not self.training or not is_initialized():
             return super().normalize(x, running_mean, running_var, batch_stats)
         return sync_batch_norm(x, running_mean, running_var, self.weight, self.bias,
                                training=batch_stats, momentum=self._momentum(), eps=self.eps)

@@ -118,6 +118,14 @@ def test_in_one_process_it_is_batchnorm(world_of_one):
     np.testing.assert_allclose(sync.running_var.numpy(), plain.running_var.numpy(), rtol=1e-6)
 
 
+def test_before_init_process_group_it_is_batchnorm():
+    assert not dist.is_initialized()
+    x = dt.tensor(np.random.default_rng(2).standard_normal((6, 2)))
+    plain, sync = nn.BatchNorm1d(2), dist.SyncBatchNorm(2)
+    np.testing.assert_array_equal(sync(x).numpy(), plain(x).numpy())
+    np.testing.assert_array_equal(sync.running_var.numpy(), plain.running_var.numpy())
+
+
 def test_conversion_keeps_parameters_buffers_settings_and_mode():
     inner = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2, eps=1e-3, momentum=None))
     net = nn.Sequential(inner, nn.Flatten(), nn.BatchNorm1d(8, affine=False).eval())
