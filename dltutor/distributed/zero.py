@@ -101,6 +101,12 @@ class ZeroRedundancyOptimizer:
     """
 
     def __init__(self, params: Any, optimizer_class: type[Optimizer], **defaults: Any):
+        if not (isinstance(optimizer_class, type) and issubclass(optimizer_class, Optimizer)):
+            raise TypeError(
+                "ZeroRedundancyOptimizer: optimizer_class must be an optimizer class such as "
+                f"optim.Adam, got {optimizer_class!r}; pass the class and its settings, "
+                "ZeroRedundancyOptimizer(model.parameters(), optim.Adam, lr=1e-3): each process "
+                "makes its own optimizer of it")
         if isinstance(defaults.get("grad_clip"), ClipGradByGlobalNorm):
             raise ValueError(
                 "ZeroRedundancyOptimizer: grad_clip=ClipGradByGlobalNorm would measure only "
@@ -125,7 +131,17 @@ class ZeroRedundancyOptimizer:
         return self._whole.param_groups
 
     def rank_of(self, param: Tensor) -> int:
-        """The process that updates ``param`` and broadcasts it to the others."""
+        """The process that updates ``param`` and broadcasts it to the others.
+
+        >>> import dltutor.distributed as dist
+        >>> from dltutor import nn, optim
+        >>> dist.init_process_group("mpi")
+        >>> layer = nn.Linear(3, 2)
+        >>> opt = ZeroRedundancyOptimizer(layer.parameters(), optim.SGD, lr=0.1)
+        >>> opt.rank_of(layer.weight)                # one process: it owns them all
+        0
+        >>> dist.destroy_process_group()
+        """
         if param not in self._owner:
             raise KeyError(f"ZeroRedundancyOptimizer.rank_of: the tensor of shape "
                            f"{tuple(param.shape)} is not one of this optimizer's parameters")

@@ -145,6 +145,12 @@ def one_layer():
     return nn.Linear(3, 2)
 
 
+def test_an_optimizer_made_already_is_refused_with_what_to_pass(world_of_one):
+    layer = one_layer()
+    with pytest.raises(TypeError, match="pass the class and its settings"):
+        dist.ZeroRedundancyOptimizer(layer.parameters(), optim.SGD(layer.parameters(), lr=0.1))
+
+
 def test_a_global_norm_clip_is_refused(world_of_one):
     with pytest.raises(ValueError, match="clip_grad_norm_"):
         dist.ZeroRedundancyOptimizer(one_layer().parameters(), optim.SGD, lr=0.1,
