@@ -15,7 +15,7 @@ import numpy as np
 
 import dltutor as dt
 import dltutor.distributed as dist
-from dltutor import nn
+from dltutor import nn, optim
 
 SHAPES = {"1d": (8, 3), "2d": (4, 2, 3, 3)}      # the whole batch; each process takes half
 
@@ -83,10 +83,42 @@ def scenario(kind, rank, world):
             "own_stats_collectives": len(collectives) - eval_collectives}
 
 
+def network():
+    dt.manual_seed(0)
+    return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Tanh(),
+                         nn.Linear(4, 1)).to(dtype=dt.float64)
+
+
+def network_data():
+    rng = np.random.default_rng(3)
+    return rng.standard_normal((8, 3)) * 2, rng.standard_normal((8, 1))
+
+
+def train(net, rows, steps=3):
+    """SGD steps on the mean squared error of ``rows`` of the batch."""
+    opt = optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    x, y = network_data()
+    for _ in range(steps):
+        opt.zero_grad()
+        nn.functional.mse_loss(net(dt.tensor(x[rows])), dt.tensor(y[rows])).backward()
+        opt.step()
+    return net
+
+
+def with_ddp(rank, world):
+    """DistributedDataParallel over the converted network, each process half the batch."""
+    model = dist.SyncBatchNorm.convert_sync_batchnorm(network())
+    ddp = train(dist.DistributedDataParallel(model),
+                slice(rank * 8 // world, (rank + 1) * 8 // world))
+    return {"weights": [p.data.tolist() for p in ddp.parameters()],
+            "running_var": ddp.module[1].running_var.tolist()}
+
+
 def main(out_dir: str) -> None:
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
     result = {kind: scenario(kind, rank, world) for kind in SHAPES}
+    result["ddp"] = with_ddp(rank, world)
     (Path(out_dir) / f"rank{rank}.json").write_text(json.dumps(result))
     dist.destroy_process_group()
 

@@ -102,6 +102,15 @@ def test_evaluation_with_the_batchs_statistics_uses_each_processs_own(ranks, kin
                                    **CLOSE)
 
 
+def test_with_ddp_two_processes_train_as_one_with_the_whole_batch(ranks):
+    alone = sync_bn_program.train(sync_bn_program.network(), slice(None))
+    for r in ranks:
+        for ours, lone in zip(r["ddp"]["weights"], alone.parameters()):
+            np.testing.assert_allclose(ours, lone.numpy(), **CLOSE)
+        np.testing.assert_allclose(r["ddp"]["running_var"], alone[1].running_var.numpy(),
+                                   **CLOSE)
+
+
 @pytest.mark.parametrize("shape", [(5, 3), (3, 2, 2, 2)])
 def test_the_hand_written_backward_matches_finite_differences(world_of_one, shape):
     rng = np.random.default_rng(0)
