@@ -5,6 +5,7 @@ from typing import Any
 
 from ..i18n import text
 from .adapters import Adapter, adapter_for
+from .data_parallel import data_parallel_view, summary_lines
 from .lookup import entries_by_param, Entry
 from .report import Report
 
@@ -20,15 +21,19 @@ class Summary(Report):
     """
 
     def __init__(self, rows: list[dict[str, Any]], totals: dict[str, int], with_opt: bool,
-                 multi: bool, title: str, outside: list[str]):
+                 multi: bool, title: str, outside: list[str],
+                 data_parallel: list[str] | None = None):
         self.rows, self.totals, self.title = rows, totals, title
         self.outside = outside
+        self.data_parallel = data_parallel or []     # the lines about the processes
         cols = ["name", "shape", "count", "dtype", "requires_grad", "lr_mult", "regularizer",
                 "need_clip"]
         if multi:
             cols.append("optimizer")
         if with_opt:
             cols += ["group", "effective_lr"]
+        if rows and "in_reducer" in rows[0]:
+            cols.append("in_reducer")
         cols.append("tied_to")
         self.columns = cols
         self.empty_text = text("diagnose.summary.empty")
@@ -45,15 +50,16 @@ class Summary(Report):
                               tensors=t["tensors_not_in_optimizer"]))
         if self.outside:
             lines.append(text("diagnose.summary.outside", names=text("diagnose.list_sep").join(self.outside)))
-        return lines
+        return lines + self.data_parallel
 
     def to_dict(self) -> dict[str, Any]:
         """``{"rows": [...], "totals": {...}}`` as plain Python data."""
         return {"rows": [dict(r) for r in self.rows], "totals": dict(self.totals),
-                "in_optimizer_not_in_model": list(self.outside)}
+                "in_optimizer_not_in_model": list(self.outside),
+                "data_parallel": list(self.data_parallel)}
 
 
-def summary(model: Any, optimizer: Any = None) -> Summary:
+def summary(model: Any, optimizer: Any = None, *, check_replicas: bool = False) -> Summary:
     """What parameters does this model have, and what will the optimizer do with each?
 
     One row per parameter NAME: a tied parameter (one object reachable under several names)
@@ -66,6 +72,12 @@ def summary(model: Any, optimizer: Any = None) -> Summary:
     For a :class:`~dltutor.optim.MultiOptimizer` the group index is global, the index into
     ``multi.param_groups`` (the list its schedulers drive), and an ``optimizer`` column says
     which inner optimizer (``"1 Adam"``) steps the parameter.
+
+    For a :class:`~dltutor.distributed.DistributedDataParallel` (or the module one wraps) an
+    ``in_reducer`` column says whose gradient backward averages over the processes, and the
+    footer names the parameters outside the reducer, those the last iteration did not reach,
+    and (``check_replicas=True``, a collective: every process must call) those that differ
+    across the processes.
 
     >>> from dltutor import nn, optim
     >>> shared = nn.Linear(2, 2)
@@ -88,6 +100,8 @@ def summary(model: Any, optimizer: Any = None) -> Summary:
     """
     adapter = adapter_for(model, optimizer)
     named = adapter.named_parameters(model)
+    view = (data_parallel_view(model, check_replicas) if adapter.framework == "dltutor"
+            else None)
     names_of: dict[int, list[str]] = {}
     for name, p in named:
         names_of.setdefault(id(p), []).append(name)
@@ -99,6 +113,8 @@ def summary(model: Any, optimizer: Any = None) -> Summary:
         row = _parameter_columns(adapter, name, p)
         if optimizer is not None:
             row.update(_optimizer_columns(adapter, by_param.get(id(p)), multi))
+        if view is not None and view.ddp is not None:
+            row["in_reducer"] = view.in_reducer(p)
         row["tied_to"] = [n for n in names_of[id(p)] if n != name]
         rows.append(row)
     unique = {id(p): p for _, p in named}
@@ -112,7 +128,8 @@ def summary(model: Any, optimizer: Any = None) -> Summary:
         outside = [e.qualified for e in entries if id(e.param) not in unique]
         title = text("diagnose.summary.title_with", model=type(model).__name__,
                      optimizer=type(optimizer).__name__)
-    return Summary(rows, totals, optimizer is not None, multi, title, outside)
+    return Summary(rows, totals, optimizer is not None, multi, title, outside,
+                   summary_lines(view, named))
 
 
 def _parameter_columns(adapter: Adapter, name: str, p: Any) -> dict[str, Any]:

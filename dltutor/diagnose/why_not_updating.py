@@ -14,6 +14,7 @@ from typing import Any
 
 from ..i18n import text
 from .adapters import Adapter, adapter_for
+from .data_parallel import APART_CAUSES, data_parallel_view, reducer_rows, replica_row
 from .lookup import Entry, entries_by_param
 from .optimizer_rules import array_stats, decay_text
 from .report import cell_text
@@ -22,7 +23,8 @@ from .update_check import UpdateCheck, cause_sentence, checklist_row
 #: A clip that scales a gradient by less than this is reported as "clipped to near zero".
 CLIPPED_SCALE = 1e-3
 
-def why_not_updating(model: Any, optimizer: Any, name: str, loss: Any = None) -> UpdateCheck:
+def why_not_updating(model: Any, optimizer: Any, name: str, loss: Any = None, *,
+                     check_replicas: bool = False) -> UpdateCheck:
     """Why is this parameter not changing when I train (or why does a "frozen" one move)?
 
     Answers a checklist from the live model and optimizer, in this order:
@@ -40,12 +42,20 @@ def why_not_updating(model: Any, optimizer: Any, name: str, loss: Any = None) ->
        still move it?
     8. with a zero gradient: will weight decay still move it?
 
+    When the model is a :class:`~dltutor.distributed.DistributedDataParallel` (or the module
+    one wraps), three more rows: is it in DDP's reducer (its gradient averaged over the
+    processes), did the last iteration reach it, and (only with ``check_replicas=True``) is it
+    the same in every process. That last check is a collective
+    (:func:`~dltutor.distributed.check_replicas`): every process must make the same call.
+
     For a BatchNorm buffer (``"1.running_mean"``) it checks train/eval mode and
     ``use_global_stats`` instead: buffers are not parameters.
 
     ``.cause`` is the first problem found: ``"not_in_optimizer"``, ``"requires_grad_false"``,
     ``"no_grad"``, ``"not_reached"``, ``"zero_grad"``, ``"lr_zero"``, ``"lr_mult_zero"``,
-    ``"clipped_to_zero"``, ``"bn_stats_frozen"``, ``"not_a_parameter"``; or, when the gradient
+    ``"clipped_to_zero"``, ``"bn_stats_frozen"``, ``"not_a_parameter"``, ``"unreached_skipped"``,
+    ``"unreached_stops"``; or ``"outside_reducer"`` / ``"differs_across_replicas"`` (it moves,
+    but differently in each process); or, when the gradient
     is zero but the parameter moves anyway, ``"moves_by_momentum"`` /
     ``"moves_by_weight_decay"``; or None ("should update", with the evidence). Each row of
     ``.rows`` is ``{"check", "answer", "status", "cause"}``; status is "ok", "problem",
@@ -68,8 +78,12 @@ def why_not_updating(model: Any, optimizer: Any, name: str, loss: Any = None) ->
     if name not in params:
         return adapter.buffer_check(model, name, list(params))
     q = _question(adapter, name, params[name], optimizer, loss)
-    rows = [_in_optimizer(q), _requires_grad(q), _gradient(q), _reached_from_loss(q),
-            _effective_lr(q), _clipping(q), _momentum(q), _weight_decay(q)]
+    view = (data_parallel_view(model, check_replicas) if adapter.framework == "dltutor"
+            else None)
+    across = reducer_rows(view, q.param) if view is not None else []
+    rows = [_in_optimizer(q), _requires_grad(q), *across, _gradient(q), _reached_from_loss(q),
+            _effective_lr(q), _clipping(q), _momentum(q), _weight_decay(q),
+            *replica_row(view, name)]
     return _verdict(q, rows)
 
 
@@ -288,7 +302,15 @@ def _verdict(q: _Question, rows: list[dict[str, Any]]) -> UpdateCheck:
         for r in rows:
             if r["cause"] == "zero_grad":
                 r.update(status="warning", cause=None)
-    causes = [r["cause"] for r in rows if r["status"] == "problem" and r["cause"]]
+    found = [r["cause"] for r in rows if r["status"] == "problem" and r["cause"]]
+    causes = [c for c in found if c not in APART_CAUSES]    # those that stop it first
+    if not causes and found:
+        row = next(r for r in rows if r["cause"] == found[0])
+        detail = cause_sentence(found[0])
+        if "detail" in row:                           # the replicas: which ranks, how much
+            detail = text("diagnose.why.with_reason", detail=detail, why=row["detail"])
+        return UpdateCheck(q.name, rows, found[0],
+                           text("diagnose.why.moves_apart", detail=detail), True)
     if causes:
         cause = causes[0]
         detail = cause_sentence(cause)

@@ -13,6 +13,7 @@ Run the same program in N processes, ``mpiexec -n 4 python train.py``, and in it
         sampler.set_epoch(epoch)
         for x, y in loader:
             ...                                            # backward averages the gradients
+    print(dist.check_replicas(model))                      # still one model? (every process)
 
 SyncBatchNorm takes BatchNorm's statistics over every process's batch, not each one's own;
 ZeroRedundancyOptimizer keeps each parameter's optimizer state in one process only (ZeRO-1).
@@ -25,6 +26,7 @@ from .ddp import DistributedDataParallel
 from .engines import Engines, start_engines
 from .process_group import (barrier, destroy_process_group, get_rank, get_world_size,
                             init_process_group, is_initialized)
+from .replicas import ReplicaReport, check_replicas
 from .sampler import DistributedSampler
 from .sync_batchnorm import SyncBatchNorm
 from .zero import ZeroRedundancyOptimizer
@@ -33,5 +35,5 @@ __all__ = [
     "init_process_group", "destroy_process_group", "is_initialized", "get_rank",
     "get_world_size", "barrier", "ReduceOp", "all_reduce", "broadcast", "all_gather",
     "DistributedSampler", "DistributedDataParallel", "SyncBatchNorm",
-    "ZeroRedundancyOptimizer", "start_engines", "Engines",
+    "ZeroRedundancyOptimizer", "check_replicas", "ReplicaReport", "start_engines", "Engines",
 ]

@@ -59,6 +59,7 @@ class DistributedDataParallel(Module):
         self._sync = True
         self._waiting: set[int] | None = None      # parameters this backward still owes
         self._started = False                      # a gradient of this iteration arrived
+        self._skipped: set[int] = set()            # unreached, so skipped (find_unused_...)
         for tensor in list(module.parameters()) + list(module.buffers()):
             broadcast(tensor, src=0)               # every replica starts from process 0's
         for p in self._params:
@@ -84,7 +85,17 @@ class DistributedDataParallel(Module):
             self._started = False
             if self.find_unused_parameters:
                 self._waiting &= _leaves_reached(out)
+                self._skipped = set(self._names) - self._waiting
         return out
+
+    @property
+    def unreached_parameters(self) -> list[str]:
+        """The names of the parameters the last iteration did not reach (read by
+        ``dltutor.diagnose``): with ``find_unused_parameters`` those the last forward skipped;
+        without it those the last backward left owing, which stop the next forward."""
+        missing = self._skipped if self.find_unused_parameters else (
+            self._waiting if self._started and self._waiting else set())
+        return sorted(self._names[i] for i in missing)
 
     def _check_last_reduction(self) -> None:
         """Refuse a forward pass while the last backward still owes gradients."""

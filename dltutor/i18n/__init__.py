@@ -2,8 +2,9 @@
 
 Every text a learner reads (exercise titles, hints and verdicts, the lab's labels and status
 line, the diagnostics' reports) is looked up one way: ``text(key, **fields)``, in one table per
-language. A language's table is ``en.py`` (or ``zh.py``) for the kit, plus the chapters'
-exercise tables ``en_exercises_01_06.py`` and ``en_exercises_07_12.py`` (keys ``chNN.``).
+language. A language's table is ``en.py`` (or ``zh.py``) for the kit, ``en_distributed.py``
+for what it says about training on several processes, plus the chapters' exercise tables
+``en_exercises_01_06.py`` and ``en_exercises_07_12.py`` (keys ``chNN.``).
 Error messages from the engine stay English: they name code, and a search for them should find
 the same answers everywhere.
 
@@ -46,8 +47,8 @@ import os
 import warnings
 from typing import Iterator
 
-from . import (en, en_exercises_01_06, en_exercises_07_12, zh, zh_exercises_01_06,
-               zh_exercises_07_12, zh_figures)
+from . import (en, en_distributed, en_exercises_01_06, en_exercises_07_12, zh, zh_distributed,
+               zh_exercises_01_06, zh_exercises_07_12, zh_figures)
 
 
 def _joined(*tables: dict[str, str]) -> dict[str, str]:
@@ -70,8 +71,10 @@ def _joined(*tables: dict[str, str]) -> dict[str, str]:
 
 
 #: The languages the kit speaks, and their tables (key -> ``str.format`` template).
-TABLES = {"en": _joined(en.TEXT, en_exercises_01_06.TEXT, en_exercises_07_12.TEXT),
-          "zh": _joined(zh.TEXT, zh_exercises_01_06.TEXT, zh_exercises_07_12.TEXT)}
+TABLES = {"en": _joined(en.TEXT, en_distributed.TEXT, en_exercises_01_06.TEXT,
+                        en_exercises_07_12.TEXT),
+          "zh": _joined(zh.TEXT, zh_distributed.TEXT, zh_exercises_01_06.TEXT,
+                        zh_exercises_07_12.TEXT)}
 LANGUAGES = tuple(TABLES)
 #: The texts the chapters' own figures draw, English -> Chinese (see ``zh_figures.py``); read by
 #: ``dltutor.plot.show``, which also matches the templates among them backwards.

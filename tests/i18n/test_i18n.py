@@ -29,9 +29,9 @@ def test_every_language_has_every_key_with_the_same_fields():
 def test_the_chinese_table_is_chinese():
     # the kit's own table; the exercises' hints may be code alone, and what they say is checked
     # as a learner reads it (test_chinese_runtime_text.py)
-    from dltutor.i18n import zh
+    from dltutor.i18n import zh, zh_distributed
 
-    for key, template in zh.TEXT.items():
+    for key, template in {**zh.TEXT, **zh_distributed.TEXT}.items():
         words = re.sub(r"\{[^}]*\}", "", template)          # what is left besides the fields
         words = re.sub(r"\S*[_=]\S*|True|False|None", "", words)  # and code: lr_mult, need_clip
         if re.search(r"[A-Za-z]", words):
