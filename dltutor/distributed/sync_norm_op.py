@@ -69,8 +69,6 @@ class SyncBatchNormFunction(Function):
     them (and every gradient upstream) over the processes, as it does for any parameter.
     """
 
-    grad_shapes_exact = True
-
     def __init__(self, eps: float):
         self.eps = eps
 
