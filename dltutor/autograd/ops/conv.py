@@ -16,7 +16,7 @@ tensor([[1., 2., 2., 1.],
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from .. import workspace
 from ..arrays import Array
 from ..function import Function
 from .gates import gate
+
+if TYPE_CHECKING:                       # never imported: tensor.py imports the ops
+    from ..tensor import Tensor
 
 get_array_module = B.get_array_module
 
@@ -57,7 +60,7 @@ def _output_size(op: str, size: tuple[int, int], kernel: tuple[int, int],
     return out
 
 
-def _pad(x: Any, padding: tuple[int, int], value: float = 0.0) -> Any:
+def _pad(x: Array, padding: tuple[int, int], value: float = 0.0) -> Array:
     if padding == (0, 0):
         return x
     xp = get_array_module(x)
@@ -73,8 +76,8 @@ def _window(kernel_row: int, kernel_col: int, out: tuple[int, int],
             slice(kernel_col, kernel_col + stride[1] * out[1], stride[1]))
 
 
-def patch_view(padded: Any, kernel: tuple[int, int], stride: tuple[int, int],
-               out: tuple[int, int]) -> Any:
+def patch_view(padded: Array, kernel: tuple[int, int], stride: tuple[int, int],
+               out: tuple[int, int]) -> Array:
     """Every window of ``padded`` (C, H, W, N) as one (C, KH, KW, OH, OW, N) view, no copy.
 
     Entry (c, i, j, oy, ox, n) is pixel (oy*stride + i, ox*stride + j) of channel c of image n.
@@ -100,8 +103,8 @@ def patch_view(padded: Any, kernel: tuple[int, int], stride: tuple[int, int],
         (channel, row, column, stride[0] * row, stride[1] * column, batch))
 
 
-def fold_patches(gcols: Any, size: tuple[int, int], stride: tuple[int, int],
-                 padding: tuple[int, int]) -> Any:
+def fold_patches(gcols: Array, size: tuple[int, int], stride: tuple[int, int],
+                 padding: tuple[int, int]) -> Array:
     """The gradient of the input (C, H, W, N) from that of the patches ``gcols`` (C, KH, KW,
     OH, OW, N): each pixel gets the sum of the gradients of every patch entry that was a copy
     of it. One copy and one sum, whatever the kernel's size.
@@ -152,15 +155,15 @@ def fold_patches(gcols: Any, size: tuple[int, int], stride: tuple[int, int],
 # them every step would cost more than the whole fold. Borrowed by popping, so two folds at
 # once (threads) never share one.
 KEPT_IMAGES = 8
-_images: dict[tuple, Any] = {}
+_images: dict[tuple, Array] = {}
 
 
-def _borrow_images(xp: Any, shape: tuple[int, ...], dtype: Any, stride: tuple[int, int]) -> Any:
+def _borrow_images(xp: Any, shape: tuple[int, ...], dtype: Any, stride: tuple[int, int]) -> Array:
     images = _images.pop((xp, shape, np.dtype(dtype), stride), None)
     return xp.zeros(shape, dtype=dtype) if images is None else images
 
 
-def _give_back_images(images: Any, stride: tuple[int, int]) -> None:
+def _give_back_images(images: Array, stride: tuple[int, int]) -> None:
     if len(_images) >= KEPT_IMAGES:
         del _images[next(iter(_images))]          # the one kept longest
     _images[(get_array_module(images), images.shape, np.dtype(images.dtype), stride)] = images
@@ -219,7 +222,7 @@ class Conv2d(Function):
         return gx, gw, gb
 
 
-def _pad_batch_last(x: Any, padding: tuple[int, int]) -> Any:
+def _pad_batch_last(x: Array, padding: tuple[int, int]) -> Array:
     """``x`` (N, C, H, W) zero-padded, as a C-contiguous (C, H, W, N) array: a view of ``x``
     itself when it is already laid out so (a convolution's output is) and needs no padding."""
     batch_last = x.transpose(1, 2, 3, 0)
@@ -233,8 +236,8 @@ def _pad_batch_last(x: Any, padding: tuple[int, int]) -> Any:
     return padded
 
 
-def conv2d(x: Any, weight: Any, bias: Any | None = None, stride: Any = 1,
-           padding: Any = 0) -> Any:
+def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0) -> Tensor:
     """Convolve ``x`` (N, C, H, W) with ``weight`` (O, C, KH, KW), plus ``bias`` (O,).
 
     >>> import dltutor as dt
@@ -287,7 +290,7 @@ class Pool2d(Function):
         return gpad[:, :, ph:ph + h, pw:pw + w]
 
 
-def _in_memory_order_of(like: Any, array: Any) -> Any:
+def _in_memory_order_of(like: Array, array: Array) -> Array:
     """``array`` (shaped like ``like``) laid out in memory as ``like`` is: a copy when it is
     not. Pooling's backward multiplies the gradient with masks four times; in one memory
     order, each product walks both arrays in step (in two orders, it is several times slower)."""
@@ -298,7 +301,7 @@ def _in_memory_order_of(like: Any, array: Any) -> Any:
     return copy
 
 
-def _pool(cls: type, op: str, x: Any, kernel_size: Any, stride: Any, padding: Any) -> Any:
+def _pool(cls: type, op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any) -> Tensor:
     """Check the arguments of pooling op ``op`` and run pooling class ``cls``."""
     if x.ndim != 4:
         raise ValueError(f"{op}: input must be (N, C, H, W), got {tuple(x.shape)}")
@@ -352,7 +355,7 @@ class MaxPool2d(Pool2d):
         return hits
 
 
-def max_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Any:
+def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
     """Largest value in each window (stride defaults to the kernel size).
 
     >>> import dltutor as dt
@@ -379,7 +382,7 @@ class AvgPool2d(Pool2d):
         return (self.scatter([share] * (self.kernel[0] * self.kernel[1])),)
 
 
-def avg_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Any:
+def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
     """Mean of each window (stride defaults to the kernel size).
 
     >>> import dltutor as dt
