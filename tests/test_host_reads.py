@@ -150,3 +150,18 @@ def test_a_loop_that_never_reads_keeps_a_bounded_number_of_checks(gpu):
         nn.functional.cross_entropy(logits, dt.tensor([0, 1, 2]))
     assert host_reads.pending() == host_reads.MAX_PENDING
     assert gpu.total == 0                  # the old answers arrived long ago: no wait
+
+
+@pytest.mark.parametrize("opt_class, settings", [
+    (optim.SGD, dict(lr=0.05, momentum=0.9, weight_decay=1e-3, nesterov=True)),
+    (optim.Adam, dict(lr=0.01, weight_decay=1e-3)), (optim.AdamW, dict(lr=0.01, amsgrad=True)),
+    (optim.RMSprop, dict(lr=0.01)), (optim.Adagrad, dict(lr=0.01))])
+@pytest.mark.parametrize("clip", [None, optim.ClipGradByGlobalNorm(0.5),
+                                  optim.ClipGradByNorm(0.2), optim.ClipGradByValue(0.01)],
+                         ids=["no-clip", "global-norm", "per-tensor-norm", "value"])
+def test_every_rule_and_clip_steps_without_reading(gpu, opt_class, settings, clip):
+    _, _, step = training("mlp", clip, "raise", opt_class, **settings)
+    step(), step()
+    gpu.clear()
+    step()
+    assert gpu.total == 0, gpu.where()
