@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import dltutor as dt
+import dltutor.distributed  # noqa: F401 - dt.distributed.Engines, for _ending
 from dltutor import exercises
 from dltutor.exercises import ____
 
@@ -43,10 +44,12 @@ def run_chapter_with_solutions(number: str) -> list[str]:
 
     by_name = {name: exercise for exercise in exercises.CHAPTERS[number]
                for name in exercise.names}
-    namespace: dict = {"__name__": "__main__"}
+    cells = jupytext.read(chapter_source(number)).cells
+    shell = _shell_for_magics(cells)
+    namespace: dict = shell.user_ns if shell is not None else {"__name__": "__main__"}
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        for cell in jupytext.read(chapter_source(number)).cells:
+    with contextlib.redirect_stdout(out), _ending(shell, namespace):
+        for cell in cells:
             # A PyTorch or Paddle twin runs in the frameworks environment, not the kit's.
             if cell.cell_type != "code" or twins.twin_framework(cell) is not None:
                 continue
@@ -56,7 +59,10 @@ def run_chapter_with_solutions(number: str) -> list[str]:
                 if line.strip().endswith("= ____") and name in by_name:
                     code = code.replace(line, by_name[name].code)
             try:
-                exec(compile(code, chapter_source(number).name, "exec"), namespace)
+                if code.startswith("%%"):
+                    shell.run_cell(code).raise_error()
+                else:
+                    exec(compile(code, chapter_source(number).name, "exec"), namespace)
             except Exception:
                 if "raises-exception" not in cell.metadata.get("tags", []):
                     raise
@@ -65,6 +71,29 @@ def run_chapter_with_solutions(number: str) -> list[str]:
                 # pyplot lets go of them (a cell that kept one in a variable still has it).
                 plt.close("all")
     return [line for line in out.getvalue().splitlines() if line.startswith("Exercise ")]
+
+
+def _shell_for_magics(cells) -> object | None:
+    """An IPython shell when the chapter has cell magics (chapter 13's ``%%px`` cells, run in
+    the MPI engines the chapter starts), else None: plain ``exec`` runs the other chapters."""
+    if not any(c.cell_type == "code" and c.source.startswith("%%") for c in cells):
+        return None
+    from IPython.core.interactiveshell import InteractiveShell
+    return InteractiveShell.instance()
+
+
+@contextlib.contextmanager
+def _ending(shell, namespace: dict):
+    """After the chapter, even one that failed: stop the MPI engines it started, and drop the
+    IPython shell, so later chapters run without one."""
+    try:
+        yield
+    finally:
+        engines = namespace.get("engines")
+        if isinstance(engines, dt.distributed.Engines):
+            engines.stop()
+        if shell is not None:
+            type(shell).clear_instance()
 
 
 def exercise(exercise_id: str):

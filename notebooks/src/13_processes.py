@@ -726,6 +726,49 @@ assert np.array_equal(engines.client[3].pull("four_weight", block=True), two_pro
 # * When one process fails, read the first failed rank's own log.
 #
 # ## Exercises
+#
+# Each exercise has a cell for your answer: replace `____` with it, run the cell, and the last
+# line checks it. `ex.q1.hint()` gives a hint (call it again for the next), `ex.q1.solution()`
+# shows an answer, and `exercises.progress()` lists how every exercise stands.
+
+# %%
+from dltutor import exercises
+from dltutor.exercises import ____
+
+ex = exercises.chapter("13")
+
+# %% [markdown]
+# **1.** A model trains well in one process with batch 32 at lr 0.05. You move it to 8
+# processes, each with batch 32. By the linear-scaling rule, which lr (`scaled_lr`) should the
+# warmup reach?
+
+# %%
+scaled_lr = ____
+ex.q1.check()
+
+# %% [markdown]
+# **2.** Two processes each hold half of the parameters' averaged gradients. The squared norms
+# of their halves are 9.0 and 16.0. Which norm (`global_norm`) must a global-norm clip use?
+
+# %%
+global_norm = ____
+ex.q2.check()
+
+# %% [markdown]
+# **3.** A model has 1,000,000 float32 parameter values, trained with Adam (two moments per
+# value) under a `ZeroRedundancyOptimizer` on 4 processes that share the parameters out evenly.
+# How many bytes of Adam's state does each process hold (`bytes_per_process`)?
+
+# %%
+bytes_per_process = ____
+ex.q3.check()
+
+# %% [markdown]
+# **4.** (Not checked: experiments.) In the gradient-averaging section, give the two processes
+# different seeds for `make_net` but skip DDP's broadcast (average the gradients yourself with
+# `dist.all_reduce` and divide by 2): after three steps, what does `check_replicas` say? Then
+# train the BatchNorm model for a few steps with `broadcast_buffers=True` and compare the
+# running means of the two processes.
 
 # %%
 engines.stop()
