@@ -505,7 +505,8 @@ print("my samples:", sorted(i for (batch,) in loader for i in batch.numpy().toli
 
 # %% [markdown]
 # An error in one engine shows under its own rank, with its own traceback: the notebook's
-# version of reading each rank's log. Here process 1 gets an empty share of the data:
+# version of reading each rank's log. Here process 1's share of the rows runs past the end of
+# the data:
 
 # %%
 # %%px
@@ -519,9 +520,10 @@ except IndexError as err:
 # %% [markdown] tags=["claim-paddle-launch-log-dir"]
 # Paddle's launcher writes one log per process into a folder:
 # `python -m paddle.distributed.launch --log_dir logs train.py` gives `logs/workerlog.0`,
-# `logs/workerlog.1` and so on; its summary only names the trainers that failed, and
-# `workerlog.N` holds process N's traceback. Under `mpiexec`, add `-outfile-pattern` (MPICH) or
-# `--output-filename` (Open MPI) for one file per rank.
+# `logs/workerlog.1` and so on. When a process fails, its summary names the rank and its log
+# (`Container rank 1 status failed ... log logs/workerlog.1`), and `workerlog.1` holds that
+# process's traceback. Under MPICH's `mpiexec`, `-outfile-pattern log.%r` writes one file per
+# rank (`log.0`, `log.1`).
 
 # %% [markdown]
 # ## How much optimizer memory does each process need
@@ -582,8 +584,8 @@ assert dist.check_replicas(zero).equal
 
 # %% [markdown]
 # Each process holds about half of the 2800 bytes. The halves are not exactly equal: a parameter
-# is never split, it goes whole to the process that holds the fewest values so far (PyTorch's
-# rule). The updates are a plain Adam's arithmetic, so the replicas stay equal.
+# is never split, it goes whole to the process that holds the fewest values so far. The updates
+# are a plain Adam's arithmetic, so the replicas stay equal.
 #
 # ### A checkpoint of a sharded optimizer
 #
@@ -693,16 +695,12 @@ assert np.array_equal(engines.client[3].pull("four_weight", block=True), two_pro
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
-# | join the processes | `dist.init_process_group("mpi")` | `torch.distributed.init_process_group("gloo")` | `paddle.distributed.init_parallel_env()` | `megengine.distributed.init_process_group(...)` |
-# | which process, how many | `dist.get_rank()`, `dist.get_world_size()` | `torch.distributed.get_rank()`, `torch.distributed.get_world_size()` | `paddle.distributed.get_rank()`, `paddle.distributed.get_world_size()` | `megengine.distributed.get_rank()`, `megengine.distributed.get_world_size()` |
-# | sum over the processes | `dist.all_reduce(t)` | `torch.distributed.all_reduce(t)` | `paddle.distributed.all_reduce(t)` | `megengine.functional.distributed.all_reduce_sum(t)` |
-# | average gradients, replicas start equal | `dist.DistributedDataParallel(model)` | `torch.nn.parallel.DistributedDataParallel(model)` | `paddle.DataParallel(model)` | `megengine.autodiff.GradManager().attach(params, callbacks=[megengine.distributed.make_allreduce_cb("mean")])` |
+# | average gradients, replicas start equal | `dist.DistributedDataParallel(model)` | `torch.nn.parallel.DistributedDataParallel(model)` | `paddle.DataParallel(model)` | `GradManager().attach(params, callbacks=[dist.make_allreduce_cb("mean")])` |
 # | skip the all-reduce | `ddp.no_sync()` | `ddp.no_sync()` | `dp_model.no_sync()` | — |
 # | parameters a step does not use | `find_unused_parameters=True` | `find_unused_parameters=True` | `find_unused_parameters=True` | — |
-# | each process its share of the data | `dist.DistributedSampler(dataset)` | `torch.utils.data.distributed.DistributedSampler(dataset)` | `paddle.io.DistributedBatchSampler(dataset, batch_size)` | — |
-# | statistics of the whole batch | `dist.SyncBatchNorm.convert_sync_batchnorm(model)` | `torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)` | `paddle.nn.SyncBatchNorm.convert_sync_batchnorm(model)` | `megengine.module.SyncBatchNorm` |
+# | each process its share of the data | `dist.DistributedSampler(dataset)` | `torch.utils.data.distributed.DistributedSampler(dataset)` | `paddle.io.DistributedBatchSampler(dataset, batch_size)` | `megengine.data.RandomSampler(dataset, batch_size)` (it shares out by rank itself) |
+# | statistics of the whole batch | `dist.SyncBatchNorm.convert_sync_batchnorm(model)` | `torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)` | `paddle.nn.SyncBatchNorm.convert_sync_batchnorm(model)` | `megengine.module.SyncBatchNorm(channels)` |
 # | shard the optimizer state (ZeRO-1) | `dist.ZeroRedundancyOptimizer(params, optim.Adam)` | `torch.distributed.optim.ZeroRedundancyOptimizer(params, torch.optim.Adam)` | `paddle.distributed.sharding.group_sharded_parallel(model, opt, level="os")` | — |
-# | start N processes | `mpiexec -n 4 python train.py` | `torchrun --nproc-per-node 4 train.py` | `python -m paddle.distributed.launch train.py` | `megengine.distributed.launcher` |
 #
 # ## Summary
 #
