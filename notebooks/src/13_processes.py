@@ -695,19 +695,19 @@ assert np.array_equal(engines.client[3].pull("four_weight", block=True), two_pro
 #
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
-# | average gradients, replicas start equal | `dist.DistributedDataParallel(model)` | `torch.nn.parallel.DistributedDataParallel(model)` | `paddle.DataParallel(model)` | `GradManager().attach(params, callbacks=[dist.make_allreduce_cb("mean")])` |
+# | average gradients, replicas start equal | `dist.DistributedDataParallel(model)` | `torch.nn.parallel.DistributedDataParallel(model)` | `paddle.DataParallel(model)` | `dist.bcast_list_(model.parameters())`, then `GradManager().attach(params, callbacks=[dist.make_allreduce_cb("mean")])` |
 # | skip the all-reduce | `ddp.no_sync()` | `ddp.no_sync()` | `dp_model.no_sync()` | — |
 # | parameters a step does not use | `find_unused_parameters=True` | `find_unused_parameters=True` | `find_unused_parameters=True` | — |
 # | each process its share of the data | `dist.DistributedSampler(dataset)` | `torch.utils.data.distributed.DistributedSampler(dataset)` | `paddle.io.DistributedBatchSampler(dataset, batch_size)` | `megengine.data.RandomSampler(dataset, batch_size)` (it shares out by rank itself) |
-# | statistics of the whole batch | `dist.SyncBatchNorm.convert_sync_batchnorm(model)` | `torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)` | `paddle.nn.SyncBatchNorm.convert_sync_batchnorm(model)` | `megengine.module.SyncBatchNorm(channels)` |
-# | shard the optimizer state (ZeRO-1) | `dist.ZeroRedundancyOptimizer(params, optim.Adam)` | `torch.distributed.optim.ZeroRedundancyOptimizer(params, torch.optim.Adam)` | `paddle.distributed.sharding.group_sharded_parallel(model, opt, level="os")` | — |
+# | statistics of the whole batch | `dist.SyncBatchNorm.convert_sync_batchnorm(model)` | `torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)` (GPU only) | `paddle.nn.SyncBatchNorm.convert_sync_batchnorm(model)` (GPU only) | `megengine.module.SyncBatchNorm(channels)` |
+# | shard the optimizer state (ZeRO-1) | `dist.ZeroRedundancyOptimizer(params, optim.Adam)` | `torch.distributed.optim.ZeroRedundancyOptimizer(params, torch.optim.Adam)` | `paddle.distributed.sharding.group_sharded_parallel(model, opt, level="os")` (GPU only) | — |
 #
 # ## Summary
 #
-# **In two lines:** data parallelism keeps one model in N processes by starting every replica
-# from the same weights and averaging every gradient, so each step is one step of the whole
-# batch. Every parameter must take part in that average, with the whole batch's norm and
-# statistics, and a sharded optimizer state is gathered before it is saved.
+# **In two lines:** data parallelism keeps one model in N processes: every replica starts from
+# the same weights and every gradient is averaged, so each step is the whole batch's step.
+# Clipping norms, BatchNorm statistics and a sharded optimizer's checkpoint must see every
+# process too.
 #
 # * DDP broadcasts process 0's weights at the start; without averaging, replicas drift apart.
 # * N processes with batch B take the step of one process with batch N x B (float64: to

@@ -22,7 +22,7 @@ import pytest
 import dltutor as dt
 from dltutor import nn
 
-from claims import claim
+from claims import claim, row
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -118,6 +118,8 @@ def test_the_replicas_start_from_process_0s_parameters_and_buffers(seen):
         assert ranks[0]["after"] == ranks[1]["after"] == ranks[0]["before"], side
 
 
+@row("torch-names-13", "average gradients, replicas start equal",
+     "`torch.nn.parallel.DistributedDataParallel(model)`")
 @claim("torch-ddp-averages-gradients")
 def test_the_gradients_are_averaged_over_the_processes(seen):
     for side in ("torch", "kit"):
@@ -130,6 +132,7 @@ def test_the_gradients_are_averaged_over_the_processes(seen):
                  "the averaged gradients")
 
 
+@row("torch-names-13", "skip the all-reduce", "`ddp.no_sync()`")
 @claim("torch-ddp-no-sync")
 def test_no_sync_accumulates_locally_and_the_next_backward_reduces_the_sum(seen):
     for side in ("torch", "kit"):
@@ -164,6 +167,7 @@ def test_an_unused_parameter_stops_the_next_forward(seen):
         assert "find_unused_parameters=True" in refused["error"]
 
 
+@row("torch-names-13", "parameters a step does not use", "`find_unused_parameters=True`")
 @claim("torch-ddp-find-unused-parameters")
 def test_with_find_unused_parameters_an_unused_parameter_keeps_grad_none(seen):
     for side in ("torch", "kit"):

@@ -13,7 +13,7 @@ from torch.utils.data.distributed import DistributedSampler
 
 import dltutor.distributed as dist
 
-from claims import claim
+from claims import claim, row
 
 
 @claim("torch-distributed-names")
@@ -35,6 +35,8 @@ def test_the_kits_distributed_names_are_torch_distributeds():
         assert callable(cls.set_epoch)
 
 
+@row("torch-names-13", "each process its share of the data",
+     "`torch.utils.data.distributed.DistributedSampler(dataset)`")
 @claim("torch-distributed-names")
 def test_the_sampler_shares_the_data_as_pytorchs_does():
     for n, replicas in ((10, 4), (7, 3), (8, 2), (3, 4)):

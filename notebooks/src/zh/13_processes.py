@@ -4,8 +4,8 @@
 # **约 30 分钟**。学完本章，你将能够：
 #
 # * 从笔记本启动多个进程，并让模型的各个副本保持相等；
-# * 解释数据并行训练为什么要对梯度求平均，以及这对学习率意味着什么；
-# * 在多个进程上正确处理冻结的和未用到的参数、梯度累积与梯度裁剪；
+# * 解释数据并行训练为什么要对梯度求平均，以及这对学习率（learning rate）意味着什么；
+# * 在多个进程上正确处理冻结（freeze）的和未用到的参数、梯度累积与梯度裁剪（gradient clipping）；
 # * 在 BatchNorm 与 SyncBatchNorm 之间做出选择，并用 ZeRO 切分优化器的状态；
 # * 从每个进程自己的日志中找出是哪个进程失败、为什么失败。
 #
@@ -49,7 +49,7 @@
 # %% [markdown] en="c1b381f4"
 # ## 进程变多时学习率该怎样变
 #
-# N 个进程、每个批量为 B 时，一步用到 N x B 个样本，一轮（epoch）的步数少到 N 分之一。平均后的梯度与单个进程的梯度大小相同，只是噪声更小，所以学习率（learning rate）不变时，模型每轮移动的距离只有原来的 N 分之一。**线性缩放规则**（linear-scaling rule，Goyal 等人，2017）把学习率乘以 N：批量 N x B、学习率 N x η 的一步，接近批量 B、学习率 η 的 N 步，只要梯度在这 N 步里变化不大。
+# N 个进程、每个批量为 B 时，一步用到 N x B 个样本，一轮（epoch）的步数少到 N 分之一。平均后的梯度与单个进程的梯度大小相同，只是噪声更小，所以学习率不变时，模型每轮移动的距离只有原来的 N 分之一。**线性缩放规则**（linear-scaling rule，Goyal 等人，2017）把学习率乘以 N：批量 N x B、学习率 N x η 的一步，接近批量 B、学习率 η 的 N 步，只要梯度在这 N 步里变化不大。
 #
 # 下面在笔记本自己的进程中，用一个线性回归来比较：8 行一步、学习率 0.05 走四步，对比全部 32 行、学习率 0.2 走一步。
 
@@ -67,7 +67,7 @@
 # %% [markdown] en="cbfe228f"
 # PyTorch 也同样停下（它的消息是 "Expected to have finished reduction in the prior iteration"）。有两条出路：
 #
-# * 在包装**之前**把从不训练的参数**冻结**（freeze，`requires_grad_(False)`）：DDP 会把冻结的参数完全排除在它的归约之外。
+# * 在包装**之前**把从不训练的参数**冻结**（`requires_grad_(False)`）：DDP 会把冻结的参数完全排除在它的归约之外。
 # * `find_unused_parameters=True`：每次前向计算之后，DDP 遍历计算图（computational graph），找出没有到达的参数，把它们算作已完成。它们的 `grad` 保持 None。代价是：每一步都要遍历整个计算图，哪怕这一步用到了所有参数。
 
 # %% [markdown] en="af523646"
@@ -84,7 +84,7 @@
 # %% [markdown] en="9cac1e0f"
 # ## 多个进程时怎样按全局范数裁剪梯度
 #
-# `clip_grad_norm_`（第 09 章）按所有梯度合在一起的范数，用同一个因子缩放全部梯度。在多个进程上，"所有梯度"指的是整个批量的梯度：每个进程在求平均之前自己的梯度有另一个范数，用它来做梯度裁剪（gradient clipping），每个副本就会得到另一个因子。
+# `clip_grad_norm_`（第 09 章）按所有梯度合在一起的范数，用同一个因子缩放全部梯度。在多个进程上，"所有梯度"指的是整个批量的梯度：每个进程在求平均之前自己的梯度有另一个范数，用它来裁剪，每个副本就会得到另一个因子。
 
 # %% [markdown] en="2b49827c"
 # 两个进程自己的范数彼此不同，也不同于平均后梯度的范数：按进程各自裁剪，各副本就会走散（或者，在求平均之前裁剪，走出的一步是任何一个拿整个批量的进程都不会走的）。DDP 的反向传播之后，梯度已经平均过了，所以在那里调用 `clip_grad_norm_`，每个进程看到的都是正确的范数。
@@ -97,7 +97,7 @@
 # BatchNorm 用**它看到的那个批量**的均值和方差做归一化。在每个进程中，那只是本进程的一份：两个批量为 8 的进程在 8 行上算出两组统计量，而不是在 16 行上算出一组，它们的滑动平均统计量（running statistics）也就渐渐分开。让 1 号进程的数据平移 +3（就像数据集是排好序的，而每个进程读取连续的一段）：
 
 # %% [markdown] en="66bd45ba"
-# 用 BatchNorm 时，每个进程保留自己的滑动平均；用 SyncBatchNorm 时，两个进程持有同一个。哪个对？在每个引擎里，用一个拿整个 16 行批量的进程来核对：
+# 用 BatchNorm 时，每个进程保留自己的滑动平均统计量；用 SyncBatchNorm 时，两个进程持有同一个。哪个对？在每个引擎里，用一个拿整个 16 行批量的进程来核对：
 
 # %% [markdown] en="24e10283"
 # SyncBatchNorm 对各通道的和与计数做 all_reduce（然后是到均值的距离的平方），所以它的统计量就是整个批量的，前向和反向都是。代价是每次前向计算里都有集合通信；当每个进程的批量够大、又来自同一分布时（用一个会打乱的 `DistributedSampler`），普通的 BatchNorm 就够了。
@@ -146,21 +146,21 @@
 # %% [markdown] en="6725d5fb"
 # 四个引擎取代了两个（在双核笔记本电脑上，四个进程轮流运行：对这点小工作量没有问题）。每个进程自己计算两半的梯度，让比较保持精确，而 `ZeroRedundancyOptimizer` 把 Adam 的状态分成四份：
 
-# %% [markdown] en="27308a6b"
+# %% [markdown] en="a6fc5c35"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
-# | 平均梯度，副本从相等开始 | `dist.DistributedDataParallel(model)` | `torch.nn.parallel.DistributedDataParallel(model)` | `paddle.DataParallel(model)` | `GradManager().attach(params, callbacks=[dist.make_allreduce_cb("mean")])` |
+# | 平均梯度，副本从相等开始 | `dist.DistributedDataParallel(model)` | `torch.nn.parallel.DistributedDataParallel(model)` | `paddle.DataParallel(model)` | `dist.bcast_list_(model.parameters())`，然后 `GradManager().attach(params, callbacks=[dist.make_allreduce_cb("mean")])` |
 # | 跳过 all_reduce | `ddp.no_sync()` | `ddp.no_sync()` | `dp_model.no_sync()` | — |
 # | 某一步用不到的参数 | `find_unused_parameters=True` | `find_unused_parameters=True` | `find_unused_parameters=True` | — |
 # | 每个进程各取一份数据 | `dist.DistributedSampler(dataset)` | `torch.utils.data.distributed.DistributedSampler(dataset)` | `paddle.io.DistributedBatchSampler(dataset, batch_size)` | `megengine.data.RandomSampler(dataset, batch_size)`（它自己按序号分份） |
-# | 整个批量的统计量 | `dist.SyncBatchNorm.convert_sync_batchnorm(model)` | `torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)` | `paddle.nn.SyncBatchNorm.convert_sync_batchnorm(model)` | `megengine.module.SyncBatchNorm(channels)` |
-# | 切分优化器状态（ZeRO-1） | `dist.ZeroRedundancyOptimizer(params, optim.Adam)` | `torch.distributed.optim.ZeroRedundancyOptimizer(params, torch.optim.Adam)` | `paddle.distributed.sharding.group_sharded_parallel(model, opt, level="os")` | — |
+# | 整个批量的统计量 | `dist.SyncBatchNorm.convert_sync_batchnorm(model)` | `torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)`（仅 GPU） | `paddle.nn.SyncBatchNorm.convert_sync_batchnorm(model)`（仅 GPU） | `megengine.module.SyncBatchNorm(channels)` |
+# | 切分优化器状态（ZeRO-1） | `dist.ZeroRedundancyOptimizer(params, optim.Adam)` | `torch.distributed.optim.ZeroRedundancyOptimizer(params, torch.optim.Adam)` | `paddle.distributed.sharding.group_sharded_parallel(model, opt, level="os")`（仅 GPU） | — |
 #
 # ## 小结
 #
-# **两句话**：数据并行让每个副本从相同的权重出发，并对每个梯度求平均，从而在 N 个进程中保持同一个模型，每一步都是整个批量的一步。每个参数都必须参与这个平均，裁剪用整个批量的范数，归一化用整个批量的统计量，而切分后的优化器状态要先收集再保存。
+# **两句话**：数据并行在 N 个进程中保持同一个模型：每个副本从相同的权重出发，每个梯度都求平均，所以每一步都是整个批量的一步。裁剪的范数、BatchNorm 的统计量和切分后优化器的检查点，也都必须看到每个进程。
 #
 # * DDP 在开始时广播 0 号进程的权重；不求平均，各副本就会偏离。
 # * N 个批量为 B 的进程走的是一个批量为 N x B 的进程的那一步（float64：差在舍入，按同样顺序求和时逐位相同）；学习率随 N 放大，并做预热。
@@ -185,4 +185,4 @@
 # **3.** 一个模型有 1,000,000 个 float32 参数值，用 Adam 训练（每个值两个矩），外面包着 `ZeroRedundancyOptimizer`，在 4 个进程上平均分配参数。每个进程持有多少字节的 Adam 状态（`bytes_per_process`）？
 
 # %% [markdown] en="7d7edd1d"
-# **4.**（不检查：实验。）在梯度平均那一节，给两个进程的 `make_net` 用不同的种子，但跳过 DDP 的广播（自己用 `dist.all_reduce` 对梯度求平均再除以 2）：三步之后，`check_replicas` 说什么？然后用 `broadcast_buffers=True` 把 BatchNorm 模型训练几步，比较两个进程的滑动平均。
+# **4.**（不检查：实验。）在梯度平均那一节，给两个进程的 `make_net` 用不同的种子，但跳过 DDP 的广播（自己用 `dist.all_reduce` 对梯度求平均再除以 2）：三步之后，`check_replicas` 说什么？然后用 `broadcast_buffers=True` 把 BatchNorm 模型训练几步，比较两个进程的滑动平均统计量。
