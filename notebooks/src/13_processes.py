@@ -487,7 +487,9 @@ assert sync_gap < 1e-12 and plain_gap > 0.1
 #   data (a bad sample, an empty last batch), its GPU (out of memory, a wrong device id), or
 #   code under `if rank == 0:`;
 # * NCCL errors are most often a symptom: a process that died, processes that call different
-#   collectives, or tensors of different shapes; set `NCCL_DEBUG=INFO` to have NCCL say more;
+#   collectives, or tensors of different shapes; set `NCCL_DEBUG=INFO` to have NCCL say more.
+#   When every run fails, even the smallest, check the machine itself with NVIDIA's
+#   `nccl-tests`: a driver or NCCL install that does not fit is the other common cause;
 # * each process needs its own share of the data: a `DistributedSampler` in the `DataLoader`
 #   (`sampler=`), with `set_epoch(epoch)` so that each epoch shuffles anew.
 #
