@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import dltutor as dt
-import dltutor.distributed  # noqa: F401 - dt.distributed.Engines, for _ending
+import dltutor.distributed  # dt.distributed.Engines, for _ending
 from dltutor import exercises
 from dltutor.exercises import ____
 
