@@ -698,7 +698,7 @@ assert np.array_equal(engines.client[3].pull("four_weight", block=True), two_pro
 # | idea | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
 # | average gradients, replicas start equal | `dist.DistributedDataParallel(model)` | `torch.nn.parallel.DistributedDataParallel(model)` | `paddle.DataParallel(model)` | `dist.bcast_list_(model.parameters())`, then `GradManager().attach(params, callbacks=[dist.make_allreduce_cb("mean")])` |
-# | skip the all-reduce | `ddp.no_sync()` | `ddp.no_sync()` | `dp_model.no_sync()` | — |
+# | skip the all-reduce | `ddp.no_sync()` | `torch.nn.parallel.DistributedDataParallel.no_sync` | `paddle.DataParallel.no_sync` | — |
 # | parameters a step does not use | `find_unused_parameters=True` | `find_unused_parameters=True` | `find_unused_parameters=True` | — |
 # | each process its share of the data | `dist.DistributedSampler(dataset)` | `torch.utils.data.distributed.DistributedSampler(dataset)` | `paddle.io.DistributedBatchSampler(dataset, batch_size)` | `megengine.data.RandomSampler(dataset, batch_size)` (it shares out by rank itself) |
 # | statistics of the whole batch | `dist.SyncBatchNorm.convert_sync_batchnorm(model)` | `torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)` (GPU only) | `paddle.nn.SyncBatchNorm.convert_sync_batchnorm(model)` (GPU only) | `megengine.module.SyncBatchNorm(channels)` |

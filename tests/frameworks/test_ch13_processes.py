@@ -70,7 +70,7 @@ def test_paddle_data_parallel_broadcasts_rank_0s_weights_and_averages_gradients(
     assert first["averaged"] == second["averaged"] == [3.0, 3.0, 3.0]   # (2 + 4) / 2
 
 
-@row(TABLE_PADDLE, "skip the all-reduce", "`dp_model.no_sync()`")
+@row(TABLE_PADDLE, "skip the all-reduce", "`paddle.DataParallel.no_sync`")
 def test_paddle_no_sync_keeps_each_process_its_own_gradient(paddle_seen):
     assert [seen["data_parallel"]["no_sync"] for seen in paddle_seen] == [[2.0] * 3, [4.0] * 3]
 

@@ -132,7 +132,8 @@ def test_the_gradients_are_averaged_over_the_processes(seen):
                  "the averaged gradients")
 
 
-@row("torch-names-13", "skip the all-reduce", "`ddp.no_sync()`")
+@row("torch-names-13", "skip the all-reduce",
+     "`torch.nn.parallel.DistributedDataParallel.no_sync`")
 @claim("torch-ddp-no-sync")
 def test_no_sync_accumulates_locally_and_the_next_backward_reduces_the_sum(seen):
     for side in ("torch", "kit"):

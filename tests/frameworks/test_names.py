@@ -44,6 +44,7 @@ def tagged_tables(framework: str) -> dict[str, list[tuple[str, str]]]:
 def torch_namespace() -> dict:
     import safetensors.torch
     import torch
+    import torch.distributed.optim  # chapter 13 names torch.distributed.optim.ZeroRedundancyOptimizer
     import torch.nn.functional as F
     import torchinfo
     from torch.utils.data import DataLoader, TensorDataset

@@ -146,13 +146,13 @@
 # %% [markdown] en="6725d5fb"
 # 四个引擎取代了两个（在双核笔记本电脑上，四个进程轮流运行：对这点小工作量没有问题）。每个进程自己计算两半的梯度，让比较保持精确，而 `ZeroRedundancyOptimizer` 把 Adam 的状态分成四份：
 
-# %% [markdown] en="a6fc5c35"
+# %% [markdown] en="f2aef5b0"
 # ## 各框架中的叫法
 #
 # | 概念 | dltutor | PyTorch | Paddle | MegEngine |
 # | --- | --- | --- | --- | --- |
 # | 平均梯度，副本从相等开始 | `dist.DistributedDataParallel(model)` | `torch.nn.parallel.DistributedDataParallel(model)` | `paddle.DataParallel(model)` | `dist.bcast_list_(model.parameters())`，然后 `GradManager().attach(params, callbacks=[dist.make_allreduce_cb("mean")])` |
-# | 跳过 all_reduce | `ddp.no_sync()` | `ddp.no_sync()` | `dp_model.no_sync()` | — |
+# | 跳过 all_reduce | `ddp.no_sync()` | `torch.nn.parallel.DistributedDataParallel.no_sync` | `paddle.DataParallel.no_sync` | — |
 # | 某一步用不到的参数 | `find_unused_parameters=True` | `find_unused_parameters=True` | `find_unused_parameters=True` | — |
 # | 每个进程各取一份数据 | `dist.DistributedSampler(dataset)` | `torch.utils.data.distributed.DistributedSampler(dataset)` | `paddle.io.DistributedBatchSampler(dataset, batch_size)` | `megengine.data.RandomSampler(dataset, batch_size)`（它自己按序号分份） |
 # | 整个批量的统计量 | `dist.SyncBatchNorm.convert_sync_batchnorm(model)` | `torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)`（仅 GPU） | `paddle.nn.SyncBatchNorm.convert_sync_batchnorm(model)`（仅 GPU） | `megengine.module.SyncBatchNorm(channels)` |
