@@ -17,7 +17,7 @@ Run the same program in N processes, ``mpiexec -n 4 python train.py``, and in it
 
 SyncBatchNorm takes BatchNorm's statistics over every process's batch, not each one's own;
 ZeroRedundancyOptimizer keeps each parameter's optimizer state in one process only (ZeRO-1).
-MPI (``mpi4py`` and the MPICH library: ``pip install "dltutor[distributed]"``) is the engine
+MPI (``mpi4py`` and the MPICH library, both installed with the kit) is the engine
 underneath; each name here is a thin layer over one of its collectives. In a notebook,
 :func:`start_engines` starts the processes and ``%%px`` cells run in all of them.
 """

@@ -20,7 +20,6 @@ outputs must not depend on timing), uses the ``mpiexec`` of the kit's own enviro
 from __future__ import annotations
 
 import contextlib
-import importlib
 import io
 import logging
 import shutil
@@ -33,7 +32,7 @@ from .process_group import INSTALL_HINT
 
 def mpiexec_command() -> str:
     """The ``mpiexec`` to start engines with: the one beside this Python (where
-    ``pip install "dltutor[distributed]"`` puts MPICH's), else the first on PATH.
+    installing the kit puts MPICH's), else the first on PATH.
 
     >>> Path(mpiexec_command()).name.startswith("mpiexec")
     True
@@ -75,10 +74,10 @@ def start_engines(n: int = 2, timeout: float = 120) -> Engines:
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"start_engines: n must be a whole number >= 1, got {n!r}")
     try:
-        ipp = importlib.import_module("ipyparallel")
+        import ipyparallel as ipp  # (imported when first asked: `import dltutor` stays light)
     except ImportError as exc:
-        raise ImportError(f"start_engines needs ipyparallel ({exc}); install it with: "
-                          f"{INSTALL_HINT}") from None
+        raise ImportError(f"start_engines needs ipyparallel ({exc}), which the kit's own "
+                          "install brings; install it with: pip install ipyparallel") from None
     with _quiet():
         cluster = ipp.Cluster(engines="mpi", n=n, log_level=logging.ERROR)
         cluster.config.MPILauncher.mpi_cmd = [mpiexec_command()]
@@ -93,7 +92,8 @@ def start_engines(n: int = 2, timeout: float = 120) -> Engines:
 def _settle_px_output() -> None:
     """``%%px`` waits for every engine and shows their output in rank order, never a progress bar
     (both would make stored outputs depend on timing). Outside IPython: nothing to set."""
-    shell = importlib.import_module("IPython").get_ipython()
+    from IPython import get_ipython
+    shell = get_ipython()
     if shell is not None:
         shell.run_line_magic("pxconfig", "--block --no-stream --progress-after -1")
 

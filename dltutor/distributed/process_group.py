@@ -3,7 +3,7 @@
 Data-parallel training runs the same program in N processes (``mpiexec -n 4 python
 train.py``), each on its share of every batch. The processes find each other through MPI,
 an existing, well-tested engine for exactly this (``mpi4py`` with the MPICH library, both
-from the package registry: ``pip install "dltutor[distributed]"``). dltutor speaks PyTorch's
+from the package registry, installed with the kit). dltutor speaks PyTorch's
 names over it: :func:`init_process_group`, :func:`get_rank` (this process's number, 0 to
 N-1), :func:`get_world_size` (N).
 
@@ -15,11 +15,10 @@ N-1), :func:`get_world_size` (N).
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 #: What a learner installs to run data-parallel (the MPI library comes as a wheel).
-INSTALL_HINT = 'pip install "dltutor[distributed]"   (mpi4py and the MPICH library)'
+INSTALL_HINT = "pip install mpi4py mpich   (the kit's own install brings both)"
 BACKENDS = ("mpi",)
 
 _world: Any = None          # the MPI communicator of the initialized group, or None
@@ -28,7 +27,8 @@ _world: Any = None          # the MPI communicator of the initialized group, or 
 def mpi() -> Any:
     """mpi4py's ``MPI`` module, or an ImportError that says what to install."""
     try:
-        return importlib.import_module("mpi4py.MPI")
+        from mpi4py import MPI  # (imported when first asked: `import dltutor` stays light)
+        return MPI
     except ImportError as exc:
         raise ImportError(f"dltutor.distributed needs mpi4py and an MPI library ({exc}). "
                           f"Install them with: {INSTALL_HINT}") from None

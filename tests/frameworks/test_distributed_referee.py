@@ -80,7 +80,7 @@ def seen(tmp_path_factory):
     inputs = out / "inputs.npz"
     write_inputs(inputs)
     run_bounded([sys.executable, str(HERE / "ddp_torch_program.py"), str(inputs), str(out)], out)
-    assert MPIEXEC.exists(), f"no {MPIEXEC}: install the frameworks extra (dltutor[distributed])"
+    assert MPIEXEC.exists(), f"no {MPIEXEC}: reinstall the frameworks environment (make test)"
     run_bounded([str(MPIEXEC), "-n", "2", sys.executable, str(HERE / "ddp_kit_program.py"),
                  str(inputs), str(out)], out)
     return {side: [json.loads((out / f"{side}{rank}.json").read_text()) for rank in (0, 1)]

@@ -43,7 +43,7 @@ def seen(tmp_path_factory):
     cases.write_text(json.dumps(CASES))
     run_bounded([sys.executable, str(HERE / "zero_torch_program.py"), str(inputs), str(cases),
                  str(out)], out)
-    assert MPIEXEC.exists(), f"no {MPIEXEC}: install the frameworks extra (dltutor[distributed])"
+    assert MPIEXEC.exists(), f"no {MPIEXEC}: reinstall the frameworks environment (make test)"
     run_bounded([str(MPIEXEC), "-n", "2", sys.executable, str(HERE / "zero_kit_program.py"),
                  str(inputs), str(cases), str(out)], out)
     return {side: [json.loads((out / f"{side}{rank}.json").read_text()) for rank in (0, 1)]
