@@ -112,7 +112,7 @@ def chapter(number: str) -> Chapter:
     >>> chapter("1")                                            # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: no exercises for chapter '1'; the chapters with exercises are 01, 02, ..., 12
+    ValueError: no exercises for chapter '1'; the chapters with exercises are 01, 02, ..., 13
     """
     if number not in CHAPTERS:
         raise ValueError(text("exercise.unknown_chapter", number=repr(number),
