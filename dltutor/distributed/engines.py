@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..i18n import get_language
 from .process_group import INSTALL_HINT
 
 
@@ -85,6 +86,9 @@ def start_engines(n: int = 2, timeout: float = 120) -> Engines:
         client = cluster.connect_client_sync()
         client.wait_for_engines(n, timeout=timeout, interactive=False)
         client[:].activate()                 # registers %%px for this notebook
+        # the engines speak the notebook's language (its diagnostics, its exercises' texts)
+        client[:].execute(f"import dltutor; dltutor.set_language({get_language()!r})",
+                          block=True)
     _settle_px_output()
     return Engines(cluster, client)
 
