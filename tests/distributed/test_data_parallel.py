@@ -6,7 +6,6 @@ here the two are compared with each other and with the same work done by this on
 """
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -16,23 +15,19 @@ import pytest
 
 import dltutor as dt
 from dltutor import nn, optim
+from dltutor.distributed.engines import mpiexec_command
 
 sys.path.insert(0, str(Path(__file__).parent))
-import mpi_program  # noqa: E402 - the program's own data and model, for the lone process
+from mpi_run import run_ranks
+import mpi_program
 
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
+MPIEXEC = mpiexec_command()
 
 
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
     """What process 0 and process 1 saw (the processes are started and ended here)."""
-    out = tmp_path_factory.mktemp("mpi")
-    assert MPIEXEC.exists(), f"no {MPIEXEC}: install the test extras (mpi4py and mpich)"
-    run = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable,
-                          str(Path(mpi_program.__file__)), str(out)],
-                         capture_output=True, text=True, timeout=180)
-    assert run.returncode == 0, run.stdout + run.stderr
-    return [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
+    return run_ranks(mpi_program.__file__, tmp_path_factory.mktemp("mpi"), timeout=180)
 
 
 def alone(steps=3, micro_batches=None):
@@ -103,7 +98,7 @@ def test_the_readmes_program_trains_in_two_processes(readme, tmp_path):
     program = next(block for block in text.split("```python\n")[1:]
                    if block.startswith("# train.py")).split("```")[0]
     (tmp_path / "train.py").write_text(program)
-    run = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable, "train.py"], cwd=tmp_path,
+    run = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "train.py"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stdout + run.stderr
     losses = [float(line.split()[-1]) for line in run.stdout.splitlines()

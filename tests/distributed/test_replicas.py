@@ -6,9 +6,6 @@ must give the same answer (a diagnose call with check_replicas=True is a collect
 """
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,19 +14,15 @@ import dltutor as dt
 import dltutor.distributed as dist
 from dltutor import diagnose, i18n, nn, optim
 
+from .mpi_run import run_ranks
+
 PROGRAM = Path(__file__).parent / "replica_program.py"
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
 
 
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
     """What process 0 and process 1 saw (the processes are started and ended here)."""
-    out = tmp_path_factory.mktemp("replicas")
-    assert MPIEXEC.exists(), f"no {MPIEXEC}: install the test extras (mpi4py and mpich)"
-    run = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable, str(PROGRAM), str(out)],
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stdout + run.stderr
-    return [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
+    return run_ranks(PROGRAM, tmp_path_factory.mktemp("replicas"))
 
 
 def test_both_processes_give_the_same_answers(ranks):

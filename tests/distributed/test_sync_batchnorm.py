@@ -3,8 +3,6 @@ given the whole batch in this process; its gradient by finite differences; its c
 """
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,22 +16,16 @@ from dltutor import nn
 from gradcheck import gradcheck
 
 sys.path.insert(0, str(Path(__file__).parent))
+from mpi_run import run_ranks
 import sync_bn_program  # the program's own data and layer, for the lone process
 
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
 CLOSE = {"rtol": 1e-12, "atol": 1e-13}          # float64: only the order of the sums differs
 
 
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
     """What process 0 and process 1 saw (the processes are started and ended here)."""
-    out = tmp_path_factory.mktemp("syncbn")
-    assert MPIEXEC.exists(), f"no {MPIEXEC}: install the test extras (mpi4py and mpich)"
-    run = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable,
-                          str(Path(sync_bn_program.__file__)), str(out)],
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stdout + run.stderr
-    return [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
+    return run_ranks(sync_bn_program.__file__, tmp_path_factory.mktemp("syncbn"))
 
 
 @pytest.fixture

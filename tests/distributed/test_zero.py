@@ -4,8 +4,6 @@ consolidated with 2 processes that resumes bit for bit on 1 and on 4; then its r
 """
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,19 +15,15 @@ import dltutor.distributed as dist
 from dltutor import nn, optim
 
 sys.path.insert(0, str(Path(__file__).parent))
+from mpi_run import run_ranks
 import zero_program  # the program's own model, data and settings, for the lone process
 
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
 WORLDS = (1, 2, 4)
 
 
 def run_program(processes, out, checkpoint=None):
-    assert MPIEXEC.exists(), f"no {MPIEXEC}: install the test extras (mpi4py and mpich)"
-    command = [str(MPIEXEC), "-n", str(processes), sys.executable,
-               str(Path(zero_program.__file__)), str(out)] + ([str(checkpoint)] if checkpoint else [])
-    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stdout + run.stderr
-    return [json.loads((out / f"rank{r}.json").read_text()) for r in range(processes)]
+    extra = [str(checkpoint)] if checkpoint else []
+    return run_ranks(zero_program.__file__, out, *extra, processes=processes)
 
 
 @pytest.fixture(scope="module")
