@@ -13,5 +13,6 @@ DLTUTOR_TEST_CUPY=1 PYTHONPATH=. timeout 330 python3 -m pytest -q -p no:cachepro
   tests/test_backend.py tests/data/test_data.py tests/autograd/test_graph_shapes.py \
   tests/nn/test_init.py tests/io/test_io.py tests/io/test_io_tensors.py tests/nn/test_nn.py \
   tests/autograd/test_ops_gradcheck.py tests/optim/test_optim.py tests/nn/test_pooling.py \
-  tests/nn/test_tied_parameters.py tests/diagnose/test_clipped_to_zero.py 2>&1 | tail -60 | tee "$out/pytest_cupy.txt"
+  tests/nn/test_tied_parameters.py tests/diagnose/test_clipped_to_zero.py \
+  tests/optim/test_fused_steps.py 2>&1 | tail -60 | tee "$out/pytest_cupy.txt"
 CUPY_TF32=0 PYTHONPATH=. timeout 240 python3 benchmarks/gpu_bench.py --device cuda 2>&1 | tee "$out/gpu_bench.txt"

@@ -17,6 +17,7 @@ CuPy is imported only when the GPU is asked for, so ``import dltutor`` stays lig
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 from typing import Any, Callable, Sequence
 
@@ -35,6 +36,7 @@ __all__ = [
     "to_numpy",
     "reads_are_free",
     "sums_of_squares",
+    "run_fused",
     "scatter_add",
 ]
 
@@ -54,7 +56,8 @@ class Backend:
     ``device`` the name tensors report (``"cpu"`` or ``"gpu"``). ``reads_are_free`` is False
     where reading a value on the host (``float(x)``) makes the host wait for the device: then
     a training step reads nothing and defers its checks (host_reads.py), with ``start_read``
-    copying values to the host without waiting.
+    copying values to the host without waiting. ``fuse`` turns an elementwise function into
+    one kernel (:meth:`fused`; CuPy's ``cupy.fuse``).
 
     >>> b = current()
     >>> b.name, b.device, b.xp.__name__
@@ -66,7 +69,8 @@ class Backend:
                  erf: Callable[[Any], Any] | None = None,
                  sums_of_squares: Callable[[Sequence[Any]], list[float]] | None = None,
                  reads_are_free: bool = True,
-                 start_read: Callable[[Any], Callable[[], np.ndarray]] | None = None):
+                 start_read: Callable[[Any], Callable[[], np.ndarray]] | None = None,
+                 fuse: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None):
         self.name = name
         self.device = device
         self.xp = xp
@@ -77,6 +81,8 @@ class Backend:
         self._sums_of_squares = sums_of_squares
         self.reads_are_free = reads_are_free
         self._start_read = start_read
+        self._fuse = fuse
+        self._fused: dict[Callable[..., Any], Callable[..., Any]] = {}
 
     def erf(self, array: Any) -> Any:
         """The error function elementwise (NumPy has none: SciPy's or CuPy's is used)."""
@@ -103,6 +109,28 @@ class Backend:
             return self._start_read(array)
         values = np.array(self.to_numpy(array))
         return lambda: values
+
+    def fused(self, kernel: Callable[..., Any]) -> Callable[..., Any]:
+        """``kernel(xp, *args)`` as a function of ``*args`` that runs it on this backend.
+
+        A kernel is an elementwise formula: arrays of one shape (or 0-d) and numbers in, only
+        arithmetic, ``xp``'s elementwise functions (``sqrt``, ``maximum``, ``where``) and
+        writes ``a[...] = value`` into its array arguments; an argument may be None, and
+        ``if x is None`` then chooses the formula. CuPy compiles it into ONE GPU kernel
+        (``cupy.fuse``), where each line run separately would launch a kernel and write a
+        temporary array; NumPy runs it as written. Made once per kernel.
+
+        >>> def axpy(xp, y, a, x):
+        ...     y[...] = a * x + y
+        >>> y = np.ones(3)
+        >>> NUMPY.fused(axpy)(y, 2.0, np.arange(3.0)); y
+        array([1., 3., 5.])
+        """
+        runner = self._fused.get(kernel)
+        if runner is None:
+            runner = self._fused[kernel] = (self._fuse(kernel) if self._fuse is not None else
+                                            functools.partial(kernel, self.xp))
+        return runner
 
     def asarray(self, data: Any, dtype: Any = None) -> Any:
         """Make an array of this backend from a list, scalar or array of any backend."""
@@ -266,9 +294,14 @@ def _load_cupy() -> Backend:
             return host
         return values
 
+    def cupy_fuse(kernel: Callable[..., Any]) -> Callable[..., Any]:
+        # cupy.fuse traces the formula with CuPy's array module and compiles it; it names the
+        # kernel (a lambda's name is no C identifier).
+        return cupy.fuse(kernel_name=kernel.__name__)(lambda *args: kernel(cupy, *args))
+
     return register(Backend("cupy", "gpu", cupy, cupy.ndarray, to_numpy=cupy.asnumpy,
                             from_numpy=cupy.asarray, erf=cupy_erf, reads_are_free=False,
-                            start_read=cupy_start_read))
+                            start_read=cupy_start_read, fuse=cupy_fuse))
 
 
 def get(name: str | Backend) -> Backend:
@@ -405,6 +438,19 @@ def sums_of_squares(arrays: Sequence[Any]) -> list[float]:
     if not arrays:
         return []
     return (backend_of(arrays[0]) or NUMPY).sums_of_squares(arrays)
+
+
+def run_fused(kernel: Callable[..., Any], *args: Any) -> Any:
+    """Run the elementwise ``kernel(xp, *args)`` as one kernel on the backend of ``args[0]``
+    (an array): see :meth:`Backend.fused`.
+
+    >>> def scale_into(xp, out, x, factor):
+    ...     out[...] = x * factor
+    >>> out = np.zeros(2)
+    >>> run_fused(scale_into, out, np.array([1.0, 2.0]), 3.0); out
+    array([3., 6.])
+    """
+    return (backend_of(args[0]) or NUMPY).fused(kernel)(*args)
 
 
 def scatter_add(target: Any, index: Any, values: Any) -> None:

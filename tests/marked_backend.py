@@ -212,11 +212,28 @@ def _erf(array: Marked) -> Marked:
         return _mark(erf(_plain(array)))
 
 
+#: What a fused kernel may call: NumPy's elementwise functions (ufuncs) and ``where``, the
+#: kind of call ``cupy.fuse`` compiles into one kernel; a reduction or a new array is not.
+ELEMENTWISE = types.SimpleNamespace(
+    where=np.where, **{name: f for name, f in vars(np).items() if isinstance(f, np.ufunc)})
+
+
+def _fuse(kernel):
+    """A fused kernel counts as ONE operation, as on CuPy (one launch); it runs on the arrays'
+    plain NumPy views (its writes land in the marked arrays), with only :data:`ELEMENTWISE`
+    as its ``xp``."""
+    def run(*args):
+        _count(f"fused {kernel.__name__}")
+        with _allowed():
+            return kernel(ELEMENTWISE, *_plain(args))
+    return run
+
+
 MARKED = B.Backend(
     "marked", "marked", XP, Marked,
     to_numpy=lambda a: np.array(a.view(np.ndarray)),
     from_numpy=lambda a: np.asarray(a).view(Marked),
-    erf=_erf,
+    erf=_erf, fuse=_fuse,
 )
 
 

@@ -1,5 +1,6 @@
 """Adam and AdamW (PyTorch's rules), the whole rule in :meth:`Adam.update_param`: Adam adds
-weight decay to the gradient, AdamW shrinks the parameter directly (decoupled decay)."""
+weight decay to the gradient, AdamW shrinks the parameter directly (decoupled decay). On a
+GPU the same formula runs as one fused kernel, :func:`adam_kernel`."""
 from __future__ import annotations
 
 import math
@@ -7,6 +8,7 @@ from typing import Any, Callable
 
 from .. import backend as B
 from .. import checks
+from .device_step import write_unless_refused
 from .optimizer import Optimizer, ParamStep, add_weight_decay
 from .settings import check_eps
 from .regularizer import Regularizer
@@ -98,6 +100,56 @@ class Adam(Optimizer):
         xp.divide(m, tmp, out=tmp)           # the step
         tmp *= p.lr / (1 - beta1 ** t)
         return tmp
+
+    def fused_update(self, p: ParamStep, state: dict[str, Any], refused: Any) -> bool:
+        """:meth:`update_param`'s step as one kernel (:func:`adam_kernel`), on a GPU. A
+        regularizer object (L1Decay, your own) has no kernel: then False, nothing changed."""
+        if isinstance(p.weight_decay, Regularizer):
+            return False
+        param, group, t = p.param.data, p.group, state["step"]
+        xp = B.get_array_module(param)
+        for key in self.state_entries(group):     # amsgrad may be switched on after steps
+            if key not in state:
+                state[key] = xp.zeros_like(param)
+        beta1, beta2 = group["betas"]
+        B.run_fused(adam_kernel, param, p.grad, state["exp_avg"], state["exp_avg_sq"],
+                    state.get("max_exp_avg_sq") if group["amsgrad"] else None, refused,
+                    p.weight_decay, 1 - p.lr * p.decoupled_decay if p.decoupled_decay else None,
+                    beta1, 1 - beta1, beta2, 1 - beta2, math.sqrt(1 - beta2 ** t),
+                    group["eps"], p.lr / (1 - beta1 ** t))
+        return True
+
+
+def adam_kernel(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any,
+                max_exp_avg_sq: Any, refused: Any, weight_decay: float | None,
+                shrink: float | None, beta1: float, one_minus_beta1: float, beta2: float,
+                one_minus_beta2: float, bias2_root: float, eps: float, step_size: float) -> None:
+    """:meth:`Adam.update_param` and the base's ``param -= step``, as one elementwise
+    formula (``backend.run_fused``: one kernel on a GPU), in the same order of operations, so
+    the same bits. The host works out the numbers of step ``t``: ``bias2_root =
+    sqrt(1 - beta2**t)``, ``step_size = lr / (1 - beta1**t)``, ``shrink = 1 - lr *
+    weight_decay`` (AdamW). None switches a part off: ``weight_decay`` (Adam's coupled decay),
+    ``shrink`` (AdamW's decoupled one), ``max_exp_avg_sq`` (no amsgrad). ``refused`` gates the
+    writes (device_step.py).
+
+    >>> import numpy as np
+    >>> param, m, v = np.array([1.0]), np.zeros(1), np.zeros(1)
+    >>> adam_kernel(np, param, np.array([2.0]), m, v, None, None, None, None,
+    ...             0.9, 0.1, 0.999, 0.001, (1 - 0.999) ** 0.5, 1e-8, 0.01 / (1 - 0.9))
+    >>> param.round(6), m.round(6), v.round(6)        # the first step moves by lr
+    (array([0.99]), array([0.2]), array([0.004]))
+    """
+    g = grad if weight_decay is None else grad + param * weight_decay
+    new_param = param if shrink is None else param * shrink
+    m = exp_avg * beta1 + g * one_minus_beta1
+    v = exp_avg_sq * beta2 + (g * g) * one_minus_beta2
+    write_unless_refused(xp, exp_avg, m, refused)
+    write_unless_refused(xp, exp_avg_sq, v, refused)
+    if max_exp_avg_sq is not None:                   # amsgrad: the running maximum replaces v
+        v = xp.maximum(max_exp_avg_sq, v)
+        write_unless_refused(xp, max_exp_avg_sq, v, refused)
+    denominator = xp.sqrt(v) / bias2_root + eps
+    write_unless_refused(xp, param, new_param - m / denominator * step_size, refused)
 
 
 class AdamW(Adam):

@@ -9,7 +9,9 @@ as PyTorch's AMP GradScaler does with its ``found_inf``:
    that ``refused``: one device boolean for the whole step;
 2. the rule runs on every parameter as usual, and then every array it changed (the parameter
    and its state: momentum buffers, moments) is put back where ``refused`` holds: a refused
-   step changes no value, and the host never had to know;
+   step changes no value, and the host never had to know. A rule with a fused kernel (SGD,
+   Adam, AdamW) gates inside it instead, with :func:`write_unless_refused`: the old values
+   are still in the kernel's registers, so nothing is copied or put back;
 3. the flags travel to the host while the GPU works on (``host_reads``); when the host next
    reads anyway (the loss printed, the next ``step()``), :meth:`DeviceGate.settle` looks at
    them: for a refused step it takes back what the host counted (``step_count``, each
@@ -52,13 +54,14 @@ class DeviceGate:
     """One step's non-finite check, kept on the device (see the module docstring).
 
     ``finite_each`` holds one device boolean per gradient, ``refused`` whether any is False;
-    :meth:`keep` and :meth:`restore` surround the rule for each parameter.
+    :meth:`note` comes before the rule for each parameter, and :meth:`keep` and :meth:`restore`
+    surround a rule without a fused kernel.
 
     >>> import numpy as np
     >>> from dltutor import nn
     >>> w = nn.Parameter([1.0, 2.0])
     >>> gate = DeviceGate([np.array([np.inf, 0.0])])
-    >>> kept = gate.keep(w, None)
+    >>> gate.note(w, None); kept = gate.keep(w, None)
     >>> w.data -= 0.5                               # the rule's step
     >>> gate.restore(kept, w, {}); w.data           # refused: put back
     array([1., 2.], dtype=float32)
@@ -73,10 +76,14 @@ class DeviceGate:
         # and the keys its state had before (None: the step made its state).
         self.undo: list[tuple[Tensor, set[str] | None]] = []
 
+    def note(self, param: Tensor, state: dict[str, Any] | None) -> None:
+        """Before the rule runs: what the host takes back for ``param`` if the step is refused
+        (its state's keys; ``state`` None: the step makes its state)."""
+        self.undo.append((param, None if state is None else set(state)))
+
     def keep(self, param: Tensor, state: dict[str, Any] | None) -> dict[str | None, Any]:
         """Copies of the parameter's values (key None) and of its state's arrays, taken before
-        the rule changes them (``state`` None: the parameter has none yet)."""
-        self.undo.append((param, None if state is None else set(state)))
+        a rule without a fused kernel changes them (``state`` None: it has none yet)."""
         data = param.data
         kept: dict[str | None, Any] = {None: data.copy()}
         for key, value in (state or {}).items():
@@ -120,3 +127,17 @@ class DeviceGate:
             return
         bad = [name for name, ok in zip(names, finite) if not ok]
         raise NonFiniteGradientError(type(optimizer).__name__, bad, step, on_device=True)
+
+
+def write_unless_refused(xp: Any, target: Any, value: Any, refused: Any) -> None:
+    """Inside a fused kernel (backend.py's ``fused``): ``target[...] = value``, except where
+    ``refused`` (the step's device boolean) holds; ``refused`` None: the step is not gated.
+
+    >>> import numpy as np
+    >>> param = np.array([1.0, 2.0])
+    >>> write_unless_refused(np, param, param - 0.5, np.array(True)); param
+    array([1., 2.])
+    >>> write_unless_refused(np, param, param - 0.5, None); param
+    array([0.5, 1.5])
+    """
+    target[...] = value if refused is None else xp.where(refused, target, value)

@@ -17,7 +17,8 @@ what all rules share, in four stages, on every ``step()``:
    SGD's (sgd.py) and Adam's (adam.py) are whole in their files, weight decay included, as in
    PyTorch's ``_single_tensor_sgd``; a rule written as ``update(param, grad, state, group,
    lr)`` gets the weight decay from the base's ``update_param``. With ``record_steps`` on,
-   the step is then measured (report.py).
+   the step is then measured (report.py). On a GPU, SGD and Adam take the same step as one
+   fused kernel per parameter (``fused_update``).
 
 Reading what you pass as ``params`` is param_groups.py's job; checking a state dict before
 loading it is checkpoint.py's.
@@ -409,6 +410,17 @@ class Optimizer:
             p.param.data *= 1 - p.lr * p.decoupled_decay
         return self.update(p.param, grad, state, p.group, p.lr)
 
+    def fused_update(self, p: ParamStep, state: dict[str, Any], refused: Any) -> bool:
+        """On a GPU (``step()`` gates the step there: device_step.py), the rule's step for
+        ``p`` as ONE fused kernel, gated by ``refused`` inside it; return False, before changing
+        anything, where the rule has no kernel for this case (then ``update_param`` runs,
+        between copies that put the old values back on a refused step).
+
+        This base has none. SGD and Adam define one beside their ``update_param``, the same
+        formula written for ``backend.run_fused``, and tests/optim/test_fused_steps.py holds
+        the two to the same bits. (PyTorch's ``fused=True`` optimizers are the same idea.)"""
+        return False
+
     def update(self, param: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any],
                lr: float) -> Any:
         """The short way to write a rule: override this (the base's ``update_param`` calls it
@@ -574,10 +586,14 @@ class Optimizer:
             param = p.param
             state = self.state.get(param)
             if gate is not None:
-                kept = gate.keep(param, state)
+                gate.note(param, state)
             if state is None:
                 state = self.state[param] = {"step": 0}
             state["step"] += 1
+            if gate is not None:
+                if self.fused_update(p, state, gate.refused):
+                    continue                      # one kernel, gated inside it
+                kept = gate.keep(param, state)
             if measure is not None and (copy_all or p.decoupled_decay):
                 measure.keep_old_values(i, param)
             step = self.update_param(p, state)

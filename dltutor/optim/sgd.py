@@ -1,11 +1,15 @@
 """SGD: stochastic gradient descent with PyTorch's momentum, dampening, Nesterov and coupled
-weight decay, the whole rule in :meth:`SGD.update_param`."""
+weight decay, the whole rule in :meth:`SGD.update_param`; on a GPU the same formula as one
+fused kernel, :func:`sgd_kernel`."""
 from __future__ import annotations
 
 from typing import Any
 
+from .. import backend as B
 from .. import checks
+from .device_step import write_unless_refused
 from .optimizer import Optimizer, ParamStep, add_weight_decay
+from .regularizer import Regularizer
 
 
 class SGD(Optimizer):
@@ -70,3 +74,41 @@ class SGD(Optimizer):
                 buf += (1 - dampening) * grad if dampening else grad  # no copy of g for 1 * g
             grad = grad + momentum * buf if group["nesterov"] else buf
         return p.lr * grad
+
+    def fused_update(self, p: ParamStep, state: dict[str, Any], refused: Any) -> bool:
+        """:meth:`update_param`'s step as one kernel (:func:`sgd_kernel`), on a GPU. A
+        regularizer object (L1Decay, your own) has no kernel: then False, nothing changed."""
+        if isinstance(p.weight_decay, Regularizer):
+            return False
+        group, param = p.group, p.param.data
+        momentum, dampening = group["momentum"], group["dampening"]
+        buf = state.get("momentum_buffer")
+        if momentum and buf is None:   # the first step: buf = 0 * momentum + 1 * g = g exactly
+            buf = state["momentum_buffer"] = B.get_array_module(param).zeros_like(param)
+            dampening = 0.0
+        B.run_fused(sgd_kernel, param, p.grad, buf if momentum else None, refused, p.lr,
+                    p.weight_decay, momentum, 1 - dampening,
+                    momentum if group["nesterov"] else None)
+        return True
+
+
+def sgd_kernel(xp: Any, param: Any, grad: Any, buf: Any, refused: Any, lr: float,
+               weight_decay: float | None, momentum: float, undamped: float,
+               nesterov: float | None) -> None:
+    """:meth:`SGD.update_param` and the base's ``param -= step``, as one elementwise formula
+    (``backend.run_fused``: one kernel on a GPU), in the same order of operations, so the
+    same bits. None switches a part off: ``weight_decay``, ``buf`` (no momentum),
+    ``nesterov`` (else it is the momentum). ``refused`` gates the writes (device_step.py).
+
+    >>> import numpy as np
+    >>> param, buf = np.array([1.0]), np.array([0.0])
+    >>> sgd_kernel(np, param, np.array([1.0]), buf, None, 0.1, None, 0.9, 1.0, None)
+    >>> param, buf                                   # first step: buf = g, p -= 0.1 * buf
+    (array([0.9]), array([1.]))
+    """
+    g = grad if weight_decay is None else grad + param * weight_decay
+    if buf is not None:
+        new_buf = buf * momentum + g * undamped      # buf = momentum * buf + (1 - dampening) * g
+        g = new_buf if nesterov is None else g + nesterov * new_buf
+        write_unless_refused(xp, buf, new_buf, refused)
+    write_unless_refused(xp, param, param - lr * g, refused)
