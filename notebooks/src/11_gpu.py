@@ -336,6 +336,36 @@ print("steps counted:", gpu_opt.step_count)
 assert (gpu_net.weight.data == weight_before).all() and gpu_opt.step_count == 0
 assert refusal.names == ["weight"] and "found on the device" in str(refusal)
 
+# %% [markdown] tags=["claim-torch-fused-optimizers"]
+# ### Going deeper: one kernel per parameter
+#
+# On a GPU each line of an update rule is a kernel launch of its own, which reads whole arrays
+# from the GPU's memory and writes a whole temporary array back: SGD with momentum and weight
+# decay is several launches per parameter, Adam more. So on a GPU, SGD, Adam and AdamW take each
+# parameter's step as **one fused kernel**: the same formula, written as one function of arrays
+# (`sgd_kernel` in `dltutor/optim/sgd.py`, `adam_kernel` in `adam.py`, beside the rule), which
+# CuPy compiles with `cupy.fuse` so every value is read once, updated in registers and written
+# once. The non-finite check above is inside the kernel too: a refused step writes the old values
+# back, so nothing is copied before the step or put back after it. PyTorch offers the same for
+# its SGD, Adam and AdamW with `fused=True`.
+#
+# A kernel is a plain Python function, so on the CPU NumPy runs it line by line. The cell below
+# runs SGD's kernel on a parameter's arrays and takes SGD's step from the optimizer, and the two
+# agree to the bit (the same operations in the same order).
+
+# %%
+from dltutor.optim.sgd import sgd_kernel
+
+dt.manual_seed(0)
+w = nn.Parameter(dt.randn(4))
+(w * dt.randn(4)).sum().backward()
+param, buf = w.data.copy(), np.zeros_like(w.data)      # the kernel's own copies
+sgd_kernel(np, param, w.grad.data, buf, None, 0.1, 0.01, 0.9, 1.0, None)
+optim.SGD([w], lr=0.1, momentum=0.9, weight_decay=0.01).step()
+print("kernel:   ", param)
+print("optimizer:", w.data)
+assert (param == w.data).all()
+
 # %% [markdown]
 # ## When the GPU runs out of memory
 #

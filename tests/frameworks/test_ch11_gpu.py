@@ -55,6 +55,33 @@ def test_move_the_model_before_making_the_optimizer(opt_class, kw, moments):
             assert opt.state[p][name].dtype == p.dtype and opt.state[p][name].device == p.device
 
 
+# -- fused optimizers --------------------------------------------------------------------------
+@claim("torch-fused-optimizers")
+@pytest.mark.parametrize("opt_class, kw", [(torch.optim.SGD, {"momentum": 0.9, "weight_decay": 0.01}),
+                                           (torch.optim.Adam, {"weight_decay": 0.01}),
+                                           (torch.optim.AdamW, {"amsgrad": True})],
+                         ids=["SGD", "Adam", "AdamW"])
+def test_sgd_adam_and_adamw_take_fused_true_for_the_same_step(opt_class, kw):
+    """``fused=True`` is an option of these three (this CPU build runs it on the CPU), and
+    it takes the step the plain loop takes, to float rounding."""
+    assert "fused" in inspect.signature(opt_class).parameters
+    weights = []
+    for fused in (False, True):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(5, 3)
+        start = model.weight.detach().clone()
+        opt = opt_class(model.parameters(), lr=0.1, fused=fused, **kw)
+        assert opt.defaults["fused"] is fused
+        x = torch.randn(8, 5)
+        for _ in range(3):
+            opt.zero_grad()
+            model(x).square().mean().backward()
+            opt.step()
+        weights.append(model.weight.detach().clone())
+    torch.testing.assert_close(weights[1], weights[0], rtol=1e-5, atol=1e-6)
+    assert not torch.equal(weights[0], start)                           # the steps moved it
+
+
 # -- mixed precision ---------------------------------------------------------------------------
 @claim("torch-amp-autocast")
 def test_autocast_computes_in_half_and_keeps_float32_weights():

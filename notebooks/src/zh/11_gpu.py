@@ -76,6 +76,13 @@
 #
 # 下面的单元格在这里、在 CPU 上走一遍这条 GPU 路径：它告诉 NumPy 后端“读值不是免费的”（CuPy 后端就是这样说的），然后在一个梯度里放进 NaN。
 
+# %% [markdown] en="be3c91f8"
+# ### 深入一步：每个参数一个内核
+#
+# 在 GPU 上，更新规则的每一行都是一次单独的内核启动：它从 GPU 显存读取整个数组，再把一个完整的临时数组写回去。带动量和权重衰减（weight decay）的 SGD 每个参数要启动好几次，Adam 更多。所以在 GPU 上，SGD、Adam 和 AdamW 把每个参数的一步做成**一个融合内核**（fused kernel）：公式不变，只是写成一个作用在数组上的函数（`dltutor/optim/sgd.py` 中的 `sgd_kernel`、`adam.py` 中的 `adam_kernel`，就在规则旁边），由 CuPy 用 `cupy.fuse` 编译，于是每个值只读一次，在寄存器里更新，再写一次。上面讲的非有限值检查也在这个内核里：被拒绝的一步把旧值写回去，所以更新前不用复制，更新后也不用放回。PyTorch 的 SGD、Adam 和 AdamW 用 `fused=True` 提供同样的做法。
+#
+# 内核就是一个普通的 Python 函数，所以在 CPU 上由 NumPy 逐行运行。下面的单元格在一个参数的数组上运行 SGD 的内核，再让优化器走 SGD 的一步，两者逐位相同（同样的运算，同样的顺序）。
+
 # %% [markdown] en="27e3171b"
 # ## GPU 显存不够时
 #
