@@ -3,8 +3,11 @@
 ``all_reduce(t)`` leaves in every process's ``t`` the sum (or average, max, ...) of all the
 processes' ``t``: how data-parallel training agrees on one gradient. ``broadcast(t, src=0)``
 copies process ``src``'s ``t`` into everyone's: how replicas start from the same weights.
-``all_gather`` collects one tensor from each process. Each is MPI's own collective on the
-tensor's array (mpi4py's buffer calls, no pickling); a GPU array travels through the host.
+``all_gather`` collects one tensor from each process. The group picks the engine for each
+array (``ProcessGroup.collectives_for``, the one place that decides): in an "mpi" group MPI's
+own collective on the array (mpi4py's buffer calls, no pickling; a GPU array travels through
+the host), in an "nccl" group NCCL's on a GPU array, in place on the GPU (untested on a real
+GPU so far), and MPI's on a host array.
 
 >>> import dltutor as dt, dltutor.distributed as dist
 >>> dist.init_process_group("mpi")                   # a world of one: the sum is itself
@@ -18,11 +21,11 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-import numpy as np
-
 from .. import backend as B
 from ..autograd import Tensor
-from .process_group import mpi, world
+from .mpi_collectives import MpiCollectives
+from .nccl_collectives import NcclCollectives
+from .process_group import group
 
 
 class ReduceOp(enum.Enum):
@@ -40,53 +43,71 @@ def _array(tensor: Any) -> Any:
     return tensor.data if isinstance(tensor, Tensor) else tensor
 
 
-def _in_place(tensor: Any, collective: Any) -> None:
-    """Run ``collective(host_array)`` on a contiguous NumPy array holding ``tensor``'s values,
-    then put the result back into the tensor's own array (on its backend)."""
-    array = _array(tensor)
-    if isinstance(array, np.ndarray) and array.flags.c_contiguous:
-        collective(array)                    # MPI reads and writes the array itself
-        return
-    host = np.ascontiguousarray(B.to_numpy(array))
-    collective(host)
-    array[...] = (B.backend_of(array) or B.NUMPY).asarray(host)
+def _engine(tensor: Any, caller: str) -> MpiCollectives | NcclCollectives:
+    """The engine that carries ``tensor``'s array in this group (the group decides)."""
+    return group().collectives_for(_array(tensor), caller, of_tensor=isinstance(tensor, Tensor))
 
 
 def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM) -> None:
-    """Combine every process's ``tensor`` with ``op``; each process's tensor gets the result."""
+    """Combine every process's ``tensor`` with ``op``; each process's tensor gets the result.
+    AVG is a SUM divided by the number of processes, here for every engine: MPI has no
+    average, NCCL only from version 2.10, and so both give the same bytes."""
     if not isinstance(op, ReduceOp):
         raise TypeError(f"all_reduce: op must be a dist.ReduceOp (SUM, AVG, MAX, MIN, "
                         f"PRODUCT), got {op!r}")
-    MPI, comm = mpi(), world()
-    mpi_op = {ReduceOp.SUM: MPI.SUM, ReduceOp.AVG: MPI.SUM, ReduceOp.MAX: MPI.MAX,
-              ReduceOp.MIN: MPI.MIN, ReduceOp.PRODUCT: MPI.PROD}[op]
-
-    def reduce(array: np.ndarray) -> None:
-        comm.Allreduce(MPI.IN_PLACE, array, op=mpi_op)
-        if op is ReduceOp.AVG:
-            array /= comm.Get_size()
-    _in_place(tensor, reduce)
+    array = _array(tensor)
+    _engine(tensor, "all_reduce").all_reduce(array, "sum" if op is ReduceOp.AVG else op.value)
+    if op is ReduceOp.AVG:
+        array /= group().comm.Get_size()
 
 
 def broadcast(tensor: Any, src: int = 0) -> None:
     """Copy process ``src``'s ``tensor`` into every process's ``tensor``."""
-    comm = world()
-    if not 0 <= src < comm.Get_size():
-        raise ValueError(f"broadcast: src={src} is not a rank of this group (0 to "
-                         f"{comm.Get_size() - 1})")
-    _in_place(tensor, lambda array: comm.Bcast(array, root=src))
+    size = group().comm.Get_size()
+    if not 0 <= src < size:
+        raise ValueError(f"broadcast: src={src} is not a rank of this group (0 to {size - 1})")
+    _engine(tensor, "broadcast").broadcast(_array(tensor), src)
 
 
 def all_gather(tensor_list: list, tensor: Any) -> None:
     """Fill ``tensor_list[i]`` with process ``i``'s ``tensor`` (a list as long as the group,
     each entry shaped like ``tensor``)."""
-    comm = world()
-    if len(tensor_list) != comm.Get_size():
+    size = group().comm.Get_size()
+    if len(tensor_list) != size:
         raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} entries; the group "
-                         f"has {comm.Get_size()} processes")
-    mine = np.ascontiguousarray(B.to_numpy(_array(tensor)))
-    gathered = np.empty((comm.Get_size(),) + mine.shape, dtype=mine.dtype)
-    comm.Allgather(mine, gathered)
+                         f"has {size} processes")
+    gathered = _engine(tensor, "all_gather").all_gather(_array(tensor))
     for out, values in zip(tensor_list, gathered):
-        target = _array(out)
-        target[...] = (B.backend_of(target) or B.NUMPY).asarray(values)
+        _copy_into(_array(out), values)
+
+
+def gather_object(obj: Any, object_gather_list: list | None = None, dst: int = 0) -> None:
+    """Fill, on process ``dst``, ``object_gather_list[i]`` with process ``i``'s ``obj`` (any
+    picklable Python object; MPI carries it in every group). The other processes pass None.
+
+    >>> import dltutor.distributed as dist
+    >>> dist.init_process_group("mpi")
+    >>> objects = [None]                     # a world of one: one entry
+    >>> dist.gather_object({"step": 3}, objects); objects
+    [{'step': 3}]
+    >>> dist.destroy_process_group()
+    """
+    world = group().comm
+    if not 0 <= dst < world.Get_size():
+        raise ValueError(f"gather_object: dst={dst} is not a rank of this group (0 to "
+                         f"{world.Get_size() - 1})")
+    if world.Get_rank() == dst and (object_gather_list is None
+                                    or len(object_gather_list) != world.Get_size()):
+        raise ValueError(f"gather_object: on process dst={dst}, object_gather_list must be a "
+                         f"list of {world.Get_size()} entries, got {object_gather_list!r}")
+    gathered = group().mpi.gather_object(obj, dst)
+    if gathered is not None and object_gather_list is not None:
+        object_gather_list[:] = gathered
+
+
+def _copy_into(target: Any, values: Any) -> None:
+    """Write ``values`` into the array ``target``, moving them to ``target``'s backend."""
+    backend = B.backend_of(target) or B.NUMPY
+    if B.backend_of(values) is not backend:
+        values = backend.asarray(B.to_numpy(values))
+    target[...] = values

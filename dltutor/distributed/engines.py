@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..i18n import get_language
-from .process_group import INSTALL_HINT
+from .mpi_collectives import INSTALL_HINT
 
 
 def mpiexec_command() -> str:

@@ -43,8 +43,8 @@ from ..autograd.function import make_tensor
 from ..optim import ClipGradByGlobalNorm, NonFiniteGradientError, Optimizer, OptimizerLoadResult
 from ..optim.checkpoint import state_keys
 from ..optim.nonfinite import nonfinite_names
-from .collectives import broadcast
-from .process_group import get_rank, get_world_size, world
+from .collectives import broadcast, gather_object
+from .process_group import get_rank, get_world_size
 
 #: Group entries that are not hyperparameters (they say which parameters a group holds).
 _MEMBERS = ("params", "param_names")
@@ -232,8 +232,9 @@ class ZeroRedundancyOptimizer:
                            for p, entry in self.optim.state.items()},
                  "step_count": self.optim.step_count,
                  "skipped_steps": self.optim.skipped_steps}
-        shares = world().gather(share, root=to)
-        self._consolidated = shares if self.rank == to else []
+        shares: list | None = [None] * self.world_size if self.rank == to else None
+        gather_object(share, shares, dst=to)
+        self._consolidated = shares or []
 
     def state_dict(self) -> dict[str, Any]:
         """The whole state, as the plain optimizer's ``state_dict()`` would give it, on the
