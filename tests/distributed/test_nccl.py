@@ -166,3 +166,15 @@ def test_two_processes_on_real_gpus(tmp_path):
     assert first["sum"] == [3.0, 4.0] and first["avg"] == [1.5, 2.0]
     assert first["broadcast"] == [10.0] and first["gathered"] == [[0.5], [1.5]]
     assert first["replicas_equal"]
+
+
+def test_gather_object_checks_the_list_before_anything_travels():
+    """(ZeRO's consolidate_state_dict gathers through it; tests/distributed/test_zero.py.)"""
+    dist.init_process_group("mpi")
+    try:
+        with pytest.raises(ValueError, match="object_gather_list must be a list of 1 entries"):
+            dist.gather_object({"step": 1}, [None, None])
+        with pytest.raises(ValueError, match="dst=1 is not a rank of this group"):
+            dist.gather_object({"step": 1}, [None], dst=1)
+    finally:
+        dist.destroy_process_group()
