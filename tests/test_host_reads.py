@@ -165,3 +165,49 @@ def test_every_rule_and_clip_steps_without_reading(gpu, opt_class, settings, cli
     gpu.clear()
     step()
     assert gpu.total == 0, gpu.where()
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_pytorchs_clipping_functions_read_nothing_and_clip_as_on_the_cpu(norm_type):
+    """The loop written as in PyTorch (``clip_grad_norm_`` and ``clip_grad_value_`` between
+    backward and step): no read on the GPU, the CPU's gradients and total norm."""
+    results = []
+    for backend in ("numpy", "gpu"):
+        marked_backend.register()
+        with (counting_reads() if backend == "gpu" else dt.backend.use("numpy")) as reads, \
+                dt.backend.use("marked" if backend == "gpu" else "numpy"):
+            net, opt, _ = training("mlp")
+            x, y = (dt.tensor(a) for a in batch("mlp"))
+            for i in range(3):
+                if i == 2 and backend == "gpu":
+                    reads.clear()
+                opt.zero_grad()
+                nn.functional.cross_entropy(net(x), y).backward()
+                total = nn.utils.clip_grad_norm_(net.parameters(), 1e-3, norm_type=norm_type)
+                nn.utils.clip_grad_value_(net.parameters(), 1e-4)
+                opt.step()
+            if backend == "gpu":
+                assert reads.total == 0, reads.where()
+            results.append((total.item(), [p.grad.numpy().copy() for p in net.parameters()]))
+    (cpu_total, cpu_grads), (gpu_total, gpu_grads) = results
+    assert gpu_total == pytest.approx(cpu_total, rel=1e-5) and cpu_total > 1e-3   # it clipped
+    for a, b in zip(cpu_grads, gpu_grads):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_clip_grad_norm_of_a_nonfinite_gradient_on_a_gpu_gives_the_cpus_values(bad):
+    """PyTorch's rule on both: a NaN total makes every gradient NaN; an infinite one makes
+    the factor 0, so inf * 0 is NaN and the finite values 0."""
+    outcomes = []
+    for backend in ("numpy", "gpu"):
+        marked_backend.register()
+        with (counting_reads() if backend == "gpu" else dt.backend.use("numpy")), \
+                dt.backend.use("marked" if backend == "gpu" else "numpy"):
+            w = nn.Parameter([1.0, 2.0])
+            w.grad = dt.tensor([bad, 3.0])
+            total = nn.utils.clip_grad_norm_([w], 1.0)
+            outcomes.append((total.item(), w.grad.numpy().copy()))
+    (cpu_total, cpu_grad), (gpu_total, gpu_grad) = outcomes
+    np.testing.assert_array_equal([gpu_total], [cpu_total])
+    np.testing.assert_array_equal(gpu_grad, cpu_grad)

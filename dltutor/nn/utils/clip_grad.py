@@ -17,13 +17,13 @@ tensor(5.)
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Any, Iterable
 
 from ... import backend as B
 from ... import checks
 from ...autograd import Tensor
 from ...autograd.function import make_tensor
-from .norms import l2_norms, p_norm, total_norm
+from .norms import device_total_norm, l2_norms, p_norm, total_norm
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "unique_with_grad"]
 
@@ -73,14 +73,22 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
     # (unique_with_grad keeps the parameters that have a gradient: `is not None` tells mypy)
     gradients = [p.grad for p in unique_with_grad(parameters) if p.grad is not None]
     grads = [g.data for g in gradients]
-    norms = l2_norms(grads) if norm_type == 2 else [p_norm(g, norm_type) for g in grads]
-    total = total_norm(norms, norm_type)
-    if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(f"clip_grad_norm_: the total norm of the gradients is {total}; "
-                           "a NaN or Inf gradient is upstream (find it with dt.detect_anomaly())"
-                           ". Pass error_if_nonfinite=False to clip anyway.")
-    scale = min(1.0, max_norm / (total + 1e-6)) if math.isfinite(total) else max_norm / total
     backend = (B.backend_of(grads[0]) or B.NUMPY) if grads else B.current()
+    total: Any
+    if grads and not backend.reads_are_free and not error_if_nonfinite:
+        # On a GPU: the norm and the factor stay on the device (reading them would make the
+        # host wait for the GPU every step); min() of a NaN is NaN and of inf's factor 0.
+        total = device_total_norm(grads, norm_type)
+        scale = backend.xp.minimum(1.0, max_norm / (total + 1e-6))
+    else:
+        norms = l2_norms(grads) if norm_type == 2 else [p_norm(g, norm_type) for g in grads]
+        total = total_norm(norms, norm_type)
+        if error_if_nonfinite and not math.isfinite(total):
+            raise RuntimeError(f"clip_grad_norm_: the total norm of the gradients is {total}; "
+                               "a NaN or Inf gradient is upstream (find it with "
+                               "dt.detect_anomaly()). Pass error_if_nonfinite=False to clip "
+                               "anyway.")
+        scale = min(1.0, max_norm / (total + 1e-6)) if math.isfinite(total) else max_norm / total
     with backend.ignore_float_errors():    # an inf gradient times 0 is NaN, silently (PyTorch)
         for g in gradients:
             g.data = g.data * scale        # a new array: gradients may share memory

@@ -30,6 +30,25 @@ def l2_norms(arrays: Sequence[Any]) -> list[float]:
     return [math.sqrt(square) for square in B.sums_of_squares(arrays)]
 
 
+def device_total_norm(arrays: Sequence[Any], p: float) -> Any:
+    """The ``p``-norm of all the arrays together as a 0-d array on their device, read by no
+    one: what a clip on a GPU computes with (``math.inf``: the largest absolute value).
+
+    >>> import math, numpy as np
+    >>> arrays = [np.array([3.0, -4.0]), np.array([12.0])]
+    >>> [float(device_total_norm(arrays, p)) for p in (2, 1, math.inf)]
+    [13.0, 19.0, 12.0]
+    """
+    xp = B.get_array_module(arrays[0])
+    with B.ignore_float_errors(arrays[0]):      # too large: inf, silently, as PyTorch's norm
+        if p == 2:
+            return xp.sqrt(xp.stack([xp.vdot(a, a) for a in arrays]).sum())
+        if p == math.inf:
+            return xp.stack([xp.abs(a).max() if a.size else xp.zeros((), a.dtype)
+                             for a in arrays]).max()
+        return xp.stack([(xp.abs(a) ** p).sum() for a in arrays]).sum() ** (1.0 / p)
+
+
 def p_norm(array: Any, p: float) -> float:
     """The ``p``-norm of one array's values: ``math.inf`` for the largest absolute value, any
     other p > 0 as ``sum(|x| ** p) ** (1 / p)``. (For p = 2 use :func:`l2_norms`, which takes
