@@ -16,6 +16,10 @@ engine's output is shown under ``[stdout:rank]``, in rank order.
 ``start_engines`` starts them quietly (no progress bars, no log lines: a notebook's stored
 outputs must not depend on timing), uses the ``mpiexec`` of the kit's own environment, and sets
 ``%%px`` to show each engine's output once it has finished, in rank order.
+
+The engines end with their notebook, however it ends: ``engines.stop()``, an error, a kernel
+restart, or the kernel killed (SIGKILL runs no clean-up code in the kernel, so a watchdog
+process, ``engine_watchdog.py``, ends what ``start_engines`` started once the kernel is gone).
 """
 from __future__ import annotations
 
@@ -23,9 +27,12 @@ import contextlib
 import io
 import logging
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from ..i18n import get_language
 from .mpi_collectives import INSTALL_HINT
@@ -49,8 +56,8 @@ def mpiexec_command() -> str:
 class Engines:
     """N running MPI engines (what :func:`start_engines` returns); ``stop()`` ends them."""
 
-    def __init__(self, cluster: Any, client: Any):
-        self.cluster, self.client = cluster, client
+    def __init__(self, cluster: Any, client: Any, watchdog: subprocess.Popen):
+        self.cluster, self.client, self.watchdog = cluster, client, watchdog
 
     @property
     def count(self) -> int:
@@ -64,6 +71,7 @@ class Engines:
             self.client.close()
             self.cluster.stop_cluster_sync()
         self.cluster = None
+        _dismiss(self.watchdog)     # it ends anything the cluster's own stop left running
 
     def __repr__(self) -> str:
         state = "stopped" if self.cluster is None else f"ranks 0-{self.count - 1}"
@@ -79,18 +87,59 @@ def start_engines(n: int = 2, timeout: float = 120) -> Engines:
     except ImportError as exc:
         raise ImportError(f"start_engines needs ipyparallel ({exc}), which the kit's own "
                           "install brings; install it with: pip install ipyparallel") from None
+    already_running = {p.pid for p in psutil.Process().children(recursive=True)}
+    watchdog = _start_watchdog()
     with _quiet():
         cluster = ipp.Cluster(engines="mpi", n=n, log_level=logging.ERROR)
         cluster.config.MPILauncher.mpi_cmd = [mpiexec_command()]
-        cluster.start_cluster_sync()
-        client = cluster.connect_client_sync()
-        client.wait_for_engines(n, timeout=timeout, interactive=False)
-        client[:].activate()                 # registers %%px for this notebook
-        # the engines speak the notebook's language (its diagnostics, its exercises' texts)
-        client[:].execute(f"import dltutor; dltutor.set_language({get_language()!r})",
-                          block=True)
+        try:
+            cluster.start_cluster_sync()
+            _watch(watchdog, already_running)   # the controller and mpiexec, with all they start
+            client = _connect(cluster, n, timeout)
+        except BaseException:                   # (a timeout, an interrupt): leave nothing behind
+            with contextlib.suppress(Exception):
+                cluster.stop_cluster_sync()
+            _dismiss(watchdog)
+            raise
     _settle_px_output()
-    return Engines(cluster, client)
+    return Engines(cluster, client, watchdog)
+
+
+def _connect(cluster: Any, n: int, timeout: float) -> Any:
+    """A client of ``cluster`` once its ``n`` engines are up, ``%%px`` pointed at them and
+    each speaking the notebook's language (its diagnostics, its exercises' texts)."""
+    client = cluster.connect_client_sync()
+    client.wait_for_engines(n, timeout=timeout, interactive=False)
+    client[:].activate()                 # registers %%px for this notebook
+    client[:].execute(f"import dltutor; dltutor.set_language({get_language()!r})", block=True)
+    return client
+
+
+def _start_watchdog() -> subprocess.Popen:
+    """The process that ends the engines once this one is gone (see engine_watchdog.py): in a
+    session of its own, so that what stops this kernel's process group leaves it running."""
+    script = Path(__file__).with_name("engine_watchdog.py")
+    return subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, text=True)
+
+
+def _watch(watchdog: subprocess.Popen, already_running: set[int]) -> None:
+    """Tell the watchdog every process started since ``already_running`` was taken (pid and
+    start time: a pid the system hands out again later names another process)."""
+    assert watchdog.stdin is not None
+    for process in psutil.Process().children(recursive=True):
+        if process.pid not in already_running | {watchdog.pid}:
+            watchdog.stdin.write(f"{process.pid} {process.create_time()}\n")
+    watchdog.stdin.flush()
+
+
+def _dismiss(watchdog: subprocess.Popen) -> None:
+    """Close the watchdog's pipe (it then ends whatever is left) and wait for it to finish."""
+    assert watchdog.stdin is not None
+    watchdog.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        watchdog.wait(timeout=60)
 
 
 def _settle_px_output() -> None:
