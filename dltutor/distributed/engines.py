@@ -20,6 +20,10 @@ outputs must not depend on timing), uses the ``mpiexec`` of the kit's own enviro
 The engines end with their notebook, however it ends: ``engines.stop()``, an error, a kernel
 restart, or the kernel killed (SIGKILL runs no clean-up code in the kernel, so a watchdog
 process, ``engine_watchdog.py``, ends what ``start_engines`` started once the kernel is gone).
+They are private on a shared machine (a class hub): the controller speaks to the notebook and
+the engines only over CurveZMQ, encrypted with a key that lives in the student's own files,
+so another account on the machine can neither send them code nor read their outputs, and
+nothing they start listens beyond 127.0.0.1 (classroom/README.md says what protects each port).
 """
 from __future__ import annotations
 
@@ -51,6 +55,20 @@ def mpiexec_command() -> str:
         raise FileNotFoundError(f"no mpiexec beside {sys.executable} or on PATH; install MPI "
                                 f"with: {INSTALL_HINT}")
     return found
+
+
+def engines_mpiexec_command() -> str:
+    """The ``mpiexec`` that starts the engines: MPICH's ``mpiexec.gforker`` beside this Python
+    when there is one, else :func:`mpiexec_command`. The engines always run on this machine,
+    and gforker starts processes here only, with no network port; hydra's ``mpiexec`` listens
+    on every interface for its proxies and takes a connection from anyone, a way for another
+    account (or another machine) to end a student's engines.
+
+    >>> Path(engines_mpiexec_command()).name.startswith("mpiexec")
+    True
+    """
+    gforker = Path(sys.executable).parent / "mpiexec.gforker"
+    return str(gforker) if gforker.exists() else mpiexec_command()
 
 
 class Engines:
@@ -90,8 +108,13 @@ def start_engines(n: int = 2, timeout: float = 120) -> Engines:
     already_running = {p.pid for p in psutil.Process().children(recursive=True)}
     watchdog = _start_watchdog()
     with _quiet():
-        cluster = ipp.Cluster(engines="mpi", n=n, log_level=logging.ERROR)
-        cluster.config.MPILauncher.mpi_cmd = [mpiexec_command()]
+        # CurveZMQ: the controller's sockets on 127.0.0.1 answer only a client that holds its
+        # key, which is in this account's connection files (see classroom/README.md)
+        cluster = ipp.Cluster(engines="mpi", n=n, log_level=logging.ERROR,
+                              controller_args=["--IPController.enable_curve=True"])
+        cluster.config.MPILauncher.mpi_cmd = [engines_mpiexec_command()]
+        # MPI's own transport (UCX) listens on loopback only: the ranks are all on this machine
+        cluster.config.MPILauncher.environment = {"UCX_NET_DEVICES": "lo"}
         try:
             cluster.start_cluster_sync()
             _watch(watchdog, already_running)   # the controller and mpiexec, with all they start
