@@ -72,6 +72,10 @@ c.Spawner.http_timeout = 120
 # what a student's server may use; the sizing table in benchmarks/RESULTS.md says how much
 c.Spawner.mem_limit = os.environ.get("CLASSROOM_MEM_LIMIT") or None
 c.Spawner.pre_spawn_hook = give_chapters      # the chapters, copied as the student
+# Kernels speak to their server over Unix sockets in the student's own runtime folder (mode
+# 0700). Over TCP on 127.0.0.1, Jupyter's default, any account on the machine could subscribe
+# to a kernel's output channel and read all it prints: listening needs no key.
+c.Spawner.args = ["--KernelManager.transport=ipc"]
 c.Authenticator.blocked_users = {"root"}
 
 

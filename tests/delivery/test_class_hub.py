@@ -105,6 +105,16 @@ def start_server(hub, name: str) -> None:
         time.sleep(0.5)
 
 
+def server_ready(hub, name: str) -> bool:
+    """Whether ``name``'s server is up (False for a name the hub does not know yet)."""
+    import urllib.error
+
+    try:
+        return bool(hub.api("GET", f"/hub/api/users/{name}")["servers"].get("", {}).get("ready"))
+    except urllib.error.HTTPError:
+        return False
+
+
 #: Run in a student's kernel: try each thing and say "ok" or the error's name.
 PROBE = '''
 import json, os
@@ -205,6 +215,78 @@ def test_a_student_reaches_neither_anothers_work_nor_the_hubs_secrets(class_hub)
     for process in psutil.process_iter(["cmdline"]):
         line = " ".join(process.info["cmdline"] or [])
         assert not any(secret in line for secret in secrets_held), process
+
+
+#: Run in the listener's kernel: once the other student's kernel is up, subscribe to every TCP
+#: port the other student listens on (as /proc/net/tcp shows them to anyone), say so, and
+#: count what comes until the other student is done printing.
+EAVESDROP = '''
+import json, os, time, zmq
+deadline = time.monotonic() + 120
+while not os.path.exists(SPEAKING) and time.monotonic() < deadline:
+    time.sleep(0.2)
+ports = set()
+for row in open("/proc/net/tcp").read().splitlines()[1:]:
+    cells = row.split()
+    if cells[3] == "0A" and int(cells[7]) == UID:                # LISTEN, the other's
+        ports.add(int(cells[1].rsplit(":", 1)[1], 16))
+context = zmq.Context()
+sockets = []
+for port in ports:
+    listen = context.socket(zmq.SUB)
+    listen.setsockopt(zmq.SUBSCRIBE, b"")
+    listen.connect(f"tcp://127.0.0.1:{port}")
+    sockets.append(listen)
+open(LISTENING, "w").close()
+heard = 0
+while not os.path.exists(DONE) and time.monotonic() < deadline:
+    for listen in sockets:
+        while listen.poll(10):
+            listen.recv_multipart()
+            heard += 1
+print(json.dumps({"ports": len(ports), "heard": heard}))
+'''
+
+#: Run in the speaker's kernel: say it is up, and once the listener listens, print for a while.
+SPEAK = '''
+import os, time
+open(SPEAKING, "w").close()
+deadline = time.monotonic() + 120
+while not os.path.exists(LISTENING) and time.monotonic() < deadline:
+    time.sleep(0.2)
+for _ in range(20):
+    print("what only its author should see", flush=True)
+    time.sleep(0.1)
+open(DONE, "w").close()
+'''
+
+
+def test_no_other_account_hears_what_a_students_kernel_prints(class_hub):
+    """Kernels speak over Unix sockets in the student's runtime folder: over TCP on 127.0.0.1
+    (Jupyter's default) another account could subscribe to a kernel's output, no key needed."""
+    import threading
+
+    hub, (ana, ben), _, _, _ = class_hub
+    for student in (ana, ben):
+        if not server_ready(hub, student):
+            start_server(hub, student)
+    flags = {name: f"/tmp/dltutor-{secrets.token_hex(4)}-{name.lower()}"
+             for name in ("SPEAKING", "LISTENING", "DONE")}
+    given = "".join(f"{name} = {path!r}\n" for name, path in flags.items())
+    given += f"UID = {pwd.getpwnam(ana).pw_uid}\n"
+    heard: list[str] = []
+    listener = threading.Thread(target=lambda: heard.append(
+        load_test.run_in_kernel(hub, ben, given + EAVESDROP, timeout=180)))
+    listener.start()
+    try:
+        load_test.run_in_kernel(hub, ana, given + SPEAK, timeout=180)
+    finally:
+        listener.join(timeout=200)
+        for flag in flags.values():
+            Path(flag).unlink(missing_ok=True)
+    found = json.loads(heard[0].strip().splitlines()[-1])
+    assert found["ports"] > 0, found                 # ana's server listens (its HTTP port)
+    assert found["heard"] == 0, found
 
 
 def test_the_hub_refuses_to_start_where_it_would_be_unsafe(tmp_path):
