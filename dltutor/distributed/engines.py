@@ -151,8 +151,9 @@ def _watch(watchdog: subprocess.Popen, already_running: set[int]) -> None:
     """Tell the watchdog every process started since ``already_running`` was taken (pid and
     start time: a pid the system hands out again later names another process)."""
     assert watchdog.stdin is not None
+    not_ours = already_running | {watchdog.pid}
     for process in psutil.Process().children(recursive=True):
-        if process.pid not in already_running | {watchdog.pid}:
+        if process.pid not in not_ours:
             watchdog.stdin.write(f"{process.pid} {process.create_time()}\n")
     watchdog.stdin.flush()
 

@@ -1,5 +1,6 @@
 """The engines end with their notebook, however it ends: a cell that raises after
-start_engines (nbval, Run All), or the kernel killed with SIGKILL (no clean-up code runs in it).
+start_engines (nbval, Run All), or the kernel killed with SIGKILL (no clean-up code runs in it);
+and a start that fails leaves nothing running.
 
 Each notebook records the kernel's descendants (pid and start time) right after start_engines;
 once the notebook is over, every one of them must end (the test polls, with a generous bound:
@@ -18,6 +19,7 @@ import psutil
 import pytest
 
 from dltutor.distributed.engine_watchdog import end, with_descendants
+from dltutor.distributed.engines import start_engines
 
 START = "import dltutor.distributed as dist\nengines = dist.start_engines(2)"
 RECORD = ("import json, psutil\nprint(json.dumps([[p.pid, p.create_time(), p.cmdline()] "
@@ -80,4 +82,12 @@ def test_the_engines_end_when_the_kernel_is_killed(leftovers):
     started = run_until_it_fails("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
                                  leftovers)
     assert any(command.endswith("python -m ipyparallel.engine --mpi") for command in started)
+    assert names(still_running(leftovers)) == []
+
+
+def test_a_start_that_fails_leaves_nothing_running(leftovers):
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    with pytest.raises(TimeoutError):
+        start_engines(2, timeout=0.01)             # no engine registers that fast
+    leftovers += [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
     assert names(still_running(leftovers)) == []
