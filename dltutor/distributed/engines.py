@@ -36,8 +36,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from ..i18n import get_language
 from .mpi_collectives import INSTALL_HINT
 
@@ -105,7 +103,7 @@ def start_engines(n: int = 2, timeout: float = 120) -> Engines:
     except ImportError as exc:
         raise ImportError(f"start_engines needs ipyparallel ({exc}), which the kit's own "
                           "install brings; install it with: pip install ipyparallel") from None
-    already_running = {p.pid for p in psutil.Process().children(recursive=True)}
+    already_running = {p.pid for p in _children()}
     watchdog = _start_watchdog()
     with _quiet():
         # CurveZMQ: the controller's sockets on 127.0.0.1 answer only a client that holds its
@@ -152,10 +150,17 @@ def _watch(watchdog: subprocess.Popen, already_running: set[int]) -> None:
     start time: a pid the system hands out again later names another process)."""
     assert watchdog.stdin is not None
     not_ours = already_running | {watchdog.pid}
-    for process in psutil.Process().children(recursive=True):
+    for process in _children():
         if process.pid not in not_ours:
             watchdog.stdin.write(f"{process.pid} {process.create_time()}\n")
     watchdog.stdin.flush()
+
+
+def _children() -> list[Any]:
+    """This process's descendants, as psutil sees them (psutil is imported here, when engines
+    start: it takes longer to import than the rest of ``dltutor.distributed``)."""
+    import psutil
+    return psutil.Process().children(recursive=True)
 
 
 def _dismiss(watchdog: subprocess.Popen) -> None:
