@@ -337,6 +337,22 @@ def counterpart(name: str, language: str, pages: set[str]) -> str:
     return wanted if f"{wanted}index.html" in pages else LANGUAGES[language][1]
 
 
+def point_language_links(page_html: str, name: str, pages: set[str]) -> str:
+    """Point the language links of the page ``name`` (a path in the site) at their pages, as
+    paths from it: the menu's at the same page in the other language (``counterpart``), the
+    head's at that language's home.
+
+    >>> links = '<link rel="alternate" href="#dltutor-en"> <a href="#dltutor-en">'
+    >>> point_language_links(links, "zh/06_optimizers/index.html", {"06_optimizers/index.html"})
+    '<link rel="alternate" href="../../"> <a href="../../06_optimizers/">'
+    """
+    root = "../" * name.count("/")                       # from the page up to the site's root
+    page_html = HEAD_ALTERNATE.sub(
+        lambda m: f'<link rel="alternate" href="{root}{LANGUAGES[m.group(1)][1]}"', page_html)
+    return ALTERNATE.sub(lambda m: f'href="{root}{counterpart(name, m.group(1), pages)}"',
+                         page_html)
+
+
 def _headings_by_label(page_html: str) -> dict[str, str]:
     """Each heading's HTML (inline code included) by its table-of-contents label."""
     return {toc_label(m.group(3)): m.group(3) for m in HEADING.finditer(page_html)}
@@ -573,11 +589,8 @@ def fix_pages(site: Path, with_formulas: set[str]) -> None:
         fixed = NOTEBOOK_LINK.sub(lambda m: f'href="../{m.group(1) or ""}{m.group(2)}/'
                                             f'{m.group(3) or ""}"', fixed)
         fixed = PAGE_LINK.sub(lambda m: f'href="../{m.group(1)}/"', fixed)   # (chapter pages)
+        fixed = point_language_links(fixed, name, pages)
         root = "../" * name.count("/")
-        fixed = HEAD_ALTERNATE.sub(lambda m: f'<link rel="alternate" '
-                                             f'href="{root}{LANGUAGES[m.group(1)][1]}"', fixed)
-        fixed = ALTERNATE.sub(lambda m: f'href="{root}{counterpart(name, m.group(1), pages)}"',
-                              fixed)
         fixed = fixed.replace(EMPTY_MATHJAX, MATHJAX_LOADER.format(root=root)
                               if name in with_formulas else "")
         if fixed != text:

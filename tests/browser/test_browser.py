@@ -334,7 +334,8 @@ def step_and_wait(page, count: int = 1) -> dict[str, str]:
     for _ in range(count):
         before = as_int(attrs, "data-step")
         page.locator(".dltutor-step").click()
-        attrs = wait_for_status(page, lambda a: as_int(a, "data-step") == before + 1,
+        # the step it waits for is bound here, not read from the loop when it is called
+        attrs = wait_for_status(page, lambda a, step=before + 1: as_int(a, "data-step") == step,
                                 f"step {before + 1}")
     return attrs
 
@@ -367,7 +368,8 @@ def test_voila_a_burst_of_key_presses_leaves_the_value_in_force_on_the_mark(work
         for value in ("0.3", "1.0", "3.0", "10.0"):      # four presses, one step apart
             handle.focus()
             page.keyboard.press("ArrowRight")
-            wait_for_status(page, lambda a: a["data-lr-mult-0"] == value, f"lr × {value}")
+            wait_for_status(page, lambda a, value=value: a["data-lr-mult-0"] == value,
+                            f"lr × {value}")
             drawn = frames_drawn(page)
             step_and_wait(page)
         # the step sends a frame with the last mark; wait until the page has drawn it

@@ -26,6 +26,18 @@ SHAPES = "`paddle.zeros(shape=[3])`, `paddle.normal(0, 1, shape=(2, 1))`"
 CLEAR = "`opt.clear_grad()`, `layer.clear_gradients()` (Paddle)"
 
 
+def loss_closure(opt, w):
+    """The closure ``opt.step(closure)`` calls: clear the gradients, then the loss
+    ``sum(w * w) + sum(w)`` and its backward; it returns the loss. (Made here, outside the
+    test's loop over frameworks, so it holds this framework's ``opt`` and ``w``.)"""
+    def closure():
+        opt.zero_grad()
+        loss = (w * w).sum() + w.sum()
+        loss.backward()
+        return loss
+    return closure
+
+
 @claim("torch-readme-same-spellings")
 def test_the_readmes_pytorch_lines_run_with_torch_replaced_by_dt(tmp_path):
     for framework in (torch, dt):
@@ -60,14 +72,8 @@ def test_the_readmes_pytorch_lines_run_with_torch_replaced_by_dt(tmp_path):
         opt.zero_grad(set_to_none=False)
         assert w.grad is not None and float(w.grad.sum()) == 0.0
 
-        def closure():
-            opt.zero_grad()
-            loss = (w * w).sum() + w.sum()
-            loss.backward()
-            return loss
-
         before = w.detach().clone()
-        assert float(opt.step(closure)) == pytest.approx(float((before * before).sum() + before.sum()))
+        assert float(opt.step(loss_closure(opt, w))) == pytest.approx(float((before * before).sum() + before.sum()))
         assert np.allclose(w.detach().numpy(), before.numpy() - 0.5 * (2 * before.numpy() + 1))
 
 
