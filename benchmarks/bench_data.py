@@ -18,24 +18,18 @@ Run from the repository root::
     python benchmarks/bench_data.py           # about 15 s
     python benchmarks/bench_data.py --quick   # one repeat
 """
-# One BLAS thread, set before NumPy is imported: the consumer's matmul should take one core,
-# as it would beside the workers, and timings stay steady.
+# One BLAS thread (and the repository root on sys.path), set before NumPy is imported: the
+# consumer's matmul should take one core, as it would beside the workers, and timings stay steady.
+import one_thread  # noqa: F401 - imported for what it sets up, not for a name
+
+import argparse
 import os
+import time
+from typing import Callable
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
+import numpy as np
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Callable  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from dltutor.data import DataLoader, TensorDataset  # noqa: E402
+from dltutor.data import DataLoader, TensorDataset
 
 ROWS, FEATURES, BATCH = 60_000, 784, 128
 STEP_S = 0.001
@@ -82,7 +76,7 @@ def _epoch(loader: DataLoader, step: Callable | None) -> tuple[float, float, int
     consumer = 0.0
     batches = 0
     t0 = time.perf_counter()
-    for xb, yb in loader:
+    for xb, _ in loader:
         if step is not None:
             c0 = time.perf_counter()
             step(xb)

@@ -26,26 +26,23 @@ Voilà) come from ``pytest -m browser tests/browser/test_browser.py``, which wri
 Like ``engine_bench.py``, everything runs on one BLAS thread: with several threads the
 timings of these small matrices measure thread start-up, not the lab.
 """
-# Pin BLAS to one thread before NumPy is imported anywhere.
+# Pins BLAS to one thread and puts the repository root on sys.path; it must come before
+# NumPy is imported (anywhere), so it is the first import.
+import one_thread  # noqa: F401 - imported for what it sets up, not for a name
+
+import argparse
+import asyncio
 import os
+import platform
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
+import numpy as np
 
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import platform  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from dltutor.lab import demos  # noqa: E402
+from dltutor.lab import demos
 
 TARGET_STEPS_PER_SECOND = 300
 

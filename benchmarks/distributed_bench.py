@@ -24,7 +24,7 @@ It prints a Markdown table. No number here is asserted anywhere: a shared machin
 vary, and 4 processes on 2 cores take turns on them.
 """
 # One BLAS thread per process, set before NumPy is imported: N processes share the cores.
-import one_thread  # noqa: F401
+import one_thread  # noqa: F401 - imported for what it sets up, not for a name
 
 import argparse
 import json

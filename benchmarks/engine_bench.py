@@ -31,7 +31,7 @@ This file is the entry point: it runs the parts and writes the report. The parts
 """
 # Pins BLAS to one thread and puts the repository root on sys.path; it must come before
 # NumPy is imported (anywhere), so it is the first import.
-import one_thread  # noqa: F401
+import one_thread  # noqa: F401 - imported for what it sets up, not for a name
 
 import argparse
 import sys

@@ -23,7 +23,7 @@ clock measures the work, not how fast it was queued), and the table gives the me
 """
 # Pins BLAS to one thread and puts the repository root on sys.path; it must come before
 # NumPy is imported (anywhere), so it is the first import.
-import one_thread  # noqa: F401
+import one_thread  # noqa: F401 - imported for what it sets up, not for a name
 
 import argparse
 import os

@@ -4,7 +4,7 @@ the optimizer row's step. It measures nothing itself; the *_bench modules time i
 """
 # Pins BLAS to one thread and puts the repository root on sys.path; it must come before
 # NumPy is imported (anywhere), so it is the first import.
-import one_thread  # noqa: F401
+import one_thread  # noqa: F401 - imported for what it sets up, not for a name
 
 import math
 from typing import Callable

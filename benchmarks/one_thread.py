@@ -5,12 +5,11 @@ noisy and say more about thread start-up than about the engine. The BLAS library
 variables once, when it is loaded, so this module must be imported before NumPy is.
 """
 import os
+import sys
+from pathlib import Path
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
-
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 # Let "python benchmarks/engine_bench.py" find the package without installing it.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))

@@ -3,7 +3,7 @@ global-norm clipping), against the same arithmetic in NumPy (``numpy_optimizer_s
 """
 # Pins BLAS to one thread and puts the repository root on sys.path; it must come before
 # NumPy is imported (anywhere), so it is the first import.
-import one_thread  # noqa: F401
+import one_thread  # noqa: F401 - imported for what it sets up, not for a name
 
 import numpy as np
 
@@ -33,41 +33,45 @@ def dltutor_optimizer(params: list, kind: str) -> optim.Optimizer:
 
 def optimizer_results(repeats: int) -> list[Result]:
     """Time optimizer.step() alone; the gradients are fixed arrays, identical for both sides."""
-    from dltutor import nn
-
     rng = np.random.default_rng(SEED)
     init = mlp_params(rng, OPT_SIZES)
     grads = [rng.standard_normal(p.shape).astype(DTYPE) * 0.1 for p in init]
-    results = []
-    for kind, label in (("adam", "Adam"), ("sgd", "SGD momentum 0.9")):
-        params = [nn.Parameter(p.copy()) for p in init]
-        for p, g in zip(params, grads):
-            p.grad = dt.tensor(g)
-        ours = {"opt": dltutor_optimizer(params, kind)}
-        theirs = {"params": [p.copy() for p in init], "state": {}}
+    return [optimizer_result(kind, label, init, grads, repeats)
+            for kind, label in (("adam", "Adam"), ("sgd", "SGD momentum 0.9"))]
 
-        def reset_ours() -> None:
-            for p, p0 in zip(params, init):
-                np.copyto(p.data, p0)
-            ours["opt"] = dltutor_optimizer(params, kind)
 
-        def reset_theirs() -> None:
-            for p, p0 in zip(theirs["params"], init):
-                np.copyto(p, p0)
-            theirs["state"] = {}
+def optimizer_result(kind: str, label: str, init: list, grads: list, repeats: int) -> Result:
+    """One optimizer's row: both sides start from ``init`` and step with ``grads``; each
+    timed step starts again from ``init`` with a fresh optimizer (reset_ours, reset_theirs)."""
+    from dltutor import nn
 
-        def step_theirs() -> None:
-            numpy_optimizer_step(theirs["params"], grads, theirs["state"], kind)
+    params = [nn.Parameter(p.copy()) for p in init]
+    for p, g in zip(params, grads):
+        p.grad = dt.tensor(g)
+    ours = {"opt": dltutor_optimizer(params, kind)}
+    theirs = {"params": [p.copy() for p in init], "state": {}}
 
-        for _ in range(5):           # same arithmetic: the two sides must agree
-            ours["opt"].step()
-            step_theirs()
-        for p, q in zip(params, theirs["params"]):
-            np.testing.assert_allclose(p.data, q, rtol=1e-5, atol=1e-7,
-                                       err_msg=f"optimizer row {label}: the sides disagree")
-        t_ours, t_theirs = (seconds * 1e6 for seconds in median_seconds(
-            [(lambda: ours["opt"].step(), reset_ours), (step_theirs, reset_theirs)], repeats))
-        results.append(Result(
-            f"optimizer step, 784-256-256-10 MLP, {label}: 3 groups, lr_mult, L2Decay, "
-            "global-norm clip", t_ours, t_theirs, "step", "<= 1.3", t_ours / t_theirs <= 1.3))
-    return results
+    def reset_ours() -> None:
+        for p, p0 in zip(params, init):
+            np.copyto(p.data, p0)
+        ours["opt"] = dltutor_optimizer(params, kind)
+
+    def reset_theirs() -> None:
+        for p, p0 in zip(theirs["params"], init):
+            np.copyto(p, p0)
+        theirs["state"] = {}
+
+    def step_theirs() -> None:
+        numpy_optimizer_step(theirs["params"], grads, theirs["state"], kind)
+
+    for _ in range(5):           # same arithmetic: the two sides must agree
+        ours["opt"].step()
+        step_theirs()
+    for p, q in zip(params, theirs["params"]):
+        np.testing.assert_allclose(p.data, q, rtol=1e-5, atol=1e-7,
+                                   err_msg=f"optimizer row {label}: the sides disagree")
+    t_ours, t_theirs = (seconds * 1e6 for seconds in median_seconds(
+        [(lambda: ours["opt"].step(), reset_ours), (step_theirs, reset_theirs)], repeats))
+    return Result(
+        f"optimizer step, 784-256-256-10 MLP, {label}: 3 groups, lr_mult, L2Decay, "
+        "global-norm clip", t_ours, t_theirs, "step", "<= 1.3", t_ours / t_theirs <= 1.3)

@@ -4,7 +4,7 @@ memory over 1000 steps (nothing may outlive a step) and, for --profile, where th
 """
 # Pins BLAS to one thread and puts the repository root on sys.path; it must come before
 # NumPy is imported (anywhere), so it is the first import.
-import one_thread  # noqa: F401
+import one_thread  # noqa: F401 - imported for what it sets up, not for a name
 
 import cProfile
 import gc
@@ -206,7 +206,8 @@ def profile_lines(top: int = 10) -> list[str]:
         profiler.disable()
         stats = pstats.Stats(profiler)
         rows = []
-        for (filename, line, func), (cc, nc, tottime, cumtime, _) in stats.stats.items():
+        # pstats: (file, line, function) -> (primitive calls, calls, tottime, cumtime, callers)
+        for (filename, line, func), (_, nc, tottime, cumtime, _) in stats.stats.items():
             if f"dltutor{os.sep}" in filename:
                 short = filename[filename.rindex(f"dltutor{os.sep}"):]
                 rows.append((tottime, nc, cumtime, f"{short}:{line}({func})"))

@@ -11,7 +11,7 @@ timing. The sides take turns, repeat by repeat, as in the other benchmarks.
 """
 # Pins BLAS to one thread and puts the repository root on sys.path; it must come before
 # NumPy is imported (anywhere), so it is the first import.
-import one_thread  # noqa: F401
+import one_thread  # noqa: F401 - imported for what it sets up, not for a name
 
 import sys
 

@@ -4,7 +4,7 @@ workloads (gradients checked first), the chain of adds (engine overhead per op),
 """
 # Pins BLAS to one thread and puts the repository root on sys.path; it must come before
 # NumPy is imported (anywhere), so it is the first import.
-import one_thread  # noqa: F401
+import one_thread  # noqa: F401 - imported for what it sets up, not for a name
 
 from dataclasses import dataclass
 from functools import partial
