@@ -70,8 +70,11 @@ def test_the_wheel_installs_the_labs_voila_template(wheel, installed):
 
 def test_dltutor_notebooks_copies_the_chapters_and_keeps_edits(installed, tmp_path):
     folder = tmp_path / "my chapters"
-    run = lambda: subprocess.run([str(installed / "dltutor"), "notebooks", str(folder)],
-                                 capture_output=True, text=True, check=True, cwd=tmp_path)
+
+    def run():
+        return subprocess.run([str(installed / "dltutor"), "notebooks", str(folder)],
+                              capture_output=True, text=True, check=True, cwd=tmp_path)
+
     first = run()
     assert "Copied" in first.stdout
     welcome = folder / "00_welcome.ipynb"

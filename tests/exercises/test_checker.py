@@ -146,11 +146,11 @@ def test_an_exercise_that_does_not_exist_names_those_that_do():
     assert not hasattr(ex, "q9") and getattr(ex, "q6", None) is None and hasattr(ex, "q5")
     assert {"q1", "q2", "q3", "q4", "q5"} <= set(dir(ex))
     with use_language("zh"), pytest.raises(AttributeError) as chinese:
-        ex.q0
+        ex.q0  # noqa: B018 - looking the name up is what must raise
     assert str(chinese.value).splitlines()[:2] == ["第 08 章没有练习 q0。这一章的练习是：",
                                                    "  q1  08.1  BatchNorm 的滑动均值"]
     with pytest.raises(AttributeError) as private:       # Python's own lookups: the usual error
-        ex._repr_html_
+        ex._repr_html_  # noqa: B018 - looking the name up is what must raise
     assert not isinstance(private.value, exercises.UnknownExercise)
 
 

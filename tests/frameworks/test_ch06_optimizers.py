@@ -188,7 +188,10 @@ def test_paddle_chapter_example_fc1_weight_in_the_fc_group():
     like fc1.bias, w - 0.01 * (g + 0.01 * w). Its own group keeps its settings."""
     paddle = paddle_dynamic()
     from paddle.regularizer import L1Decay
-    attr = lambda: paddle.ParamAttr(learning_rate=2.0, regularizer=L1Decay(0.001))
+
+    def attr():                           # a fresh ParamAttr for each layer built
+        return paddle.ParamAttr(learning_rate=2.0, regularizer=L1Decay(0.001))
+
     layer = _paddle_linear(paddle, attr())
     opt = paddle.optimizer.SGD(learning_rate=0.05, weight_decay=0.01, parameters=[
         {"params": layer.parameters(), "learning_rate": 0.2}])
@@ -281,7 +284,10 @@ def test_paddle_lenet_generated_names_and_the_set_fix():
         net = _PaddleLeNet.build(paddle)
     names = {n: p.name for n, p in net.named_parameters()}
     assert names == PADDLE_GENERATED
-    by_suffix = lambda name: not name.endswith("bias")
+
+    def by_suffix(name):                  # the filter by name's end: decay all but the biases
+        return not name.endswith("bias")
+
     assert all(by_suffix(p.name) for p in net.parameters())         # decays every parameter
 
     decay = {p.name for n, p in net.named_parameters() if not n.endswith("bias")}

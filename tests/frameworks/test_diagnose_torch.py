@@ -36,12 +36,23 @@ def moves(param: torch.Tensor, step) -> bool:
     return not torch.equal(before, param.detach())
 
 
+def case_loss(net: torch.nn.Sequential, x: torch.Tensor, cause: str) -> torch.Tensor:
+    """The loss torch_case backpropagates for ``cause``: one that never uses layer 2
+    (not_reached), one whose gradient is zero (zero_grad, and the moves_by_ causes, where only
+    momentum or weight decay moves a weight), or the plain sum."""
+    if cause == "not_reached":
+        return net[0](x).sum()
+    if cause in ("zero_grad", "moves_by_momentum", "moves_by_weight_decay"):
+        return (net(x) * 0).sum()
+    return net(x).sum()
+
+
 def torch_case(cause: str):
     """(net, optimizer, name, loss) set up in PyTorch so that ``name`` suffers ``cause``;
     backward has run except for not_reached, whose loss is kept for the check."""
     net = torch_net()
     x = torch.from_numpy(X)
-    name, params, loss_fn, kwargs = "0.weight", list(net.named_parameters()), None, {}
+    name, params, kwargs = "0.weight", list(net.named_parameters()), {}
     if cause == "requires_grad_false":
         net[0].weight.requires_grad_(False)
     elif cause == "not_in_optimizer":
@@ -50,9 +61,7 @@ def torch_case(cause: str):
         params = [{"params": [p for n, p in params if n == "0.weight"], "lr": 0.0},
                   {"params": [p for n, p in params if n != "0.weight"]}]
     elif cause == "not_reached":
-        name, loss_fn = "2.weight", lambda: net[0](x).sum()      # the loss never uses layer 2
-    elif cause == "zero_grad":
-        loss_fn = lambda: (net(x) * 0).sum()
+        name = "2.weight"
     elif cause in ("moves_by_momentum", "moves_by_weight_decay"):
         kwargs = {"momentum": 0.9} if cause == "moves_by_momentum" else {"weight_decay": 0.5}
     opt = torch.optim.SGD(params, lr=0.1, **kwargs)
@@ -60,9 +69,7 @@ def torch_case(cause: str):
         net(x).sum().backward()
         opt.step()
         opt.zero_grad()
-    if cause in ("moves_by_momentum", "moves_by_weight_decay"):
-        loss_fn = lambda: (net(x) * 0).sum()
-    loss = (loss_fn or (lambda: net(x).sum()))()
+    loss = case_loss(net, x, cause)
     kept = loss if cause == "not_reached" else None
     if cause != "not_reached":
         loss.backward()

@@ -90,7 +90,10 @@ def test_paddle_stop_gradient_no_grad_no_move(paddle):
      "overwrites it with the group's decay)")
 def test_paddle_paramattr_l2decay_flat_list_replaces_group_overwrites(paddle):
     from paddle.regularizer import L2Decay
-    attr = lambda: paddle.ParamAttr(regularizer=L2Decay(0.5))
+
+    def attr():                           # a fresh ParamAttr for each layer built
+        return paddle.ParamAttr(regularizer=L2Decay(0.5))
+
     layer = _paddle_linear(paddle, attr())
     opt = paddle.optimizer.SGD(learning_rate=0.1, weight_decay=0.01, parameters=layer.parameters())
     w0 = layer.weight.numpy().copy()

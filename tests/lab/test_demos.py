@@ -164,7 +164,7 @@ def test_a_try_text_that_names_a_clip_threshold_names_the_one_the_slider_starts_
     named = {}
     dt.set_language(language)
     try:
-        for demo, make in DEMOS.items():
+        for demo in DEMOS:
             words = text(f"lab.try.{demo}")
             if clip_word in words:
                 after_clip = words[words.index(clip_word):]

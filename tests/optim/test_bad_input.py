@@ -7,7 +7,6 @@ must be bit for bit what it was.
 from __future__ import annotations
 
 import copy
-import math
 
 import numpy as np
 import pytest

@@ -3,7 +3,6 @@ with the words the "not yet" message must contain (tests/exercises/test_chapters
 against dltutor/exercises/ch05.py)."""
 from __future__ import annotations
 
-import dltutor as dt
 from dltutor import nn
 from dltutor.nn import StateDictError
 
