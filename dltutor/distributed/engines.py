@@ -117,13 +117,27 @@ def start_engines(n: int = 2, timeout: float = 120) -> Engines:
             cluster.start_cluster_sync()
             _watch(watchdog, already_running)   # the controller and mpiexec, with all they start
             client = _connect(cluster, n, timeout)
-        except BaseException:                   # (a timeout, an interrupt): leave nothing behind
+        except BaseException as exc:            # (a timeout, an interrupt): leave nothing behind
+            printed = _engines_output(cluster)  # (read before stopping: the stop removes it)
             with contextlib.suppress(Exception):
                 cluster.stop_cluster_sync()
             _dismiss(watchdog)
+            if isinstance(exc, TimeoutError):
+                raise TimeoutError(
+                    f"start_engines: {exc}. What the engines printed:\n{printed or '(nothing)'}"
+                    f"\nStart fewer engines, or give them longer: "
+                    f"dist.start_engines({n}, timeout=300)") from None
             raise
     _settle_px_output()
     return Engines(cluster, client, watchdog)
+
+
+def _engines_output(cluster: Any) -> str:
+    """The last lines the engines wrote to their log (mpiexec's and theirs), for an error."""
+    with contextlib.suppress(Exception):
+        lines = "".join(launcher.get_output() for launcher in cluster.engines.values())
+        return "\n".join(lines.strip().splitlines()[-20:])
+    return ""
 
 
 def _connect(cluster: Any, n: int, timeout: float) -> Any:

@@ -87,7 +87,8 @@ def test_the_engines_end_when_the_kernel_is_killed(leftovers):
 
 def test_a_start_that_fails_leaves_nothing_running(leftovers):
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    with pytest.raises(TimeoutError):
+    with pytest.raises(TimeoutError, match=r"(?s)start_engines: .*What the engines printed:"
+                                           r".*dist.start_engines\(2, timeout=300\)"):
         start_engines(2, timeout=0.01)             # no engine registers that fast
     leftovers += [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
     assert names(still_running(leftovers)) == []
