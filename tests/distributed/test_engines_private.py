@@ -128,6 +128,12 @@ def remove_account(name: str) -> None:
         with contextlib.suppress(psutil.Error):
             process.kill()
     psutil.wait_procs(theirs, timeout=10)
+    # MPI's shared-memory segments of killed engines stay in /dev/shm (userdel leaves them),
+    # owned by a uid that the next useradd hands out again
+    for segment in Path("/dev/shm").glob("mpich_shm_*"):
+        with contextlib.suppress(OSError):
+            if segment.stat().st_uid == uid:
+                segment.unlink()
     subprocess.run(["userdel", "-r", name], check=False, capture_output=True)
 
 
