@@ -21,6 +21,14 @@ def test_the_kits_distributed_names_are_torch_distributeds():
     for name in ("init_process_group", "destroy_process_group", "is_initialized", "get_rank",
                  "get_world_size", "barrier", "all_reduce", "broadcast", "all_gather"):
         assert callable(getattr(tdist, name)) and callable(getattr(dist, name)), name
+    # the two names the NCCL engine added: the same spelling and parameters as PyTorch's
+    assert callable(tdist.get_backend) and callable(dist.get_backend)
+    assert (tuple(inspect.signature(dist.gather_object).parameters)
+            == tuple(inspect.signature(tdist.gather_object).parameters)[:3]
+            == ("obj", "object_gather_list", "dst"))
+    assert tdist.Backend.NCCL == "nccl" and tdist.Backend.MPI == "mpi"    # the kit's two names
+    from dltutor.distributed.process_group import BACKENDS
+    assert BACKENDS == ("mpi", "nccl")
     for op in ("SUM", "AVG", "MAX", "MIN", "PRODUCT"):
         assert hasattr(tdist.ReduceOp, op) and hasattr(dist.ReduceOp, op), op
     ours = inspect.signature(dist.DistributedDataParallel).parameters
