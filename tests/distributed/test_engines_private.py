@@ -48,7 +48,14 @@ if _missing():
 STUDENT_A = '''
 import json, os, select, sys
 import dltutor.distributed as dist
-engines = dist.start_engines(2)
+try:
+    engines = dist.start_engines(2)
+except TimeoutError as error:
+    # Once in a full suite run the engines never registered (and never alone, beside the
+    # other engine tests or under load). This test is about privacy, not start-up: keep the
+    # first failure's account (what the engines printed) on stderr, and start again once.
+    print(error, file=sys.stderr, flush=True)
+    engines = dist.start_engines(2)
 engines.client[:].execute("SECRET = 'held-by-A-' + 'only'", block=True)
 print(json.dumps({"pid": os.getpid()}), flush=True)
 rounds = 0
