@@ -360,7 +360,8 @@ dt.manual_seed(0)
 w = nn.Parameter(dt.randn(4))
 (w * dt.randn(4)).sum().backward()
 param, buf = w.data.copy(), np.zeros_like(w.data)      # the kernel's own copies
-sgd_kernel(np, param, w.grad.data, buf, None, 0.1, 0.01, 0.9, 1.0, None)
+sgd_kernel(np, param, w.grad.data, buf, refused=None, lr=0.1, weight_decay=0.01,
+           momentum=0.9, undamped=1.0, nesterov=None)  # undamped: 1 - dampening
 optim.SGD([w], lr=0.1, momentum=0.9, weight_decay=0.01).step()
 print("kernel:   ", param)
 print("optimizer:", w.data)
