@@ -78,7 +78,8 @@ def all_gather(tensor_list: list, tensor: Any) -> None:
                          f"has {size} processes")
     gathered = _engine(tensor, "all_gather").all_gather(_array(tensor))
     for out, values in zip(tensor_list, gathered):
-        _copy_into(_array(out), values)
+        target = _array(out)                 # (asarray moves values to target's backend)
+        target[...] = (B.backend_of(target) or B.NUMPY).asarray(values)
 
 
 def gather_object(obj: Any, object_gather_list: list | None = None, dst: int = 0) -> None:
@@ -103,11 +104,3 @@ def gather_object(obj: Any, object_gather_list: list | None = None, dst: int = 0
     gathered = group().mpi.gather_object(obj, dst)
     if gathered is not None and object_gather_list is not None:
         object_gather_list[:] = gathered
-
-
-def _copy_into(target: Any, values: Any) -> None:
-    """Write ``values`` into the array ``target``, moving them to ``target``'s backend."""
-    backend = B.backend_of(target) or B.NUMPY
-    if B.backend_of(values) is not backend:
-        values = backend.asarray(B.to_numpy(values))
-    target[...] = values
