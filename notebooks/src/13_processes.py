@@ -545,6 +545,28 @@ def zero_net():
 
 Xz = dt.tensor(np.random.default_rng(3).standard_normal((8, 6)))
 Yz = dt.tensor(np.random.default_rng(4).standard_normal((8, 1)))
+
+
+def zero_steps(model, opt, steps, rows):
+    for _ in range(steps):
+        opt.zero_grad()
+        nn.functional.mse_loss(model(Xz[rows]), Yz[rows]).backward()
+        opt.step()
+
+
+def two_halves_step(model, opt):
+    """One step on the gradient two processes average: each half's, added, halved."""
+    opt.zero_grad()
+    for rows in (slice(0, 4), slice(4, 8)):
+        nn.functional.mse_loss(model(Xz[rows]), Yz[rows]).backward()
+    for p in model.parameters():
+        p.grad.data /= 2
+    opt.step()
+
+
+# this part's model, data and steps, sent to the engines too (push: a variable each)
+engines.client[:].push({"zero_net": zero_net, "Xz": Xz, "Yz": Yz, "zero_steps": zero_steps,
+                        "two_halves_step": two_halves_step}, block=True)
 single = zero_net()
 single_opt = optim.Adam(single.named_parameters(), lr=0.01)
 nn.functional.mse_loss(single(Xz), Yz).backward()
@@ -559,26 +581,9 @@ assert one_process_bytes == 2 * values * 8            # two float64 moments per 
 
 # %%
 # %%px
-def zero_net():
-    dt.manual_seed(0)
-    layers = [m for _ in range(4) for m in (nn.Linear(6, 6), nn.Tanh())]
-    return nn.Sequential(*layers, nn.Linear(6, 1)).to(dtype=dt.float64)
-
-
-Xz = dt.tensor(np.random.default_rng(3).standard_normal((8, 6)))
-Yz = dt.tensor(np.random.default_rng(4).standard_normal((8, 1)))
 half = slice(rank * 4, (rank + 1) * 4)
 zero = dist.DistributedDataParallel(zero_net())
 zero_opt = dist.ZeroRedundancyOptimizer(zero.module.named_parameters(), optim.Adam, lr=0.01)
-
-
-def zero_steps(model, opt, steps, rows):
-    for _ in range(steps):
-        opt.zero_grad()
-        nn.functional.mse_loss(model(Xz[rows]), Yz[rows]).backward()
-        opt.step()
-
-
 zero_steps(zero, zero_opt, 3, half)
 print(zero_opt)
 print("Adam's state in this process:", dist.zero.optimizer_state_bytes(zero_opt.optim), "bytes")
@@ -613,16 +618,6 @@ print("after 6 steps:", np.round(last_weight.ravel()[:3], 4))
 # processes' weights, bit for bit:
 
 # %%
-def two_halves_step(model, opt):
-    """One step on the gradient two processes average: each half's, added, halved."""
-    opt.zero_grad()
-    for rows in (slice(0, 4), slice(4, 8)):
-        nn.functional.mse_loss(model(Xz[rows]), Yz[rows]).backward()
-    for p in model.parameters():
-        p.grad.data /= 2
-    opt.step()
-
-
 saved = dt.load(os.path.join(folder, "zero.safetensors"))
 resumed = zero_net()
 resumed.load_state_dict(saved["model"])
@@ -647,7 +642,9 @@ assert np.array_equal(two_processes, resumed[8].weight.numpy())
 # %%
 engines.stop()
 engines = dist.start_engines(4)
-engines.client[:].push({"folder": folder})
+# the folder, and this part's model, data and step, sent to the new engines
+engines.client[:].push({"folder": folder, "zero_net": zero_net, "Xz": Xz, "Yz": Yz,
+                        "two_halves_step": two_halves_step}, block=True)
 engines
 
 # %%
@@ -662,28 +659,13 @@ from dltutor import nn, optim
 
 dist.init_process_group("mpi")
 rank = dist.get_rank()
-
-
-def zero_net():
-    dt.manual_seed(0)
-    layers = [m for _ in range(4) for m in (nn.Linear(6, 6), nn.Tanh())]
-    return nn.Sequential(*layers, nn.Linear(6, 1)).to(dtype=dt.float64)
-
-
-Xz = dt.tensor(np.random.default_rng(3).standard_normal((8, 6)))
-Yz = dt.tensor(np.random.default_rng(4).standard_normal((8, 1)))
 saved = dt.load(os.path.join(folder, "zero.safetensors"))
 four = zero_net()
 four.load_state_dict(saved["model"])
 four_opt = dist.ZeroRedundancyOptimizer(four.named_parameters(), optim.Adam, lr=0.01)
 four_opt.load_state_dict(saved["optimizer"])
 for _ in range(3):
-    four_opt.zero_grad()
-    for rows in (slice(0, 4), slice(4, 8)):
-        nn.functional.mse_loss(four(Xz[rows]), Yz[rows]).backward()
-    for p in four.parameters():
-        p.grad.data /= 2
-    four_opt.step()
+    two_halves_step(four, four_opt)
 four_weight = four[8].weight.numpy()
 print("Adam's state in this process:", dist.zero.optimizer_state_bytes(four_opt.optim), "bytes")
 
