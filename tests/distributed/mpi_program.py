@@ -72,14 +72,18 @@ def training(rank, world, accumulate=False):
             "all_reduces": len(reductions)}
 
 
-def unused(find_unused_parameters):
-    class TwoHeads(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.used, self.unused = nn.Linear(2, 1), nn.Linear(2, 1)
+class TwoHeads(nn.Module):
+    """A head the forward never uses (replica_program.py takes it from here too)."""
 
-        def forward(self, x):
-            return self.used(x)
+    def __init__(self):
+        super().__init__()
+        self.used, self.unused = nn.Linear(2, 1), nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.used(x)
+
+
+def unused(find_unused_parameters):
     dt.manual_seed(0)
     ddp = dist.DistributedDataParallel(TwoHeads(), find_unused_parameters=find_unused_parameters)
     error = None

@@ -15,6 +15,7 @@ import numpy as np
 import dltutor as dt
 import dltutor.distributed as dist
 from dltutor import diagnose, nn, optim
+from mpi_program import TwoHeads  # (beside this file: a program's folder is on its path)
 
 
 def mlp():
@@ -85,15 +86,6 @@ def edited_on_one_rank(rank):
     asked_not = diagnose.why_not_updating(ddp, opt, "module.0.bias")
     return {"edited": [edited.cause, edited.verdict], "untouched": untouched.cause,
             "not_asked": {r["key"]: r["status"] for r in asked_not.rows}}
-
-
-class TwoHeads(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.used, self.unused = nn.Linear(2, 1), nn.Linear(2, 1)
-
-    def forward(self, x):
-        return self.used(x)
 
 
 def unreached(find_unused_parameters):
