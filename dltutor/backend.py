@@ -23,6 +23,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .sums_of_squares import blas_sums_of_squares, dot_sums_of_squares
+
 __all__ = [
     "Backend",
     "GPUUnavailableError",
@@ -96,7 +98,7 @@ class Backend:
         faster way the backend was given."""
         if self._sums_of_squares is not None:
             return self._sums_of_squares(arrays)
-        return _dot_sums_of_squares(arrays, self.ignore_float_errors())
+        return dot_sums_of_squares(arrays, self.ignore_float_errors())
 
     def start_read(self, array: Any) -> Callable[[], np.ndarray]:
         """Start copying ``array`` to the host; the function returned gives the NumPy copy,
@@ -169,61 +171,8 @@ def _scipy_erf(array: np.ndarray) -> np.ndarray:
     return erf(array)
 
 
-_BLAS_DOTS: dict[Any, Callable] = {}
-
-
-def _blas_dot(dtype: np.dtype) -> Callable | None:
-    """SciPy's BLAS dot product for this dtype (``sdot``, ``ddot``), or None for others."""
-    if not _BLAS_DOTS:
-        from scipy.linalg import blas  # SciPy comes with scikit-learn; imported when needed
-        _BLAS_DOTS.update({np.dtype(np.float32): blas.sdot, np.dtype(np.float64): blas.ddot})
-    return _BLAS_DOTS.get(dtype)
-
-
-def _blas_sums_of_squares(arrays: Sequence[np.ndarray]) -> list[float]:
-    """Sums of squares of NumPy arrays through SciPy's BLAS dot (``sdot``/``ddot``): for the
-    many small arrays of a step, NumPy's ``dot`` spends more time checking its arguments than
-    adding, and raises NumPy's overflow flag (BLAS gives inf, quietly).
-    """
-    if not len(arrays):
-        return []
-    # Usually all have the first one's dtype: one lookup, then a plain loop (else: careful path).
-    dtype = arrays[0].dtype
-    dot = _blas_dot(dtype)
-    if dot is None:
-        return [_any_sum_of_squares(array) for array in arrays]
-    sums = []
-    for array in arrays:
-        flat = array if array.ndim == 1 else array.ravel()  # a view when contiguous
-        if flat.dtype is dtype:
-            try:
-                sums.append(dot(flat, flat))
-                continue
-            except Exception:  # BLAS refuses an empty array (n=0); the careful path does not
-                pass
-        sums.append(_any_sum_of_squares(flat))
-    return sums
-
-
-def _any_sum_of_squares(array: np.ndarray) -> float:
-    """The sum of squares of one NumPy array of any dtype and size (BLAS where it can)."""
-    dot = _blas_dot(array.dtype)
-    if not array.size:
-        return 0.0
-    if dot is None:  # float16, integers: NumPy's own dot
-        return _dot_sums_of_squares([array], np.errstate(all="ignore"))[0]
-    flat = array.ravel()
-    return dot(flat, flat)
-
-
-def _dot_sums_of_squares(arrays: Sequence[Any], errors_ignored: Any) -> list[float]:
-    """Sums of squares with the arrays' own ``dot``, inside ``errors_ignored`` (a context)."""
-    with errors_ignored:
-        return [float(flat.dot(flat)) for flat in (array.ravel() for array in arrays)]
-
-
 NUMPY = Backend("numpy", "cpu", np, np.ndarray, to_numpy=np.asarray, from_numpy=lambda a: a,
-                erf=_scipy_erf, sums_of_squares=_blas_sums_of_squares)
+                erf=_scipy_erf, sums_of_squares=blas_sums_of_squares)
 
 _registry: dict[str, Backend] = {"numpy": NUMPY}
 #: The backend of every registered array class (``np.ndarray`` -> NumPy). It is the live

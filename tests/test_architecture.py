@@ -33,6 +33,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "dltutor"
 #: Each top-level part of dltutor and its layer: a module imports from its layer or lower ones.
 LAYERS = {
     "backend": 0, "host_reads": 0, "errors": 0, "checks": 0, "hooks": 0, "i18n": 0, "twins": 0, "devices": 0, "cuda": 0,
+    "sums_of_squares": 0,
     "notebook_copy": 0,                        # the standard library only: a hub runs it alone
     "autograd": 1,
     "nn": 2, "autodiff": 2,
@@ -54,7 +55,7 @@ LONG_FILES: dict[str, str] = {
     "optim/optimizer.py": ("step()'s stages and what they ask of each parameter (its lr, "
                            "Paddle's decay, scratch) in one file; each rule has its own"),
     "backend.py": ("the one place that knows NumPy from CuPy: each backend's array module, "
-                   "erf, sums of squares and reads"),
+                   "erf, reads and fused kernels (NumPy's fast sums: sums_of_squares.py)"),
     "i18n/en.py": "a table of text, one entry a line; zh.py has the same keys",
 }
 

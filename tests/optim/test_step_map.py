@@ -17,7 +17,7 @@ from dltutor import nn, optim
 
 PACKAGE = Path(dt.__file__).resolve().parent
 #: The layers below the optimizer: what the step stands on, not what it does.
-BELOW = ("backend.py", "autograd/", "nn/parameter.py")
+BELOW = ("backend.py", "sums_of_squares.py", "autograd/", "nn/parameter.py")  # (the NumPy backend's sums)
 
 
 def files_step_visits() -> set[str]:
